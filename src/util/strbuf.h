@@ -1,0 +1,45 @@
+/* strbuf.h - growable string buffer (never NULL, always NUL-terminated). */
+#ifndef CUCO_STRBUF_H
+#define CUCO_STRBUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+/*
+ * A caller-owned struct: cuco_strbuf_init() before use, cuco_strbuf_release()
+ * after. buf is never NULL and always NUL-terminated, also right after init.
+ * Allocation failure aborts the process (there is no sane recovery for the
+ * small strings cuco builds).
+ */
+struct cuco_strbuf {
+	size_t len;   /* bytes used, not counting the NUL */
+	size_t alloc; /* bytes allocated, 0 while buf points at the shared empty string */
+	char *buf;
+};
+
+#define CUCO_STRBUF_INIT {0, 0, cuco_strbuf_empty}
+extern char cuco_strbuf_empty[];
+
+void cuco_strbuf_init(struct cuco_strbuf *sb, size_t hint);
+void cuco_strbuf_release(struct cuco_strbuf *sb);
+/* Hand the buffer to the caller (free() it); sb is left empty and reusable. */
+char *cuco_strbuf_detach(struct cuco_strbuf *sb, size_t *len);
+void cuco_strbuf_grow(struct cuco_strbuf *sb, size_t extra);
+void cuco_strbuf_reset(struct cuco_strbuf *sb);
+void cuco_strbuf_setlen(struct cuco_strbuf *sb, size_t len);
+void cuco_strbuf_add(struct cuco_strbuf *sb, const void *data, size_t len);
+void cuco_strbuf_adds(struct cuco_strbuf *sb, const char *s);
+void cuco_strbuf_addch(struct cuco_strbuf *sb, int c);
+void cuco_strbuf_addf(struct cuco_strbuf *sb, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void cuco_strbuf_vaddf(struct cuco_strbuf *sb, const char *fmt, va_list ap);
+/* Append the whole file; returns 0 or -1 with errno set. */
+int cuco_strbuf_read_file(struct cuco_strbuf *sb, const char *path);
+/* Append all of fd until EOF; returns 0 or -1 with errno set. */
+int cuco_strbuf_read_fd(struct cuco_strbuf *sb, int fd);
+/* Append s quoted for a POSIX shell ('...' with embedded quotes escaped). */
+void cuco_strbuf_add_shell_quoted(struct cuco_strbuf *sb, const char *s);
+/* Trim trailing whitespace. */
+void cuco_strbuf_rtrim(struct cuco_strbuf *sb);
+
+#endif
