@@ -63,6 +63,7 @@ int cuco_err_setx(struct cuco_err *err, const char *file, int line, int code,
 void cuco_err_prefix(struct cuco_err *err, const char *fmt, ...)
 {
 	char head[512], old[sizeof(err->msg)];
+	size_t n;
 	va_list ap;
 
 	if (!err)
@@ -71,7 +72,12 @@ void cuco_err_prefix(struct cuco_err *err, const char *fmt, ...)
 	vsnprintf(head, sizeof(head), fmt, ap);
 	va_end(ap);
 	memcpy(old, err->msg, sizeof(old));
-	snprintf(err->msg, sizeof(err->msg), "%s%s", head, old);
+	n = strlen(head);
+	if (n >= sizeof(err->msg))
+		n = sizeof(err->msg) - 1;
+	memcpy(err->msg, head, n);
+	memcpy(err->msg + n, old, sizeof(err->msg) - n - 1);
+	err->msg[sizeof(err->msg) - 1] = '\0';
 }
 
 void cuco_err_clear(struct cuco_err *err)

@@ -1,0 +1,2 @@
+/* main.c - cuco-harness entry point (bring-up). */
+int main(void) { return 0; }
