@@ -1,0 +1,274 @@
+// devside.cu - the harness's device side: device communicator, output
+// comparison and the LSA self-test used by `cuco doctor`.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <nccl.h>
+#include <nccl_device.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+extern "C" {
+#include "harness.h"
+}
+
+extern "C" int hx_dev_devcomm_create(ncclComm_t comm, const struct cuco_requirements *req,
+				     struct ncclDevComm **out, char *err, size_t errlen)
+{
+	ncclDevCommRequirements r;
+	ncclDevComm *dc = new ncclDevComm;
+	ncclResult_t nr;
+
+	memset(&r, 0, sizeof(r));
+	r.lsaBarrierCount = req->lsa_barrier_count;
+	r.ginContextCount = req->gin_context_count;
+	r.ginSignalCount = req->gin_signal_count;
+	r.ginCounterCount = req->gin_counter_count;
+	r.ginForceEnable = req->gin_context_count > 0;
+	r.lsaMultimem = false; /* never: multicast can take the GPUs out of service */
+	nr = ncclDevCommCreate(comm, &r, dc);
+	if (nr != ncclSuccess) {
+		snprintf(err, errlen, "ncclDevCommCreate: %s (%s)", ncclGetErrorString(nr),
+			 ncclGetLastError(comm));
+		delete dc;
+		return 1;
+	}
+	if (req->gin_context_count > 0 && dc->ginContextCount == 0) {
+		snprintf(err, errlen,
+			 "program asks for GIN (gin_context_count=%d) but this node has no GIN "
+			 "support (no RDMA NIC); see 'cuco doctor'",
+			 req->gin_context_count);
+		ncclDevCommDestroy(comm, dc);
+		delete dc;
+		return 2;
+	}
+	*out = dc;
+	return 0;
+}
+
+extern "C" void hx_dev_devcomm_destroy(ncclComm_t comm, struct ncclDevComm *dc)
+{
+	if (!dc)
+		return;
+	ncclDevCommDestroy(comm, dc);
+	delete dc;
+}
+
+extern "C" int hx_dev_devcomm_gin_contexts(const struct ncclDevComm *dc)
+{
+	return dc->ginContextCount;
+}
+
+extern "C" int hx_dev_devcomm_lsa_size(const struct ncclDevComm *dc)
+{
+	return dc->lsaSize;
+}
+
+template <typename T> __device__ static inline float load_f(const T *p, size_t i);
+template <> __device__ inline float load_f<__nv_bfloat16>(const __nv_bfloat16 *p, size_t i)
+{
+	return __bfloat162float(p[i]);
+}
+template <> __device__ inline float load_f<__half>(const __half *p, size_t i)
+{
+	return __half2float(p[i]);
+}
+template <> __device__ inline float load_f<float>(const float *p, size_t i)
+{
+	return p[i];
+}
+template <> __device__ inline float load_f<int>(const int *p, size_t i)
+{
+	return (float)p[i];
+}
+
+struct dev_compare {
+	double diff2, ref2, max_abs;
+	unsigned long long nonfinite, checked;
+};
+
+__device__ static inline void atomic_max_double(double *addr, double v)
+{
+	unsigned long long *a = (unsigned long long *)addr, old = *a, assumed;
+
+	while (__longlong_as_double(old) < v) {
+		assumed = old;
+		old = atomicCAS(a, assumed, __double_as_longlong(v));
+		if (old == assumed)
+			break;
+	}
+}
+
+template <typename T>
+__global__ void compare_kernel(const T *out, const T *ref, size_t n, dev_compare *res)
+{
+	double d2 = 0, r2 = 0, mx = 0;
+	unsigned long long bad = 0, seen = 0;
+	__shared__ double sd2[32], sr2[32], smx[32];
+	__shared__ unsigned long long sbad[32], sseen[32];
+
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		float o = load_f(out, i), r = load_f(ref, i);
+		seen++;
+		if (!isfinite(o)) {
+			bad++;
+			continue;
+		}
+		double d = (double)o - (double)r;
+		d2 += d * d;
+		r2 += (double)r * (double)r;
+		if (fabs(d) > mx)
+			mx = fabs(d);
+	}
+	for (int off = 16; off > 0; off >>= 1) {
+		d2 += __shfl_down_sync(0xffffffffu, d2, off);
+		r2 += __shfl_down_sync(0xffffffffu, r2, off);
+		mx = fmax(mx, __shfl_down_sync(0xffffffffu, mx, off));
+		bad += __shfl_down_sync(0xffffffffu, bad, off);
+		seen += __shfl_down_sync(0xffffffffu, seen, off);
+	}
+	int w = threadIdx.x / 32, l = threadIdx.x % 32;
+	if (l == 0) {
+		sd2[w] = d2;
+		sr2[w] = r2;
+		smx[w] = mx;
+		sbad[w] = bad;
+		sseen[w] = seen;
+	}
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		for (int i = 1; i < (int)(blockDim.x / 32); i++) {
+			d2 += sd2[i];
+			r2 += sr2[i];
+			mx = fmax(mx, smx[i]);
+			bad += sbad[i];
+			seen += sseen[i];
+		}
+		atomicAdd(&res->diff2, d2);
+		atomicAdd(&res->ref2, r2);
+		atomic_max_double(&res->max_abs, mx);
+		atomicAdd(&res->nonfinite, bad);
+		atomicAdd(&res->checked, seen);
+	}
+}
+
+extern "C" int hx_dev_compare(const void *out, const void *ref, size_t n, int dtype,
+			      struct hx_compare *res, cudaStream_t s)
+{
+	dev_compare *d, h;
+	int blocks = 132 * 4;
+	cudaError_t e;
+
+	if (cudaMallocAsync((void **)&d, sizeof(*d), s) != cudaSuccess)
+		return 1;
+	cudaMemsetAsync(d, 0, sizeof(*d), s);
+	switch (dtype) {
+	case CUCO_DTYPE_BF16:
+		compare_kernel<<<blocks, 256, 0, s>>>((const __nv_bfloat16 *)out,
+						      (const __nv_bfloat16 *)ref, n, d);
+		break;
+	case CUCO_DTYPE_F16:
+		compare_kernel<<<blocks, 256, 0, s>>>((const __half *)out, (const __half *)ref, n, d);
+		break;
+	case CUCO_DTYPE_F32:
+		compare_kernel<<<blocks, 256, 0, s>>>((const float *)out, (const float *)ref, n, d);
+		break;
+	case CUCO_DTYPE_I32:
+		compare_kernel<<<blocks, 256, 0, s>>>((const int *)out, (const int *)ref, n, d);
+		break;
+	default:
+		cudaFreeAsync(d, s);
+		return 2;
+	}
+	cudaMemcpyAsync(&h, d, sizeof(h), cudaMemcpyDeviceToHost, s);
+	cudaFreeAsync(d, s);
+	e = cudaStreamSynchronize(s);
+	if (e != cudaSuccess)
+		return 3;
+	res->diff2 = h.diff2;
+	res->ref2 = h.ref2;
+	res->max_abs = h.max_abs;
+	res->nonfinite = h.nonfinite;
+	res->checked = h.checked;
+	return 0;
+}
+
+/* Each rank writes rank-tagged words into slot [rank] of every peer's window,
+ * then after a release/acquire barrier checks slot [peer] for every peer. */
+__global__ void lsa_selftest_kernel(ncclDevComm dc, ncclWindow_t win, int words, int *bad)
+{
+	ncclLsaBarrierSession<ncclCoopCta> bar(ncclCoopCta(), dc, ncclTeamLsa(dc), dc.lsaBarrier,
+						blockIdx.x);
+	bar.sync(ncclCoopCta(), cuda::memory_order_relaxed);
+	for (int p = 0; p < dc.lsaSize; p++) {
+		unsigned *dst = (unsigned *)ncclGetLsaPointer(win, 0, p) + dc.lsaRank * words;
+		for (int i = threadIdx.x; i < words; i += blockDim.x)
+			dst[i] = 0x9e3779b9u * (unsigned)(dc.lsaRank + 1) + (unsigned)i;
+	}
+	bar.sync(ncclCoopCta(), cuda::memory_order_acq_rel);
+	const unsigned *mine = (const unsigned *)ncclGetLocalPointer(win, 0);
+	for (int p = 0; p < dc.lsaSize; p++)
+		for (int i = threadIdx.x; i < words; i += blockDim.x)
+			if (mine[p * words + i] != 0x9e3779b9u * (unsigned)(p + 1) + (unsigned)i)
+				atomicAdd(bad, 1);
+	bar.sync(ncclCoopCta(), cuda::memory_order_relaxed);
+}
+
+extern "C" int hx_dev_lsa_selftest(ncclComm_t comm, int rank, int nranks, char *err,
+				   size_t errlen)
+{
+	const int words = 4096;
+	size_t bytes = (size_t)words * 4 * nranks;
+	void *buf = NULL;
+	ncclWindow_t win = NULL;
+	struct cuco_requirements req;
+	struct ncclDevComm *dc = NULL;
+	int *dbad = NULL, bad = -1, rc = 1;
+	cudaStream_t s = NULL;
+
+	bytes = (bytes + 4095) / 4096 * 4096;
+	memset(&req, 0, sizeof(req));
+	req.devcomm = 1;
+	req.lsa_barrier_count = 1;
+	if (ncclMemAlloc(&buf, bytes) != ncclSuccess ||
+	    ncclCommWindowRegister(comm, buf, bytes, &win, NCCL_WIN_COLL_SYMMETRIC) != ncclSuccess) {
+		snprintf(err, errlen, "window registration failed: %s", ncclGetLastError(comm));
+		goto out;
+	}
+	if (hx_dev_devcomm_create(comm, &req, &dc, err, errlen))
+		goto out;
+	if (dc->lsaSize != nranks) {
+		snprintf(err, errlen, "LSA team has %d of %d ranks: not every rank is peer-reachable",
+			 dc->lsaSize, nranks);
+		goto out;
+	}
+	cudaStreamCreate(&s);
+	cudaMalloc((void **)&dbad, sizeof(int));
+	cudaMemsetAsync(dbad, 0, sizeof(int), s);
+	lsa_selftest_kernel<<<1, 512, 0, s>>>(*dc, win, words, dbad);
+	cudaMemcpyAsync(&bad, dbad, sizeof(int), cudaMemcpyDeviceToHost, s);
+	if (cudaStreamSynchronize(s) != cudaSuccess) {
+		snprintf(err, errlen, "LSA self-test kernel failed: %s",
+			 cudaGetErrorString(cudaGetLastError()));
+		goto out;
+	}
+	if (bad) {
+		snprintf(err, errlen, "LSA self-test: %d words wrong on rank %d", bad, rank);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (dbad)
+		cudaFree(dbad);
+	if (s)
+		cudaStreamDestroy(s);
+	hx_dev_devcomm_destroy(comm, dc);
+	if (win)
+		ncclCommWindowDeregister(comm, win);
+	if (buf)
+		ncclMemFree(buf);
+	return rc;
+}

@@ -1,0 +1,95 @@
+/*
+ * harness.h - internals of cuco-harness, the one driver that loads a workload
+ * and programs, runs them on every rank, verifies every output against the
+ * workload's reference, and times them. Host side in C (this header, *.c);
+ * the few things that need CUDA C++ (device communicator, poison and compare
+ * kernels, probes) sit behind the extern "C" functions of devside.cu.
+ */
+#ifndef CUCO_HARNESS_H
+#define CUCO_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuco/program.h>
+
+#include "util/strbuf.h"
+
+#define HX_MAX_PROGRAMS 16
+
+/* Options of one harness invocation, parsed from argv (see usage in main.c). */
+struct hx_opts {
+	const char *workload_so;
+	const char *workload_name;
+	struct cuco_shape shape;
+	double tolerance;
+	int nprograms;
+	const char *program_names[HX_MAX_PROGRAMS];
+	const char *program_paths[HX_MAX_PROGRAMS];
+	int program_verify[HX_MAX_PROGRAMS]; /* 0: timing only (compute-alone, comm-alone) */
+	int ranks;              /* fork mode: ranks to start; 0 = one per visible GPU */
+	int launch_env;         /* 1: ranks come from mpirun/srun/env, not fork */
+	double timeout_s;       /* watchdog: longest time any one stage may take */
+	int warmup, iters;      /* timed iterations (at least), warm-up runs */
+	double bench_seconds;   /* stop adding iterations after this much device time */
+	int verify_runs;        /* verifications per program (1 before timing, rest after) */
+	int rotate;             /* input sets; 0 = enough to defeat L2 */
+	uint64_t seed;
+	int probe;              /* doctor mode */
+	int samples;            /* print per-iteration samples */
+};
+
+/* Per-rank identity, from fork or the environment. */
+struct hx_rank {
+	int rank, nranks, local_rank;
+	int out_fd; /* where the final JSON line goes */
+};
+
+/* --- main.c */
+void hx_opts_defaults(struct hx_opts *o);
+
+/* --- launch.c: process groups and bootstrap */
+/* Fork o->ranks children, run hx_rank_main in each, watch them; returns exit status. */
+int hx_launch_fork(const struct hx_opts *o);
+/* Ranks started by mpirun/srun: read identity from the environment, bootstrap over TCP. */
+int hx_launch_env(const struct hx_opts *o);
+/* CUDA GPUs visible, counted in a child so the caller stays CUDA-free. */
+int hx_count_gpus(void);
+/* Monotonic seconds. */
+double hx_now(void);
+
+/* --- watchdog.c: a rank that stops making progress ends itself */
+void hx_watchdog_start(int rank, int out_fd, double timeout_s);
+/* Enter a new stage: resets the deadline. name must be a static string. */
+void hx_stage(const char *name);
+const char *hx_stage_name(void);
+
+/* --- rank.c: what each rank does */
+int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUniqueId *id);
+/* Write one JSON failure line {"harness":1,"status":...} to fd. */
+void hx_emit_failure(int fd, int rank, int code, const char *stage, const char *msg);
+
+/* --- probe.c: `cuco doctor` facts */
+int hx_probe(const struct hx_opts *o);
+/* The probe's per-rank part, called from hx_rank_main when o->probe. */
+int hx_probe_rank(const struct hx_opts *o, const struct hx_rank *r, ncclComm_t comm);
+
+/* --- devside.cu */
+struct hx_compare {
+	double diff2, ref2; /* sums of squared difference and squared reference */
+	double max_abs;     /* largest |out - ref| */
+	uint64_t nonfinite; /* NaN or Inf in the output */
+	uint64_t checked;   /* elements compared */
+};
+int hx_dev_devcomm_create(ncclComm_t comm, const struct cuco_requirements *req,
+			  struct ncclDevComm **out, char *err, size_t errlen);
+void hx_dev_devcomm_destroy(ncclComm_t comm, struct ncclDevComm *dc);
+int hx_dev_devcomm_gin_contexts(const struct ncclDevComm *dc);
+int hx_dev_devcomm_lsa_size(const struct ncclDevComm *dc);
+/* Compare out with ref (same dtype and count) on stream; result copied to host at sync. */
+int hx_dev_compare(const void *out, const void *ref, size_t n, int dtype, struct hx_compare *res,
+		   cudaStream_t s);
+/* LSA smoke test for doctor: every rank writes a pattern to its peers and checks it. */
+int hx_dev_lsa_selftest(ncclComm_t comm, int rank, int nranks, char *err, size_t errlen);
+
+#endif

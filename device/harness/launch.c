@@ -1,0 +1,417 @@
+/*
+ * launch.c - process groups and bootstrap. Two ways to get ranks:
+ *  - fork: one process per GPU on this node, started and watched here; the
+ *    NCCL unique id travels over pipes; a rank that dies or times out ends the
+ *    whole group and the result names it;
+ *  - env: ranks started by mpirun or srun (or anything that sets CUCO_RANK and
+ *    CUCO_NRANKS); rank 0 hands the unique id to the others over TCP at
+ *    CUCO_MASTER_ADDR:CUCO_MASTER_PORT, so evaluation can span nodes.
+ * The parent of a fork group never touches CUDA: a process that has
+ * initialised CUDA cannot fork children that use it.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "util/error.h"
+
+double hx_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n) {
+		ssize_t k = write(fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* Read exactly n bytes within timeout_s; -1 on EOF, error or timeout. */
+static int read_all(int fd, void *buf, size_t n, double timeout_s)
+{
+	char *p = buf;
+	double end = hx_now() + timeout_s;
+
+	while (n) {
+		struct pollfd pfd = {fd, POLLIN, 0};
+		int left = (int)((end - hx_now()) * 1000);
+		ssize_t k;
+
+		if (left <= 0 || poll(&pfd, 1, left) <= 0)
+			return -1;
+		k = read(fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* Count GPUs in a throw-away child so this process stays CUDA-free. */
+int hx_count_gpus(void)
+{
+	int fds[2], n = 0;
+	pid_t pid;
+
+	if (pipe(fds))
+		return 0;
+	pid = fork();
+	if (pid == 0) {
+		int c = 0;
+		close(fds[0]);
+		if (cudaGetDeviceCount(&c) != cudaSuccess)
+			c = 0;
+		if (write_all(fds[1], &c, sizeof(c)))
+			_exit(1);
+		_exit(0);
+	}
+	close(fds[1]);
+	if (pid < 0 || read_all(fds[0], &n, sizeof(n), 60))
+		n = 0;
+	close(fds[0]);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	return n;
+}
+
+struct child {
+	pid_t pid;
+	int out_fd;                 /* its result pipe */
+	struct cuco_strbuf out;     /* what it wrote there */
+	int done, status;
+	double exit_time;
+};
+
+/* The last non-empty line of s (the rank's final JSON), or NULL. */
+static const char *last_line(struct cuco_strbuf *s)
+{
+	char *p;
+
+	cuco_strbuf_rtrim(s);
+	if (!s->len)
+		return NULL;
+	p = strrchr(s->buf, '\n');
+	return p ? p + 1 : s->buf;
+}
+
+static void kill_all(struct child *ch, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!ch[i].done && ch[i].pid > 0)
+			kill(ch[i].pid, SIGKILL);
+}
+
+int hx_launch_fork(const struct hx_opts *o)
+{
+	int n = o->ranks ? o->ranks : hx_count_gpus();
+	int up[2], (*down)[2] = NULL, rc = CUCO_ERR_SYSTEM;
+	struct child *ch = NULL;
+	ncclUniqueId id;
+	double backstop;
+	int failed = -1;
+
+	if (n < 1) {
+		hx_emit_failure(1, -1, CUCO_ERR_NO_GPU, "launch", "no CUDA GPU visible on this node");
+		return CUCO_ERR_NO_GPU;
+	}
+	ch = calloc((size_t)n, sizeof(*ch));
+	down = calloc((size_t)n, sizeof(*down));
+	if (!ch || !down || pipe(up))
+		goto out;
+	signal(SIGPIPE, SIG_IGN);
+	for (int r = 0; r < n; r++) {
+		int res[2];
+
+		if (pipe(down[r]) || pipe(res))
+			goto out;
+		cuco_strbuf_init(&ch[r].out, 0);
+		ch[r].pid = fork();
+		if (ch[r].pid < 0)
+			goto out;
+		if (ch[r].pid == 0) {
+			struct hx_rank me = {r, n, r, res[1]};
+			int code;
+
+			close(res[0]);
+			close(up[0]);
+			if (r == 0) {
+				ncclResult_t nr = ncclGetUniqueId(&id);
+				if (nr != ncclSuccess || write_all(up[1], &id, sizeof(id))) {
+					hx_emit_failure(res[1], 0, CUCO_ERR_RUN, "init",
+							"ncclGetUniqueId failed");
+					_exit(CUCO_ERR_RUN);
+				}
+			} else if (read_all(down[r][0], &id, sizeof(id), o->timeout_s)) {
+				hx_emit_failure(res[1], r, CUCO_ERR_TIMEOUT, "init",
+						"no NCCL unique id from rank 0");
+				_exit(CUCO_ERR_TIMEOUT);
+			}
+			code = hx_rank_main(o, &me, &id);
+			_exit(code);
+		}
+		close(res[1]);
+		close(down[r][0]);
+		ch[r].out_fd = res[0];
+	}
+	close(up[1]);
+	if (read_all(up[0], &id, sizeof(id), o->timeout_s) == 0)
+		for (int r = 1; r < n; r++)
+			write_all(down[r][1], &id, sizeof(id));
+
+	/* Collect results; end the group when one rank fails. */
+	backstop = hx_now() + o->timeout_s * (6 + 4 * o->nprograms);
+	for (;;) {
+		struct pollfd pfd[64];
+		int np = 0, alive = 0;
+
+		for (int r = 0; r < n && np < 64; r++)
+			if (ch[r].out_fd >= 0) {
+				pfd[np].fd = ch[r].out_fd;
+				pfd[np].events = POLLIN;
+				np++;
+			}
+		if (np)
+			poll(pfd, (nfds_t)np, 100);
+		else
+			usleep(100 * 1000);
+		for (int r = 0; r < n; r++) {
+			if (ch[r].out_fd >= 0) {
+				struct pollfd one = {ch[r].out_fd, POLLIN, 0};
+				if (poll(&one, 1, 0) > 0) {
+					char buf[4096];
+					ssize_t k = read(ch[r].out_fd, buf, sizeof(buf));
+					if (k > 0)
+						cuco_strbuf_add(&ch[r].out, buf, (size_t)k);
+					else if (k == 0) {
+						close(ch[r].out_fd);
+						ch[r].out_fd = -1;
+					}
+				}
+			}
+			if (!ch[r].done && waitpid(ch[r].pid, &ch[r].status, WNOHANG) == ch[r].pid) {
+				ch[r].done = 1;
+				ch[r].exit_time = hx_now();
+				if (failed < 0 && !(WIFEXITED(ch[r].status) &&
+						    WEXITSTATUS(ch[r].status) == 0))
+					failed = r;
+			}
+			alive += !ch[r].done;
+		}
+		if (!alive) {
+			int open = 0;
+			for (int r = 0; r < n; r++)
+				open += ch[r].out_fd >= 0;
+			if (!open)
+				break;
+		}
+		/* Peers of a failed rank usually hang in NCCL: give them 3 s to notice. */
+		if (failed >= 0 && alive && hx_now() > ch[failed].exit_time + 3.0)
+			kill_all(ch, n);
+		if (hx_now() > backstop && alive) {
+			kill_all(ch, n);
+			if (failed < 0) {
+				hx_emit_failure(1, -1, CUCO_ERR_TIMEOUT, "launch",
+						"rank group exceeded the harness's overall time limit");
+				rc = CUCO_ERR_TIMEOUT;
+				goto out;
+			}
+		}
+	}
+
+	if (failed < 0) {
+		const char *line = last_line(&ch[0].out);
+		if (!line) {
+			hx_emit_failure(1, 0, CUCO_ERR_CRASH, "finish", "rank 0 exited without a result");
+			rc = CUCO_ERR_CRASH;
+		} else {
+			printf("%s\n", line);
+			rc = 0;
+		}
+	} else {
+		const char *line = last_line(&ch[failed].out);
+		int st = ch[failed].status;
+		if (line && strstr(line, "\"status\"")) {
+			printf("%s\n", line);
+			rc = WIFEXITED(st) ? WEXITSTATUS(st) : CUCO_ERR_CRASH;
+		} else {
+			char msg[256];
+			if (WIFSIGNALED(st))
+				snprintf(msg, sizeof(msg), "rank %d died with signal %d (%s)", failed,
+					 WTERMSIG(st), strsignal(WTERMSIG(st)));
+			else
+				snprintf(msg, sizeof(msg), "rank %d exited with code %d and no result",
+					 failed, WEXITSTATUS(st));
+			hx_emit_failure(1, failed, CUCO_ERR_CRASH, "run", msg);
+			rc = CUCO_ERR_CRASH;
+		}
+	}
+out:
+	fflush(stdout);
+	if (ch) {
+		kill_all(ch, n);
+		for (int r = 0; r < n; r++) {
+			if (ch[r].pid > 0 && !ch[r].done)
+				waitpid(ch[r].pid, NULL, 0);
+			cuco_strbuf_release(&ch[r].out);
+		}
+	}
+	free(ch);
+	free(down);
+	return rc;
+}
+
+/* First set variable of names[], parsed as a non-negative int; -1 if none. */
+static int env_int(const char *const *names)
+{
+	for (; *names; names++) {
+		const char *v = getenv(*names);
+		char *end;
+		long x;
+
+		if (!v || !*v)
+			continue;
+		errno = 0;
+		x = strtol(v, &end, 10);
+		if (errno || *end || x < 0 || x > 1 << 20)
+			return -1;
+		return (int)x;
+	}
+	return -1;
+}
+
+static int tcp_bootstrap(int rank, int nranks, ncclUniqueId *id, double timeout_s, char *err,
+			 size_t errlen)
+{
+	const char *addr = getenv("CUCO_MASTER_ADDR");
+	const char *port = getenv("CUCO_MASTER_PORT");
+	struct addrinfo hints, *ai = NULL;
+	int fd = -1, rc = -1;
+	double end = hx_now() + timeout_s;
+
+	if (!addr || !*addr)
+		addr = "127.0.0.1";
+	if (!port || !*port)
+		port = "29517";
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	if (rank == 0)
+		hints.ai_flags = AI_PASSIVE;
+	if (getaddrinfo(rank == 0 ? NULL : addr, port, &hints, &ai)) {
+		snprintf(err, errlen, "cannot resolve CUCO_MASTER_ADDR=%s port %s", addr, port);
+		return -1;
+	}
+	if (rank == 0) {
+		int one = 1;
+		if (ncclGetUniqueId(id) != ncclSuccess) {
+			snprintf(err, errlen, "ncclGetUniqueId failed");
+			goto out;
+		}
+		fd = socket(ai->ai_family, ai->ai_socktype, 0);
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, nranks)) {
+			snprintf(err, errlen, "rank 0 cannot listen on port %s: %s", port,
+				 strerror(errno));
+			goto out;
+		}
+		for (int i = 1; i < nranks; i++) {
+			struct pollfd pfd = {fd, POLLIN, 0};
+			int c, left = (int)((end - hx_now()) * 1000);
+			if (left <= 0 || poll(&pfd, 1, left) <= 0) {
+				snprintf(err, errlen, "only %d of %d ranks connected to rank 0", i,
+					 nranks);
+				goto out;
+			}
+			c = accept(fd, NULL, NULL);
+			if (c < 0 || write_all(c, id, sizeof(*id))) {
+				snprintf(err, errlen, "bootstrap send failed: %s", strerror(errno));
+				if (c >= 0)
+					close(c);
+				goto out;
+			}
+			close(c);
+		}
+		rc = 0;
+	} else {
+		for (;;) {
+			fd = socket(ai->ai_family, ai->ai_socktype, 0);
+			if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+				break;
+			if (fd >= 0)
+				close(fd);
+			fd = -1;
+			if (hx_now() > end) {
+				snprintf(err, errlen, "cannot reach rank 0 at %s:%s", addr, port);
+				goto out;
+			}
+			usleep(100 * 1000);
+		}
+		if (read_all(fd, id, sizeof(*id), end - hx_now())) {
+			snprintf(err, errlen, "no NCCL unique id from rank 0 at %s:%s", addr, port);
+			goto out;
+		}
+		rc = 0;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(ai);
+	return rc;
+}
+
+int hx_launch_env(const struct hx_opts *o)
+{
+	static const char *const rank_vars[] = {"CUCO_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
+						"PMI_RANK", "SLURM_PROCID", NULL};
+	static const char *const size_vars[] = {"CUCO_NRANKS", "OMPI_COMM_WORLD_SIZE",
+						"PMI_SIZE", "SLURM_NTASKS", NULL};
+	static const char *const local_vars[] = {"CUCO_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+						 "MPI_LOCALRANKID", "SLURM_LOCALID", NULL};
+	struct hx_rank me;
+	ncclUniqueId id;
+	char err[512];
+
+	me.rank = env_int(rank_vars);
+	me.nranks = env_int(size_vars);
+	me.local_rank = env_int(local_vars);
+	me.out_fd = 1;
+	if (me.rank < 0 || me.nranks < 1 || me.rank >= me.nranks) {
+		hx_emit_failure(1, -1, CUCO_ERR_USAGE, "launch",
+				"--launch env needs the rank and size from mpirun, srun, or "
+				"CUCO_RANK/CUCO_NRANKS");
+		return CUCO_ERR_USAGE;
+	}
+	if (me.local_rank < 0)
+		me.local_rank = me.rank;
+	if (tcp_bootstrap(me.rank, me.nranks, &id, o->timeout_s, err, sizeof(err))) {
+		hx_emit_failure(1, me.rank, CUCO_ERR_TIMEOUT, "bootstrap", err);
+		return CUCO_ERR_TIMEOUT;
+	}
+	return hx_rank_main(o, &me, &id);
+}
