@@ -1,0 +1,29 @@
+/* paths.h - where cuco finds its own files and tools. */
+#ifndef CUCO_PATHS_H
+#define CUCO_PATHS_H
+
+#include "util/error.h"
+#include "util/strbuf.h"
+
+/*
+ * cuco's home: the source tree holding workloads/, share/, include/ and
+ * device/. $CUCO_HOME if set, else found upward from the running executable
+ * (build/cuco -> ..). Returns a static string, or NULL with err set.
+ */
+const char *cuco_home(struct cuco_err *err);
+/* The cuco-harness binary beside the running cuco (or $CUCO_HARNESS). Static string. */
+const char *cuco_harness_path(void);
+/* nvcc: $CUCO_NVCC, else nvcc on PATH, else /usr/local/cuda/bin/nvcc. Static string. */
+const char *cuco_nvcc_path(void);
+/* NCCL installation to build and run against: $CUCO_NCCL_HOME, $NCCL_HOME, or NULL (toolkit's). */
+const char *cuco_nccl_home(void);
+/* State directory for caches and the default store: $CUCO_STATE or ".cuco". */
+const char *cuco_state_dir(void);
+/* mkdir -p; 0 or -1 with errno. */
+int cuco_mkdir_p(const char *path);
+/* 1 if path exists and is a regular file. */
+int cuco_file_exists(const char *path);
+/* Write data to path atomically (temp file + rename); 0 or -1 with errno. */
+int cuco_write_file(const char *path, const char *data, size_t len);
+
+#endif
