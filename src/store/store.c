@@ -1,5 +1,6 @@
 /* store.c - the SQLite store: schema, versioning, and typed access to every table. */
 #include "store.h"
+#include "util/hash.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -765,100 +766,9 @@ out:
 
 /* --- programs */
 
-/* SHA-256 (FIPS 180-4), enough of it for content hashes. */
-struct sha256 {
-	uint32_t h[8];
-	uint64_t len;
-	unsigned char buf[64];
-	size_t nbuf;
-};
-
-static const uint32_t sha256_k[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-};
-
-#define ROR32(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
-
-static void sha256_block(struct sha256 *c, const unsigned char *p)
-{
-	uint32_t w[64], a, b, cc, d, e, f, g, h, t1, t2;
-	int i;
-
-	for (i = 0; i < 16; i++)
-		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-		       (uint32_t)p[4 * i + 2] << 8 | (uint32_t)p[4 * i + 3];
-	for (i = 16; i < 64; i++) {
-		uint32_t s0 = ROR32(w[i - 15], 7) ^ ROR32(w[i - 15], 18) ^ (w[i - 15] >> 3);
-		uint32_t s1 = ROR32(w[i - 2], 17) ^ ROR32(w[i - 2], 19) ^ (w[i - 2] >> 10);
-
-		w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-	}
-	a = c->h[0], b = c->h[1], cc = c->h[2], d = c->h[3];
-	e = c->h[4], f = c->h[5], g = c->h[6], h = c->h[7];
-	for (i = 0; i < 64; i++) {
-		t1 = h + (ROR32(e, 6) ^ ROR32(e, 11) ^ ROR32(e, 25)) + ((e & f) ^ (~e & g)) +
-		     sha256_k[i] + w[i];
-		t2 = (ROR32(a, 2) ^ ROR32(a, 13) ^ ROR32(a, 22)) + ((a & b) ^ (a & cc) ^ (b & cc));
-		h = g, g = f, f = e, e = d + t1;
-		d = cc, cc = b, b = a, a = t1 + t2;
-	}
-	c->h[0] += a, c->h[1] += b, c->h[2] += cc, c->h[3] += d;
-	c->h[4] += e, c->h[5] += f, c->h[6] += g, c->h[7] += h;
-}
-
-static void sha256_add(struct sha256 *c, const unsigned char *p, size_t n)
-{
-	c->len += n;
-	while (n) {
-		size_t take = 64 - c->nbuf;
-
-		if (take > n)
-			take = n;
-		memcpy(c->buf + c->nbuf, p, take);
-		c->nbuf += take;
-		p += take;
-		n -= take;
-		if (c->nbuf == 64) {
-			sha256_block(c, c->buf);
-			c->nbuf = 0;
-		}
-	}
-}
-
 void cuco_store_hash_code(const char *code, char out[CUCO_STORE_HASH_LEN + 1])
 {
-	static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-	                               0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-	static const char hex[] = "0123456789abcdef";
-	struct sha256 c;
-	unsigned char pad[72] = {0x80}, lenbe[8];
-	uint64_t bits;
-	size_t npad;
-	int i;
-
-	memset(&c, 0, sizeof(c));
-	memcpy(c.h, h0, sizeof(h0));
-	sha256_add(&c, (const unsigned char *)code, strlen(code));
-	bits = c.len * 8;
-	npad = (c.nbuf < 56 ? 56 : 120) - c.nbuf;
-	sha256_add(&c, pad, npad);
-	for (i = 0; i < 8; i++)
-		lenbe[i] = (unsigned char)(bits >> (56 - 8 * i));
-	sha256_add(&c, lenbe, 8);
-	for (i = 0; i < 32; i++) {
-		unsigned char byte = (unsigned char)(c.h[i / 4] >> (24 - 8 * (i % 4)));
-
-		out[2 * i] = hex[byte >> 4];
-		out[2 * i + 1] = hex[byte & 15];
-	}
-	out[CUCO_STORE_HASH_LEN] = '\0';
+	cuco_hash_string(code, out);
 }
 
 void cuco_program_rec_init(struct cuco_program_rec *rec)

@@ -78,8 +78,11 @@ const char *cuco_harness_path(void)
 
 	if (env && *env)
 		return env;
-	if (!harness_buf[0] && exe_dir(dir, sizeof(dir)) == 0)
-		snprintf(harness_buf, sizeof(harness_buf), "%s/cuco-harness", dir);
+	if (!harness_buf[0] && exe_dir(dir, sizeof(dir) - 16) == 0) {
+		size_t n = strlen(dir);
+		memcpy(harness_buf, dir, n);
+		memcpy(harness_buf + n, "/cuco-harness", sizeof("/cuco-harness"));
+	}
 	return harness_buf;
 }
 
@@ -94,8 +97,11 @@ const char *cuco_nvcc_path(void)
 	while (path && *path) {
 		const char *colon = strchr(path, ':');
 		size_t n = colon ? (size_t)(colon - path) : strlen(path);
-		snprintf(nvcc_buf, sizeof(nvcc_buf), "%.*s/nvcc", (int)n, path);
-		if (n && access(nvcc_buf, X_OK) == 0)
+		if (n && n < sizeof(nvcc_buf) - 6) {
+			memcpy(nvcc_buf, path, n);
+			memcpy(nvcc_buf + n, "/nvcc", 6);
+		}
+		if (n && n < sizeof(nvcc_buf) - 6 && access(nvcc_buf, X_OK) == 0)
 			return nvcc_buf;
 		path = colon ? colon + 1 : NULL;
 	}
