@@ -1,0 +1,558 @@
+// cuco_dev/gemm.cuh -- bf16 tensor-core GEMM building block for H100/H200 (sm_90a).
+//
+//   C[M,N] = A[M,K] * B[K,N]   bf16 inputs, fp32 accumulation, bf16 output.
+//   A row-major (lda elements between rows), B row-major (ldb, N contiguous),
+//   C row-major (ldc).
+//
+// Design (see docs/gemm.md for the full write-up and measured numbers):
+//   * one persistent kernel, grid = min(#SMs, #tiles, max_ctas), 384 threads:
+//     warpgroup 0 = producer (one thread issues TMA loads, the rest idle,
+//     setmaxnreg.dec to 40), warpgroups 1 and 2 = consumers (setmaxnreg.inc to
+//     232), each consumer owns 64 rows of the 128-row CTA tile and issues
+//     wgmma.m64n{BN}k16 (A and B from shared memory, B "N-major" = tnspB).
+//   * CTA tile 128 x BN x 64, BN = 256 when N % 256 == 0, else 128.
+//   * TMA (cp.async.bulk.tensor.2d, 128-byte swizzle) into a 4-stage (BN=256)
+//     or 6-stage (BN=128) shared-memory ring, full/empty mbarrier pairs.
+//   * static persistent schedule: CTA b handles tiles b, b+grid, b+2*grid...;
+//     linear tile index -> (tile_m, tile_n) in groups of `group_m` tile rows
+//     (all tile columns of a group before the next group) for L2 reuse, with
+//     an optional rotation `start_tile`.
+//   * epilogue: fp32 accumulators -> bf16, stored straight from registers to
+//     global memory (bf16x2 stores), then the optional per-tile hook.
+//
+// Requires: compile with -gencode=arch=compute_90a,code=sm_90a; runs on
+// compute capability 9.0 only. No libcuda link needed: cuTensorMapEncodeTiled
+// is fetched with cudaGetDriverEntryPointByVersion.
+#pragma once
+
+#include <cuda.h>            // CUtensorMap & enums (types only; no libcuda link)
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include <stdint.h>
+#include <type_traits>
+
+namespace cuco {
+
+// ---------------------------------------------------------------- public types
+
+/// Problem description. All counts in elements. Pointers are device pointers.
+struct gemm_bf16_args {
+  const __nv_bfloat16 *A;  ///< [M, K] row-major, row stride lda
+  const __nv_bfloat16 *B;  ///< [K, N] row-major, row stride ldb
+  __nv_bfloat16 *C;        ///< [M, N] row-major, row stride ldc
+  int M, N, K;
+  long long lda, ldb, ldc;
+};
+
+/// Tile geometry of a plan (what gemm_bf16_tiles returns).
+struct gemm_bf16_tile_info {
+  int tile_m;   ///< rows of C per tile (128)
+  int tile_n;   ///< columns of C per tile (128 or 256)
+  int tiles_m;  ///< M / tile_m
+  int tiles_n;  ///< N / tile_n
+  int tiles;    ///< tiles_m * tiles_n
+  int ctas;     ///< persistent grid size the plan launches
+};
+
+/// A plan: two TMA tensor maps plus launch geometry, built on the host by
+/// gemm_bf16_plan_init (host-only, no device work, a few microseconds).
+/// The plan is bound to the pointers it was made with; to change A or B
+/// (e.g. input rotation) call gemm_bf16_plan_set_A / _set_B (re-encodes one
+/// tensor map, ~1-2 us of host time) or simply re-init. C may be changed by
+/// assigning plan.C directly (C is a plain kernel argument). The plan is a
+/// plain value: copy it freely; gemm_bf16_run takes it by pointer and passes
+/// the tensor maps by value as __grid_constant__ kernel parameters, so the
+/// plan may be modified or destroyed as soon as gemm_bf16_run returns.
+struct gemm_bf16_plan {
+  CUtensorMap tmA;               ///< A: dims {K, M}, box {64, 128}, 128B swizzle
+  CUtensorMap tmB;               ///< B: dims {N, K}, box {64, 64},  128B swizzle
+  __nv_bfloat16 *C;
+  long long ldc;
+  int M, N, K;
+  int bn;          ///< tile_n: 256 or 128
+  int tiles_m, tiles_n;
+  int ctas;        ///< grid size
+  int group_m;     ///< tile rows per L2 group of the tile order (>= 1)
+  int start_tile;  ///< rotation of the tile order: linear tile t is processed
+                   ///< as (t + start_tile) % tiles. 0 by default; may be set
+                   ///< by the caller after init to any value in [0, tiles).
+  int device;      ///< device the plan was made for
+  long long lda, ldb;
+  const __nv_bfloat16 *A, *B;
+};
+
+/// The default (no-op) epilogue. Using it compiles the hook and its
+/// fence/barrier out entirely.
+struct gemm_no_epilogue {
+  __device__ void operator()(int, int, int, int) const {}
+};
+
+namespace gemm_detail {
+
+constexpr int BM = 128;
+constexpr int BK = 64;
+constexpr int kThreads = 384;  // 3 warpgroups
+template <int BN> struct cfg {
+  static constexpr int kStages = (BN == 256) ? 4 : 6;
+  static constexpr int kABytes = BM * BK * 2;        // 16 KB
+  static constexpr int kBBytes = BK * BN * 2;        // 32 or 16 KB
+  static constexpr int kStageBytes = kABytes + kBBytes;
+  static constexpr int kSmem = 1024 /*align slack*/ + kStages * kStageBytes + 2 * kStages * 8;
+};
+
+struct kparams {
+  __nv_bfloat16 *C;
+  long long ldc;
+  int tiles_m, tiles_n, tiles, kblocks;
+  int group_m, start_tile;
+};
+
+// ---------------------------------------------------------------- PTX helpers
+__device__ __forceinline__ uint32_t smem_u32(const void *p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *map, uint32_t bar,
+                                            int c0, int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+__device__ __forceinline__ void tma_prefetch_desc(const CUtensorMap *map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+template <int N> __device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+template <int R> __device__ __forceinline__ void fence_regs(float (&d)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+__device__ __forceinline__ void named_bar_sync(int id, int nthreads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(nthreads) : "memory");
+}
+
+// Shared-memory matrix descriptor (sm_90 wgmma), 128-byte swizzle.
+//   bits 0-13 start>>4, 16-29 LBO>>4, 32-45 SBO>>4, 62-63 layout (1 = SW128).
+__device__ __forceinline__ uint64_t make_desc_sw128(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
+  uint64_t d = 0;
+  d |= (uint64_t)((saddr & 0x3FFFF) >> 4);
+  d |= (uint64_t)((lbo & 0x3FFFF) >> 4) << 16;
+  d |= (uint64_t)((sbo & 0x3FFFF) >> 4) << 32;
+  d |= (uint64_t)1 << 62;
+  return d;
+}
+
+// wgmma m64nNk16, A and B from shared memory, A K-major, B N-major (tnspB=1),
+// fp32 accumulators; scale_d = 0 overwrites, 1 accumulates.
+
+__device__ __forceinline__ void wgmma_m64n256k16_ss_tb(float (&d)[128], uint64_t da, uint64_t db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
+      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
+      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+      "}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(da), "l"(db), "r"(scale_d));
+}
+
+__device__ __forceinline__ void wgmma_m64n128k16_ss_tb(float (&d)[64], uint64_t da, uint64_t db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+      "}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(da), "l"(db), "r"(scale_d));
+}
+
+// Linear tile index (already offset by the CTA's persistent loop) -> (tm, tn).
+// Order: groups of `group_m` tile rows; inside a group, column-major over
+// (row-in-group, tile column), so the CTAs running at one time share a band
+// of A rows and a band of B columns in L2.
+__device__ __forceinline__ void tile_coords(int t, const kparams &p, int &tm, int &tn) {
+  t += p.start_tile;
+  if (t >= p.tiles) t -= p.tiles;
+  const int per_group = p.group_m * p.tiles_n;
+  const int g = t / per_group;
+  const int first_m = g * p.group_m;
+  const int rem_m = p.tiles_m - first_m;
+  const int gsz = rem_m < p.group_m ? rem_m : p.group_m;
+  const int r = t - g * per_group;
+  tm = first_m + r % gsz;
+  tn = r / gsz;
+}
+
+template <int BN>
+__device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], uint64_t da, uint64_t db, int scale_d) {
+  if constexpr (BN == 256) wgmma_m64n256k16_ss_tb(d, da, db, scale_d);
+  else wgmma_m64n128k16_ss_tb(d, da, db, scale_d);
+}
+
+template <int BN, class Epi>
+__global__ void __launch_bounds__(kThreads, 1)
+gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
+                 const kparams p, const Epi epi) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using CF = cfg<BN>;
+  constexpr int S = CF::kStages;
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const uint32_t bars = base + S * CF::kStageBytes;
+  auto full = [&](int s) { return bars + 8u * s; };
+  auto empty = [&](int s) { return bars + 8u * (S + s); };
+  const int wg = threadIdx.x / 128;
+
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+      mbar_init(full(s), 1);   // producer's arrive.expect_tx
+      mbar_init(empty(s), 8);  // lane 0 of each of the 8 consumer warps
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    tma_prefetch_desc(&tmA);
+    tma_prefetch_desc(&tmB);
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    // ------------------------------------------------------------ producer
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    if (threadIdx.x == 0) {
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int t = blockIdx.x; t < p.tiles; t += gridDim.x) {
+        int tm, tn;
+        tile_coords(t, p, tm, tn);
+        const int m0 = tm * BM, n0 = tn * BN;
+        for (int kb = 0; kb < p.kblocks; ++kb) {
+          mbar_wait(empty(stage), phase ^ 1u);
+          const uint32_t sA = base + stage * CF::kStageBytes;
+          const uint32_t sB = sA + CF::kABytes;
+          mbar_expect_tx(full(stage), CF::kStageBytes);
+          tma_load_2d(sA, &tmA, full(stage), kb * BK, m0);
+#pragma unroll
+          for (int i = 0; i < BN / 64; ++i)
+            tma_load_2d(sB + i * (BK * 64 * 2), &tmB, full(stage), n0 + 64 * i, kb * BK);
+          if (++stage == S) { stage = 0; phase ^= 1u; }
+        }
+      }
+    }
+  } else {
+    // ------------------------------------------------------------ consumers
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    const int cw = wg - 1;  // which 64-row half of the tile
+    const int warp = (threadIdx.x / 32) & 3;
+    const int lane = threadIdx.x & 31;
+    float d[BN / 2];
+    int stage = 0;
+    uint32_t phase = 0;
+    for (int t = blockIdx.x; t < p.tiles; t += gridDim.x) {
+      int tm, tn;
+      tile_coords(t, p, tm, tn);
+      int prev = 0;
+      for (int kb = 0; kb < p.kblocks; ++kb) {
+        mbar_wait(full(stage), phase);
+        const uint32_t sA = base + stage * CF::kStageBytes + cw * (64 * BK * 2);
+        const uint32_t sB = base + stage * CF::kStageBytes + CF::kABytes;
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk) {
+          // A: K-major, SW128: rows of 128 B, 8-row groups 1024 B apart (SBO);
+          //    k16 step = 32 B inside the swizzled row.
+          const uint64_t da = make_desc_sw128(sA + kk * 32, 16, 1024);
+          // B: N-major, SW128: boxes of 64 N x 64 K (8 KB) side by side along N
+          //    (LBO = 8192), 8-K-row groups 1024 B apart (SBO); k16 = 2048 B.
+          const uint64_t db = make_desc_sw128(sB + kk * 2048, 8192, 1024);
+          wgmma_tile<BN>(d, da, db, (kb > 0 || kk > 0) ? 1 : 0);
+        }
+        wgmma_commit();
+        if (kb > 0) {
+          wgmma_wait<1>();  // the group of k-block kb-1 is done: free its stage
+          if (lane == 0) mbar_arrive(empty(prev));
+        }
+        prev = stage;
+        if (++stage == S) { stage = 0; phase ^= 1u; }
+      }
+      wgmma_wait<0>();
+      fence_regs(d);
+      if (lane == 0) mbar_arrive(empty(prev));
+
+      // ---- epilogue: accumulator fragment -> bf16 C (row-major)
+      // m64nN fp32 fragment: d[4j+{0,1}] = (row r, cols 8j + 2*(lane%4) + {0,1}),
+      // d[4j+{2,3}] = (row r+8, same cols), r = 16*warp + lane/4.
+      const long long row0 = (long long)tm * BM + cw * 64 + warp * 16 + (lane >> 2);
+      __nv_bfloat16 *c0 = p.C + row0 * p.ldc + (long long)tn * BN + (lane & 3) * 2;
+      __nv_bfloat16 *c1 = c0 + 8 * p.ldc;
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        *reinterpret_cast<__nv_bfloat162 *>(c0 + 8 * j) = __floats2bfloat162_rn(d[4 * j], d[4 * j + 1]);
+        *reinterpret_cast<__nv_bfloat162 *>(c1 + 8 * j) = __floats2bfloat162_rn(d[4 * j + 2], d[4 * j + 3]);
+      }
+      if constexpr (!std::is_same<Epi, gemm_no_epilogue>::value) {
+        __threadfence();          // this thread's part of the tile is visible device-wide
+        named_bar_sync(1, 256);   // ... and so is everyone else's
+        epi(tm, tn, BM, BN);
+      }
+    }
+  }
+#else
+  __trap();  // built without sm_90a: refuse loudly rather than return garbage
+#endif
+}
+
+// ---------------------------------------------------------------- host side
+typedef CUresult (*encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                                    const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+                                    const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                    CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+inline encode_tiled_fn get_encode_tiled() {
+  static encode_tiled_fn fn = []() -> encode_tiled_fn {
+    void *f = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) !=
+            cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      return nullptr;
+    return reinterpret_cast<encode_tiled_fn>(f);
+  }();
+  return fn;
+}
+
+// 2-D bf16 tensor map: inner dimension contiguous, 128-byte swizzle.
+inline cudaError_t encode_2d(CUtensorMap *map, const void *ptr, unsigned long long inner,
+                             unsigned long long outer, unsigned long long row_stride_elems,
+                             unsigned box_inner, unsigned box_outer) {
+  encode_tiled_fn enc = get_encode_tiled();
+  if (!enc) return cudaErrorNotSupported;
+  cuuint64_t dims[2] = {inner, outer};
+  cuuint64_t strides[1] = {row_stride_elems * 2ull};
+  cuuint32_t box[2] = {box_inner, box_outer};
+  cuuint32_t estr[2] = {1, 1};
+  CUresult r = enc(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void *>(ptr), dims, strides, box,
+                   estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+template <int BN, class Epi>
+inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &epi) {
+  auto kern = gemm_bf16_kernel<BN, Epi>;
+  cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg<BN>::kSmem);
+  if (e != cudaSuccess) return e;
+  kparams kp;
+  kp.C = pl->C;
+  kp.ldc = pl->ldc;
+  kp.tiles_m = pl->tiles_m;
+  kp.tiles_n = pl->tiles_n;
+  kp.tiles = pl->tiles_m * pl->tiles_n;
+  kp.kblocks = pl->K / BK;
+  kp.group_m = pl->group_m < 1 ? 1 : pl->group_m;
+  kp.start_tile = (pl->start_tile % kp.tiles + kp.tiles) % kp.tiles;
+  kern<<<pl->ctas, kThreads, cfg<BN>::kSmem, s>>>(pl->tmA, pl->tmB, kp, epi);
+  return cudaGetLastError();
+}
+
+}  // namespace gemm_detail
+
+// ---------------------------------------------------------------- public API
+
+/// Builds a plan for one (A, B, C, shape) set on the current device.
+/// Host-only (no device work, no synchronisation, safe during stream capture).
+/// Shape rule: M % 128 == 0, N % 128 == 0, K % 64 == 0 (N % 256 == 0 selects
+/// the faster 128x256 tile, otherwise 128x128). Layout rule: lda >= K,
+/// ldb >= N, ldc >= N; lda and ldb multiples of 8 elements (16-byte row
+/// pitch, a TMA rule), ldc even; A and B 16-byte aligned, C 4-byte aligned.
+/// max_ctas: upper bound on the persistent grid (0 = one CTA per SM); use it
+/// to leave SMs free for a concurrent communication kernel.
+/// Returns cudaErrorInvalidValue for shapes/layouts outside these rules,
+/// cudaErrorNotSupported if the device is not compute capability 9.x or the
+/// driver lacks cuTensorMapEncodeTiled, or the CUDA error of a failed query.
+inline cudaError_t gemm_bf16_plan_init(gemm_bf16_plan *p, const gemm_bf16_args &a, int max_ctas = 0) {
+  if (!p || !a.A || !a.B || !a.C) return cudaErrorInvalidValue;
+  if (a.M <= 0 || a.N <= 0 || a.K <= 0) return cudaErrorInvalidValue;
+  if (a.M % 128 || a.N % 128 || a.K % 64) return cudaErrorInvalidValue;
+  if (a.lda < a.K || a.ldb < a.N || a.ldc < a.N) return cudaErrorInvalidValue;
+  if (a.lda % 8 || a.ldb % 8 || a.ldc % 2) return cudaErrorInvalidValue;
+  if ((reinterpret_cast<uintptr_t>(a.A) & 15) || (reinterpret_cast<uintptr_t>(a.B) & 15) ||
+      (reinterpret_cast<uintptr_t>(a.C) & 3))
+    return cudaErrorInvalidValue;
+  if (max_ctas < 0) return cudaErrorInvalidValue;
+  int dev, major = 0, sms = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess) return e;
+  if ((e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev)) != cudaSuccess) return e;
+  if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return e;
+  if (major != 9) return cudaErrorNotSupported;
+
+  p->A = a.A; p->B = a.B; p->C = a.C;
+  p->M = a.M; p->N = a.N; p->K = a.K;
+  p->lda = a.lda; p->ldb = a.ldb; p->ldc = a.ldc;
+  p->device = dev;
+  p->bn = (a.N % 256 == 0) ? 256 : 128;
+  p->tiles_m = a.M / 128;
+  p->tiles_n = a.N / p->bn;
+  const int tiles = p->tiles_m * p->tiles_n;
+  // group_m tile rows x (ctas/group_m) tile columns are in flight together;
+  // pick group_m so that band is roughly square in elements.
+  p->group_m = (p->bn == 256) ? 16 : 8;
+  if (p->group_m > p->tiles_m) p->group_m = p->tiles_m;
+  p->start_tile = 0;
+  int ctas = sms < tiles ? sms : tiles;
+  if (max_ctas > 0 && max_ctas < ctas) ctas = max_ctas;
+  p->ctas = ctas;
+  if ((e = gemm_detail::encode_2d(&p->tmA, a.A, a.K, a.M, a.lda, 64, 128)) != cudaSuccess) return e;
+  if ((e = gemm_detail::encode_2d(&p->tmB, a.B, a.N, a.K, a.ldb, 64, 64)) != cudaSuccess) return e;
+  return cudaSuccess;
+}
+
+/// Points an existing plan at a new A (same shape and lda). Re-encodes one
+/// tensor map on the host (~1-2 us); use for input rotation.
+inline cudaError_t gemm_bf16_plan_set_A(gemm_bf16_plan *p, const __nv_bfloat16 *A) {
+  if (!p || !A || (reinterpret_cast<uintptr_t>(A) & 15)) return cudaErrorInvalidValue;
+  cudaError_t e = gemm_detail::encode_2d(&p->tmA, A, p->K, p->M, p->lda, 64, 128);
+  if (e == cudaSuccess) p->A = A;
+  return e;
+}
+
+/// Points an existing plan at a new B (same shape and ldb).
+inline cudaError_t gemm_bf16_plan_set_B(gemm_bf16_plan *p, const __nv_bfloat16 *B) {
+  if (!p || !B || (reinterpret_cast<uintptr_t>(B) & 15)) return cudaErrorInvalidValue;
+  cudaError_t e = gemm_detail::encode_2d(&p->tmB, B, p->N, p->K, p->ldb, 64, 64);
+  if (e == cudaSuccess) p->B = B;
+  return e;
+}
+
+/// Points an existing plan at a new C (same shape and ldc; 4-byte aligned).
+inline cudaError_t gemm_bf16_plan_set_C(gemm_bf16_plan *p, __nv_bfloat16 *C) {
+  if (!p || !C || (reinterpret_cast<uintptr_t>(C) & 3)) return cudaErrorInvalidValue;
+  p->C = C;
+  return cudaSuccess;
+}
+
+/// Tile geometry of a plan: tile size, tile counts and grid size.
+inline gemm_bf16_tile_info gemm_bf16_tiles(const gemm_bf16_plan *p) {
+  gemm_bf16_tile_info t;
+  t.tile_m = 128;
+  t.tile_n = p->bn;
+  t.tiles_m = p->tiles_m;
+  t.tiles_n = p->tiles_n;
+  t.tiles = p->tiles_m * p->tiles_n;
+  t.ctas = p->ctas;
+  return t;
+}
+
+/// Launches the planned GEMM on stream s with a per-tile epilogue hook
+/// (asynchronous; returns the launch error). Must be called with the plan's
+/// device current. Graph-capturable.
+///
+/// Epilogue contract. Epi is a copyable functor type with
+///   __device__ void operator()(int tile_m, int tile_n, int tile_rows, int tile_cols) const;
+/// It is passed by value as a kernel parameter. For every tile of C
+/// (tile_m in [0, tiles_m), tile_n in [0, tiles_n), covering rows
+/// [tile_m*tile_rows, +tile_rows) and columns [tile_n*tile_cols, +tile_cols);
+/// tile_rows = 128, tile_cols = 128 or 256) it is invoked exactly once per
+/// calling thread, by ALL 256 threads of the two consumer warpgroups of the
+/// CTA that computed the tile (threadIdx.x in [128, 384); threadIdx.x - 128
+/// is a dense consumer index, warps 4..11), uniformly (no divergence at
+/// entry), after:
+///   1. every consumer thread has stored its share of the tile to C with
+///      ordinary st.global,
+///   2. each of them has executed __threadfence() (fence.sc.gpu), and
+///   3. all 256 have passed named barrier 1 (bar.sync 1, 256).
+/// Hence, inside the hook, the whole tile is in global memory and visible at
+/// device (gpu) scope: any calling thread may read it, copy it (e.g. NCCL
+/// device-API put / LSA stores to a peer window) or publish a per-tile flag
+/// (use a release store / atomic, e.g. st.release.gpu or atomicAdd after the
+/// fence already done). For system / peer-GPU visibility of C itself use
+/// __threadfence_system() in the hook before the flag. The hook may use
+/// named barrier ids >= 2 over the 256 consumer threads but not id 0
+/// (__syncthreads: the producer warpgroup does not take part) or id 1.
+/// Tiles of one CTA are processed in order; the next tile's main loop starts
+/// when the hook returns (the producer is already prefetching it), so a slow
+/// hook delays only that CTA. No ordering between CTAs is implied.
+/// The hook and its fence/barrier are compiled out for gemm_no_epilogue.
+template <class Epi>
+inline cudaError_t gemm_bf16_run_epilogue(const gemm_bf16_plan *p, cudaStream_t s, const Epi &epi) {
+  if (!p || p->tiles_m <= 0 || p->tiles_n <= 0 || p->ctas <= 0) return cudaErrorInvalidValue;
+  return p->bn == 256 ? gemm_detail::launch<256, Epi>(p, s, epi) : gemm_detail::launch<128, Epi>(p, s, epi);
+}
+
+/// Launches the planned GEMM on stream s (asynchronous).
+inline cudaError_t gemm_bf16_run(const gemm_bf16_plan *p, cudaStream_t s) {
+  return gemm_bf16_run_epilogue(p, s, gemm_no_epilogue{});
+}
+
+/// Convenience: plan + run (pays the host-side plan cost, ~2-4 us, per call).
+inline cudaError_t gemm_bf16(const gemm_bf16_args &a, cudaStream_t s, int max_ctas = 0) {
+  gemm_bf16_plan p;
+  cudaError_t e = gemm_bf16_plan_init(&p, a, max_ctas);
+  if (e != cudaSuccess) return e;
+  return gemm_bf16_run(&p, s);
+}
+
+}  // namespace cuco

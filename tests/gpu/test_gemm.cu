@@ -1,0 +1,429 @@
+// test_gemm: correctness + timing of cuco::gemm_bf16 (device/include/cuco_dev/gemm.cuh)
+// against cuBLAS (bf16 in, fp32 compute, bf16 out).
+//
+//   test_gemm            full table (correctness + timing of every shape)
+//   test_gemm --quick    correctness only, small/medium shapes
+//
+// Checks per shape: C poisoned with NaN before the run; relative L2 error
+// ||C - ref|| / ||ref|| < 1e-2 against cuBLAS; no NaN/unwritten element;
+// #wrong = elements with |C-ref| > 0.05*|ref| + 0.02*rms(ref); 64 sampled
+// elements against a float64 host dot product. Also: epilogue hook (each
+// tile exactly once, tile visible when the hook runs), max_ctas, start_tile,
+// plan_set_A, and rejection of bad shapes. Exit status 1 on any failure.
+#include <cuco_dev/gemm.cuh>
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <unistd.h>
+#include <vector>
+
+#define CK(x)                                                                          \
+  do {                                                                                 \
+    cudaError_t e_ = (x);                                                              \
+    if (e_ != cudaSuccess) {                                                           \
+      fprintf(stderr, "%s:%d: %s -> %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      exit(2);                                                                         \
+    }                                                                                  \
+  } while (0)
+#define CKB(x)                                                                 \
+  do {                                                                         \
+    cublasStatus_t s_ = (x);                                                   \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                         \
+      fprintf(stderr, "%s:%d: %s -> cublas %d\n", __FILE__, __LINE__, #x, (int)s_); \
+      exit(2);                                                                 \
+    }                                                                          \
+  } while (0)
+
+static int g_fail = 0;
+
+__device__ __forceinline__ uint32_t hash32(uint64_t x) {
+  x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL; x ^= x >> 33;
+  return (uint32_t)x;
+}
+// uniform in [-1, 1), rounded to bf16
+__global__ void fill_rand(__nv_bfloat16 *p, size_t n, uint64_t seed) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    uint32_t h = hash32(seed * 0x9E3779B97F4A7C15ULL + i);
+    p[i] = __float2bfloat16((float)(h >> 8) * (2.0f / 16777216.0f) - 1.0f);
+  }
+}
+// sum (c-r)^2, sum r^2, #nan, #wrong (needs rms => two passes: pass 1 sums, pass 2 counts)
+__global__ void diff_sums(const __nv_bfloat16 *c, const __nv_bfloat16 *r, size_t n, double *out,
+                          unsigned long long *nan_count) {
+  double se = 0, sr = 0;
+  unsigned long long nn = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    float a = __bfloat162float(c[i]), b = __bfloat162float(r[i]);
+    if (isnan(a) || isinf(a)) { nn++; continue; }
+    double dd = (double)a - b;
+    se += dd * dd;
+    sr += (double)b * b;
+  }
+  atomicAdd(&out[0], se);
+  atomicAdd(&out[1], sr);
+  if (nn) atomicAdd(nan_count, nn);
+}
+__global__ void count_wrong(const __nv_bfloat16 *c, const __nv_bfloat16 *r, size_t n, float rms,
+                            unsigned long long *wrong) {
+  unsigned long long w = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    float a = __bfloat162float(c[i]), b = __bfloat162float(r[i]);
+    if (!(fabsf(a - b) <= 0.05f * fabsf(b) + 0.02f * rms)) w++;
+  }
+  if (w) atomicAdd(wrong, w);
+}
+
+// Epilogue used by the hook test: counts visits per tile and, from the last
+// consumer thread, copies the tile's first and last elements (written by
+// other warps / the other warpgroup) to probe[].
+struct probe_epilogue {
+  unsigned *visits;
+  __nv_bfloat16 *probe;
+  const __nv_bfloat16 *C;
+  long long ldc;
+  int tiles_n;
+  __device__ void operator()(int tm, int tn, int rows, int cols) const {
+    const int tid = threadIdx.x - 128;
+    const int tile = tm * tiles_n + tn;
+    if (tid == 255) {
+      atomicAdd(&visits[tile], 1u);
+      const __nv_bfloat16 *t = C + (long long)tm * rows * ldc + (long long)tn * cols;
+      probe[2 * tile] = t[0];
+      probe[2 * tile + 1] = t[(long long)(rows - 1) * ldc + cols - 1];
+    }
+  }
+};
+
+struct Shape { int M, N, K; };
+
+// Synchronize with a deadline: a hung kernel (bad barrier phase, bad tensor
+// map) must not eat the whole device lease.
+static void sync_or_die(cudaStream_t st, double seconds, const char *what) {
+  cudaEvent_t ev;
+  CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+  CK(cudaEventRecord(ev, st));
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    cudaError_t e = cudaEventQuery(ev);
+    if (e == cudaSuccess) break;
+    if (e != cudaErrorNotReady) { fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e)); exit(2); }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if ((t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec) > seconds) {
+      printf("# HANG: %s did not finish in %.0f s\n# result: FAIL\n", what, seconds);
+      fflush(stdout);
+      _exit(3);
+    }
+  }
+  CK(cudaEventDestroy(ev));
+}
+
+// Structured one-tile problems that tell A-operand from B-operand layout bugs.
+//   kind 0: A[i][k] = (k == i % K)  -> C[i][n] = B[i % K][n]
+//   kind 1: B[k][n] = (k == n % K)  -> C[i][n] = A[i][n % K]
+static void run_diag(cudaStream_t st, int M, int N, int K, int kind) {
+  std::vector<__nv_bfloat16> hA((size_t)M * K), hB((size_t)K * N), hC((size_t)M * N);
+  for (int i = 0; i < M; ++i)
+    for (int k = 0; k < K; ++k)
+      hA[(size_t)i * K + k] = __float2bfloat16(kind == 0 ? (k == i % K ? 1.f : 0.f) : (float)((i * 7 + k * 3) % 17 - 8));
+  for (int k = 0; k < K; ++k)
+    for (int n = 0; n < N; ++n)
+      hB[(size_t)k * N + n] = __float2bfloat16(kind == 1 ? (k == n % K ? 1.f : 0.f) : (float)((k * 5 + n * 11) % 19 - 9));
+  __nv_bfloat16 *A, *B, *C;
+  CK(cudaMalloc(&A, hA.size() * 2));
+  CK(cudaMalloc(&B, hB.size() * 2));
+  CK(cudaMalloc(&C, hC.size() * 2));
+  CK(cudaMemcpy(A, hA.data(), hA.size() * 2, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(B, hB.data(), hB.size() * 2, cudaMemcpyHostToDevice));
+  CK(cudaMemset(C, 0xFF, hC.size() * 2));
+  cuco::gemm_bf16_args a{A, B, C, M, N, K, K, N, N};
+  CK(cuco::gemm_bf16(a, st, 0));
+  sync_or_die(st, 20, "diag gemm");
+  CK(cudaMemcpy(hC.data(), C, hC.size() * 2, cudaMemcpyDeviceToHost));
+  int bad = 0;
+  for (int i = 0; i < M; ++i)
+    for (int n = 0; n < N; ++n) {
+      double ref = 0;
+      for (int k = 0; k < K; ++k)
+        ref += (double)__bfloat162float(hA[(size_t)i * K + k]) * __bfloat162float(hB[(size_t)k * N + n]);
+      float got = __bfloat162float(hC[(size_t)i * N + n]);
+      if (!(fabs(got - ref) <= 1e-2 * fabs(ref) + 1e-2)) {
+        if (bad < 6) printf("#   diag%d %dx%dx%d C[%d][%d] = %g, want %g\n", kind, M, N, K, i, n, got, ref);
+        bad++;
+      }
+    }
+  printf("# diag%d %dx%dx%d (%s): %d wrong of %d: %s\n", kind, M, N, K,
+         kind == 0 ? "A = selector, tests B path" : "B = selector, tests A path", bad, M * N, bad ? "FAIL" : "ok");
+  if (bad) g_fail = 1;
+  CK(cudaFree(A)); CK(cudaFree(B)); CK(cudaFree(C));
+}
+
+static void cublas_ref(cublasHandle_t h, const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C,
+                       int M, int N, int K, cudaStream_t s) {
+  // row-major C = A B  <=>  column-major C^T = B^T A^T
+  const float one = 1.f, zero = 0.f;
+  CKB(cublasSetStream(h, s));
+  CKB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, B, CUDA_R_16BF, N, A, CUDA_R_16BF, K, &zero,
+                   C, CUDA_R_16BF, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+static double median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct CheckResult { double rel; unsigned long long nan, wrong; int host_bad; };
+
+static CheckResult check(const __nv_bfloat16 *dC, const __nv_bfloat16 *dR, const __nv_bfloat16 *dA,
+                         const __nv_bfloat16 *dB, int M, int N, int K) {
+  size_t n = (size_t)M * N;
+  double *dsum;
+  unsigned long long *dcnt;
+  CK(cudaMalloc(&dsum, 2 * sizeof(double)));
+  CK(cudaMalloc(&dcnt, 2 * sizeof(unsigned long long)));
+  CK(cudaMemset(dsum, 0, 2 * sizeof(double)));
+  CK(cudaMemset(dcnt, 0, 2 * sizeof(unsigned long long)));
+  diff_sums<<<1024, 256>>>(dC, dR, n, dsum, dcnt);
+  CK(cudaGetLastError());
+  double hs[2];
+  CK(cudaMemcpy(hs, dsum, sizeof hs, cudaMemcpyDeviceToHost));
+  float rms = (float)sqrt(hs[1] / (double)n);
+  count_wrong<<<1024, 256>>>(dC, dR, n, rms, dcnt + 1);
+  CK(cudaGetLastError());
+  unsigned long long hc[2];
+  CK(cudaMemcpy(hc, dcnt, sizeof hc, cudaMemcpyDeviceToHost));
+  CK(cudaFree(dsum));
+  CK(cudaFree(dcnt));
+  CheckResult r;
+  r.rel = hs[1] > 0 ? sqrt(hs[0] / hs[1]) : 1e30;
+  r.nan = hc[0];
+  r.wrong = hc[1];
+  // 64 sampled elements vs a float64 host dot product
+  r.host_bad = 0;
+  std::vector<__nv_bfloat16> arow(K), bcol(K);
+  for (int s = 0; s < 64; ++s) {
+    int i = (int)((1103515245u * (unsigned)s + 12345u) % (unsigned)M);
+    int j = (int)((2654435761u * (unsigned)s + 97u) % (unsigned)N);
+    if (s == 0) { i = 0; j = 0; }
+    if (s == 1) { i = M - 1; j = N - 1; }
+    CK(cudaMemcpy(arow.data(), dA + (size_t)i * K, K * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy2D(bcol.data(), 2, dB + j, (size_t)N * 2, 2, K, cudaMemcpyDeviceToHost));
+    double acc = 0, mag = 0;
+    for (int k = 0; k < K; ++k) {
+      double p = (double)__bfloat162float(arow[k]) * (double)__bfloat162float(bcol[k]);
+      acc += p;
+      mag += fabs(p);
+    }
+    __nv_bfloat16 got;
+    CK(cudaMemcpy(&got, dC + (size_t)i * N + j, 2, cudaMemcpyDeviceToHost));
+    double g = __bfloat162float(got);
+    // bf16 output rounding (2^-8 relative) + fp32 accumulation slack
+    if (!(fabs(g - acc) <= 8e-3 * fabs(acc) + 1e-3 * mag / sqrt((double)K) + 1e-2)) {
+      if (r.host_bad < 4)
+        fprintf(stderr, "  host check C[%d,%d] = %g, fp64 %g\n", i, j, g, acc);
+      r.host_bad++;
+    }
+  }
+  return r;
+}
+
+static void run_shape(cublasHandle_t h, cudaStream_t st, Shape sh, bool timing, int iters) {
+  const int M = sh.M, N = sh.N, K = sh.K;
+  __nv_bfloat16 *A, *B, *C, *R;
+  CK(cudaMalloc(&A, (size_t)M * K * 2));
+  CK(cudaMalloc(&B, (size_t)K * N * 2));
+  CK(cudaMalloc(&C, (size_t)M * N * 2));
+  CK(cudaMalloc(&R, (size_t)M * N * 2));
+  fill_rand<<<2048, 256, 0, st>>>(A, (size_t)M * K, 1000 + M + 7ull * K);
+  fill_rand<<<2048, 256, 0, st>>>(B, (size_t)K * N, 2000 + N + 13ull * K);
+  CK(cudaGetLastError());
+  CK(cudaMemsetAsync(R, 0xFF, (size_t)M * N * 2, st));
+  cublas_ref(h, A, B, R, M, N, K, st);
+
+  cuco::gemm_bf16_args a{A, B, C, M, N, K, K, N, N};
+  cuco::gemm_bf16_plan plan;
+  CK(cuco::gemm_bf16_plan_init(&plan, a, 0));
+  CK(cudaMemsetAsync(C, 0xFF, (size_t)M * N * 2, st));  // NaN poison
+  CK(cuco::gemm_bf16_run(&plan, st));
+  sync_or_die(st, 30, "gemm");
+  CheckResult cr = check(C, R, A, B, M, N, K);
+  bool ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
+  if (!ok) g_fail = 1;
+
+  double us = 0, us_cb = 0;
+  if (timing) {
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    std::vector<float> t;
+    for (int i = 0; i < 5; ++i) CK(cuco::gemm_bf16_run(&plan, st));
+    for (int i = 0; i < iters; ++i) {
+      CK(cudaEventRecord(e0, st));
+      CK(cuco::gemm_bf16_run(&plan, st));
+      CK(cudaEventRecord(e1, st));
+      CK(cudaEventSynchronize(e1));
+      float ms;
+      CK(cudaEventElapsedTime(&ms, e0, e1));
+      t.push_back(ms);
+    }
+    us = median(t) * 1e3;
+    t.clear();
+    for (int i = 0; i < 5; ++i) cublas_ref(h, A, B, R, M, N, K, st);
+    for (int i = 0; i < iters; ++i) {
+      CK(cudaEventRecord(e0, st));
+      cublas_ref(h, A, B, R, M, N, K, st);
+      CK(cudaEventRecord(e1, st));
+      CK(cudaEventSynchronize(e1));
+      float ms;
+      CK(cudaEventElapsedTime(&ms, e0, e1));
+      t.push_back(ms);
+    }
+    us_cb = median(t) * 1e3;
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+  }
+  double fl = 2.0 * M * N * (double)K;
+  cuco::gemm_bf16_tile_info ti = cuco::gemm_bf16_tiles(&plan);
+  printf("%6d %6d %6d %4dx%-3d %5d %10.1f %8.1f %10.1f %8.1f %9.2e %6llu %4llu %3d  %s\n", M, N, K, ti.tile_m,
+         ti.tile_n, ti.ctas, us, timing ? fl / us * 1e-6 : 0.0, us_cb, timing ? fl / us_cb * 1e-6 : 0.0, cr.rel,
+         cr.wrong, cr.nan, cr.host_bad, ok ? "ok" : "FAIL");
+  fflush(stdout);
+  CK(cudaFree(A));
+  CK(cudaFree(B));
+  CK(cudaFree(C));
+  CK(cudaFree(R));
+}
+
+// Epilogue hook, max_ctas, start_tile, plan_set_A, bad-shape rejection.
+static void run_features(cublasHandle_t h, cudaStream_t st) {
+  const int M = 2048, N = 1024, K = 1024;
+  __nv_bfloat16 *A, *A2, *B, *C, *R, *probe;
+  unsigned *visits;
+  CK(cudaMalloc(&A, (size_t)M * K * 2));
+  CK(cudaMalloc(&A2, (size_t)M * K * 2));
+  CK(cudaMalloc(&B, (size_t)K * N * 2));
+  CK(cudaMalloc(&C, (size_t)M * N * 2));
+  CK(cudaMalloc(&R, (size_t)M * N * 2));
+  fill_rand<<<1024, 256, 0, st>>>(A, (size_t)M * K, 11);
+  fill_rand<<<1024, 256, 0, st>>>(A2, (size_t)M * K, 12);
+  fill_rand<<<1024, 256, 0, st>>>(B, (size_t)K * N, 13);
+  CK(cudaGetLastError());
+  cuco::gemm_bf16_args a{A, B, C, M, N, K, K, N, N};
+  cuco::gemm_bf16_plan plan;
+  CK(cuco::gemm_bf16_plan_init(&plan, a, 7));  // few CTAs: many tiles per CTA
+  cuco::gemm_bf16_tile_info ti = cuco::gemm_bf16_tiles(&plan);
+  plan.start_tile = 5;
+  CK(cudaMalloc(&visits, ti.tiles * sizeof(unsigned)));
+  CK(cudaMalloc(&probe, 2 * ti.tiles * 2));
+  CK(cudaMemset(visits, 0, ti.tiles * sizeof(unsigned)));
+  CK(cudaMemset(C, 0xFF, (size_t)M * N * 2));
+  probe_epilogue ep{visits, probe, C, N, ti.tiles_n};
+  CK(cuco::gemm_bf16_run_epilogue(&plan, st, ep));
+  sync_or_die(st, 30, "gemm with epilogue");
+  cublas_ref(h, A, B, R, M, N, K, st);
+  CK(cudaStreamSynchronize(st));
+  CheckResult cr = check(C, R, A, B, M, N, K);
+  std::vector<unsigned> hv(ti.tiles);
+  std::vector<__nv_bfloat16> hp(2 * ti.tiles);
+  CK(cudaMemcpy(hv.data(), visits, ti.tiles * sizeof(unsigned), cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(hp.data(), probe, 2 * ti.tiles * 2, cudaMemcpyDeviceToHost));
+  int bad_visits = 0, bad_probe = 0;
+  for (int t = 0; t < ti.tiles; ++t) {
+    if (hv[t] != 1) bad_visits++;
+    int tm = t / ti.tiles_n, tn = t % ti.tiles_n;
+    __nv_bfloat16 c0, c1;
+    CK(cudaMemcpy(&c0, C + (size_t)tm * ti.tile_m * N + (size_t)tn * ti.tile_n, 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(&c1, C + (size_t)(tm * ti.tile_m + ti.tile_m - 1) * N + (size_t)tn * ti.tile_n + ti.tile_n - 1, 2,
+                  cudaMemcpyDeviceToHost));
+    if (memcmp(&c0, &hp[2 * t], 2) || memcmp(&c1, &hp[2 * t + 1], 2)) bad_probe++;
+  }
+  bool ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0 && !bad_visits && !bad_probe;
+  printf("# feature epilogue+max_ctas=7+start_tile=5 (%dx%dx%d, %d tiles): rel_err %.2e nan %llu wrong %llu "
+         "bad_visits %d bad_probe %d: %s\n",
+         M, N, K, ti.tiles, cr.rel, cr.nan, cr.wrong, bad_visits, bad_probe, ok ? "ok" : "FAIL");
+  if (!ok) g_fail = 1;
+
+  // plan_set_A (input rotation)
+  CK(cuco::gemm_bf16_plan_set_A(&plan, A2));
+  plan.start_tile = 0;
+  CK(cudaMemset(C, 0xFF, (size_t)M * N * 2));
+  CK(cuco::gemm_bf16_run(&plan, st));
+  cublas_ref(h, A2, B, R, M, N, K, st);
+  CK(cudaStreamSynchronize(st));
+  cr = check(C, R, A2, B, M, N, K);
+  ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
+  printf("# feature plan_set_A: rel_err %.2e nan %llu wrong %llu: %s\n", cr.rel, cr.nan, cr.wrong,
+         ok ? "ok" : "FAIL");
+  if (!ok) g_fail = 1;
+
+  // bad shapes must be rejected
+  int rejected = 0, cases = 0;
+  cuco::gemm_bf16_args bad[] = {
+      {A, B, C, 100, N, K, K, N, N}, {A, B, C, M, 200, K, K, 200, 200}, {A, B, C, M, N, 96, 96, N, N},
+      {A, B, C, M, N, K, K - 1, N, N}, {nullptr, B, C, M, N, K, K, N, N}, {A, B, C, M, N, K, K + 4, N, N}};
+  for (auto &b : bad) {
+    cases++;
+    cuco::gemm_bf16_plan pb;
+    if (cuco::gemm_bf16_plan_init(&pb, b, 0) == cudaErrorInvalidValue) rejected++;
+  }
+  ok = rejected == cases;
+  printf("# feature bad-shape rejection: %d/%d: %s\n", rejected, cases, ok ? "ok" : "FAIL");
+  if (!ok) g_fail = 1;
+  CK(cudaFree(A)); CK(cudaFree(A2)); CK(cudaFree(B)); CK(cudaFree(C)); CK(cudaFree(R));
+  CK(cudaFree(probe)); CK(cudaFree(visits));
+}
+
+int main(int argc, char **argv) {
+  bool quick = false;
+  int iters = 30;
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--quick")) quick = true;
+    else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
+    else { fprintf(stderr, "usage: %s [--quick] [--iters N]\n", argv[0]); return 2; }
+  }
+  int dev = 0, major = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, dev));
+  printf("# test_gemm: device %d %s, %d SMs, cc %d.%d; cuco::gemm_bf16 vs cublasGemmEx(bf16, COMPUTE_32F)\n", dev,
+         prop.name, prop.multiProcessorCount, prop.major, prop.minor);
+  if (major != 9) {
+    printf("# SKIP: needs compute capability 9.x (sm_90a)\n");
+    return 0;
+  }
+  cublasHandle_t h;
+  CKB(cublasCreate(&h));
+  cudaStream_t st;
+  CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+
+  run_diag(st, 128, 256, 64, 0);
+  run_diag(st, 128, 256, 64, 1);
+  run_diag(st, 128, 128, 128, 0);
+  run_diag(st, 256, 512, 256, 1);
+  std::vector<Shape> shapes;
+  if (quick)
+    shapes = {{256, 256, 64}, {128, 384, 192}, {1024, 384, 512}, {2048, 2048, 2048}, {4096, 4096, 4096},
+              {8192, 512, 8192}};
+  else
+    shapes = {{2048, 2048, 2048},  {4096, 4096, 4096},  {8192, 8192, 8192},   {16384, 8192, 8192},
+              {8192, 1024, 8192},  {4096, 4096, 16384}, {16384, 4096, 8192},  {8192, 512, 8192},
+              {1024, 384, 512},    {8192, 8192, 1024}};
+  printf("# timing: CUDA events around each launch, %d warm-up, median of %d; inputs uniform[-1,1) bf16\n", 5,
+         iters);
+  printf("#     M      N      K tile      ctas    our_us  our_TF/s  cublas_us cub_TF/s   rel_err  #wrong #nan "
+         "host status\n");
+  for (auto &s : shapes) run_shape(h, st, s, !quick, iters);
+  run_features(h, st);
+  CKB(cublasDestroy(h));
+  CK(cudaStreamDestroy(st));
+  printf("# result: %s\n", g_fail ? "FAIL" : "PASS");
+  return g_fail;
+}
