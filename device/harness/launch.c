@@ -129,7 +129,7 @@ static void kill_all(struct child *ch, int n)
 
 int hx_launch_fork(const struct hx_opts *o)
 {
-	int n = o->ranks ? o->ranks : hx_count_gpus();
+	int have = hx_count_gpus(), n = o->ranks ? o->ranks : have;
 	int up[2], (*down)[2] = NULL, rc = CUCO_ERR_SYSTEM;
 	struct child *ch = NULL;
 	ncclUniqueId id;
@@ -138,6 +138,13 @@ int hx_launch_fork(const struct hx_opts *o)
 
 	if (n < 1) {
 		hx_emit_failure(1, -1, CUCO_ERR_NO_GPU, "launch", "no CUDA GPU visible on this node");
+		return CUCO_ERR_NO_GPU;
+	}
+	if (n > have) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "%d ranks need %d CUDA GPUs on this node; %d visible", n,
+			 n, have);
+		hx_emit_failure(1, -1, CUCO_ERR_NO_GPU, "launch", msg);
 		return CUCO_ERR_NO_GPU;
 	}
 	ch = calloc((size_t)n, sizeof(*ch));

@@ -19,6 +19,7 @@ static const char usage_text[] =
 	"usage: cuco-harness --workload-so PATH --workload NAME --shape NAME --param K=V...\n"
 	"                    --program NAME=PATH[,noverify]... [options]\n"
 	"       cuco-harness --probe [--ranks N]\n"
+	"       cuco-harness --count-gpus\n"
 	"options:\n"
 	"  --tolerance X       relative L2 error allowed (default 1e-2)\n"
 	"  --ranks N           ranks to fork on this node (default: one per GPU)\n"
@@ -89,6 +90,9 @@ static int parse_args(int argc, char **argv, struct hx_opts *o)
 
 		if (!strcmp(a, "--help")) {
 			fputs(usage_text, stdout);
+			exit(0);
+		} else if (!strcmp(a, "--count-gpus")) {
+			printf("%d\n", hx_count_gpus());
 			exit(0);
 		} else if (!strcmp(a, "--probe")) {
 			o->probe = 1;

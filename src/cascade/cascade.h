@@ -1,0 +1,123 @@
+/*
+ * cascade.h - the evaluation cascade: compile -> run and verify on the GPUs ->
+ * benchmark -> fitness. A failure at any stage is a result (stage reached,
+ * status, error text, logs), never a crash of cuco.
+ */
+#ifndef CUCO_CASCADE_H
+#define CUCO_CASCADE_H
+
+#include <stdint.h>
+
+#include <cuco/program.h>
+
+#include "util/error.h"
+#include "util/strbuf.h"
+#include "workload/manifest.h"
+
+#define CUCO_CASCADE_MAX_PROGRAMS 16
+
+/* How to build programs. Caller-owned; strings must outlive the calls. */
+struct cuco_compile_opts {
+	const char *home;      /* cuco home (include/, device/include/) */
+	const char *cache_dir; /* compiled .so files by content hash */
+	const char *arch;      /* nvcc target, e.g. "90a" ($CUCO_ARCH or 90a) */
+	int jobs;              /* nvcc processes at once */
+	double timeout_s;      /* per nvcc process */
+};
+
+/* One program to compile: its source text and where it came from. */
+struct cuco_compile_job {
+	const char *name;     /* for messages and the harness */
+	const char *path;     /* file name for messages; its directory is on the include path */
+	const char *source;   /* the text to compile (may differ from the file's) */
+	const char *libs[4];  /* extra libraries, e.g. "cublas"; NULL-terminated */
+	/* results */
+	int code;             /* CUCO_OK or CUCO_ERR_COMPILE / CUCO_ERR_SYSTEM */
+	int cached;           /* 1 if the .so came from the cache */
+	double seconds;       /* nvcc wall time (0 when cached) */
+	char hash[65];        /* content hash: source, flags, nvcc and cuco headers */
+	char so_path[4096];   /* the built shared object */
+	struct cuco_strbuf log; /* nvcc's output */
+};
+
+/* Fill opts with defaults (home from cuco_home(), cache in <state>/cache). */
+int cuco_compile_opts_default(struct cuco_compile_opts *opts, struct cuco_err *err);
+void cuco_compile_job_init(struct cuco_compile_job *job, const char *name, const char *path,
+			   const char *source);
+void cuco_compile_job_release(struct cuco_compile_job *job);
+/*
+ * Compile every job (in parallel, opts->jobs at a time, cached by hash). Each
+ * job gets its own code and log; returns CUCO_OK unless the cascade itself
+ * could not work (then err says why).
+ */
+int cuco_compile_many(const struct cuco_compile_opts *opts, struct cuco_compile_job *jobs, int n,
+		      struct cuco_err *err);
+/* The nvcc version line, or "" when nvcc cannot run. Static string. */
+const char *cuco_nvcc_version(void);
+
+/* How to run the harness. */
+struct cuco_run_opts {
+	int ranks;             /* ranks per evaluation */
+	const char *launcher;  /* NULL: fork on this node; else e.g. "mpirun -np 2 --allow-run-as-root" */
+	double timeout_s;      /* watchdog per stage */
+	int warmup, iters;
+	double bench_seconds;
+	int verify_runs;
+	uint64_t seed;
+	int samples;           /* keep per-iteration samples */
+};
+void cuco_run_opts_default(struct cuco_run_opts *o);
+
+/* One program's outcome in one harness run. */
+struct cuco_program_result {
+	char name[64];
+	int code;          /* CUCO_OK, CUCO_ERR_VERIFY, CUCO_ERR_RUN, ... */
+	char status[24];   /* token: ok, wrong, run, timeout, crash, compile, ... */
+	char stage[16];    /* stage reached: compile, run, verify, bench */
+	int verify;        /* 1 if the program's output is checked */
+	double rel_err;    /* NaN when not checked */
+	double median_us, p10_us, p90_us, min_us, mean_us; /* NaN when not timed */
+	int iters;
+	char *samples_json; /* malloc'd JSON array or NULL */
+	char *error;        /* malloc'd message or NULL */
+};
+
+/* One harness run over several programs of one shape. */
+struct cuco_run_result {
+	int code;              /* CUCO_OK when the harness finished */
+	char *error;           /* malloc'd; harness-level failure */
+	char *raw_json;        /* malloc'd; the harness's JSON line */
+	struct cuco_strbuf log; /* the harness's stderr */
+	char gpu[64];
+	int nresults;
+	struct cuco_program_result results[CUCO_CASCADE_MAX_PROGRAMS];
+};
+void cuco_run_result_init(struct cuco_run_result *r);
+void cuco_run_result_release(struct cuco_run_result *r);
+
+/* A compiled program to run: name, .so, checked or timing-only. */
+struct cuco_run_program {
+	const char *name;
+	const char *so_path;
+	int verify;
+};
+
+/*
+ * Run programs on the GPUs through cuco-harness for one shape: verify each
+ * against the workload reference and time it. A program that crashes or
+ * hangs is reported and the rest are run again without it. Returns CUCO_OK
+ * when results were obtained (each program has its own code), else the
+ * harness-level error (e.g. CUCO_ERR_NO_GPU) with err set.
+ */
+int cuco_run_programs(const struct cuco_run_opts *o, const struct cuco_manifest *m,
+		      const char *workload_so, const struct cuco_shape *shape,
+		      const struct cuco_run_program *progs, int n, struct cuco_run_result *res,
+		      struct cuco_err *err);
+
+/* Parse one harness JSON line into res (exposed for tests). */
+int cuco_run_result_parse(const char *json, struct cuco_run_result *res, struct cuco_err *err);
+
+/* GPUs on this node as the harness sees them (0 when none); -1 when the harness cannot run. */
+int cuco_gpu_count(struct cuco_err *err);
+
+#endif

@@ -1,0 +1,382 @@
+/*
+ * run.c - the cascade's GPU stages: hand compiled programs to cuco-harness,
+ * which verifies each against the workload's reference and times it, and
+ * read its JSON back. A program that crashes or hangs its rank group is
+ * recorded as such and the programs after it are run again without it.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cascade/cascade.h"
+#include "util/paths.h"
+#include "util/proc.h"
+
+void cuco_run_opts_default(struct cuco_run_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->ranks = 2;
+	o->timeout_s = 60;
+	o->warmup = 5;
+	o->iters = 20;
+	o->bench_seconds = 0.5;
+	o->verify_runs = 3;
+	o->seed = 1;
+	o->samples = 1;
+}
+
+void cuco_run_result_init(struct cuco_run_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	cuco_strbuf_init(&r->log, 0);
+}
+
+static void program_result_release(struct cuco_program_result *p)
+{
+	free(p->samples_json);
+	free(p->error);
+	p->samples_json = p->error = NULL;
+}
+
+void cuco_run_result_release(struct cuco_run_result *r)
+{
+	for (int i = 0; i < r->nresults; i++)
+		program_result_release(&r->results[i]);
+	free(r->error);
+	free(r->raw_json);
+	cuco_strbuf_release(&r->log);
+	r->nresults = 0;
+	r->error = r->raw_json = NULL;
+}
+
+static int token_code(const char *t)
+{
+	static const struct {
+		const char *tok;
+		int code;
+	} map[] = {{"ok", CUCO_OK},
+		   {"wrong", CUCO_ERR_VERIFY},
+		   {"run", CUCO_ERR_RUN},
+		   {"timeout", CUCO_ERR_TIMEOUT},
+		   {"crash", CUCO_ERR_CRASH},
+		   {"unsupported", CUCO_ERR_UNSUPPORTED},
+		   {"no_gpu", CUCO_ERR_NO_GPU},
+		   {"invalid", CUCO_ERR_INVALID},
+		   {"usage", CUCO_ERR_USAGE},
+		   {"nomem", CUCO_ERR_NOMEM}};
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(map[i].tok, t))
+			return map[i].code;
+	return CUCO_ERR_RUN;
+}
+
+static double num(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static const char *str(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static void fill_program(struct cuco_program_result *p, json_t *e)
+{
+	const char *name = str(e, "name"), *status = str(e, "status"), *err = str(e, "error");
+	json_t *ver = json_object_get(e, "verified"), *samples = json_object_get(e, "samples_us");
+
+	memset(p, 0, sizeof(*p));
+	snprintf(p->name, sizeof(p->name), "%s", name ? name : "?");
+	snprintf(p->status, sizeof(p->status), "%s", status ? status : "run");
+	p->code = token_code(p->status);
+	p->verify = !json_is_null(ver) && ver != NULL;
+	p->rel_err = num(e, "rel_err");
+	p->median_us = num(e, "median_us");
+	p->p10_us = num(e, "p10_us");
+	p->p90_us = num(e, "p90_us");
+	p->min_us = num(e, "min_us");
+	p->mean_us = num(e, "mean_us");
+	p->iters = json_is_integer(json_object_get(e, "iters"))
+			   ? (int)json_integer_value(json_object_get(e, "iters"))
+			   : 0;
+	if (json_is_array(samples))
+		p->samples_json = json_dumps(samples, JSON_COMPACT);
+	p->error = dup_or_null(err);
+	snprintf(p->stage, sizeof(p->stage), "%s",
+		 p->code == CUCO_OK ? "bench" : p->code == CUCO_ERR_VERIFY ? "verify" : "run");
+}
+
+int cuco_run_result_parse(const char *text, struct cuco_run_result *res, struct cuco_err *err)
+{
+	json_error_t je;
+	json_t *root = json_loads(text, 0, &je), *progs;
+	const char *status, *gpu;
+	int rc = CUCO_OK;
+
+	if (!root || !json_is_object(root)) {
+		rc = cuco_err_set(err, CUCO_ERR_PARSE, "harness output:%d:%d: %s", je.line,
+				  je.column, root ? "not a JSON object" : je.text);
+		goto out;
+	}
+	if (!json_is_integer(json_object_get(root, "harness"))) {
+		rc = cuco_err_set(err, CUCO_ERR_PARSE, "harness output: missing \"harness\" version");
+		goto out;
+	}
+	status = str(root, "status");
+	res->code = token_code(status ? status : "run");
+	gpu = str(root, "gpu");
+	if (gpu)
+		snprintf(res->gpu, sizeof(res->gpu), "%s", gpu);
+	free(res->raw_json);
+	res->raw_json = strdup(text);
+	if (res->code != CUCO_OK) {
+		free(res->error);
+		res->error = dup_or_null(str(root, "error"));
+	}
+	progs = json_object_get(root, "programs");
+	if (json_is_array(progs)) {
+		size_t i;
+		json_t *e;
+		json_array_foreach(progs, i, e)
+		{
+			if (res->nresults >= CUCO_CASCADE_MAX_PROGRAMS)
+				break;
+			if (json_is_object(e))
+				fill_program(&res->results[res->nresults++], e);
+		}
+	}
+	/* The program that took its rank group down. */
+	if (res->code != CUCO_OK && str(root, "program") && *str(root, "program") &&
+	    res->nresults < CUCO_CASCADE_MAX_PROGRAMS) {
+		struct cuco_program_result *p = &res->results[res->nresults++];
+		const char *stage = str(root, "stage");
+		memset(p, 0, sizeof(*p));
+		snprintf(p->name, sizeof(p->name), "%s", str(root, "program"));
+		snprintf(p->status, sizeof(p->status), "%s", status ? status : "run");
+		p->code = res->code;
+		p->rel_err = p->median_us = p->p10_us = p->p90_us = p->min_us = p->mean_us = NAN;
+		snprintf(p->stage, sizeof(p->stage), "%s",
+			 stage && (!strcmp(stage, "verify") || !strcmp(stage, "bench")) ? stage
+											 : "run");
+		p->error = dup_or_null(str(root, "error"));
+	}
+out:
+	json_decref(root);
+	return rc;
+}
+
+/* The line of out that carries the harness result: a failure beats a success. */
+static const char *pick_line(char *out)
+{
+	const char *ok = NULL, *bad = NULL;
+
+	for (char *line = out; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if (line[0] == '{' && strstr(line, "\"harness\"")) {
+			if (strstr(line, "\"status\":\"ok\""))
+				ok = line;
+			else if (!bad)
+				bad = line;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return bad ? bad : ok;
+}
+
+static void push(char **argv, int *n, char *s)
+{
+	argv[(*n)++] = s;
+}
+
+static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m,
+		    const char *workload_so, const struct cuco_shape *shape,
+		    const struct cuco_run_program *progs, int n, struct cuco_run_result *res,
+		    struct cuco_err *err)
+{
+	char *argv[256], *env[4], *owned[128];
+	int argc = 0, nowned = 0, nenv = 0, rc;
+	char buf[4608];
+	struct cuco_strbuf out = CUCO_STRBUF_INIT, launcher = CUCO_STRBUF_INIT;
+	struct cuco_proc_status st;
+	const char *nccl = cuco_nccl_home(), *line;
+
+#define OWN(...)                                                                              \
+	do {                                                                                  \
+		snprintf(buf, sizeof(buf), __VA_ARGS__);                                      \
+		owned[nowned] = strdup(buf);                                                  \
+		push(argv, &argc, owned[nowned++]);                                           \
+	} while (0)
+	if (o->launcher && *o->launcher) {
+		cuco_strbuf_adds(&launcher, o->launcher);
+		for (char *tok = launcher.buf; *tok && argc < 32;) {
+			while (*tok == ' ')
+				*tok++ = '\0';
+			if (!*tok)
+				break;
+			push(argv, &argc, tok);
+			while (*tok && *tok != ' ')
+				tok++;
+		}
+	}
+	push(argv, &argc, (char *)cuco_harness_path());
+	push(argv, &argc, "--workload-so");
+	push(argv, &argc, (char *)workload_so);
+	push(argv, &argc, "--workload");
+	push(argv, &argc, m->name);
+	push(argv, &argc, "--shape");
+	push(argv, &argc, (char *)shape->name);
+	for (int i = 0; i < shape->nparams; i++) {
+		push(argv, &argc, "--param");
+		OWN("%s=%lld", shape->param_names[i], shape->params[i]);
+	}
+	push(argv, &argc, "--tolerance");
+	OWN("%g", m->tolerance);
+	if (o->launcher && *o->launcher) {
+		push(argv, &argc, "--launch");
+		push(argv, &argc, "env");
+	} else {
+		push(argv, &argc, "--ranks");
+		OWN("%d", o->ranks);
+	}
+	push(argv, &argc, "--timeout");
+	OWN("%g", o->timeout_s);
+	push(argv, &argc, "--warmup");
+	OWN("%d", o->warmup);
+	push(argv, &argc, "--iters");
+	OWN("%d", o->iters);
+	push(argv, &argc, "--bench-seconds");
+	OWN("%g", o->bench_seconds);
+	push(argv, &argc, "--verify-runs");
+	OWN("%d", o->verify_runs);
+	push(argv, &argc, "--seed");
+	OWN("%llu", (unsigned long long)o->seed);
+	if (!o->samples)
+		push(argv, &argc, "--no-samples");
+	for (int i = 0; i < n; i++) {
+		push(argv, &argc, "--program");
+		OWN("%s=%s%s", progs[i].name, progs[i].so_path, progs[i].verify ? "" : ",noverify");
+	}
+	push(argv, &argc, NULL);
+#undef OWN
+	env[nenv++] = "NCCL_NVLS_ENABLE=0";
+	if (nccl) {
+		const char *old = getenv("LD_LIBRARY_PATH");
+		snprintf(buf, sizeof(buf), "LD_LIBRARY_PATH=%s/lib%s%s", nccl, old ? ":" : "",
+			 old ? old : "");
+		owned[nowned] = strdup(buf);
+		env[nenv++] = owned[nowned++];
+	}
+	env[nenv] = NULL;
+
+	rc = cuco_proc_run(argv, env, &out, &res->log, o->timeout_s * (8 + 4 * n) + 60, &st);
+	if (rc) {
+		rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot start %s: %s", argv[0],
+				  strerror(errno));
+		goto done;
+	}
+	line = pick_line(out.buf);
+	if (!line) {
+		char tail[400];
+		size_t k = res->log.len > 300 ? res->log.len - 300 : 0;
+		snprintf(tail, sizeof(tail), "%s", res->log.buf + k);
+		if (st.timed_out)
+			rc = cuco_err_set(err, CUCO_ERR_TIMEOUT, "harness killed after %.0f s",
+					  st.seconds);
+		else
+			rc = cuco_err_set(err, st.exited ? CUCO_ERR_CRASH : CUCO_ERR_CRASH,
+					  "harness %s %d without a result; its stderr ends: %s",
+					  st.exited ? "exited with code" : "died with signal", st.code,
+					  tail);
+		goto done;
+	}
+	rc = cuco_run_result_parse(line, res, err);
+done:
+	for (int i = 0; i < nowned; i++)
+		free(owned[i]);
+	cuco_strbuf_release(&out);
+	cuco_strbuf_release(&launcher);
+	return rc;
+}
+
+int cuco_run_programs(const struct cuco_run_opts *o, const struct cuco_manifest *m,
+		      const char *workload_so, const struct cuco_shape *shape,
+		      const struct cuco_run_program *progs, int n, struct cuco_run_result *res,
+		      struct cuco_err *err)
+{
+	int rc = run_once(o, m, workload_so, shape, progs, n, res, err);
+	int done;
+
+	if (rc)
+		return rc;
+	if (res->code == CUCO_OK)
+		return CUCO_OK;
+	/* Harness-level failure before any program (no GPU, bad shape): nothing to retry. */
+	if (res->nresults == 0) {
+		return cuco_err_set(err, res->code, "%s",
+				    res->error ? res->error : cuco_strerror(res->code));
+	}
+	/* Programs after the one that took the group down get a fresh group. */
+	done = res->nresults;
+	while (done < n) {
+		struct cuco_run_result more;
+		int k;
+
+		cuco_run_result_init(&more);
+		k = run_once(o, m, workload_so, shape, progs + done, n - done, &more, err);
+		if (k) {
+			cuco_run_result_release(&more);
+			return k;
+		}
+		if (more.nresults == 0) {
+			cuco_run_result_release(&more);
+			return cuco_err_set(err, more.code, "%s",
+					    more.error ? more.error : cuco_strerror(more.code));
+		}
+		for (int i = 0; i < more.nresults && res->nresults < CUCO_CASCADE_MAX_PROGRAMS; i++) {
+			res->results[res->nresults++] = more.results[i];
+			memset(&more.results[i], 0, sizeof(more.results[i]));
+		}
+		done += more.nresults;
+		cuco_strbuf_add(&res->log, more.log.buf, more.log.len);
+		if (more.code == CUCO_OK)
+			res->code = CUCO_OK;
+		more.nresults = 0;
+		cuco_run_result_release(&more);
+	}
+	res->code = CUCO_OK;
+	return CUCO_OK;
+}
+
+int cuco_gpu_count(struct cuco_err *err)
+{
+	char *argv[] = {(char *)cuco_harness_path(), "--count-gpus", NULL};
+	struct cuco_strbuf out = CUCO_STRBUF_INIT;
+	struct cuco_proc_status st;
+	long n = -1;
+
+	if (cuco_proc_run(argv, NULL, &out, NULL, 120, &st) == 0 && st.exited && st.code == 0) {
+		char *end;
+		errno = 0;
+		n = strtol(out.buf, &end, 10);
+		if (errno || end == out.buf)
+			n = -1;
+	}
+	if (n < 0)
+		cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot run %s --count-gpus", argv[0]);
+	cuco_strbuf_release(&out);
+	return (int)n;
+}

@@ -1,0 +1,71 @@
+// host.cu - gemm_allgather as users write it today: the workload's own
+// tensor-core GEMM into this rank's block of C, then a host-launched
+// in-place ncclAllGather. The baseline, and the fast path's input.
+#include <cuda_bf16.h>
+#include <nccl.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cuco/program.h>
+#include <cuco_dev/gemm.cuh>
+
+#define NCCLCHECK(call)                                                                     \
+	do {                                                                                \
+		ncclResult_t r_ = (call);                                                   \
+		if (r_ != ncclSuccess) {                                                    \
+			snprintf(st->ctx->errbuf, sizeof(st->ctx->errbuf), "%s: %s", #call,   \
+				 ncclGetErrorString(r_));                                   \
+			return 1;                                                           \
+		}                                                                           \
+	} while (0)
+
+struct state {
+	struct cuco_ctx *ctx;
+	long long M, N, K, Nr;
+};
+
+extern "C" int cuco_program_requirements(const struct cuco_ctx *ctx, struct cuco_requirements *req)
+{
+	(void)ctx;
+	(void)req;
+	return 0;
+}
+
+extern "C" int cuco_program_init(struct cuco_ctx *ctx, void **out)
+{
+	struct state *st = (struct state *)calloc(1, sizeof(*st));
+
+	if (!st)
+		return 1;
+	st->ctx = ctx;
+	st->M = cuco_shape_get(ctx->shape, "M", 0);
+	st->N = cuco_shape_get(ctx->shape, "N", 0);
+	st->K = cuco_shape_get(ctx->shape, "K", 0);
+	st->Nr = st->N / ctx->nranks;
+	*out = st;
+	return 0;
+}
+
+extern "C" int cuco_program_run(void *p, const struct cuco_tensor *tensors, cudaStream_t stream)
+{
+	struct state *st = (struct state *)p;
+	const __nv_bfloat16 *A = (const __nv_bfloat16 *)tensors[0].ptr;
+	const __nv_bfloat16 *B = (const __nv_bfloat16 *)tensors[1].ptr;
+	__nv_bfloat16 *C = (__nv_bfloat16 *)tensors[2].ptr;
+	size_t chunk = (size_t)(st->M * st->Nr);
+	__nv_bfloat16 *mine = C + (size_t)st->ctx->rank * chunk;
+	cuco::gemm_bf16_args g = {A, B, mine, (int)st->M, (int)st->Nr, (int)st->K, st->K, st->Nr, st->Nr};
+	cudaError_t e = cuco::gemm_bf16(g, stream);
+
+	if (e != cudaSuccess) {
+		snprintf(st->ctx->errbuf, sizeof(st->ctx->errbuf), "gemm: %s", cudaGetErrorString(e));
+		return 1;
+	}
+	NCCLCHECK(ncclAllGather(mine, C, chunk, ncclBfloat16, st->ctx->comm, stream));
+	return 0;
+}
+
+extern "C" void cuco_program_fini(void *p)
+{
+	free(p);
+}
