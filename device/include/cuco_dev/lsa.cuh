@@ -109,7 +109,7 @@ CUCO_DEV unsigned grid_ctas() { return gridDim.x * gridDim.y * gridDim.z; }
 
 /* n elements of V, thread `tid` of `nth`; 4 loads in flight before the stores. */
 template <typename V>
-CUCO_DEV void copy_vec(V *__restrict__ d, const V *__restrict__ s, size_t n, size_t tid,
+CUCO_DEV void copy_vec(V *d, const V *s, size_t n, size_t tid,
 		       size_t nth)
 {
 	constexpr int U = 4;
