@@ -3,6 +3,7 @@
 //
 //   test_gemm            full table (correctness + timing of every shape)
 //   test_gemm --quick    correctness only, small/medium shapes
+//   test_gemm --sweep    timing of the tile-order group size per shape
 //
 // Checks per shape: C poisoned with NaN before the run; relative L2 error
 // ||C - ref|| / ||ref|| < 1e-2 against cuBLAS; no NaN/unwritten element;
@@ -166,12 +167,13 @@ static void run_diag(cudaStream_t st, int M, int N, int K, int kind) {
 }
 
 static void cublas_ref(cublasHandle_t h, const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C,
-                       int M, int N, int K, cudaStream_t s) {
+                       int M, int N, int K, cudaStream_t s, long long lda = 0, long long ldb = 0,
+                       long long ldc = 0) {
   // row-major C = A B  <=>  column-major C^T = B^T A^T
   const float one = 1.f, zero = 0.f;
   CKB(cublasSetStream(h, s));
-  CKB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, B, CUDA_R_16BF, N, A, CUDA_R_16BF, K, &zero,
-                   C, CUDA_R_16BF, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  CKB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, B, CUDA_R_16BF, ldb ? ldb : N, A, CUDA_R_16BF,
+                   lda ? lda : K, &zero, C, CUDA_R_16BF, ldc ? ldc : N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 static double median(std::vector<float> v) {
@@ -363,6 +365,39 @@ static void run_features(cublasHandle_t h, cudaStream_t st) {
          ok ? "ok" : "FAIL");
   if (!ok) g_fail = 1;
 
+  // padded strides: lda = K+64, ldb = N+64, ldc = N+2 (ldc % 8 != 0: the
+  // 4-byte-store epilogue path), C offset by one bf16x2 from 16-byte alignment
+  {
+    const long long lda = K + 64, ldb = N + 64, ldc = N + 2;
+    __nv_bfloat16 *As, *Bs, *Cs, *Rs, *Cd, *Rd;
+    CK(cudaMalloc(&As, (size_t)M * lda * 2));
+    CK(cudaMalloc(&Bs, (size_t)K * ldb * 2));
+    CK(cudaMalloc(&Cs, (size_t)M * ldc * 2 + 16));
+    CK(cudaMalloc(&Rs, (size_t)M * ldc * 2));
+    CK(cudaMalloc(&Cd, (size_t)M * N * 2));
+    CK(cudaMalloc(&Rd, (size_t)M * N * 2));
+    fill_rand<<<1024, 256, 0, st>>>(As, (size_t)M * lda, 21);
+    fill_rand<<<1024, 256, 0, st>>>(Bs, (size_t)K * ldb, 22);
+    __nv_bfloat16 *Cp = Cs + 2;
+    CK(cudaMemsetAsync(Cs, 0xFF, (size_t)M * ldc * 2 + 16, st));
+    cuco::gemm_bf16_args as{As, Bs, Cp, M, N, K, lda, ldb, ldc};
+    CK(cuco::gemm_bf16(as, st, 0));
+    sync_or_die(st, 30, "strided gemm");
+    cublas_ref(h, As, Bs, Rs, M, N, K, st, lda, ldb, ldc);
+    CK(cudaMemcpy2DAsync(Cd, N * 2, Cp, ldc * 2, N * 2, M, cudaMemcpyDeviceToDevice, st));
+    CK(cudaMemcpy2DAsync(Rd, N * 2, Rs, ldc * 2, N * 2, M, cudaMemcpyDeviceToDevice, st));
+    // dense copies of A and B for the fp64 host samples
+    CK(cudaMemcpy2DAsync(A, K * 2, As, lda * 2, K * 2, M, cudaMemcpyDeviceToDevice, st));
+    CK(cudaMemcpy2DAsync(B, N * 2, Bs, ldb * 2, N * 2, K, cudaMemcpyDeviceToDevice, st));
+    CK(cudaStreamSynchronize(st));
+    cr = check(Cd, Rd, A, B, M, N, K);
+    ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
+    printf("# feature padded strides lda=K+64 ldb=N+64 ldc=N+2: rel_err %.2e nan %llu wrong %llu: %s\n", cr.rel,
+           cr.nan, cr.wrong, ok ? "ok" : "FAIL");
+    if (!ok) g_fail = 1;
+    CK(cudaFree(As)); CK(cudaFree(Bs)); CK(cudaFree(Cs)); CK(cudaFree(Rs)); CK(cudaFree(Cd)); CK(cudaFree(Rd));
+  }
+
   // bad shapes must be rejected
   int rejected = 0, cases = 0;
   cuco::gemm_bf16_args bad[] = {
@@ -380,13 +415,57 @@ static void run_features(cublasHandle_t h, cudaStream_t st) {
   CK(cudaFree(probe)); CK(cudaFree(visits));
 }
 
+// --sweep: time the tile-order group size (plan.group_m) per shape.
+static void run_sweep(cudaStream_t st, int iters) {
+  Shape shapes[] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 1024, 8192}, {8192, 8192, 1024}, {16384, 4096, 8192}};
+  printf("# sweep: our_us (median of %d) by plan.group_m\n#     M      N      K", iters);
+  const int gms[] = {1, 2, 4, 8, 16, 32, 64};
+  for (int g : gms) printf("   gm=%-4d", g);
+  printf("\n");
+  for (auto sh : shapes) {
+    __nv_bfloat16 *A, *B, *C;
+    CK(cudaMalloc(&A, (size_t)sh.M * sh.K * 2));
+    CK(cudaMalloc(&B, (size_t)sh.K * sh.N * 2));
+    CK(cudaMalloc(&C, (size_t)sh.M * sh.N * 2));
+    fill_rand<<<2048, 256, 0, st>>>(A, (size_t)sh.M * sh.K, 5);
+    fill_rand<<<2048, 256, 0, st>>>(B, (size_t)sh.K * sh.N, 6);
+    cuco::gemm_bf16_args a{A, B, C, sh.M, sh.N, sh.K, sh.K, sh.N, sh.N};
+    cuco::gemm_bf16_plan plan;
+    CK(cuco::gemm_bf16_plan_init(&plan, a, 0));
+    printf("%7d %6d %6d", sh.M, sh.N, sh.K);
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int g : gms) {
+      plan.group_m = g;
+      std::vector<float> t;
+      for (int i = 0; i < 3; ++i) CK(cuco::gemm_bf16_run(&plan, st));
+      for (int i = 0; i < iters; ++i) {
+        CK(cudaEventRecord(e0, st));
+        CK(cuco::gemm_bf16_run(&plan, st));
+        CK(cudaEventRecord(e1, st));
+        CK(cudaEventSynchronize(e1));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        t.push_back(ms);
+      }
+      printf(" %9.1f", median(t) * 1e3);
+    }
+    printf("\n");
+    fflush(stdout);
+    CK(cudaEventDestroy(e0)); CK(cudaEventDestroy(e1));
+    CK(cudaFree(A)); CK(cudaFree(B)); CK(cudaFree(C));
+  }
+}
+
 int main(int argc, char **argv) {
-  bool quick = false;
+  bool quick = false, sweep = false;
   int iters = 30;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--quick")) quick = true;
+    else if (!strcmp(argv[i], "--sweep")) sweep = true;
     else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
-    else { fprintf(stderr, "usage: %s [--quick] [--iters N]\n", argv[0]); return 2; }
+    else { fprintf(stderr, "usage: %s [--quick] [--sweep] [--iters N]\n", argv[0]); return 2; }
   }
   int dev = 0, major = 0;
   CK(cudaGetDevice(&dev));
@@ -404,6 +483,12 @@ int main(int argc, char **argv) {
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
 
+  if (sweep) {
+    run_sweep(st, iters);
+    CKB(cublasDestroy(h));
+    CK(cudaStreamDestroy(st));
+    return 0;
+  }
   run_diag(st, 128, 256, 64, 0);
   run_diag(st, 128, 256, 64, 1);
   run_diag(st, 128, 128, 128, 0);

@@ -17,8 +17,11 @@
 //     linear tile index -> (tile_m, tile_n) in groups of `group_m` tile rows
 //     (all tile columns of a group before the next group) for L2 reuse, with
 //     an optional rotation `start_tile`.
-//   * epilogue: fp32 accumulators -> bf16, stored straight from registers to
-//     global memory (bf16x2 stores), then the optional per-tile hook.
+//   * epilogue: fp32 accumulators -> bf16, a 4x4 shuffle transpose inside each
+//     lane quad, then 16-byte stores straight from registers to global memory
+//     (4-byte stores when C is not 16-byte aligned or ldc % 8 != 0), then the
+//     optional per-tile hook. The producer already prefetches the next tile
+//     while the consumers store.
 //
 // Requires: compile with -gencode=arch=compute_90a,code=sm_90a; runs on
 // compute capability 9.0 only. No libcuda link needed: cuTensorMapEncodeTiled
@@ -105,6 +108,7 @@ struct kparams {
   long long ldc;
   int tiles_m, tiles_n, tiles, kblocks;
   int group_m, start_tile;
+  int vec16;  // C 16-byte aligned and ldc % 8 == 0: 16-byte epilogue stores
 };
 
 // ---------------------------------------------------------------- PTX helpers
@@ -345,12 +349,44 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
       // m64nN fp32 fragment: d[4j+{0,1}] = (row r, cols 8j + 2*(lane%4) + {0,1}),
       // d[4j+{2,3}] = (row r+8, same cols), r = 16*warp + lane/4.
       const long long row0 = (long long)tm * BM + cw * 64 + warp * 16 + (lane >> 2);
-      __nv_bfloat16 *c0 = p.C + row0 * p.ldc + (long long)tn * BN + (lane & 3) * 2;
-      __nv_bfloat16 *c1 = c0 + 8 * p.ldc;
+      const int q = lane & 3;
+      if (p.vec16) {
+        // 4x4 transpose of bf16x2 words inside each lane quad (two shfl_xor
+        // butterfly steps) so that lane q owns 8 consecutive columns
+        // [32*jb + 8*q, +8) of its row: one 16-byte store instead of four
+        // 4-byte ones, and every 32-byte sector is written whole.
+        __nv_bfloat16 *crow0 = p.C + row0 * p.ldc + (long long)tn * BN + 8 * q;
+        const bool b1 = (q & 2) != 0, b0 = (q & 1) != 0;
 #pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
-        *reinterpret_cast<__nv_bfloat162 *>(c0 + 8 * j) = __floats2bfloat162_rn(d[4 * j], d[4 * j + 1]);
-        *reinterpret_cast<__nv_bfloat162 *>(c1 + 8 * j) = __floats2bfloat162_rn(d[4 * j + 2], d[4 * j + 3]);
+        for (int h = 0; h < 2; ++h) {
+          __nv_bfloat16 *crow = crow0 + (h ? 8 * p.ldc : 0);
+#pragma unroll
+          for (int jb = 0; jb < BN / 32; ++jb) {
+            uint32_t w[4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+              __nv_bfloat162 v = __floats2bfloat162_rn(d[4 * (4 * jb + i) + 2 * h], d[4 * (4 * jb + i) + 2 * h + 1]);
+              w[i] = *reinterpret_cast<uint32_t *>(&v);
+            }
+            uint32_t s0 = b1 ? w[0] : w[2], s1 = b1 ? w[1] : w[3];
+            uint32_t r0 = __shfl_xor_sync(0xffffffffu, s0, 2), r1 = __shfl_xor_sync(0xffffffffu, s1, 2);
+            if (b1) { w[0] = r0; w[1] = r1; } else { w[2] = r0; w[3] = r1; }
+            s0 = b0 ? w[0] : w[1];
+            s1 = b0 ? w[2] : w[3];
+            r0 = __shfl_xor_sync(0xffffffffu, s0, 1);
+            r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            if (b0) { w[0] = r0; w[2] = r1; } else { w[1] = r0; w[3] = r1; }
+            *reinterpret_cast<uint4 *>(crow + 32 * jb) = make_uint4(w[0], w[1], w[2], w[3]);
+          }
+        }
+      } else {
+        __nv_bfloat16 *c0 = p.C + row0 * p.ldc + (long long)tn * BN + q * 2;
+        __nv_bfloat16 *c1 = c0 + 8 * p.ldc;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          *reinterpret_cast<__nv_bfloat162 *>(c0 + 8 * j) = __floats2bfloat162_rn(d[4 * j], d[4 * j + 1]);
+          *reinterpret_cast<__nv_bfloat162 *>(c1 + 8 * j) = __floats2bfloat162_rn(d[4 * j + 2], d[4 * j + 3]);
+        }
       }
       if constexpr (!std::is_same<Epi, gemm_no_epilogue>::value) {
         __threadfence();          // this thread's part of the tile is visible device-wide
@@ -413,6 +449,7 @@ inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &e
   kp.kblocks = pl->K / BK;
   kp.group_m = pl->group_m < 1 ? 1 : pl->group_m;
   kp.start_tile = (pl->start_tile % kp.tiles + kp.tiles) % kp.tiles;
+  kp.vec16 = (pl->ldc % 8 == 0) && ((reinterpret_cast<uintptr_t>(pl->C) & 15) == 0);
   kern<<<pl->ctas, kThreads, cfg<BN>::kSmem, s>>>(pl->tmA, pl->tmB, kp, epi);
   return cudaGetLastError();
 }
