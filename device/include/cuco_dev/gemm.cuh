@@ -438,6 +438,17 @@ inline cudaError_t encode_2d(CUtensorMap *map, const void *ptr, unsigned long lo
 template <int BN, class Epi>
 inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &epi) {
   auto kern = gemm_bf16_kernel<BN, Epi>;
+  // Refuse (instead of trapping in the kernel) when this translation unit was
+  // not compiled for sm_90a, e.g. a build whose CUDA architectures default to
+  // an older target: its kernel body is empty and would only __trap().
+  static int arch_ok = -1;  // per instantiation; same answer on every cc 9.x device
+  if (arch_ok < 0) {
+    cudaFuncAttributes fa;
+    cudaError_t fe = cudaFuncGetAttributes(&fa, kern);
+    if (fe != cudaSuccess) return fe;
+    arch_ok = (fa.ptxVersion == 0 || fa.ptxVersion >= 90) ? 1 : 0;
+  }
+  if (!arch_ok) return cudaErrorNotSupported;
   cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg<BN>::kSmem);
   if (e != cudaSuccess) return e;
   kparams kp;
@@ -545,7 +556,8 @@ inline gemm_bf16_tile_info gemm_bf16_tiles(const gemm_bf16_plan *p) {
 
 /// Launches the planned GEMM on stream s with a per-tile epilogue hook
 /// (asynchronous; returns the launch error). Must be called with the plan's
-/// device current. Graph-capturable.
+/// device current. Graph-capturable. Returns cudaErrorNotSupported if the
+/// calling translation unit was not compiled for sm_90a (see file header).
 ///
 /// Epilogue contract. Epi is a copyable functor type with
 ///   __device__ void operator()(int tile_m, int tile_n, int tile_rows, int tile_cols) const;
