@@ -1,0 +1,1065 @@
+/*
+ * fastpath.c - rule-based host-to-device transformation of a cuco program.
+ *
+ * The source is tokenised just well enough to skip comments, string and
+ * character literals and preprocessor lines; host collective calls are then
+ * found as `name (` with balanced arguments. Each call is rewritten in place
+ * (name replaced, leading arguments inserted) so any wrapper macro such as
+ * NCCLCHECK(...) keeps working, and the generated kernels and launchers, read
+ * from templates, are inserted after the program's leading preprocessor lines.
+ */
+#include "fastpath/fastpath.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum tok_type {
+	TOK_IDENT = 1,
+	TOK_PUNCT,  /* one character */
+	TOK_STRING, /* string or character literal, raw strings included */
+	TOK_NUMBER,
+};
+
+struct tok {
+	int type;
+	int pp;            /* inside a preprocessor directive */
+	size_t start, end; /* byte range in the source */
+	int line, col;     /* 1-based */
+};
+
+struct toks {
+	struct tok *v;
+	int n, alloc;
+	size_t first_code; /* offset of the line start of the first token outside a directive */
+};
+
+/* One source edit: replace [off, off+len) with text. */
+struct edit {
+	size_t off, len;
+	char *text;
+};
+
+struct edits {
+	struct edit *v;
+	int n, alloc;
+};
+
+/* A call `name(args)`: token indices of the name, '(' and ')'. */
+#define MAX_ARGS 12
+struct call {
+	int name, open, close;
+	int nargs;
+	size_t arg_start[MAX_ARGS], arg_end[MAX_ARGS]; /* trimmed byte ranges */
+};
+
+/* The transformation under way. */
+struct fp {
+	const char *file;
+	const char *src;
+	size_t len;
+	const struct cuco_fastpath_opts *opts;
+	struct cuco_err *err;
+	struct toks toks;
+	struct edits edits;
+	struct cuco_fastpath_report *report;
+	int run_body_open, run_body_close; /* token indices of cuco_program_run's { } */
+	char tensors_name[64], stream_name[64];
+	int next_id;
+	struct cuco_strbuf gen; /* generated code of the EVOLVE-BLOCK, after the common part */
+};
+
+static void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n);
+	if (q == NULL) {
+		fputs("cuco: out of memory\n", stderr);
+		abort();
+	}
+	return q;
+}
+
+static char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = xrealloc(NULL, n);
+	memcpy(d, s, n);
+	return d;
+}
+
+/* ---- tokens ---- */
+
+static void toks_push(struct toks *t, int type, int pp, size_t start, size_t end, int line, int col)
+{
+	if (t->n == t->alloc) {
+		t->alloc = t->alloc ? 2 * t->alloc : 1024;
+		t->v = xrealloc(t->v, (size_t)t->alloc * sizeof(*t->v));
+	}
+	t->v[t->n++] = (struct tok){type, pp, start, end, line, col};
+}
+
+static int is_ident_start(int c)
+{
+	return isalpha(c) || c == '_';
+}
+
+static int is_ident_char(int c)
+{
+	return isalnum(c) || c == '_';
+}
+
+/* Whether the identifier [s, s+n) is a raw string prefix (R, u8R, uR, UR, LR). */
+static int is_raw_prefix(const char *s, size_t n)
+{
+	return (n == 1 && s[0] == 'R') || (n == 2 && s[1] == 'R' && strchr("uUL", s[0])) ||
+	       (n == 3 && memcmp(s, "u8R", 3) == 0);
+}
+
+/* End (one past the closing quote) of the literal whose quote is at q; 0 if unterminated. */
+static size_t lex_quoted(const char *s, size_t n, size_t q)
+{
+	size_t j = q + 1;
+	while (j < n && s[j] != s[q]) {
+		if (s[j] == '\n')
+			return 0;
+		if (s[j] == '\\')
+			j++;
+		j++;
+	}
+	return j < n ? j + 1 : 0;
+}
+
+/* Tokenise fp->src into fp->toks. Comments vanish; line splices are taken as whitespace. */
+static int tokenize(struct fp *fp)
+{
+	const char *s = fp->src;
+	size_t n = fp->len, i = 0, line_start = 0;
+	int line = 1, in_pp = 0, at_line_start = 1, rc = CUCO_OK;
+	int have_code = 0;
+
+	while (i < n) {
+		char c = s[i];
+		int col = (int)(i - line_start) + 1;
+		if (c == '\n') {
+			/* A directive ends at a newline not preceded by a backslash. */
+			if (in_pp && !(i > 0 && s[i - 1] == '\\'))
+				in_pp = 0;
+			i++;
+			line++;
+			line_start = i;
+			at_line_start = 1;
+			continue;
+		}
+		if (isspace((unsigned char)c) || c == '\\') {
+			i++;
+			continue;
+		}
+		if (c == '/' && i + 1 < n && s[i + 1] == '/') {
+			while (i < n && s[i] != '\n') {
+				/* a spliced // comment continues on the next line */
+				if (s[i] == '\\' && i + 1 < n && s[i + 1] == '\n') {
+					i += 2;
+					line++;
+					line_start = i;
+					continue;
+				}
+				i++;
+			}
+			continue;
+		}
+		if (c == '/' && i + 1 < n && s[i + 1] == '*') {
+			int l0 = line, c0 = col;
+			i += 2;
+			while (i + 1 < n && !(s[i] == '*' && s[i + 1] == '/')) {
+				if (s[i] == '\n') {
+					line++;
+					line_start = i + 1;
+				}
+				i++;
+			}
+			if (i + 1 >= n) {
+				rc = cuco_err_set(fp->err, CUCO_ERR_PARSE,
+				                  "%s:%d:%d: unterminated /* comment", fp->file, l0,
+				                  c0);
+				goto out;
+			}
+			i += 2;
+			continue;
+		}
+		if (c == '#' && at_line_start) {
+			in_pp = 1;
+		}
+		at_line_start = 0;
+		if (!in_pp && !have_code) {
+			have_code = 1;
+			fp->toks.first_code = line_start;
+		}
+		if (is_ident_start((unsigned char)c)) {
+			size_t b = i;
+			while (i < n && is_ident_char((unsigned char)s[i]))
+				i++;
+			if (i < n && s[i] == '"' && is_raw_prefix(s + b, i - b)) {
+				/* raw string: R"delim( ... )delim" */
+				char delim[20];
+				size_t d = i + 1, dl = 0;
+				while (d < n && s[d] != '(' && dl < sizeof(delim) - 2)
+					delim[dl++] = s[d++];
+				delim[dl] = 0;
+				if (d >= n || s[d] != '(') {
+					rc = cuco_err_set(fp->err, CUCO_ERR_PARSE,
+					                  "%s:%d:%d: malformed raw string literal",
+					                  fp->file, line, col);
+					goto out;
+				}
+				size_t j = d + 1;
+				for (;; j++) {
+					if (j >= n) {
+						rc = cuco_err_set(
+						    fp->err, CUCO_ERR_PARSE,
+						    "%s:%d:%d: unterminated raw string", fp->file,
+						    line, col);
+						goto out;
+					}
+					if (s[j] == ')' && j + 1 + dl < n &&
+					    memcmp(s + j + 1, delim, dl) == 0 &&
+					    s[j + 1 + dl] == '"')
+						break;
+				}
+				toks_push(&fp->toks, TOK_STRING, in_pp, b, j + dl + 2, line, col);
+				for (size_t k = i; k < j; k++)
+					if (s[k] == '\n') {
+						line++;
+						line_start = k + 1;
+					}
+				i = j + dl + 2;
+				continue;
+			}
+			if (i < n && (s[i] == '"' || s[i] == '\'') &&
+			    (i - b == 1 || (i - b == 2 && s[b] == 'u' && s[b + 1] == '8')) &&
+			    strchr("uUL", s[b]) != NULL) {
+				/* prefixed literal (L"..", u8".."): the prefix joins it */
+				size_t j = lex_quoted(s, n, i);
+				if (j == 0) {
+					rc = cuco_err_set(fp->err, CUCO_ERR_PARSE,
+					                  "%s:%d:%d: unterminated literal",
+					                  fp->file, line, col);
+					goto out;
+				}
+				toks_push(&fp->toks, TOK_STRING, in_pp, b, j, line, col);
+				i = j;
+				continue;
+			}
+			toks_push(&fp->toks, TOK_IDENT, in_pp, b, i, line, col);
+			continue;
+		}
+		if (isdigit((unsigned char)c) ||
+		    (c == '.' && i + 1 < n && isdigit((unsigned char)s[i + 1]))) {
+			size_t b = i;
+			while (i < n &&
+			       (is_ident_char((unsigned char)s[i]) || s[i] == '.' || s[i] == '\'' ||
+			        ((s[i] == '+' || s[i] == '-') && strchr("eEpP", s[i - 1]) != NULL)))
+				i++;
+			toks_push(&fp->toks, TOK_NUMBER, in_pp, b, i, line, col);
+			continue;
+		}
+		if (c == '"' || c == '\'') {
+			size_t j = lex_quoted(s, n, i);
+			if (j == 0) {
+				rc = cuco_err_set(fp->err, CUCO_ERR_PARSE,
+				                  "%s:%d:%d: unterminated %s literal", fp->file,
+				                  line, col, c == '"' ? "string" : "character");
+				goto out;
+			}
+			toks_push(&fp->toks, TOK_STRING, in_pp, i, j, line, col);
+			i = j;
+			continue;
+		}
+		toks_push(&fp->toks, TOK_PUNCT, in_pp, i, i + 1, line, col);
+		i++;
+	}
+	if (!have_code)
+		fp->toks.first_code = n;
+out:
+	return rc;
+}
+
+static int tok_is(const struct fp *fp, int i, const char *text)
+{
+	if (i < 0 || i >= fp->toks.n)
+		return 0;
+	const struct tok *t = &fp->toks.v[i];
+	size_t l = strlen(text);
+	return t->end - t->start == l && memcmp(fp->src + t->start, text, l) == 0;
+}
+
+static int tok_punct(const struct fp *fp, int i, char c)
+{
+	return i >= 0 && i < fp->toks.n && fp->toks.v[i].type == TOK_PUNCT &&
+	       fp->src[fp->toks.v[i].start] == c;
+}
+
+/* Copy token i's text into buf (truncated). */
+static void tok_text(const struct fp *fp, int i, char *buf, size_t size)
+{
+	const struct tok *t = &fp->toks.v[i];
+	size_t l = t->end - t->start;
+	if (l >= size)
+		l = size - 1;
+	memcpy(buf, fp->src + t->start, l);
+	buf[l] = 0;
+}
+
+/* Index of the bracket matching the opening one at i, or -1. */
+static int match_bracket(const struct fp *fp, int i)
+{
+	int depth = 0;
+	for (int k = i; k < fp->toks.n; k++) {
+		if (fp->toks.v[k].type != TOK_PUNCT || fp->toks.v[k].pp != fp->toks.v[i].pp)
+			continue;
+		char c = fp->src[fp->toks.v[k].start];
+		if (c == '(' || c == '[' || c == '{')
+			depth++;
+		else if (c == ')' || c == ']' || c == '}') {
+			if (--depth == 0)
+				return k;
+		}
+	}
+	return -1;
+}
+
+/* Parse the argument list of the call whose name is token i (followed by '('). */
+static int parse_call(struct fp *fp, int i, struct call *call)
+{
+	const struct tok *name = &fp->toks.v[i];
+	int close = match_bracket(fp, i + 1);
+	if (close < 0 || !tok_punct(fp, close, ')'))
+		return cuco_err_set(fp->err, CUCO_ERR_PARSE,
+		                    "%s:%d:%d: unbalanced parentheses in call", fp->file,
+		                    name->line, name->col);
+	memset(call, 0, sizeof(*call));
+	call->name = i;
+	call->open = i + 1;
+	call->close = close;
+	if (close == i + 2)
+		return CUCO_OK; /* no arguments */
+	int depth = 0, first = i + 2;
+	for (int k = i + 2; k <= close; k++) {
+		const struct tok *t = &fp->toks.v[k];
+		char c = t->type == TOK_PUNCT ? fp->src[t->start] : 0;
+		if (c == '(' || c == '[' || c == '{')
+			depth++;
+		else if ((c == ')' || c == ']' || c == '}') && k != close)
+			depth--;
+		if ((c == ',' && depth == 0) || k == close) {
+			if (call->nargs == MAX_ARGS || k == first)
+				return cuco_err_set(
+				    fp->err, CUCO_ERR_PARSE,
+				    "%s:%d:%d: cannot parse the arguments of this call", fp->file,
+				    name->line, name->col);
+			call->arg_start[call->nargs] = fp->toks.v[first].start;
+			call->arg_end[call->nargs] = fp->toks.v[k - 1].end;
+			call->nargs++;
+			first = k + 1;
+		}
+	}
+	return CUCO_OK;
+}
+
+/* Whether argument a of call is exactly one identifier; copies it into buf if so. */
+static int arg_ident(const struct fp *fp, const struct call *call, int a, char *buf, size_t size)
+{
+	size_t b = call->arg_start[a], e = call->arg_end[a];
+	if (!is_ident_start((unsigned char)fp->src[b]))
+		return 0;
+	for (size_t k = b; k < e; k++)
+		if (!is_ident_char((unsigned char)fp->src[k]))
+			return 0;
+	size_t l = e - b < size - 1 ? e - b : size - 1;
+	memcpy(buf, fp->src + b, l);
+	buf[l] = 0;
+	return 1;
+}
+
+/* ---- edits ---- */
+
+static void edit_add(struct fp *fp, size_t off, size_t len, const char *text)
+{
+	struct edits *e = &fp->edits;
+	if (e->n == e->alloc) {
+		e->alloc = e->alloc ? 2 * e->alloc : 64;
+		e->v = xrealloc(e->v, (size_t)e->alloc * sizeof(*e->v));
+	}
+	e->v[e->n++] = (struct edit){off, len, xstrdup(text)};
+}
+
+static int edit_cmp(const void *a, const void *b)
+{
+	const struct edit *x = a, *y = b;
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	/* an insertion (len 0) at an offset goes before a replacement there */
+	return (x->len > 0) - (y->len > 0);
+}
+
+/* ---- report ---- */
+
+void cuco_fastpath_opts_init(struct cuco_fastpath_opts *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->comm_ctas = CUCO_FASTPATH_COMM_CTAS_DEFAULT;
+	opts->threads = CUCO_FASTPATH_THREADS_DEFAULT;
+}
+
+void cuco_fastpath_report_init(struct cuco_fastpath_report *report)
+{
+	memset(report, 0, sizeof(*report));
+}
+
+void cuco_fastpath_report_release(struct cuco_fastpath_report *report)
+{
+	free(report->sites);
+	cuco_fastpath_report_init(report);
+}
+
+const char *cuco_fastpath_kind_name(int kind)
+{
+	switch (kind) {
+	case CUCO_FASTPATH_ALLGATHER:
+		return "allgather";
+	case CUCO_FASTPATH_REDUCESCATTER:
+		return "reducescatter";
+	case CUCO_FASTPATH_ALLREDUCE:
+		return "allreduce";
+	case CUCO_FASTPATH_ALLTOALL:
+		return "alltoall";
+	case CUCO_FASTPATH_GROUP_START:
+		return "group_start";
+	case CUCO_FASTPATH_SEND:
+		return "send";
+	case CUCO_FASTPATH_RECV:
+		return "recv";
+	case CUCO_FASTPATH_GROUP_END:
+		return "group_end";
+	}
+	return "unknown";
+}
+
+static void report_add(struct cuco_fastpath_report *r, int kind, const struct tok *t,
+                       const char *call, const char *replacement)
+{
+	if (r->nsites == r->alloc) {
+		r->alloc = r->alloc ? 2 * r->alloc : 16;
+		r->sites = xrealloc(r->sites, (size_t)r->alloc * sizeof(*r->sites));
+	}
+	struct cuco_fastpath_site *s = &r->sites[r->nsites++];
+	memset(s, 0, sizeof(*s));
+	s->kind = kind;
+	s->line = t->line;
+	s->column = t->col;
+	snprintf(s->call, sizeof(s->call), "%s", call);
+	snprintf(s->replacement, sizeof(s->replacement), "%s", replacement);
+}
+
+/* ---- templates ---- */
+
+/* Append s to sb escaped for the inside of a C string literal. */
+static void add_c_escaped(struct cuco_strbuf *sb, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			cuco_strbuf_addf(sb, "\\%c", c);
+		else if (c == '?')
+			cuco_strbuf_adds(sb, "\\?"); /* no trigraphs */
+		else if (c < 0x20 || c == 0x7f)
+			cuco_strbuf_addf(sb, "\\%03o", c);
+		else
+			cuco_strbuf_addch(sb, c);
+	}
+}
+
+struct subst {
+	const char *key; /* without the @s */
+	const char *value;
+};
+
+/* Append template tpl to out with @KEY@ replaced; an unknown @KEY@ is an error. */
+static int expand(struct fp *fp, const char *tpl_name, const char *tpl, const struct subst *subs,
+                  int nsubs, struct cuco_strbuf *out)
+{
+	const char *p = tpl;
+	while (*p) {
+		const char *at = strchr(p, '@');
+		if (at == NULL) {
+			cuco_strbuf_adds(out, p);
+			break;
+		}
+		cuco_strbuf_add(out, p, (size_t)(at - p));
+		const char *end = strchr(at + 1, '@');
+		int k = 0;
+		for (; end != NULL && k < nsubs; k++)
+			if ((size_t)(end - at - 1) == strlen(subs[k].key) &&
+			    memcmp(at + 1, subs[k].key, (size_t)(end - at - 1)) == 0)
+				break;
+		if (end == NULL || k == nsubs)
+			return cuco_err_set(fp->err, CUCO_ERR_PARSE,
+			                    "template %s: unknown placeholder near '%.20s'",
+			                    tpl_name, at);
+		cuco_strbuf_adds(out, subs[k].value);
+		p = end + 1;
+	}
+	return CUCO_OK;
+}
+
+static int load_template(struct fp *fp, const char *name, struct cuco_strbuf *out)
+{
+	struct cuco_strbuf path = CUCO_STRBUF_INIT;
+	int rc = CUCO_OK;
+	const char *home = getenv("CUCO_HOME");
+	if (fp->opts->share_dir != NULL)
+		cuco_strbuf_addf(&path, "%s/%s", fp->opts->share_dir, name);
+	else if (home != NULL && *home)
+		cuco_strbuf_addf(&path, "%s/share/fastpath/%s", home, name);
+	else {
+		rc = cuco_err_set(fp->err, CUCO_ERR_INVALID,
+		                  "fast path templates not found: set CUCO_HOME (templates live in "
+		                  "$CUCO_HOME/share/fastpath)");
+		goto out;
+	}
+	if (cuco_strbuf_read_file(out, path.buf) != 0)
+		rc = cuco_err_set(fp->err, CUCO_ERR_IO, "cannot read fast path template %s: %s",
+		                  path.buf, strerror(errno));
+out:
+	cuco_strbuf_release(&path);
+	return rc;
+}
+
+/* Expand template name (one site) into fp->gen. */
+static int emit(struct fp *fp, const char *name, int id, const struct tok *t, const char *call)
+{
+	struct cuco_strbuf tpl = CUCO_STRBUF_INIT, site = CUCO_STRBUF_INIT,
+	                   site_raw = CUCO_STRBUF_INIT;
+	char ids[16], ctas[16], threads[16];
+	int rc = load_template(fp, name, &tpl);
+	if (rc != CUCO_OK)
+		goto out;
+	snprintf(ids, sizeof(ids), "%d", id);
+	snprintf(ctas, sizeof(ctas), "%d", fp->opts->comm_ctas);
+	snprintf(threads, sizeof(threads), "%d", fp->opts->threads);
+	if (t != NULL)
+		cuco_strbuf_addf(&site_raw, "%s:%d:%d", fp->file, t->line, t->col);
+	add_c_escaped(&site, site_raw.buf);
+	struct subst subs[] = {
+	    {"ID", ids},         {"SITE", site.buf},   {"CALL", call ? call : ""},
+	    {"COMM_CTAS", ctas}, {"THREADS", threads},
+	};
+	rc = expand(fp, name, tpl.buf, subs, (int)(sizeof(subs) / sizeof(subs[0])), &fp->gen);
+out:
+	cuco_strbuf_release(&tpl);
+	cuco_strbuf_release(&site);
+	cuco_strbuf_release(&site_raw);
+	return rc;
+}
+
+/* ---- recognition ---- */
+
+struct coll {
+	const char *name;
+	int kind;
+	int nargs;
+	int op_arg;    /* index of the ncclRedOp_t argument, -1 for none */
+	int dtype_arg; /* index of the ncclDataType_t argument, -1 for none */
+	const char *tpl;
+	const char *fn; /* generated function, without the _<id> */
+};
+
+static const struct coll colls[] = {
+    {"ncclAllGather", CUCO_FASTPATH_ALLGATHER, 6, -1, 3, "allgather.cu.in", "cuco_seed_allgather"},
+    {"ncclReduceScatter", CUCO_FASTPATH_REDUCESCATTER, 7, 4, 3, "reducescatter.cu.in",
+     "cuco_seed_reducescatter"},
+    {"ncclAllReduce", CUCO_FASTPATH_ALLREDUCE, 7, 4, 3, "allreduce.cu.in", "cuco_seed_allreduce"},
+    {"ncclAlltoAll", CUCO_FASTPATH_ALLTOALL, 6, -1, 3, "alltoall.cu.in", "cuco_seed_alltoall"},
+    {"ncclGroupStart", CUCO_FASTPATH_GROUP_START, 0, -1, -1, NULL, "cuco_seed_group_start"},
+    {"ncclSend", CUCO_FASTPATH_SEND, 6, -1, 2, NULL, "cuco_seed_send"},
+    {"ncclRecv", CUCO_FASTPATH_RECV, 6, -1, 2, NULL, "cuco_seed_recv"},
+    {"ncclGroupEnd", CUCO_FASTPATH_GROUP_END, 0, -1, -1, NULL, "cuco_seed_group_end"},
+};
+
+/* Host collectives the fast path knows but cannot transform. */
+static const char *const unsupported_colls[] = {
+    "ncclBroadcast", "ncclBcast", "ncclReduce", "ncclGather", "ncclScatter", "ncclAlltoAllv",
+};
+
+struct dtype_name {
+	const char *name;
+	int sum_ok; /* reductions handle it */
+};
+
+static const struct dtype_name dtypes[] = {
+    {"ncclInt8", 0},    {"ncclChar", 0},   {"ncclUint8", 0},    {"ncclInt32", 0},
+    {"ncclInt", 0},     {"ncclUint32", 0}, {"ncclInt64", 0},    {"ncclUint64", 0},
+    {"ncclFloat16", 1}, {"ncclHalf", 1},   {"ncclFloat32", 1},  {"ncclFloat", 1},
+    {"ncclFloat64", 0}, {"ncclDouble", 0}, {"ncclBfloat16", 1},
+};
+
+static const struct coll *find_coll(const struct fp *fp, int i)
+{
+	for (size_t k = 0; k < sizeof(colls) / sizeof(colls[0]); k++)
+		if (tok_is(fp, i, colls[k].name))
+			return &colls[k];
+	return NULL;
+}
+
+/* Whether token i names a call (not a member, not a declaration of something else). */
+static int is_call(const struct fp *fp, int i)
+{
+	if (fp->toks.v[i].type != TOK_IDENT || !tok_punct(fp, i + 1, '('))
+		return 0;
+	if (tok_punct(fp, i - 1, '.') || (tok_punct(fp, i - 1, '>') && tok_punct(fp, i - 2, '-')))
+		return 0;
+	return 1;
+}
+
+#define LOC(t) fp->file, (t)->line, (t)->col
+
+/* Check the op and dtype arguments of a call that are written as literal NCCL names. */
+static int check_args(struct fp *fp, const struct coll *c, const struct call *call)
+{
+	const struct tok *t = &fp->toks.v[call->name];
+	char id[64];
+	if (c->op_arg >= 0 && arg_ident(fp, call, c->op_arg, id, sizeof(id)) &&
+	    strncmp(id, "nccl", 4) == 0 && strcmp(id, "ncclSum") != 0)
+		return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
+		                    "%s:%d:%d: cannot transform %s at line %d: op %s is not "
+		                    "supported (only ncclSum)",
+		                    LOC(t), c->name, t->line, id);
+	if (c->dtype_arg >= 0 && arg_ident(fp, call, c->dtype_arg, id, sizeof(id)) &&
+	    strncmp(id, "nccl", 4) == 0) {
+		size_t k = 0;
+		for (; k < sizeof(dtypes) / sizeof(dtypes[0]); k++)
+			if (strcmp(dtypes[k].name, id) == 0)
+				break;
+		if (k == sizeof(dtypes) / sizeof(dtypes[0]))
+			return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
+			                    "%s:%d:%d: cannot transform %s at line %d: dtype %s is "
+			                    "not supported",
+			                    LOC(t), c->name, t->line, id);
+		if (c->op_arg >= 0 && !dtypes[k].sum_ok)
+			return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
+			                    "%s:%d:%d: cannot transform %s at line %d: a sum of "
+			                    "dtype %s is not supported (ncclBfloat16, ncclFloat16, "
+			                    "ncclFloat32)",
+			                    LOC(t), c->name, t->line, id);
+	}
+	return CUCO_OK;
+}
+
+/* Find cuco_program_run's body and parameter names; find the other ABI definitions. */
+static int find_definition(const struct fp *fp, const char *name, int *open, int *close,
+                           int *lparen)
+{
+	for (int i = 0; i < fp->toks.n; i++) {
+		if (fp->toks.v[i].pp || !tok_is(fp, i, name) || !tok_punct(fp, i + 1, '('))
+			continue;
+		int rp = match_bracket(fp, i + 1);
+		if (rp < 0 || !tok_punct(fp, rp + 1, '{'))
+			continue;
+		int rb = match_bracket(fp, rp + 1);
+		if (rb < 0)
+			continue;
+		*lparen = i + 1;
+		*open = rp + 1;
+		*close = rb;
+		return 1;
+	}
+	return 0;
+}
+
+/* Name of the parameter of run() whose type mentions type_word (last identifier before , or )). */
+static int param_name(struct fp *fp, int lparen, const char *type_word, char *buf, size_t size)
+{
+	int rparen = match_bracket(fp, lparen), seen = 0, last_ident = -1;
+	for (int k = lparen + 1; k <= rparen; k++) {
+		if (tok_punct(fp, k, ',') || k == rparen) {
+			if (seen && last_ident >= 0) {
+				tok_text(fp, last_ident, buf, size);
+				return 1;
+			}
+			seen = 0;
+			last_ident = -1;
+			continue;
+		}
+		if (tok_is(fp, k, type_word))
+			seen = 1;
+		else if (fp->toks.v[k].type == TOK_IDENT)
+			last_ident = k;
+	}
+	return 0;
+}
+
+static int find_run(struct fp *fp)
+{
+	int open, close, lparen;
+	if (!find_definition(fp, "cuco_program_run", &open, &close, &lparen))
+		return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
+		                    "%s: cannot transform: no definition of cuco_program_run found "
+		                    "(the fast path needs a program that implements the cuco ABI, "
+		                    "see include/cuco/program.h)",
+		                    fp->file);
+	fp->run_body_open = open;
+	fp->run_body_close = close;
+	if (!param_name(fp, lparen, "cuco_tensor", fp->tensors_name, sizeof(fp->tensors_name)) ||
+	    !param_name(fp, lparen, "cudaStream_t", fp->stream_name, sizeof(fp->stream_name))) {
+		const struct tok *t = &fp->toks.v[lparen - 1];
+		return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
+		                    "%s:%d:%d: cannot transform: cuco_program_run must name its "
+		                    "tensor and stream parameters",
+		                    LOC(t));
+	}
+	const char *need[] = {"cuco_program_init", "cuco_program_requirements"};
+	for (int k = 0; k < 2; k++)
+		if (!find_definition(fp, need[k], &open, &close, &lparen))
+			return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
+			                    "%s: cannot transform: no definition of %s found",
+			                    fp->file, need[k]);
+	return CUCO_OK;
+}
+
+/* Rewrite one recognised call at token i. */
+static int rewrite_call(struct fp *fp, const struct coll *c, const struct call *call, int group)
+{
+	const struct tok *t = &fp->toks.v[call->name];
+	struct cuco_strbuf ins = CUCO_STRBUF_INIT, site = CUCO_STRBUF_INIT,
+	                   site_raw = CUCO_STRBUF_INIT;
+	char fn[48];
+	int rc = CUCO_OK;
+	int id = -1;
+
+	cuco_strbuf_addf(&site_raw, "%s:%d:%d", fp->file, t->line, t->col);
+	add_c_escaped(&site, site_raw.buf);
+	switch (c->kind) {
+	case CUCO_FASTPATH_GROUP_START:
+		cuco_strbuf_addf(&ins, "&cuco_seed_group_%d, \"%s\"", group, site.buf);
+		snprintf(fn, sizeof(fn), "%s", c->fn);
+		break;
+	case CUCO_FASTPATH_GROUP_END:
+		cuco_strbuf_addf(&ins, "&cuco_seed_group_%d, \"%s\", %s, %s", group, site.buf,
+		                 fp->tensors_name, fp->stream_name);
+		snprintf(fn, sizeof(fn), "%s", c->fn);
+		break;
+	case CUCO_FASTPATH_SEND:
+	case CUCO_FASTPATH_RECV:
+		cuco_strbuf_addf(&ins, "&cuco_seed_group_%d, \"%s\", %s, ", group, site.buf,
+		                 fp->tensors_name);
+		snprintf(fn, sizeof(fn), "%s", c->fn);
+		break;
+	default:
+		id = fp->next_id++;
+		cuco_strbuf_addf(&ins, "%s, ", fp->tensors_name);
+		snprintf(fn, sizeof(fn), "%s_%d", c->fn, id);
+		rc = emit(fp, c->tpl, id, t, c->name);
+		if (rc != CUCO_OK)
+			goto out;
+		break;
+	}
+	edit_add(fp, t->start, t->end - t->start, fn);
+	edit_add(fp, fp->toks.v[call->open].end, 0, ins.buf);
+	report_add(fp->report, c->kind, t, c->name, fn);
+out:
+	cuco_strbuf_release(&ins);
+	cuco_strbuf_release(&site);
+	cuco_strbuf_release(&site_raw);
+	return rc;
+}
+
+static int scan_calls(struct fp *fp)
+{
+	int group = -1, ngroups = 0, rc = CUCO_OK;
+	const struct tok *group_tok = NULL;
+
+	for (int i = 0; i < fp->toks.n; i++) {
+		const struct tok *t = &fp->toks.v[i];
+		if (t->type != TOK_IDENT)
+			continue;
+		if (tok_is(fp, i, "cuco_program_init") ||
+		    tok_is(fp, i, "cuco_program_requirements")) {
+			char name[64];
+			tok_text(fp, i, name, sizeof(name));
+			char repl[80];
+			snprintf(repl, sizeof(repl), "cuco_host_%s", name + 5);
+			edit_add(fp, t->start, t->end - t->start, repl);
+			continue;
+		}
+		if (t->end - t->start > 10 && memcmp(fp->src + t->start, "cuco_seed_", 10) == 0)
+			return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
+			                    "%s:%d:%d: cannot transform: the program already uses "
+			                    "cuco_seed_ names (is it a fast-path seed already?)",
+			                    LOC(t));
+		for (size_t k = 0; k < sizeof(unsupported_colls) / sizeof(unsupported_colls[0]);
+		     k++)
+			if (tok_is(fp, i, unsupported_colls[k]) && is_call(fp, i))
+				return cuco_err_set(
+				    fp->err, CUCO_ERR_UNSUPPORTED,
+				    "%s:%d:%d: cannot transform %s at line %d: the fast path "
+				    "handles ncclAllGather, ncclReduceScatter, ncclAllReduce, "
+				    "ncclAlltoAll and grouped ncclSend/ncclRecv",
+				    LOC(t), unsupported_colls[k], t->line);
+		const struct coll *c = find_coll(fp, i);
+		if (c == NULL || !is_call(fp, i))
+			continue;
+		if (t->pp)
+			return cuco_err_set(
+			    fp->err, CUCO_ERR_UNSUPPORTED,
+			    "%s:%d:%d: cannot transform %s at line %d: it is inside "
+			    "a preprocessor directive (expand the macro by hand)",
+			    LOC(t), c->name, t->line);
+		if (i < fp->run_body_open || i > fp->run_body_close)
+			return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
+			                    "%s:%d:%d: cannot transform: %s at line %d is outside "
+			                    "cuco_program_run (call collectives from "
+			                    "cuco_program_run, where the tensor set is known)",
+			                    LOC(t), c->name, t->line);
+		struct call call;
+		rc = parse_call(fp, i, &call);
+		if (rc != CUCO_OK)
+			return rc;
+		if (call.nargs != c->nargs)
+			return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
+			                    "%s:%d:%d: cannot transform %s at line %d: expected %d "
+			                    "arguments, found %d",
+			                    LOC(t), c->name, t->line, c->nargs, call.nargs);
+		rc = check_args(fp, c, &call);
+		if (rc != CUCO_OK)
+			return rc;
+		switch (c->kind) {
+		case CUCO_FASTPATH_GROUP_START:
+			if (group >= 0)
+				return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
+				                    "%s:%d:%d: cannot transform ncclGroupStart at "
+				                    "line %d: nested groups are not supported",
+				                    LOC(t), t->line);
+			group = ngroups++;
+			group_tok = t;
+			rc = emit(fp, "group.cu.in", group, t, c->name);
+			break;
+		case CUCO_FASTPATH_GROUP_END:
+		case CUCO_FASTPATH_SEND:
+		case CUCO_FASTPATH_RECV:
+			if (group < 0)
+				return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
+				                    "%s:%d:%d: cannot transform %s at line %d: not "
+				                    "between ncclGroupStart and ncclGroupEnd",
+				                    LOC(t), c->name, t->line);
+			break;
+		default:
+			if (group >= 0)
+				return cuco_err_set(
+				    fp->err, CUCO_ERR_UNSUPPORTED,
+				    "%s:%d:%d: cannot transform %s at line %d: only "
+				    "ncclSend/ncclRecv may sit inside a group",
+				    LOC(t), c->name, t->line);
+			break;
+		}
+		if (rc != CUCO_OK)
+			return rc;
+		rc = rewrite_call(fp, c, &call, group);
+		if (rc != CUCO_OK)
+			return rc;
+		if (c->kind == CUCO_FASTPATH_GROUP_END)
+			group = -1;
+	}
+	if (group >= 0)
+		return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
+		                    "%s:%d:%d: cannot transform ncclGroupStart at line %d: no "
+		                    "ncclGroupEnd follows it in cuco_program_run",
+		                    LOC(group_tok), group_tok->line);
+	fp->report->ngroups = ngroups;
+	fp->report->ncollectives = fp->next_id + ngroups;
+	if (fp->report->ncollectives == 0)
+		return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
+		                    "%s: nothing to transform: no host collective (ncclAllGather, "
+		                    "ncclReduceScatter, ncclAllReduce, ncclAlltoAll, grouped "
+		                    "ncclSend/ncclRecv) in the program",
+		                    fp->file);
+	return CUCO_OK;
+}
+
+/* ---- output ---- */
+
+static int assemble(struct fp *fp, struct cuco_strbuf *out)
+{
+	struct cuco_strbuf block = CUCO_STRBUF_INIT, abi = CUCO_STRBUF_INIT, tmp = CUCO_STRBUF_INIT,
+	                   name = CUCO_STRBUF_INIT;
+	int rc;
+	size_t pos = 0, insert_at = fp->toks.first_code;
+	int groups = fp->report->ngroups > 0;
+
+	/* the EVOLVE-BLOCK: common helpers, send/recv machinery, per-site code */
+	struct cuco_strbuf saved = fp->gen;
+	cuco_strbuf_init(&fp->gen, 0);
+	rc = emit(fp, "common.cu.in", 0, NULL, NULL);
+	if (rc == CUCO_OK && groups)
+		rc = emit(fp, "sendrecv.cu.in", 0, NULL, NULL);
+	if (rc == CUCO_OK) {
+		cuco_strbuf_add(&block, fp->gen.buf, fp->gen.len);
+		cuco_strbuf_reset(&fp->gen);
+		rc = emit(fp, "abi.cu.in", 0, NULL, NULL);
+	}
+	cuco_strbuf_add(&abi, fp->gen.buf, fp->gen.len);
+	cuco_strbuf_release(&fp->gen);
+	fp->gen = saved;
+	if (rc != CUCO_OK)
+		goto out;
+
+	cuco_strbuf_addf(&tmp,
+	                 "// cuco-directive: {\"backend\":\"lsa\",\"placement\":\"sequential\","
+	                 "\"sync_scope\":\"grid\",\"issuer\":\"cta\",\"granularity\":\"whole\","
+	                 "\"knobs\":{\"comm_ctas\":%d,\"threads\":%d}}\n",
+	                 fp->opts->comm_ctas, fp->opts->threads);
+	/* the file name goes into a // comment: keep it on one line */
+	for (const char *p = fp->file; *p; p++)
+		cuco_strbuf_addch(&name, (*p == '\n' || *p == '\r') ? '?' : *p);
+	cuco_strbuf_addf(&tmp,
+	                 "// Generated by cuco's fast path from %s: each host collective is "
+	                 "replaced by a\n// device-initiated LSA kernel (NCCL device API) launched "
+	                 "on the same stream.\n",
+	                 name.buf);
+
+	qsort(fp->edits.v, (size_t)fp->edits.n, sizeof(*fp->edits.v), edit_cmp);
+	int inserted = 0;
+	for (int k = 0; k <= fp->edits.n; k++) {
+		size_t next = k < fp->edits.n ? fp->edits.v[k].off : fp->len;
+		if (!inserted && insert_at <= next) {
+			cuco_strbuf_add(&tmp, fp->src + pos, insert_at - pos);
+			pos = insert_at;
+			if (tmp.len > 0 && tmp.buf[tmp.len - 1] != '\n')
+				cuco_strbuf_addch(&tmp, '\n');
+			cuco_strbuf_adds(&tmp, "#include <cuco_dev/lsa.cuh>\n"
+			                       "#include <cuco_dev/launch.cuh>\n"
+			                       "#include <cuda_bf16.h>\n"
+			                       "#include <cuda_fp16.h>\n"
+			                       "#include <stdarg.h>\n"
+			                       "#include <stdio.h>\n"
+			                       "#include <string.h>\n\n"
+			                       "// EVOLVE-BLOCK-START\n");
+			cuco_strbuf_addf(&tmp, "#define CUCO_SEED_HAS_GROUPS %d\n", groups);
+			cuco_strbuf_add(&tmp, block.buf, block.len);
+			cuco_strbuf_add(&tmp, fp->gen.buf, fp->gen.len);
+			cuco_strbuf_adds(&tmp, "// EVOLVE-BLOCK-END\n\n");
+			inserted = 1;
+		}
+		if (k == fp->edits.n)
+			break;
+		const struct edit *e = &fp->edits.v[k];
+		cuco_strbuf_add(&tmp, fp->src + pos, e->off - pos);
+		cuco_strbuf_adds(&tmp, e->text);
+		pos = e->off + e->len;
+	}
+	cuco_strbuf_add(&tmp, fp->src + pos, fp->len - pos);
+	if (tmp.len > 0 && tmp.buf[tmp.len - 1] != '\n')
+		cuco_strbuf_addch(&tmp, '\n');
+	cuco_strbuf_add(&tmp, abi.buf, abi.len);
+	cuco_strbuf_add(out, tmp.buf, tmp.len);
+out:
+	cuco_strbuf_release(&block);
+	cuco_strbuf_release(&abi);
+	cuco_strbuf_release(&tmp);
+	cuco_strbuf_release(&name);
+	return rc;
+}
+
+int cuco_fastpath_transform(const char *file_name, const char *src,
+                            const struct cuco_fastpath_opts *opts, struct cuco_strbuf *out,
+                            struct cuco_fastpath_report *report, struct cuco_err *err)
+{
+	struct cuco_fastpath_report local_report;
+	struct fp fp;
+	int rc;
+
+	cuco_fastpath_report_init(&local_report);
+	memset(&fp, 0, sizeof(fp));
+	fp.file = file_name ? file_name : "<input>";
+	fp.src = src;
+	fp.len = strlen(src);
+	fp.opts = opts;
+	fp.err = err;
+	fp.report = report ? report : &local_report;
+	cuco_strbuf_init(&fp.gen, 0);
+	if (report != NULL)
+		cuco_fastpath_report_release(report);
+
+	if (opts == NULL || opts->comm_ctas < 1 || opts->comm_ctas > 1024 || opts->threads < 32 ||
+	    opts->threads > 1024 || opts->threads % 32 != 0) {
+		rc = cuco_err_set(err, CUCO_ERR_INVALID,
+		                  "fast path options: comm_ctas must be 1..1024 and threads a "
+		                  "multiple of 32 in 32..1024");
+		goto out;
+	}
+	rc = tokenize(&fp);
+	if (rc != CUCO_OK)
+		goto out;
+	rc = find_run(&fp);
+	if (rc != CUCO_OK)
+		goto out;
+	rc = scan_calls(&fp);
+	if (rc != CUCO_OK)
+		goto out;
+	rc = assemble(&fp, out);
+out:
+	free(fp.toks.v);
+	for (int k = 0; k < fp.edits.n; k++)
+		free(fp.edits.v[k].text);
+	free(fp.edits.v);
+	cuco_strbuf_release(&fp.gen);
+	cuco_fastpath_report_release(&local_report);
+	if (rc != CUCO_OK && report != NULL)
+		cuco_fastpath_report_release(report);
+	return rc;
+}
+
+int cuco_fastpath_transform_file(const char *in_path, const char *out_path,
+                                 const struct cuco_fastpath_opts *opts,
+                                 struct cuco_fastpath_report *report, struct cuco_err *err)
+{
+	struct cuco_strbuf src = CUCO_STRBUF_INIT, out = CUCO_STRBUF_INIT,
+	                   tmp_path = CUCO_STRBUF_INIT;
+	FILE *f = NULL;
+	int rc = CUCO_OK;
+
+	if (cuco_strbuf_read_file(&src, in_path) != 0) {
+		rc = cuco_err_set(err, CUCO_ERR_IO, "cannot read %s: %s", in_path, strerror(errno));
+		goto out;
+	}
+	rc = cuco_fastpath_transform(in_path, src.buf, opts, &out, report, err);
+	if (rc != CUCO_OK)
+		goto out;
+	cuco_strbuf_addf(&tmp_path, "%s.tmp", out_path);
+	f = fopen(tmp_path.buf, "w");
+	if (f == NULL) {
+		rc = cuco_err_set(err, CUCO_ERR_IO, "cannot write %s: %s", tmp_path.buf,
+		                  strerror(errno));
+		goto out;
+	}
+	if (fwrite(out.buf, 1, out.len, f) != out.len || fclose(f) != 0) {
+		f = NULL;
+		rc = cuco_err_set(err, CUCO_ERR_IO, "cannot write %s: %s", tmp_path.buf,
+		                  strerror(errno));
+		remove(tmp_path.buf);
+		goto out;
+	}
+	f = NULL;
+	if (rename(tmp_path.buf, out_path) != 0) {
+		rc = cuco_err_set(err, CUCO_ERR_IO, "cannot rename %s to %s: %s", tmp_path.buf,
+		                  out_path, strerror(errno));
+		remove(tmp_path.buf);
+	}
+out:
+	if (f != NULL)
+		fclose(f);
+	cuco_strbuf_release(&src);
+	cuco_strbuf_release(&out);
+	cuco_strbuf_release(&tmp_path);
+	return rc;
+}
