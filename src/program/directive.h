@@ -1,0 +1,204 @@
+/*
+ * directive.h - the cuco-directive line of a device-side program and the
+ * design space it is checked against.
+ *
+ * Every device-side program opens (before any code; only comments and blank
+ * lines may come first) with one line
+ *
+ *   // cuco-directive: {"backend":"lsa","placement":"sequential","sync_scope":"grid",
+ *                       "issuer":"cta","granularity":"whole","knobs":{"comm_ctas":32}}
+ *
+ * (on one line) that says which point of the design space it implements. The
+ * dimensions, their values, the knobs and the constraints between them are
+ * data: share/design_space.json. Errors read `file:line:column: field:
+ * message`, with the column of the offending value on the directive line.
+ */
+#ifndef CUCO_DIRECTIVE_H
+#define CUCO_DIRECTIVE_H
+
+#include "cuco/program.h"
+#include "util/error.h"
+
+#define CUCO_DIRECTIVE_MAX_KNOBS 16          /* knob settings in one directive */
+#define CUCO_DIRECTIVE_TAG "cuco-directive:" /* follows "//" on the directive line */
+
+/* The dimensions of the design space, in canonical order. */
+enum cuco_dimension {
+	CUCO_DIM_BACKEND = 0,
+	CUCO_DIM_PLACEMENT = 1,
+	CUCO_DIM_SYNC_SCOPE = 2,
+	CUCO_DIM_ISSUER = 3,
+	CUCO_DIM_GRANULARITY = 4,
+	CUCO_NDIMS = 5,
+};
+
+/* "backend", "placement", ... for a dimension; NULL when out of range. */
+const char *cuco_dimension_name(int dim);
+
+enum cuco_knob_type {
+	CUCO_KNOB_INT = 1,
+	CUCO_KNOB_BOOL = 2,
+	CUCO_KNOB_ENUM = 3, /* one of a list of integers */
+};
+
+/* One knob setting of a directive. */
+struct cuco_directive_knob {
+	char name[CUCO_NAME_MAX];
+	long long value; /* bools are 0 or 1 */
+	int is_bool;     /* written as true/false in the directive */
+	int col;         /* column of the value on the directive line, 0 when unknown */
+};
+
+/*
+ * A parsed directive. Caller-owned: cuco_directive_init() or a successful
+ * parse fills it, cuco_directive_release() frees file.
+ */
+struct cuco_directive {
+	char *file; /* program file name for messages (malloc'd; may be NULL) */
+	int line;   /* line of the directive in the program, 0 when built in code */
+	char dims[CUCO_NDIMS][CUCO_NAME_MAX]; /* value of each enum cuco_dimension */
+	int dim_col[CUCO_NDIMS];              /* column of each value, 0 when unknown */
+	int nknobs;
+	struct cuco_directive_knob knobs[CUCO_DIRECTIVE_MAX_KNOBS];
+};
+
+/* What the machine offers; hardware-dependent constraints are checked against it. */
+struct cuco_hw_facts {
+	int gin_capable;       /* the network supports GPU-initiated networking */
+	int lsa_all_reachable; /* every rank can load/store every other rank's memory */
+	int nranks;
+	int sm_count; /* SMs of one GPU */
+};
+
+/* Hardware facts that a constraint may require ("requires" in the data). */
+enum cuco_hw_requirement {
+	CUCO_REQ_NONE = 0,
+	CUCO_REQ_GIN_CAPABLE_NETWORK = 1,     /* "gin_capable_network" */
+	CUCO_REQ_ALL_RANKS_LSA_REACHABLE = 2, /* "all_ranks_lsa_reachable" */
+};
+
+/* One value of a dimension. Strings point into the design space's JSON. */
+struct cuco_ds_value {
+	const char *name;
+	const char *doc;
+};
+
+struct cuco_ds_dimension {
+	const char *name;
+	const char *doc;
+	struct cuco_ds_value *values;
+	int nvalues;
+};
+
+struct cuco_ds_knob {
+	const char *name;
+	const char *doc;
+	int type; /* enum cuco_knob_type */
+	long long min, max;
+	long long multiple_of; /* 1 when any integer will do */
+	long long *values;     /* CUCO_KNOB_ENUM: the allowed values */
+	int nvalues;
+	const char *max_fact; /* "sm_count": the value may not exceed that fact; or NULL */
+};
+
+/* A dimension and a set of its values: "issuer in {cta}". */
+struct cuco_ds_clause {
+	int dim; /* enum cuco_dimension */
+	const char **values;
+	int nvalues;
+};
+
+/* When every `when` clause holds, every `then` clause must hold and `requires` be true. */
+struct cuco_ds_constraint {
+	struct cuco_ds_clause *when;
+	int nwhen;
+	struct cuco_ds_clause *then;
+	int nthen;
+	int requires; /* enum cuco_hw_requirement */
+	const char *why;
+};
+
+/*
+ * The loaded design space. Caller-owned: cuco_design_space_load() fills it,
+ * cuco_design_space_release() frees it. dims[] is indexed by enum
+ * cuco_dimension. All strings point into root (a jansson json_t *).
+ */
+struct cuco_design_space {
+	void *root;
+	struct cuco_ds_dimension dims[CUCO_NDIMS];
+	struct cuco_ds_knob *knobs;
+	int nknobs;
+	struct cuco_ds_constraint *constraints;
+	int nconstraints;
+};
+
+/*
+ * Load and check a design space file (share/design_space.json). Returns
+ * CUCO_OK, CUCO_ERR_IO, or CUCO_ERR_PARSE/CUCO_ERR_INVALID with `file:line:
+ * column: field: message` in err (a missing or unknown dimension, a
+ * constraint naming an unknown value or fact, any "multicast" value...). On
+ * failure *out is left released.
+ */
+int cuco_design_space_load(const char *path, struct cuco_design_space *out, struct cuco_err *err);
+void cuco_design_space_release(struct cuco_design_space *ds);
+
+/* The knob spec called name, or NULL. */
+const struct cuco_ds_knob *cuco_design_space_knob(const struct cuco_design_space *ds,
+                                                  const char *name);
+
+/*
+ * 1-based line of the first line of src that is a directive line (leading
+ * whitespace, "//", optional blanks, "cuco-directive"), wherever it is; 0
+ * when there is none.
+ */
+int cuco_directive_find_line(const char *src);
+
+/* Empty directive (no values, no knobs, no file). */
+void cuco_directive_init(struct cuco_directive *d);
+
+/*
+ * Find the directive in a program's source text and parse it into *out
+ * (which need not be initialised). Checks the syntax and structure only:
+ * the JSON, the five dimensions present as strings, knobs as integers or
+ * booleans; values are checked by cuco_directive_validate(). Returns
+ * CUCO_OK, or CUCO_ERR_PARSE with `file:line:column: field: message` in err
+ * for: no directive, a directive after code, two directives, bad JSON, an
+ * unknown or missing dimension, a bad knob. On failure *out is released.
+ */
+int cuco_directive_parse(const char *file_name, const char *source_text, struct cuco_directive *out,
+                         struct cuco_err *err);
+
+/*
+ * Check d against the design space: every value allowed, every knob known
+ * and in range, every constraint met; with facts (NULL skips them) also the
+ * hardware requirements and fact-bounded knobs. Returns CUCO_OK,
+ * CUCO_ERR_INVALID (not in the design space) or CUCO_ERR_UNSUPPORTED (valid,
+ * but this machine cannot run it), with the first problem in err.
+ */
+int cuco_directive_validate(const struct cuco_directive *d, const struct cuco_design_space *ds,
+                            const struct cuco_hw_facts *facts, struct cuco_err *err);
+
+/* A knob's value, or dflt when the directive does not set it. */
+long long cuco_directive_knob(const struct cuco_directive *d, const char *name, long long dflt);
+
+/*
+ * Set (or add) a knob. Returns CUCO_OK, or CUCO_ERR_INVALID when the name is
+ * too long or there are already CUCO_DIRECTIVE_MAX_KNOBS knobs.
+ */
+int cuco_directive_set_knob(struct cuco_directive *d, const char *name, long long value,
+                            int is_bool);
+
+/*
+ * The directive as canonical JSON: the five dimensions in enum order, then
+ * "knobs" with names sorted, compact. The same directive always gives the
+ * same bytes (the store keys on them). malloc'd; NULL only if out of memory.
+ */
+char *cuco_directive_to_json(const struct cuco_directive *d);
+
+/* "// cuco-directive: <canonical JSON>" without a newline; malloc'd, NULL if out of memory. */
+char *cuco_directive_to_line(const struct cuco_directive *d);
+
+/* Free what d owns and re-initialise it. */
+void cuco_directive_release(struct cuco_directive *d);
+
+#endif

@@ -1,0 +1,1198 @@
+/* manifest.c - parse and validate workloads/<name>/manifest.json, with positions in errors. */
+#include "workload/manifest.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* --- JSON position helpers ------------------------------------------------ */
+
+/*
+ * jansson reports positions only for syntax errors, so to point at a value
+ * we rescan the (already validated) text, building the path of each value
+ * as we go, and stop at the first one whose path matches.
+ */
+struct jscan {
+	const char *p, *end;
+	const char *target;
+	int key;
+	const char *found;
+	struct cuco_strbuf path;
+	int depth;
+};
+
+static void js_ws(struct jscan *s)
+{
+	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+		s->p++;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* s->p at the opening quote; decode into out (may be NULL); leave p past the closing quote. */
+static void js_string(struct jscan *s, struct cuco_strbuf *out)
+{
+	s->p++;
+	while (s->p < s->end && *s->p != '"') {
+		char c = *s->p++;
+
+		if (c == '\\' && s->p < s->end) {
+			char e = *s->p++;
+
+			switch (e) {
+			case 'n':
+				c = '\n';
+				break;
+			case 't':
+				c = '\t';
+				break;
+			case 'r':
+				c = '\r';
+				break;
+			case 'b':
+				c = '\b';
+				break;
+			case 'f':
+				c = '\f';
+				break;
+			case 'u': {
+				int v = 0, i;
+
+				for (i = 0; i < 4 && s->p < s->end && hexval(*s->p) >= 0; i++)
+					v = v * 16 + hexval(*s->p++);
+				c = v > 0 && v < 0x80 ? (char)v : '?';
+				break;
+			}
+			default:
+				c = e;
+			}
+		}
+		if (out)
+			cuco_strbuf_addch(out, c);
+	}
+	if (s->p < s->end)
+		s->p++;
+}
+
+static void js_value(struct jscan *s)
+{
+	size_t mark = s->path.len;
+
+	js_ws(s);
+	if (s->found || s->p >= s->end)
+		return;
+	if (!s->key && strcmp(s->path.buf, s->target) == 0) {
+		s->found = s->p;
+		return;
+	}
+	if (s->depth > 256) {
+		s->p = s->end;
+		return;
+	}
+	if (*s->p == '{') {
+		s->p++;
+		for (;;) {
+			const char *kstart;
+
+			js_ws(s);
+			if (s->p >= s->end)
+				return;
+			if (*s->p == '}') {
+				s->p++;
+				return;
+			}
+			if (*s->p != '"') {
+				s->p++; /* ',' or junk: be lenient */
+				continue;
+			}
+			kstart = s->p;
+			if (mark)
+				cuco_strbuf_addch(&s->path, '.');
+			js_string(s, &s->path);
+			if (s->key && strcmp(s->path.buf, s->target) == 0) {
+				s->found = kstart;
+				return;
+			}
+			js_ws(s);
+			if (s->p < s->end && *s->p == ':')
+				s->p++;
+			s->depth++;
+			js_value(s);
+			s->depth--;
+			if (s->found)
+				return;
+			cuco_strbuf_setlen(&s->path, mark);
+		}
+	} else if (*s->p == '[') {
+		int idx = 0;
+
+		s->p++;
+		for (;;) {
+			const char *before;
+
+			js_ws(s);
+			if (s->p >= s->end)
+				return;
+			if (*s->p == ']') {
+				s->p++;
+				return;
+			}
+			if (*s->p == ',') {
+				s->p++;
+				idx++;
+				continue;
+			}
+			before = s->p;
+			cuco_strbuf_addf(&s->path, "[%d]", idx);
+			s->depth++;
+			js_value(s);
+			s->depth--;
+			if (s->found)
+				return;
+			cuco_strbuf_setlen(&s->path, mark);
+			if (s->p == before)
+				s->p++;
+		}
+	} else if (*s->p == '"') {
+		js_string(s, NULL);
+	} else {
+		while (s->p < s->end && *s->p != ',' && *s->p != ']' && *s->p != '}' &&
+		       *s->p != ' ' && *s->p != '\t' && *s->p != '\n' && *s->p != '\r')
+			s->p++;
+	}
+}
+
+const char *cuco_json_locate(const char *text, size_t len, const char *path, int key)
+{
+	struct jscan s;
+
+	s.p = text;
+	s.end = text + len;
+	s.target = path;
+	s.key = key;
+	s.found = NULL;
+	s.depth = 0;
+	cuco_strbuf_init(&s.path, 64);
+	js_value(&s);
+	cuco_strbuf_release(&s.path);
+	return s.found;
+}
+
+void cuco_json_linecol(const char *text, const char *p, int *line, int *col)
+{
+	const char *q, *bol = text;
+	int ln = 1;
+
+	for (q = text; q < p && *q; q++) {
+		if (*q == '\n') {
+			ln++;
+			bol = q + 1;
+		}
+	}
+	*line = ln;
+	*col = (int)(q - bol) + 1;
+}
+
+void cuco_json_describe(struct cuco_strbuf *sb, const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_STRING: {
+		size_t n = json_string_length(v);
+
+		if (n > 40)
+			cuco_strbuf_addf(sb, "\"%.37s...\"", json_string_value(v));
+		else
+			cuco_strbuf_addf(sb, "\"%s\"", json_string_value(v));
+		break;
+	}
+	case JSON_INTEGER:
+		cuco_strbuf_addf(sb, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		break;
+	case JSON_REAL:
+		cuco_strbuf_addf(sb, "%g", json_real_value(v));
+		break;
+	case JSON_TRUE:
+		cuco_strbuf_adds(sb, "true");
+		break;
+	case JSON_FALSE:
+		cuco_strbuf_adds(sb, "false");
+		break;
+	case JSON_NULL:
+		cuco_strbuf_adds(sb, "null");
+		break;
+	case JSON_OBJECT:
+		cuco_strbuf_adds(sb, "an object");
+		break;
+	case JSON_ARRAY:
+		cuco_strbuf_adds(sb, "an array");
+		break;
+	}
+}
+
+static int edit_distance(const char *a, const char *b)
+{
+	int la = (int)strlen(a), lb = (int)strlen(b);
+	int row[65], i, j;
+
+	if (la > 64 || lb > 64)
+		return 1000;
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		int diag = row[0];
+
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			int up = row[j];
+			int cost =
+			    tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+			int best = diag + cost;
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+const char *cuco_suggest(const char *word, const char *const *candidates, int n)
+{
+	const char *best = NULL;
+	int bestd = 3, i;
+
+	for (i = 0; i < n; i++) {
+		int d = edit_distance(word, candidates[i]);
+
+		if (d < bestd && d < (int)strlen(candidates[i])) {
+			bestd = d;
+			best = candidates[i];
+		}
+	}
+	return best;
+}
+
+/* --- manifest --------------------------------------------------------------- */
+
+struct mload {
+	const char *path; /* for messages */
+	const char *text;
+	size_t len;
+	struct cuco_err *err;
+	struct cuco_manifest *m;
+};
+
+/*
+ * Report `path:line:column: field: message`, pointing at field's value (or
+ * key), or at the nearest enclosing value that exists when field is missing.
+ */
+static int fail(struct mload *L, int code, const char *field, int key, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static int fail(struct mload *L, int code, const char *field, int key, const char *fmt, ...)
+{
+	char msg[1024], where[256];
+	const char *p = NULL;
+	int line = 1, col = 1;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(where, sizeof(where), "%s", field);
+	for (;;) {
+		char *cut;
+
+		p = cuco_json_locate(L->text, L->len, where, key);
+		if (p || !where[0])
+			break;
+		key = 0;
+		cut = strrchr(where, '.');
+		if (!cut || (strrchr(where, '[') && strrchr(where, '[') > cut))
+			cut = strrchr(where, '[');
+		if (cut)
+			*cut = '\0';
+		else
+			where[0] = '\0';
+	}
+	if (p)
+		cuco_json_linecol(L->text, p, &line, &col);
+	return cuco_err_set(L->err, code, "%s:%d:%d: %s: %s", L->path, line, col,
+	                    field[0] ? field : "(document)", msg);
+}
+
+/* "expected X, got Y" for a value of the wrong type. */
+static int fail_type(struct mload *L, const char *field, const char *expected, const json_t *v)
+{
+	struct cuco_strbuf got = CUCO_STRBUF_INIT;
+	int rc;
+
+	cuco_json_describe(&got, v);
+	rc = fail(L, CUCO_ERR_PARSE, field, 0, "expected %s, got %s", expected, got.buf);
+	cuco_strbuf_release(&got);
+	return rc;
+}
+
+static char *xstrdup(const char *s)
+{
+	char *d = strdup(s);
+
+	if (!d) {
+		fputs("cuco: out of memory\n", stderr);
+		abort();
+	}
+	return d;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+
+	if (!p) {
+		fputs("cuco: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+static int is_ident(const char *s)
+{
+	if (!(isalpha((unsigned char)*s) || *s == '_'))
+		return 0;
+	for (s++; *s; s++)
+		if (!(isalnum((unsigned char)*s) || *s == '_'))
+			return 0;
+	return 1;
+}
+
+/* Workload, program and shape names: letters, digits, '_', '-', '.'; not starting with '.'. */
+static int is_name(const char *s, int allow_dot)
+{
+	if (!*s || *s == '.' || *s == '-')
+		return 0;
+	for (; *s; s++)
+		if (!(isalnum((unsigned char)*s) || *s == '_' || *s == '-' ||
+		      (allow_dot && *s == '.')))
+			return 0;
+	return 1;
+}
+
+/* Required (or optional, *out = NULL when absent) string member. */
+static int get_string(struct mload *L, const json_t *obj, const char *key, const char *field,
+                      int required, const char **out)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	*out = NULL;
+	if (!v) {
+		if (required)
+			return fail(L, CUCO_ERR_PARSE, field, 0, "required field is missing");
+		return CUCO_OK;
+	}
+	if (!json_is_string(v))
+		return fail_type(L, field, "a string", v);
+	*out = json_string_value(v);
+	return CUCO_OK;
+}
+
+/* Resolve file against the manifest's directory and check it is a readable regular file. */
+static int resolve_file(struct mload *L, const json_t *obj, const char *key, const char *field,
+                        char **out)
+{
+	const char *rel;
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+	struct stat st;
+	int rc;
+
+	*out = NULL;
+	rc = get_string(L, obj, key, field, 1, &rel);
+	if (rc)
+		return rc;
+	if (!rel[0])
+		return fail(L, CUCO_ERR_INVALID, field, 0, "expected a file name, got \"\"");
+	if (rel[0] == '/')
+		return fail(L, CUCO_ERR_INVALID, field, 0,
+		            "\"%s\" is an absolute path; give a path relative to %s", rel,
+		            L->m->dir);
+	cuco_strbuf_addf(&sb, "%s/%s", L->m->dir, rel);
+	if (stat(sb.buf, &st) != 0) {
+		rc = fail(L, CUCO_ERR_INVALID, field, 0,
+		          "no file \"%s\" next to the manifest (%s: %s)", rel, sb.buf,
+		          strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = fail(L, CUCO_ERR_INVALID, field, 0, "\"%s\" in %s is not a regular file", rel,
+		          L->m->dir);
+		goto out;
+	}
+	*out = cuco_strbuf_detach(&sb, NULL);
+	rc = CUCO_OK;
+out:
+	cuco_strbuf_release(&sb);
+	return rc;
+}
+
+static const char *const top_fields[] = {
+    "name",   "description",   "abi",      "dtype",        "tolerance", "ranks", "params",
+    "shapes", "default_shape", "workload", "host_program", "programs",  "knobs",
+};
+#define NTOP ((int)(sizeof(top_fields) / sizeof(top_fields[0])))
+
+static int check_unknown(struct mload *L, const json_t *obj, const char *prefix,
+                         const char *const *known, int nknown, const char *what)
+{
+	const char *key;
+	const json_t *v;
+
+	json_object_foreach((json_t *)obj, key, v)
+	{
+		char field[256];
+		const char *hint;
+		int i, ok = 0;
+
+		for (i = 0; i < nknown; i++)
+			if (strcmp(key, known[i]) == 0)
+				ok = 1;
+		if (ok)
+			continue;
+		snprintf(field, sizeof(field), "%s%s%s", prefix, prefix[0] ? "." : "", key);
+		hint = cuco_suggest(key, known, nknown);
+		if (hint)
+			return fail(L, CUCO_ERR_PARSE, field, 1,
+			            "unknown %s (did you mean \"%s\"?)", what, hint);
+		return fail(L, CUCO_ERR_PARSE, field, 1, "unknown %s", what);
+	}
+	return CUCO_OK;
+}
+
+static int parse_header(struct mload *L, const json_t *root)
+{
+	struct cuco_manifest *m = L->m;
+	const json_t *v;
+	const char *s;
+	int rc;
+
+	v = json_object_get(root, "abi");
+	if (!v)
+		return fail(L, CUCO_ERR_PARSE, "abi", 0, "required field is missing (use %d)",
+		            CUCO_ABI_VERSION);
+	if (!json_is_integer(v))
+		return fail_type(L, "abi", "an integer", v);
+	if (json_integer_value(v) != CUCO_ABI_VERSION)
+		return fail(L, CUCO_ERR_INVALID, "abi", 0,
+		            "ABI version %" JSON_INTEGER_FORMAT " is not supported; this cuco "
+		            "speaks ABI %d",
+		            json_integer_value(v), CUCO_ABI_VERSION);
+	m->abi = CUCO_ABI_VERSION;
+
+	rc = get_string(L, root, "name", "name", 1, &s);
+	if (rc)
+		return rc;
+	if (!is_name(s, 0) || strlen(s) >= CUCO_MANIFEST_NAME_MAX)
+		return fail(L, CUCO_ERR_INVALID, "name", 0,
+		            "\"%s\" is not a valid workload name (letters, digits, '_' and '-', "
+		            "at most %d characters)",
+		            s, CUCO_MANIFEST_NAME_MAX - 1);
+	m->name = xstrdup(s);
+
+	rc = get_string(L, root, "description", "description", 0, &s);
+	if (rc)
+		return rc;
+	m->description = xstrdup(s ? s : "");
+
+	rc = get_string(L, root, "dtype", "dtype", 1, &s);
+	if (rc)
+		return rc;
+	if (strcmp(s, "bf16") == 0)
+		m->dtype = CUCO_DTYPE_BF16;
+	else if (strcmp(s, "f16") == 0)
+		m->dtype = CUCO_DTYPE_F16;
+	else if (strcmp(s, "f32") == 0)
+		m->dtype = CUCO_DTYPE_F32;
+	else
+		return fail(L, CUCO_ERR_INVALID, "dtype", 0,
+		            "\"%s\" is not a dtype; expected one of bf16, f16, f32", s);
+	m->dtype_name = xstrdup(s);
+
+	v = json_object_get(root, "tolerance");
+	if (!v)
+		return fail(L, CUCO_ERR_PARSE, "tolerance", 0, "required field is missing");
+	if (!json_is_number(v))
+		return fail_type(L, "tolerance", "a number", v);
+	m->tolerance = json_number_value(v);
+	if (!(m->tolerance > 0.0 && m->tolerance < 1.0))
+		return fail(L, CUCO_ERR_INVALID, "tolerance", 0,
+		            "%g is out of range; expected a number between 0 and 1 (exclusive)",
+		            m->tolerance);
+	return CUCO_OK;
+}
+
+static int parse_ranks(struct mload *L, const json_t *root)
+{
+	struct cuco_manifest *m = L->m;
+	const json_t *arr = json_object_get(root, "ranks"), *v;
+	size_t i, j;
+
+	if (!arr)
+		return fail(L, CUCO_ERR_PARSE, "ranks", 0, "required field is missing");
+	if (!json_is_array(arr) || json_array_size(arr) == 0)
+		return fail_type(L, "ranks", "a non-empty array of rank counts", arr);
+	m->ranks = xcalloc(json_array_size(arr), sizeof(*m->ranks));
+	json_array_foreach(arr, i, v)
+	{
+		char field[64];
+
+		snprintf(field, sizeof(field), "ranks[%zu]", i);
+		if (!json_is_integer(v))
+			return fail_type(L, field, "an integer >= 2", v);
+		if (json_integer_value(v) < 2 || json_integer_value(v) > 1 << 20)
+			return fail(L, CUCO_ERR_INVALID, field, 0,
+			            "expected an integer >= 2, got %" JSON_INTEGER_FORMAT,
+			            json_integer_value(v));
+		for (j = 0; j < i; j++)
+			if (m->ranks[j] == json_integer_value(v))
+				return fail(L, CUCO_ERR_INVALID, field, 0,
+				            "%d is listed twice (also ranks[%zu])", m->ranks[j], j);
+		m->ranks[m->nranks++] = (int)json_integer_value(v);
+	}
+	return CUCO_OK;
+}
+
+static int parse_params(struct mload *L, const json_t *root)
+{
+	struct cuco_manifest *m = L->m;
+	const json_t *arr = json_object_get(root, "params"), *v;
+	size_t i;
+	int j;
+
+	if (!arr)
+		return fail(L, CUCO_ERR_PARSE, "params", 0, "required field is missing");
+	if (!json_is_array(arr) || json_array_size(arr) == 0)
+		return fail_type(L, "params", "a non-empty array of parameter names", arr);
+	if (json_array_size(arr) > CUCO_MAX_PARAMS)
+		return fail(L, CUCO_ERR_INVALID, "params", 0,
+		            "%zu parameters; at most %d are allowed", json_array_size(arr),
+		            CUCO_MAX_PARAMS);
+	json_array_foreach(arr, i, v)
+	{
+		char field[64];
+		const char *s;
+
+		snprintf(field, sizeof(field), "params[%zu]", i);
+		if (!json_is_string(v))
+			return fail_type(L, field, "a parameter name", v);
+		s = json_string_value(v);
+		if (!is_ident(s) || strlen(s) >= CUCO_NAME_MAX || strcmp(s, "name") == 0)
+			return fail(L, CUCO_ERR_INVALID, field, 0,
+			            "\"%s\" is not a valid parameter name (an identifier of at "
+			            "most %d characters, not \"name\")",
+			            s, CUCO_NAME_MAX - 1);
+		for (j = 0; j < m->nparams; j++)
+			if (strcmp(m->params[j], s) == 0)
+				return fail(L, CUCO_ERR_INVALID, field, 0,
+				            "\"%s\" is listed twice (also params[%d])", s, j);
+		snprintf(m->params[m->nparams++], CUCO_NAME_MAX, "%s", s);
+	}
+	return CUCO_OK;
+}
+
+static int parse_shapes(struct mload *L, const json_t *root)
+{
+	struct cuco_manifest *m = L->m;
+	const json_t *arr = json_object_get(root, "shapes"), *obj;
+	const char *s;
+	size_t i;
+	int j, rc;
+
+	if (!arr)
+		return fail(L, CUCO_ERR_PARSE, "shapes", 0, "required field is missing");
+	if (!json_is_array(arr) || json_array_size(arr) == 0)
+		return fail_type(L, "shapes", "a non-empty array of shapes", arr);
+	m->shapes = xcalloc(json_array_size(arr), sizeof(*m->shapes));
+	json_array_foreach(arr, i, obj)
+	{
+		struct cuco_shape *sh = &m->shapes[m->nshapes];
+		char field[128];
+		const char *key;
+		const json_t *v;
+
+		snprintf(field, sizeof(field), "shapes[%zu]", i);
+		if (!json_is_object(obj))
+			return fail_type(L, field, "an object", obj);
+		snprintf(field, sizeof(field), "shapes[%zu].name", i);
+		rc = get_string(L, obj, "name", field, 1, &s);
+		if (rc)
+			return rc;
+		if (!is_name(s, 1) || strlen(s) >= CUCO_NAME_MAX)
+			return fail(L, CUCO_ERR_INVALID, field, 0,
+			            "\"%s\" is not a valid shape name (letters, digits, '_', '-', "
+			            "'.', at most %d characters)",
+			            s, CUCO_NAME_MAX - 1);
+		for (j = 0; j < m->nshapes; j++)
+			if (strcmp(m->shapes[j].name, s) == 0)
+				return fail(L, CUCO_ERR_INVALID, field, 0,
+				            "shape \"%s\" is defined twice (also shapes[%d])", s,
+				            j);
+		snprintf(sh->name, sizeof(sh->name), "%s", s);
+
+		/* Every key is "name" or a declared parameter ... */
+		json_object_foreach((json_t *)obj, key, v)
+		{
+			int known = strcmp(key, "name") == 0;
+
+			for (j = 0; j < m->nparams && !known; j++)
+				known = strcmp(key, m->params[j]) == 0;
+			if (!known) {
+				const char *cands[CUCO_MAX_PARAMS];
+				struct cuco_strbuf list = CUCO_STRBUF_INIT;
+				const char *hint;
+
+				for (j = 0; j < m->nparams; j++) {
+					cands[j] = m->params[j];
+					cuco_strbuf_addf(&list, "%s%s", j ? ", " : "",
+					                 m->params[j]);
+				}
+				hint = cuco_suggest(key, cands, m->nparams);
+				snprintf(field, sizeof(field), "shapes[%zu].%s", i, key);
+				rc = fail(L, CUCO_ERR_PARSE, field, 1,
+				          "not a declared parameter%s%s%s; params are %s",
+				          hint ? " (did you mean \"" : "", hint ? hint : "",
+				          hint ? "\"?)" : "", list.buf);
+				cuco_strbuf_release(&list);
+				return rc;
+			}
+		}
+		/* ... and every declared parameter is set, to a positive integer. */
+		sh->nparams = m->nparams;
+		for (j = 0; j < m->nparams; j++) {
+			snprintf(field, sizeof(field), "shapes[%zu].%s", i, m->params[j]);
+			v = json_object_get(obj, m->params[j]);
+			if (!v)
+				return fail(L, CUCO_ERR_PARSE, field, 0,
+				            "missing; every shape sets every parameter in params");
+			if (!json_is_integer(v))
+				return fail_type(L, field, "a positive integer", v);
+			if (json_integer_value(v) <= 0)
+				return fail(
+				    L, CUCO_ERR_INVALID, field, 0,
+				    "expected a positive integer, got %" JSON_INTEGER_FORMAT,
+				    json_integer_value(v));
+			snprintf(sh->param_names[j], CUCO_NAME_MAX, "%s", m->params[j]);
+			sh->params[j] = json_integer_value(v);
+		}
+		m->nshapes++;
+	}
+
+	rc = get_string(L, root, "default_shape", "default_shape", 1, &s);
+	if (rc)
+		return rc;
+	if (!cuco_manifest_shape(m, s)) {
+		struct cuco_strbuf names = CUCO_STRBUF_INIT;
+
+		for (j = 0; j < m->nshapes; j++)
+			cuco_strbuf_addf(&names, "%s%s", j ? ", " : "", m->shapes[j].name);
+		rc = fail(L, CUCO_ERR_INVALID, "default_shape", 0,
+		          "no shape is named \"%s\" (shapes: %s)", s, names.buf);
+		cuco_strbuf_release(&names);
+		return rc;
+	}
+	m->default_shape = xstrdup(s);
+	return CUCO_OK;
+}
+
+static const char *const program_fields[] = {"name", "role", "file", "libs", "verify"};
+
+static int parse_program(struct mload *L, const json_t *obj, size_t i)
+{
+	struct cuco_manifest *m = L->m;
+	struct cuco_manifest_program *p = &m->programs[m->nprograms];
+	char prefix[64], field[128];
+	const json_t *v;
+	const char *s;
+	int j, rc;
+
+	snprintf(prefix, sizeof(prefix), "programs[%zu]", i);
+	if (!json_is_object(obj))
+		return fail_type(L, prefix, "an object", obj);
+	rc = check_unknown(L, obj, prefix, program_fields, 5, "program field");
+	if (rc)
+		return rc;
+
+	snprintf(field, sizeof(field), "%s.name", prefix);
+	rc = get_string(L, obj, "name", field, 1, &s);
+	if (rc)
+		return rc;
+	if (!is_name(s, 0) || strlen(s) >= CUCO_MANIFEST_NAME_MAX)
+		return fail(L, CUCO_ERR_INVALID, field, 0,
+		            "\"%s\" is not a valid program name (letters, digits, '_' and '-', "
+		            "at most %d characters)",
+		            s, CUCO_MANIFEST_NAME_MAX - 1);
+	if (cuco_manifest_program(m, s))
+		return fail(L, CUCO_ERR_INVALID, field, 0, "program \"%s\" is defined twice", s);
+	p->name = xstrdup(s);
+	m->nprograms++; /* from here on release() frees it */
+
+	snprintf(field, sizeof(field), "%s.role", prefix);
+	rc = get_string(L, obj, "role", field, 1, &s);
+	if (rc)
+		return rc;
+	for (j = CUCO_PROGRAM_BASELINE; j <= CUCO_PROGRAM_COMM; j++)
+		if (strcmp(s, cuco_program_role_name(j)) == 0)
+			p->role = j;
+	if (!p->role)
+		return fail(L, CUCO_ERR_INVALID, field, 0,
+		            "\"%s\" is not a role; expected one of baseline, peer, compute, comm",
+		            s);
+	for (j = 0; j < m->nprograms - 1; j++)
+		if (p->role == CUCO_PROGRAM_BASELINE &&
+		    m->programs[j].role == CUCO_PROGRAM_BASELINE)
+			return fail(L, CUCO_ERR_INVALID, field, 0,
+			            "a second baseline (\"%s\" is one already); a workload has one",
+			            m->programs[j].name);
+
+	snprintf(field, sizeof(field), "%s.file", prefix);
+	rc = resolve_file(L, obj, "file", field, &p->file);
+	if (rc)
+		return rc;
+
+	v = json_object_get(obj, "libs");
+	if (v) {
+		size_t k;
+		const json_t *lib;
+
+		snprintf(field, sizeof(field), "%s.libs", prefix);
+		if (!json_is_array(v))
+			return fail_type(L, field, "an array of library names", v);
+		p->libs = xcalloc(json_array_size(v), sizeof(*p->libs));
+		json_array_foreach(v, k, lib)
+		{
+			snprintf(field, sizeof(field), "%s.libs[%zu]", prefix, k);
+			if (!json_is_string(lib))
+				return fail_type(L, field, "a library name", lib);
+			if (!is_name(json_string_value(lib), 1))
+				return fail(L, CUCO_ERR_INVALID, field, 0,
+				            "\"%s\" is not a library name (as in -l<name>)",
+				            json_string_value(lib));
+			p->libs[p->nlibs++] = xstrdup(json_string_value(lib));
+		}
+	}
+
+	p->verify = 1;
+	v = json_object_get(obj, "verify");
+	if (v) {
+		snprintf(field, sizeof(field), "%s.verify", prefix);
+		if (!json_is_boolean(v))
+			return fail_type(L, field, "true or false", v);
+		p->verify = json_is_true(v);
+		if (!p->verify && p->role == CUCO_PROGRAM_BASELINE)
+			return fail(L, CUCO_ERR_INVALID, field, 0,
+			            "the baseline defines the right answer and is always verified");
+	}
+	return CUCO_OK;
+}
+
+static int parse_programs(struct mload *L, const json_t *root)
+{
+	const json_t *arr = json_object_get(root, "programs"), *obj;
+	size_t i;
+	int rc;
+
+	if (!arr)
+		return fail(L, CUCO_ERR_PARSE, "programs", 0, "required field is missing");
+	if (!json_is_array(arr))
+		return fail_type(L, "programs", "an array of programs", arr);
+	L->m->programs = xcalloc(json_array_size(arr), sizeof(*L->m->programs));
+	json_array_foreach(arr, i, obj)
+	{
+		rc = parse_program(L, obj, i);
+		if (rc)
+			return rc;
+	}
+	return CUCO_OK;
+}
+
+static const char *const knob_fields[] = {"type",   "min",         "max", "default",
+                                          "values", "multiple_of", "doc"};
+
+static int parse_knob(struct mload *L, const char *name, const json_t *spec)
+{
+	char prefix[128], field[192];
+	const json_t *min, *max, *dflt, *vals, *mult;
+	const char *type;
+	int rc;
+
+	snprintf(prefix, sizeof(prefix), "knobs.%s", name);
+	if (!is_ident(name) || strlen(name) >= CUCO_NAME_MAX)
+		return fail(L, CUCO_ERR_INVALID, prefix, 1,
+		            "\"%s\" is not a valid knob name (an identifier of at most %d "
+		            "characters)",
+		            name, CUCO_NAME_MAX - 1);
+	if (!json_is_object(spec))
+		return fail_type(L, prefix, "a knob spec object", spec);
+	rc = check_unknown(L, spec, prefix, knob_fields, 7, "knob field");
+	if (rc)
+		return rc;
+	snprintf(field, sizeof(field), "%s.type", prefix);
+	rc = get_string(L, spec, "type", field, 1, &type);
+	if (rc)
+		return rc;
+	min = json_object_get(spec, "min");
+	max = json_object_get(spec, "max");
+	dflt = json_object_get(spec, "default");
+	vals = json_object_get(spec, "values");
+	mult = json_object_get(spec, "multiple_of");
+	snprintf(field, sizeof(field), "%s.default", prefix);
+	if (!dflt)
+		return fail(L, CUCO_ERR_PARSE, field, 0, "required field is missing");
+	if (strcmp(type, "int") == 0) {
+		snprintf(field, sizeof(field), "%s.min", prefix);
+		if (!min || !json_is_integer(min))
+			return min ? fail_type(L, field, "an integer", min)
+			           : fail(L, CUCO_ERR_PARSE, field, 0, "required field is missing");
+		snprintf(field, sizeof(field), "%s.max", prefix);
+		if (!max || !json_is_integer(max))
+			return max ? fail_type(L, field, "an integer", max)
+			           : fail(L, CUCO_ERR_PARSE, field, 0, "required field is missing");
+		if (json_integer_value(max) < json_integer_value(min))
+			return fail(L, CUCO_ERR_INVALID, field, 0, "max is less than min");
+		if (mult && (!json_is_integer(mult) || json_integer_value(mult) <= 0)) {
+			snprintf(field, sizeof(field), "%s.multiple_of", prefix);
+			return fail_type(L, field, "a positive integer", mult);
+		}
+		snprintf(field, sizeof(field), "%s.default", prefix);
+		if (!json_is_integer(dflt))
+			return fail_type(L, field, "an integer", dflt);
+		if (json_integer_value(dflt) < json_integer_value(min) ||
+		    json_integer_value(dflt) > json_integer_value(max))
+			return fail(L, CUCO_ERR_INVALID, field, 0,
+			            "%" JSON_INTEGER_FORMAT " is out of range %" JSON_INTEGER_FORMAT
+			            "..%" JSON_INTEGER_FORMAT,
+			            json_integer_value(dflt), json_integer_value(min),
+			            json_integer_value(max));
+		if (mult && json_integer_value(dflt) % json_integer_value(mult))
+			return fail(L, CUCO_ERR_INVALID, field, 0,
+			            "%" JSON_INTEGER_FORMAT
+			            " is not a multiple of %" JSON_INTEGER_FORMAT,
+			            json_integer_value(dflt), json_integer_value(mult));
+	} else if (strcmp(type, "bool") == 0) {
+		if (!json_is_boolean(dflt))
+			return fail_type(L, field, "true or false", dflt);
+	} else if (strcmp(type, "enum") == 0) {
+		size_t k;
+		const json_t *e;
+		int found = 0;
+
+		snprintf(field, sizeof(field), "%s.values", prefix);
+		if (!vals || !json_is_array(vals) || json_array_size(vals) == 0)
+			return vals
+			           ? fail_type(L, field, "a non-empty array", vals)
+			           : fail(L, CUCO_ERR_PARSE, field, 0, "required field is missing");
+		json_array_foreach(vals, k, e)
+		{
+			if (json_equal((json_t *)e, (json_t *)dflt))
+				found = 1;
+		}
+		snprintf(field, sizeof(field), "%s.default", prefix);
+		if (!found)
+			return fail(L, CUCO_ERR_INVALID, field, 0, "not one of values");
+	} else {
+		snprintf(field, sizeof(field), "%s.type", prefix);
+		return fail(L, CUCO_ERR_INVALID, field, 0,
+		            "\"%s\" is not a knob type; expected int, bool or enum", type);
+	}
+	return CUCO_OK;
+}
+
+static int parse_knobs(struct mload *L, const json_t *root)
+{
+	const json_t *knobs = json_object_get(root, "knobs"), *spec;
+	const char *name;
+	int rc;
+
+	if (!knobs) {
+		L->m->knobs_json = xstrdup("{}");
+		return CUCO_OK;
+	}
+	if (!json_is_object(knobs))
+		return fail_type(L, "knobs", "an object of knob specs", knobs);
+	json_object_foreach((json_t *)knobs, name, spec)
+	{
+		rc = parse_knob(L, name, spec);
+		if (rc)
+			return rc;
+		L->m->nknobs++;
+	}
+	L->m->knobs_json = json_dumps(knobs, JSON_COMPACT | JSON_SORT_KEYS);
+	if (!L->m->knobs_json)
+		return cuco_err_set(L->err, CUCO_ERR_NOMEM, "%s: cannot serialise knobs", L->path);
+	return CUCO_OK;
+}
+
+static int load(const char *path, const char *expect_name, struct cuco_manifest *m,
+                struct cuco_err *err)
+{
+	struct cuco_strbuf text = CUCO_STRBUF_INIT;
+	struct mload L;
+	json_error_t jerr;
+	json_t *root = NULL;
+	const char *slash;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	m->path = xstrdup(path);
+	slash = strrchr(path, '/');
+	if (!slash)
+		m->dir = xstrdup(".");
+	else if (slash == path)
+		m->dir = xstrdup("/");
+	else
+		m->dir = strndup(path, (size_t)(slash - path));
+	if (!m->dir)
+		abort();
+	if (cuco_strbuf_read_file(&text, path) != 0) {
+		rc = cuco_err_set(err, CUCO_ERR_IO, "%s: cannot read the manifest: %s", path,
+		                  strerror(errno));
+		goto out;
+	}
+	L.path = path;
+	L.text = text.buf;
+	L.len = text.len;
+	L.err = err;
+	L.m = m;
+	root = json_loadb(text.buf, text.len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		rc = cuco_err_set(err, CUCO_ERR_PARSE, "%s:%d:%d: invalid JSON: %s", path,
+		                  jerr.line > 0 ? jerr.line : 1, jerr.column > 0 ? jerr.column : 1,
+		                  jerr.text);
+		goto out;
+	}
+	if (!json_is_object(root)) {
+		rc = fail_type(&L, "", "an object", root);
+		goto out;
+	}
+	rc = check_unknown(&L, root, "", top_fields, NTOP, "field");
+	if (!rc)
+		rc = parse_header(&L, root);
+	if (!rc && expect_name && strcmp(m->name, expect_name) != 0)
+		rc = fail(&L, CUCO_ERR_INVALID, "name", 0,
+		          "\"%s\" differs from its directory \"%s\"; they must match", m->name,
+		          expect_name);
+	if (!rc)
+		rc = parse_ranks(&L, root);
+	if (!rc)
+		rc = parse_params(&L, root);
+	if (!rc)
+		rc = parse_shapes(&L, root);
+	if (!rc)
+		rc = resolve_file(&L, root, "workload", "workload", &m->workload);
+	if (!rc)
+		rc = resolve_file(&L, root, "host_program", "host_program", &m->host_program);
+	if (!rc)
+		rc = parse_programs(&L, root);
+	if (!rc)
+		rc = parse_knobs(&L, root);
+out:
+	json_decref(root);
+	cuco_strbuf_release(&text);
+	if (rc)
+		cuco_manifest_release(m);
+	return rc;
+}
+
+int cuco_manifest_load(const char *path, struct cuco_manifest *out, struct cuco_err *err)
+{
+	return load(path, NULL, out, err);
+}
+
+void cuco_manifest_release(struct cuco_manifest *m)
+{
+	int i, j;
+
+	if (!m)
+		return;
+	free(m->path);
+	free(m->dir);
+	free(m->name);
+	free(m->description);
+	free(m->dtype_name);
+	free(m->ranks);
+	free(m->shapes);
+	free(m->default_shape);
+	free(m->workload);
+	free(m->host_program);
+	for (i = 0; i < m->nprograms; i++) {
+		free(m->programs[i].name);
+		free(m->programs[i].file);
+		for (j = 0; j < m->programs[i].nlibs; j++)
+			free(m->programs[i].libs[j]);
+		free(m->programs[i].libs);
+	}
+	free(m->programs);
+	free(m->knobs_json);
+	memset(m, 0, sizeof(*m));
+}
+
+const struct cuco_shape *cuco_manifest_shape(const struct cuco_manifest *m, const char *name)
+{
+	int i;
+
+	for (i = 0; i < m->nshapes; i++)
+		if (strcmp(m->shapes[i].name, name) == 0)
+			return &m->shapes[i];
+	return NULL;
+}
+
+const struct cuco_manifest_program *cuco_manifest_program(const struct cuco_manifest *m,
+                                                          const char *name)
+{
+	int i;
+
+	for (i = 0; i < m->nprograms; i++)
+		if (m->programs[i].name && strcmp(m->programs[i].name, name) == 0)
+			return &m->programs[i];
+	return NULL;
+}
+
+const char *cuco_program_role_name(int role)
+{
+	switch (role) {
+	case CUCO_PROGRAM_BASELINE:
+		return "baseline";
+	case CUCO_PROGRAM_PEER:
+		return "peer";
+	case CUCO_PROGRAM_COMPUTE:
+		return "compute";
+	case CUCO_PROGRAM_COMM:
+		return "comm";
+	}
+	return "?";
+}
+
+/* --- workload discovery ------------------------------------------------------ */
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cuco_workloads_list(const char *workloads_dir, char ***names, int *n, struct cuco_err *err)
+{
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+	struct dirent *de;
+	char **list = NULL;
+	int count = 0, cap = 0, rc = CUCO_OK;
+	DIR *d;
+
+	*names = NULL;
+	*n = 0;
+	d = opendir(workloads_dir);
+	if (!d)
+		return cuco_err_set(err, errno == ENOENT ? CUCO_ERR_NOT_FOUND : CUCO_ERR_IO,
+		                    "%s: cannot open the workloads directory: %s", workloads_dir,
+		                    strerror(errno));
+	for (;;) {
+		struct stat st;
+
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			if (errno) {
+				rc = cuco_err_set(err, CUCO_ERR_IO, "%s: cannot read directory: %s",
+				                  workloads_dir, strerror(errno));
+				goto out;
+			}
+			break;
+		}
+		if (de->d_name[0] == '.')
+			continue;
+		cuco_strbuf_reset(&sb);
+		cuco_strbuf_addf(&sb, "%s/%s/manifest.json", workloads_dir, de->d_name);
+		if (stat(sb.buf, &st) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (count == cap) {
+			char **grown;
+
+			cap = cap ? cap * 2 : 16;
+			grown = realloc(list, (size_t)cap * sizeof(*list));
+			if (!grown)
+				abort();
+			list = grown;
+		}
+		list[count++] = xstrdup(de->d_name);
+	}
+	if (count)
+		qsort(list, (size_t)count, sizeof(*list), cmp_names);
+	*names = list;
+	*n = count;
+	list = NULL;
+	count = 0;
+out:
+	cuco_workloads_list_free(list, count);
+	cuco_strbuf_release(&sb);
+	closedir(d);
+	return rc;
+}
+
+void cuco_workloads_list_free(char **names, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+int cuco_workload_find(const char *workloads_dir, const char *name, struct cuco_manifest *out,
+                       struct cuco_err *err)
+{
+	struct cuco_strbuf path = CUCO_STRBUF_INIT;
+	struct stat st;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!is_name(name, 0))
+		return cuco_err_set(err, CUCO_ERR_USAGE,
+		                    "\"%s\" is not a workload name (letters, digits, '_', '-')",
+		                    name);
+	cuco_strbuf_addf(&path, "%s/%s/manifest.json", workloads_dir, name);
+	if (stat(path.buf, &st) != 0) {
+		struct cuco_strbuf avail = CUCO_STRBUF_INIT;
+		struct cuco_err lerr;
+		char **names;
+		int n, i;
+
+		cuco_err_clear(&lerr);
+		if (cuco_workloads_list(workloads_dir, &names, &n, &lerr) == CUCO_OK) {
+			for (i = 0; i < n; i++)
+				cuco_strbuf_addf(&avail, "%s%s", i ? ", " : "", names[i]);
+			cuco_workloads_list_free(names, n);
+		}
+		rc = cuco_err_set(err, CUCO_ERR_NOT_FOUND,
+		                  "no workload \"%s\" in %s (available: %s); `cuco workloads` "
+		                  "lists them",
+		                  name, workloads_dir, avail.len ? avail.buf : "none");
+		cuco_strbuf_release(&avail);
+		goto out;
+	}
+	rc = load(path.buf, name, out, err);
+out:
+	cuco_strbuf_release(&path);
+	return rc;
+}

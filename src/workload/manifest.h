@@ -1,0 +1,137 @@
+/*
+ * manifest.h - a workload package's manifest.json: parse, validate, look up.
+ *
+ * A workload lives in workloads/<name>/ with a manifest.json that names its
+ * shapes, rank counts, tolerance and programs (host baseline, peers,
+ * compute-only and comm-only variants). Every error is reported as
+ * `file:line:column: field: what is wrong` (field is a path such as
+ * shapes[1].K), pointing at the offending value in the JSON text.
+ *
+ * The JSON position helpers at the end (cuco_json_*) are shared with the
+ * directive parser.
+ */
+#ifndef CUCO_MANIFEST_H
+#define CUCO_MANIFEST_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "cuco/program.h"
+#include "util/error.h"
+#include "util/strbuf.h"
+
+#define CUCO_MANIFEST_NAME_MAX 64 /* workload and program names, NUL included */
+
+/* What a program of a workload is for. */
+enum cuco_program_role {
+	CUCO_PROGRAM_BASELINE = 1, /* the host-orchestrated original: compute kernels + host NCCL */
+	CUCO_PROGRAM_PEER = 2,     /* a hand-written competitor (e.g. cuBLAS + NCCL) */
+	CUCO_PROGRAM_COMPUTE = 3,  /* compute alone: a lower bound, not verified */
+	CUCO_PROGRAM_COMM = 4,     /* communication alone: a lower bound, not verified */
+};
+
+/* One entry of "programs". Strings are owned by the manifest. */
+struct cuco_manifest_program {
+	char *name;
+	int role;    /* enum cuco_program_role */
+	char *file;  /* path resolved against the manifest's directory */
+	char **libs; /* extra libraries to link ("cublas"); nlibs entries */
+	int nlibs;
+	int verify; /* 1 unless "verify": false; a baseline is always verified */
+};
+
+/*
+ * A loaded manifest. Caller-owned struct: cuco_manifest_load() fills it,
+ * cuco_manifest_release() frees everything it points to. All strings and
+ * arrays below belong to the manifest.
+ */
+struct cuco_manifest {
+	char *path;        /* the manifest.json as given to load */
+	char *dir;         /* its directory ("." when path has no slash) */
+	char *name;        /* workload name ([A-Za-z0-9_-]+) */
+	char *description; /* "" when absent */
+	int abi;           /* CUCO_ABI_VERSION */
+	char *dtype_name;  /* "bf16", "f16" or "f32" */
+	int dtype;         /* enum cuco_dtype */
+	double tolerance;  /* relative tolerance of the output check, in (0, 1) */
+	int *ranks;        /* rank counts the workload supports, each >= 2 */
+	int nranks;
+	int nparams; /* parameter names, in declaration order */
+	char params[CUCO_MAX_PARAMS][CUCO_NAME_MAX];
+	struct cuco_shape *shapes; /* params of each shape in the order of params[] */
+	int nshapes;
+	char *default_shape; /* name of one of shapes[] */
+	char *workload;      /* workload.cu, resolved against dir */
+	char *host_program;  /* host baseline .cu, resolved against dir */
+	struct cuco_manifest_program *programs;
+	int nprograms;
+	char *knobs_json; /* the "knobs" object, compact with sorted keys; "{}" when absent */
+	int nknobs;       /* members of knobs_json */
+};
+
+/*
+ * Read and validate path (a manifest.json) into *out, which need not be
+ * initialised. Returns CUCO_OK, or CUCO_ERR_IO (unreadable), CUCO_ERR_PARSE
+ * (not JSON, or wrong structure/types) or CUCO_ERR_INVALID (a value out of
+ * range, a missing file) with `file:line:column: field: message` in err; on
+ * failure *out is left released (safe to release again).
+ */
+int cuco_manifest_load(const char *path, struct cuco_manifest *out, struct cuco_err *err);
+
+/* Free what the manifest owns and zero it. NULL and zeroed manifests are fine. */
+void cuco_manifest_release(struct cuco_manifest *m);
+
+/* The shape called name, or NULL. Points into m. */
+const struct cuco_shape *cuco_manifest_shape(const struct cuco_manifest *m, const char *name);
+
+/* The program called name, or NULL. Points into m. */
+const struct cuco_manifest_program *cuco_manifest_program(const struct cuco_manifest *m,
+                                                          const char *name);
+
+/* "baseline", "peer", "compute", "comm"; "?" for anything else. */
+const char *cuco_program_role_name(int role);
+
+/*
+ * Names of the workloads under workloads_dir: every subdirectory that holds a
+ * manifest.json, sorted. The manifests are not loaded (a broken one is still
+ * listed). *names is a malloc'd array of *n malloc'd strings; free it with
+ * cuco_workloads_list_free(). Returns CUCO_OK or CUCO_ERR_IO /
+ * CUCO_ERR_NOT_FOUND (no such directory).
+ */
+int cuco_workloads_list(const char *workloads_dir, char ***names, int *n, struct cuco_err *err);
+void cuco_workloads_list_free(char **names, int n);
+
+/*
+ * Load workloads_dir/name/manifest.json into *out. CUCO_ERR_NOT_FOUND (with
+ * the available names in the message) when there is no such workload;
+ * CUCO_ERR_INVALID when the manifest's "name" differs from the directory;
+ * otherwise as cuco_manifest_load().
+ */
+int cuco_workload_find(const char *workloads_dir, const char *name, struct cuco_manifest *out,
+                       struct cuco_err *err);
+
+/* --- JSON position helpers, shared with the directive parser ------------- */
+
+/*
+ * Find the value at path in the JSON text and return a pointer to its first
+ * byte, or NULL. path is "" for the root, "a.b" for members, "a[2]" for
+ * elements ("shapes[1].K"). With key set, point at the member's key instead
+ * of its value (for "unknown field" errors). text must be valid JSON (parse
+ * it with jansson first); the scan is lenient otherwise.
+ */
+const char *cuco_json_locate(const char *text, size_t len, const char *path, int key);
+
+/* 1-based line and byte column of p inside text. */
+void cuco_json_linecol(const char *text, const char *p, int *line, int *col);
+
+/* A short rendering of v for "got ..." messages: "abc" quoted, 12, true, an object. */
+void cuco_json_describe(struct cuco_strbuf *sb, const json_t *v);
+
+/*
+ * The candidate closest to word by edit distance when it is close enough to
+ * be a likely typo, else NULL.
+ */
+const char *cuco_suggest(const char *word, const char *const *candidates, int n);
+
+#endif

@@ -1,0 +1,275 @@
+/* test_manifest.c - workload manifests: the good fixture, every bad fixture's exact error, lookup.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/error.h"
+#include "util/strbuf.h"
+#include "workload/manifest.h"
+
+#define FIXTURES CUCO_SOURCE_DIR "/tests/fixtures/manifests"
+
+/* Run every test from the fixture directory so messages carry short relative names. */
+static int enter_fixtures(void **state)
+{
+	(void)state;
+	return chdir(FIXTURES);
+}
+
+static void test_good(void **state)
+{
+	struct cuco_manifest m;
+	struct cuco_err err;
+	const struct cuco_shape *s;
+	const struct cuco_manifest_program *p;
+
+	(void)state;
+	cuco_err_clear(&err);
+	assert_int_equal(cuco_manifest_load("good.json", &m, &err), CUCO_OK);
+	assert_string_equal(err.msg, "");
+	assert_string_equal(m.name, "gemm_allgather");
+	assert_string_equal(m.description,
+	                    "Column-parallel linear: C_r = A * B_r, then all-gather C");
+	assert_string_equal(m.dir, ".");
+	assert_int_equal(m.abi, 1);
+	assert_string_equal(m.dtype_name, "bf16");
+	assert_int_equal(m.dtype, CUCO_DTYPE_BF16);
+	assert_true(m.tolerance > 0.0099 && m.tolerance < 0.0101);
+	assert_int_equal(m.nranks, 3);
+	assert_int_equal(m.ranks[0], 2);
+	assert_int_equal(m.ranks[2], 8);
+	assert_int_equal(m.nparams, 3);
+	assert_string_equal(m.params[2], "K");
+	assert_int_equal(m.nshapes, 2);
+	assert_string_equal(m.default_shape, "8192");
+	assert_string_equal(m.workload, "./workload.cu");
+	assert_string_equal(m.host_program, "./host.cu");
+
+	/* the second shape lists its keys out of order: params follow "params" */
+	s = cuco_manifest_shape(&m, "8192");
+	assert_non_null(s);
+	assert_int_equal(s->nparams, 3);
+	assert_string_equal(s->param_names[0], "M");
+	assert_string_equal(s->param_names[2], "K");
+	assert_int_equal(s->params[0], 8192);
+	assert_int_equal(s->params[2], 4096);
+	assert_int_equal(cuco_shape_get(s, "K", -1), 4096);
+	assert_null(cuco_manifest_shape(&m, "4096"));
+
+	assert_int_equal(m.nprograms, 4);
+	p = cuco_manifest_program(&m, "cublas_nccl");
+	assert_non_null(p);
+	assert_int_equal(p->role, CUCO_PROGRAM_PEER);
+	assert_string_equal(p->file, "./peer_cublas.cu");
+	assert_int_equal(p->nlibs, 1);
+	assert_string_equal(p->libs[0], "cublas");
+	assert_int_equal(p->verify, 1);
+	p = cuco_manifest_program(&m, "compute");
+	assert_non_null(p);
+	assert_int_equal(p->role, CUCO_PROGRAM_COMPUTE);
+	assert_int_equal(p->verify, 0);
+	assert_string_equal(cuco_program_role_name(cuco_manifest_program(&m, "comm")->role),
+	                    "comm");
+	assert_null(cuco_manifest_program(&m, "nope"));
+
+	assert_int_equal(m.nknobs, 1);
+	assert_string_equal(
+	    m.knobs_json,
+	    "{\"comm_ctas\":{\"default\":32,\"max\":132,\"min\":1,\"type\":\"int\"}}");
+
+	cuco_manifest_release(&m);
+	assert_null(m.name);
+	cuco_manifest_release(&m); /* twice is fine */
+}
+
+/* The example error of the manifest format, spelled out. */
+static void test_shape_value_error(void **state)
+{
+	struct cuco_manifest m;
+	struct cuco_err err;
+
+	(void)state;
+	cuco_err_clear(&err);
+	assert_int_equal(cuco_manifest_load("bad_shape_value.json", &m, &err), CUCO_ERR_PARSE);
+	assert_string_equal(err.msg, "bad_shape_value.json:11:11: shapes[1].K: expected a "
+	                             "positive integer, got \"abc\"");
+	assert_null(m.name); /* released on failure */
+	cuco_manifest_release(&m);
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/*
+ * Every bad_X.json has a bad_X.expect: comment lines, then the result token,
+ * then the exact message.
+ */
+static void check_bad_fixture(const char *json)
+{
+	struct cuco_strbuf expect = CUCO_STRBUF_INIT, path = CUCO_STRBUF_INIT;
+	struct cuco_manifest m;
+	struct cuco_err err;
+	char *line, *next, *token = NULL, *msg = NULL;
+	int rc;
+
+	cuco_strbuf_add(&path, json, strlen(json) - strlen(".json"));
+	cuco_strbuf_adds(&path, ".expect");
+	if (cuco_strbuf_read_file(&expect, path.buf) != 0)
+		fail_msg("%s: missing (every bad fixture needs its expected error)", path.buf);
+	for (line = expect.buf; *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		else
+			next = line + strlen(line);
+		if (line[0] == '#' || line[0] == '\0')
+			continue;
+		if (!token)
+			token = line;
+		else if (!msg)
+			msg = line;
+	}
+	if (!token || !msg)
+		fail_msg("%s: needs a result token line and a message line", path.buf);
+	cuco_err_clear(&err);
+	rc = cuco_manifest_load(json, &m, &err);
+	if (rc == CUCO_OK)
+		fail_msg("%s loaded, expected: %s", json, msg);
+	if (strcmp(cuco_result_token(rc), token) != 0 || strcmp(err.msg, msg) != 0)
+		fail_msg("%s:\n  expected %s: %s\n  got      %s: %s", json, token, msg,
+		         cuco_result_token(rc), err.msg);
+	assert_int_equal(err.code, rc);
+	cuco_strbuf_release(&expect);
+	cuco_strbuf_release(&path);
+}
+
+static void test_bad_fixtures(void **state)
+{
+	struct dirent **ents;
+	int n, i, checked = 0;
+
+	(void)state;
+	n = scandir(".", &ents, NULL, alphasort);
+	assert_true(n > 0);
+	for (i = 0; i < n; i++) {
+		if (strncmp(ents[i]->d_name, "bad_", 4) == 0 &&
+		    ends_with(ents[i]->d_name, ".json")) {
+			check_bad_fixture(ents[i]->d_name);
+			checked++;
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	assert_true(checked >= 20);
+}
+
+static void test_unreadable(void **state)
+{
+	struct cuco_manifest m;
+	struct cuco_err err;
+
+	(void)state;
+	assert_int_equal(cuco_manifest_load("no_such_manifest.json", &m, &err), CUCO_ERR_IO);
+	assert_string_equal(err.msg, "no_such_manifest.json: cannot read the manifest: No such "
+	                             "file or directory");
+}
+
+static void test_list_and_find(void **state)
+{
+	struct cuco_manifest m;
+	struct cuco_err err;
+	char **names;
+	int n;
+
+	(void)state;
+	assert_int_equal(cuco_workloads_list("workloads", &names, &n, &err), CUCO_OK);
+	assert_int_equal(n, 2); /* nomanifest/ has no manifest.json */
+	assert_string_equal(names[0], "ga");
+	assert_string_equal(names[1], "misnamed");
+	cuco_workloads_list_free(names, n);
+
+	assert_int_equal(cuco_workloads_list("no_such_dir", &names, &n, &err), CUCO_ERR_NOT_FOUND);
+	assert_int_equal(n, 0);
+
+	assert_int_equal(cuco_workload_find("workloads", "ga", &m, &err), CUCO_OK);
+	assert_string_equal(m.name, "ga");
+	assert_string_equal(m.dir, "workloads/ga");
+	assert_string_equal(m.workload, "workloads/ga/../../workload.cu");
+	cuco_manifest_release(&m);
+
+	assert_int_equal(cuco_workload_find("workloads", "misnamed", &m, &err), CUCO_ERR_INVALID);
+	assert_string_equal(err.msg, "workloads/misnamed/manifest.json:2:11: name: "
+	                             "\"something_else\" differs from its directory \"misnamed\"; "
+	                             "they must match");
+
+	assert_int_equal(cuco_workload_find("workloads", "gemm", &m, &err), CUCO_ERR_NOT_FOUND);
+	assert_string_equal(err.msg, "no workload \"gemm\" in workloads (available: ga, "
+	                             "misnamed); `cuco workloads` lists them");
+	assert_int_equal(cuco_workload_find("workloads", "../x", &m, &err), CUCO_ERR_USAGE);
+}
+
+static void test_locate(void **state)
+{
+	static const char text[] = "{\n  \"a\": [1, {\"b\": \"x\\\"y\"}, [3, 4]],\n"
+	                           "  \"c.d\": {\"e\": true}\n}";
+	const char *p;
+	int line, col;
+
+	(void)state;
+	p = cuco_json_locate(text, strlen(text), "", 0);
+	assert_ptr_equal(p, text);
+	p = cuco_json_locate(text, strlen(text), "a[1].b", 0);
+	assert_non_null(p);
+	assert_int_equal(strncmp(p, "\"x\\\"y\"", 6), 0);
+	cuco_json_linecol(text, p, &line, &col);
+	assert_int_equal(line, 2);
+	assert_int_equal(col, 18);
+	p = cuco_json_locate(text, strlen(text), "a[2][1]", 0);
+	assert_non_null(p);
+	assert_int_equal(*p, '4');
+	p = cuco_json_locate(text, strlen(text), "a", 1);
+	assert_non_null(p);
+	assert_int_equal(strncmp(p, "\"a\"", 3), 0);
+	p = cuco_json_locate(text, strlen(text), "c.d.e", 0);
+	assert_non_null(p);
+	assert_int_equal(*p, 't');
+	assert_null(cuco_json_locate(text, strlen(text), "a[3]", 0));
+	assert_null(cuco_json_locate(text, strlen(text), "z", 0));
+}
+
+static void test_suggest(void **state)
+{
+	static const char *const words[] = {"shapes", "params", "programs"};
+
+	(void)state;
+	assert_string_equal(cuco_suggest("shape", words, 3), "shapes");
+	assert_string_equal(cuco_suggest("Params", words, 3), "params");
+	assert_string_equal(cuco_suggest("programmes", words, 3), "programs");
+	assert_null(cuco_suggest("tolerance", words, 3));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_good),          cmocka_unit_test(test_shape_value_error),
+	    cmocka_unit_test(test_bad_fixtures),  cmocka_unit_test(test_unreadable),
+	    cmocka_unit_test(test_list_and_find), cmocka_unit_test(test_locate),
+	    cmocka_unit_test(test_suggest),
+	};
+
+	return cmocka_run_group_tests(tests, enter_fixtures, NULL);
+}
