@@ -42,11 +42,12 @@ pid_t cuco_proc_start(char *const argv[], char *const env[], int *out_fd, int *e
 			close(pe[1]);
 		}
 		for (int i = 0; env && env[i]; i++) {
-			char *eq = strchr(env[i], '=');
-			if (eq) {
-				*eq = '\0';
-				setenv(env[i], eq + 1, 1);
-				*eq = '=';
+			const char *eq = strchr(env[i], '=');
+			char name[256];
+			if (eq && (size_t)(eq - env[i]) < sizeof(name)) {
+				memcpy(name, env[i], (size_t)(eq - env[i]));
+				name[eq - env[i]] = '\0';
+				setenv(name, eq + 1, 1);
 			}
 		}
 		execvp(argv[0], argv);

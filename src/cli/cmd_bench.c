@@ -1,0 +1,258 @@
+/* cmd_bench.c - `cuco bench`: baseline, peers, compute/comm alone, the
+ * fast-path seed and any given programs, at every shape, through the
+ * cascade; a table per shape and JSON for machines. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "util/paths.h"
+
+static const char usage[] =
+	"usage: cuco bench <workload> [--shape NAME]... [--program FILE]... [options]\n"
+	"\n"
+	"Compile, verify and time the workload's host baseline, its peer programs\n"
+	"(e.g. cuBLAS + NCCL), compute alone and comm alone (the ideal bound is the\n"
+	"larger), the fast-path seed, and any --program files, at every shape.\n"
+	"\n"
+	"  --shape NAME        only this shape (repeatable; default: all)\n"
+	"  --program FILE      also evaluate this program (repeatable)\n"
+	"  --no-seed           do not run the fast path\n"
+	"  --compile-only      stop after the compile stage\n"
+	"  --json FILE         write all results as JSON to FILE\n"
+	"  --store PATH        SQLite store (default $CUCO_STORE or .cuco/cuco.db)\n";
+
+#define MAX_PROGS 16
+
+int cmd_bench(int argc, char **argv)
+{
+	struct cuco_manifest m;
+	struct cuco_err err;
+	struct cuco_eval_request req;
+	struct cuco_eval_program progs[MAX_PROGS];
+	struct cuco_strbuf seed = CUCO_STRBUF_INIT, json = CUCO_STRBUF_INIT, cmdline = CUCO_STRBUF_INIT;
+	struct cuco_strbuf files[MAX_PROGS];
+	const char *shape_names[64], *prog_files[MAX_PROGS], *json_path = NULL, *store_path = NULL;
+	const struct cuco_shape *shapes[64];
+	struct cuco_eval_shape *out = NULL;
+	struct cuco_store *store = NULL;
+	const char *workload = NULL;
+	int nshape_names = 0, nfiles = 0, no_seed = 0, compile_only = 0, np = 0, rc, nsites = 0;
+	char seed_path[PATH_MAX];
+
+	memset(&req, 0, sizeof(req));
+	cuco_run_opts_default(&req.run);
+	cuco_err_clear(&err);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int k;
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			printf("%s%s", usage, cli_run_flags_help);
+			return 0;
+		}
+		k = cli_run_flag("bench", argc, argv, &i, &req.run);
+		if (k < 0)
+			return CUCO_ERR_USAGE;
+		if (k > 0)
+			continue;
+		if (!strcmp(a, "--shape") || !strcmp(a, "--program") || !strcmp(a, "--json") ||
+		    !strcmp(a, "--store")) {
+			const char *v = cli_value("bench", argc, argv, &i);
+			if (!v)
+				return CUCO_ERR_USAGE;
+			if (!strcmp(a, "--shape") && nshape_names < 64)
+				shape_names[nshape_names++] = v;
+			else if (!strcmp(a, "--program") && nfiles < 8)
+				prog_files[nfiles++] = v;
+			else if (!strcmp(a, "--json"))
+				json_path = v;
+			else if (!strcmp(a, "--store"))
+				store_path = v;
+			else
+				return cli_usage_error("bench", "too many %s flags", a);
+		} else if (!strcmp(a, "--no-seed")) {
+			no_seed = 1;
+		} else if (!strcmp(a, "--compile-only")) {
+			compile_only = 1;
+		} else if (a[0] == '-') {
+			return cli_usage_error("bench", "unknown option %s", a);
+		} else if (!workload) {
+			workload = a;
+		} else {
+			return cli_usage_error("bench", "unexpected argument %s", a);
+		}
+	}
+	if (!workload)
+		return cli_usage_error("bench", "which workload? ('cuco workloads' lists them)");
+	cuco_strbuf_adds(&cmdline, "cuco");
+	for (int i = 0; i < argc; i++)
+		cuco_strbuf_addf(&cmdline, " %s", argv[i]);
+	if (cli_load_workload(workload, &m, &err))
+		return cli_fail(&err);
+	/* Shapes */
+	if (!nshape_names) {
+		for (int i = 0; i < m.nshapes && i < 64; i++)
+			shapes[req.nshapes++] = &m.shapes[i];
+	} else {
+		for (int i = 0; i < nshape_names; i++) {
+			shapes[i] = cuco_manifest_shape(&m, shape_names[i]);
+			if (!shapes[i]) {
+				rc = cli_usage_error("bench", "--shape %s: workload %s has no such shape",
+						     shape_names[i], m.name);
+				goto out_manifest;
+			}
+		}
+		req.nshapes = nshape_names;
+	}
+	/* Programs: the manifest's, then the seed, then the user's. */
+	for (int i = 0; i < m.nprograms && np < MAX_PROGS; i++) {
+		const struct cuco_manifest_program *mp = &m.programs[i];
+		cuco_strbuf_init(&files[np], 0);
+		if (cuco_strbuf_read_file(&files[np], mp->file)) {
+			rc = cuco_err_set(&err, CUCO_ERR_IO, "%s: %s", mp->file, strerror(errno));
+			cuco_strbuf_release(&files[np]);
+			cli_fail(&err);
+			goto out_progs;
+		}
+		cuco_eval_program_init(&progs[np], mp->name, cuco_program_role_name(mp->role), mp->file,
+				       files[np].buf, mp->verify);
+		for (int l = 0; l < mp->nlibs && l < 3; l++)
+			progs[np].libs[l] = mp->libs[l];
+		np++;
+	}
+	if (!no_seed) {
+		rc = cli_make_seed(&m, &seed, &nsites, &err);
+		if (rc) {
+			fprintf(stderr, "cuco bench: fast path failed, no seed: %s\n", err.msg);
+		} else {
+			snprintf(seed_path, sizeof(seed_path), "%s/seed.cu", m.dir);
+			cuco_strbuf_init(&files[np], 0);
+			cuco_eval_program_init(&progs[np], "seed", "seed", seed_path, seed.buf, 1);
+			fprintf(stderr, "cuco bench: fast path replaced %d host collective call%s\n",
+				nsites, nsites == 1 ? "" : "s");
+			np++;
+		}
+	}
+	for (int i = 0; i < nfiles && np < MAX_PROGS; i++) {
+		const char *base = strrchr(prog_files[i], '/');
+		cuco_strbuf_init(&files[np], 0);
+		if (cuco_strbuf_read_file(&files[np], prog_files[i])) {
+			rc = cuco_err_set(&err, CUCO_ERR_IO, "--program %s: %s", prog_files[i],
+					  strerror(errno));
+			cuco_strbuf_release(&files[np]);
+			cli_fail(&err);
+			goto out_progs;
+		}
+		cuco_eval_program_init(&progs[np], base ? base + 1 : prog_files[i], "file",
+				       prog_files[i], files[np].buf, 1);
+		np++;
+	}
+
+	rc = cli_open_store(store_path, &store, &err);
+	if (rc) {
+		cli_fail(&err);
+		goto out_progs;
+	}
+	rc = cli_run_begin(store, "bench", m.name, req.nshapes == 1 ? shapes[0]->name : NULL, NULL,
+			   NULL, &req.run_id, &err);
+	if (rc) {
+		cli_fail(&err);
+		goto out_store;
+	}
+	req.m = &m;
+	req.shapes = shapes;
+	req.progs = progs;
+	req.nprogs = np;
+	req.store = store;
+	req.compile_only = compile_only;
+	rc = cuco_compile_opts_default(&req.compile, &err);
+	if (rc) {
+		cli_fail(&err);
+		goto out_store;
+	}
+	out = calloc((size_t)req.nshapes, sizeof(*out));
+	if (!out) {
+		rc = CUCO_ERR_NOMEM;
+		goto out_store;
+	}
+	fprintf(stderr, "cuco bench: compiling %d programs (%d at a time)...\n", np + 1,
+		req.compile.jobs);
+	rc = cuco_evaluate(&req, out, &err);
+	for (int i = 0; i < np; i++)
+		fprintf(stderr, "cuco bench: compile %-16s %s%s\n", progs[i].name,
+			progs[i].precheck_code ? "rejected: " :
+			progs[i].job.code == CUCO_OK ? (progs[i].job.cached ? "ok (cached)" : "ok")
+						     : "FAILED",
+			progs[i].precheck_code ? progs[i].precheck_error : "");
+	for (int i = 0; i < np; i++)
+		if (!progs[i].precheck_code && progs[i].job.code != CUCO_OK)
+			fprintf(stderr, "--- %s: nvcc output ---\n%s\n", progs[i].name,
+				progs[i].job.log.buf);
+	if (rc == CUCO_ERR_NO_GPU) {
+		printf("# compile stage done for %s; %s.\n"
+		       "# Execution needs >= %d CUDA GPUs: run this command on a GPU node.\n",
+		       m.name, err.msg, req.run.ranks);
+		cuco_store_run_finish(store, req.run_id, "failed", NULL);
+		goto out_results;
+	}
+	if (rc) {
+		cli_fail(&err);
+		cuco_store_run_finish(store, req.run_id, "failed", NULL);
+		goto out_results;
+	}
+	if (compile_only) {
+		printf("# compile stage done for %s (--compile-only)\n", m.name);
+		cuco_store_run_finish(store, req.run_id, "done", NULL);
+		goto out_results;
+	}
+	{
+		time_t now = time(NULL);
+		char date[64];
+		strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+		cuco_strbuf_addf(&json, "{\"cuco\":\"%s\",\"date\":\"%s\",\"commit\":\"%s\",\"run_id\":%lld,"
+				 "\"workload\":\"%s\",\"ranks\":%d,\"command\":\"",
+				 CUCO_VERSION, date, getenv("CUCO_COMMIT") ? getenv("CUCO_COMMIT") : "",
+				 (long long)req.run_id, m.name, req.run.ranks);
+		for (size_t k = 0; k < cmdline.len; k++) {
+			if (cmdline.buf[k] == '"' || cmdline.buf[k] == '\\')
+				cuco_strbuf_addch(&json, '\\');
+			cuco_strbuf_addch(&json, cmdline.buf[k]);
+		}
+		cuco_strbuf_adds(&json, "\",\"shapes\":[");
+		printf("# cuco bench, run %lld, %s, %s\n", (long long)req.run_id, date, cmdline.buf);
+	}
+	for (int s = 0; s < req.nshapes; s++) {
+		cli_print_shape_table(stdout, &m, &out[s], progs, np, req.run.ranks);
+		if (s)
+			cuco_strbuf_addch(&json, ',');
+		cli_shape_json(&json, &out[s], progs, np);
+	}
+	cuco_strbuf_adds(&json, "]}\n");
+	if (json_path && cuco_write_file(json_path, json.buf, json.len)) {
+		fprintf(stderr, "cuco bench: cannot write %s: %s\n", json_path, strerror(errno));
+		rc = CUCO_ERR_IO;
+	}
+	cuco_store_run_finish(store, req.run_id, "done", NULL);
+out_results:
+	for (int s = 0; s < req.nshapes && out; s++)
+		cuco_eval_shape_release(&out[s]);
+	free(out);
+out_store:
+	cuco_store_close(store);
+out_progs:
+	for (int i = 0; i < np; i++) {
+		cuco_eval_program_release(&progs[i]);
+		cuco_strbuf_release(&files[i]);
+	}
+out_manifest:
+	cuco_manifest_release(&m);
+	cuco_strbuf_release(&seed);
+	cuco_strbuf_release(&json);
+	cuco_strbuf_release(&cmdline);
+	return rc;
+}

@@ -1,0 +1,111 @@
+/* cmd_doctor.c - `cuco doctor`: what this node can run, measured by the harness. */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "util/paths.h"
+#include "util/proc.h"
+
+static const char usage[] =
+	"usage: cuco doctor [--json]\n"
+	"\n"
+	"GPUs (count, name, SMs, memory), peer access and NVLink links, the NCCL\n"
+	"library in use, whether the NCCL device API works here (an LSA self-test\n"
+	"across all GPUs; a device communicator with GIN contexts), nvcc and the\n"
+	"target architecture. Exits 0 on a machine without GPUs, saying so.\n";
+
+static void version(char *out, size_t len, int v)
+{
+	snprintf(out, len, "%d.%d.%d", v / 10000, (v / 100) % 100, v % 100);
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+	int as_json = 0, rc = 0;
+	struct cuco_strbuf out = CUCO_STRBUF_INIT, log = CUCO_STRBUF_INIT;
+	struct cuco_proc_status st;
+	char *hargv[] = {(char *)cuco_harness_path(), "--probe", NULL};
+	char *env[3] = {"NCCL_NVLS_ENABLE=0", NULL, NULL}, ldpath[4200], ver[32];
+	const char *nccl = cuco_nccl_home(), *arch = getenv("CUCO_ARCH"), *line;
+	json_t *root = NULL, *gpus;
+	json_error_t je;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--json")) {
+			as_json = 1;
+		} else {
+			return cli_usage_error("doctor", "unexpected argument %s", argv[i]);
+		}
+	}
+	if (nccl) {
+		snprintf(ldpath, sizeof(ldpath), "LD_LIBRARY_PATH=%s/lib:%s", nccl,
+			 getenv("LD_LIBRARY_PATH") ? getenv("LD_LIBRARY_PATH") : "");
+		env[1] = ldpath;
+	}
+	if (cuco_proc_run(hargv, env, &out, &log, 300, &st) || !st.exited) {
+		fprintf(stderr, "cuco doctor: cannot run %s (%s)\n", hargv[0],
+			st.timed_out ? "timed out" : "not built?");
+		rc = CUCO_ERR_SYSTEM;
+		goto out;
+	}
+	line = strrchr(out.buf, '{') ? out.buf : NULL;
+	if (line)
+		root = json_loads(line, JSON_DISABLE_EOF_CHECK, &je);
+	if (!root) {
+		fprintf(stderr, "cuco doctor: the probe gave no result; its log:\n%s\n", log.buf);
+		rc = CUCO_ERR_RUN;
+		goto out;
+	}
+	if (as_json) {
+		printf("%s", out.buf);
+		goto out;
+	}
+	gpus = json_object_get(root, "gpus");
+	version(ver, sizeof(ver), (int)json_integer_value(json_object_get(root, "nccl_version")));
+	printf("nvcc:       %s\n", cuco_nvcc_version()[0] ? cuco_nvcc_version() : "not found");
+	printf("target:     sm_%s (set CUCO_ARCH to change)\n", arch && *arch ? arch : "90a");
+	printf("NCCL:       %s (%s)\n", ver, nccl ? nccl : "toolkit's library");
+	if (!json_is_array(gpus) || json_array_size(gpus) == 0) {
+		printf("GPUs:       none: this machine has no CUDA GPU. cuco can transform and\n"
+		       "            compile here; verifying and timing needs >= 2 GPUs.\n");
+		goto out;
+	}
+	printf("GPUs:       %zu\n", json_array_size(gpus));
+	for (size_t i = 0; i < json_array_size(gpus); i++) {
+		json_t *g = json_array_get(gpus, i), *peer = json_object_get(g, "peer");
+		printf("  [%lld] %s, %lld SMs, cc %s, %.1f GiB, L2 %.0f MiB, NVLink links %lld, peer:",
+		       json_integer_value(json_object_get(g, "index")),
+		       json_string_value(json_object_get(g, "name")),
+		       json_integer_value(json_object_get(g, "sm_count")),
+		       json_string_value(json_object_get(g, "cc")),
+		       (double)json_integer_value(json_object_get(g, "memory_bytes")) / (1 << 30),
+		       (double)json_integer_value(json_object_get(g, "l2_bytes")) / (1 << 20),
+		       json_integer_value(json_object_get(g, "nvlinks")));
+		for (size_t k = 0; k < json_array_size(peer); k++)
+			printf(" %lld", json_integer_value(json_array_get(peer, k)));
+		printf("\n");
+	}
+	{
+		json_t *lsa = json_object_get(root, "lsa");
+		long long gin = json_integer_value(json_object_get(root, "gin_contexts"));
+		const char *lerr = json_string_value(json_object_get(root, "lsa_error"));
+		printf("LSA:        %s\n", json_is_true(lsa) ? "works (self-test passed on all GPUs)"
+				     : json_is_null(lsa) ? "not tested (needs >= 2 GPUs)"
+							 : "FAILED");
+		if (json_is_false(lsa) && lerr)
+			printf("            %s\n", lerr);
+		printf("GIN:        %s\n", gin > 0 ? "available"
+						: "not available (no GIN-capable network); "
+						  "GIN programs are refused here");
+	}
+out:
+	json_decref(root);
+	cuco_strbuf_release(&out);
+	cuco_strbuf_release(&log);
+	return rc;
+}

@@ -1,0 +1,175 @@
+/* cmd_eval.c - `cuco eval`: one program (a file or a stored program) through
+ * the cascade, beside the workload's baseline so fitness is measured in the
+ * same run. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+
+static const char usage[] =
+	"usage: cuco eval <FILE.cu | program-id> --workload NAME [--shape NAME]... [options]\n"
+	"\n"
+	"Evaluate one program: directive check, compile, run and verify on the GPUs\n"
+	"against the workload's reference, time it next to the baseline, store the\n"
+	"result (fitness = baseline latency / program latency).\n"
+	"  --workload NAME     workload the program belongs to (required for files)\n"
+	"  --shape NAME        shape (repeatable; default: the workload's default shape)\n"
+	"  --store PATH        SQLite store\n";
+
+int cmd_eval(int argc, char **argv)
+{
+	struct cuco_err err;
+	struct cuco_manifest m;
+	struct cuco_eval_request req;
+	struct cuco_eval_program progs[2];
+	struct cuco_strbuf base_src = CUCO_STRBUF_INIT, src = CUCO_STRBUF_INIT;
+	struct cuco_program_rec stored;
+	struct cuco_store *store = NULL;
+	struct cuco_eval_shape *out = NULL;
+	const char *target = NULL, *workload = NULL, *store_path = NULL, *shape_names[32];
+	const struct cuco_shape *shapes[32];
+	int nshape = 0, rc, have_m = 0, failed = 0;
+	char *end;
+	long long id = 0;
+
+	memset(&req, 0, sizeof(req));
+	cuco_run_opts_default(&req.run);
+	cuco_err_clear(&err);
+	cuco_program_rec_init(&stored);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+		int k;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			printf("%s%s", usage, cli_run_flags_help);
+			return 0;
+		}
+		k = cli_run_flag("eval", argc, argv, &i, &req.run);
+		if (k < 0)
+			return CUCO_ERR_USAGE;
+		if (k)
+			continue;
+		if (!strcmp(a, "--workload") || !strcmp(a, "--shape") || !strcmp(a, "--store")) {
+			if (!(v = cli_value("eval", argc, argv, &i)))
+				return CUCO_ERR_USAGE;
+			if (!strcmp(a, "--workload"))
+				workload = v;
+			else if (!strcmp(a, "--store"))
+				store_path = v;
+			else if (nshape < 32)
+				shape_names[nshape++] = v;
+		} else if (a[0] == '-') {
+			return cli_usage_error("eval", "unknown option %s", a);
+		} else if (!target) {
+			target = a;
+		} else {
+			return cli_usage_error("eval", "unexpected argument %s", a);
+		}
+	}
+	if (!target)
+		return cli_usage_error("eval", "which program? (a .cu file or a stored program id)");
+	if ((rc = cli_open_store(store_path, &store, &err)))
+		return cli_fail(&err);
+	errno = 0;
+	id = strtoll(target, &end, 10);
+	if (!errno && *end == '\0' && id > 0) {
+		if ((rc = cuco_store_program_get(store, id, &stored, &err))) {
+			cli_fail(&err);
+			goto out;
+		}
+		if (!workload)
+			workload = stored.workload;
+		cuco_strbuf_adds(&src, stored.code);
+	} else if (cuco_strbuf_read_file(&src, target)) {
+		rc = cuco_err_set(&err, CUCO_ERR_IO, "%s: %s", target, strerror(errno));
+		cli_fail(&err);
+		goto out;
+	}
+	if (!workload) {
+		rc = cli_usage_error("eval", "--workload is required for a program file");
+		goto out;
+	}
+	if ((rc = cli_load_workload(workload, &m, &err))) {
+		cli_fail(&err);
+		goto out;
+	}
+	have_m = 1;
+	for (int i = 0; i < nshape; i++)
+		if (!(shapes[i] = cuco_manifest_shape(&m, shape_names[i]))) {
+			rc = cli_usage_error("eval", "--shape %s: workload %s has no such shape",
+					     shape_names[i], m.name);
+			goto out;
+		}
+	if (!nshape) {
+		shapes[0] = cuco_manifest_shape(&m, m.default_shape);
+		nshape = 1;
+	}
+	if (cuco_strbuf_read_file(&base_src, m.host_program)) {
+		rc = cuco_err_set(&err, CUCO_ERR_IO, "%s: %s", m.host_program, strerror(errno));
+		cli_fail(&err);
+		goto out;
+	}
+	cuco_eval_program_init(&progs[0], "baseline", "baseline", m.host_program, base_src.buf, 1);
+	{
+		const struct cuco_manifest_program *b = cuco_manifest_program(&m, "baseline");
+		for (int l = 0; b && l < b->nlibs && l < 3; l++)
+			progs[0].libs[l] = b->libs[l];
+	}
+	{
+		/* Programs from the store compile beside the workload's files. */
+		static char virt[4200];
+		snprintf(virt, sizeof(virt), "%s/program-%lld.cu", m.dir, id);
+		cuco_eval_program_init(&progs[1], "program", id > 0 ? "candidate" : "file",
+				       id > 0 ? virt : target, src.buf, 1);
+	}
+	if ((rc = cli_run_begin(store, "eval", m.name, shapes[0]->name, NULL, NULL, &req.run_id, &err))) {
+		cli_fail(&err);
+		goto out_progs;
+	}
+	req.m = &m;
+	req.shapes = shapes;
+	req.nshapes = nshape;
+	req.progs = progs;
+	req.nprogs = 2;
+	req.store = store;
+	if ((rc = cuco_compile_opts_default(&req.compile, &err))) {
+		cli_fail(&err);
+		goto out_progs;
+	}
+	out = calloc((size_t)nshape, sizeof(*out));
+	rc = out ? cuco_evaluate(&req, out, &err) : CUCO_ERR_NOMEM;
+	if (progs[1].precheck_code)
+		fprintf(stderr, "cuco eval: directive rejected: %s\n", progs[1].precheck_error);
+	else if (progs[1].job.code != CUCO_OK && progs[1].job.code != -1)
+		fprintf(stderr, "cuco eval: compile failed:\n%s\n", progs[1].job.log.buf);
+	if (rc) {
+		cli_fail(&err);
+	} else {
+		for (int s = 0; s < nshape; s++) {
+			const struct cuco_program_result *r = cuco_eval_find(&out[s], "program");
+			cli_print_shape_table(stdout, &m, &out[s], progs, 2, req.run.ranks);
+			failed |= !r || r->code != CUCO_OK;
+		}
+		if (progs[1].precheck_code || progs[1].job.code != CUCO_OK)
+			failed = 1;
+		rc = failed ? CUCO_ERR_RUN : 0;
+	}
+	cuco_store_run_finish(store, req.run_id, rc ? "failed" : "done", NULL);
+	for (int s = 0; out && s < nshape; s++)
+		cuco_eval_shape_release(&out[s]);
+	free(out);
+out_progs:
+	cuco_eval_program_release(&progs[0]);
+	cuco_eval_program_release(&progs[1]);
+out:
+	if (have_m)
+		cuco_manifest_release(&m);
+	cuco_program_rec_release(&stored);
+	cuco_strbuf_release(&src);
+	cuco_strbuf_release(&base_src);
+	cuco_store_close(store);
+	return rc;
+}

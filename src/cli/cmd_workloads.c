@@ -1,0 +1,58 @@
+/* cmd_workloads.c - `cuco workloads`: the workload packages and their shapes. */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "util/paths.h"
+
+int cmd_workloads(int argc, char **argv)
+{
+	struct cuco_err err;
+	const char *home;
+	char dir[PATH_MAX], **names = NULL;
+	int n = 0, rc = 0;
+
+	cuco_err_clear(&err);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("usage: cuco workloads\n\nList the workload packages under "
+			       "<cuco home>/workloads and their shapes.\n");
+			return 0;
+		}
+		return cli_usage_error("workloads", "unexpected argument %s", argv[i]);
+	}
+	home = cuco_home(&err);
+	if (!home)
+		return cli_fail(&err);
+	snprintf(dir, sizeof(dir), "%s/workloads", home);
+	if (cuco_workloads_list(dir, &names, &n, &err))
+		return cli_fail(&err);
+	for (int i = 0; i < n; i++) {
+		struct cuco_manifest m;
+		if (cli_load_workload(names[i], &m, &err)) {
+			fprintf(stderr, "cuco: %s\n", err.msg);
+			rc = err.code;
+			continue;
+		}
+		printf("%s: %s\n  ranks:", m.name, m.description);
+		for (int r = 0; r < m.nranks; r++)
+			printf(" %d", m.ranks[r]);
+		printf("  dtype: %s  tolerance: %g  default shape: %s\n  shapes:\n", m.dtype_name,
+		       m.tolerance, m.default_shape);
+		for (int s = 0; s < m.nshapes; s++) {
+			printf("    %-10s", m.shapes[s].name);
+			for (int k = 0; k < m.shapes[s].nparams; k++)
+				printf(" %s=%lld", m.shapes[s].param_names[k], m.shapes[s].params[k]);
+			printf("\n");
+		}
+		printf("  programs:");
+		for (int p = 0; p < m.nprograms; p++)
+			printf(" %s(%s)", m.programs[p].name, cuco_program_role_name(m.programs[p].role));
+		printf("\n");
+		cuco_manifest_release(&m);
+	}
+	cuco_workloads_list_free(names, n);
+	return rc;
+}
