@@ -27,16 +27,16 @@ struct hx_opts {
 	const char *program_names[HX_MAX_PROGRAMS];
 	const char *program_paths[HX_MAX_PROGRAMS];
 	int program_verify[HX_MAX_PROGRAMS]; /* 0: timing only (compute-alone, comm-alone) */
-	int ranks;              /* fork mode: ranks to start; 0 = one per visible GPU */
-	int launch_env;         /* 1: ranks come from mpirun/srun/env, not fork */
-	double timeout_s;       /* watchdog: longest time any one stage may take */
-	int warmup, iters;      /* timed iterations (at least), warm-up runs */
-	double bench_seconds;   /* stop adding iterations after this much device time */
-	int verify_runs;        /* verifications per program (1 before timing, rest after) */
-	int rotate;             /* input sets; 0 = enough to defeat L2 */
+	int ranks;            /* fork mode: ranks to start; 0 = one per visible GPU */
+	int launch_env;       /* 1: ranks come from mpirun/srun/env, not fork */
+	double timeout_s;     /* watchdog: longest time any one stage may take */
+	int warmup, iters;    /* timed iterations (at least), warm-up runs */
+	double bench_seconds; /* stop adding iterations after this much device time */
+	int verify_runs;      /* verifications per program (1 before timing, rest after) */
+	int rotate;           /* input sets; 0 = enough to defeat L2 */
 	uint64_t seed;
-	int probe;              /* doctor mode */
-	int samples;            /* print per-iteration samples */
+	int probe;   /* doctor mode */
+	int samples; /* print per-iteration samples */
 };
 
 /* Per-rank identity, from fork or the environment. */
@@ -82,13 +82,13 @@ struct hx_compare {
 	uint64_t checked;   /* elements compared */
 };
 int hx_dev_devcomm_create(ncclComm_t comm, const struct cuco_requirements *req,
-			  struct ncclDevComm **out, char *err, size_t errlen);
+                          struct ncclDevComm **out, char *err, size_t errlen);
 void hx_dev_devcomm_destroy(ncclComm_t comm, struct ncclDevComm *dc);
 int hx_dev_devcomm_gin_contexts(const struct ncclDevComm *dc);
 int hx_dev_devcomm_lsa_size(const struct ncclDevComm *dc);
 /* Compare out with ref (same dtype and count) on stream; result copied to host at sync. */
 int hx_dev_compare(const void *out, const void *ref, size_t n, int dtype, struct hx_compare *res,
-		   cudaStream_t s);
+                   cudaStream_t s);
 /* LSA smoke test for doctor: every rank writes a pattern to its peers and checks it. */
 int hx_dev_lsa_selftest(ncclComm_t comm, int rank, int nranks, char *err, size_t errlen);
 

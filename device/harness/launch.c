@@ -102,8 +102,8 @@ int hx_count_gpus(void)
 
 struct child {
 	pid_t pid;
-	int out_fd;                 /* its result pipe */
-	struct cuco_strbuf out;     /* what it wrote there */
+	int out_fd;             /* its result pipe */
+	struct cuco_strbuf out; /* what it wrote there */
 	int done, status;
 	double exit_time;
 };
@@ -137,13 +137,14 @@ int hx_launch_fork(const struct hx_opts *o)
 	int failed = -1;
 
 	if (n < 1) {
-		hx_emit_failure(1, -1, CUCO_ERR_NO_GPU, "launch", "no CUDA GPU visible on this node");
+		hx_emit_failure(1, -1, CUCO_ERR_NO_GPU, "launch",
+		                "no CUDA GPU visible on this node");
 		return CUCO_ERR_NO_GPU;
 	}
 	if (n > have) {
 		char msg[160];
 		snprintf(msg, sizeof(msg), "%d ranks need %d CUDA GPUs on this node; %d visible", n,
-			 n, have);
+		         n, have);
 		hx_emit_failure(1, -1, CUCO_ERR_NO_GPU, "launch", msg);
 		return CUCO_ERR_NO_GPU;
 	}
@@ -171,12 +172,12 @@ int hx_launch_fork(const struct hx_opts *o)
 				ncclResult_t nr = ncclGetUniqueId(&id);
 				if (nr != ncclSuccess || write_all(up[1], &id, sizeof(id))) {
 					hx_emit_failure(res[1], 0, CUCO_ERR_RUN, "init",
-							"ncclGetUniqueId failed");
+					                "ncclGetUniqueId failed");
 					_exit(CUCO_ERR_RUN);
 				}
 			} else if (read_all(down[r][0], &id, sizeof(id), o->timeout_s)) {
 				hx_emit_failure(res[1], r, CUCO_ERR_TIMEOUT, "init",
-						"no NCCL unique id from rank 0");
+				                "no NCCL unique id from rank 0");
 				_exit(CUCO_ERR_TIMEOUT);
 			}
 			code = hx_rank_main(o, &me, &id);
@@ -221,11 +222,12 @@ int hx_launch_fork(const struct hx_opts *o)
 					}
 				}
 			}
-			if (!ch[r].done && waitpid(ch[r].pid, &ch[r].status, WNOHANG) == ch[r].pid) {
+			if (!ch[r].done &&
+			    waitpid(ch[r].pid, &ch[r].status, WNOHANG) == ch[r].pid) {
 				ch[r].done = 1;
 				ch[r].exit_time = hx_now();
-				if (failed < 0 && !(WIFEXITED(ch[r].status) &&
-						    WEXITSTATUS(ch[r].status) == 0))
+				if (failed < 0 &&
+				    !(WIFEXITED(ch[r].status) && WEXITSTATUS(ch[r].status) == 0))
 					failed = r;
 			}
 			alive += !ch[r].done;
@@ -243,8 +245,9 @@ int hx_launch_fork(const struct hx_opts *o)
 		if (hx_now() > backstop && alive) {
 			kill_all(ch, n);
 			if (failed < 0) {
-				hx_emit_failure(1, -1, CUCO_ERR_TIMEOUT, "launch",
-						"rank group exceeded the harness's overall time limit");
+				hx_emit_failure(
+				    1, -1, CUCO_ERR_TIMEOUT, "launch",
+				    "rank group exceeded the harness's overall time limit");
 				rc = CUCO_ERR_TIMEOUT;
 				goto out;
 			}
@@ -254,7 +257,8 @@ int hx_launch_fork(const struct hx_opts *o)
 	if (failed < 0) {
 		const char *line = last_line(&ch[0].out);
 		if (!line) {
-			hx_emit_failure(1, 0, CUCO_ERR_CRASH, "finish", "rank 0 exited without a result");
+			hx_emit_failure(1, 0, CUCO_ERR_CRASH, "finish",
+			                "rank 0 exited without a result");
 			rc = CUCO_ERR_CRASH;
 		} else {
 			printf("%s\n", line);
@@ -269,11 +273,12 @@ int hx_launch_fork(const struct hx_opts *o)
 		} else {
 			char msg[256];
 			if (WIFSIGNALED(st))
-				snprintf(msg, sizeof(msg), "rank %d died with signal %d (%s)", failed,
-					 WTERMSIG(st), strsignal(WTERMSIG(st)));
+				snprintf(msg, sizeof(msg), "rank %d died with signal %d (%s)",
+				         failed, WTERMSIG(st), strsignal(WTERMSIG(st)));
 			else
-				snprintf(msg, sizeof(msg), "rank %d exited with code %d and no result",
-					 failed, WEXITSTATUS(st));
+				snprintf(msg, sizeof(msg),
+				         "rank %d exited with code %d and no result", failed,
+				         WEXITSTATUS(st));
 			hx_emit_failure(1, failed, CUCO_ERR_CRASH, "run", msg);
 			rc = CUCO_ERR_CRASH;
 		}
@@ -313,7 +318,7 @@ static int env_int(const char *const *names)
 }
 
 static int tcp_bootstrap(int rank, int nranks, ncclUniqueId *id, double timeout_s, char *err,
-			 size_t errlen)
+                         size_t errlen)
 {
 	const char *addr = getenv("CUCO_MASTER_ADDR");
 	const char *port = getenv("CUCO_MASTER_PORT");
@@ -344,7 +349,7 @@ static int tcp_bootstrap(int rank, int nranks, ncclUniqueId *id, double timeout_
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, nranks)) {
 			snprintf(err, errlen, "rank 0 cannot listen on port %s: %s", port,
-				 strerror(errno));
+			         strerror(errno));
 			goto out;
 		}
 		for (int i = 1; i < nranks; i++) {
@@ -352,7 +357,7 @@ static int tcp_bootstrap(int rank, int nranks, ncclUniqueId *id, double timeout_
 			int c, left = (int)((end - hx_now()) * 1000);
 			if (left <= 0 || poll(&pfd, 1, left) <= 0) {
 				snprintf(err, errlen, "only %d of %d ranks connected to rank 0", i,
-					 nranks);
+				         nranks);
 				goto out;
 			}
 			c = accept(fd, NULL, NULL);
@@ -395,11 +400,11 @@ out:
 int hx_launch_env(const struct hx_opts *o)
 {
 	static const char *const rank_vars[] = {"CUCO_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
-						"PMI_RANK", "SLURM_PROCID", NULL};
-	static const char *const size_vars[] = {"CUCO_NRANKS", "OMPI_COMM_WORLD_SIZE",
-						"PMI_SIZE", "SLURM_NTASKS", NULL};
+	                                        "PMI_RANK",  "SLURM_PROCID",         NULL};
+	static const char *const size_vars[] = {"CUCO_NRANKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+	                                        "SLURM_NTASKS", NULL};
 	static const char *const local_vars[] = {"CUCO_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
-						 "MPI_LOCALRANKID", "SLURM_LOCALID", NULL};
+	                                         "MPI_LOCALRANKID", "SLURM_LOCALID", NULL};
 	struct hx_rank me;
 	ncclUniqueId id;
 	char err[512];
@@ -410,8 +415,8 @@ int hx_launch_env(const struct hx_opts *o)
 	me.out_fd = 1;
 	if (me.rank < 0 || me.nranks < 1 || me.rank >= me.nranks) {
 		hx_emit_failure(1, -1, CUCO_ERR_USAGE, "launch",
-				"--launch env needs the rank and size from mpirun, srun, or "
-				"CUCO_RANK/CUCO_NRANKS");
+		                "--launch env needs the rank and size from mpirun, srun, or "
+		                "CUCO_RANK/CUCO_NRANKS");
 		return CUCO_ERR_USAGE;
 	}
 	if (me.local_rank < 0)

@@ -16,22 +16,22 @@
 #include "util/error.h"
 
 static const char usage_text[] =
-	"usage: cuco-harness --workload-so PATH --workload NAME --shape NAME --param K=V...\n"
-	"                    --program NAME=PATH[,noverify]... [options]\n"
-	"       cuco-harness --probe [--ranks N]\n"
-	"       cuco-harness --count-gpus\n"
-	"options:\n"
-	"  --tolerance X       relative L2 error allowed (default 1e-2)\n"
-	"  --ranks N           ranks to fork on this node (default: one per GPU)\n"
-	"  --launch fork|env   fork ranks here, or take them from mpirun/srun (default fork)\n"
-	"  --timeout S         watchdog: longest any stage may take (default 60)\n"
-	"  --warmup N          warm-up runs (default 5)\n"
-	"  --iters N           timed runs, at least (default 20)\n"
-	"  --bench-seconds S   add timed runs up to this much time (default 0.5; max 2000 runs)\n"
-	"  --verify-runs N     verifications per program, one before timing (default 3)\n"
-	"  --rotate N          input sets to rotate through (default: enough to defeat L2)\n"
-	"  --seed N            input seed (default 1)\n"
-	"  --no-samples        leave per-run samples out of the JSON\n";
+    "usage: cuco-harness --workload-so PATH --workload NAME --shape NAME --param K=V...\n"
+    "                    --program NAME=PATH[,noverify]... [options]\n"
+    "       cuco-harness --probe [--ranks N]\n"
+    "       cuco-harness --count-gpus\n"
+    "options:\n"
+    "  --tolerance X       relative L2 error allowed (default 1e-2)\n"
+    "  --ranks N           ranks to fork on this node (default: one per GPU)\n"
+    "  --launch fork|env   fork ranks here, or take them from mpirun/srun (default fork)\n"
+    "  --timeout S         watchdog: longest any stage may take (default 60)\n"
+    "  --warmup N          warm-up runs (default 5)\n"
+    "  --iters N           timed runs, at least (default 20)\n"
+    "  --bench-seconds S   add timed runs up to this much time (default 0.5; max 2000 runs)\n"
+    "  --verify-runs N     verifications per program, one before timing (default 3)\n"
+    "  --rotate N          input sets to rotate through (default: enough to defeat L2)\n"
+    "  --seed N            input seed (default 1)\n"
+    "  --no-samples        leave per-run samples out of the JSON\n";
 
 void hx_opts_defaults(struct hx_opts *o)
 {
@@ -120,7 +120,8 @@ static int parse_args(int argc, char **argv, struct hx_opts *o)
 			if (k >= CUCO_MAX_PARAMS)
 				return bad("--param %s: too many parameters%s", v, "");
 			if (parse_ll(eq + 1, 0, (long long)1 << 50, &o->shape.params[k]))
-				return bad("--param %s: value is not a non-negative integer%s", v, "");
+				return bad("--param %s: value is not a non-negative integer%s", v,
+				           "");
 			memcpy(o->shape.param_names[k], v, (size_t)(eq - v));
 			o->shape.param_names[k][eq - v] = '\0';
 			o->shape.nparams++;
@@ -154,7 +155,8 @@ static int parse_args(int argc, char **argv, struct hx_opts *o)
 			o->launch_env = !strcmp(v, "env");
 		} else if (!strcmp(a, "--timeout")) {
 			if (parse_double(v, 0.1, 86400, &o->timeout_s))
-				return bad("--timeout %s: expected seconds in [0.1, 86400]%s", v, "");
+				return bad("--timeout %s: expected seconds in [0.1, 86400]%s", v,
+				           "");
 		} else if (!strcmp(a, "--warmup")) {
 			if (parse_ll(v, 0, 100000, &n))
 				return bad("--warmup %s: expected a non-negative integer%s", v, "");
@@ -168,7 +170,8 @@ static int parse_args(int argc, char **argv, struct hx_opts *o)
 				return bad("--bench-seconds %s: expected seconds%s", v, "");
 		} else if (!strcmp(a, "--verify-runs")) {
 			if (parse_ll(v, 1, 1000, &n))
-				return bad("--verify-runs %s: expected a positive integer%s", v, "");
+				return bad("--verify-runs %s: expected a positive integer%s", v,
+				           "");
 			o->verify_runs = (int)n;
 		} else if (!strcmp(a, "--rotate")) {
 			if (parse_ll(v, 1, 8, &n))

@@ -59,8 +59,9 @@ int hx_probe_rank(const struct hx_opts *o, const struct hx_rank *r, ncclComm_t c
 
 	(void)o;
 	hx_stage("probe");
-	lsa_ok = r->nranks < 2 ? -1 : hx_dev_lsa_selftest(comm, r->rank, r->nranks, lsa_err,
-							sizeof(lsa_err)) == 0;
+	lsa_ok = r->nranks < 2
+	             ? -1
+	             : hx_dev_lsa_selftest(comm, r->rank, r->nranks, lsa_err, sizeof(lsa_err)) == 0;
 	memset(&req, 0, sizeof(req));
 	req.devcomm = 1;
 	req.gin_context_count = 1;
@@ -80,17 +81,17 @@ int hx_probe_rank(const struct hx_opts *o, const struct hx_rank *r, ncclComm_t c
 	cudaRuntimeGetVersion(&rt);
 	cudaDriverGetVersion(&drv);
 	cuco_strbuf_addf(&sb,
-			 "{\"harness\":1,\"status\":\"ok\",\"nccl_version\":%d,\"cuda_runtime\":%d,"
-			 "\"cuda_driver\":%d,\"ranks\":%d,\"gpus\":[",
-			 nccl, rt, drv, r->nranks);
+	                 "{\"harness\":1,\"status\":\"ok\",\"nccl_version\":%d,\"cuda_runtime\":%d,"
+	                 "\"cuda_driver\":%d,\"ranks\":%d,\"gpus\":[",
+	                 nccl, rt, drv, r->nranks);
 	for (int d = 0; d < ndev; d++) {
 		struct cudaDeviceProp p;
 		cudaGetDeviceProperties(&p, d);
 		cuco_strbuf_addf(&sb,
-				 "%s{\"index\":%d,\"name\":\"%s\",\"sm_count\":%d,\"cc\":\"%d.%d\","
-				 "\"memory_bytes\":%zu,\"l2_bytes\":%d,\"nvlinks\":%d,\"peer\":[",
-				 d ? "," : "", d, p.name, p.multiProcessorCount, p.major, p.minor,
-				 p.totalGlobalMem, p.l2CacheSize, links[d]);
+		                 "%s{\"index\":%d,\"name\":\"%s\",\"sm_count\":%d,\"cc\":\"%d.%d\","
+		                 "\"memory_bytes\":%zu,\"l2_bytes\":%d,\"nvlinks\":%d,\"peer\":[",
+		                 d ? "," : "", d, p.name, p.multiProcessorCount, p.major, p.minor,
+		                 p.totalGlobalMem, p.l2CacheSize, links[d]);
 		for (int e = 0; e < ndev; e++) {
 			int can = e == d;
 			if (e != d)
@@ -100,7 +101,10 @@ int hx_probe_rank(const struct hx_opts *o, const struct hx_rank *r, ncclComm_t c
 		cuco_strbuf_adds(&sb, "]}");
 	}
 	cuco_strbuf_addf(&sb, "],\"lsa\":%s,\"lsa_error\":\"%s\",\"gin_contexts\":%d}\n",
-			 lsa_ok < 0 ? "null" : lsa_ok ? "true" : "false", lsa_err, gin_contexts);
+	                 lsa_ok < 0 ? "null"
+	                 : lsa_ok   ? "true"
+	                            : "false",
+	                 lsa_err, gin_contexts);
 	if (write(r->out_fd, sb.buf, sb.len) < 0)
 		perror("cuco-harness: writing probe");
 	cuco_strbuf_release(&sb);
@@ -115,9 +119,10 @@ int hx_probe(const struct hx_opts *o)
 
 	if (n < 1) {
 		ncclGetVersion(&v);
-		printf("{\"harness\":1,\"status\":\"ok\",\"nccl_version\":%d,\"ranks\":0,\"gpus\":[],"
-		       "\"lsa\":null,\"gin_contexts\":0}\n",
-		       v);
+		printf(
+		    "{\"harness\":1,\"status\":\"ok\",\"nccl_version\":%d,\"ranks\":0,\"gpus\":[],"
+		    "\"lsa\":null,\"gin_contexts\":0}\n",
+		    v);
 		return 0;
 	}
 	po.ranks = o->ranks ? o->ranks : n;

@@ -37,7 +37,7 @@ struct rank_state {
 	int device;
 	struct loaded_workload wl;
 	int ntensors;
-	size_t sym_bytes[CUCO_MAX_TENSORS];  /* max over ranks */
+	size_t sym_bytes[CUCO_MAX_TENSORS]; /* max over ranks */
 	struct cuco_tensor layout[CUCO_MAX_TENSORS];
 	int nsets;
 	struct cuco_tensor sets[MAX_SETS][CUCO_MAX_TENSORS];
@@ -85,7 +85,7 @@ void hx_emit_failure(int fd, int rank, int code, const char *stage, const char *
 	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
 
 	cuco_strbuf_addf(&sb, "{\"harness\":1,\"status\":\"%s\",\"error_code\":%d,\"rank\":%d,",
-			 cuco_result_token(code), code, rank);
+	                 cuco_result_token(code), code, rank);
 	cuco_strbuf_adds(&sb, "\"stage\":");
 	json_str(&sb, stage);
 	cuco_strbuf_adds(&sb, ",\"program\":");
@@ -117,7 +117,7 @@ static void add_result(const char *entry)
 
 /* Fatal for this rank: the CUDA context or the communicator is unusable. */
 static int die(struct rank_state *st, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static int die(struct rank_state *st, int code, const char *fmt, ...)
 {
 	char msg[1536];
@@ -132,30 +132,30 @@ static int die(struct rank_state *st, int code, const char *fmt, ...)
 	return code;
 }
 
-#define CUDA_OR_DIE(st, call)                                                                \
-	do {                                                                                 \
-		cudaError_t e_ = (call);                                                     \
-		if (e_ != cudaSuccess)                                                       \
-			die((st), CUCO_ERR_RUN, "%s:%d: %s: %s", __FILE__, __LINE__, #call,   \
-			    cudaGetErrorString(e_));                                         \
+#define CUDA_OR_DIE(st, call)                                                               \
+	do {                                                                                \
+		cudaError_t e_ = (call);                                                    \
+		if (e_ != cudaSuccess)                                                      \
+			die((st), CUCO_ERR_RUN, "%s:%d: %s: %s", __FILE__, __LINE__, #call, \
+			    cudaGetErrorString(e_));                                        \
 	} while (0)
-#define NCCL_OR_DIE(st, call)                                                                \
-	do {                                                                                 \
-		ncclResult_t r_ = (call);                                                    \
-		if (r_ != ncclSuccess)                                                       \
+#define NCCL_OR_DIE(st, call)                                                                    \
+	do {                                                                                     \
+		ncclResult_t r_ = (call);                                                        \
+		if (r_ != ncclSuccess)                                                           \
 			die((st), CUCO_ERR_RUN, "%s:%d: %s: %s (%s)", __FILE__, __LINE__, #call, \
-			    ncclGetErrorString(r_), ncclGetLastError((st)->comm));           \
+			    ncclGetErrorString(r_), ncclGetLastError((st)->comm));               \
 	} while (0)
 
 /* All-reduce n doubles in place across ranks (sum or max). */
 static void agree(struct rank_state *st, double *v, int n, ncclRedOp_t op)
 {
 	CUDA_OR_DIE(st, cudaMemcpyAsync(st->dagree, v, sizeof(double) * (size_t)n,
-					cudaMemcpyHostToDevice, st->stream));
+	                                cudaMemcpyHostToDevice, st->stream));
 	NCCL_OR_DIE(st, ncclAllReduce(st->dagree, st->dagree, (size_t)n, ncclFloat64, op, st->comm,
-				      st->stream));
+	                              st->stream));
 	CUDA_OR_DIE(st, cudaMemcpyAsync(v, st->dagree, sizeof(double) * (size_t)n,
-					cudaMemcpyDeviceToHost, st->stream));
+	                                cudaMemcpyDeviceToHost, st->stream));
 	CUDA_OR_DIE(st, cudaStreamSynchronize(st->stream));
 }
 
@@ -181,7 +181,7 @@ static int load_workload(struct rank_state *st, char *err, size_t errlen)
 	*(void **)&w->reference = dlsym(w->dl, "cuco_workload_reference");
 	if (!w->describe || !w->generate || !w->reference) {
 		snprintf(err, errlen, "%s does not export the cuco_workload_* functions",
-			 st->o->workload_so);
+		         st->o->workload_so);
 		return CUCO_ERR_RUN;
 	}
 	return 0;
@@ -207,8 +207,9 @@ static int describe_tensors(struct rank_state *st, char *err, size_t errlen)
 		for (int i = 0; i < n; i++) {
 			size_t b = t[i].elems * cuco_dtype_size(t[i].dtype);
 			if (b == 0 || b != t[i].bytes) {
-				snprintf(err, errlen, "workload tensor '%s': bytes %zu != elems x dtype",
-					 t[i].name, t[i].bytes);
+				snprintf(err, errlen,
+				         "workload tensor '%s': bytes %zu != elems x dtype",
+				         t[i].name, t[i].bytes);
 				return CUCO_ERR_INVALID;
 			}
 			if (b > st->sym_bytes[i])
@@ -243,7 +244,7 @@ static void alloc_sets(struct rank_state *st)
 			*t = st->layout[i];
 			NCCL_OR_DIE(st, ncclMemAlloc(&t->ptr, b));
 			NCCL_OR_DIE(st, ncclCommWindowRegister(st->comm, t->ptr, b, &t->win,
-							      NCCL_WIN_COLL_SYMMETRIC));
+			                                       NCCL_WIN_COLL_SYMMETRIC));
 			t->win_offset = 0;
 		}
 }
@@ -262,7 +263,8 @@ static void poison_outputs(struct rank_state *st, struct cuco_tensor *set)
 	/* All-ones bytes are NaN in bf16, f16 and f32: unwritten elements fail. */
 	for (int i = 0; i < st->ntensors; i++)
 		if (set[i].role == CUCO_ROLE_OUTPUT)
-			CUDA_OR_DIE(st, cudaMemsetAsync(set[i].ptr, 0xff, st->sym_bytes[i], st->stream));
+			CUDA_OR_DIE(
+			    st, cudaMemsetAsync(set[i].ptr, 0xff, st->sym_bytes[i], st->stream));
 }
 
 struct verdict {
@@ -281,9 +283,9 @@ static struct verdict check_outputs(struct rank_state *st)
 		if (st->sets[0][i].role != CUCO_ROLE_OUTPUT)
 			continue;
 		if (hx_dev_compare(st->sets[0][i].ptr, st->expected[i], st->layout[i].elems,
-				   st->layout[i].dtype, &c, st->stream))
-			die(st, CUCO_ERR_RUN, "comparing output '%s' failed: %s", st->layout[i].name,
-			    cudaGetErrorString(cudaGetLastError()));
+		                   st->layout[i].dtype, &c, st->stream))
+			die(st, CUCO_ERR_RUN, "comparing output '%s' failed: %s",
+			    st->layout[i].name, cudaGetErrorString(cudaGetLastError()));
 		v[0] += c.diff2;
 		v[1] += c.ref2;
 		v[2] += (double)c.nonfinite;
@@ -328,7 +330,7 @@ struct program_api {
 };
 
 static int run_once(struct rank_state *st, struct program_api *p, void *state, int set,
-		    struct cuco_ctx *ctx)
+                    struct cuco_ctx *ctx)
 {
 	int rc = p->run(state, st->sets[set], st->stream);
 	if (rc)
@@ -377,7 +379,7 @@ static void evaluate_program(struct rank_state *st, int idx)
 		code = CUCO_ERR_RUN;
 	} else if (!p.requirements || !p.init || !p.run || !p.fini) {
 		snprintf(err, sizeof(err), "%s does not export all four cuco_program_* functions",
-			 o->program_paths[idx]);
+		         o->program_paths[idx]);
 		code = CUCO_ERR_RUN;
 	}
 	ctx.abi_version = CUCO_ABI_VERSION;
@@ -403,7 +405,7 @@ static void evaluate_program(struct rank_state *st, int idx)
 		NCCL_OR_DIE(st, ncclMemAlloc(&ctx.scratch, b));
 		CUDA_OR_DIE(st, cudaMemset(ctx.scratch, 0, b));
 		NCCL_OR_DIE(st, ncclCommWindowRegister(st->comm, ctx.scratch, b, &ctx.scratch_win,
-						      NCCL_WIN_COLL_SYMMETRIC));
+		                                       NCCL_WIN_COLL_SYMMETRIC));
 		ctx.scratch_bytes = req.scratch_bytes;
 	}
 	if (req.devcomm || req.lsa_barrier_count || req.gin_context_count) {
@@ -441,10 +443,11 @@ static void evaluate_program(struct rank_state *st, int idx)
 		ver = check_outputs(st);
 		if (!ver.ok) {
 			code = CUCO_ERR_VERIFY;
-			snprintf(err, sizeof(err),
-				 "output differs from the reference: rel_err %.3g (tolerance %.3g), "
-				 "%.0f non-finite of %.0f elements",
-				 ver.rel_err, o->tolerance, ver.nonfinite, ver.checked);
+			snprintf(
+			    err, sizeof(err),
+			    "output differs from the reference: rel_err %.3g (tolerance %.3g), "
+			    "%.0f non-finite of %.0f elements",
+			    ver.rel_err, o->tolerance, ver.nonfinite, ver.checked);
 			goto report;
 		}
 	}
@@ -495,11 +498,11 @@ static void evaluate_program(struct rank_state *st, int idx)
 	}
 	/* Per iteration, the slowest rank is the program's time. */
 	CUDA_OR_DIE(st, cudaMemcpyAsync(st->dsamples, samples, sizeof(float) * (size_t)iters,
-					cudaMemcpyHostToDevice, st->stream));
+	                                cudaMemcpyHostToDevice, st->stream));
 	NCCL_OR_DIE(st, ncclAllReduce(st->dsamples, st->dsamples, (size_t)iters, ncclFloat32,
-				      ncclMax, st->comm, st->stream));
+	                              ncclMax, st->comm, st->stream));
 	CUDA_OR_DIE(st, cudaMemcpyAsync(samples, st->dsamples, sizeof(float) * (size_t)iters,
-					cudaMemcpyDeviceToHost, st->stream));
+	                                cudaMemcpyDeviceToHost, st->stream));
 	CUDA_OR_DIE(st, cudaStreamSynchronize(st->stream));
 
 	/* Verify again after many runs: a result that moves is a race. */
@@ -512,10 +515,11 @@ static void evaluate_program(struct rank_state *st, int idx)
 		ver = check_outputs(st);
 		if (!ver.ok) {
 			code = CUCO_ERR_VERIFY;
-			snprintf(err, sizeof(err),
-				 "verification %d of %d failed after passing the first (rel_err %.3g, "
-				 "%.0f non-finite): the result moves between runs, probably a race",
-				 k + 1, o->verify_runs, ver.rel_err, ver.nonfinite);
+			snprintf(
+			    err, sizeof(err),
+			    "verification %d of %d failed after passing the first (rel_err %.3g, "
+			    "%.0f non-finite): the result moves between runs, probably a race",
+			    k + 1, o->verify_runs, ver.rel_err, ver.nonfinite);
 			break;
 		}
 	}
@@ -524,15 +528,15 @@ report:
 	if (code)
 		status = cuco_result_token(code);
 	result_head(&sb, o->program_names[idx], status);
-	cuco_strbuf_addf(&sb, ",\"verified\":%s", !o->program_verify[idx] ? "null"
-						  : (code == 0 ? "true" : "false"));
+	cuco_strbuf_addf(&sb, ",\"verified\":%s",
+	                 !o->program_verify[idx] ? "null" : (code == 0 ? "true" : "false"));
 	if (o->program_verify[idx] && (code == 0 || code == CUCO_ERR_VERIFY)) {
 		cuco_strbuf_adds(&sb, ",\"rel_err\":");
 		json_num(&sb, ver.rel_err);
 		cuco_strbuf_adds(&sb, ",\"max_abs_err\":");
 		json_num(&sb, ver.max_abs);
 		cuco_strbuf_addf(&sb, ",\"nonfinite\":%.0f,\"checked\":%.0f", ver.nonfinite,
-				 ver.checked);
+		                 ver.checked);
 	}
 	if (code == 0 && iters > 0) {
 		double mean = 0;
@@ -631,7 +635,7 @@ int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUni
 	alloc_sets(&st);
 	for (int s = 0; s < st.nsets; s++)
 		if (st.wl.generate(&o->shape, r->rank, r->nranks, o->seed + 7919u * (uint64_t)s,
-				   st.sets[s], st.ntensors, st.stream))
+		                   st.sets[s], st.ntensors, st.stream))
 			die(&st, CUCO_ERR_RUN, "workload input generator failed: %s",
 			    cudaGetErrorString(cudaGetLastError()));
 	hx_stage("reference");
@@ -645,7 +649,7 @@ int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUni
 				ref[i].win = NULL;
 			}
 		if (st.wl.reference(&o->shape, r->rank, r->nranks, o->seed, ref, st.ntensors,
-				    st.stream))
+		                    st.stream))
 			die(&st, CUCO_ERR_RUN, "workload reference failed: %s",
 			    cudaGetErrorString(cudaGetLastError()));
 		CUDA_OR_DIE(&st, cudaStreamSynchronize(st.stream));
@@ -665,10 +669,10 @@ int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUni
 		int v = 0;
 		ncclGetVersion(&v);
 		cuco_strbuf_addf(&out, ",\"nccl_version\":%d,\"sm_count\":%d,\"sets\":%d", v,
-				 st.prop.multiProcessorCount, st.nsets);
+		                 st.prop.multiProcessorCount, st.nsets);
 	}
 	cuco_strbuf_addf(&out, ",\"seed\":%llu,\"tolerance\":%g,\"programs\":[",
-			 (unsigned long long)o->seed, o->tolerance);
+	                 (unsigned long long)o->seed, o->tolerance);
 	pthread_mutex_lock(&results_lock);
 	cuco_strbuf_add(&out, results.buf, results.len);
 	pthread_mutex_unlock(&results_lock);

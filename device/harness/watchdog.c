@@ -31,9 +31,9 @@ static void *watchdog_main(void *arg)
 			break;
 	}
 	snprintf(msg, sizeof(msg),
-		 "rank %d made no progress for %.0f s in stage '%s' (deadlock, wrong signal "
-		 "count, or a kernel that never ends)",
-		 wd_rank, stage_limit, atomic_load(&stage_name));
+	         "rank %d made no progress for %.0f s in stage '%s' (deadlock, wrong signal "
+	         "count, or a kernel that never ends)",
+	         wd_rank, stage_limit, atomic_load(&stage_name));
 	hx_emit_failure(wd_fd, wd_rank, CUCO_ERR_TIMEOUT, atomic_load(&stage_name), msg);
 	_exit(CUCO_ERR_TIMEOUT);
 	return NULL;

@@ -27,23 +27,23 @@ struct cuco_compile_opts {
 
 /* One program to compile: its source text and where it came from. */
 struct cuco_compile_job {
-	const char *name;     /* for messages and the harness */
-	const char *path;     /* file name for messages; its directory is on the include path */
-	const char *source;   /* the text to compile (may differ from the file's) */
-	const char *libs[4];  /* extra libraries, e.g. "cublas"; NULL-terminated */
+	const char *name;    /* for messages and the harness */
+	const char *path;    /* file name for messages; its directory is on the include path */
+	const char *source;  /* the text to compile (may differ from the file's) */
+	const char *libs[4]; /* extra libraries, e.g. "cublas"; NULL-terminated */
 	/* results */
-	int code;             /* CUCO_OK or CUCO_ERR_COMPILE / CUCO_ERR_SYSTEM */
-	int cached;           /* 1 if the .so came from the cache */
-	double seconds;       /* nvcc wall time (0 when cached) */
-	char hash[65];        /* content hash: source, flags, nvcc and cuco headers */
-	char so_path[4096];   /* the built shared object */
+	int code;               /* CUCO_OK or CUCO_ERR_COMPILE / CUCO_ERR_SYSTEM */
+	int cached;             /* 1 if the .so came from the cache */
+	double seconds;         /* nvcc wall time (0 when cached) */
+	char hash[65];          /* content hash: source, flags, nvcc and cuco headers */
+	char so_path[4096];     /* the built shared object */
 	struct cuco_strbuf log; /* nvcc's output */
 };
 
 /* Fill opts with defaults (home from cuco_home(), cache in <state>/cache). */
 int cuco_compile_opts_default(struct cuco_compile_opts *opts, struct cuco_err *err);
 void cuco_compile_job_init(struct cuco_compile_job *job, const char *name, const char *path,
-			   const char *source);
+                           const char *source);
 void cuco_compile_job_release(struct cuco_compile_job *job);
 /*
  * Compile every job (in parallel, opts->jobs at a time, cached by hash). Each
@@ -51,31 +51,32 @@ void cuco_compile_job_release(struct cuco_compile_job *job);
  * could not work (then err says why).
  */
 int cuco_compile_many(const struct cuco_compile_opts *opts, struct cuco_compile_job *jobs, int n,
-		      struct cuco_err *err);
+                      struct cuco_err *err);
 /* The nvcc version line, or "" when nvcc cannot run. Static string. */
 const char *cuco_nvcc_version(void);
 
 /* How to run the harness. */
 struct cuco_run_opts {
-	int ranks;             /* ranks per evaluation */
-	const char *launcher;  /* NULL: fork on this node; else e.g. "mpirun -np 2 --allow-run-as-root" */
-	double timeout_s;      /* watchdog per stage */
+	int ranks; /* ranks per evaluation */
+	const char
+	    *launcher; /* NULL: fork on this node; else e.g. "mpirun -np 2 --allow-run-as-root" */
+	double timeout_s; /* watchdog per stage */
 	int warmup, iters;
 	double bench_seconds;
 	int verify_runs;
 	uint64_t seed;
-	int samples;           /* keep per-iteration samples */
+	int samples; /* keep per-iteration samples */
 };
 void cuco_run_opts_default(struct cuco_run_opts *o);
 
 /* One program's outcome in one harness run. */
 struct cuco_program_result {
 	char name[64];
-	int code;          /* CUCO_OK, CUCO_ERR_VERIFY, CUCO_ERR_RUN, ... */
-	char status[24];   /* token: ok, wrong, run, timeout, crash, compile, ... */
-	char stage[16];    /* stage reached: compile, run, verify, bench */
-	int verify;        /* 1 if the program's output is checked */
-	double rel_err;    /* NaN when not checked */
+	int code;        /* CUCO_OK, CUCO_ERR_VERIFY, CUCO_ERR_RUN, ... */
+	char status[24]; /* token: ok, wrong, run, timeout, crash, compile, ... */
+	char stage[16];  /* stage reached: compile, run, verify, bench */
+	int verify;      /* 1 if the program's output is checked */
+	double rel_err;  /* NaN when not checked */
 	double median_us, p10_us, p90_us, min_us, mean_us; /* NaN when not timed */
 	int iters;
 	char *samples_json; /* malloc'd JSON array or NULL */
@@ -84,9 +85,9 @@ struct cuco_program_result {
 
 /* One harness run over several programs of one shape. */
 struct cuco_run_result {
-	int code;              /* CUCO_OK when the harness finished */
-	char *error;           /* malloc'd; harness-level failure */
-	char *raw_json;        /* malloc'd; the harness's JSON line */
+	int code;               /* CUCO_OK when the harness finished */
+	char *error;            /* malloc'd; harness-level failure */
+	char *raw_json;         /* malloc'd; the harness's JSON line */
 	struct cuco_strbuf log; /* the harness's stderr */
 	char gpu[64];
 	int nresults;
@@ -110,9 +111,9 @@ struct cuco_run_program {
  * harness-level error (e.g. CUCO_ERR_NO_GPU) with err set.
  */
 int cuco_run_programs(const struct cuco_run_opts *o, const struct cuco_manifest *m,
-		      const char *workload_so, const struct cuco_shape *shape,
-		      const struct cuco_run_program *progs, int n, struct cuco_run_result *res,
-		      struct cuco_err *err);
+                      const char *workload_so, const struct cuco_shape *shape,
+                      const struct cuco_run_program *progs, int n, struct cuco_run_result *res,
+                      struct cuco_err *err);
 
 /* Parse one harness JSON line into res (exposed for tests). */
 int cuco_run_result_parse(const char *json, struct cuco_run_result *res, struct cuco_err *err);
@@ -121,3 +122,65 @@ int cuco_run_result_parse(const char *json, struct cuco_run_result *res, struct 
 int cuco_gpu_count(struct cuco_err *err);
 
 #endif
+
+/* ---- evaluate: compile -> run/verify -> bench -> store, over shapes ---- */
+
+struct cuco_store;
+
+/* One program of an evaluation. Caller fills the inputs; the cascade the rest. */
+struct cuco_eval_program {
+	const char *name;   /* label in tables, JSON and the harness */
+	const char *origin; /* store origin: baseline, peer, compute, comm, seed, candidate, file */
+	const char *path;   /* source file (its directory is on the include path) */
+	const char *source; /* text to compile */
+	const char *libs[4]; /* extra libraries, NULL-terminated */
+	int verify;          /* 0: timing only */
+	/* filled */
+	int64_t program_id;   /* store id, 0 without a store */
+	char *directive_json; /* canonical directive, NULL when none */
+	int precheck_code;    /* directive rejected before compiling */
+	char precheck_error[1024];
+	struct cuco_compile_job job;
+};
+
+/* Results of one shape. */
+struct cuco_eval_shape {
+	const struct cuco_shape *shape;
+	int code; /* CUCO_OK when the GPUs ran; else why not */
+	char error[1024];
+	struct cuco_run_result run; /* per-program results, in progs order of those that compiled */
+};
+
+struct cuco_eval_request {
+	const struct cuco_manifest *m;
+	const struct cuco_shape *const *shapes;
+	int nshapes;
+	struct cuco_eval_program *progs;
+	int nprogs;
+	struct cuco_compile_opts compile;
+	struct cuco_run_opts run;
+	struct cuco_store *store; /* NULL: keep nothing */
+	int64_t run_id;           /* store run the evaluations belong to */
+	int compile_only;         /* stop after compiling */
+};
+
+/* Prepare progs[i] (directive check, compile job). Call before cuco_evaluate. */
+void cuco_eval_program_init(struct cuco_eval_program *p, const char *name, const char *origin,
+                            const char *path, const char *source, int verify);
+void cuco_eval_program_release(struct cuco_eval_program *p);
+
+/*
+ * Run the cascade: check directives, compile every program and the
+ * workload's generator/reference (in parallel, cached), then per shape run
+ * all compiled programs on the GPUs, verify and time them, and store every
+ * outcome (compile failures too) with fitness = baseline / program latency.
+ * shapes_out has req->nshapes entries. Returns CUCO_OK, CUCO_ERR_NO_GPU when
+ * the node has too few GPUs (compile results are still stored), or another
+ * code when the cascade itself failed.
+ */
+int cuco_evaluate(struct cuco_eval_request *req, struct cuco_eval_shape *shapes_out,
+                  struct cuco_err *err);
+void cuco_eval_shape_release(struct cuco_eval_shape *s);
+
+/* Result of program `name` in a shape, or NULL. */
+const struct cuco_program_result *cuco_eval_find(const struct cuco_eval_shape *s, const char *name);

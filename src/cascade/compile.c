@@ -41,7 +41,7 @@ int cuco_compile_opts_default(struct cuco_compile_opts *opts, struct cuco_err *e
 }
 
 void cuco_compile_job_init(struct cuco_compile_job *job, const char *name, const char *path,
-			   const char *source)
+                           const char *source)
 {
 	memset(job, 0, sizeof(*job));
 	job->name = name;
@@ -86,7 +86,7 @@ static void hash_headers(struct cuco_sha256 *c, const char *dir)
 		const char *nm = ents[i]->d_name;
 		size_t len = strlen(nm);
 		int header = (len > 2 && !strcmp(nm + len - 2, ".h")) ||
-			     (len > 4 && !strcmp(nm + len - 4, ".cuh"));
+		             (len > 4 && !strcmp(nm + len - 4, ".cuh"));
 		if (header) {
 			struct cuco_strbuf sb = CUCO_STRBUF_INIT;
 			char p[PATH_MAX];
@@ -114,19 +114,19 @@ static void dir_of(const char *path, char *out, size_t len)
 
 /* argv for one nvcc run; strings live in store (freed by caller). */
 static void build_argv(const struct cuco_compile_opts *o, const struct cuco_compile_job *job,
-		       const char *src, const char *out, char **argv, int max, char **store,
-		       int *nstore)
+                       const char *src, const char *out, char **argv, int max, char **store,
+                       int *nstore)
 {
 	int n = 0;
 	char buf[PATH_MAX + 64], srcdir[PATH_MAX];
 	const char *nccl = cuco_nccl_home();
 
 #define ADD(s) (argv[n++] = (s))
-#define ADDF(...)                                                                             \
-	do {                                                                                  \
-		snprintf(buf, sizeof(buf), __VA_ARGS__);                                      \
-		store[*nstore] = strdup(buf);                                                 \
-		ADD(store[(*nstore)++]);                                                      \
+#define ADDF(...)                                        \
+	do {                                             \
+		snprintf(buf, sizeof(buf), __VA_ARGS__); \
+		store[*nstore] = strdup(buf);            \
+		ADD(store[(*nstore)++]);                 \
 	} while (0)
 	dir_of(job->path, srcdir, sizeof(srcdir));
 	ADD((char *)cuco_nvcc_path());
@@ -190,7 +190,7 @@ struct running {
 };
 
 int cuco_compile_many(const struct cuco_compile_opts *o, struct cuco_compile_job *jobs, int n,
-		      struct cuco_err *err)
+                      struct cuco_err *err)
 {
 	int next = 0, active = 0, maxp = o->jobs > 0 ? o->jobs : 1;
 	struct running *run = calloc((size_t)maxp, sizeof(*run));
@@ -200,12 +200,12 @@ int cuco_compile_many(const struct cuco_compile_opts *o, struct cuco_compile_job
 	if (cuco_mkdir_p(o->cache_dir)) {
 		free(run);
 		return cuco_err_set(err, CUCO_ERR_IO, "cannot create cache directory %s: %s",
-				    o->cache_dir, strerror(errno));
+		                    o->cache_dir, strerror(errno));
 	}
 	for (int i = 0; i < n; i++) {
 		job_hash(o, &jobs[i]);
 		snprintf(jobs[i].so_path, sizeof(jobs[i].so_path), "%s/%.24s.so", o->cache_dir,
-			 jobs[i].hash);
+		         jobs[i].hash);
 		jobs[i].code = -1;
 		if (cuco_file_exists(jobs[i].so_path)) {
 			jobs[i].code = CUCO_OK;
@@ -229,7 +229,7 @@ int cuco_compile_many(const struct cuco_compile_opts *o, struct cuco_compile_job
 			if (cuco_write_file(src, job->source, strlen(job->source))) {
 				job->code = CUCO_ERR_IO;
 				cuco_strbuf_addf(&job->log, "cannot write %s: %s\n", src,
-						 strerror(errno));
+				                 strerror(errno));
 				next++;
 				continue;
 			}
@@ -242,7 +242,8 @@ int cuco_compile_many(const struct cuco_compile_opts *o, struct cuco_compile_job
 				free(store[i]);
 			if (pid < 0) {
 				job->code = CUCO_ERR_SYSTEM;
-				cuco_strbuf_addf(&job->log, "cannot start nvcc: %s\n", strerror(errno));
+				cuco_strbuf_addf(&job->log, "cannot start nvcc: %s\n",
+				                 strerror(errno));
 				next++;
 				continue;
 			}
@@ -263,19 +264,20 @@ int cuco_compile_many(const struct cuco_compile_opts *o, struct cuco_compile_job
 			if (!run[s].pid)
 				continue;
 			job = &jobs[run[s].job];
-			cuco_proc_wait(run[s].pid, run[s].out_fd, run[s].err_fd, &job->log, &job->log,
-				       o->timeout_s, &st);
+			cuco_proc_wait(run[s].pid, run[s].out_fd, run[s].err_fd, &job->log,
+			               &job->log, o->timeout_s, &st);
 			snprintf(tmp_out, sizeof(tmp_out), "%s.tmp%d", job->so_path, (int)getpid());
 			job->seconds = st.seconds;
 			if (st.timed_out) {
 				job->code = CUCO_ERR_COMPILE;
-				cuco_strbuf_addf(&job->log, "nvcc killed after %.0f s\n", o->timeout_s);
+				cuco_strbuf_addf(&job->log, "nvcc killed after %.0f s\n",
+				                 o->timeout_s);
 			} else if (!st.exited || st.code != 0) {
 				job->code = CUCO_ERR_COMPILE;
 			} else if (rename(tmp_out, job->so_path)) {
 				job->code = CUCO_ERR_IO;
 				cuco_strbuf_addf(&job->log, "cannot move %s into the cache: %s\n",
-						 tmp_out, strerror(errno));
+				                 tmp_out, strerror(errno));
 			} else {
 				job->code = CUCO_OK;
 			}

@@ -58,15 +58,15 @@ static int token_code(const char *t)
 		const char *tok;
 		int code;
 	} map[] = {{"ok", CUCO_OK},
-		   {"wrong", CUCO_ERR_VERIFY},
-		   {"run", CUCO_ERR_RUN},
-		   {"timeout", CUCO_ERR_TIMEOUT},
-		   {"crash", CUCO_ERR_CRASH},
-		   {"unsupported", CUCO_ERR_UNSUPPORTED},
-		   {"no_gpu", CUCO_ERR_NO_GPU},
-		   {"invalid", CUCO_ERR_INVALID},
-		   {"usage", CUCO_ERR_USAGE},
-		   {"nomem", CUCO_ERR_NOMEM}};
+	           {"wrong", CUCO_ERR_VERIFY},
+	           {"run", CUCO_ERR_RUN},
+	           {"timeout", CUCO_ERR_TIMEOUT},
+	           {"crash", CUCO_ERR_CRASH},
+	           {"unsupported", CUCO_ERR_UNSUPPORTED},
+	           {"no_gpu", CUCO_ERR_NO_GPU},
+	           {"invalid", CUCO_ERR_INVALID},
+	           {"usage", CUCO_ERR_USAGE},
+	           {"nomem", CUCO_ERR_NOMEM}};
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (!strcmp(map[i].tok, t))
 			return map[i].code;
@@ -109,13 +109,15 @@ static void fill_program(struct cuco_program_result *p, json_t *e)
 	p->min_us = num(e, "min_us");
 	p->mean_us = num(e, "mean_us");
 	p->iters = json_is_integer(json_object_get(e, "iters"))
-			   ? (int)json_integer_value(json_object_get(e, "iters"))
-			   : 0;
+	               ? (int)json_integer_value(json_object_get(e, "iters"))
+	               : 0;
 	if (json_is_array(samples))
 		p->samples_json = json_dumps(samples, JSON_COMPACT);
 	p->error = dup_or_null(err);
 	snprintf(p->stage, sizeof(p->stage), "%s",
-		 p->code == CUCO_OK ? "bench" : p->code == CUCO_ERR_VERIFY ? "verify" : "run");
+	         p->code == CUCO_OK           ? "bench"
+	         : p->code == CUCO_ERR_VERIFY ? "verify"
+	                                      : "run");
 }
 
 int cuco_run_result_parse(const char *text, struct cuco_run_result *res, struct cuco_err *err)
@@ -127,11 +129,12 @@ int cuco_run_result_parse(const char *text, struct cuco_run_result *res, struct 
 
 	if (!root || !json_is_object(root)) {
 		rc = cuco_err_set(err, CUCO_ERR_PARSE, "harness output:%d:%d: %s", je.line,
-				  je.column, root ? "not a JSON object" : je.text);
+		                  je.column, root ? "not a JSON object" : je.text);
 		goto out;
 	}
 	if (!json_is_integer(json_object_get(root, "harness"))) {
-		rc = cuco_err_set(err, CUCO_ERR_PARSE, "harness output: missing \"harness\" version");
+		rc = cuco_err_set(err, CUCO_ERR_PARSE,
+		                  "harness output: missing \"harness\" version");
 		goto out;
 	}
 	status = str(root, "status");
@@ -168,8 +171,8 @@ int cuco_run_result_parse(const char *text, struct cuco_run_result *res, struct 
 		p->code = res->code;
 		p->rel_err = p->median_us = p->p10_us = p->p90_us = p->min_us = p->mean_us = NAN;
 		snprintf(p->stage, sizeof(p->stage), "%s",
-			 stage && (!strcmp(stage, "verify") || !strcmp(stage, "bench")) ? stage
-											 : "run");
+		         stage && (!strcmp(stage, "verify") || !strcmp(stage, "bench")) ? stage
+		                                                                        : "run");
 		p->error = dup_or_null(str(root, "error"));
 	}
 out:
@@ -203,9 +206,9 @@ static void push(char **argv, int *n, char *s)
 }
 
 static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m,
-		    const char *workload_so, const struct cuco_shape *shape,
-		    const struct cuco_run_program *progs, int n, struct cuco_run_result *res,
-		    struct cuco_err *err)
+                    const char *workload_so, const struct cuco_shape *shape,
+                    const struct cuco_run_program *progs, int n, struct cuco_run_result *res,
+                    struct cuco_err *err)
 {
 	char *argv[256], *env[4], *owned[128];
 	int argc = 0, nowned = 0, nenv = 0, rc;
@@ -214,11 +217,11 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 	struct cuco_proc_status st;
 	const char *nccl = cuco_nccl_home(), *line;
 
-#define OWN(...)                                                                              \
-	do {                                                                                  \
-		snprintf(buf, sizeof(buf), __VA_ARGS__);                                      \
-		owned[nowned] = strdup(buf);                                                  \
-		push(argv, &argc, owned[nowned++]);                                           \
+#define OWN(...)                                         \
+	do {                                             \
+		snprintf(buf, sizeof(buf), __VA_ARGS__); \
+		owned[nowned] = strdup(buf);             \
+		push(argv, &argc, owned[nowned++]);      \
 	} while (0)
 	if (o->launcher && *o->launcher) {
 		cuco_strbuf_adds(&launcher, o->launcher);
@@ -276,7 +279,7 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 	if (nccl) {
 		const char *old = getenv("LD_LIBRARY_PATH");
 		snprintf(buf, sizeof(buf), "LD_LIBRARY_PATH=%s/lib%s%s", nccl, old ? ":" : "",
-			 old ? old : "");
+		         old ? old : "");
 		owned[nowned] = strdup(buf);
 		env[nenv++] = owned[nowned++];
 	}
@@ -285,7 +288,7 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 	rc = cuco_proc_run(argv, env, &out, &res->log, o->timeout_s * (8 + 4 * n) + 60, &st);
 	if (rc) {
 		rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot start %s: %s", argv[0],
-				  strerror(errno));
+		                  strerror(errno));
 		goto done;
 	}
 	line = pick_line(out.buf);
@@ -295,12 +298,12 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 		snprintf(tail, sizeof(tail), "%s", res->log.buf + k);
 		if (st.timed_out)
 			rc = cuco_err_set(err, CUCO_ERR_TIMEOUT, "harness killed after %.0f s",
-					  st.seconds);
+			                  st.seconds);
 		else
 			rc = cuco_err_set(err, st.exited ? CUCO_ERR_CRASH : CUCO_ERR_CRASH,
-					  "harness %s %d without a result; its stderr ends: %s",
-					  st.exited ? "exited with code" : "died with signal", st.code,
-					  tail);
+			                  "harness %s %d without a result; its stderr ends: %s",
+			                  st.exited ? "exited with code" : "died with signal",
+			                  st.code, tail);
 		goto done;
 	}
 	rc = cuco_run_result_parse(line, res, err);
@@ -313,9 +316,9 @@ done:
 }
 
 int cuco_run_programs(const struct cuco_run_opts *o, const struct cuco_manifest *m,
-		      const char *workload_so, const struct cuco_shape *shape,
-		      const struct cuco_run_program *progs, int n, struct cuco_run_result *res,
-		      struct cuco_err *err)
+                      const char *workload_so, const struct cuco_shape *shape,
+                      const struct cuco_run_program *progs, int n, struct cuco_run_result *res,
+                      struct cuco_err *err)
 {
 	int rc = run_once(o, m, workload_so, shape, progs, n, res, err);
 	int done;
@@ -327,7 +330,7 @@ int cuco_run_programs(const struct cuco_run_opts *o, const struct cuco_manifest 
 	/* Harness-level failure before any program (no GPU, bad shape): nothing to retry. */
 	if (res->nresults == 0) {
 		return cuco_err_set(err, res->code, "%s",
-				    res->error ? res->error : cuco_strerror(res->code));
+		                    res->error ? res->error : cuco_strerror(res->code));
 	}
 	/* Programs after the one that took the group down get a fresh group. */
 	done = res->nresults;
@@ -344,9 +347,10 @@ int cuco_run_programs(const struct cuco_run_opts *o, const struct cuco_manifest 
 		if (more.nresults == 0) {
 			cuco_run_result_release(&more);
 			return cuco_err_set(err, more.code, "%s",
-					    more.error ? more.error : cuco_strerror(more.code));
+			                    more.error ? more.error : cuco_strerror(more.code));
 		}
-		for (int i = 0; i < more.nresults && res->nresults < CUCO_CASCADE_MAX_PROGRAMS; i++) {
+		for (int i = 0; i < more.nresults && res->nresults < CUCO_CASCADE_MAX_PROGRAMS;
+		     i++) {
 			res->results[res->nresults++] = more.results[i];
 			memset(&more.results[i], 0, sizeof(more.results[i]));
 		}

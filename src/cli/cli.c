@@ -40,7 +40,7 @@ const char *cli_value(const char *cmd, int argc, char **argv, int *i)
 }
 
 int cli_int(const char *cmd, const char *flag, const char *v, long long lo, long long hi,
-	    long long *out)
+            long long *out)
 {
 	char *end;
 	long long x;
@@ -55,8 +55,7 @@ int cli_int(const char *cmd, const char *flag, const char *v, long long lo, long
 	return 0;
 }
 
-int cli_double(const char *cmd, const char *flag, const char *v, double lo, double hi,
-	       double *out)
+int cli_double(const char *cmd, const char *flag, const char *v, double lo, double hi, double *out)
 {
 	char *end;
 	double x;
@@ -97,13 +96,13 @@ int cli_open_store(const char *path, struct cuco_store **out, struct cuco_err *e
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
 		if (cuco_mkdir_p(dir))
 			return cuco_err_set(err, CUCO_ERR_IO, "cannot create %s: %s", dir,
-					    strerror(errno));
+			                    strerror(errno));
 	}
 	return cuco_store_open(path, out, err);
 }
 
 int cli_run_begin(struct cuco_store *s, const char *kind, const char *workload, const char *shape,
-		  const char *config_json, const char *gpu, int64_t *id, struct cuco_err *err)
+                  const char *config_json, const char *gpu, int64_t *id, struct cuco_err *err)
 {
 	struct cuco_run_rec rec;
 	char host[256] = "";
@@ -123,15 +122,15 @@ int cli_run_begin(struct cuco_store *s, const char *kind, const char *workload, 
 }
 
 const char cli_run_flags_help[] =
-	"  --ranks N           ranks (GPUs) per evaluation (default 2)\n"
-	"  --launcher CMD      start ranks with CMD (e.g. 'mpirun -np 2 --allow-run-as-root')\n"
-	"                      instead of forking one per GPU on this node\n"
-	"  --timeout S         watchdog per stage, seconds (default 60)\n"
-	"  --warmup N          warm-up runs (default 5)\n"
-	"  --iters N           timed runs, at least (default 20)\n"
-	"  --bench-seconds S   keep timing up to S seconds per program (default 0.5)\n"
-	"  --verify-runs N     output checks per program (default 3)\n"
-	"  --seed N            input seed (default 1)\n";
+    "  --ranks N           ranks (GPUs) per evaluation (default 2)\n"
+    "  --launcher CMD      start ranks with CMD (e.g. 'mpirun -np 2 --allow-run-as-root')\n"
+    "                      instead of forking one per GPU on this node\n"
+    "  --timeout S         watchdog per stage, seconds (default 60)\n"
+    "  --warmup N          warm-up runs (default 5)\n"
+    "  --iters N           timed runs, at least (default 20)\n"
+    "  --bench-seconds S   keep timing up to S seconds per program (default 0.5)\n"
+    "  --verify-runs N     output checks per program (default 3)\n"
+    "  --seed N            input seed (default 1)\n";
 
 int cli_run_flag(const char *cmd, int argc, char **argv, int *i, struct cuco_run_opts *o)
 {
@@ -196,7 +195,7 @@ static double median_of(const struct cuco_eval_shape *s, const char *name)
 }
 
 void cli_print_shape_table(FILE *f, const struct cuco_manifest *m, const struct cuco_eval_shape *s,
-			   const struct cuco_eval_program *progs, int nprogs, int ranks)
+                           const struct cuco_eval_program *progs, int nprogs, int ranks)
 {
 	double base = median_of(s, "baseline");
 	double comp = median_of(s, "compute"), comm = median_of(s, "comm");
@@ -204,17 +203,19 @@ void cli_print_shape_table(FILE *f, const struct cuco_manifest *m, const struct 
 
 	fprintf(f, "# %s, shape %s (", m->name, s->shape->name);
 	for (int i = 0; i < s->shape->nparams; i++)
-		fprintf(f, "%s%s=%lld", i ? " " : "", s->shape->param_names[i], s->shape->params[i]);
+		fprintf(f, "%s%s=%lld", i ? " " : "", s->shape->param_names[i],
+		        s->shape->params[i]);
 	fprintf(f, "), %d ranks%s%s\n", ranks, s->run.gpu[0] ? ", " : "", s->run.gpu);
 	if (s->code && s->run.nresults == 0) {
 		fprintf(f, "#   not run: %s\n", s->error);
 		return;
 	}
 	fprintf(f, "# %-16s %-9s %-8s %9s %11s %10s %10s %9s\n", "program", "role", "status",
-		"rel_err", "median_us", "p10_us", "p90_us", "vs_base");
+	        "rel_err", "median_us", "p10_us", "p90_us", "vs_base");
 	for (int i = 0; i < s->run.nresults; i++) {
 		const struct cuco_program_result *r = &s->run.results[i];
-		fprintf(f, "  %-16s %-9s %-8s ", r->name, role_of(progs, nprogs, r->name), r->status);
+		fprintf(f, "  %-16s %-9s %-8s ", r->name, role_of(progs, nprogs, r->name),
+		        r->status);
 		if (isfinite(r->rel_err))
 			fprintf(f, "%9.2e ", r->rel_err);
 		else
@@ -232,18 +233,18 @@ void cli_print_shape_table(FILE *f, const struct cuco_manifest *m, const struct 
 	}
 	if (isfinite(comp) && isfinite(comm))
 		fprintf(f, "  %-16s %-9s %-8s %9s %11.1f %10s %10s %8.3fx\n", "ideal", "bound",
-			"derived", "n/a", fmax(comp, comm), "-", "-",
-			isfinite(base) ? base / fmax(comp, comm) : NAN);
+		        "derived", "n/a", fmax(comp, comm), "-", "-",
+		        isfinite(base) ? base / fmax(comp, comm) : NAN);
 	if (isfinite(compb) && isfinite(comm))
-		fprintf(f, "  %-16s %-9s %-8s %9s %11.1f %10s %10s %8.3fx\n", "ideal_cublas", "bound",
-			"derived", "n/a", fmax(compb, comm), "-", "-",
-			isfinite(base) ? base / fmax(compb, comm) : NAN);
+		fprintf(f, "  %-16s %-9s %-8s %9s %11.1f %10s %10s %8.3fx\n", "ideal_cublas",
+		        "bound", "derived", "n/a", fmax(compb, comm), "-", "-",
+		        isfinite(base) ? base / fmax(compb, comm) : NAN);
 	for (int i = 0; i < nprogs; i++)
 		if (progs[i].precheck_code || (progs[i].job.code && progs[i].job.code != -1))
 			fprintf(f, "  %-16s %-9s %-8s   (%s)\n", progs[i].name, progs[i].origin,
-				progs[i].precheck_code ? "rejected" : "compile",
-				progs[i].precheck_code ? progs[i].precheck_error
-						       : "nvcc failed; see 'cuco show'");
+			        progs[i].precheck_code ? "rejected" : "compile",
+			        progs[i].precheck_code ? progs[i].precheck_error
+			                               : "nvcc failed; see 'cuco show'");
 }
 
 static void jnum(struct cuco_strbuf *sb, const char *key, double v)
@@ -255,7 +256,7 @@ static void jnum(struct cuco_strbuf *sb, const char *key, double v)
 }
 
 void cli_shape_json(struct cuco_strbuf *sb, const struct cuco_eval_shape *s,
-		    const struct cuco_eval_program *progs, int nprogs)
+                    const struct cuco_eval_program *progs, int nprogs)
 {
 	double comp = median_of(s, "compute"), comm = median_of(s, "comm");
 	double compb = median_of(s, "compute_cublas");
@@ -263,21 +264,24 @@ void cli_shape_json(struct cuco_strbuf *sb, const struct cuco_eval_shape *s,
 	cuco_strbuf_addf(sb, "{\"shape\":\"%s\",\"params\":{", s->shape->name);
 	for (int i = 0; i < s->shape->nparams; i++)
 		cuco_strbuf_addf(sb, "%s\"%s\":%lld", i ? "," : "", s->shape->param_names[i],
-				 s->shape->params[i]);
+		                 s->shape->params[i]);
 	cuco_strbuf_addf(sb, "},\"gpu\":\"%s\",\"status\":\"%s\"", s->run.gpu,
-			 cuco_result_token(s->code));
+	                 cuco_result_token(s->code));
 	jnum(sb, "ideal_us", isfinite(comp) && isfinite(comm) ? fmax(comp, comm) : NAN);
 	jnum(sb, "ideal_cublas_us", isfinite(compb) && isfinite(comm) ? fmax(compb, comm) : NAN);
 	cuco_strbuf_adds(sb, ",\"harness\":");
 	cuco_strbuf_adds(sb, s->run.raw_json ? s->run.raw_json : "null");
 	cuco_strbuf_adds(sb, ",\"compile\":[");
 	for (int i = 0; i < nprogs; i++)
-		cuco_strbuf_addf(sb, "%s{\"name\":\"%s\",\"origin\":\"%s\",\"status\":\"%s\",\"cached\":%d,"
-				 "\"seconds\":%.2f}",
-				 i ? "," : "", progs[i].name, progs[i].origin,
-				 progs[i].precheck_code ? "rejected"
-				 : progs[i].job.code == CUCO_OK ? "ok" : "compile",
-				 progs[i].job.cached, progs[i].job.seconds);
+		cuco_strbuf_addf(
+		    sb,
+		    "%s{\"name\":\"%s\",\"origin\":\"%s\",\"status\":\"%s\",\"cached\":%d,"
+		    "\"seconds\":%.2f}",
+		    i ? "," : "", progs[i].name, progs[i].origin,
+		    progs[i].precheck_code         ? "rejected"
+		    : progs[i].job.code == CUCO_OK ? "ok"
+		                                   : "compile",
+		    progs[i].job.cached, progs[i].job.seconds);
 	cuco_strbuf_adds(sb, "]}");
 }
 
@@ -293,7 +297,7 @@ const char *cli_share_dir(const char *sub)
 }
 
 int cli_make_seed(const struct cuco_manifest *m, struct cuco_strbuf *out, int *nsites,
-		  struct cuco_err *err)
+                  struct cuco_err *err)
 {
 	struct cuco_strbuf src = CUCO_STRBUF_INIT;
 	struct cuco_fastpath_opts opts;

@@ -17,9 +17,8 @@ int cli_fail(const struct cuco_err *err);
 const char *cli_value(const char *cmd, int argc, char **argv, int *i);
 /* Bounded integer / number flag values; -1 after printing a usage error. */
 int cli_int(const char *cmd, const char *flag, const char *v, long long lo, long long hi,
-	    long long *out);
-int cli_double(const char *cmd, const char *flag, const char *v, double lo, double hi,
-	       double *out);
+            long long *out);
+int cli_double(const char *cmd, const char *flag, const char *v, double lo, double hi, double *out);
 
 /* Load workload `name` (a name under <home>/workloads or a path to a manifest.json). */
 int cli_load_workload(const char *name, struct cuco_manifest *m, struct cuco_err *err);
@@ -29,7 +28,7 @@ int cli_open_store(const char *path, struct cuco_store **out, struct cuco_err *e
 
 /* Begin a store run of kind for workload; fills *id. */
 int cli_run_begin(struct cuco_store *s, const char *kind, const char *workload, const char *shape,
-		  const char *config_json, const char *gpu, int64_t *id, struct cuco_err *err);
+                  const char *config_json, const char *gpu, int64_t *id, struct cuco_err *err);
 
 /* Common run options: --ranks --launcher --timeout --iters --warmup --bench-seconds
  * --verify-runs --seed. Returns 1 if argv[*i] was one of them (consumed), 0 if
@@ -39,17 +38,17 @@ extern const char cli_run_flags_help[];
 
 /* Print the evaluation table of one shape (# comments for people). */
 void cli_print_shape_table(FILE *f, const struct cuco_manifest *m, const struct cuco_eval_shape *s,
-			   const struct cuco_eval_program *progs, int nprogs, int ranks);
+                           const struct cuco_eval_program *progs, int nprogs, int ranks);
 
 /* Append one shape's results as a JSON object to sb. */
 void cli_shape_json(struct cuco_strbuf *sb, const struct cuco_eval_shape *s,
-		    const struct cuco_eval_program *progs, int nprogs);
+                    const struct cuco_eval_program *progs, int nprogs);
 
 /* <cuco home>/share/<sub> (static string), or NULL when the home is unknown. */
 const char *cli_share_dir(const char *sub);
 
 /* Run the fast path on the workload's host program; seed text into out. */
 int cli_make_seed(const struct cuco_manifest *m, struct cuco_strbuf *out, int *nsites,
-		  struct cuco_err *err);
+                  struct cuco_err *err);
 
 #endif

@@ -13,18 +13,18 @@
 #include "util/paths.h"
 
 static const char usage[] =
-	"usage: cuco bench <workload> [--shape NAME]... [--program FILE]... [options]\n"
-	"\n"
-	"Compile, verify and time the workload's host baseline, its peer programs\n"
-	"(e.g. cuBLAS + NCCL), compute alone and comm alone (the ideal bound is the\n"
-	"larger), the fast-path seed, and any --program files, at every shape.\n"
-	"\n"
-	"  --shape NAME        only this shape (repeatable; default: all)\n"
-	"  --program FILE      also evaluate this program (repeatable)\n"
-	"  --no-seed           do not run the fast path\n"
-	"  --compile-only      stop after the compile stage\n"
-	"  --json FILE         write all results as JSON to FILE\n"
-	"  --store PATH        SQLite store (default $CUCO_STORE or .cuco/cuco.db)\n";
+    "usage: cuco bench <workload> [--shape NAME]... [--program FILE]... [options]\n"
+    "\n"
+    "Compile, verify and time the workload's host baseline, its peer programs\n"
+    "(e.g. cuBLAS + NCCL), compute alone and comm alone (the ideal bound is the\n"
+    "larger), the fast-path seed, and any --program files, at every shape.\n"
+    "\n"
+    "  --shape NAME        only this shape (repeatable; default: all)\n"
+    "  --program FILE      also evaluate this program (repeatable)\n"
+    "  --no-seed           do not run the fast path\n"
+    "  --compile-only      stop after the compile stage\n"
+    "  --json FILE         write all results as JSON to FILE\n"
+    "  --store PATH        SQLite store (default $CUCO_STORE or .cuco/cuco.db)\n";
 
 #define MAX_PROGS 16
 
@@ -34,7 +34,8 @@ int cmd_bench(int argc, char **argv)
 	struct cuco_err err;
 	struct cuco_eval_request req;
 	struct cuco_eval_program progs[MAX_PROGS];
-	struct cuco_strbuf seed = CUCO_STRBUF_INIT, json = CUCO_STRBUF_INIT, cmdline = CUCO_STRBUF_INIT;
+	struct cuco_strbuf seed = CUCO_STRBUF_INIT, json = CUCO_STRBUF_INIT,
+	                   cmdline = CUCO_STRBUF_INIT;
 	struct cuco_strbuf files[MAX_PROGS];
 	const char *shape_names[64], *prog_files[MAX_PROGS], *json_path = NULL, *store_path = NULL;
 	const struct cuco_shape *shapes[64];
@@ -102,8 +103,9 @@ int cmd_bench(int argc, char **argv)
 		for (int i = 0; i < nshape_names; i++) {
 			shapes[i] = cuco_manifest_shape(&m, shape_names[i]);
 			if (!shapes[i]) {
-				rc = cli_usage_error("bench", "--shape %s: workload %s has no such shape",
-						     shape_names[i], m.name);
+				rc = cli_usage_error("bench",
+				                     "--shape %s: workload %s has no such shape",
+				                     shape_names[i], m.name);
 				goto out_manifest;
 			}
 		}
@@ -119,8 +121,8 @@ int cmd_bench(int argc, char **argv)
 			cli_fail(&err);
 			goto out_progs;
 		}
-		cuco_eval_program_init(&progs[np], mp->name, cuco_program_role_name(mp->role), mp->file,
-				       files[np].buf, mp->verify);
+		cuco_eval_program_init(&progs[np], mp->name, cuco_program_role_name(mp->role),
+		                       mp->file, files[np].buf, mp->verify);
 		for (int l = 0; l < mp->nlibs && l < 3; l++)
 			progs[np].libs[l] = mp->libs[l];
 		np++;
@@ -133,8 +135,9 @@ int cmd_bench(int argc, char **argv)
 			snprintf(seed_path, sizeof(seed_path), "%s/seed.cu", m.dir);
 			cuco_strbuf_init(&files[np], 0);
 			cuco_eval_program_init(&progs[np], "seed", "seed", seed_path, seed.buf, 1);
-			fprintf(stderr, "cuco bench: fast path replaced %d host collective call%s\n",
-				nsites, nsites == 1 ? "" : "s");
+			fprintf(stderr,
+			        "cuco bench: fast path replaced %d host collective call%s\n",
+			        nsites, nsites == 1 ? "" : "s");
 			np++;
 		}
 	}
@@ -143,13 +146,13 @@ int cmd_bench(int argc, char **argv)
 		cuco_strbuf_init(&files[np], 0);
 		if (cuco_strbuf_read_file(&files[np], prog_files[i])) {
 			rc = cuco_err_set(&err, CUCO_ERR_IO, "--program %s: %s", prog_files[i],
-					  strerror(errno));
+			                  strerror(errno));
 			cuco_strbuf_release(&files[np]);
 			cli_fail(&err);
 			goto out_progs;
 		}
 		cuco_eval_program_init(&progs[np], base ? base + 1 : prog_files[i], "file",
-				       prog_files[i], files[np].buf, 1);
+		                       prog_files[i], files[np].buf, 1);
 		np++;
 	}
 
@@ -159,7 +162,7 @@ int cmd_bench(int argc, char **argv)
 		goto out_progs;
 	}
 	rc = cli_run_begin(store, "bench", m.name, req.nshapes == 1 ? shapes[0]->name : NULL, NULL,
-			   NULL, &req.run_id, &err);
+	                   NULL, &req.run_id, &err);
 	if (rc) {
 		cli_fail(&err);
 		goto out_store;
@@ -181,18 +184,19 @@ int cmd_bench(int argc, char **argv)
 		goto out_store;
 	}
 	fprintf(stderr, "cuco bench: compiling %d programs (%d at a time)...\n", np + 1,
-		req.compile.jobs);
+	        req.compile.jobs);
 	rc = cuco_evaluate(&req, out, &err);
 	for (int i = 0; i < np; i++)
 		fprintf(stderr, "cuco bench: compile %-16s %s%s\n", progs[i].name,
-			progs[i].precheck_code ? "rejected: " :
-			progs[i].job.code == CUCO_OK ? (progs[i].job.cached ? "ok (cached)" : "ok")
-						     : "FAILED",
-			progs[i].precheck_code ? progs[i].precheck_error : "");
+		        progs[i].precheck_code ? "rejected: "
+		        : progs[i].job.code == CUCO_OK
+		            ? (progs[i].job.cached ? "ok (cached)" : "ok")
+		            : "FAILED",
+		        progs[i].precheck_code ? progs[i].precheck_error : "");
 	for (int i = 0; i < np; i++)
 		if (!progs[i].precheck_code && progs[i].job.code != CUCO_OK)
 			fprintf(stderr, "--- %s: nvcc output ---\n%s\n", progs[i].name,
-				progs[i].job.log.buf);
+			        progs[i].job.log.buf);
 	if (rc == CUCO_ERR_NO_GPU) {
 		printf("# compile stage done for %s; %s.\n"
 		       "# Execution needs >= %d CUDA GPUs: run this command on a GPU node.\n",
@@ -214,17 +218,20 @@ int cmd_bench(int argc, char **argv)
 		time_t now = time(NULL);
 		char date[64];
 		strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-		cuco_strbuf_addf(&json, "{\"cuco\":\"%s\",\"date\":\"%s\",\"commit\":\"%s\",\"run_id\":%lld,"
-				 "\"workload\":\"%s\",\"ranks\":%d,\"command\":\"",
-				 CUCO_VERSION, date, getenv("CUCO_COMMIT") ? getenv("CUCO_COMMIT") : "",
-				 (long long)req.run_id, m.name, req.run.ranks);
+		cuco_strbuf_addf(
+		    &json,
+		    "{\"cuco\":\"%s\",\"date\":\"%s\",\"commit\":\"%s\",\"run_id\":%lld,"
+		    "\"workload\":\"%s\",\"ranks\":%d,\"command\":\"",
+		    CUCO_VERSION, date, getenv("CUCO_COMMIT") ? getenv("CUCO_COMMIT") : "",
+		    (long long)req.run_id, m.name, req.run.ranks);
 		for (size_t k = 0; k < cmdline.len; k++) {
 			if (cmdline.buf[k] == '"' || cmdline.buf[k] == '\\')
 				cuco_strbuf_addch(&json, '\\');
 			cuco_strbuf_addch(&json, cmdline.buf[k]);
 		}
 		cuco_strbuf_adds(&json, "\",\"shapes\":[");
-		printf("# cuco bench, run %lld, %s, %s\n", (long long)req.run_id, date, cmdline.buf);
+		printf("# cuco bench, run %lld, %s, %s\n", (long long)req.run_id, date,
+		       cmdline.buf);
 	}
 	for (int s = 0; s < req.nshapes; s++) {
 		cli_print_shape_table(stdout, &m, &out[s], progs, np, req.run.ranks);

@@ -9,12 +9,12 @@
 #include "util/proc.h"
 
 static const char usage[] =
-	"usage: cuco doctor [--json]\n"
-	"\n"
-	"GPUs (count, name, SMs, memory), peer access and NVLink links, the NCCL\n"
-	"library in use, whether the NCCL device API works here (an LSA self-test\n"
-	"across all GPUs; a device communicator with GIN contexts), nvcc and the\n"
-	"target architecture. Exits 0 on a machine without GPUs, saying so.\n";
+    "usage: cuco doctor [--json]\n"
+    "\n"
+    "GPUs (count, name, SMs, memory), peer access and NVLink links, the NCCL\n"
+    "library in use, whether the NCCL device API works here (an LSA self-test\n"
+    "across all GPUs; a device communicator with GIN contexts), nvcc and the\n"
+    "target architecture. Exits 0 on a machine without GPUs, saying so.\n";
 
 static void version(char *out, size_t len, int v)
 {
@@ -44,12 +44,12 @@ int cmd_doctor(int argc, char **argv)
 	}
 	if (nccl) {
 		snprintf(ldpath, sizeof(ldpath), "LD_LIBRARY_PATH=%s/lib:%s", nccl,
-			 getenv("LD_LIBRARY_PATH") ? getenv("LD_LIBRARY_PATH") : "");
+		         getenv("LD_LIBRARY_PATH") ? getenv("LD_LIBRARY_PATH") : "");
 		env[1] = ldpath;
 	}
 	if (cuco_proc_run(hargv, env, &out, &log, 300, &st) || !st.exited) {
 		fprintf(stderr, "cuco doctor: cannot run %s (%s)\n", hargv[0],
-			st.timed_out ? "timed out" : "not built?");
+		        st.timed_out ? "timed out" : "not built?");
 		rc = CUCO_ERR_SYSTEM;
 		goto out;
 	}
@@ -78,14 +78,15 @@ int cmd_doctor(int argc, char **argv)
 	printf("GPUs:       %zu\n", json_array_size(gpus));
 	for (size_t i = 0; i < json_array_size(gpus); i++) {
 		json_t *g = json_array_get(gpus, i), *peer = json_object_get(g, "peer");
-		printf("  [%lld] %s, %lld SMs, cc %s, %.1f GiB, L2 %.0f MiB, NVLink links %lld, peer:",
-		       json_integer_value(json_object_get(g, "index")),
-		       json_string_value(json_object_get(g, "name")),
-		       json_integer_value(json_object_get(g, "sm_count")),
-		       json_string_value(json_object_get(g, "cc")),
-		       (double)json_integer_value(json_object_get(g, "memory_bytes")) / (1 << 30),
-		       (double)json_integer_value(json_object_get(g, "l2_bytes")) / (1 << 20),
-		       json_integer_value(json_object_get(g, "nvlinks")));
+		printf(
+		    "  [%lld] %s, %lld SMs, cc %s, %.1f GiB, L2 %.0f MiB, NVLink links %lld, peer:",
+		    json_integer_value(json_object_get(g, "index")),
+		    json_string_value(json_object_get(g, "name")),
+		    json_integer_value(json_object_get(g, "sm_count")),
+		    json_string_value(json_object_get(g, "cc")),
+		    (double)json_integer_value(json_object_get(g, "memory_bytes")) / (1 << 30),
+		    (double)json_integer_value(json_object_get(g, "l2_bytes")) / (1 << 20),
+		    json_integer_value(json_object_get(g, "nvlinks")));
 		for (size_t k = 0; k < json_array_size(peer); k++)
 			printf(" %lld", json_integer_value(json_array_get(peer, k)));
 		printf("\n");
@@ -94,14 +95,15 @@ int cmd_doctor(int argc, char **argv)
 		json_t *lsa = json_object_get(root, "lsa");
 		long long gin = json_integer_value(json_object_get(root, "gin_contexts"));
 		const char *lerr = json_string_value(json_object_get(root, "lsa_error"));
-		printf("LSA:        %s\n", json_is_true(lsa) ? "works (self-test passed on all GPUs)"
-				     : json_is_null(lsa) ? "not tested (needs >= 2 GPUs)"
-							 : "FAILED");
+		printf("LSA:        %s\n", json_is_true(lsa)
+		                               ? "works (self-test passed on all GPUs)"
+		                           : json_is_null(lsa) ? "not tested (needs >= 2 GPUs)"
+		                                               : "FAILED");
 		if (json_is_false(lsa) && lerr)
 			printf("            %s\n", lerr);
 		printf("GIN:        %s\n", gin > 0 ? "available"
-						: "not available (no GIN-capable network); "
-						  "GIN programs are refused here");
+		                                   : "not available (no GIN-capable network); "
+		                                     "GIN programs are refused here");
 	}
 out:
 	json_decref(root);

@@ -11,14 +11,14 @@
 #include "cli/commands.h"
 
 static const char usage[] =
-	"usage: cuco eval <FILE.cu | program-id> --workload NAME [--shape NAME]... [options]\n"
-	"\n"
-	"Evaluate one program: directive check, compile, run and verify on the GPUs\n"
-	"against the workload's reference, time it next to the baseline, store the\n"
-	"result (fitness = baseline latency / program latency).\n"
-	"  --workload NAME     workload the program belongs to (required for files)\n"
-	"  --shape NAME        shape (repeatable; default: the workload's default shape)\n"
-	"  --store PATH        SQLite store\n";
+    "usage: cuco eval <FILE.cu | program-id> --workload NAME [--shape NAME]... [options]\n"
+    "\n"
+    "Evaluate one program: directive check, compile, run and verify on the GPUs\n"
+    "against the workload's reference, time it next to the baseline, store the\n"
+    "result (fitness = baseline latency / program latency).\n"
+    "  --workload NAME     workload the program belongs to (required for files)\n"
+    "  --shape NAME        shape (repeatable; default: the workload's default shape)\n"
+    "  --store PATH        SQLite store\n";
 
 int cmd_eval(int argc, char **argv)
 {
@@ -70,7 +70,8 @@ int cmd_eval(int argc, char **argv)
 		}
 	}
 	if (!target)
-		return cli_usage_error("eval", "which program? (a .cu file or a stored program id)");
+		return cli_usage_error("eval",
+		                       "which program? (a .cu file or a stored program id)");
 	if ((rc = cli_open_store(store_path, &store, &err)))
 		return cli_fail(&err);
 	errno = 0;
@@ -100,7 +101,7 @@ int cmd_eval(int argc, char **argv)
 	for (int i = 0; i < nshape; i++)
 		if (!(shapes[i] = cuco_manifest_shape(&m, shape_names[i]))) {
 			rc = cli_usage_error("eval", "--shape %s: workload %s has no such shape",
-					     shape_names[i], m.name);
+			                     shape_names[i], m.name);
 			goto out;
 		}
 	if (!nshape) {
@@ -123,9 +124,10 @@ int cmd_eval(int argc, char **argv)
 		static char virt[4200];
 		snprintf(virt, sizeof(virt), "%s/program-%lld.cu", m.dir, id);
 		cuco_eval_program_init(&progs[1], "program", id > 0 ? "candidate" : "file",
-				       id > 0 ? virt : target, src.buf, 1);
+		                       id > 0 ? virt : target, src.buf, 1);
 	}
-	if ((rc = cli_run_begin(store, "eval", m.name, shapes[0]->name, NULL, NULL, &req.run_id, &err))) {
+	if ((rc = cli_run_begin(store, "eval", m.name, shapes[0]->name, NULL, NULL, &req.run_id,
+	                        &err))) {
 		cli_fail(&err);
 		goto out_progs;
 	}

@@ -10,14 +10,14 @@
 #include "util/paths.h"
 
 static const char usage[] =
-	"usage: cuco fastpath <workload | host.cu> [-o FILE] [--no-compile] [--store PATH]\n"
-	"\n"
-	"Replace the host NCCL collectives of a host program (a workload's host\n"
-	"program, or any program file) with device-initiated LSA code, using\n"
-	"conservative choices, mark the EVOLVE-BLOCKs, write the directive, and\n"
-	"check that the seed compiles. The seed is written to FILE (default\n"
-	"<state>/seeds/<name>.seed.cu) and stored as origin 'seed'.\n"
-	"  --comm-ctas N       CTAs per generated comm kernel (default 32)\n";
+    "usage: cuco fastpath <workload | host.cu> [-o FILE] [--no-compile] [--store PATH]\n"
+    "\n"
+    "Replace the host NCCL collectives of a host program (a workload's host\n"
+    "program, or any program file) with device-initiated LSA code, using\n"
+    "conservative choices, mark the EVOLVE-BLOCKs, write the directive, and\n"
+    "check that the seed compiles. The seed is written to FILE (default\n"
+    "<state>/seeds/<name>.seed.cu) and stored as origin 'seed'.\n"
+    "  --comm-ctas N       CTAs per generated comm kernel (default 32)\n";
 
 int cmd_fastpath(int argc, char **argv)
 {
@@ -91,16 +91,18 @@ int cmd_fastpath(int argc, char **argv)
 	if (!out_path) {
 		snprintf(dir, sizeof(dir), "%s/seeds", cuco_state_dir());
 		if (cuco_mkdir_p(dir)) {
-			rc = cuco_err_set(&err, CUCO_ERR_IO, "cannot create %s: %s", dir, strerror(errno));
+			rc = cuco_err_set(&err, CUCO_ERR_IO, "cannot create %s: %s", dir,
+			                  strerror(errno));
 			cli_fail(&err);
 			goto out;
 		}
 		snprintf(def_out, sizeof(def_out), "%s/%.*s.seed.cu", dir,
-			 (int)(strlen(name) - (strstr(name, ".cu") ? 3 : 0)), name);
+		         (int)(strlen(name) - (strstr(name, ".cu") ? 3 : 0)), name);
 		out_path = def_out;
 	}
 	if (cuco_write_file(out_path, out.buf, out.len)) {
-		rc = cuco_err_set(&err, CUCO_ERR_IO, "cannot write %s: %s", out_path, strerror(errno));
+		rc = cuco_err_set(&err, CUCO_ERR_IO, "cannot write %s: %s", out_path,
+		                  strerror(errno));
 		cli_fail(&err);
 		goto out;
 	}
@@ -113,26 +115,29 @@ int cmd_fastpath(int argc, char **argv)
 
 		/* Compile as if beside the host program, so its local headers resolve. */
 		snprintf(virt, sizeof(virt), "%.*s/seed.cu", slash ? (int)(slash - host) : 1,
-			 slash ? host : ".");
+		         slash ? host : ".");
 		if ((rc = cuco_compile_opts_default(&co, &err))) {
 			cli_fail(&err);
 			goto out;
 		}
 		cuco_compile_job_init(&job, "seed", virt, out.buf);
 		if (have_manifest && m.nprograms) {
-			const struct cuco_manifest_program *b = cuco_manifest_program(&m, "baseline");
+			const struct cuco_manifest_program *b =
+			    cuco_manifest_program(&m, "baseline");
 			for (int l = 0; b && l < b->nlibs && l < 3; l++)
 				job.libs[l] = b->libs[l];
 		}
 		rc = cuco_compile_many(&co, &job, 1, &err);
 		if (!rc && job.code != CUCO_OK) {
 			fprintf(stderr, "%s", job.log.buf);
-			rc = cuco_err_set(&err, CUCO_ERR_COMPILE, "the seed does not compile (see above)");
+			rc = cuco_err_set(&err, CUCO_ERR_COMPILE,
+			                  "the seed does not compile (see above)");
 		}
 		if (rc)
 			cli_fail(&err);
 		else
-			printf("compile stage: ok%s (%s)\n", job.cached ? ", cached" : "", job.so_path);
+			printf("compile stage: ok%s (%s)\n", job.cached ? ", cached" : "",
+			       job.so_path);
 		cuco_compile_job_release(&job);
 		if (rc)
 			goto out;

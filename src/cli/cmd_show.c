@@ -9,8 +9,8 @@
 #include "cli/commands.h"
 
 static const char usage[] =
-	"usage: cuco show run ID | program ID [--code] | evaluation ID [--logs] | runs\n"
-	"  --store PATH        SQLite store\n";
+    "usage: cuco show run ID | program ID [--code] | evaluation ID [--logs] | runs\n"
+    "  --store PATH        SQLite store\n";
 
 static int show_eval_row(const struct cuco_eval_rec *e, void *arg, struct cuco_err *err)
 {
@@ -36,7 +36,8 @@ static int show_run_row(const struct cuco_run_rec *r, void *arg, struct cuco_err
 	(void)arg;
 	(void)err;
 	printf("run %-5lld %-9s %-16s %-8s %-11s %s\n", (long long)r->id, r->kind,
-	       r->workload ? r->workload : "-", r->shape ? r->shape : "-", r->status, r->created_at);
+	       r->workload ? r->workload : "-", r->shape ? r->shape : "-", r->status,
+	       r->created_at);
 	return 0;
 }
 
@@ -70,8 +71,8 @@ int cmd_show(int argc, char **argv)
 			return cli_usage_error("show", "unexpected argument %s", argv[i]);
 		}
 	}
-	if (!what || (strcmp(what, "run") && strcmp(what, "program") && strcmp(what, "evaluation") &&
-		      strcmp(what, "runs")))
+	if (!what || (strcmp(what, "run") && strcmp(what, "program") &&
+	              strcmp(what, "evaluation") && strcmp(what, "runs")))
 		return cli_usage_error("show", "show what? run, program, evaluation or runs");
 	if (strcmp(what, "runs") && (!idstr || cli_int("show", what, idstr, 1, INT64_MAX, &id)))
 		return idstr ? CUCO_ERR_USAGE : cli_usage_error("show", "%s needs an ID", what);
@@ -106,9 +107,11 @@ int cmd_show(int argc, char **argv)
 		if ((rc = cuco_store_eval_get(store, id, &e, &err)) == 0) {
 			show_eval_row(&e, NULL, &err);
 			if (logs) {
-				printf("--- compile log ---\n%s\n", e.compile_log ? e.compile_log : "");
+				printf("--- compile log ---\n%s\n",
+				       e.compile_log ? e.compile_log : "");
 				printf("--- run log ---\n%s\n", e.run_log ? e.run_log : "");
-				printf("--- harness result ---\n%s\n", e.result_json ? e.result_json : "");
+				printf("--- harness result ---\n%s\n",
+				       e.result_json ? e.result_json : "");
 			}
 			cuco_eval_rec_release(&e);
 		}

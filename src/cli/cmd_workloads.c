@@ -44,12 +44,14 @@ int cmd_workloads(int argc, char **argv)
 		for (int s = 0; s < m.nshapes; s++) {
 			printf("    %-10s", m.shapes[s].name);
 			for (int k = 0; k < m.shapes[s].nparams; k++)
-				printf(" %s=%lld", m.shapes[s].param_names[k], m.shapes[s].params[k]);
+				printf(" %s=%lld", m.shapes[s].param_names[k],
+				       m.shapes[s].params[k]);
 			printf("\n");
 		}
 		printf("  programs:");
 		for (int p = 0; p < m.nprograms; p++)
-			printf(" %s(%s)", m.programs[p].name, cuco_program_role_name(m.programs[p].role));
+			printf(" %s(%s)", m.programs[p].name,
+			       cuco_program_role_name(m.programs[p].role));
 		printf("\n");
 		cuco_manifest_release(&m);
 	}

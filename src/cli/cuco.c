@@ -6,12 +6,12 @@
 #include "util/error.h"
 
 static const struct cuco_command commands[] = {
-	{"doctor", cmd_doctor, "GPUs, NVLink topology, NCCL and device-API support, nvcc"},
-	{"workloads", cmd_workloads, "list workload packages and their shapes"},
-	{"fastpath", cmd_fastpath, "turn a host program into a device-initiated seed"},
-	{"eval", cmd_eval, "evaluate one program through the cascade"},
-	{"bench", cmd_bench, "time baseline, peers, seed or any program at every shape"},
-	{"show", cmd_show, "show a stored run, program or evaluation"},
+    {"doctor", cmd_doctor, "GPUs, NVLink topology, NCCL and device-API support, nvcc"},
+    {"workloads", cmd_workloads, "list workload packages and their shapes"},
+    {"fastpath", cmd_fastpath, "turn a host program into a device-initiated seed"},
+    {"eval", cmd_eval, "evaluate one program through the cascade"},
+    {"bench", cmd_bench, "time baseline, peers, seed or any program at every shape"},
+    {"show", cmd_show, "show a stored run, program or evaluation"},
 };
 
 static void usage(FILE *out)

@@ -9,23 +9,23 @@ static const struct {
 	const char *token;
 	const char *text;
 } names[] = {
-	[CUCO_OK] = {"ok", "success"},
-	[CUCO_ERR_NOMEM] = {"nomem", "out of memory"},
-	[CUCO_ERR_IO] = {"io", "input/output error"},
-	[CUCO_ERR_PARSE] = {"parse", "parse error"},
-	[CUCO_ERR_INVALID] = {"invalid", "invalid value"},
-	[CUCO_ERR_USAGE] = {"usage", "usage error"},
-	[CUCO_ERR_STORE] = {"store", "store error"},
-	[CUCO_ERR_SCHEMA] = {"schema", "store schema error"},
-	[CUCO_ERR_COMPILE] = {"compile", "compile error"},
-	[CUCO_ERR_RUN] = {"run", "run error"},
-	[CUCO_ERR_TIMEOUT] = {"timeout", "timeout"},
-	[CUCO_ERR_CRASH] = {"crash", "crash"},
-	[CUCO_ERR_VERIFY] = {"wrong", "wrong result"},
-	[CUCO_ERR_UNSUPPORTED] = {"unsupported", "unsupported"},
-	[CUCO_ERR_NOT_FOUND] = {"not_found", "not found"},
-	[CUCO_ERR_NO_GPU] = {"no_gpu", "not enough CUDA GPUs"},
-	[CUCO_ERR_SYSTEM] = {"system", "system error"},
+    [CUCO_OK] = {"ok", "success"},
+    [CUCO_ERR_NOMEM] = {"nomem", "out of memory"},
+    [CUCO_ERR_IO] = {"io", "input/output error"},
+    [CUCO_ERR_PARSE] = {"parse", "parse error"},
+    [CUCO_ERR_INVALID] = {"invalid", "invalid value"},
+    [CUCO_ERR_USAGE] = {"usage", "usage error"},
+    [CUCO_ERR_STORE] = {"store", "store error"},
+    [CUCO_ERR_SCHEMA] = {"schema", "store schema error"},
+    [CUCO_ERR_COMPILE] = {"compile", "compile error"},
+    [CUCO_ERR_RUN] = {"run", "run error"},
+    [CUCO_ERR_TIMEOUT] = {"timeout", "timeout"},
+    [CUCO_ERR_CRASH] = {"crash", "crash"},
+    [CUCO_ERR_VERIFY] = {"wrong", "wrong result"},
+    [CUCO_ERR_UNSUPPORTED] = {"unsupported", "unsupported"},
+    [CUCO_ERR_NOT_FOUND] = {"not_found", "not found"},
+    [CUCO_ERR_NO_GPU] = {"no_gpu", "not enough CUDA GPUs"},
+    [CUCO_ERR_SYSTEM] = {"system", "system error"},
 };
 
 #define NNAMES ((int)(sizeof(names) / sizeof(names[0])))
@@ -44,8 +44,7 @@ const char *cuco_result_token(int code)
 	return names[code].token;
 }
 
-int cuco_err_setx(struct cuco_err *err, const char *file, int line, int code,
-		  const char *fmt, ...)
+int cuco_err_setx(struct cuco_err *err, const char *file, int line, int code, const char *fmt, ...)
 {
 	va_list ap;
 

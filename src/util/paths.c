@@ -45,9 +45,10 @@ const char *cuco_home(struct cuco_err *err)
 		return home_buf;
 	if (env && *env) {
 		if (!is_home(env)) {
-			cuco_err_set(err, CUCO_ERR_NOT_FOUND,
-				     "CUCO_HOME=%s does not hold cuco's files (include/cuco/program.h)",
-				     env);
+			cuco_err_set(
+			    err, CUCO_ERR_NOT_FOUND,
+			    "CUCO_HOME=%s does not hold cuco's files (include/cuco/program.h)",
+			    env);
 			return NULL;
 		}
 		snprintf(home_buf, sizeof(home_buf), "%s", env);
@@ -66,8 +67,9 @@ const char *cuco_home(struct cuco_err *err)
 			*slash = '\0';
 		}
 	}
-	cuco_err_set(err, CUCO_ERR_NOT_FOUND,
-		     "cannot find cuco's home (workloads/, include/); set CUCO_HOME to the source tree");
+	cuco_err_set(
+	    err, CUCO_ERR_NOT_FOUND,
+	    "cannot find cuco's home (workloads/, include/); set CUCO_HOME to the source tree");
 	return NULL;
 }
 

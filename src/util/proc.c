@@ -80,7 +80,7 @@ static void drain(int *fd, struct cuco_strbuf *sb)
 }
 
 int cuco_proc_wait(pid_t pid, int out_fd, int err_fd, struct cuco_strbuf *out,
-		   struct cuco_strbuf *err, double timeout_s, struct cuco_proc_status *st)
+                   struct cuco_strbuf *err, double timeout_s, struct cuco_proc_status *st)
 {
 	double start = cuco_now();
 	int status = 0, done = 0, killed = 0;
@@ -135,7 +135,7 @@ int cuco_proc_wait(pid_t pid, int out_fd, int err_fd, struct cuco_strbuf *out,
 }
 
 int cuco_proc_run(char *const argv[], char *const env[], struct cuco_strbuf *out,
-		  struct cuco_strbuf *err, double timeout_s, struct cuco_proc_status *st)
+                  struct cuco_strbuf *err, double timeout_s, struct cuco_proc_status *st)
 {
 	int ofd = -1, efd = -1;
 	pid_t pid = cuco_proc_start(argv, env, &ofd, &efd);

@@ -29,11 +29,11 @@ pid_t cuco_proc_start(char *const argv[], char *const env[], int *out_fd, int *e
  * gets SIGKILL. Closes the fds.
  */
 int cuco_proc_wait(pid_t pid, int out_fd, int err_fd, struct cuco_strbuf *out,
-		   struct cuco_strbuf *err, double timeout_s, struct cuco_proc_status *st);
+                   struct cuco_strbuf *err, double timeout_s, struct cuco_proc_status *st);
 
 /* cuco_proc_start + cuco_proc_wait; 0 when it ran (check st), -1 if it could not start. */
 int cuco_proc_run(char *const argv[], char *const env[], struct cuco_strbuf *out,
-		  struct cuco_strbuf *err, double timeout_s, struct cuco_proc_status *st);
+                  struct cuco_strbuf *err, double timeout_s, struct cuco_proc_status *st);
 
 /* Monotonic seconds. */
 double cuco_now(void);

@@ -17,7 +17,10 @@ struct cuco_strbuf {
 	char *buf;
 };
 
-#define CUCO_STRBUF_INIT {0, 0, cuco_strbuf_empty}
+#define CUCO_STRBUF_INIT                \
+	{                               \
+		0, 0, cuco_strbuf_empty \
+	}
 extern char cuco_strbuf_empty[];
 
 void cuco_strbuf_init(struct cuco_strbuf *sb, size_t hint);
@@ -31,7 +34,7 @@ void cuco_strbuf_add(struct cuco_strbuf *sb, const void *data, size_t len);
 void cuco_strbuf_adds(struct cuco_strbuf *sb, const char *s);
 void cuco_strbuf_addch(struct cuco_strbuf *sb, int c);
 void cuco_strbuf_addf(struct cuco_strbuf *sb, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 void cuco_strbuf_vaddf(struct cuco_strbuf *sb, const char *fmt, va_list ap);
 /* Append the whole file; returns 0 or -1 with errno set. */
 int cuco_strbuf_read_file(struct cuco_strbuf *sb, const char *path);

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# gpu-check.sh - everything cuco checks on a GPU node, in one go (one device
+# lease): doctor, device-library tests (plain and under compute-sanitizer),
+# the harness's failure modes, the mpirun launch path, and the benchmark.
+# Usage: scripts/gpu-check.sh [quick|full] [OUTDIR]
+set -u
+mode=${1:-quick}
+out=${2:-${OUT:-bench/results/tmp}}
+mkdir -p "$out"
+cd "$(dirname "$0")/.."
+. scripts/gpu-env.sh
+export CUCO_COMMIT=${CUCO_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+export CUCO_STATE=${CUCO_STATE:-.cuco}
+B=build
+log() { printf '\n=== %s\n' "$*"; }
+summary=()
+step() { # name, command...
+	local name=$1; shift
+	log "$name: $*"
+	local t0=$(date +%s.%N)
+	"$@"; local rc=$?
+	summary+=("$(printf '%-28s rc=%-3s %6.1fs' "$name" "$rc" "$(echo "$(date +%s.%N) - $t0" | bc)")")
+	return $rc
+}
+{
+echo "# gpu-check $mode, $(date -u +%FT%TZ), commit $CUCO_COMMIT"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+nvidia-smi topo -m
+step doctor $B/cuco doctor
+step test_lsa timeout 120 $B/test_lsa
+step test_gemm_quick timeout 120 $B/test_gemm --quick
+W=workloads/gemm_allgather
+step eval_wrong $B/cuco eval tests/gpu/programs/wrong.cu --workload gemm_allgather --shape 2048 --timeout 20
+step eval_partial $B/cuco eval tests/gpu/programs/partial.cu --workload gemm_allgather --shape 2048 --timeout 20
+step eval_hang $B/cuco eval tests/gpu/programs/hang.cu --workload gemm_allgather --shape 2048 --timeout 10
+step eval_crash $B/cuco eval tests/gpu/programs/crash.cu --workload gemm_allgather --shape 2048 --timeout 10
+step eval_seed_after_crash $B/cuco eval .cuco/seeds/gemm_allgather.seed.cu --workload gemm_allgather --shape 2048
+step eval_seed_mpirun $B/cuco eval .cuco/seeds/gemm_allgather.seed.cu --workload gemm_allgather --shape 4096 \
+	--launcher "mpirun -np 2 --allow-run-as-root -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x CUCO_MASTER_PORT=29533"
+if [ "$mode" = full ]; then
+	step sanitizer_memcheck timeout 300 compute-sanitizer --tool memcheck --report-api-errors no --target-processes all $B/test_lsa --small --timeout 250
+	step sanitizer_racecheck timeout 300 compute-sanitizer --tool racecheck --target-processes all $B/test_lsa --small --timeout 250
+	step bench_all $B/cuco bench gemm_allgather --json "$out/bench-gemm_allgather.json"
+else
+	step bench_quick $B/cuco bench gemm_allgather --shape 2048 --shape 8192 --json "$out/bench-quick.json"
+fi
+log summary
+printf '%s\n' "${summary[@]}"
+} 2>&1 | tee "$out/gpu-check-$mode.log"

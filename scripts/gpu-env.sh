@@ -1,0 +1,9 @@
+# gpu-env.sh - source on a GPU node: use the NCCL that matches cuco's headers
+# (2.28.9 from the Python wheel when present), never NVLink multicast.
+site=$(python3 -c 'import site; print(site.getsitepackages()[0])' 2>/dev/null)
+if [ -n "$site" ] && [ -f "$site/nvidia/nccl/lib/libnccl.so.2" ]; then
+	export LD_LIBRARY_PATH="$site/nvidia/nccl/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+export NCCL_NVLS_ENABLE=0
+export TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+export NVSHMEM_DISABLE_NVLS=1

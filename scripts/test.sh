@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# test.sh - install dependencies, build, and pass every test that needs no
+# GPU: unit and scenario tests, then the unit tests again under ASan+UBSan,
+# and the clang-format check. GPU tests: ctest -L gpu on a GPU node.
+set -eu
+cd "$(dirname "$0")/.."
+scripts/setup-deps.sh
+export PATH="$PATH:/usr/local/cuda/bin"
+jobs=$(nproc)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$jobs"
+ctest --test-dir build -L 'unit|scenario' --output-on-failure -j"$jobs"
+cmake -S . -B build-san -DCMAKE_BUILD_TYPE=Debug -DCUCO_SANITIZE=ON >/dev/null
+cmake --build build-san -j"$jobs" --target cuco_core cuco $(cd build-san && ctest -N -L unit | awk '/Test *#/ {print $3}')
+ctest --test-dir build-san -L unit --output-on-failure -j"$jobs"
+scripts/check-format.sh

@@ -1,0 +1,288 @@
+/*
+ * evaluate.c - the whole cascade as one library call: directive check ->
+ * compile -> run and verify on the GPUs -> benchmark -> store. Every outcome
+ * becomes an evaluation row; nothing here exits the process.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cascade/cascade.h"
+#include "program/directive.h"
+#include "store/store.h"
+#include "util/paths.h"
+
+void cuco_eval_program_init(struct cuco_eval_program *p, const char *name, const char *origin,
+                            const char *path, const char *source, int verify)
+{
+	memset(p, 0, sizeof(*p));
+	p->name = name;
+	p->origin = origin;
+	p->path = path;
+	p->source = source;
+	p->verify = verify;
+	cuco_compile_job_init(&p->job, name, path, source);
+}
+
+void cuco_eval_program_release(struct cuco_eval_program *p)
+{
+	free(p->directive_json);
+	p->directive_json = NULL;
+	cuco_compile_job_release(&p->job);
+}
+
+void cuco_eval_shape_release(struct cuco_eval_shape *s)
+{
+	cuco_run_result_release(&s->run);
+}
+
+const struct cuco_program_result *cuco_eval_find(const struct cuco_eval_shape *s, const char *name)
+{
+	for (int i = 0; i < s->run.nresults; i++)
+		if (!strcmp(s->run.results[i].name, name))
+			return &s->run.results[i];
+	return NULL;
+}
+
+/* Device-side programs (seed, candidate) must carry a valid directive. */
+static void precheck(struct cuco_eval_program *p, const char *home)
+{
+	struct cuco_directive d;
+	struct cuco_design_space ds;
+	struct cuco_err e;
+	char path[PATH_MAX];
+	int needs = !strcmp(p->origin, "seed") || !strcmp(p->origin, "candidate");
+
+	cuco_err_clear(&e);
+	if (cuco_directive_find_line(p->source) == 0 && !needs)
+		return;
+	if (cuco_directive_parse(p->path, p->source, &d, &e)) {
+		p->precheck_code = e.code;
+		snprintf(p->precheck_error, sizeof(p->precheck_error), "%s", e.msg);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/share/design_space.json", home);
+	if (cuco_design_space_load(path, &ds, &e)) {
+		p->precheck_code = e.code;
+		snprintf(p->precheck_error, sizeof(p->precheck_error), "%s", e.msg);
+		cuco_directive_release(&d);
+		return;
+	}
+	if (cuco_directive_validate(&d, &ds, NULL, &e)) {
+		p->precheck_code = e.code;
+		snprintf(p->precheck_error, sizeof(p->precheck_error), "%s", e.msg);
+	}
+	p->directive_json = cuco_directive_to_json(&d);
+	cuco_design_space_release(&ds);
+	cuco_directive_release(&d);
+}
+
+static void store_program(struct cuco_eval_request *req, struct cuco_eval_program *p)
+{
+	struct cuco_program_rec rec;
+	struct cuco_err e;
+	int64_t id = 0;
+
+	if (!req->store)
+		return;
+	cuco_program_rec_init(&rec);
+	rec.run_id = req->run_id;
+	rec.workload = req->m->name;
+	rec.name = p->name;
+	rec.origin = p->origin;
+	rec.code = p->source;
+	rec.directive = p->directive_json;
+	if (cuco_store_program_add(req->store, &rec, &id, &e) == CUCO_OK)
+		p->program_id = id;
+	else
+		fprintf(stderr, "cuco: warning: program %s not stored: %s\n", p->name, e.msg);
+}
+
+static void store_eval(struct cuco_eval_request *req, struct cuco_eval_program *p,
+                       const struct cuco_shape *shape, const char *stage, const char *status,
+                       int code, const char *error, const struct cuco_program_result *r,
+                       const struct cuco_run_result *run, double baseline_us)
+{
+	struct cuco_eval_rec ev;
+	struct cuco_err e;
+	int64_t id;
+
+	if (!req->store || !p->program_id)
+		return;
+	cuco_eval_rec_init(&ev);
+	ev.program_id = p->program_id;
+	ev.run_id = req->run_id;
+	ev.shape = shape ? shape->name : NULL;
+	ev.ranks = req->run.ranks;
+	ev.stage_reached = stage;
+	ev.status = status;
+	ev.error_code = code;
+	ev.error = error;
+	ev.compile_log = p->job.log.len ? p->job.log.buf : NULL;
+	if (run) {
+		ev.run_log = run->log.len ? run->log.buf : NULL;
+		ev.result_json = run->raw_json;
+		ev.gpu = run->gpu[0] ? run->gpu : NULL;
+	}
+	if (r) {
+		ev.median_us = r->median_us;
+		ev.p10_us = r->p10_us;
+		ev.p90_us = r->p90_us;
+		ev.min_us = r->min_us;
+		ev.mean_us = r->mean_us;
+		ev.samples_json = r->samples_json;
+		ev.rel_err = r->rel_err;
+		if (r->code == CUCO_OK && p->verify && isfinite(baseline_us) && r->median_us > 0)
+			ev.fitness = baseline_us / r->median_us;
+	}
+	if (cuco_store_eval_add(req->store, &ev, &id, &e))
+		fprintf(stderr, "cuco: warning: evaluation of %s not stored: %s\n", p->name, e.msg);
+}
+
+int cuco_evaluate(struct cuco_eval_request *req, struct cuco_eval_shape *out, struct cuco_err *err)
+{
+	struct cuco_compile_job *jobs = NULL, wl_job;
+	struct cuco_strbuf wl_src = CUCO_STRBUF_INIT;
+	struct cuco_run_program *runp = NULL;
+	int *idx = NULL, nrun = 0, rc = CUCO_OK, ngpu;
+
+	for (int s = 0; s < req->nshapes; s++) {
+		memset(&out[s], 0, sizeof(out[s]));
+		out[s].shape = req->shapes[s];
+		cuco_run_result_init(&out[s].run);
+	}
+	/* Directives first: a rejected directive never reaches nvcc. */
+	for (int i = 0; i < req->nprogs; i++) {
+		precheck(&req->progs[i], req->compile.home);
+		store_program(req, &req->progs[i]);
+	}
+
+	/* Compile the programs and the workload's generator/reference together. */
+	if (cuco_strbuf_read_file(&wl_src, req->m->workload)) {
+		rc = cuco_err_set(err, CUCO_ERR_IO, "%s: cannot read the workload's generator",
+		                  req->m->workload);
+		goto out;
+	}
+	jobs = calloc((size_t)req->nprogs + 1, sizeof(*jobs));
+	idx = calloc((size_t)req->nprogs + 1, sizeof(*idx));
+	runp = calloc((size_t)req->nprogs + 1, sizeof(*runp));
+	if (!jobs || !idx || !runp) {
+		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	cuco_compile_job_init(&wl_job, "workload", req->m->workload, wl_src.buf);
+	jobs[0] = wl_job;
+	for (int i = 0; i < req->nprogs; i++) {
+		struct cuco_eval_program *p = &req->progs[i];
+		memcpy(p->job.libs, p->libs, sizeof(p->libs));
+		jobs[i + 1] = p->job;
+		if (p->precheck_code)
+			jobs[i + 1].code = p->precheck_code;
+	}
+	{
+		/* Only jobs not already rejected go to nvcc. */
+		struct cuco_compile_job *todo = calloc((size_t)req->nprogs + 1, sizeof(*todo));
+		int *map = calloc((size_t)req->nprogs + 1, sizeof(*map)), nt = 0;
+		if (!todo || !map) {
+			free(todo);
+			free(map);
+			rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+			goto out;
+		}
+		for (int i = 0; i <= req->nprogs; i++)
+			if (i == 0 || !req->progs[i - 1].precheck_code) {
+				todo[nt] = jobs[i];
+				map[nt++] = i;
+			}
+		rc = cuco_compile_many(&req->compile, todo, nt, err);
+		for (int k = 0; k < nt; k++)
+			jobs[map[k]] = todo[k];
+		free(todo);
+		free(map);
+		if (rc)
+			goto out;
+	}
+	wl_job = jobs[0];
+	for (int i = 0; i < req->nprogs; i++)
+		req->progs[i].job = jobs[i + 1];
+	if (wl_job.code != CUCO_OK) {
+		rc = cuco_err_set(err, CUCO_ERR_COMPILE,
+		                  "the workload's generator %s does not compile:\n%s",
+		                  req->m->workload, wl_job.log.buf);
+		goto out;
+	}
+	for (int i = 0; i < req->nprogs; i++) {
+		struct cuco_eval_program *p = &req->progs[i];
+		if (p->precheck_code) {
+			for (int s = 0; s < req->nshapes; s++)
+				store_eval(req, p, req->shapes[s], "compile",
+				           cuco_result_token(p->precheck_code), p->precheck_code,
+				           p->precheck_error, NULL, NULL, NAN);
+			continue;
+		}
+		if (p->job.code != CUCO_OK) {
+			for (int s = 0; s < req->nshapes; s++)
+				store_eval(req, p, req->shapes[s], "compile", "compile",
+				           p->job.code, "nvcc failed (see compile_log)", NULL, NULL,
+				           NAN);
+			continue;
+		}
+		idx[nrun] = i;
+		runp[nrun].name = p->name;
+		runp[nrun].so_path = p->job.so_path;
+		runp[nrun].verify = p->verify;
+		nrun++;
+	}
+	if (req->compile_only || nrun == 0)
+		goto out;
+
+	ngpu = cuco_gpu_count(err);
+	if (ngpu < req->run.ranks && !(req->run.launcher && *req->run.launcher)) {
+		rc = cuco_err_set(err, CUCO_ERR_NO_GPU,
+		                  "execution needs %d CUDA GPUs on this node; %s", req->run.ranks,
+		                  ngpu <= 0 ? "this machine has none" : "there are fewer");
+		for (int s = 0; s < req->nshapes; s++) {
+			out[s].code = CUCO_ERR_NO_GPU;
+			snprintf(out[s].error, sizeof(out[s].error), "%s", err->msg);
+		}
+		goto out;
+	}
+
+	for (int s = 0; s < req->nshapes; s++) {
+		struct cuco_eval_shape *sh = &out[s];
+		const struct cuco_program_result *base;
+		double base_us = NAN;
+		struct cuco_err e;
+
+		cuco_err_clear(&e);
+		sh->code = cuco_run_programs(&req->run, req->m, wl_job.so_path, sh->shape, runp,
+		                             nrun, &sh->run, &e);
+		if (sh->code)
+			snprintf(sh->error, sizeof(sh->error), "%s", e.msg);
+		base = cuco_eval_find(sh, "baseline");
+		if (base && base->code == CUCO_OK)
+			base_us = base->median_us;
+		for (int k = 0; k < nrun; k++) {
+			struct cuco_eval_program *p = &req->progs[idx[k]];
+			const struct cuco_program_result *r = cuco_eval_find(sh, p->name);
+			if (r)
+				store_eval(req, p, sh->shape, r->stage, r->status, r->code,
+				           r->error, r, &sh->run, base_us);
+			else
+				store_eval(req, p, sh->shape, "run", cuco_result_token(sh->code),
+				           sh->code ? sh->code : CUCO_ERR_RUN,
+				           sh->error[0] ? sh->error : "no result", NULL, &sh->run,
+				           NAN);
+		}
+	}
+out:
+	if (jobs)
+		cuco_compile_job_release(&jobs[0]);
+	cuco_strbuf_release(&wl_src);
+	free(jobs);
+	free(idx);
+	free(runp);
+	return rc;
+}
