@@ -19,7 +19,7 @@ step() { # name, command...
 	log "$name: $*"
 	local t0=$(date +%s.%N)
 	"$@"; local rc=$?
-	summary+=("$(printf '%-28s rc=%-3s %6.1fs' "$name" "$rc" "$(echo "$(date +%s.%N) - $t0" | bc)")")
+	summary+=("$(printf "%-28s rc=%-3s %6ss" "$name" "$rc" "$(awk -v a="$t0" -v b="$(date +%s.%N)" "BEGIN{printf \"%.1f\", b-a}")")")
 	return $rc
 }
 {

@@ -1,7 +1,10 @@
-# gpu-env.sh - source on a GPU node: use the NCCL that matches cuco's headers
-# (2.28.9 from the Python wheel when present), never NVLink multicast.
+# gpu-env.sh - source on a GPU node: build and run against the NCCL that
+# matches cuco's headers (2.28.9 from the Python wheel when present; the
+# system copy may be older, and the device API's structs must match the
+# library), and never use NVLink multicast.
 site=$(python3 -c 'import site; print(site.getsitepackages()[0])' 2>/dev/null)
 if [ -n "$site" ] && [ -f "$site/nvidia/nccl/lib/libnccl.so.2" ]; then
+	export CUCO_NCCL_HOME="$site/nvidia/nccl"
 	export LD_LIBRARY_PATH="$site/nvidia/nccl/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 export NCCL_NVLS_ENABLE=0

@@ -37,6 +37,7 @@ struct hx_opts {
 	uint64_t seed;
 	int probe;   /* doctor mode */
 	int samples; /* print per-iteration samples */
+	const char *result_file; /* env launch: ranks append result lines here, not stdout */
 };
 
 /* Per-rank identity, from fork or the environment. */

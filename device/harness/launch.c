@@ -10,6 +10,7 @@
  * initialised CUDA cannot fork children that use it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -413,6 +414,14 @@ int hx_launch_env(const struct hx_opts *o)
 	me.nranks = env_int(size_vars);
 	me.local_rank = env_int(local_vars);
 	me.out_fd = 1;
+	if (o->result_file) {
+		me.out_fd = open(o->result_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (me.out_fd < 0) {
+			fprintf(stderr, "cuco-harness: cannot open %s: %s\n", o->result_file,
+			        strerror(errno));
+			return CUCO_ERR_IO;
+		}
+	}
 	if (me.rank < 0 || me.nranks < 1 || me.rank >= me.nranks) {
 		hx_emit_failure(1, -1, CUCO_ERR_USAGE, "launch",
 		                "--launch env needs the rank and size from mpirun, srun, or "

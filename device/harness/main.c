@@ -106,6 +106,8 @@ static int parse_args(int argc, char **argv, struct hx_opts *o)
 		i++;
 		if (!strcmp(a, "--workload-so")) {
 			o->workload_so = v;
+		} else if (!strcmp(a, "--result-file")) {
+			o->result_file = v;
 		} else if (!strcmp(a, "--workload")) {
 			o->workload_name = v;
 		} else if (!strcmp(a, "--shape")) {

@@ -123,10 +123,11 @@ static int die(struct rank_state *st, int code, const char *fmt, ...)
 	char msg[1536];
 	va_list ap;
 
+	int n = snprintf(msg, sizeof(msg), "rank %d: ", st->r->rank);
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "cuco-harness: rank %d: %s\n", st->r->rank, msg);
+	fprintf(stderr, "cuco-harness: %s\n", msg);
 	hx_emit_failure(st->r->out_fd, st->r->rank, code, hx_stage_name(), msg);
 	_exit(code);
 	return code;

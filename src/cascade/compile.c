@@ -143,13 +143,18 @@ static void build_argv(const struct cuco_compile_opts *o, const struct cuco_comp
 	ADDF("-I%s/device/include", o->home);
 	ADDF("-I%s", srcdir);
 	if (nccl) {
+		char lib[PATH_MAX];
 		ADDF("-I%s/include", nccl);
-		ADDF("-L%s/lib", nccl);
+		/* Wheels ship only libnccl.so.2: then link the system one; the run uses nccl's. */
+		snprintf(lib, sizeof(lib), "%s/lib/libnccl.so", nccl);
+		if (cuco_file_exists(lib))
+			ADDF("-L%s/lib", nccl);
 	}
 	ADD("-o");
 	ADD((char *)out);
 	ADD((char *)src);
 	ADD("-lnccl");
+	ADD("-lcublas");
 	for (int i = 0; i < 4 && job->libs[i]; i++)
 		ADDF("-l%s", job->libs[i]);
 	ADD(NULL);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cascade/cascade.h"
 #include "util/paths.h"
@@ -216,6 +217,7 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 	struct cuco_strbuf out = CUCO_STRBUF_INIT, launcher = CUCO_STRBUF_INIT;
 	struct cuco_proc_status st;
 	const char *nccl = cuco_nccl_home(), *line;
+	char result_file[4096] = "";
 
 #define OWN(...)                                         \
 	do {                                             \
@@ -249,8 +251,14 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 	push(argv, &argc, "--tolerance");
 	OWN("%g", m->tolerance);
 	if (o->launcher && *o->launcher) {
+		snprintf(result_file, sizeof(result_file), "%s/result-%d-%ld.jsonl",
+		         cuco_state_dir(), (int)getpid(), (long)(cuco_now() * 1000));
+		cuco_mkdir_p(cuco_state_dir());
+		unlink(result_file);
 		push(argv, &argc, "--launch");
 		push(argv, &argc, "env");
+		push(argv, &argc, "--result-file");
+		push(argv, &argc, result_file);
 	} else {
 		push(argv, &argc, "--ranks");
 		OWN("%d", o->ranks);
@@ -290,6 +298,12 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 		rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot start %s: %s", argv[0],
 		                  strerror(errno));
 		goto done;
+	}
+	if (result_file[0]) {
+		/* Launchers split long lines: ranks wrote their results to a file instead. */
+		cuco_strbuf_reset(&out);
+		cuco_strbuf_read_file(&out, result_file);
+		unlink(result_file);
 	}
 	line = pick_line(out.buf);
 	if (!line) {
