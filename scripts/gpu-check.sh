@@ -27,6 +27,7 @@ echo "# gpu-check $mode, $(date -u +%FT%TZ), commit $CUCO_COMMIT"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 nvidia-smi topo -m
 step doctor $B/cuco doctor
+step fastpath $B/cuco fastpath gemm_allgather
 step test_lsa timeout 120 $B/test_lsa
 step test_gemm_quick timeout 120 $B/test_gemm --quick
 W=workloads/gemm_allgather
