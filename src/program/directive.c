@@ -10,8 +10,8 @@
 
 #include <jansson.h>
 
+#include "util/jsonpos.h"
 #include "util/strbuf.h"
-#include "workload/manifest.h" /* cuco_json_locate and friends */
 
 static const char *const dim_names[CUCO_NDIMS] = {"backend", "placement", "sync_scope", "issuer",
                                                   "granularity"};
@@ -66,62 +66,7 @@ static int mentions_multicast(const char *s)
 
 /* --- design space ------------------------------------------------------------- */
 
-struct dsload {
-	const char *path;
-	const char *text;
-	size_t len;
-	struct cuco_err *err;
-};
-
-static int ds_fail(struct dsload *L, int code, const char *field, int key, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static int ds_fail(struct dsload *L, int code, const char *field, int key, const char *fmt, ...)
-{
-	char msg[1024], where[256];
-	const char *p = NULL;
-	int line = 1, col = 1;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	snprintf(where, sizeof(where), "%s", field);
-	for (;;) {
-		char *dot, *br;
-
-		p = cuco_json_locate(L->text, L->len, where, key);
-		if (p || !where[0])
-			break;
-		key = 0;
-		dot = strrchr(where, '.');
-		br = strrchr(where, '[');
-		if (br && (!dot || br > dot))
-			*br = '\0';
-		else if (dot)
-			*dot = '\0';
-		else
-			where[0] = '\0';
-	}
-	if (p)
-		cuco_json_linecol(L->text, p, &line, &col);
-	return cuco_err_set(L->err, code, "%s:%d:%d: %s: %s", L->path, line, col,
-	                    field[0] ? field : "(document)", msg);
-}
-
-static int ds_type(struct dsload *L, const char *field, const char *expected, const json_t *v)
-{
-	struct cuco_strbuf got = CUCO_STRBUF_INIT;
-	int rc;
-
-	if (!v)
-		return ds_fail(L, CUCO_ERR_PARSE, field, 0, "required field is missing");
-	cuco_json_describe(&got, v);
-	rc = ds_fail(L, CUCO_ERR_PARSE, field, 0, "expected %s, got %s", expected, got.buf);
-	cuco_strbuf_release(&got);
-	return rc;
-}
-
-static int ds_unknown(struct dsload *L, const json_t *obj, const char *prefix,
+static int ds_unknown(const struct cuco_json_src *L, const json_t *obj, const char *prefix,
                       const char *const *known, int nknown)
 {
 	const char *key;
@@ -137,7 +82,7 @@ static int ds_unknown(struct dsload *L, const json_t *obj, const char *prefix,
 		if (ok)
 			continue;
 		snprintf(field, sizeof(field), "%s%s%s", prefix, prefix[0] ? "." : "", key);
-		return ds_fail(L, CUCO_ERR_PARSE, field, 1, "unknown field");
+		return cuco_json_fail(L, CUCO_ERR_PARSE, field, 1, "unknown field");
 	}
 	return CUCO_OK;
 }
@@ -152,7 +97,8 @@ static int ds_value_index(const struct cuco_ds_dimension *dim, const char *value
 	return -1;
 }
 
-static int ds_dimensions(struct dsload *L, const json_t *arr, struct cuco_design_space *ds)
+static int ds_dimensions(const struct cuco_json_src *L, const json_t *arr,
+                         struct cuco_design_space *ds)
 {
 	static const char *const dim_fields[] = {"name", "doc", "values"};
 	static const char *const value_fields[] = {"name", "doc"};
@@ -161,7 +107,7 @@ static int ds_dimensions(struct dsload *L, const json_t *arr, struct cuco_design
 	int d, rc;
 
 	if (!json_is_array(arr))
-		return ds_type(L, "dimensions", "an array", arr);
+		return cuco_json_fail_type(L, "dimensions", "an array", arr);
 	json_array_foreach(arr, i, obj)
 	{
 		char field[128];
@@ -171,7 +117,7 @@ static int ds_dimensions(struct dsload *L, const json_t *arr, struct cuco_design
 
 		snprintf(field, sizeof(field), "dimensions[%zu]", i);
 		if (!json_is_object(obj))
-			return ds_type(L, field, "an object", obj);
+			return cuco_json_fail_type(L, field, "an object", obj);
 		rc = ds_unknown(L, obj, field, dim_fields, 3);
 		if (rc)
 			return rc;
@@ -180,25 +126,26 @@ static int ds_dimensions(struct dsload *L, const json_t *arr, struct cuco_design
 		vals = json_object_get(obj, "values");
 		snprintf(field, sizeof(field), "dimensions[%zu].name", i);
 		if (!json_is_string(name))
-			return ds_type(L, field, "a dimension name", name);
+			return cuco_json_fail_type(L, field, "a dimension name", name);
 		d = dim_index(json_string_value(name));
 		if (d < 0)
-			return ds_fail(L, CUCO_ERR_INVALID, field, 0,
-			               "\"%s\" is not a dimension cuco knows (backend, placement, "
-			               "sync_scope, issuer, granularity)",
-			               json_string_value(name));
+			return cuco_json_fail(
+			    L, CUCO_ERR_INVALID, field, 0,
+			    "\"%s\" is not a dimension cuco knows (backend, placement, "
+			    "sync_scope, issuer, granularity)",
+			    json_string_value(name));
 		dim = &ds->dims[d];
 		if (dim->name)
-			return ds_fail(L, CUCO_ERR_INVALID, field, 0, "\"%s\" is defined twice",
-			               json_string_value(name));
+			return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0,
+			                      "\"%s\" is defined twice", json_string_value(name));
 		dim->name = json_string_value(name);
 		snprintf(field, sizeof(field), "dimensions[%zu].doc", i);
 		if (doc && !json_is_string(doc))
-			return ds_type(L, field, "a string", doc);
+			return cuco_json_fail_type(L, field, "a string", doc);
 		dim->doc = doc ? json_string_value(doc) : "";
 		snprintf(field, sizeof(field), "dimensions[%zu].values", i);
 		if (!json_is_array(vals) || json_array_size(vals) == 0)
-			return ds_type(L, field, "a non-empty array of values", vals);
+			return cuco_json_fail_type(L, field, "a non-empty array of values", vals);
 		dim->values = xcalloc(json_array_size(vals), sizeof(*dim->values));
 		json_array_foreach(vals, k, v)
 		{
@@ -207,7 +154,7 @@ static int ds_dimensions(struct dsload *L, const json_t *arr, struct cuco_design
 
 			snprintf(field, sizeof(field), "dimensions[%zu].values[%zu]", i, k);
 			if (!json_is_object(v))
-				return ds_type(L, field, "an object", v);
+				return cuco_json_fail_type(L, field, "an object", v);
 			rc = ds_unknown(L, v, field, value_fields, 2);
 			if (rc)
 				return rc;
@@ -215,20 +162,21 @@ static int ds_dimensions(struct dsload *L, const json_t *arr, struct cuco_design
 			vd = json_object_get(v, "doc");
 			snprintf(field, sizeof(field), "dimensions[%zu].values[%zu].name", i, k);
 			if (!json_is_string(vn))
-				return ds_type(L, field, "a value name", vn);
+				return cuco_json_fail_type(L, field, "a value name", vn);
 			s = json_string_value(vn);
 			if (!s[0] || strlen(s) >= CUCO_NAME_MAX)
-				return ds_fail(L, CUCO_ERR_INVALID, field, 0,
-				               "value names have 1 to %d characters",
-				               CUCO_NAME_MAX - 1);
+				return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0,
+				                      "value names have 1 to %d characters",
+				                      CUCO_NAME_MAX - 1);
 			if (mentions_multicast(s))
-				return ds_fail(L, CUCO_ERR_INVALID, field, 0, "%s", MULTICAST_MSG);
+				return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0, "%s",
+				                      MULTICAST_MSG);
 			if (ds_value_index(dim, s) >= 0)
-				return ds_fail(L, CUCO_ERR_INVALID, field, 0,
-				               "\"%s\" is listed twice", s);
+				return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0,
+				                      "\"%s\" is listed twice", s);
 			snprintf(field, sizeof(field), "dimensions[%zu].values[%zu].doc", i, k);
 			if (vd && !json_is_string(vd))
-				return ds_type(L, field, "a string", vd);
+				return cuco_json_fail_type(L, field, "a string", vd);
 			dim->values[dim->nvalues].name = s;
 			dim->values[dim->nvalues].doc = vd ? json_string_value(vd) : "";
 			dim->nvalues++;
@@ -236,12 +184,12 @@ static int ds_dimensions(struct dsload *L, const json_t *arr, struct cuco_design
 	}
 	for (d = 0; d < CUCO_NDIMS; d++)
 		if (!ds->dims[d].name)
-			return ds_fail(L, CUCO_ERR_INVALID, "dimensions", 0,
-			               "dimension \"%s\" is missing", dim_names[d]);
+			return cuco_json_fail(L, CUCO_ERR_INVALID, "dimensions", 0,
+			                      "dimension \"%s\" is missing", dim_names[d]);
 	return CUCO_OK;
 }
 
-static int ds_knobs(struct dsload *L, const json_t *arr, struct cuco_design_space *ds)
+static int ds_knobs(const struct cuco_json_src *L, const json_t *arr, struct cuco_design_space *ds)
 {
 	static const char *const knob_fields[] = {"name",        "type",   "min",      "max",
 	                                          "multiple_of", "values", "max_fact", "doc"};
@@ -250,7 +198,7 @@ static int ds_knobs(struct dsload *L, const json_t *arr, struct cuco_design_spac
 	int rc;
 
 	if (!json_is_array(arr))
-		return ds_type(L, "knobs", "an array", arr);
+		return cuco_json_fail_type(L, "knobs", "an array", arr);
 	ds->knobs = xcalloc(json_array_size(arr), sizeof(*ds->knobs));
 	json_array_foreach(arr, i, obj)
 	{
@@ -261,7 +209,7 @@ static int ds_knobs(struct dsload *L, const json_t *arr, struct cuco_design_spac
 
 		snprintf(field, sizeof(field), "knobs[%zu]", i);
 		if (!json_is_object(obj))
-			return ds_type(L, field, "an object", obj);
+			return cuco_json_fail_type(L, field, "an object", obj);
 		rc = ds_unknown(L, obj, field, knob_fields, 8);
 		if (rc)
 			return rc;
@@ -275,40 +223,43 @@ static int ds_knobs(struct dsload *L, const json_t *arr, struct cuco_design_spac
 		doc = json_object_get(obj, "doc");
 		snprintf(field, sizeof(field), "knobs[%zu].name", i);
 		if (!json_is_string(name))
-			return ds_type(L, field, "a knob name", name);
+			return cuco_json_fail_type(L, field, "a knob name", name);
 		s = json_string_value(name);
 		if (!s[0] || strlen(s) >= CUCO_NAME_MAX)
-			return ds_fail(L, CUCO_ERR_INVALID, field, 0,
-			               "knob names have 1 to %d characters", CUCO_NAME_MAX - 1);
+			return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0,
+			                      "knob names have 1 to %d characters",
+			                      CUCO_NAME_MAX - 1);
 		if (mentions_multicast(s))
-			return ds_fail(L, CUCO_ERR_INVALID, field, 0, "%s", MULTICAST_MSG);
+			return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0, "%s", MULTICAST_MSG);
 		if (cuco_design_space_knob(ds, s))
-			return ds_fail(L, CUCO_ERR_INVALID, field, 0, "knob \"%s\" is listed twice",
-			               s);
+			return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0,
+			                      "knob \"%s\" is listed twice", s);
 		k->name = s;
 		k->doc = json_is_string(doc) ? json_string_value(doc) : "";
 		k->multiple_of = 1;
 		snprintf(field, sizeof(field), "knobs[%zu].type", i);
 		if (!json_is_string(type))
-			return ds_type(L, field, "int, bool or enum", type);
+			return cuco_json_fail_type(L, field, "int, bool or enum", type);
 		s = json_string_value(type);
 		if (strcmp(s, "int") == 0) {
 			k->type = CUCO_KNOB_INT;
 			snprintf(field, sizeof(field), "knobs[%zu].min", i);
 			if (!json_is_integer(min))
-				return ds_type(L, field, "an integer", min);
+				return cuco_json_fail_type(L, field, "an integer", min);
 			snprintf(field, sizeof(field), "knobs[%zu].max", i);
 			if (!json_is_integer(max))
-				return ds_type(L, field, "an integer", max);
+				return cuco_json_fail_type(L, field, "an integer", max);
 			k->min = json_integer_value(min);
 			k->max = json_integer_value(max);
 			if (k->max < k->min)
-				return ds_fail(L, CUCO_ERR_INVALID, field, 0,
-				               "max %lld is less than min %lld", k->max, k->min);
+				return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0,
+				                      "max %lld is less than min %lld", k->max,
+				                      k->min);
 			if (mult) {
 				snprintf(field, sizeof(field), "knobs[%zu].multiple_of", i);
 				if (!json_is_integer(mult) || json_integer_value(mult) <= 0)
-					return ds_type(L, field, "a positive integer", mult);
+					return cuco_json_fail_type(L, field, "a positive integer",
+					                           mult);
 				k->multiple_of = json_integer_value(mult);
 			}
 		} else if (strcmp(s, "bool") == 0) {
@@ -322,26 +273,28 @@ static int ds_knobs(struct dsload *L, const json_t *arr, struct cuco_design_spac
 			k->type = CUCO_KNOB_ENUM;
 			snprintf(field, sizeof(field), "knobs[%zu].values", i);
 			if (!json_is_array(vals) || json_array_size(vals) == 0)
-				return ds_type(L, field, "a non-empty array of integers", vals);
+				return cuco_json_fail_type(L, field,
+				                           "a non-empty array of integers", vals);
 			k->values = xcalloc(json_array_size(vals), sizeof(*k->values));
 			json_array_foreach(vals, j, e)
 			{
 				snprintf(field, sizeof(field), "knobs[%zu].values[%zu]", i, j);
 				if (!json_is_integer(e))
-					return ds_type(L, field, "an integer", e);
+					return cuco_json_fail_type(L, field, "an integer", e);
 				k->values[k->nvalues++] = json_integer_value(e);
 			}
 		} else {
-			return ds_fail(L, CUCO_ERR_INVALID, field, 0,
-			               "\"%s\" is not a knob type; expected int, bool or enum", s);
+			return cuco_json_fail(
+			    L, CUCO_ERR_INVALID, field, 0,
+			    "\"%s\" is not a knob type; expected int, bool or enum", s);
 		}
 		if (fact) {
 			snprintf(field, sizeof(field), "knobs[%zu].max_fact", i);
 			if (!json_is_string(fact) ||
 			    strcmp(json_string_value(fact), "sm_count") != 0)
-				return ds_fail(L, CUCO_ERR_INVALID, field, 0,
-				               "the only fact a knob may be bounded by is "
-				               "\"sm_count\"");
+				return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0,
+				                      "the only fact a knob may be bounded by is "
+				                      "\"sm_count\"");
 			k->max_fact = json_string_value(fact);
 		}
 		ds->nknobs++;
@@ -350,7 +303,7 @@ static int ds_knobs(struct dsload *L, const json_t *arr, struct cuco_design_spac
 }
 
 /* {"dim": "value"} or {"dim": ["v1", "v2"]} into clauses. */
-static int ds_clauses(struct dsload *L, const json_t *obj, const char *prefix,
+static int ds_clauses(const struct cuco_json_src *L, const json_t *obj, const char *prefix,
                       const struct cuco_design_space *ds, struct cuco_ds_clause **out, int *n)
 {
 	const char *key;
@@ -358,7 +311,7 @@ static int ds_clauses(struct dsload *L, const json_t *obj, const char *prefix,
 	int rc;
 
 	if (!json_is_object(obj) || json_object_size(obj) == 0)
-		return ds_type(L, prefix, "an object of dimension: value(s)", obj);
+		return cuco_json_fail_type(L, prefix, "an object of dimension: value(s)", obj);
 	*out = xcalloc(json_object_size(obj), sizeof(**out));
 	json_object_foreach((json_t *)obj, key, v)
 	{
@@ -369,9 +322,10 @@ static int ds_clauses(struct dsload *L, const json_t *obj, const char *prefix,
 		snprintf(field, sizeof(field), "%s.%s", prefix, key);
 		c->dim = dim_index(key);
 		if (c->dim < 0)
-			return ds_fail(L, CUCO_ERR_INVALID, field, 1, "unknown dimension");
+			return cuco_json_fail(L, CUCO_ERR_INVALID, field, 1, "unknown dimension");
 		if (!json_is_string(v) && !(json_is_array(v) && count > 0))
-			return ds_type(L, field, "a value or a non-empty array of values", v);
+			return cuco_json_fail_type(L, field,
+			                           "a value or a non-empty array of values", v);
 		c->values = xcalloc(count, sizeof(*c->values));
 		(*n)++;
 		for (j = 0; j < count; j++) {
@@ -380,11 +334,11 @@ static int ds_clauses(struct dsload *L, const json_t *obj, const char *prefix,
 			if (json_is_array(v))
 				snprintf(field, sizeof(field), "%s.%s[%zu]", prefix, key, j);
 			if (!json_is_string(e))
-				return ds_type(L, field, "a value name", e);
+				return cuco_json_fail_type(L, field, "a value name", e);
 			if (ds_value_index(&ds->dims[c->dim], json_string_value(e)) < 0) {
-				rc = ds_fail(L, CUCO_ERR_INVALID, field, 0,
-				             "\"%s\" is not a value of %s", json_string_value(e),
-				             key);
+				rc = cuco_json_fail(L, CUCO_ERR_INVALID, field, 0,
+				                    "\"%s\" is not a value of %s",
+				                    json_string_value(e), key);
 				return rc;
 			}
 			c->values[c->nvalues++] = json_string_value(e);
@@ -393,7 +347,8 @@ static int ds_clauses(struct dsload *L, const json_t *obj, const char *prefix,
 	return CUCO_OK;
 }
 
-static int ds_constraints(struct dsload *L, const json_t *arr, struct cuco_design_space *ds)
+static int ds_constraints(const struct cuco_json_src *L, const json_t *arr,
+                          struct cuco_design_space *ds)
 {
 	static const char *const fields[] = {"if", "then", "requires", "why"};
 	const json_t *obj;
@@ -401,7 +356,7 @@ static int ds_constraints(struct dsload *L, const json_t *arr, struct cuco_desig
 	int rc;
 
 	if (!json_is_array(arr))
-		return ds_type(L, "constraints", "an array", arr);
+		return cuco_json_fail_type(L, "constraints", "an array", arr);
 	ds->constraints = xcalloc(json_array_size(arr), sizeof(*ds->constraints));
 	json_array_foreach(arr, i, obj)
 	{
@@ -411,7 +366,7 @@ static int ds_constraints(struct dsload *L, const json_t *arr, struct cuco_desig
 
 		snprintf(field, sizeof(field), "constraints[%zu]", i);
 		if (!json_is_object(obj))
-			return ds_type(L, field, "an object", obj);
+			return cuco_json_fail_type(L, field, "an object", obj);
 		rc = ds_unknown(L, obj, field, fields, 4);
 		if (rc)
 			return rc;
@@ -433,22 +388,22 @@ static int ds_constraints(struct dsload *L, const json_t *arr, struct cuco_desig
 		if (req) {
 			snprintf(field, sizeof(field), "constraints[%zu].requires", i);
 			if (!json_is_string(req))
-				return ds_type(L, field, "a hardware fact", req);
+				return cuco_json_fail_type(L, field, "a hardware fact", req);
 			if (strcmp(json_string_value(req), "gin_capable_network") == 0)
 			c->requires = CUCO_REQ_GIN_CAPABLE_NETWORK;
 			else if (strcmp(json_string_value(req), "all_ranks_lsa_reachable") == 0)
 			    c->requires = CUCO_REQ_ALL_RANKS_LSA_REACHABLE;
-			else return ds_fail(L, CUCO_ERR_INVALID, field, 0,
-			                    "\"%s\" is not a fact cuco knows; expected "
-			                    "gin_capable_network or all_ranks_lsa_reachable",
-			                    json_string_value(req));
+			else return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0,
+			                           "\"%s\" is not a fact cuco knows; expected "
+			                           "gin_capable_network or all_ranks_lsa_reachable",
+			                           json_string_value(req));
 		}
 		if (!then && !req)
-			return ds_fail(L, CUCO_ERR_INVALID, field, 0,
-			               "a constraint needs \"then\" or \"requires\"");
+			return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0,
+			                      "a constraint needs \"then\" or \"requires\"");
 		snprintf(field, sizeof(field), "constraints[%zu].why", i);
 		if (why && !json_is_string(why))
-			return ds_type(L, field, "a string", why);
+			return cuco_json_fail_type(L, field, "a string", why);
 		c->why = why ? json_string_value(why) : "";
 	}
 	return CUCO_OK;
@@ -458,8 +413,7 @@ int cuco_design_space_load(const char *path, struct cuco_design_space *out, stru
 {
 	static const char *const top[] = {"version", "doc", "dimensions", "constraints", "knobs"};
 	struct cuco_strbuf text = CUCO_STRBUF_INIT;
-	struct dsload L;
-	json_error_t jerr;
+	struct cuco_json_src L;
 	json_t *root;
 	const json_t *v;
 	int rc;
@@ -474,26 +428,18 @@ int cuco_design_space_load(const char *path, struct cuco_design_space *out, stru
 	L.text = text.buf;
 	L.len = text.len;
 	L.err = err;
-	root = json_loadb(text.buf, text.len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root) {
-		rc = cuco_err_set(err, CUCO_ERR_PARSE, "%s:%d:%d: invalid JSON: %s", path,
-		                  jerr.line > 0 ? jerr.line : 1, jerr.column > 0 ? jerr.column : 1,
-		                  jerr.text);
+	rc = cuco_json_parse_object(&L, &root);
+	if (rc)
 		goto out;
-	}
 	out->root = root;
-	if (!json_is_object(root)) {
-		rc = ds_type(&L, "", "an object", root);
-		goto out;
-	}
 	rc = ds_unknown(&L, root, "", top, 5);
 	if (rc)
 		goto out;
 	v = json_object_get(root, "version");
 	if (!json_is_integer(v) || json_integer_value(v) != 1) {
-		rc = v ? ds_fail(&L, CUCO_ERR_INVALID, "version", 0,
-		                 "this cuco reads design space version 1")
-		       : ds_type(&L, "version", "1", v);
+		rc = v ? cuco_json_fail(&L, CUCO_ERR_INVALID, "version", 0,
+		                        "this cuco reads design space version 1")
+		       : cuco_json_fail_type(&L, "version", "1", v);
 		goto out;
 	}
 	rc = ds_dimensions(&L, json_object_get(root, "dimensions"), out);

@@ -4,350 +4,17 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-/* --- JSON position helpers ------------------------------------------------ */
-
-/*
- * jansson reports positions only for syntax errors, so to point at a value
- * we rescan the (already validated) text, building the path of each value
- * as we go, and stop at the first one whose path matches.
- */
-struct jscan {
-	const char *p, *end;
-	const char *target;
-	int key;
-	const char *found;
-	struct cuco_strbuf path;
-	int depth;
-};
-
-static void js_ws(struct jscan *s)
-{
-	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
-		s->p++;
-}
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* s->p at the opening quote; decode into out (may be NULL); leave p past the closing quote. */
-static void js_string(struct jscan *s, struct cuco_strbuf *out)
-{
-	s->p++;
-	while (s->p < s->end && *s->p != '"') {
-		char c = *s->p++;
-
-		if (c == '\\' && s->p < s->end) {
-			char e = *s->p++;
-
-			switch (e) {
-			case 'n':
-				c = '\n';
-				break;
-			case 't':
-				c = '\t';
-				break;
-			case 'r':
-				c = '\r';
-				break;
-			case 'b':
-				c = '\b';
-				break;
-			case 'f':
-				c = '\f';
-				break;
-			case 'u': {
-				int v = 0, i;
-
-				for (i = 0; i < 4 && s->p < s->end && hexval(*s->p) >= 0; i++)
-					v = v * 16 + hexval(*s->p++);
-				c = v > 0 && v < 0x80 ? (char)v : '?';
-				break;
-			}
-			default:
-				c = e;
-			}
-		}
-		if (out)
-			cuco_strbuf_addch(out, c);
-	}
-	if (s->p < s->end)
-		s->p++;
-}
-
-static void js_value(struct jscan *s)
-{
-	size_t mark = s->path.len;
-
-	js_ws(s);
-	if (s->found || s->p >= s->end)
-		return;
-	if (!s->key && strcmp(s->path.buf, s->target) == 0) {
-		s->found = s->p;
-		return;
-	}
-	if (s->depth > 256) {
-		s->p = s->end;
-		return;
-	}
-	if (*s->p == '{') {
-		s->p++;
-		for (;;) {
-			const char *kstart;
-
-			js_ws(s);
-			if (s->p >= s->end)
-				return;
-			if (*s->p == '}') {
-				s->p++;
-				return;
-			}
-			if (*s->p != '"') {
-				s->p++; /* ',' or junk: be lenient */
-				continue;
-			}
-			kstart = s->p;
-			if (mark)
-				cuco_strbuf_addch(&s->path, '.');
-			js_string(s, &s->path);
-			if (s->key && strcmp(s->path.buf, s->target) == 0) {
-				s->found = kstart;
-				return;
-			}
-			js_ws(s);
-			if (s->p < s->end && *s->p == ':')
-				s->p++;
-			s->depth++;
-			js_value(s);
-			s->depth--;
-			if (s->found)
-				return;
-			cuco_strbuf_setlen(&s->path, mark);
-		}
-	} else if (*s->p == '[') {
-		int idx = 0;
-
-		s->p++;
-		for (;;) {
-			const char *before;
-
-			js_ws(s);
-			if (s->p >= s->end)
-				return;
-			if (*s->p == ']') {
-				s->p++;
-				return;
-			}
-			if (*s->p == ',') {
-				s->p++;
-				idx++;
-				continue;
-			}
-			before = s->p;
-			cuco_strbuf_addf(&s->path, "[%d]", idx);
-			s->depth++;
-			js_value(s);
-			s->depth--;
-			if (s->found)
-				return;
-			cuco_strbuf_setlen(&s->path, mark);
-			if (s->p == before)
-				s->p++;
-		}
-	} else if (*s->p == '"') {
-		js_string(s, NULL);
-	} else {
-		while (s->p < s->end && *s->p != ',' && *s->p != ']' && *s->p != '}' &&
-		       *s->p != ' ' && *s->p != '\t' && *s->p != '\n' && *s->p != '\r')
-			s->p++;
-	}
-}
-
-const char *cuco_json_locate(const char *text, size_t len, const char *path, int key)
-{
-	struct jscan s;
-
-	s.p = text;
-	s.end = text + len;
-	s.target = path;
-	s.key = key;
-	s.found = NULL;
-	s.depth = 0;
-	cuco_strbuf_init(&s.path, 64);
-	js_value(&s);
-	cuco_strbuf_release(&s.path);
-	return s.found;
-}
-
-void cuco_json_linecol(const char *text, const char *p, int *line, int *col)
-{
-	const char *q, *bol = text;
-	int ln = 1;
-
-	for (q = text; q < p && *q; q++) {
-		if (*q == '\n') {
-			ln++;
-			bol = q + 1;
-		}
-	}
-	*line = ln;
-	*col = (int)(q - bol) + 1;
-}
-
-void cuco_json_describe(struct cuco_strbuf *sb, const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_STRING: {
-		size_t n = json_string_length(v);
-
-		if (n > 40)
-			cuco_strbuf_addf(sb, "\"%.37s...\"", json_string_value(v));
-		else
-			cuco_strbuf_addf(sb, "\"%s\"", json_string_value(v));
-		break;
-	}
-	case JSON_INTEGER:
-		cuco_strbuf_addf(sb, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		break;
-	case JSON_REAL:
-		cuco_strbuf_addf(sb, "%g", json_real_value(v));
-		break;
-	case JSON_TRUE:
-		cuco_strbuf_adds(sb, "true");
-		break;
-	case JSON_FALSE:
-		cuco_strbuf_adds(sb, "false");
-		break;
-	case JSON_NULL:
-		cuco_strbuf_adds(sb, "null");
-		break;
-	case JSON_OBJECT:
-		cuco_strbuf_adds(sb, "an object");
-		break;
-	case JSON_ARRAY:
-		cuco_strbuf_adds(sb, "an array");
-		break;
-	}
-}
-
-static int edit_distance(const char *a, const char *b)
-{
-	int la = (int)strlen(a), lb = (int)strlen(b);
-	int row[65], i, j;
-
-	if (la > 64 || lb > 64)
-		return 1000;
-	for (j = 0; j <= lb; j++)
-		row[j] = j;
-	for (i = 1; i <= la; i++) {
-		int diag = row[0];
-
-		row[0] = i;
-		for (j = 1; j <= lb; j++) {
-			int up = row[j];
-			int cost =
-			    tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
-			int best = diag + cost;
-
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
-const char *cuco_suggest(const char *word, const char *const *candidates, int n)
-{
-	const char *best = NULL;
-	int bestd = 3, i;
-
-	for (i = 0; i < n; i++) {
-		int d = edit_distance(word, candidates[i]);
-
-		if (d < bestd && d < (int)strlen(candidates[i])) {
-			bestd = d;
-			best = candidates[i];
-		}
-	}
-	return best;
-}
-
 /* --- manifest --------------------------------------------------------------- */
 
 struct mload {
-	const char *path; /* for messages */
-	const char *text;
-	size_t len;
-	struct cuco_err *err;
+	struct cuco_json_src src; /* the manifest's text, for errors */
 	struct cuco_manifest *m;
 };
-
-/*
- * Report `path:line:column: field: message`, pointing at field's value (or
- * key), or at the nearest enclosing value that exists when field is missing.
- */
-static int fail(struct mload *L, int code, const char *field, int key, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static int fail(struct mload *L, int code, const char *field, int key, const char *fmt, ...)
-{
-	char msg[1024], where[256];
-	const char *p = NULL;
-	int line = 1, col = 1;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	snprintf(where, sizeof(where), "%s", field);
-	for (;;) {
-		char *cut;
-
-		p = cuco_json_locate(L->text, L->len, where, key);
-		if (p || !where[0])
-			break;
-		key = 0;
-		cut = strrchr(where, '.');
-		if (!cut || (strrchr(where, '[') && strrchr(where, '[') > cut))
-			cut = strrchr(where, '[');
-		if (cut)
-			*cut = '\0';
-		else
-			where[0] = '\0';
-	}
-	if (p)
-		cuco_json_linecol(L->text, p, &line, &col);
-	return cuco_err_set(L->err, code, "%s:%d:%d: %s: %s", L->path, line, col,
-	                    field[0] ? field : "(document)", msg);
-}
-
-/* "expected X, got Y" for a value of the wrong type. */
-static int fail_type(struct mload *L, const char *field, const char *expected, const json_t *v)
-{
-	struct cuco_strbuf got = CUCO_STRBUF_INIT;
-	int rc;
-
-	cuco_json_describe(&got, v);
-	rc = fail(L, CUCO_ERR_PARSE, field, 0, "expected %s, got %s", expected, got.buf);
-	cuco_strbuf_release(&got);
-	return rc;
-}
 
 static char *xstrdup(const char *s)
 {
@@ -400,13 +67,10 @@ static int get_string(struct mload *L, const json_t *obj, const char *key, const
 	const json_t *v = json_object_get(obj, key);
 
 	*out = NULL;
-	if (!v) {
-		if (required)
-			return fail(L, CUCO_ERR_PARSE, field, 0, "required field is missing");
+	if (!v && !required)
 		return CUCO_OK;
-	}
 	if (!json_is_string(v))
-		return fail_type(L, field, "a string", v);
+		return cuco_json_fail_type(&L->src, field, "a string", v);
 	*out = json_string_value(v);
 	return CUCO_OK;
 }
@@ -425,21 +89,22 @@ static int resolve_file(struct mload *L, const json_t *obj, const char *key, con
 	if (rc)
 		return rc;
 	if (!rel[0])
-		return fail(L, CUCO_ERR_INVALID, field, 0, "expected a file name, got \"\"");
+		return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
+		                      "expected a file name, got \"\"");
 	if (rel[0] == '/')
-		return fail(L, CUCO_ERR_INVALID, field, 0,
-		            "\"%s\" is an absolute path; give a path relative to %s", rel,
-		            L->m->dir);
+		return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
+		                      "\"%s\" is an absolute path; give a path relative to %s", rel,
+		                      L->m->dir);
 	cuco_strbuf_addf(&sb, "%s/%s", L->m->dir, rel);
 	if (stat(sb.buf, &st) != 0) {
-		rc = fail(L, CUCO_ERR_INVALID, field, 0,
-		          "no file \"%s\" next to the manifest (%s: %s)", rel, sb.buf,
-		          strerror(errno));
+		rc = cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
+		                    "no file \"%s\" next to the manifest (%s: %s)", rel, sb.buf,
+		                    strerror(errno));
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		rc = fail(L, CUCO_ERR_INVALID, field, 0, "\"%s\" in %s is not a regular file", rel,
-		          L->m->dir);
+		rc = cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
+		                    "\"%s\" in %s is not a regular file", rel, L->m->dir);
 		goto out;
 	}
 	*out = cuco_strbuf_detach(&sb, NULL);
@@ -475,9 +140,9 @@ static int check_unknown(struct mload *L, const json_t *obj, const char *prefix,
 		snprintf(field, sizeof(field), "%s%s%s", prefix, prefix[0] ? "." : "", key);
 		hint = cuco_suggest(key, known, nknown);
 		if (hint)
-			return fail(L, CUCO_ERR_PARSE, field, 1,
-			            "unknown %s (did you mean \"%s\"?)", what, hint);
-		return fail(L, CUCO_ERR_PARSE, field, 1, "unknown %s", what);
+			return cuco_json_fail(&L->src, CUCO_ERR_PARSE, field, 1,
+			                      "unknown %s (did you mean \"%s\"?)", what, hint);
+		return cuco_json_fail(&L->src, CUCO_ERR_PARSE, field, 1, "unknown %s", what);
 	}
 	return CUCO_OK;
 }
@@ -491,25 +156,27 @@ static int parse_header(struct mload *L, const json_t *root)
 
 	v = json_object_get(root, "abi");
 	if (!v)
-		return fail(L, CUCO_ERR_PARSE, "abi", 0, "required field is missing (use %d)",
-		            CUCO_ABI_VERSION);
+		return cuco_json_fail(&L->src, CUCO_ERR_PARSE, "abi", 0,
+		                      "required field is missing (use %d)", CUCO_ABI_VERSION);
 	if (!json_is_integer(v))
-		return fail_type(L, "abi", "an integer", v);
+		return cuco_json_fail_type(&L->src, "abi", "an integer", v);
 	if (json_integer_value(v) != CUCO_ABI_VERSION)
-		return fail(L, CUCO_ERR_INVALID, "abi", 0,
-		            "ABI version %" JSON_INTEGER_FORMAT " is not supported; this cuco "
-		            "speaks ABI %d",
-		            json_integer_value(v), CUCO_ABI_VERSION);
+		return cuco_json_fail(&L->src, CUCO_ERR_INVALID, "abi", 0,
+		                      "ABI version %" JSON_INTEGER_FORMAT
+		                      " is not supported; this cuco "
+		                      "speaks ABI %d",
+		                      json_integer_value(v), CUCO_ABI_VERSION);
 	m->abi = CUCO_ABI_VERSION;
 
 	rc = get_string(L, root, "name", "name", 1, &s);
 	if (rc)
 		return rc;
 	if (!is_name(s, 0) || strlen(s) >= CUCO_MANIFEST_NAME_MAX)
-		return fail(L, CUCO_ERR_INVALID, "name", 0,
-		            "\"%s\" is not a valid workload name (letters, digits, '_' and '-', "
-		            "at most %d characters)",
-		            s, CUCO_MANIFEST_NAME_MAX - 1);
+		return cuco_json_fail(
+		    &L->src, CUCO_ERR_INVALID, "name", 0,
+		    "\"%s\" is not a valid workload name (letters, digits, '_' and '-', "
+		    "at most %d characters)",
+		    s, CUCO_MANIFEST_NAME_MAX - 1);
 	m->name = xstrdup(s);
 
 	rc = get_string(L, root, "description", "description", 0, &s);
@@ -527,20 +194,19 @@ static int parse_header(struct mload *L, const json_t *root)
 	else if (strcmp(s, "f32") == 0)
 		m->dtype = CUCO_DTYPE_F32;
 	else
-		return fail(L, CUCO_ERR_INVALID, "dtype", 0,
-		            "\"%s\" is not a dtype; expected one of bf16, f16, f32", s);
+		return cuco_json_fail(&L->src, CUCO_ERR_INVALID, "dtype", 0,
+		                      "\"%s\" is not a dtype; expected one of bf16, f16, f32", s);
 	m->dtype_name = xstrdup(s);
 
 	v = json_object_get(root, "tolerance");
-	if (!v)
-		return fail(L, CUCO_ERR_PARSE, "tolerance", 0, "required field is missing");
 	if (!json_is_number(v))
-		return fail_type(L, "tolerance", "a number", v);
+		return cuco_json_fail_type(&L->src, "tolerance", "a number", v);
 	m->tolerance = json_number_value(v);
 	if (!(m->tolerance > 0.0 && m->tolerance < 1.0))
-		return fail(L, CUCO_ERR_INVALID, "tolerance", 0,
-		            "%g is out of range; expected a number between 0 and 1 (exclusive)",
-		            m->tolerance);
+		return cuco_json_fail(
+		    &L->src, CUCO_ERR_INVALID, "tolerance", 0,
+		    "%g is out of range; expected a number between 0 and 1 (exclusive)",
+		    m->tolerance);
 	return CUCO_OK;
 }
 
@@ -550,10 +216,9 @@ static int parse_ranks(struct mload *L, const json_t *root)
 	const json_t *arr = json_object_get(root, "ranks"), *v;
 	size_t i, j;
 
-	if (!arr)
-		return fail(L, CUCO_ERR_PARSE, "ranks", 0, "required field is missing");
 	if (!json_is_array(arr) || json_array_size(arr) == 0)
-		return fail_type(L, "ranks", "a non-empty array of rank counts", arr);
+		return cuco_json_fail_type(&L->src, "ranks", "a non-empty array of rank counts",
+		                           arr);
 	m->ranks = xcalloc(json_array_size(arr), sizeof(*m->ranks));
 	json_array_foreach(arr, i, v)
 	{
@@ -561,15 +226,16 @@ static int parse_ranks(struct mload *L, const json_t *root)
 
 		snprintf(field, sizeof(field), "ranks[%zu]", i);
 		if (!json_is_integer(v))
-			return fail_type(L, field, "an integer >= 2", v);
+			return cuco_json_fail_type(&L->src, field, "an integer >= 2", v);
 		if (json_integer_value(v) < 2 || json_integer_value(v) > 1 << 20)
-			return fail(L, CUCO_ERR_INVALID, field, 0,
-			            "expected an integer >= 2, got %" JSON_INTEGER_FORMAT,
-			            json_integer_value(v));
+			return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
+			                      "expected an integer >= 2, got %" JSON_INTEGER_FORMAT,
+			                      json_integer_value(v));
 		for (j = 0; j < i; j++)
 			if (m->ranks[j] == json_integer_value(v))
-				return fail(L, CUCO_ERR_INVALID, field, 0,
-				            "%d is listed twice (also ranks[%zu])", m->ranks[j], j);
+				return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
+				                      "%d is listed twice (also ranks[%zu])",
+				                      m->ranks[j], j);
 		m->ranks[m->nranks++] = (int)json_integer_value(v);
 	}
 	return CUCO_OK;
@@ -582,14 +248,13 @@ static int parse_params(struct mload *L, const json_t *root)
 	size_t i;
 	int j;
 
-	if (!arr)
-		return fail(L, CUCO_ERR_PARSE, "params", 0, "required field is missing");
 	if (!json_is_array(arr) || json_array_size(arr) == 0)
-		return fail_type(L, "params", "a non-empty array of parameter names", arr);
+		return cuco_json_fail_type(&L->src, "params",
+		                           "a non-empty array of parameter names", arr);
 	if (json_array_size(arr) > CUCO_MAX_PARAMS)
-		return fail(L, CUCO_ERR_INVALID, "params", 0,
-		            "%zu parameters; at most %d are allowed", json_array_size(arr),
-		            CUCO_MAX_PARAMS);
+		return cuco_json_fail(&L->src, CUCO_ERR_INVALID, "params", 0,
+		                      "%zu parameters; at most %d are allowed",
+		                      json_array_size(arr), CUCO_MAX_PARAMS);
 	json_array_foreach(arr, i, v)
 	{
 		char field[64];
@@ -597,17 +262,19 @@ static int parse_params(struct mload *L, const json_t *root)
 
 		snprintf(field, sizeof(field), "params[%zu]", i);
 		if (!json_is_string(v))
-			return fail_type(L, field, "a parameter name", v);
+			return cuco_json_fail_type(&L->src, field, "a parameter name", v);
 		s = json_string_value(v);
 		if (!is_ident(s) || strlen(s) >= CUCO_NAME_MAX || strcmp(s, "name") == 0)
-			return fail(L, CUCO_ERR_INVALID, field, 0,
-			            "\"%s\" is not a valid parameter name (an identifier of at "
-			            "most %d characters, not \"name\")",
-			            s, CUCO_NAME_MAX - 1);
+			return cuco_json_fail(
+			    &L->src, CUCO_ERR_INVALID, field, 0,
+			    "\"%s\" is not a valid parameter name (an identifier of at "
+			    "most %d characters, not \"name\")",
+			    s, CUCO_NAME_MAX - 1);
 		for (j = 0; j < m->nparams; j++)
 			if (strcmp(m->params[j], s) == 0)
-				return fail(L, CUCO_ERR_INVALID, field, 0,
-				            "\"%s\" is listed twice (also params[%d])", s, j);
+				return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
+				                      "\"%s\" is listed twice (also params[%d])", s,
+				                      j);
 		snprintf(m->params[m->nparams++], CUCO_NAME_MAX, "%s", s);
 	}
 	return CUCO_OK;
@@ -621,10 +288,8 @@ static int parse_shapes(struct mload *L, const json_t *root)
 	size_t i;
 	int j, rc;
 
-	if (!arr)
-		return fail(L, CUCO_ERR_PARSE, "shapes", 0, "required field is missing");
 	if (!json_is_array(arr) || json_array_size(arr) == 0)
-		return fail_type(L, "shapes", "a non-empty array of shapes", arr);
+		return cuco_json_fail_type(&L->src, "shapes", "a non-empty array of shapes", arr);
 	m->shapes = xcalloc(json_array_size(arr), sizeof(*m->shapes));
 	json_array_foreach(arr, i, obj)
 	{
@@ -635,21 +300,22 @@ static int parse_shapes(struct mload *L, const json_t *root)
 
 		snprintf(field, sizeof(field), "shapes[%zu]", i);
 		if (!json_is_object(obj))
-			return fail_type(L, field, "an object", obj);
+			return cuco_json_fail_type(&L->src, field, "an object", obj);
 		snprintf(field, sizeof(field), "shapes[%zu].name", i);
 		rc = get_string(L, obj, "name", field, 1, &s);
 		if (rc)
 			return rc;
 		if (!is_name(s, 1) || strlen(s) >= CUCO_NAME_MAX)
-			return fail(L, CUCO_ERR_INVALID, field, 0,
-			            "\"%s\" is not a valid shape name (letters, digits, '_', '-', "
-			            "'.', at most %d characters)",
-			            s, CUCO_NAME_MAX - 1);
+			return cuco_json_fail(
+			    &L->src, CUCO_ERR_INVALID, field, 0,
+			    "\"%s\" is not a valid shape name (letters, digits, '_', '-', "
+			    "'.', at most %d characters)",
+			    s, CUCO_NAME_MAX - 1);
 		for (j = 0; j < m->nshapes; j++)
 			if (strcmp(m->shapes[j].name, s) == 0)
-				return fail(L, CUCO_ERR_INVALID, field, 0,
-				            "shape \"%s\" is defined twice (also shapes[%d])", s,
-				            j);
+				return cuco_json_fail(
+				    &L->src, CUCO_ERR_INVALID, field, 0,
+				    "shape \"%s\" is defined twice (also shapes[%d])", s, j);
 		snprintf(sh->name, sizeof(sh->name), "%s", s);
 
 		/* Every key is "name" or a declared parameter ... */
@@ -671,10 +337,10 @@ static int parse_shapes(struct mload *L, const json_t *root)
 				}
 				hint = cuco_suggest(key, cands, m->nparams);
 				snprintf(field, sizeof(field), "shapes[%zu].%s", i, key);
-				rc = fail(L, CUCO_ERR_PARSE, field, 1,
-				          "not a declared parameter%s%s%s; params are %s",
-				          hint ? " (did you mean \"" : "", hint ? hint : "",
-				          hint ? "\"?)" : "", list.buf);
+				rc = cuco_json_fail(&L->src, CUCO_ERR_PARSE, field, 1,
+				                    "not a declared parameter%s%s%s; params are %s",
+				                    hint ? " (did you mean \"" : "",
+				                    hint ? hint : "", hint ? "\"?)" : "", list.buf);
 				cuco_strbuf_release(&list);
 				return rc;
 			}
@@ -685,13 +351,14 @@ static int parse_shapes(struct mload *L, const json_t *root)
 			snprintf(field, sizeof(field), "shapes[%zu].%s", i, m->params[j]);
 			v = json_object_get(obj, m->params[j]);
 			if (!v)
-				return fail(L, CUCO_ERR_PARSE, field, 0,
-				            "missing; every shape sets every parameter in params");
+				return cuco_json_fail(
+				    &L->src, CUCO_ERR_PARSE, field, 0,
+				    "missing; every shape sets every parameter in params");
 			if (!json_is_integer(v))
-				return fail_type(L, field, "a positive integer", v);
+				return cuco_json_fail_type(&L->src, field, "a positive integer", v);
 			if (json_integer_value(v) <= 0)
-				return fail(
-				    L, CUCO_ERR_INVALID, field, 0,
+				return cuco_json_fail(
+				    &L->src, CUCO_ERR_INVALID, field, 0,
 				    "expected a positive integer, got %" JSON_INTEGER_FORMAT,
 				    json_integer_value(v));
 			snprintf(sh->param_names[j], CUCO_NAME_MAX, "%s", m->params[j]);
@@ -708,8 +375,8 @@ static int parse_shapes(struct mload *L, const json_t *root)
 
 		for (j = 0; j < m->nshapes; j++)
 			cuco_strbuf_addf(&names, "%s%s", j ? ", " : "", m->shapes[j].name);
-		rc = fail(L, CUCO_ERR_INVALID, "default_shape", 0,
-		          "no shape is named \"%s\" (shapes: %s)", s, names.buf);
+		rc = cuco_json_fail(&L->src, CUCO_ERR_INVALID, "default_shape", 0,
+		                    "no shape is named \"%s\" (shapes: %s)", s, names.buf);
 		cuco_strbuf_release(&names);
 		return rc;
 	}
@@ -730,7 +397,7 @@ static int parse_program(struct mload *L, const json_t *obj, size_t i)
 
 	snprintf(prefix, sizeof(prefix), "programs[%zu]", i);
 	if (!json_is_object(obj))
-		return fail_type(L, prefix, "an object", obj);
+		return cuco_json_fail_type(&L->src, prefix, "an object", obj);
 	rc = check_unknown(L, obj, prefix, program_fields, 5, "program field");
 	if (rc)
 		return rc;
@@ -740,12 +407,14 @@ static int parse_program(struct mload *L, const json_t *obj, size_t i)
 	if (rc)
 		return rc;
 	if (!is_name(s, 0) || strlen(s) >= CUCO_MANIFEST_NAME_MAX)
-		return fail(L, CUCO_ERR_INVALID, field, 0,
-		            "\"%s\" is not a valid program name (letters, digits, '_' and '-', "
-		            "at most %d characters)",
-		            s, CUCO_MANIFEST_NAME_MAX - 1);
+		return cuco_json_fail(
+		    &L->src, CUCO_ERR_INVALID, field, 0,
+		    "\"%s\" is not a valid program name (letters, digits, '_' and '-', "
+		    "at most %d characters)",
+		    s, CUCO_MANIFEST_NAME_MAX - 1);
 	if (cuco_manifest_program(m, s))
-		return fail(L, CUCO_ERR_INVALID, field, 0, "program \"%s\" is defined twice", s);
+		return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
+		                      "program \"%s\" is defined twice", s);
 	p->name = xstrdup(s);
 	m->nprograms++; /* from here on release() frees it */
 
@@ -757,15 +426,16 @@ static int parse_program(struct mload *L, const json_t *obj, size_t i)
 		if (strcmp(s, cuco_program_role_name(j)) == 0)
 			p->role = j;
 	if (!p->role)
-		return fail(L, CUCO_ERR_INVALID, field, 0,
-		            "\"%s\" is not a role; expected one of baseline, peer, compute, comm",
-		            s);
+		return cuco_json_fail(
+		    &L->src, CUCO_ERR_INVALID, field, 0,
+		    "\"%s\" is not a role; expected one of baseline, peer, compute, comm", s);
 	for (j = 0; j < m->nprograms - 1; j++)
 		if (p->role == CUCO_PROGRAM_BASELINE &&
 		    m->programs[j].role == CUCO_PROGRAM_BASELINE)
-			return fail(L, CUCO_ERR_INVALID, field, 0,
-			            "a second baseline (\"%s\" is one already); a workload has one",
-			            m->programs[j].name);
+			return cuco_json_fail(
+			    &L->src, CUCO_ERR_INVALID, field, 0,
+			    "a second baseline (\"%s\" is one already); a workload has one",
+			    m->programs[j].name);
 
 	snprintf(field, sizeof(field), "%s.file", prefix);
 	rc = resolve_file(L, obj, "file", field, &p->file);
@@ -779,17 +449,18 @@ static int parse_program(struct mload *L, const json_t *obj, size_t i)
 
 		snprintf(field, sizeof(field), "%s.libs", prefix);
 		if (!json_is_array(v))
-			return fail_type(L, field, "an array of library names", v);
+			return cuco_json_fail_type(&L->src, field, "an array of library names", v);
 		p->libs = xcalloc(json_array_size(v), sizeof(*p->libs));
 		json_array_foreach(v, k, lib)
 		{
 			snprintf(field, sizeof(field), "%s.libs[%zu]", prefix, k);
 			if (!json_is_string(lib))
-				return fail_type(L, field, "a library name", lib);
+				return cuco_json_fail_type(&L->src, field, "a library name", lib);
 			if (!is_name(json_string_value(lib), 1))
-				return fail(L, CUCO_ERR_INVALID, field, 0,
-				            "\"%s\" is not a library name (as in -l<name>)",
-				            json_string_value(lib));
+				return cuco_json_fail(
+				    &L->src, CUCO_ERR_INVALID, field, 0,
+				    "\"%s\" is not a library name (as in -l<name>)",
+				    json_string_value(lib));
 			p->libs[p->nlibs++] = xstrdup(json_string_value(lib));
 		}
 	}
@@ -799,11 +470,12 @@ static int parse_program(struct mload *L, const json_t *obj, size_t i)
 	if (v) {
 		snprintf(field, sizeof(field), "%s.verify", prefix);
 		if (!json_is_boolean(v))
-			return fail_type(L, field, "true or false", v);
+			return cuco_json_fail_type(&L->src, field, "true or false", v);
 		p->verify = json_is_true(v);
 		if (!p->verify && p->role == CUCO_PROGRAM_BASELINE)
-			return fail(L, CUCO_ERR_INVALID, field, 0,
-			            "the baseline defines the right answer and is always verified");
+			return cuco_json_fail(
+			    &L->src, CUCO_ERR_INVALID, field, 0,
+			    "the baseline defines the right answer and is always verified");
 	}
 	return CUCO_OK;
 }
@@ -814,10 +486,8 @@ static int parse_programs(struct mload *L, const json_t *root)
 	size_t i;
 	int rc;
 
-	if (!arr)
-		return fail(L, CUCO_ERR_PARSE, "programs", 0, "required field is missing");
 	if (!json_is_array(arr))
-		return fail_type(L, "programs", "an array of programs", arr);
+		return cuco_json_fail_type(&L->src, "programs", "an array of programs", arr);
 	L->m->programs = xcalloc(json_array_size(arr), sizeof(*L->m->programs));
 	json_array_foreach(arr, i, obj)
 	{
@@ -840,12 +510,13 @@ static int parse_knob(struct mload *L, const char *name, const json_t *spec)
 
 	snprintf(prefix, sizeof(prefix), "knobs.%s", name);
 	if (!is_ident(name) || strlen(name) >= CUCO_NAME_MAX)
-		return fail(L, CUCO_ERR_INVALID, prefix, 1,
-		            "\"%s\" is not a valid knob name (an identifier of at most %d "
-		            "characters)",
-		            name, CUCO_NAME_MAX - 1);
+		return cuco_json_fail(
+		    &L->src, CUCO_ERR_INVALID, prefix, 1,
+		    "\"%s\" is not a valid knob name (an identifier of at most %d "
+		    "characters)",
+		    name, CUCO_NAME_MAX - 1);
 	if (!json_is_object(spec))
-		return fail_type(L, prefix, "a knob spec object", spec);
+		return cuco_json_fail_type(&L->src, prefix, "a knob spec object", spec);
 	rc = check_unknown(L, spec, prefix, knob_fields, 7, "knob field");
 	if (rc)
 		return rc;
@@ -860,50 +531,49 @@ static int parse_knob(struct mload *L, const char *name, const json_t *spec)
 	mult = json_object_get(spec, "multiple_of");
 	snprintf(field, sizeof(field), "%s.default", prefix);
 	if (!dflt)
-		return fail(L, CUCO_ERR_PARSE, field, 0, "required field is missing");
+		return cuco_json_fail(&L->src, CUCO_ERR_PARSE, field, 0,
+		                      "required field is missing");
 	if (strcmp(type, "int") == 0) {
 		snprintf(field, sizeof(field), "%s.min", prefix);
-		if (!min || !json_is_integer(min))
-			return min ? fail_type(L, field, "an integer", min)
-			           : fail(L, CUCO_ERR_PARSE, field, 0, "required field is missing");
+		if (!json_is_integer(min))
+			return cuco_json_fail_type(&L->src, field, "an integer", min);
 		snprintf(field, sizeof(field), "%s.max", prefix);
-		if (!max || !json_is_integer(max))
-			return max ? fail_type(L, field, "an integer", max)
-			           : fail(L, CUCO_ERR_PARSE, field, 0, "required field is missing");
+		if (!json_is_integer(max))
+			return cuco_json_fail_type(&L->src, field, "an integer", max);
 		if (json_integer_value(max) < json_integer_value(min))
-			return fail(L, CUCO_ERR_INVALID, field, 0, "max is less than min");
+			return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
+			                      "max is less than min");
 		if (mult && (!json_is_integer(mult) || json_integer_value(mult) <= 0)) {
 			snprintf(field, sizeof(field), "%s.multiple_of", prefix);
-			return fail_type(L, field, "a positive integer", mult);
+			return cuco_json_fail_type(&L->src, field, "a positive integer", mult);
 		}
 		snprintf(field, sizeof(field), "%s.default", prefix);
 		if (!json_is_integer(dflt))
-			return fail_type(L, field, "an integer", dflt);
+			return cuco_json_fail_type(&L->src, field, "an integer", dflt);
 		if (json_integer_value(dflt) < json_integer_value(min) ||
 		    json_integer_value(dflt) > json_integer_value(max))
-			return fail(L, CUCO_ERR_INVALID, field, 0,
-			            "%" JSON_INTEGER_FORMAT " is out of range %" JSON_INTEGER_FORMAT
-			            "..%" JSON_INTEGER_FORMAT,
-			            json_integer_value(dflt), json_integer_value(min),
-			            json_integer_value(max));
+			return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
+			                      "%" JSON_INTEGER_FORMAT
+			                      " is out of range %" JSON_INTEGER_FORMAT
+			                      "..%" JSON_INTEGER_FORMAT,
+			                      json_integer_value(dflt), json_integer_value(min),
+			                      json_integer_value(max));
 		if (mult && json_integer_value(dflt) % json_integer_value(mult))
-			return fail(L, CUCO_ERR_INVALID, field, 0,
-			            "%" JSON_INTEGER_FORMAT
-			            " is not a multiple of %" JSON_INTEGER_FORMAT,
-			            json_integer_value(dflt), json_integer_value(mult));
+			return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
+			                      "%" JSON_INTEGER_FORMAT
+			                      " is not a multiple of %" JSON_INTEGER_FORMAT,
+			                      json_integer_value(dflt), json_integer_value(mult));
 	} else if (strcmp(type, "bool") == 0) {
 		if (!json_is_boolean(dflt))
-			return fail_type(L, field, "true or false", dflt);
+			return cuco_json_fail_type(&L->src, field, "true or false", dflt);
 	} else if (strcmp(type, "enum") == 0) {
 		size_t k;
 		const json_t *e;
 		int found = 0;
 
 		snprintf(field, sizeof(field), "%s.values", prefix);
-		if (!vals || !json_is_array(vals) || json_array_size(vals) == 0)
-			return vals
-			           ? fail_type(L, field, "a non-empty array", vals)
-			           : fail(L, CUCO_ERR_PARSE, field, 0, "required field is missing");
+		if (!json_is_array(vals) || json_array_size(vals) == 0)
+			return cuco_json_fail_type(&L->src, field, "a non-empty array", vals);
 		json_array_foreach(vals, k, e)
 		{
 			if (json_equal((json_t *)e, (json_t *)dflt))
@@ -911,11 +581,13 @@ static int parse_knob(struct mload *L, const char *name, const json_t *spec)
 		}
 		snprintf(field, sizeof(field), "%s.default", prefix);
 		if (!found)
-			return fail(L, CUCO_ERR_INVALID, field, 0, "not one of values");
+			return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
+			                      "not one of values");
 	} else {
 		snprintf(field, sizeof(field), "%s.type", prefix);
-		return fail(L, CUCO_ERR_INVALID, field, 0,
-		            "\"%s\" is not a knob type; expected int, bool or enum", type);
+		return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
+		                      "\"%s\" is not a knob type; expected int, bool or enum",
+		                      type);
 	}
 	return CUCO_OK;
 }
@@ -931,7 +603,7 @@ static int parse_knobs(struct mload *L, const json_t *root)
 		return CUCO_OK;
 	}
 	if (!json_is_object(knobs))
-		return fail_type(L, "knobs", "an object of knob specs", knobs);
+		return cuco_json_fail_type(&L->src, "knobs", "an object of knob specs", knobs);
 	json_object_foreach((json_t *)knobs, name, spec)
 	{
 		rc = parse_knob(L, name, spec);
@@ -941,7 +613,8 @@ static int parse_knobs(struct mload *L, const json_t *root)
 	}
 	L->m->knobs_json = json_dumps(knobs, JSON_COMPACT | JSON_SORT_KEYS);
 	if (!L->m->knobs_json)
-		return cuco_err_set(L->err, CUCO_ERR_NOMEM, "%s: cannot serialise knobs", L->path);
+		return cuco_err_set(L->src.err, CUCO_ERR_NOMEM, "%s: cannot serialise knobs",
+		                    L->src.path);
 	return CUCO_OK;
 }
 
@@ -950,7 +623,6 @@ static int load(const char *path, const char *expect_name, struct cuco_manifest 
 {
 	struct cuco_strbuf text = CUCO_STRBUF_INIT;
 	struct mload L;
-	json_error_t jerr;
 	json_t *root = NULL;
 	const char *slash;
 	int rc;
@@ -971,29 +643,20 @@ static int load(const char *path, const char *expect_name, struct cuco_manifest 
 		                  strerror(errno));
 		goto out;
 	}
-	L.path = path;
-	L.text = text.buf;
-	L.len = text.len;
-	L.err = err;
+	L.src.path = path;
+	L.src.text = text.buf;
+	L.src.len = text.len;
+	L.src.err = err;
 	L.m = m;
-	root = json_loadb(text.buf, text.len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root) {
-		rc = cuco_err_set(err, CUCO_ERR_PARSE, "%s:%d:%d: invalid JSON: %s", path,
-		                  jerr.line > 0 ? jerr.line : 1, jerr.column > 0 ? jerr.column : 1,
-		                  jerr.text);
-		goto out;
-	}
-	if (!json_is_object(root)) {
-		rc = fail_type(&L, "", "an object", root);
-		goto out;
-	}
-	rc = check_unknown(&L, root, "", top_fields, NTOP, "field");
+	rc = cuco_json_parse_object(&L.src, &root);
+	if (!rc)
+		rc = check_unknown(&L, root, "", top_fields, NTOP, "field");
 	if (!rc)
 		rc = parse_header(&L, root);
 	if (!rc && expect_name && strcmp(m->name, expect_name) != 0)
-		rc = fail(&L, CUCO_ERR_INVALID, "name", 0,
-		          "\"%s\" differs from its directory \"%s\"; they must match", m->name,
-		          expect_name);
+		rc = cuco_json_fail(&L.src, CUCO_ERR_INVALID, "name", 0,
+		                    "\"%s\" differs from its directory \"%s\"; they must match",
+		                    m->name, expect_name);
 	if (!rc)
 		rc = parse_ranks(&L, root);
 	if (!rc)

@@ -5,21 +5,17 @@
  * shapes, rank counts, tolerance and programs (host baseline, peers,
  * compute-only and comm-only variants). Every error is reported as
  * `file:line:column: field: what is wrong` (field is a path such as
- * shapes[1].K), pointing at the offending value in the JSON text.
- *
- * The JSON position helpers at the end (cuco_json_*) are shared with the
- * directive parser.
+ * shapes[1].K), pointing at the offending value in the JSON text (see
+ * util/jsonpos.h, which this header includes for its users).
  */
 #ifndef CUCO_MANIFEST_H
 #define CUCO_MANIFEST_H
 
 #include <stddef.h>
 
-#include <jansson.h>
-
 #include "cuco/program.h"
 #include "util/error.h"
-#include "util/strbuf.h"
+#include "util/jsonpos.h"
 
 #define CUCO_MANIFEST_NAME_MAX 64 /* workload and program names, NUL included */
 
@@ -110,28 +106,5 @@ void cuco_workloads_list_free(char **names, int n);
  */
 int cuco_workload_find(const char *workloads_dir, const char *name, struct cuco_manifest *out,
                        struct cuco_err *err);
-
-/* --- JSON position helpers, shared with the directive parser ------------- */
-
-/*
- * Find the value at path in the JSON text and return a pointer to its first
- * byte, or NULL. path is "" for the root, "a.b" for members, "a[2]" for
- * elements ("shapes[1].K"). With key set, point at the member's key instead
- * of its value (for "unknown field" errors). text must be valid JSON (parse
- * it with jansson first); the scan is lenient otherwise.
- */
-const char *cuco_json_locate(const char *text, size_t len, const char *path, int key);
-
-/* 1-based line and byte column of p inside text. */
-void cuco_json_linecol(const char *text, const char *p, int *line, int *col);
-
-/* A short rendering of v for "got ..." messages: "abc" quoted, 12, true, an object. */
-void cuco_json_describe(struct cuco_strbuf *sb, const json_t *v);
-
-/*
- * The candidate closest to word by edit distance when it is close enough to
- * be a likely typo, else NULL.
- */
-const char *cuco_suggest(const char *word, const char *const *candidates, int n);
 
 #endif
