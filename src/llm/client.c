@@ -1,0 +1,692 @@
+/* client.c - OpenAI-compatible chat completions over libcurl: retries, budget, call records. */
+#include "llm/client.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "util/proc.h"
+#include "util/strbuf.h"
+
+#define BODY_EXCERPT 300            /* bytes of a server body quoted in an error */
+#define BYTES_PER_TOKEN 4           /* estimate when the server reports no usage */
+#define MESSAGE_OVERHEAD 16         /* bytes counted per message for role and framing */
+#define MAX_REPLY_BYTES (64u << 20) /* a reply larger than this is refused */
+
+struct cuco_llm_client {
+	struct cuco_llm_config cfg; /* strings below are owned copies */
+	char *endpoint;
+	CURL *curl;
+	uint64_t rng;
+	struct cuco_llm_budget budget;
+};
+
+void cuco_llm_config_init(struct cuco_llm_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->temperature = 0.7;
+	cfg->max_tokens = 4096;
+	cfg->api_key_env = CUCO_LLM_DEFAULT_KEY_ENV;
+	cfg->connect_timeout_ms = 10000;
+	cfg->timeout_ms = 300000;
+	cfg->max_retries = 4;
+	cfg->retry_base_ms = 1000;
+	cfg->retry_max_ms = 60000;
+	cfg->seed = 1;
+}
+
+void cuco_llm_result_init(struct cuco_llm_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	res->tokens_in = CUCO_STORE_NO_INT;
+	res->tokens_out = CUCO_STORE_NO_INT;
+	res->cost = NAN;
+	res->latency_ms = NAN;
+}
+
+void cuco_llm_result_release(struct cuco_llm_result *res)
+{
+	if (!res)
+		return;
+	free(res->model);
+	free(res->endpoint);
+	free(res->prompt_json);
+	free(res->reply);
+	free(res->finish_reason);
+	free(res->error);
+	cuco_llm_result_init(res);
+}
+
+static char *xstrdup(const char *s)
+{
+	char *p;
+
+	if (!s)
+		return NULL;
+	p = strdup(s);
+	if (!p) {
+		fputs("cuco: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+/* splitmix64: small, seedable, good enough for jitter. */
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static const struct cuco_llm_price *find_price(const struct cuco_llm_config *cfg, const char *model)
+{
+	int i;
+
+	for (i = 0; i < cfg->nprices; i++)
+		if (cfg->prices[i].model && model && strcmp(cfg->prices[i].model, model) == 0)
+			return &cfg->prices[i];
+	return NULL;
+}
+
+double cuco_llm_price_cost(const struct cuco_llm_config *cfg, const char *model, int64_t tokens_in,
+                           int64_t tokens_out)
+{
+	const struct cuco_llm_price *p = find_price(cfg, model);
+
+	if (!p || tokens_in < 0 || tokens_out < 0)
+		return NAN;
+	return ((double)tokens_in * p->in_per_mtok + (double)tokens_out * p->out_per_mtok) / 1e6;
+}
+
+/* A copy of s with every occurrence of key replaced by CUCO_LLM_REDACTED. */
+static char *redact(const char *s, const char *key)
+{
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+	size_t klen;
+	const char *p, *hit;
+
+	if (!s)
+		return NULL;
+	if (!key || !*key)
+		return xstrdup(s);
+	klen = strlen(key);
+	p = s;
+	for (;;) {
+		hit = strstr(p, key);
+		if (!hit)
+			break;
+		cuco_strbuf_add(&sb, p, (size_t)(hit - p));
+		cuco_strbuf_adds(&sb, CUCO_LLM_REDACTED);
+		p = hit + klen;
+	}
+	cuco_strbuf_adds(&sb, p);
+	return cuco_strbuf_detach(&sb, NULL);
+}
+
+/* The key from the environment, or NULL when unset or empty. Not copied anywhere. */
+static const char *api_key(const struct cuco_llm_client *c)
+{
+	const char *k;
+
+	if (!c->cfg.api_key_env || !*c->cfg.api_key_env)
+		return NULL;
+	k = getenv(c->cfg.api_key_env);
+	return k && *k ? k : NULL;
+}
+
+static int has_prefix_ci(const char *s, const char *prefix)
+{
+	return strncasecmp(s, prefix, strlen(prefix)) == 0;
+}
+
+int cuco_llm_client_new(const struct cuco_llm_config *cfg, struct cuco_llm_client **out,
+                        struct cuco_err *err)
+{
+	struct cuco_llm_client *c = NULL;
+	struct cuco_strbuf url = CUCO_STRBUF_INIT;
+	int ret = CUCO_OK, i;
+
+	*out = NULL;
+	if (!cfg->base_url || !*cfg->base_url) {
+		ret =
+		    cuco_err_set(err, CUCO_ERR_USAGE,
+		                 "llm: no endpoint: set the base URL (e.g. http://127.0.0.1:8000)");
+		goto out;
+	}
+	if (!has_prefix_ci(cfg->base_url, "http://") && !has_prefix_ci(cfg->base_url, "https://")) {
+		ret = cuco_err_set(err, CUCO_ERR_USAGE,
+		                   "llm: base URL '%s' must start with http:// or https://",
+		                   cfg->base_url);
+		goto out;
+	}
+	if (!cfg->model || !*cfg->model) {
+		ret = cuco_err_set(err, CUCO_ERR_USAGE, "llm: no model: set the model name");
+		goto out;
+	}
+	if (cfg->max_tokens <= 0 || cfg->temperature < 0 || cfg->temperature > 2 ||
+	    cfg->connect_timeout_ms <= 0 || cfg->timeout_ms <= 0 || cfg->max_retries < 0 ||
+	    cfg->retry_base_ms < 0 || cfg->retry_max_ms < 0 || cfg->budget_tokens < 0 ||
+	    cfg->budget_cost < 0 || cfg->nprices < 0 || cfg->nprices > CUCO_LLM_MAX_PRICES) {
+		ret = cuco_err_set(err, CUCO_ERR_USAGE,
+		                   "llm: bad configuration: max_tokens and timeouts must be > 0, "
+		                   "temperature in [0, 2], retries, delays and budgets >= 0");
+		goto out;
+	}
+	if (cfg->budget_cost > 0 && !find_price(cfg, cfg->model)) {
+		ret = cuco_err_set(err, CUCO_ERR_USAGE,
+		                   "llm: a cost budget is set but model '%s' has no price; add its "
+		                   "price per 1M tokens or use a token budget",
+		                   cfg->model);
+		goto out;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		ret = cuco_err_set(err, CUCO_ERR_NOMEM, "llm: out of memory");
+		goto out;
+	}
+	c->cfg = *cfg;
+	c->cfg.base_url = xstrdup(cfg->base_url);
+	c->cfg.model = xstrdup(cfg->model);
+	c->cfg.api_key_env = xstrdup(cfg->api_key_env);
+	for (i = 0; i < cfg->nprices; i++)
+		c->cfg.prices[i].model = xstrdup(cfg->prices[i].model);
+	c->rng = cfg->seed;
+
+	cuco_strbuf_adds(&url, cfg->base_url);
+	while (url.len && url.buf[url.len - 1] == '/')
+		cuco_strbuf_setlen(&url, url.len - 1);
+	if (url.len >= 3 && strcmp(url.buf + url.len - 3, "/v1") == 0)
+		cuco_strbuf_adds(&url, "/chat/completions");
+	else
+		cuco_strbuf_adds(&url, "/v1/chat/completions");
+	c->endpoint = cuco_strbuf_detach(&url, NULL);
+
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		ret = cuco_err_set(err, CUCO_ERR_SYSTEM, "llm: libcurl failed to initialise");
+		goto out;
+	}
+	c->curl = curl_easy_init();
+	if (!c->curl) {
+		curl_global_cleanup();
+		ret = cuco_err_set(err, CUCO_ERR_SYSTEM, "llm: libcurl failed to create a handle");
+		goto out;
+	}
+	*out = c;
+	c = NULL;
+out:
+	if (c) {
+		c->curl = NULL;
+		cuco_llm_client_free(c);
+	}
+	cuco_strbuf_release(&url);
+	return ret;
+}
+
+void cuco_llm_client_free(struct cuco_llm_client *c)
+{
+	int i;
+
+	if (!c)
+		return;
+	if (c->curl) {
+		curl_easy_cleanup(c->curl);
+		curl_global_cleanup();
+	}
+	free((char *)c->cfg.base_url);
+	free((char *)c->cfg.model);
+	free((char *)c->cfg.api_key_env);
+	for (i = 0; i < c->cfg.nprices; i++)
+		free((char *)c->cfg.prices[i].model);
+	free(c->endpoint);
+	free(c);
+}
+
+const struct cuco_llm_budget *cuco_llm_client_budget(const struct cuco_llm_client *c)
+{
+	return &c->budget;
+}
+
+const char *cuco_llm_client_endpoint(const struct cuco_llm_client *c)
+{
+	return c->endpoint;
+}
+
+/* What one attempt brought back. */
+struct attempt {
+	struct cuco_strbuf body;
+	long retry_after_s; /* -1: no usable Retry-After header */
+	int too_big;
+};
+
+static size_t on_body(char *data, size_t size, size_t n, void *arg)
+{
+	struct attempt *a = arg;
+	size_t len = size * n;
+
+	if (a->body.len + len > MAX_REPLY_BYTES) {
+		a->too_big = 1;
+		return 0; /* makes libcurl fail the transfer */
+	}
+	cuco_strbuf_add(&a->body, data, len);
+	return len;
+}
+
+static size_t on_header(char *data, size_t size, size_t n, void *arg)
+{
+	struct attempt *a = arg;
+	size_t len = size * n;
+	static const char name[] = "retry-after:";
+	char buf[64], *end;
+	size_t i = sizeof(name) - 1, j = 0;
+	long v;
+
+	if (len <= i || strncasecmp(data, name, i) != 0)
+		return len;
+	while (i < len && (data[i] == ' ' || data[i] == '\t'))
+		i++;
+	while (i < len && j + 1 < sizeof(buf) && !isspace((unsigned char)data[i]))
+		buf[j++] = data[i++];
+	buf[j] = '\0';
+	errno = 0;
+	v = strtol(buf, &end, 10);
+	/* only the delta-seconds form; an HTTP date falls back to our own backoff */
+	if (j && *end == '\0' && errno == 0 && v >= 0)
+		a->retry_after_s = v;
+	return len;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts, rem;
+
+	if (ms <= 0)
+		return;
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &rem) != 0 && errno == EINTR)
+		ts = rem;
+}
+
+/* Backoff before retry number `retry` (0-based): base * 2^retry, capped, with equal jitter. */
+static long backoff_ms(struct cuco_llm_client *c, int retry)
+{
+	double d = (double)c->cfg.retry_base_ms;
+	long ms, half;
+
+	while (retry-- > 0 && d < (double)c->cfg.retry_max_ms)
+		d *= 2;
+	if (d > (double)c->cfg.retry_max_ms)
+		d = (double)c->cfg.retry_max_ms;
+	ms = (long)d;
+	half = ms / 2;
+	return half + (half > 0 ? (long)(rng_next(&c->rng) % (uint64_t)(half + 1)) : 0);
+}
+
+static int64_t estimate_tokens(size_t bytes)
+{
+	return (int64_t)((bytes + BYTES_PER_TOKEN - 1) / BYTES_PER_TOKEN);
+}
+
+/* Body excerpt for an error message: first BODY_EXCERPT bytes, one line. */
+static void add_excerpt(struct cuco_strbuf *sb, const char *body, size_t len)
+{
+	size_t i, n = len < BODY_EXCERPT ? len : BODY_EXCERPT;
+
+	for (i = 0; i < n; i++)
+		cuco_strbuf_addch(sb, (body[i] == '\n' || body[i] == '\r') ? ' ' : body[i]);
+	if (n < len)
+		cuco_strbuf_adds(sb, "...");
+	if (!len)
+		cuco_strbuf_adds(sb, "(empty body)");
+}
+
+/* Result of one attempt, classified. */
+enum outcome {
+	OUT_OK,    /* 2xx with a body */
+	OUT_RETRY, /* 429, 5xx, network failure or timeout: try again if allowed */
+	OUT_FAIL,  /* anything else: give up now */
+};
+
+/* One POST. Fills a (body, Retry-After) and msg/code on failure. */
+static enum outcome attempt_once(struct cuco_llm_client *c, const char *body, struct attempt *a,
+                                 long *status, int *code, struct cuco_strbuf *msg)
+{
+	struct curl_slist *hdrs = NULL, *h;
+	struct cuco_strbuf auth = CUCO_STRBUF_INIT;
+	char errbuf[CURL_ERROR_SIZE];
+	const char *key = api_key(c);
+	enum outcome o = OUT_FAIL;
+	CURLcode cc;
+
+	errbuf[0] = '\0';
+	*status = 0;
+	curl_easy_reset(c->curl);
+	h = curl_slist_append(hdrs, "Content-Type: application/json");
+	if (h)
+		hdrs = h;
+	h = curl_slist_append(hdrs, "Accept: application/json");
+	if (h)
+		hdrs = h;
+	if (key) {
+		cuco_strbuf_addf(&auth, "Authorization: Bearer %s", key);
+		h = curl_slist_append(hdrs, auth.buf);
+		if (h)
+			hdrs = h;
+	}
+	curl_easy_setopt(c->curl, CURLOPT_URL, c->endpoint);
+	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, c->cfg.connect_timeout_ms);
+	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, c->cfg.timeout_ms);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, a);
+	curl_easy_setopt(c->curl, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c->curl, CURLOPT_HEADERDATA, a);
+	curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(c->curl, CURLOPT_USERAGENT, "cuco/" CUCO_VERSION);
+
+	cc = curl_easy_perform(c->curl);
+	/* the header text held the key: wipe it before the buffer goes back to the heap */
+	if (auth.alloc)
+		memset(auth.buf, 0, auth.len);
+	if (cc != CURLE_OK) {
+		const char *why = errbuf[0] ? errbuf : curl_easy_strerror(cc);
+
+		if (a->too_big) {
+			cuco_strbuf_addf(msg, "reply from %s is larger than %u MiB", c->endpoint,
+			                 MAX_REPLY_BYTES >> 20);
+			*code = CUCO_ERR_PARSE;
+			o = OUT_FAIL;
+		} else if (cc == CURLE_OPERATION_TIMEDOUT) {
+			cuco_strbuf_addf(
+			    msg, "%s timed out: %s (timeouts: connect %ld ms, total %ld ms)",
+			    c->endpoint, why, c->cfg.connect_timeout_ms, c->cfg.timeout_ms);
+			*code = CUCO_ERR_TIMEOUT;
+			o = OUT_RETRY;
+		} else if (cc == CURLE_UNSUPPORTED_PROTOCOL || cc == CURLE_URL_MALFORMAT ||
+		           cc == CURLE_OUT_OF_MEMORY || cc == CURLE_BAD_FUNCTION_ARGUMENT) {
+			cuco_strbuf_addf(msg, "cannot post to %s: %s", c->endpoint, why);
+			*code = CUCO_ERR_USAGE;
+			o = OUT_FAIL;
+		} else {
+			cuco_strbuf_addf(msg, "cannot reach %s: %s; is the model server running?",
+			                 c->endpoint, why);
+			*code = CUCO_ERR_SYSTEM;
+			o = OUT_RETRY;
+		}
+		goto out;
+	}
+	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, status);
+	if (*status >= 200 && *status < 300) {
+		o = OUT_OK;
+		goto out;
+	}
+	cuco_strbuf_addf(msg, "HTTP %ld from %s: ", *status, c->endpoint);
+	add_excerpt(msg, a->body.buf, a->body.len);
+	*code = CUCO_ERR_RUN;
+	if (*status == 429 || *status >= 500) {
+		o = OUT_RETRY;
+	} else {
+		if (*status == 401 || *status == 403)
+			cuco_strbuf_addf(msg, " (check the API key in $%s)",
+			                 c->cfg.api_key_env ? c->cfg.api_key_env : "");
+		else if (*status == 404)
+			cuco_strbuf_adds(msg, " (check the base URL and the model name)");
+		o = OUT_FAIL;
+	}
+out:
+	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(hdrs);
+	cuco_strbuf_release(&auth);
+	return o;
+}
+
+static json_t *build_messages(const struct cuco_llm_message *msgs, int nmsgs, size_t *bytes)
+{
+	json_t *arr = json_array();
+	int i;
+
+	*bytes = 0;
+	for (i = 0; i < nmsgs; i++) {
+		const char *role = msgs[i].role ? msgs[i].role : "user";
+		const char *content = msgs[i].content ? msgs[i].content : "";
+
+		json_array_append_new(arr,
+		                      json_pack("{s:s, s:s}", "role", role, "content", content));
+		*bytes += strlen(content) + MESSAGE_OVERHEAD;
+	}
+	return arr;
+}
+
+/* Read the completion out of a 2xx body into res. CUCO_OK or CUCO_ERR_PARSE with msg. */
+static int parse_completion(const char *body, size_t len, struct cuco_llm_result *res,
+                            struct cuco_strbuf *msg, const char *endpoint)
+{
+	json_error_t jerr;
+	json_t *root = json_loadb(body, len, 0, &jerr), *choice, *message, *content, *usage;
+	json_t *fin, *pt, *ct;
+	int ret = CUCO_OK;
+
+	if (!root || !json_is_object(root)) {
+		cuco_strbuf_addf(msg, "reply from %s is not a JSON object (%s): ", endpoint,
+		                 root ? "wrong type" : jerr.text);
+		add_excerpt(msg, body, len);
+		ret = CUCO_ERR_PARSE;
+		goto out;
+	}
+	usage = json_object_get(root, "usage");
+	pt = json_object_get(usage, "prompt_tokens");
+	ct = json_object_get(usage, "completion_tokens");
+	if (json_is_integer(pt) && json_is_integer(ct) && json_integer_value(pt) >= 0 &&
+	    json_integer_value(ct) >= 0) {
+		res->tokens_in = json_integer_value(pt);
+		res->tokens_out = json_integer_value(ct);
+	}
+	choice = json_array_get(json_object_get(root, "choices"), 0);
+	message = json_object_get(choice, "message");
+	content = json_object_get(message, "content");
+	fin = json_object_get(choice, "finish_reason");
+	if (json_is_string(fin))
+		res->finish_reason = xstrdup(json_string_value(fin));
+	if (!json_is_string(content)) {
+		cuco_strbuf_addf(msg,
+		                 "reply from %s has no choices[0].message.content: ", endpoint);
+		add_excerpt(msg, body, len);
+		ret = CUCO_ERR_PARSE;
+		goto out;
+	}
+	res->reply = xstrdup(json_string_value(content));
+	if (res->finish_reason && strcmp(res->finish_reason, "length") == 0) {
+		cuco_strbuf_addf(
+		    msg,
+		    "reply from %s was truncated at max_tokens (finish_reason \"length\"); "
+		    "raise max_tokens or ask for a diff instead of a full rewrite",
+		    endpoint);
+		ret = CUCO_ERR_PARSE;
+	}
+out:
+	json_decref(root);
+	return ret;
+}
+
+/* Record err/res->error from msg, with the key redacted, and return code. */
+static int fail(struct cuco_llm_result *res, struct cuco_err *err, int code,
+                const struct cuco_strbuf *msg, const char *key)
+{
+	char *m = redact(msg->buf, key);
+
+	free(res->error);
+	res->error = m;
+	res->code = code;
+	return cuco_err_set(err, code, "llm: %s", m);
+}
+
+int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs, int nmsgs,
+                  const struct cuco_llm_call_opts *opts, struct cuco_llm_result *res,
+                  struct cuco_err *err)
+{
+	struct cuco_strbuf msg = CUCO_STRBUF_INIT;
+	struct attempt a;
+	json_t *messages = NULL, *req = NULL;
+	char *body = NULL, *prompt = NULL;
+	const char *key = api_key(c);
+	double temperature = c->cfg.temperature, t0 = cuco_now(), worst_cost;
+	int max_tokens = c->cfg.max_tokens, ret = CUCO_OK, code = CUCO_OK, retry;
+	int64_t est_in, worst;
+	size_t bytes;
+	long status = 0;
+	enum outcome o = OUT_FAIL;
+
+	cuco_strbuf_init(&a.body, 0);
+	cuco_llm_result_release(res);
+	res->model = xstrdup(c->cfg.model);
+	res->endpoint = xstrdup(c->endpoint);
+	if (opts && opts->temperature >= 0)
+		temperature = opts->temperature;
+	if (opts && opts->max_tokens > 0)
+		max_tokens = opts->max_tokens;
+	if (nmsgs <= 0 || !msgs) {
+		cuco_strbuf_adds(&msg, "no messages to send");
+		ret = fail(res, err, CUCO_ERR_INVALID, &msg, key);
+		goto out;
+	}
+	messages = build_messages(msgs, nmsgs, &bytes);
+	prompt = json_dumps(messages, JSON_COMPACT);
+	res->prompt_json = redact(prompt, key);
+
+	/* the budget is hard: refuse a call whose worst case would cross it */
+	est_in = estimate_tokens(bytes);
+	worst = est_in + max_tokens;
+	worst_cost = cuco_llm_price_cost(&c->cfg, c->cfg.model, est_in, max_tokens);
+	if (c->cfg.budget_tokens > 0 && c->budget.tokens_used + worst > c->cfg.budget_tokens) {
+		cuco_strbuf_addf(
+		    &msg,
+		    "budget exhausted: %lld of %lld tokens used, and this call may take "
+		    "up to %lld more (about %lld prompt + %d max_tokens); raise the token "
+		    "budget to continue",
+		    (long long)c->budget.tokens_used, (long long)c->cfg.budget_tokens,
+		    (long long)worst, (long long)est_in, max_tokens);
+		c->budget.exhausted = 1;
+		ret = fail(res, err, CUCO_ERR_UNSUPPORTED, &msg, key);
+		goto out;
+	}
+	if (c->cfg.budget_cost > 0 && c->budget.cost_used + worst_cost > c->cfg.budget_cost) {
+		cuco_strbuf_addf(
+		    &msg,
+		    "budget exhausted: cost %.6g of %.6g used, and this call may cost up "
+		    "to %.6g more; raise the cost budget to continue",
+		    c->budget.cost_used, c->cfg.budget_cost, worst_cost);
+		c->budget.exhausted = 1;
+		ret = fail(res, err, CUCO_ERR_UNSUPPORTED, &msg, key);
+		goto out;
+	}
+
+	req = json_pack("{s:s, s:O, s:f, s:i, s:b}", "model", c->cfg.model, "messages", messages,
+	                "temperature", temperature, "max_tokens", max_tokens, "stream", 0);
+	body = json_dumps(req, JSON_COMPACT);
+	if (!req || !body) {
+		cuco_strbuf_adds(&msg, "could not build the request body");
+		ret = fail(res, err, CUCO_ERR_NOMEM, &msg, key);
+		goto out;
+	}
+
+	c->budget.calls++;
+	for (retry = 0;; retry++) {
+		long delay;
+
+		cuco_strbuf_reset(&a.body);
+		cuco_strbuf_reset(&msg);
+		a.retry_after_s = -1;
+		a.too_big = 0;
+		res->attempts++;
+		o = attempt_once(c, body, &a, &status, &code, &msg);
+		res->http_status = status;
+		if (o != OUT_RETRY || retry >= c->cfg.max_retries)
+			break;
+		if (a.retry_after_s >= 0)
+			delay = a.retry_after_s > c->cfg.retry_max_ms / 1000
+			            ? c->cfg.retry_max_ms
+			            : a.retry_after_s * 1000;
+		else
+			delay = backoff_ms(c, retry);
+		sleep_ms(delay);
+	}
+	if (o != OUT_OK) {
+		if (o == OUT_RETRY && res->attempts > 1)
+			cuco_strbuf_addf(&msg, " (gave up after %d attempts)", res->attempts);
+		ret = fail(res, err, code, &msg, key);
+		goto out;
+	}
+
+	ret = parse_completion(a.body.buf, a.body.len, res, &msg, c->endpoint);
+	if (res->reply) {
+		char *r = redact(res->reply, key);
+
+		free(res->reply);
+		res->reply = r;
+	}
+	/* a 2xx reply consumed tokens even when it is unusable: charge it */
+	if (res->tokens_in >= 0) {
+		res->charged_tokens = res->tokens_in + res->tokens_out;
+		res->cost =
+		    cuco_llm_price_cost(&c->cfg, c->cfg.model, res->tokens_in, res->tokens_out);
+	} else {
+		int64_t out_est = estimate_tokens(res->reply ? strlen(res->reply) : a.body.len);
+
+		res->usage_estimated = 1;
+		res->charged_tokens = est_in + out_est;
+		res->cost = cuco_llm_price_cost(&c->cfg, c->cfg.model, est_in, out_est);
+	}
+	c->budget.tokens_used += res->charged_tokens;
+	if (!isnan(res->cost))
+		c->budget.cost_used += res->cost;
+	if (ret != CUCO_OK) {
+		ret = fail(res, err, ret, &msg, key);
+		goto out;
+	}
+	res->code = CUCO_OK;
+out:
+	res->latency_ms = (cuco_now() - t0) * 1000.0;
+	free(body);
+	free(prompt);
+	json_decref(req);
+	json_decref(messages);
+	cuco_strbuf_release(&a.body);
+	cuco_strbuf_release(&msg);
+	return ret;
+}
+
+int cuco_llm_result_store(struct cuco_store *store, const struct cuco_llm_result *res,
+                          int64_t run_id, int64_t program_id, int64_t *id, struct cuco_err *err)
+{
+	struct cuco_llm_call_rec rec;
+	int64_t dummy;
+
+	cuco_llm_call_rec_init(&rec);
+	rec.run_id = run_id;
+	rec.program_id = program_id;
+	rec.model = res->model;
+	rec.endpoint = res->endpoint;
+	rec.prompt = res->prompt_json;
+	rec.reply = res->reply;
+	rec.tokens_in = res->tokens_in;
+	rec.tokens_out = res->tokens_out;
+	rec.latency_ms = res->latency_ms;
+	rec.cost = res->cost;
+	rec.error = res->error;
+	return cuco_store_llm_call_add(store, &rec, id ? id : &dummy, err);
+}

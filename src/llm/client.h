@@ -1,0 +1,164 @@
+/*
+ * client.h - a client for OpenAI-compatible chat endpoints (vLLM, SGLang,
+ * llama.cpp server, Ollama, hosted APIs): one POST to {base}/v1/chat/completions
+ * per call, with timeouts, retries with backoff, a hard token/cost budget and
+ * a record of every call for the store.
+ *
+ * The API key is read from an environment variable (its name is configurable)
+ * at each call and sent as `Authorization: Bearer`; it is never kept in the
+ * client, never put in a record, and any text that goes into a record (the
+ * prompt, the reply, an error or an echoed server body) has the key replaced
+ * by "[REDACTED]".
+ */
+#ifndef CUCO_LLM_CLIENT_H
+#define CUCO_LLM_CLIENT_H
+
+#include <stdint.h>
+
+#include "store/store.h"
+#include "util/error.h"
+
+#define CUCO_LLM_DEFAULT_KEY_ENV "OPENAI_API_KEY"
+#define CUCO_LLM_REDACTED "[REDACTED]"
+#define CUCO_LLM_MAX_PRICES 16 /* models with a price in one config */
+
+/* What one model costs, in cost units (e.g. USD) per million tokens. */
+struct cuco_llm_price {
+	const char *model;   /* exact model name as sent in requests */
+	double in_per_mtok;  /* prompt tokens */
+	double out_per_mtok; /* completion tokens */
+};
+
+/*
+ * Client configuration. Strings are borrowed by cuco_llm_client_new(), which
+ * copies what it keeps. cuco_llm_config_init() sets the defaults noted here.
+ */
+struct cuco_llm_config {
+	const char *base_url;    /* "http://127.0.0.1:8000" or ".../v1"; required */
+	const char *model;       /* required */
+	double temperature;      /* 0.7 */
+	int max_tokens;          /* completion limit per call: 4096 */
+	const char *api_key_env; /* variable holding the key: "OPENAI_API_KEY"; unset is fine
+	                            (local servers need no key) */
+	long connect_timeout_ms; /* 10000 */
+	long timeout_ms;         /* whole request, per attempt: 300000 */
+	int max_retries;         /* further attempts after a 429/5xx/network failure: 4 */
+	long retry_base_ms;      /* first backoff: 1000; doubles per attempt */
+	long retry_max_ms;       /* cap of one backoff (and of an honoured Retry-After): 60000 */
+	uint64_t seed;           /* seed of the jitter RNG: 1 */
+	int64_t budget_tokens; /* hard limit on prompt + completion tokens of all calls; 0: none */
+	double budget_cost;    /* hard limit on cost of all calls; 0: none (needs prices) */
+	struct cuco_llm_price prices[CUCO_LLM_MAX_PRICES];
+	int nprices;
+};
+
+/* Defaults as documented in struct cuco_llm_config; no base_url or model. */
+void cuco_llm_config_init(struct cuco_llm_config *cfg);
+
+/* One chat message; strings borrowed for the call. */
+struct cuco_llm_message {
+	const char *role; /* "system", "user", "assistant" */
+	const char *content;
+};
+
+/* Per-call overrides; a field < 0 keeps the client's value. */
+struct cuco_llm_call_opts {
+	double temperature;
+	int max_tokens;
+};
+
+/*
+ * The record of one call, owned by the caller: cuco_llm_result_init() before
+ * the call, cuco_llm_result_release() after. Every string is malloc'd (or
+ * NULL) and free of the API key. Filled on success and on failure (then
+ * error says why), except when the call was refused before any request
+ * (budget, bad arguments): then attempts is 0.
+ */
+struct cuco_llm_result {
+	char *model;       /* model asked for */
+	char *endpoint;    /* full URL posted to */
+	char *prompt_json; /* the messages array as JSON */
+	char *reply;       /* the assistant's content; NULL when none came back */
+	char *finish_reason;
+	char *error;            /* why the call failed; NULL when it succeeded */
+	int code;               /* enum cuco_result of the call */
+	long http_status;       /* of the last attempt; 0 when no response */
+	int attempts;           /* requests sent */
+	int64_t tokens_in;      /* from usage; CUCO_STORE_NO_INT when the reply had none */
+	int64_t tokens_out;     /* from usage; CUCO_STORE_NO_INT when the reply had none */
+	int usage_estimated;    /* 1: no usage in the reply; the budget was charged an estimate */
+	int64_t charged_tokens; /* what the budget was charged (usage or estimate) */
+	double latency_ms;      /* all attempts and backoffs together */
+	double cost;            /* from usage and prices; NaN when unknown */
+};
+
+/* Budget state of a client. */
+struct cuco_llm_budget {
+	int64_t tokens_used;
+	double cost_used;
+	int64_t calls; /* calls that sent at least one request */
+	int exhausted; /* 1 once a call was refused for the budget */
+};
+
+struct cuco_llm_client;
+
+/*
+ * Check cfg and create a client (free with cuco_llm_client_free()). Errors:
+ * CUCO_ERR_USAGE (no base_url/model, a base URL that is not http(s), a cost
+ * budget without a price for the model, bad numbers), CUCO_ERR_SYSTEM
+ * (libcurl could not start). *out is NULL on error.
+ */
+int cuco_llm_client_new(const struct cuco_llm_config *cfg, struct cuco_llm_client **out,
+                        struct cuco_err *err);
+
+/* Free a client; NULL is allowed. */
+void cuco_llm_client_free(struct cuco_llm_client *c);
+
+/*
+ * Send one chat completion request (retrying as configured) and fill *res
+ * (which must be init'ed; it is released first). The budget is checked
+ * before the call against its worst case (used + estimated prompt tokens +
+ * max_tokens, and their cost) and charged from the reply's usage, or an
+ * estimate (4 bytes a token) when usage is missing. Returns CUCO_OK with
+ * res->reply set, or:
+ *   CUCO_ERR_UNSUPPORTED - the budget would be exceeded; nothing was sent,
+ *                          cuco_llm_client_budget()->exhausted is set. The
+ *                          run should stop cleanly.
+ *   CUCO_ERR_TIMEOUT     - the last attempt timed out (connect or total);
+ *   CUCO_ERR_SYSTEM      - network failure after all retries;
+ *   CUCO_ERR_RUN         - an HTTP error status (after retries for 429/5xx);
+ *   CUCO_ERR_PARSE       - a body that is not a chat completion, no content,
+ *                          or a truncated reply (finish_reason "length");
+ *                          res->reply holds what came back, if anything;
+ *   CUCO_ERR_INVALID     - no messages.
+ * err and res->error carry the same message.
+ */
+int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs, int nmsgs,
+                  const struct cuco_llm_call_opts *opts, struct cuco_llm_result *res,
+                  struct cuco_err *err);
+
+/* The client's budget state (owned by the client). */
+const struct cuco_llm_budget *cuco_llm_client_budget(const struct cuco_llm_client *c);
+
+/* The full URL calls go to (owned by the client). */
+const char *cuco_llm_client_endpoint(const struct cuco_llm_client *c);
+
+/* Cost of tokens for model under cfg's prices; NaN when the model has no price. */
+double cuco_llm_price_cost(const struct cuco_llm_config *cfg, const char *model, int64_t tokens_in,
+                           int64_t tokens_out);
+
+/* Zero a result (strings NULL, tokens unknown, cost NaN). */
+void cuco_llm_result_init(struct cuco_llm_result *res);
+
+/* Free a result's strings and re-init it. NULL is allowed. */
+void cuco_llm_result_release(struct cuco_llm_result *res);
+
+/*
+ * Store res as a row of llm_calls for run_id and program_id (0: none) and
+ * put the row id in *id (may be NULL). Errors: those of
+ * cuco_store_llm_call_add().
+ */
+int cuco_llm_result_store(struct cuco_store *store, const struct cuco_llm_result *res,
+                          int64_t run_id, int64_t program_id, int64_t *id, struct cuco_err *err);
+
+#endif

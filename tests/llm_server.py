@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""llm_server.py - a loopback OpenAI-compatible chat server that replays recorded replies.
+
+Started by the unit tests (tests/unit/test_llm_client.c): it binds 127.0.0.1 on an ephemeral
+port, prints "PORT <n>" on stdout, then answers each POST to /v1/chat/completions with the next
+fixture named on the command line, in order. It exits by itself once every fixture was served
+(after a short grace for the client to read the last one), or after --lifetime seconds, whichever
+comes first.
+
+A fixture is tests/fixtures/llm/<name>.json:
+  status         HTTP status (200)
+  headers        extra response headers ({"Retry-After": "0"})
+  delay_ms       sleep before answering (a slow server)
+  raw            the body verbatim (malformed replies, error pages), or
+  body           a JSON body verbatim, or
+  content_file   a .txt beside the fixture: the assistant's content, wrapped in a chat completion
+  finish_reason  for content_file ("stop")
+  usage          for content_file: {"prompt_tokens": .., "completion_tokens": ..}; null omits it
+"{{AUTH}}" in raw or content is replaced by the request's Authorization header (to test that the
+client redacts an echoed key). Every request is appended to --log as one JSON line.
+"""
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--fixtures", required=True)
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--lifetime", type=float, default=30.0)
+    ap.add_argument("names", nargs="*")
+    args = ap.parse_args()
+
+    queue = []
+    for name in args.names:
+        with open(os.path.join(args.fixtures, name + ".json"), encoding="utf-8") as f:
+            fx = json.load(f)
+        if "content_file" in fx:
+            with open(os.path.join(args.fixtures, fx["content_file"]), encoding="utf-8") as f:
+                fx["content"] = f.read()
+        queue.append(fx)
+
+    lock = threading.Lock()
+    state = {"next": 0}
+    done = threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, fmt, *a):
+            pass
+
+        def reply(self, status, body, headers=None):
+            data = body.encode("utf-8")
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (timeout test)
+
+        def do_POST(self):
+            n = int(self.headers.get("Content-Length", "0"))
+            raw = self.rfile.read(n).decode("utf-8", "replace")
+            auth = self.headers.get("Authorization", "")
+            try:
+                req = json.loads(raw)
+            except ValueError:
+                req = raw
+            with lock:
+                i = state["next"]
+                state["next"] += 1
+                with open(args.log, "a", encoding="utf-8") as f:
+                    f.write(json.dumps({"path": self.path, "authorization": auth,
+                                        "request": req}) + "\n")
+            if self.path != "/v1/chat/completions":
+                self.reply(404, json.dumps({"error": "no route " + self.path}))
+            elif i >= len(queue):
+                self.reply(410, json.dumps({"error": "llm_server: no more fixtures"}))
+            else:
+                fx = queue[i]
+                if fx.get("delay_ms"):
+                    time.sleep(fx["delay_ms"] / 1000.0)
+                if "raw" in fx:
+                    body = fx["raw"].replace("{{AUTH}}", auth)
+                elif "body" in fx:
+                    body = json.dumps(fx["body"])
+                else:
+                    comp = {
+                        "id": "chatcmpl-fixture-%d" % i,
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": req.get("model", "") if isinstance(req, dict) else "",
+                        "choices": [{
+                            "index": 0,
+                            "message": {"role": "assistant",
+                                        "content": fx.get("content", "").replace("{{AUTH}}",
+                                                                                 auth)},
+                            "finish_reason": fx.get("finish_reason", "stop"),
+                        }],
+                    }
+                    usage = fx.get("usage", {"prompt_tokens": 100, "completion_tokens": 50})
+                    if usage is not None:
+                        usage = dict(usage)
+                        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+                        comp["usage"] = usage
+                    body = json.dumps(comp)
+                self.reply(fx.get("status", 200), body, fx.get("headers"))
+            with lock:
+                if state["next"] >= len(queue):
+                    done.set()
+
+        def do_GET(self):
+            self.reply(404, json.dumps({"error": "POST /v1/chat/completions"}))
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    print("PORT %d" % srv.server_address[1], flush=True)
+    if not queue:
+        done.set()
+    deadline = time.monotonic() + args.lifetime
+    while not done.is_set() and time.monotonic() < deadline:
+        done.wait(0.05)
+    # grace: a client may still be reading the last answer or retrying once more
+    time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+    srv.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
