@@ -1,0 +1,390 @@
+/*
+ * overlap.cuh - building blocks that overlap a GEMM with the communication of
+ * its output: LSA barrier kernels for run entry/exit, host-side peer
+ * addresses of a window (for copy-engine pushes), an LSA push kernel for a
+ * contiguous range, GEMM epilogues that push a finished tile to peers or
+ * publish it through a per-tile / per-chunk counter, the comm kernel of the
+ * specialized placement, and a per-tensor-set plan cache.
+ *
+ * Header-only CUDA C++ (namespace cuco, everything inline / static inline),
+ * for programs compiled for sm_90a next to gemm.cuh, lsa.cuh and launch.cuh.
+ * docs/overlap.md explains each placement, its ordering argument and the
+ * measured numbers. Multicast is never used.
+ */
+#ifndef CUCO_DEV_OVERLAP_CUH
+#define CUCO_DEV_OVERLAP_CUH
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_bf16.h>
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#include <nccl_device.h>
+
+#include <cuco/program.h>
+#include <cuco_dev/gemm.cuh>
+#include <cuco_dev/launch.cuh>
+#include <cuco_dev/lsa.cuh>
+
+#define CUCO_OVERLAP_MAX_SETS 16   /* tensor sets (windows) a program caches plans for */
+#define CUCO_OVERLAP_MAX_CHUNKS 64 /* the design space's max of knob `chunks` */
+#define CUCO_OVERLAP_BARRIER_ENTRY 0 /* LSA barrier index of the run-entry rendezvous */
+#define CUCO_OVERLAP_BARRIER_EXIT 1  /* LSA barrier index of the run-exit barrier */
+#define CUCO_OVERLAP_BARRIERS 2      /* lsa_barrier_count a program must ask for */
+
+namespace cuco {
+
+/* ================================================================ device */
+
+/*
+ * One-CTA LSA barrier over the LSA team on barrier `index`. acq_rel = 0: a
+ * rendezvous (relaxed) - when it returns, every peer has reached the same
+ * point of its stream, so everything earlier on the peers' streams (e.g. the
+ * harness poisoning their outputs) is complete; use before pushing into
+ * peers. acq_rel = 1: release+acquire at system scope - every write this
+ * rank's earlier stream work made (to peers included; stream order makes it
+ * happen-before this CTA, release is cumulative) is visible to the peers
+ * after their matching barrier, and theirs to us; use at run exit.
+ */
+static __global__ void __launch_bounds__(32) overlap_barrier_kernel(ncclDevComm dc, int index, int acq_rel)
+{
+	cta_barrier bar(dc, (uint32_t)index);
+	if (acq_rel)
+		bar.sync_acq_rel();
+	else
+		bar.sync_relaxed();
+}
+
+/* peers[p] = LSA address of byte 0 of window w on LSA rank p, p < n. */
+static __global__ void overlap_probe_kernel(ncclWindow_t w, int n, void **peers)
+{
+	int p = threadIdx.x;
+	if (p < n)
+		peers[p] = lsa_peer(w, 0, p);
+}
+
+namespace detail {
+
+/*
+ * Copy a rows x row_bytes block (row_bytes % 16 == 0, all pointers and
+ * strides 16-byte aligned) from src (stride sld bytes) to each of ndst
+ * destinations (stride dld bytes), thread tid of nth; 4 vectors loaded before
+ * they are stored to every destination, so one read feeds all peers.
+ */
+CUCO_DEV void copy_2d_multi(char *const *dst, int ndst, long long dld, const char *src,
+			    long long sld, int rows, int row_bytes, int tid, int nth)
+{
+	constexpr int U = 4;
+	const int vpr = row_bytes >> 4;
+	const int n = rows * vpr;
+	for (int i0 = tid; i0 < n; i0 += U * nth) {
+		uint4 r[U];
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			int i = i0 + u * nth;
+			if (i < n)
+				r[u] = *(const uint4 *)(src + (long long)(i / vpr) * sld + (i % vpr) * 16);
+		}
+		for (int d = 0; d < ndst; d++) {
+#pragma unroll
+			for (int u = 0; u < U; u++) {
+				int i = i0 + u * nth;
+				if (i < n)
+					*(uint4 *)(dst[d] + (long long)(i / vpr) * dld + (i % vpr) * 16) = r[u];
+			}
+		}
+	}
+}
+
+} /* namespace detail */
+
+/*
+ * Push bytes [off, off + bytes) of window w from this rank's copy to the same
+ * offset of every other LSA peer's copy, split over the whole grid. Plain
+ * weak stores: order them with a later release (the exit barrier kernel).
+ */
+static __global__ void __launch_bounds__(1024) overlap_push_kernel(ncclDevComm dc, ncclWindow_t w, size_t off,
+							    size_t bytes)
+{
+	const void *src = lsa_local(w, off);
+	for (int i = 1; i < dc.lsaSize; i++) {
+		int peer = (dc.lsaRank + i) % dc.lsaSize;
+		copy_grid(lsa_peer(w, off, peer), src, bytes);
+	}
+}
+
+/*
+ * The whole all-gather step of the sequential placement in one kernel (the
+ * fast-path seed's shape): CTA b rendezvouses on LSA barrier barrier_base + b
+ * (relaxed: the peers' earlier stream work is done), pushes its share of
+ * [off, off + bytes) to every other peer, and leaves through an acq_rel
+ * barrier, which publishes its stores to the same-index CTAs of the peers and
+ * acquires theirs. Needs lsa_barrier_count >= barrier_base + grid.
+ */
+static __global__ void __launch_bounds__(1024) overlap_allgather_kernel(ncclDevComm dc, ncclWindow_t w,
+								 size_t off, size_t bytes,
+								 int barrier_base)
+{
+	cta_barrier bar(dc, (uint32_t)(barrier_base + blockIdx.x));
+	bar.sync_relaxed();
+	const void *src = lsa_local(w, off);
+	for (int i = 1; i < dc.lsaSize; i++) {
+		int peer = (dc.lsaRank + i) % dc.lsaSize;
+		copy_grid(lsa_peer(w, off, peer), src, bytes);
+	}
+	bar.sync_acq_rel();
+}
+
+/*
+ * GEMM epilogue of the fused_producer placement: the 256 consumer threads copy
+ * the finished tile (already in local C and fenced at GPU scope, see the hook
+ * contract in gemm.cuh) into the same place of every other LSA peer's C with
+ * 16-byte stores. c_local is the plan's C; win/c_off locate the same element
+ * in the window; ldc in elements. Requires 16-byte aligned C and ldc % 8 == 0.
+ */
+struct overlap_push_epilogue {
+	const char *c_local;
+	ncclWindow_t win;
+	size_t c_off;
+	long long ldc;
+	int lsa_rank, lsa_size;
+
+	__device__ void operator()(int tm, int tn, int rows, int cols) const
+	{
+		char *dst[CUCO_LSA_MAX_PEERS];
+		int nd = 0;
+		size_t toff = ((size_t)tm * rows * ldc + (size_t)tn * cols) * sizeof(__nv_bfloat16);
+		for (int i = 1; i < lsa_size; i++)
+			dst[nd++] = (char *)lsa_peer(win, c_off + toff, (lsa_rank + i) % lsa_size);
+		detail::copy_2d_multi(dst, nd, ldc * 2, c_local + toff, ldc * 2, rows,
+				      cols * (int)sizeof(__nv_bfloat16), (int)threadIdx.x - 128, 256);
+	}
+};
+
+/*
+ * GEMM epilogue of the specialized placement: publish the finished tile by
+ * adding 1 (release, system scope) to its counter. unit_rows_tiles = 0: one
+ * counter per tile (index tm * tiles_n + tn); > 0: one counter per band of
+ * that many tile rows (index tm / unit_rows_tiles). Counters are never reset:
+ * after run e (1-based) a counter holds e * tiles_per_counter.
+ */
+struct overlap_signal_epilogue {
+	uint64_t *flags;
+	int tiles_n;
+	int unit_rows_tiles;
+
+	__device__ void operator()(int tm, int tn, int, int) const
+	{
+		/* All 256 consumers stored + fenced the tile and met at named barrier 1
+		 * before the call, so one thread's release covers the whole tile. */
+		if (threadIdx.x == 128) {
+			int idx = unit_rows_tiles > 0 ? tm / unit_rows_tiles : tm * tiles_n + tn;
+			signal_add_release(&flags[idx], 1);
+		}
+	}
+};
+
+/* What the specialized comm kernel must know of the GEMM's tile order. */
+struct overlap_tile_order {
+	int tiles_m, tiles_n, tiles, group_m, start_tile;
+	int tile_rows, tile_cols;
+	int unit_rows_tiles; /* as overlap_signal_epilogue; 0 = per tile */
+	int units;           /* counters: tiles (per tile) or bands (per chunk) */
+};
+
+/*
+ * Comm kernel of the specialized placement, run beside the GEMM on another
+ * stream: waits for counters the GEMM's overlap_signal_epilogue releases and
+ * copies each finished tile (per tile: CTA b takes tiles b, b+grid, ... in the
+ * GEMM's own order) or each finished band of rows (per chunk: every CTA copies
+ * its share of band u once the band's counter reaches epoch * tiles in it) to
+ * every other LSA peer's C. c_local / win / c_off / ldc as for
+ * overlap_push_epilogue (whole rows: the band is contiguous when ldc == N).
+ * Deadlock-free because the GEMM never waits for it; keep its grid below the
+ * SMs the GEMM leaves free so the two run side by side.
+ */
+static __global__ void __launch_bounds__(1024) overlap_tile_comm_kernel(ncclDevComm dc, const char *c_local,
+								 ncclWindow_t win, size_t c_off, long long ldc,
+								 overlap_tile_order o, const uint64_t *flags,
+								 uint64_t epoch)
+{
+	char *dst[CUCO_LSA_MAX_PEERS];
+	int nd = 0;
+	const size_t esz = sizeof(__nv_bfloat16);
+	if (o.unit_rows_tiles <= 0) {
+		gemm_detail::kparams kp;
+		kp.tiles_m = o.tiles_m;
+		kp.tiles_n = o.tiles_n;
+		kp.tiles = o.tiles;
+		kp.group_m = o.group_m;
+		kp.start_tile = o.start_tile;
+		for (int t = blockIdx.x; t < o.tiles; t += gridDim.x) {
+			int tm, tn;
+			gemm_detail::tile_coords(t, kp, tm, tn);
+			signal_wait_ge_cta(&flags[tm * o.tiles_n + tn], epoch);
+			size_t toff = ((size_t)tm * o.tile_rows * ldc + (size_t)tn * o.tile_cols) * esz;
+			nd = 0;
+			for (int i = 1; i < dc.lsaSize; i++)
+				dst[nd++] = (char *)lsa_peer(win, c_off + toff, (dc.lsaRank + i) % dc.lsaSize);
+			detail::copy_2d_multi(dst, nd, ldc * esz, c_local + toff, ldc * esz, o.tile_rows,
+					      o.tile_cols * (int)esz, (int)threadIdx.x, (int)blockDim.x);
+		}
+	} else {
+		for (int u = 0; u < o.units; u++) {
+			int tm0 = u * o.unit_rows_tiles;
+			int ntm = o.tiles_m - tm0 < o.unit_rows_tiles ? o.tiles_m - tm0 : o.unit_rows_tiles;
+			signal_wait_ge_cta(&flags[u], epoch * (uint64_t)(ntm * o.tiles_n));
+			size_t boff = (size_t)tm0 * o.tile_rows * ldc * esz;
+			size_t bytes = (size_t)ntm * o.tile_rows * ldc * esz;
+			for (int i = 1; i < dc.lsaSize; i++)
+				copy_grid(lsa_peer(win, c_off + boff, (dc.lsaRank + i) % dc.lsaSize),
+					  c_local + boff, bytes);
+		}
+	}
+}
+
+/* ================================================================ host */
+
+/* Launch overlap_barrier_kernel on s (see there); 0 or 1 with ctx->errbuf. */
+static inline int overlap_barrier(const cuco_ctx *ctx, int index, int acq_rel, cudaStream_t s)
+{
+	overlap_barrier_kernel<<<1, 32, 0, s>>>(*ctx->devcomm, index, acq_rel);
+	CUCO_LAUNCH_TRY(ctx);
+	return 0;
+}
+
+/*
+ * Per-program cache: for each tensor set (keyed by its A, B, C pointers) the
+ * GEMM plans of its row chunks, C's window/offset and - when asked - the host
+ * addresses of every LSA peer's copy of C (for copy-engine pushes).
+ * Caller-owned, zero-initialised by overlap_cache_init, released by
+ * overlap_cache_release.
+ */
+struct overlap_set {
+	const void *A, *B;
+	void *C;
+	ncclWindow_t cwin;
+	size_t coff;                        /* window offset of this rank's block of C */
+	char *peer_c[CUCO_LSA_MAX_PEERS];   /* host-usable VA of byte coff on each LSA rank */
+	gemm_bf16_plan plan[CUCO_OVERLAP_MAX_CHUNKS];
+	int chunk_row0[CUCO_OVERLAP_MAX_CHUNKS + 1]; /* first row of chunk i; [chunks] = M */
+};
+
+struct overlap_cache {
+	int nsets;
+	int chunks;
+	overlap_set *sets; /* CUCO_OVERLAP_MAX_SETS entries */
+	void **probe_dev;  /* CUCO_LSA_MAX_PEERS device words for overlap_probe_kernel */
+	cudaStream_t probe_stream;
+};
+
+static inline int overlap_cache_init(const cuco_ctx *ctx, overlap_cache *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->sets = (overlap_set *)calloc(CUCO_OVERLAP_MAX_SETS, sizeof(overlap_set));
+	if (!c->sets) {
+		CUCO_ERRF(ctx, "overlap_cache_init: out of memory");
+		return 1;
+	}
+	CUCO_CUDA_TRY(cudaMalloc((void **)&c->probe_dev, sizeof(void *) * CUCO_LSA_MAX_PEERS), ctx);
+	CUCO_CUDA_TRY(cudaStreamCreateWithFlags(&c->probe_stream, cudaStreamNonBlocking), ctx);
+	return 0;
+}
+
+static inline void overlap_cache_release(overlap_cache *c)
+{
+	if (c->probe_dev)
+		cudaFree(c->probe_dev);
+	if (c->probe_stream)
+		cudaStreamDestroy(c->probe_stream);
+	free(c->sets);
+	memset(c, 0, sizeof(*c));
+}
+
+/*
+ * Host-usable addresses of byte 0 of window w on every LSA rank (the LSA
+ * mapping is in this process's address space, so the copy engine can use
+ * them). No host API exposes them in NCCL 2.28, so a one-thread kernel reads
+ * them on a private stream and the host waits for it: call only where a
+ * short host wait is acceptable (init, or the first run with a new window).
+ */
+static inline int overlap_window_peers(const cuco_ctx *ctx, overlap_cache *c, ncclWindow_t w,
+				       char **out)
+{
+	int n = ctx->devcomm->lsaSize;
+	void *h[CUCO_LSA_MAX_PEERS];
+	overlap_probe_kernel<<<1, 32, 0, c->probe_stream>>>(w, n, c->probe_dev);
+	CUCO_LAUNCH_TRY(ctx);
+	CUCO_CUDA_TRY(cudaMemcpyAsync(h, c->probe_dev, sizeof(void *) * n, cudaMemcpyDeviceToHost,
+				      c->probe_stream),
+		      ctx);
+	CUCO_CUDA_TRY(cudaStreamSynchronize(c->probe_stream), ctx);
+	for (int p = 0; p < n; p++)
+		out[p] = (char *)h[p];
+	return 0;
+}
+
+/*
+ * The cached set for (A, B, C) of gemm_allgather: C_r = A[M,K] B_r[K,Nr] into
+ * this rank's block (block_C, row stride Nr), split into `chunks` row chunks
+ * of whole 128-row tiles (as even as possible; chunks is clamped to M/128),
+ * each with its own plan capped at max_ctas CTAs. want_peers: also resolve
+ * peer_c. Returns NULL with ctx->errbuf set on failure.
+ */
+static inline overlap_set *overlap_cache_get(const cuco_ctx *ctx, overlap_cache *c,
+					     const cuco_tensor *t, const __nv_bfloat16 *A,
+					     const __nv_bfloat16 *B, __nv_bfloat16 *block_C, int M,
+					     int Nr, int K, int chunks, int max_ctas, int want_peers)
+{
+	for (int i = 0; i < c->nsets; i++)
+		if (c->sets[i].A == A && c->sets[i].B == B && c->sets[i].C == block_C)
+			return &c->sets[i];
+	if (c->nsets >= CUCO_OVERLAP_MAX_SETS) {
+		CUCO_ERRF(ctx, "overlap_cache_get: more than %d tensor sets", CUCO_OVERLAP_MAX_SETS);
+		return NULL;
+	}
+	overlap_set *s = &c->sets[c->nsets];
+	memset(s, 0, sizeof(*s));
+	int tiles_m = M / 128;
+	if (chunks < 1)
+		chunks = 1;
+	if (chunks > tiles_m)
+		chunks = tiles_m;
+	if (chunks > CUCO_OVERLAP_MAX_CHUNKS)
+		chunks = CUCO_OVERLAP_MAX_CHUNKS;
+	c->chunks = chunks;
+	if (window_find(ctx, t, block_C, (size_t)M * Nr * sizeof(__nv_bfloat16), &s->cwin, &s->coff))
+		return NULL;
+	for (int i = 0; i <= chunks; i++)
+		s->chunk_row0[i] = (int)((long long)tiles_m * i / chunks) * 128;
+	for (int i = 0; i < chunks; i++) {
+		int r0 = s->chunk_row0[i], rows = s->chunk_row0[i + 1] - r0;
+		gemm_bf16_args g = {A + (size_t)r0 * K, B, block_C + (size_t)r0 * Nr, rows, Nr, K,
+				    K, Nr, Nr};
+		cudaError_t e = gemm_bf16_plan_init(&s->plan[i], g, max_ctas);
+		if (e != cudaSuccess) {
+			CUCO_ERRF(ctx, "gemm_bf16_plan_init (chunk %d, %dx%dx%d): %s", i, rows, Nr, K,
+				  cudaGetErrorString(e));
+			return NULL;
+		}
+	}
+	if (want_peers) {
+		char *base[CUCO_LSA_MAX_PEERS];
+		if (overlap_window_peers(ctx, c, s->cwin, base))
+			return NULL;
+		for (int p = 0; p < ctx->devcomm->lsaSize; p++)
+			s->peer_c[p] = base[p] + s->coff;
+	}
+	s->A = A;
+	s->B = B;
+	s->C = block_C;
+	c->nsets++;
+	return s;
+}
+
+} /* namespace cuco */
+
+#endif
