@@ -187,6 +187,28 @@ static void job_hash(const struct cuco_compile_opts *o, struct cuco_compile_job 
 	cuco_sha256_hex(&c, job->hash);
 }
 
+/*
+ * The cache copy of a job's source, led by a #line so nvcc's errors (and
+ * -lineinfo) name the program's own file and line, not the cache's name.
+ */
+static int write_source(const char *dst, const struct cuco_compile_job *job)
+{
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+	int rc;
+
+	cuco_strbuf_adds(&sb, "#line 1 \"");
+	for (const char *c = job->path; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			cuco_strbuf_addch(&sb, '\\');
+		cuco_strbuf_addch(&sb, *c);
+	}
+	cuco_strbuf_adds(&sb, "\"\n");
+	cuco_strbuf_adds(&sb, job->source);
+	rc = cuco_write_file(dst, sb.buf, sb.len);
+	cuco_strbuf_release(&sb);
+	return rc;
+}
+
 struct running {
 	pid_t pid;
 	int out_fd, err_fd;
@@ -231,7 +253,7 @@ int cuco_compile_many(const struct cuco_compile_opts *o, struct cuco_compile_job
 			}
 			snprintf(src, sizeof(src), "%s/%.24s.cu", o->cache_dir, job->hash);
 			snprintf(tmp_out, sizeof(tmp_out), "%s.tmp%d", job->so_path, (int)getpid());
-			if (cuco_write_file(src, job->source, strlen(job->source))) {
+			if (write_source(src, job)) {
 				job->code = CUCO_ERR_IO;
 				cuco_strbuf_addf(&job->log, "cannot write %s: %s\n", src,
 				                 strerror(errno));
