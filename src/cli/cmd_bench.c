@@ -90,11 +90,11 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (!workload)
 		return cli_usage_error("bench", "which workload? ('cuco workloads' lists them)");
+	if (cli_load_workload(workload, &m, &err))
+		return cli_fail(&err);
 	cuco_strbuf_adds(&cmdline, "cuco");
 	for (int i = 0; i < argc; i++)
 		cuco_strbuf_addf(&cmdline, " %s", argv[i]);
-	if (cli_load_workload(workload, &m, &err))
-		return cli_fail(&err);
 	/* Shapes */
 	if (!nshape_names) {
 		for (int i = 0; i < m.nshapes && i < 64; i++)
