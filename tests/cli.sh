@@ -1,0 +1,252 @@
+#!/usr/bin/env bash
+# cli.sh - scenario test of the `cuco` command on a machine without GPUs:
+# exit codes and one-line reasons for misuse, doctor, workloads, fastpath,
+# bench (compile-only, then refused for lack of GPUs), show, and a store
+# written by a newer cuco.
+#
+#   bash tests/cli.sh <path-to-cuco>      (CUCO_HOME: the source tree)
+#
+# Needs nvcc (one compile-only bench, ~7 programs) and the sqlite3 CLI.
+# Prints one line per failure and "N passed, N failed" last; exits 1 on any
+# failure.
+set -u
+
+if [ $# -ne 1 ]; then
+	echo "usage: bash tests/cli.sh <path-to-cuco>" >&2
+	exit 2
+fi
+CUCO=$1
+case $CUCO in
+/*) ;;
+*) CUCO=$PWD/$CUCO ;;
+esac
+HERE=$(cd "$(dirname "$0")" && pwd)
+FIX=$HERE/fixtures/cli
+export CUCO_HOME=${CUCO_HOME:-$(dirname "$HERE")}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/cuco-cli.XXXXXX") || exit 2
+trap 'rm -rf "$TMP"' EXIT
+# Everything the commands keep (compile cache, default store) stays in TMP.
+export CUCO_STATE=$TMP/state
+export CUCO_STORE=$TMP/default.db
+cd "$TMP" || exit 2
+
+pass=0
+fail=0
+out=
+err=
+rc=0
+
+# run CMD...: stdout in $out, stderr in $err, exit status in $rc. Under a
+# sanitizer build a report (leak, UB) fails the run whatever the exit status.
+run() {
+	"$@" >"$TMP/stdout" 2>"$TMP/stderr"
+	rc=$?
+	out=$(cat "$TMP/stdout")
+	err=$(cat "$TMP/stderr")
+	if grep -q 'Sanitizer\|runtime error:' "$TMP/stderr"; then
+		failed "$*" "sanitizer report"
+	fi
+}
+
+# failed NAME WHY: count a failure and show what the command printed.
+failed() {
+	fail=$((fail + 1))
+	printf 'FAIL: %s: %s\n' "$1" "$2"
+	printf '%s\n' "$out" | head -n 20 | sed 's/^/    stdout: /'
+	printf '%s\n' "$err" | head -n 20 | sed 's/^/    stderr: /'
+}
+
+# check NAME WANT [TEXT...] -- CMD...: run CMD; its exit status must be WANT
+# (a number, or "nonzero") and each TEXT must appear in stdout or stderr.
+check() {
+	local name=$1 want=$2 texts=() t
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		texts+=("$1")
+		shift
+	done
+	shift
+	run "$@"
+	if [ "$want" = nonzero ]; then
+		if [ "$rc" -eq 0 ]; then
+			failed "$name" "exit status 0, expected nonzero"
+			return 1
+		fi
+	elif [ "$rc" -ne "$want" ]; then
+		failed "$name" "exit status $rc, expected $want"
+		return 1
+	fi
+	for t in ${texts[@]+"${texts[@]}"}; do
+		if ! printf '%s\n%s\n' "$out" "$err" | grep -qF -- "$t"; then
+			failed "$name" "output lacks: $t"
+			return 1
+		fi
+	done
+	pass=$((pass + 1))
+	return 0
+}
+
+# usage NAME TEXT -- CMD...: a usage error: exit 5, nothing on stdout, and
+# the first line of stderr is cuco's reason, containing TEXT.
+usage() {
+	local name=$1 text=$2 first
+	shift 3
+	run "$@"
+	first=$(printf '%s\n' "$err" | head -n 1)
+	if [ "$rc" -ne 5 ]; then
+		failed "$name" "exit status $rc, expected 5"
+	elif [ -n "$out" ]; then
+		failed "$name" "a usage error printed to stdout"
+	else
+		case $first in
+		cuco*"$text"*) pass=$((pass + 1)) ;;
+		*) failed "$name" "first line of stderr is not 'cuco...$text...'" ;;
+		esac
+	fi
+}
+
+# expect NAME CONDITION...: a plain test(1) condition.
+expect() {
+	local name=$1
+	shift
+	if [ "$@" ]; then
+		pass=$((pass + 1))
+	else
+		failed "$name" "[ $* ] is false"
+	fi
+}
+
+# ---- misuse ---------------------------------------------------------------
+
+run "$CUCO"
+if [ "$rc" -eq 5 ] && [ -z "$out" ] && printf '%s\n' "$err" | grep -q '^usage: cuco <command>'; then
+	pass=$((pass + 1))
+else
+	failed "no arguments" "expected exit 5 and the usage on stderr"
+fi
+usage "unknown command" "'frobnicate' is not a cuco command" -- "$CUCO" frobnicate
+check "cuco --help" 0 "usage: cuco <command>" "bench" -- "$CUCO" --help
+check "cuco --version" 0 "cuco " -- "$CUCO" --version
+
+for cmd in doctor workloads fastpath eval bench show; do
+	check "$cmd --help" 0 "usage: cuco $cmd" -- "$CUCO" "$cmd" --help
+	[ -z "$err" ] || failed "$cmd --help" "--help wrote to stderr"
+	usage "$cmd --bogus" "--bogus" -- "$CUCO" "$cmd" --bogus
+done
+
+# Bad values: the message names the flag and the value.
+usage "bench --iters x" "--iters x" -- "$CUCO" bench gemm_allgather --iters x
+usage "bench --ranks 0" "--ranks 0" -- "$CUCO" bench gemm_allgather --ranks 0
+usage "bench --timeout -1" "--timeout -1" -- "$CUCO" bench gemm_allgather --timeout -1
+usage "bench --seed -5" "--seed -5" -- "$CUCO" bench gemm_allgather --seed -5
+usage "eval --warmup many" "--warmup many" -- "$CUCO" eval x.cu --workload gemm_allgather --warmup many
+usage "fastpath --comm-ctas 0" "--comm-ctas 0" -- "$CUCO" fastpath gemm_allgather --comm-ctas 0
+usage "bench --store (no value)" "--store needs a value" -- "$CUCO" bench gemm_allgather --store
+usage "bench --shape nosuch" "--shape nosuch" -- "$CUCO" bench gemm_allgather --shape nosuch
+usage "bench two workloads" "unexpected argument" -- "$CUCO" bench gemm_allgather other
+usage "show run abc" "run abc" -- "$CUCO" show run abc
+usage "show run (no id)" "run needs an ID" -- "$CUCO" show run
+usage "show (nothing)" "show what?" -- "$CUCO" show
+usage "eval (no program)" "which program?" -- "$CUCO" eval
+usage "fastpath (no input)" "which workload or host program?" -- "$CUCO" fastpath
+usage "workloads extra" "unexpected argument extra" -- "$CUCO" workloads extra
+usage "doctor extra" "unexpected argument extra" -- "$CUCO" doctor extra
+usage "bench without workload" "which workload?" -- "$CUCO" bench
+check "bench nosuch" nonzero 'no workload "nosuch"' "cuco workloads" -- "$CUCO" bench nosuch
+expect "bench nosuch: one line" "$(printf '%s\n' "$err" | wc -l)" -eq 1
+
+# ---- a malformed manifest: file:line:column: field: what -----------------
+
+BROKEN="broken/manifest.json:6:16: tolerance: expected a number"
+check "bench <malformed manifest>" nonzero "$BROKEN" -- "$CUCO" bench "$FIX/broken/manifest.json"
+check "fastpath <malformed manifest>" nonzero "$BROKEN" -- \
+	"$CUCO" fastpath "$FIX/broken/manifest.json" --no-compile -o "$TMP/never.cu"
+expect "fastpath <malformed manifest>: no output" ! -e "$TMP/never.cu"
+# `cuco workloads` reports a broken package and still lists the good ones.
+mkdir -p "$TMP/home/workloads"
+for d in include device share; do
+	ln -s "$CUCO_HOME/$d" "$TMP/home/$d"
+done
+ln -s "$CUCO_HOME/workloads/gemm_allgather" "$TMP/home/workloads/gemm_allgather"
+cp -R "$FIX/broken" "$TMP/home/workloads/broken"
+check "workloads <malformed manifest>" nonzero "workloads/$BROKEN" "gemm_allgather: " -- \
+	env CUCO_HOME="$TMP/home" "$CUCO" workloads
+
+# ---- doctor, workloads, fastpath -----------------------------------------
+
+check "doctor without GPUs" 0 "no CUDA GPU" -- "$CUCO" doctor
+check "workloads" 0 -- "$CUCO" workloads
+if printf '%s\n' "$out" | grep -q '^gemm_allgather: '; then
+	pass=$((pass + 1))
+else
+	failed "workloads" "gemm_allgather is not listed"
+fi
+
+if check "fastpath gemm_allgather" 0 "seed written to $TMP/seed.cu" -- \
+	"$CUCO" fastpath gemm_allgather -o "$TMP/seed.cu" --no-compile; then
+	case $(head -n 1 "$TMP/seed.cu" 2>/dev/null) in
+	"// cuco-directive: {"*) pass=$((pass + 1)) ;;
+	*) failed "fastpath gemm_allgather" "$TMP/seed.cu does not begin with the directive" ;;
+	esac
+fi
+check "fastpath without collectives" nonzero "nothing to transform" "no_collectives.cu" -- \
+	"$CUCO" fastpath "$FIX/no_collectives.cu" --no-compile -o "$TMP/none.cu"
+expect "fastpath without collectives: no output" ! -e "$TMP/none.cu"
+
+# ---- bench: compile here, refuse to execute without GPUs -----------------
+
+DB=$TMP/db
+check "bench --compile-only" 0 "compile stage done for gemm_allgather" "compile seed" -- \
+	"$CUCO" bench gemm_allgather --shape 2048 --compile-only --store "$DB"
+if printf '%s\n' "$err" | grep -q 'FAILED\|rejected'; then
+	failed "bench --compile-only" "a program did not compile"
+fi
+check "bench without GPUs" 15 "execution needs 2 CUDA GPUs" "ok (cached)" -- \
+	"$CUCO" bench gemm_allgather --shape 2048 --store "$DB"
+if printf '%s\n' "$err" | grep 'compile ' | grep -qv 'ok (cached)'; then
+	failed "bench without GPUs" "a program was compiled again instead of taken from the cache"
+fi
+
+check "show runs" 0 -- "$CUCO" show runs --store "$DB"
+expect "show runs: two runs" "$(printf '%s\n' "$out" | grep -c '^run ')" -eq 2
+if printf '%s\n' "$out" | grep -q '^run 1 .*bench .*gemm_allgather .*done' &&
+	printf '%s\n' "$out" | grep -q '^run 2 .*bench .*gemm_allgather .*failed'; then
+	pass=$((pass + 1))
+else
+	failed "show runs" "expected run 1 done and run 2 failed"
+fi
+check "show run 1" 0 -- "$CUCO" show run 1 --store "$DB"
+if printf '%s\n' "$out" | grep -q '^run 1 .*gemm_allgather .*2048 .*done'; then
+	pass=$((pass + 1))
+else
+	failed "show run 1" "no line for run 1"
+fi
+check "show run 99" nonzero "no run 99" -- "$CUCO" show run 99 --store "$DB"
+check "show program 1" 0 "program 1 baseline (baseline) workload gemm_allgather" -- \
+	"$CUCO" show program 1 --store "$DB"
+
+# A seed whose directive is invalid is rejected before nvcc, and the store says so.
+check "eval <invalid directive>" nonzero "directive rejected: " "bad_directive.cu:1:49: placement:" -- \
+	"$CUCO" eval "$HERE/fixtures/cascade/bad_directive.cu" --workload gemm_allgather \
+	--shape 2048 --store "$DB"
+check "show run 3" 0 "stage compile status invalid" "bad_directive.cu:1:49:" -- \
+	"$CUCO" show run 3 --store "$DB"
+
+# ---- a store from a newer cuco is refused and left untouched -------------
+
+if command -v sqlite3 >/dev/null 2>&1; then
+	NEW=$TMP/new.db
+	sqlite3 "$NEW" 'PRAGMA user_version=99; PRAGMA application_id=1668637551; CREATE TABLE t(x);'
+	before=$(cksum <"$NEW")
+	check "newer store: show" nonzero "schema version 99" "newer" -- "$CUCO" show runs --store "$NEW"
+	expect "newer store: one line" "$(printf '%s\n' "$err" | wc -l)" -eq 1
+	check "newer store: bench" nonzero "schema version 99" -- \
+		"$CUCO" bench gemm_allgather --shape 2048 --compile-only --no-seed --store "$NEW"
+	expect "newer store: unchanged" "$(cksum <"$NEW")" = "$before"
+	expect "newer store: no journal left" ! -e "$NEW-journal" -a ! -e "$NEW-wal"
+else
+	failed "newer store" "the sqlite3 command is not installed"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
