@@ -1,0 +1,1031 @@
+/*
+ * evolve.c - the evolution loop: breed, store, evaluate, select; resume from
+ * the store (see evolve.h for the generation protocol).
+ */
+#include "search/evolve.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/novelty.h"
+#include "search/operator.h"
+#include "search/population.h"
+#include "search/rng.h"
+#include "search/summary.h"
+#include "store/store.h"
+#include "util/proc.h"
+#include "util/strbuf.h"
+
+#define NOVELTY_ATTEMPTS 6 /* tries for a novel child before the slot stays empty */
+#define MAX_EDGES 16       /* lineage edges of one child */
+#define EMPTY_LIMIT 3      /* generations in a row without a new child: space exhausted */
+
+/* ---- outcomes and config ---- */
+
+void cuco_eval_outcome_init(struct cuco_eval_outcome *o)
+{
+	memset(o, 0, sizeof(*o));
+	snprintf(o->status, sizeof(o->status), "ok");
+	snprintf(o->stage, sizeof(o->stage), "bench");
+	o->median_us = o->baseline_us = o->rel_err = NAN;
+}
+
+void cuco_eval_outcome_release(struct cuco_eval_outcome *o)
+{
+	free(o->error);
+	free(o->log);
+	cuco_eval_outcome_init(o);
+}
+
+void cuco_evolve_config_default(struct cuco_evolve_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->seed = 1;
+	cfg->islands = 2;
+	cfg->generations = 20;
+	cfg->children_per_island = 4;
+	cfg->population_size = 40;
+	cfg->archive_size = 12;
+	cfg->migration_interval = 4;
+	cfg->migration_rate = 0.15;
+	cfg->explore_fraction = 0.4;
+	cfg->novelty_threshold = 0.95;
+	cfg->stagnation_generations = 4;
+	cfg->summary_interval = 4;
+	cfg->top_k = 2;
+	cfg->diverse_k = 1;
+}
+
+char *cuco_evolve_config_to_json(const struct cuco_evolve_config *c)
+{
+	json_t *o = json_object();
+	char *s;
+
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "seed", json_integer((json_int_t)c->seed));
+	json_object_set_new(o, "islands", json_integer(c->islands));
+	json_object_set_new(o, "generations", json_integer(c->generations));
+	json_object_set_new(o, "children_per_island", json_integer(c->children_per_island));
+	json_object_set_new(o, "population_size", json_integer(c->population_size));
+	json_object_set_new(o, "archive_size", json_integer(c->archive_size));
+	json_object_set_new(o, "migration_interval", json_integer(c->migration_interval));
+	json_object_set_new(o, "migration_rate", json_real(c->migration_rate));
+	json_object_set_new(o, "explore_fraction", json_real(c->explore_fraction));
+	json_object_set_new(o, "novelty_threshold", json_real(c->novelty_threshold));
+	json_object_set_new(o, "stagnation_generations", json_integer(c->stagnation_generations));
+	json_object_set_new(o, "summary_interval", json_integer(c->summary_interval));
+	json_object_set_new(o, "top_k", json_integer(c->top_k));
+	json_object_set_new(o, "diverse_k", json_integer(c->diverse_k));
+	json_object_set_new(o, "budget_evals", json_integer(c->budget_evals));
+	json_object_set_new(o, "budget_minutes", json_real(c->budget_minutes));
+	json_object_set_new(o, "template", json_string(c->template_path));
+	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+	json_decref(o);
+	return s;
+}
+
+static void get_int(json_t *o, const char *k, int *v)
+{
+	json_t *x = json_object_get(o, k);
+
+	if (json_is_integer(x))
+		*v = (int)json_integer_value(x);
+}
+
+static void get_real(json_t *o, const char *k, double *v)
+{
+	json_t *x = json_object_get(o, k);
+
+	if (json_is_number(x))
+		*v = json_number_value(x);
+}
+
+int cuco_evolve_config_from_json(const char *json, struct cuco_evolve_config *c,
+                                 struct cuco_err *err)
+{
+	json_error_t je;
+	json_t *o = json_loads(json ? json : "", 0, &je), *x;
+
+	if (!json_is_object(o)) {
+		json_decref(o);
+		return cuco_err_set(err, CUCO_ERR_PARSE, "evolve config: not a JSON object: %s",
+		                    je.text);
+	}
+	x = json_object_get(o, "seed");
+	if (json_is_integer(x))
+		c->seed = (uint64_t)json_integer_value(x);
+	get_int(o, "islands", &c->islands);
+	get_int(o, "generations", &c->generations);
+	get_int(o, "children_per_island", &c->children_per_island);
+	get_int(o, "population_size", &c->population_size);
+	get_int(o, "archive_size", &c->archive_size);
+	get_int(o, "migration_interval", &c->migration_interval);
+	get_real(o, "migration_rate", &c->migration_rate);
+	get_real(o, "explore_fraction", &c->explore_fraction);
+	get_real(o, "novelty_threshold", &c->novelty_threshold);
+	get_int(o, "stagnation_generations", &c->stagnation_generations);
+	get_int(o, "summary_interval", &c->summary_interval);
+	get_int(o, "top_k", &c->top_k);
+	get_int(o, "diverse_k", &c->diverse_k);
+	get_int(o, "budget_evals", &c->budget_evals);
+	get_real(o, "budget_minutes", &c->budget_minutes);
+	x = json_object_get(o, "template");
+	if (json_is_string(x))
+		snprintf(c->template_path, sizeof(c->template_path), "%s", json_string_value(x));
+	json_decref(o);
+	return CUCO_OK;
+}
+
+/* ---- engine state ---- */
+
+/* A candidate of the current generation, stored or about to be. */
+struct pending {
+	int64_t program_id;
+	int island; /* CUCO_STORE_NO_INT for the initial programs (on every island) */
+	char name[48];
+	const char *op;
+	char *code;
+	char *json;
+	struct cuco_directive d;
+	struct cuco_parent edges[MAX_EDGES];
+	int nedges;
+	int evaluated;
+	double fitness, median_us;
+	int correct;
+};
+
+struct engine {
+	const struct cuco_evolve_opts *o;
+	struct cuco_evolve_config cfg;
+	int64_t run_id;
+	struct cuco_population pop;
+	struct cuco_novelty nov;
+	struct cuco_genes genes;
+	struct cuco_bias bias;
+	int bias_generation; /* generation the bias was computed at; -1 none */
+	struct cuco_schedule sched;
+	char *start_code;              /* the fast-path seed */
+	struct cuco_directive start_d; /* its directive, completed for the template */
+	struct pending *pend;
+	int npend, apend;
+	struct cuco_evolve_progress prog;
+	double t0;
+};
+
+static void pend_clear(struct engine *e)
+{
+	for (int i = 0; i < e->npend; i++) {
+		free(e->pend[i].code);
+		free(e->pend[i].json);
+	}
+	e->npend = 0;
+}
+
+static struct pending *pend_new(struct engine *e)
+{
+	struct pending *p;
+
+	if (e->npend == e->apend) {
+		int na = e->apend ? 2 * e->apend : 32;
+		struct pending *np = realloc(e->pend, (size_t)na * sizeof(*np));
+		if (!np)
+			return NULL;
+		e->pend = np;
+		e->apend = na;
+	}
+	p = &e->pend[e->npend++];
+	memset(p, 0, sizeof(*p));
+	cuco_directive_init(&p->d);
+	p->median_us = NAN;
+	return p;
+}
+
+static int realize(struct engine *e, const struct cuco_directive *d, struct cuco_strbuf *out,
+                   struct cuco_err *err)
+{
+	if (e->o->template_text)
+		return cuco_realize_template(e->o->template_name ? e->o->template_name : "template",
+		                             e->o->template_text, d, out, err);
+	return cuco_realize_seed(e->start_code, d, out, err);
+}
+
+/* Count an outcome into the progress. */
+static void tally(struct engine *e, const struct cuco_eval_outcome *out)
+{
+	struct cuco_evolve_progress *p = &e->prog;
+
+	p->evaluated++;
+	if (isfinite(out->baseline_us))
+		p->baseline_us = out->baseline_us;
+	if (out->code == CUCO_OK) {
+		p->correct++;
+		return;
+	}
+	if (!strcmp(out->stage, "compile"))
+		p->failed_compile++;
+	else if (!strcmp(out->stage, "verify"))
+		p->failed_verify++;
+	else if (!strcmp(out->stage, "bench"))
+		p->failed_bench++;
+	else
+		p->failed_run++;
+	if (!strcmp(out->status, "timeout"))
+		p->failed_timeout++;
+}
+
+static void note_best(struct engine *e, int64_t id, double fitness, double median_us)
+{
+	if (fitness > e->prog.best_fitness) {
+		e->prog.best_fitness = fitness;
+		e->prog.best_us = median_us;
+		e->prog.best_program = id;
+	}
+}
+
+/* Members for the generation's candidates (initial programs go to every island). */
+static int add_members(struct engine *e, int g)
+{
+	for (int i = 0; i < e->npend; i++) {
+		struct pending *p = &e->pend[i];
+		struct cuco_member m;
+		int first = p->island == CUCO_STORE_NO_INT ? 0 : p->island;
+		int last = p->island == CUCO_STORE_NO_INT ? e->pop.nislands - 1 : p->island;
+
+		memset(&m, 0, sizeof(m));
+		m.program_id = p->program_id;
+		m.generation = g;
+		m.correct = p->correct;
+		m.fitness = p->correct ? p->fitness : 0;
+		m.median_us = p->median_us;
+		m.d = p->d;
+		for (int isl = first; isl <= last && isl < e->pop.nislands; isl++) {
+			m.island = isl;
+			if (cuco_population_add(&e->pop, &m) < 0)
+				return CUCO_ERR_NOMEM;
+		}
+	}
+	return CUCO_OK;
+}
+
+static int refresh_bias(struct engine *e, int g, int store_it, struct cuco_err *err)
+{
+	struct cuco_summary s;
+	char *text = NULL;
+	int rc = cuco_summary_compute(e->o->store, e->run_id, g, &s, err);
+
+	if (rc == CUCO_OK) {
+		cuco_summary_bias(&s, e->o->ds, 2.0, &e->bias);
+		e->bias_generation = g;
+		if (store_it) {
+			text = cuco_summary_to_json(&s);
+			rc = text ? cuco_store_summary_add(e->o->store, e->run_id, g, "statistical",
+			                                   text, NULL, err)
+			          : cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		}
+	}
+	free(text);
+	cuco_summary_release(&s);
+	return rc;
+}
+
+static int summary_due(const struct engine *e, int g)
+{
+	return g > 0 && e->cfg.summary_interval > 0 && g % e->cfg.summary_interval == 0;
+}
+
+/* After a generation's members are in: bests, stagnation, trim, migration, bias. */
+static int finish_generation(struct engine *e, int g, struct cuco_err *err)
+{
+	cuco_population_end_generation(&e->pop, g);
+	if (g > 0 && e->cfg.migration_interval > 0 && g % e->cfg.migration_interval == 0 &&
+	    cuco_population_migrate(&e->pop, e->cfg.migration_rate) < 0)
+		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+	if (summary_due(e, g) && e->bias_generation != g)
+		return refresh_bias(e, g, 0, err);
+	return CUCO_OK;
+}
+
+/* Store the pending candidates (one transaction). */
+static int store_pending(struct engine *e, int g, struct cuco_err *err)
+{
+	int rc;
+
+	if (!e->npend)
+		return CUCO_OK;
+	if ((rc = cuco_store_begin(e->o->store, err)))
+		return rc;
+	for (int i = 0; i < e->npend; i++) {
+		struct pending *p = &e->pend[i];
+		struct cuco_program_rec rec;
+
+		cuco_program_rec_init(&rec);
+		rec.run_id = e->run_id;
+		rec.workload = e->o->workload;
+		rec.name = p->name;
+		rec.origin = "candidate";
+		rec.code = p->code;
+		rec.directive = p->json;
+		rec.island = p->island;
+		rec.generation = g;
+		rec.operator_ = p->op;
+		rec.parents = p->edges;
+		rec.nparents = (size_t)p->nedges;
+		if ((rc = cuco_store_program_add(e->o->store, &rec, &p->program_id, err))) {
+			cuco_store_rollback(e->o->store, NULL);
+			return rc;
+		}
+	}
+	return cuco_store_commit(e->o->store, err);
+}
+
+static int store_outcome(struct engine *e, const struct pending *p,
+                         const struct cuco_eval_outcome *out, struct cuco_err *err)
+{
+	struct cuco_eval_rec ev;
+	int64_t id;
+
+	cuco_eval_rec_init(&ev);
+	ev.program_id = p->program_id;
+	ev.run_id = e->run_id;
+	ev.shape = e->o->shape;
+	ev.stage_reached = out->stage;
+	ev.status = out->status;
+	ev.error_code = out->code;
+	ev.error = out->error;
+	if (out->log)
+		ev.compile_log = !strcmp(out->stage, "compile") ? out->log : NULL;
+	if (out->log && strcmp(out->stage, "compile"))
+		ev.run_log = out->log;
+	ev.median_us = out->median_us;
+	ev.rel_err = out->rel_err;
+	ev.fitness = out->code == CUCO_OK ? out->fitness : 0;
+	return cuco_store_eval_add(e->o->store, &ev, &id, err);
+}
+
+static void report(struct engine *e)
+{
+	if (e->o->progress)
+		e->o->progress(e->o->progress_arg, &e->prog);
+}
+
+/* Time or evaluation budget spent, or a stop requested: why, else NULL. */
+static const char *should_stop(const struct engine *e)
+{
+	if (e->o->stop && *e->o->stop)
+		return "interrupted";
+	if (e->cfg.budget_evals > 0 && e->prog.evaluated >= e->cfg.budget_evals)
+		return "budget-evals";
+	if (e->cfg.budget_minutes > 0 && cuco_now() - e->t0 >= e->cfg.budget_minutes * 60)
+		return "budget-minutes";
+	return NULL;
+}
+
+/*
+ * Evaluate the pending candidates that have no outcome, a batch at a time;
+ * each batch's outcomes (and the summary, after the generation's last batch
+ * when one is due) land in one transaction. Stops early, leaving the rest
+ * unevaluated, when should_stop() says so.
+ */
+static int evaluate_pending(struct engine *e, int g, struct cuco_err *err)
+{
+	const struct cuco_evaluator *ev = &e->o->evaluator;
+	int batch = ev->evaluate_batch ? (ev->max_batch > 0 ? ev->max_batch : e->npend) : 1;
+	struct cuco_candidate *c = calloc((size_t)batch + 1, sizeof(*c));
+	struct cuco_eval_outcome *outs = calloc((size_t)batch + 1, sizeof(*outs));
+	int *which = calloc((size_t)batch + 1, sizeof(*which)), rc = CUCO_OK;
+
+	if (!c || !outs || !which) {
+		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int next = 0;;) {
+		int n = 0, left;
+		while (next < e->npend && n < batch) {
+			struct pending *p = &e->pend[next];
+			if (!p->evaluated) {
+				c[n].name = p->name;
+				c[n].code = p->code;
+				c[n].directive_json = p->json;
+				c[n].program_id = p->program_id;
+				cuco_eval_outcome_init(&outs[n]);
+				which[n++] = next;
+			}
+			next++;
+		}
+		if (!n)
+			break;
+		if (ev->evaluate_batch)
+			rc = ev->evaluate_batch(ev->ctx, c, n, outs, err);
+		else
+			rc = ev->evaluate(ev->ctx, c, outs, err);
+		if (rc)
+			goto release;
+		if ((rc = cuco_store_begin(e->o->store, err)))
+			goto release;
+		for (int k = 0; k < n && !rc; k++)
+			rc = store_outcome(e, &e->pend[which[k]], &outs[k], err);
+		left = 0;
+		for (int i = next; i < e->npend; i++)
+			left += !e->pend[i].evaluated;
+		if (!rc && !left && summary_due(e, g))
+			rc = refresh_bias(e, g, 1, err);
+		if (rc) {
+			cuco_store_rollback(e->o->store, NULL);
+			e->bias_generation = -1;
+			goto release;
+		}
+		if ((rc = cuco_store_commit(e->o->store, err)))
+			goto release;
+		for (int k = 0; k < n; k++) {
+			struct pending *p = &e->pend[which[k]];
+			p->evaluated = 1;
+			p->correct = outs[k].code == CUCO_OK;
+			p->fitness = p->correct ? outs[k].fitness : 0;
+			p->median_us = outs[k].median_us;
+			tally(e, &outs[k]);
+			if (p->correct)
+				note_best(e, p->program_id, p->fitness, p->median_us);
+		}
+	release:
+		for (int k = 0; k < n; k++)
+			cuco_eval_outcome_release(&outs[k]);
+		if (rc)
+			goto out;
+		report(e);
+		if (should_stop(e))
+			break;
+	}
+out:
+	free(c);
+	free(outs);
+	free(which);
+	return rc;
+}
+
+static int all_evaluated(const struct engine *e)
+{
+	for (int i = 0; i < e->npend; i++)
+		if (!e->pend[i].evaluated)
+			return 0;
+	return 1;
+}
+
+/* Add a lineage edge unless (id, kind) is there already. */
+static void add_edge(struct pending *p, int64_t id, const char *kind)
+{
+	for (int i = 0; i < p->nedges; i++)
+		if (p->edges[i].id == id && !strcmp(p->edges[i].kind, kind))
+			return;
+	if (p->nedges < MAX_EDGES) {
+		p->edges[p->nedges].id = id;
+		p->edges[p->nedges++].kind = kind;
+	}
+}
+
+/*
+ * Breed one child on island isl. Returns CUCO_OK (a child was added to
+ * pending, or none could be found: *made says which) or an error.
+ */
+static int breed(struct engine *e, int g, int isl, int slot, const struct cuco_phase_params *pp,
+                 struct cuco_rng *rng, int *made, struct cuco_err *err)
+{
+	struct cuco_op_ctx op = {e->o->ds, e->o->facts, &e->genes,
+	                         pp->use_bias && e->bias.active ? &e->bias : NULL};
+	struct cuco_strbuf code = CUCO_STRBUF_INIT;
+	int rc = CUCO_OK;
+
+	*made = 0;
+	for (int attempt = 0; attempt < NOVELTY_ATTEMPTS; attempt++) {
+		int parent, insp[8], ninsp, partner = -1, nchanges, arch[64], na;
+		struct cuco_directive child;
+		struct cuco_err e2;
+		struct pending *p;
+		char *json;
+		const char *op_name = "mutate";
+
+		if (pp->reseed && slot == 0 &&
+		    (na = cuco_island_archive(&e->pop, isl, arch, 64)) > 0)
+			parent = arch[cuco_rng_below(rng, (uint64_t)na)];
+		else
+			parent = cuco_island_pick_parent(&e->pop, isl, pp->lambda, rng);
+		if (parent < 0)
+			goto out;
+		ninsp = cuco_island_inspirations(&e->pop, isl, parent, e->cfg.top_k,
+		                                 e->cfg.diverse_k, rng, insp, 8);
+		nchanges = pp->changes_min;
+		if (pp->changes_max > pp->changes_min) {
+			if (pp->phase == CUCO_PHASE_EXPLOIT && !pp->reseed)
+				nchanges += cuco_rng_unit(rng) < 0.25; /* mostly one change */
+			else
+				nchanges += (int)cuco_rng_below(
+				    rng, (uint64_t)(pp->changes_max - pp->changes_min + 1));
+		}
+		nchanges += attempt / 2; /* bolder after rejections */
+		cuco_err_clear(&e2);
+		rc = CUCO_ERR_NOT_FOUND;
+		if (ninsp > 0 && cuco_rng_unit(rng) < pp->crossover_rate) {
+			partner = insp[cuco_rng_below(rng, (uint64_t)ninsp)];
+			rc = cuco_operator_crossover(&op, &e->pop.m[parent].d, &e->pop.m[partner].d,
+			                             rng, &child, &e2);
+			op_name = "crossover";
+		}
+		if (rc) {
+			partner = -1;
+			op_name = "mutate";
+			rc = cuco_operator_mutate(&op, &e->pop.m[parent].d,
+			                          ninsp ? &e->pop.m[insp[0]].d : NULL, nchanges,
+			                          rng, &child, &e2);
+		}
+		if (rc) { /* nothing valid and new around this parent */
+			rc = CUCO_OK;
+			continue;
+		}
+		cuco_strbuf_reset(&code);
+		if ((rc = realize(e, &child, &code, err)))
+			goto out;
+		json = cuco_directive_to_json(&child);
+		if (!json) {
+			rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+			goto out;
+		}
+		if (cuco_novelty_check(&e->nov, code.buf, json, NULL, NULL) != CUCO_NOVEL) {
+			e->prog.rejected++;
+			free(json);
+			continue;
+		}
+		if (!(p = pend_new(e)) || cuco_novelty_add(&e->nov, code.buf, json, 0)) {
+			free(json);
+			rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+			goto out;
+		}
+		p->island = isl;
+		snprintf(p->name, sizeof(p->name), "g%d-i%d-c%d", g, isl, slot);
+		p->op = op_name;
+		p->code = cuco_strbuf_detach(&code, NULL);
+		p->json = json;
+		p->d = child;
+		add_edge(p, e->pop.m[parent].program_id, "parent");
+		if (partner >= 0)
+			add_edge(p, e->pop.m[partner].program_id, "crossover");
+		for (int k = 0; k < ninsp; k++)
+			if (insp[k] != partner &&
+			    e->pop.m[insp[k]].program_id != e->pop.m[parent].program_id)
+				add_edge(p, e->pop.m[insp[k]].program_id, "inspiration");
+		e->pop.m[parent].nchildren++;
+		*made = 1;
+		goto out;
+	}
+out:
+	cuco_strbuf_release(&code);
+	return rc;
+}
+
+/* Breed generation g into pending. */
+static int breed_generation(struct engine *e, int g, struct cuco_err *err)
+{
+	struct cuco_rng rng;
+	int rc;
+
+	cuco_rng_seed_stream(&rng, e->cfg.seed, (uint64_t)g);
+	for (int isl = 0; isl < e->pop.nislands; isl++) {
+		struct cuco_phase_params pp;
+		cuco_schedule_params(
+		    &e->sched, g,
+		    cuco_island_stagnating(&e->pop, isl, e->cfg.stagnation_generations), &pp);
+		for (int slot = 0; slot < e->cfg.children_per_island; slot++) {
+			int made;
+			if (e->cfg.budget_evals > 0 &&
+			    e->prog.evaluated + e->npend >= e->cfg.budget_evals)
+				return CUCO_OK;
+			if ((rc = breed(e, g, isl, slot, &pp, &rng, &made, err)))
+				return rc;
+		}
+	}
+	return CUCO_OK;
+}
+
+/* The initial programs (generation 0): the seed and, with a template, its rendering. */
+static int initial_programs(struct engine *e, struct cuco_err *err)
+{
+	struct pending *p = pend_new(e);
+	struct cuco_strbuf code = CUCO_STRBUF_INIT;
+	int rc = CUCO_OK;
+
+	if (!p)
+		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+	p->island = CUCO_STORE_NO_INT;
+	snprintf(p->name, sizeof(p->name), "seed");
+	p->op = "init";
+	p->code = strdup(e->start_code);
+	if ((rc = cuco_directive_parse("seed", e->start_code, &p->d, err)))
+		return rc;
+	free(p->d.file);
+	p->d.file = NULL;
+	p->json = cuco_directive_to_json(&p->d);
+	if (!p->code || !p->json)
+		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+	if (e->o->template_text) {
+		if ((rc = realize(e, &e->start_d, &code, err)))
+			goto out;
+		if (strcmp(code.buf, e->start_code)) {
+			if (!(p = pend_new(e))) {
+				rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+				goto out;
+			}
+			p->island = CUCO_STORE_NO_INT;
+			snprintf(p->name, sizeof(p->name), "seed-realized");
+			p->op = "init";
+			p->code = cuco_strbuf_detach(&code, NULL);
+			p->json = cuco_directive_to_json(&e->start_d);
+			cuco_directive_copy(&p->d, &e->start_d);
+			if (!p->json) {
+				rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+				goto out;
+			}
+		}
+	}
+	for (int i = 0; i < e->npend; i++)
+		if (cuco_novelty_add(&e->nov, e->pend[i].code, e->pend[i].json, 0)) {
+			rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+			goto out;
+		}
+out:
+	cuco_strbuf_release(&code);
+	return rc;
+}
+
+/* What the operator may change, and the start directive completed for the template. */
+static int setup_genes(struct engine *e, struct cuco_err *err)
+{
+	int rc;
+
+	if ((rc = cuco_directive_parse("seed", e->start_code, &e->start_d, err)))
+		return rc;
+	free(e->start_d.file);
+	e->start_d.file = NULL;
+	if (e->o->template_text) {
+		memset(&e->genes, 0, sizeof(e->genes));
+		for (int d = 0; d < CUCO_NDIMS; d++)
+			e->genes.dims[d] = 1;
+		rc = cuco_realize_template_knobs(e->o->template_text, e->o->ds, &e->genes,
+		                                 &e->start_d, err);
+	} else {
+		char names[CUCO_DIRECTIVE_MAX_KNOBS][CUCO_NAME_MAX];
+		const char *ptrs[CUCO_DIRECTIVE_MAX_KNOBS];
+		int n;
+		cuco_realize_seed_knobs(e->start_code, e->o->ds, names, CUCO_DIRECTIVE_MAX_KNOBS,
+		                        &n);
+		for (int i = 0; i < n; i++)
+			ptrs[i] = names[i];
+		cuco_genes_knobs_only(&e->genes, ptrs, n);
+	}
+	if (rc)
+		return rc;
+	if ((rc = cuco_directive_validate(&e->start_d, e->o->ds, e->o->facts, err)))
+		cuco_err_prefix(err, "the seed's directive: ");
+	return rc;
+}
+
+/* ---- resume ---- */
+
+/* A stored candidate of the run, as loaded for the rebuild. */
+struct loaded {
+	int64_t id;
+	int island, generation;
+	char *name, *code, *json, *op;
+	int64_t parent_ids[MAX_EDGES];
+	char parent_kind[MAX_EDGES][16];
+	int nparents;
+	int evaluated, correct;
+	double fitness, median_us;
+};
+
+struct loader {
+	struct loaded *a;
+	int n, alloc;
+	struct engine *e;
+};
+
+static int load_program(const struct cuco_program_rec *p, void *arg, struct cuco_err *err)
+{
+	struct loader *L = arg;
+	struct loaded *x;
+
+	if (strcmp(p->origin, "candidate") || p->generation < 0)
+		return 0;
+	if (L->n == L->alloc) {
+		int na = L->alloc ? 2 * L->alloc : 128;
+		struct loaded *nx = realloc(L->a, (size_t)na * sizeof(*nx));
+		if (!nx)
+			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		L->a = nx;
+		L->alloc = na;
+	}
+	x = &L->a[L->n++];
+	memset(x, 0, sizeof(*x));
+	x->id = p->id;
+	x->island = (int)p->island;
+	x->generation = (int)p->generation;
+	x->name = strdup(p->name ? p->name : "");
+	x->code = strdup(p->code);
+	x->json = p->directive ? strdup(p->directive) : NULL;
+	x->op = strdup(p->operator_ ? p->operator_ : "");
+	x->median_us = NAN;
+	for (size_t i = 0; i < p->nparents && x->nparents < MAX_EDGES; i++) {
+		x->parent_ids[x->nparents] = p->parents[i].id;
+		snprintf(x->parent_kind[x->nparents++], 16, "%s",
+		         p->parents[i].kind ? p->parents[i].kind : "parent");
+	}
+	if (!x->name || !x->code || !x->op)
+		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+	return 0;
+}
+
+static int load_eval(const struct cuco_eval_rec *ev, void *arg, struct cuco_err *err)
+{
+	struct loader *L = arg;
+	struct cuco_eval_outcome out;
+	int lo = 0, hi = L->n - 1;
+
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+		struct loaded *x = &L->a[mid];
+		if (x->id == ev->program_id) {
+			if (x->evaluated)
+				return 0;
+			x->evaluated = 1;
+			x->correct = ev->error_code == CUCO_OK && !strcmp(ev->status, "ok");
+			x->fitness = x->correct && isfinite(ev->fitness) ? ev->fitness : 0;
+			x->median_us = ev->median_us;
+			cuco_eval_outcome_init(&out);
+			out.code = ev->error_code;
+			snprintf(out.status, sizeof(out.status), "%s", ev->status);
+			snprintf(out.stage, sizeof(out.stage), "%s",
+			         ev->stage_reached ? ev->stage_reached : "run");
+			tally(L->e, &out);
+			if (x->correct)
+				note_best(L->e, x->id, x->fitness, x->median_us);
+			return 0;
+		}
+		if (x->id < ev->program_id)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return 0;
+}
+
+static void loader_free(struct loader *L)
+{
+	for (int i = 0; i < L->n; i++) {
+		free(L->a[i].name);
+		free(L->a[i].code);
+		free(L->a[i].json);
+		free(L->a[i].op);
+	}
+	free(L->a);
+}
+
+/*
+ * Rebuild the islands from the run's stored candidates, generation by
+ * generation, exactly as the live loop built them. The last stored
+ * generation stays pending (*open = 1) when some of it lacks an evaluation.
+ * *last_g gets the last stored generation, -1 when the run has none yet.
+ */
+static int rebuild(struct engine *e, int *last_g, int *open, struct cuco_err *err)
+{
+	struct loader L;
+	int rc, gmax = -1, i = 0;
+
+	memset(&L, 0, sizeof(L));
+	L.e = e;
+	*open = 0;
+	if ((rc = cuco_store_program_each(e->o->store, e->run_id, load_program, &L, err)))
+		goto out;
+	if ((rc = cuco_store_eval_each_run(e->o->store, e->run_id, load_eval, &L, err)))
+		goto out;
+	for (int k = 0; k < L.n; k++) {
+		if (L.a[k].generation > gmax)
+			gmax = L.a[k].generation;
+		if (L.a[k].generation == 0 && !strcmp(L.a[k].op, "init") &&
+		    !strcmp(L.a[k].name, "seed") && !e->start_code)
+			e->start_code = strdup(L.a[k].code);
+	}
+	if (!e->start_code && gmax < 0 && e->o->seed_code) {
+		/* Killed before generation 0 was stored: start over from the seed. */
+		*last_g = -1;
+		goto out;
+	}
+	if (!e->start_code) {
+		rc = cuco_err_set(err, CUCO_ERR_NOT_FOUND,
+		                  "run %lld has no stored seed (generation 0); start a new run",
+		                  (long long)e->run_id);
+		goto out;
+	}
+	if ((rc = setup_genes(e, err)))
+		goto out;
+	for (int g = 0; g <= gmax; g++) {
+		pend_clear(e);
+		/* Programs come oldest first, generation by generation. */
+		for (; i < L.n && L.a[i].generation <= g; i++) {
+			struct loaded *x = &L.a[i];
+			struct pending *p;
+			if (x->generation < g)
+				continue;
+			if (!(p = pend_new(e))) {
+				rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+				goto out;
+			}
+			p->program_id = x->id;
+			p->island = x->island;
+			snprintf(p->name, sizeof(p->name), "%s", x->name);
+			p->op = "";
+			p->code = x->code;
+			p->json = x->json;
+			x->code = x->json = NULL;
+			p->evaluated = x->evaluated;
+			p->correct = x->correct;
+			p->fitness = x->fitness;
+			p->median_us = x->median_us;
+			if (p->json && cuco_directive_from_json(p->json, &p->d, err) != CUCO_OK) {
+				rc = err->code;
+				cuco_err_prefix(err, "program %lld: ", (long long)x->id);
+				goto out;
+			}
+			if (cuco_novelty_add(&e->nov, p->code, p->json, p->program_id)) {
+				rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+				goto out;
+			}
+			for (int k = 0; k < x->nparents; k++) {
+				int at;
+				if (strcmp(x->parent_kind[k], "parent"))
+					continue;
+				at = cuco_population_find(&e->pop, x->island, x->parent_ids[k]);
+				if (at >= 0)
+					e->pop.m[at].nchildren++;
+			}
+		}
+		*last_g = g;
+		if (g == gmax && !all_evaluated(e)) {
+			*open = 1;
+			break;
+		}
+		if ((rc = add_members(e, g)) || (rc = finish_generation(e, g, err)))
+			goto out;
+		pend_clear(e);
+	}
+out:
+	loader_free(&L);
+	return rc;
+}
+
+/* ---- the loop ---- */
+
+int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_config *cfg,
+                    int64_t resume_run, int64_t *run_id, struct cuco_evolve_progress *final,
+                    struct cuco_err *err)
+{
+	struct engine e;
+	int rc = CUCO_OK, g = 0, open = 0, empty = 0;
+	char *config = NULL;
+	const char *why = NULL;
+
+	memset(&e, 0, sizeof(e));
+	e.o = o;
+	e.cfg = *cfg;
+	e.bias_generation = -1;
+	e.t0 = cuco_now();
+	e.prog.best_us = e.prog.baseline_us = NAN;
+	e.sched.generations = cfg->generations;
+	e.sched.explore_fraction = cfg->explore_fraction;
+	cuco_novelty_init(&e.nov, cfg->novelty_threshold);
+	if (!o->evaluator.evaluate && !o->evaluator.evaluate_batch) {
+		rc = cuco_err_set(err, CUCO_ERR_INVALID, "evolve: no evaluator");
+		goto out;
+	}
+	if (cuco_population_init(&e.pop, cfg->islands, cfg->population_size, cfg->archive_size)) {
+		rc = cuco_err_set(err, CUCO_ERR_INVALID, "evolve: islands must be 1..%d",
+		                  CUCO_MAX_ISLANDS);
+		goto out;
+	}
+	if (resume_run) {
+		struct cuco_run_rec run;
+		cuco_run_rec_init(&run);
+		if ((rc = cuco_store_run_get(o->store, resume_run, &run, err)))
+			goto out;
+		if (strcmp(run.kind, "evolve")) {
+			rc = cuco_err_set(err, CUCO_ERR_INVALID,
+			                  "run %lld is a '%s' run, not an evolve run",
+			                  (long long)resume_run, run.kind);
+			cuco_run_rec_release(&run);
+			goto out;
+		}
+		cuco_run_rec_release(&run);
+		e.run_id = resume_run;
+		if (run_id)
+			*run_id = e.run_id;
+		e.prog.run_id = e.run_id;
+		g = 0;
+		if ((rc = cuco_store_run_finish(o->store, e.run_id, "running", err)) ||
+		    (rc = rebuild(&e, &g, &open, err)))
+			goto fail;
+		if (g < 0) {
+			e.start_code = strdup(o->seed_code);
+			if (!e.start_code) {
+				rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+				goto fail;
+			}
+			if ((rc = setup_genes(&e, err)) || (rc = initial_programs(&e, err)) ||
+			    (rc = store_pending(&e, 0, err)))
+				goto fail;
+			g = 0;
+			open = 1;
+		} else if (!open) {
+			g++;
+		}
+		for (int i = 0; open && i < e.npend; i++)
+			e.prog.resumed_evals += !e.pend[i].evaluated;
+	} else {
+		struct cuco_run_rec run;
+		if (!o->seed_code) {
+			rc = cuco_err_set(err, CUCO_ERR_INVALID, "evolve: no seed program");
+			goto out;
+		}
+		e.start_code = strdup(o->seed_code);
+		config = cuco_evolve_config_to_json(cfg);
+		if (!e.start_code || !config) {
+			rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+			goto out;
+		}
+		cuco_run_rec_init(&run);
+		run.kind = "evolve";
+		run.workload = o->workload;
+		run.shape = o->shape;
+		run.config = config;
+		run.gpu = o->gpu;
+		run.cuco_version = CUCO_VERSION;
+		if ((rc = cuco_store_run_begin(o->store, &run, &e.run_id, err)))
+			goto out;
+		if (run_id)
+			*run_id = e.run_id;
+		e.prog.run_id = e.run_id;
+		if ((rc = setup_genes(&e, err)) || (rc = initial_programs(&e, err)) ||
+		    (rc = store_pending(&e, 0, err)))
+			goto fail;
+		open = 1;
+		g = 0;
+	}
+	e.prog.generations = cfg->generations;
+	for (;; g++) {
+		e.prog.generation = g;
+		e.prog.phase = cuco_phase_name(cuco_schedule_phase(&e.sched, g < 1 ? 1 : g));
+		if (!open) {
+			if (g > cfg->generations) {
+				why = "generations";
+				break;
+			}
+			if ((why = should_stop(&e)))
+				break;
+			pend_clear(&e);
+			if ((rc = breed_generation(&e, g, err)) || (rc = store_pending(&e, g, err)))
+				goto fail;
+			empty = e.npend ? 0 : empty + 1;
+			if (empty >= EMPTY_LIMIT) {
+				why = "exhausted";
+				break;
+			}
+		}
+		open = 0;
+		if ((rc = evaluate_pending(&e, g, err)))
+			goto fail;
+		if (!all_evaluated(&e)) {
+			why = should_stop(&e);
+			break;
+		}
+		if ((rc = add_members(&e, g)) || (rc = finish_generation(&e, g, err)))
+			goto fail;
+		report(&e);
+	}
+	e.prog.stop_reason = why ? why : "generations";
+	e.prog.interrupted = why && !strcmp(why, "interrupted");
+	rc = cuco_store_run_finish(o->store, e.run_id, e.prog.interrupted ? "interrupted" : "done",
+	                           err);
+	goto out;
+fail:
+	if (e.run_id)
+		cuco_store_run_finish(o->store, e.run_id, "failed", NULL);
+out:
+	if (final)
+		*final = e.prog;
+	pend_clear(&e);
+	free(e.pend);
+	free(e.start_code);
+	free(config);
+	cuco_population_release(&e.pop);
+	cuco_novelty_release(&e.nov);
+	return rc;
+}

@@ -1,0 +1,186 @@
+/*
+ * evolve.h - the evolution loop of the slow path: islands of candidates bred
+ * by the built-in design-space operator, judged by an evaluator, every
+ * candidate and evaluation kept in the store so a run can be resumed.
+ *
+ * A generation is: breed children on every island (parent selection,
+ * inspirations, mutation or crossover, realisation, novelty rejection) ->
+ * store them all in one transaction -> evaluate them in batches, storing each
+ * batch's outcomes in one transaction -> add them to their islands -> update
+ * bests and stagnation, trim, migrate every M generations, summarise every K.
+ * The RNG is reseeded from (seed, generation) at the start of each
+ * generation, so a resumed run breeds exactly what an uninterrupted one would.
+ */
+#ifndef CUCO_SEARCH_EVOLVE_H
+#define CUCO_SEARCH_EVOLVE_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "cascade/cascade.h"
+#include "program/directive.h"
+#include "util/error.h"
+
+struct cuco_store;
+
+/* A candidate handed to an evaluator. Borrowed strings, valid during the call. */
+struct cuco_candidate {
+	const char *name;           /* unique within the run, e.g. "g3-i1-c2" */
+	const char *code;           /* complete program source */
+	const char *directive_json; /* canonical directive; NULL when none */
+	int64_t program_id;         /* its row in `programs` */
+};
+
+/* What an evaluator found. Caller-owned: _init before, _release after. */
+struct cuco_eval_outcome {
+	int code;        /* CUCO_OK when verified and timed, else why not (CUCO_ERR_COMPILE, ...) */
+	char status[24]; /* result token: ok, compile, timeout, wrong, run, crash, ... */
+	char stage[16];  /* stage reached: compile, run, verify, bench */
+	double fitness;  /* baseline latency / candidate latency; 0 when failed */
+	double median_us;   /* NaN when not timed */
+	double baseline_us; /* baseline measured beside it; NaN when unknown */
+	double rel_err;     /* NaN when not checked */
+	char *error;        /* malloc'd human message or NULL */
+	char *log;          /* malloc'd compile or run log or NULL */
+};
+
+/* Zero an outcome (status "ok", stage "bench", NaN latencies). */
+void cuco_eval_outcome_init(struct cuco_eval_outcome *o);
+/* Free error and log and re-init. */
+void cuco_eval_outcome_release(struct cuco_eval_outcome *o);
+
+/*
+ * The cascade behind the loop. evaluate judges one candidate; evaluate_batch
+ * (optional) judges n at once, e.g. compiling them in parallel and running
+ * them in one harness call. Both return CUCO_OK when they produced outcomes
+ * (a candidate that fails to compile is an outcome, not an error) and another
+ * code with err set when the evaluator itself cannot work (no GPU), which
+ * ends the run as 'failed'.
+ */
+struct cuco_evaluator {
+	int (*evaluate)(void *ctx, const struct cuco_candidate *c, struct cuco_eval_outcome *out,
+	                struct cuco_err *err);
+	int (*evaluate_batch)(void *ctx, const struct cuco_candidate *c, int n,
+	                      struct cuco_eval_outcome *outs, struct cuco_err *err);
+	int max_batch; /* candidates per evaluate_batch call; <= 0: all of a generation */
+	void *ctx;
+};
+
+/* The knobs of the search, stored as the run's config JSON. Plain data. */
+struct cuco_evolve_config {
+	uint64_t seed;
+	int islands;              /* default 2 */
+	int generations;          /* default 20 */
+	int children_per_island;  /* children bred per island per generation, default 4 */
+	int population_size;      /* alive members per island, default 40 */
+	int archive_size;         /* elites per island, default 12 */
+	int migration_interval;   /* generations between ring migrations, default 4; 0: never */
+	double migration_rate;    /* share of an island's population sent, default 0.15 */
+	double explore_fraction;  /* default 0.4 */
+	double novelty_threshold; /* token 3-gram Jaccard at which code is a near duplicate, 0.95 */
+	int stagnation_generations; /* generations without a new best before boldness, default 4 */
+	int summary_interval;       /* generations between meta-summaries, default 4 */
+	int top_k;                  /* inspirations from the archive, default 2 */
+	int diverse_k;              /* diverse inspirations, default 1 */
+	int budget_evals;           /* stop after this many evaluations (0: no limit) */
+	double budget_minutes;      /* stop after this many minutes of this process (0: no limit) */
+	char template_path[1024];   /* program template used ("" without) */
+};
+
+/* Defaults as documented above, seed 1. */
+void cuco_evolve_config_default(struct cuco_evolve_config *cfg);
+
+/* The config as JSON (malloc'd; NULL out of memory). */
+char *cuco_evolve_config_to_json(const struct cuco_evolve_config *cfg);
+
+/*
+ * Read a config written by cuco_evolve_config_to_json() over *cfg (missing
+ * keys keep their value). Returns CUCO_OK or CUCO_ERR_PARSE.
+ */
+int cuco_evolve_config_from_json(const char *json, struct cuco_evolve_config *cfg,
+                                 struct cuco_err *err);
+
+/* Where a run stands; passed to the progress callback and returned at the end. */
+struct cuco_evolve_progress {
+	int64_t run_id;
+	int generation; /* the generation being (or last) evaluated */
+	int generations;
+	const char *phase; /* "explore" | "exploit" */
+	int evaluated;     /* candidates with an evaluation, this run in total */
+	int correct;
+	int failed_compile, failed_run, failed_verify, failed_bench; /* by stage reached */
+	int failed_timeout; /* of the failures above, those that timed out */
+	int rejected;       /* children rejected as not novel */
+	int resumed_evals;  /* candidates that were stored without an evaluation and re-evaluated */
+	double best_fitness;
+	double best_us;     /* NaN until something is correct */
+	double baseline_us; /* NaN until measured */
+	int64_t best_program;
+	int interrupted;         /* stopped by *stop */
+	const char *stop_reason; /* "generations", "budget-evals", "budget-minutes", "exhausted",
+	                            "interrupted" */
+};
+
+/* What the loop runs on. Borrowed; everything must outlive cuco_evolve_run(). */
+struct cuco_evolve_opts {
+	struct cuco_store *store;
+	const char *workload;
+	const char *shape;
+	const struct cuco_design_space *ds;
+	const struct cuco_hw_facts *facts; /* NULL: design space only */
+	const char *seed_code;     /* fast-path seed (fresh runs; resume reads it from the store) */
+	const char *template_text; /* NULL: knob-only evolution of the seed */
+	const char *template_name; /* for messages */
+	struct cuco_evaluator evaluator;
+	volatile sig_atomic_t *stop; /* set (e.g. by SIGINT) to stop after the current batch */
+	void (*progress)(void *arg, const struct cuco_evolve_progress *p);
+	void *progress_arg;
+	const char *gpu; /* for the run row, may be NULL */
+};
+
+/*
+ * Run (resume_run == 0) or resume (resume_run = a run of kind 'evolve') an
+ * evolution. A fresh run stores a run row of kind 'evolve' with cfg as its
+ * config; a resumed run continues with cfg (the caller reads the stored config
+ * with cuco_evolve_config_from_json() and may raise the budgets), rebuilds the
+ * islands from the store, evaluates candidates stored without an evaluation
+ * and never re-evaluates the others. *run_id gets the run's id as soon as it
+ * is known; *final (may be NULL) the last progress. The run ends 'done',
+ * 'interrupted' (stop was set; returns CUCO_OK) or 'failed' (an error: the
+ * evaluator, the store or the operator failed; err says why).
+ */
+int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_config *cfg,
+                    int64_t resume_run, int64_t *run_id, struct cuco_evolve_progress *final,
+                    struct cuco_err *err);
+
+/* ---- the real evaluator: the cascade (compile -> run/verify -> bench) ---- */
+
+/*
+ * Context of the cascade evaluator. Caller-owned: _init, bind into an
+ * evaluator, _release. Each batch compiles the candidates in parallel (cached
+ * by content hash) and runs them with the workload's baseline in one harness
+ * call, so fitness = baseline / candidate latency from the same run.
+ */
+struct cuco_cascade_evaluator {
+	const struct cuco_manifest *m;
+	const struct cuco_shape *shape;
+	struct cuco_run_opts run;
+	struct cuco_compile_opts compile;
+	char *baseline_src;      /* the host program's text */
+	double last_baseline_us; /* baseline of the latest batch; NaN before */
+};
+
+/*
+ * Prepare the cascade evaluator for workload m at shape (borrowed) with run
+ * options (copied) and default compile options. Returns CUCO_OK, CUCO_ERR_IO
+ * (host program unreadable), or the error of cuco_compile_opts_default().
+ */
+int cuco_cascade_evaluator_init(struct cuco_cascade_evaluator *ce, const struct cuco_manifest *m,
+                                const struct cuco_shape *shape, const struct cuco_run_opts *run,
+                                struct cuco_err *err);
+/* Fill ev with the cascade evaluator's callbacks and ce as context. */
+void cuco_cascade_evaluator_bind(struct cuco_cascade_evaluator *ce, struct cuco_evaluator *ev);
+/* Free what _init allocated. */
+void cuco_cascade_evaluator_release(struct cuco_cascade_evaluator *ce);
+
+#endif

@@ -1,0 +1,366 @@
+/* population.c - islands, archive, selection, migration, stagnation, schedule (see population.h).
+ */
+#include "search/population.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/operator.h"
+
+int cuco_population_init(struct cuco_population *p, int nislands, int population_size,
+                         int archive_size)
+{
+	memset(p, 0, sizeof(*p));
+	if (nislands < 1 || nislands > CUCO_MAX_ISLANDS)
+		return -1;
+	p->nislands = nislands;
+	p->population_size = population_size > 0 ? population_size : 1;
+	p->archive_size = archive_size > 0 ? archive_size : 1;
+	return 0;
+}
+
+void cuco_population_release(struct cuco_population *p)
+{
+	free(p->m);
+	memset(p, 0, sizeof(*p));
+}
+
+int cuco_population_add(struct cuco_population *p, const struct cuco_member *m)
+{
+	if (p->n == p->alloc) {
+		int na = p->alloc ? 2 * p->alloc : 64;
+		struct cuco_member *nm = realloc(p->m, (size_t)na * sizeof(*nm));
+		if (!nm)
+			return -1;
+		p->m = nm;
+		p->alloc = na;
+	}
+	p->m[p->n] = *m;
+	cuco_directive_copy(&p->m[p->n].d, &m->d);
+	p->m[p->n].alive = 1;
+	return p->n++;
+}
+
+int cuco_population_find(const struct cuco_population *p, int island, int64_t program_id)
+{
+	for (int i = 0; i < p->n; i++)
+		if (p->m[i].island == island && p->m[i].program_id == program_id)
+			return i;
+	return -1;
+}
+
+/* Better first: higher fitness, then older program. */
+static int better(const struct cuco_member *a, const struct cuco_member *b)
+{
+	if (a->fitness != b->fitness)
+		return a->fitness > b->fitness;
+	return a->program_id < b->program_id;
+}
+
+/* Insertion sort of member indices, best first (islands are small). */
+static void sort_best_first(const struct cuco_population *p, int *idx, int n)
+{
+	for (int i = 1; i < n; i++) {
+		int x = idx[i], j = i - 1;
+		while (j >= 0 && better(&p->m[x], &p->m[idx[j]])) {
+			idx[j + 1] = idx[j];
+			j--;
+		}
+		idx[j + 1] = x;
+	}
+}
+
+/* Alive members of island (correct ones only when only_correct) into a malloc'd array. */
+static int *island_members(const struct cuco_population *p, int island, int only_correct, int *n)
+{
+	int *idx = malloc(((size_t)p->n + 1) * sizeof(*idx));
+
+	*n = 0;
+	if (!idx)
+		return NULL;
+	for (int i = 0; i < p->n; i++)
+		if (p->m[i].island == island && p->m[i].alive && (!only_correct || p->m[i].correct))
+			idx[(*n)++] = i;
+	return idx;
+}
+
+int cuco_island_archive(const struct cuco_population *p, int island, int *idx, int max)
+{
+	int n, k;
+	int *all = island_members(p, island, 1, &n);
+
+	if (!all)
+		return 0;
+	sort_best_first(p, all, n);
+	k = n < p->archive_size ? n : p->archive_size;
+	if (k > max)
+		k = max;
+	memcpy(idx, all, (size_t)k * sizeof(*idx));
+	free(all);
+	return k;
+}
+
+int cuco_island_parent_weights(const struct cuco_population *p, int island, double lambda, int *idx,
+                               double *w, int max)
+{
+	int n, *all = island_members(p, island, 1, &n);
+
+	if (all && n == 0) {
+		free(all);
+		all = island_members(p, island, 0, &n);
+	}
+	if (!all)
+		return 0;
+	sort_best_first(p, all, n);
+	if (n > max)
+		n = max;
+	for (int r = 0; r < n; r++) {
+		const struct cuco_member *m = &p->m[all[r]];
+		double rank = n > 1 ? (double)r / (double)(n - 1) : 0;
+		idx[r] = all[r];
+		w[r] = exp(-lambda * rank) / (1.0 + m->nchildren);
+	}
+	free(all);
+	return n;
+}
+
+int cuco_island_pick_parent(const struct cuco_population *p, int island, double lambda,
+                            struct cuco_rng *rng)
+{
+	int *idx = malloc(((size_t)p->n + 1) * sizeof(*idx)), n, pick, res = -1;
+	double *w = malloc(((size_t)p->n + 1) * sizeof(*w));
+
+	if (!idx || !w)
+		goto out;
+	n = cuco_island_parent_weights(p, island, lambda, idx, w, p->n);
+	pick = cuco_rng_weighted(rng, w, n);
+	if (pick >= 0)
+		res = idx[pick];
+out:
+	free(idx);
+	free(w);
+	return res;
+}
+
+int cuco_directive_distance(const struct cuco_directive *a, const struct cuco_directive *b)
+{
+	int d = 0;
+
+	for (int i = 0; i < CUCO_NDIMS; i++)
+		d += strcmp(a->dims[i], b->dims[i]) != 0;
+	for (int i = 0; i < a->nknobs; i++)
+		d += cuco_directive_knob(b, a->knobs[i].name, -1) != a->knobs[i].value;
+	for (int i = 0; i < b->nknobs; i++) /* knobs only b sets */
+		d += cuco_directive_knob(a, b->knobs[i].name, -1) == -1 && b->knobs[i].value != -1;
+	return d;
+}
+
+int cuco_island_inspirations(const struct cuco_population *p, int island, int parent, int top_k,
+                             int diverse_k, struct cuco_rng *rng, int *out, int max)
+{
+	int n = 0, na, nc, *arch = malloc(((size_t)p->n + 1) * sizeof(*arch));
+	int *cand = island_members(p, island, 1, &nc);
+	const struct cuco_directive *pd = &p->m[parent].d;
+
+	if (!arch || !cand)
+		goto out;
+	na = cuco_island_archive(p, island, arch, p->n);
+	for (int i = 0; i < na && n < top_k && n < max; i++)
+		if (arch[i] != parent && !cuco_directive_equal(&p->m[arch[i]].d, pd))
+			out[n++] = arch[i];
+	for (int k = 0; k < diverse_k && n < max; k++) {
+		int best = -1, bestd = 0, ties = 0;
+		for (int i = 0; i < nc; i++) {
+			int c = cand[i], used = c == parent, d;
+			for (int j = 0; j < n; j++)
+				used |= out[j] == c;
+			if (used)
+				continue;
+			d = cuco_directive_distance(&p->m[c].d, pd);
+			if (d > bestd) {
+				best = c;
+				bestd = d;
+				ties = 1;
+			} else if (d == bestd && d > 0 &&
+			           cuco_rng_below(rng, (uint64_t)++ties) == 0) {
+				best = c; /* reservoir pick among equally distant members */
+			}
+		}
+		if (best < 0)
+			break;
+		out[n++] = best;
+	}
+out:
+	free(arch);
+	free(cand);
+	return n;
+}
+
+int cuco_population_migrate(struct cuco_population *p, double rate)
+{
+	int *moves = NULL, *dest = NULL, nmoves = 0, res = -1;
+
+	if (p->nislands < 2)
+		return 0;
+	moves = malloc(((size_t)p->n + 1) * sizeof(*moves));
+	dest = malloc(((size_t)p->n + 1) * sizeof(*dest));
+	if (!moves || !dest)
+		goto out;
+	for (int i = 0; i < p->nislands; i++) {
+		int to = (i + 1) % p->nislands, n, k, *all = island_members(p, i, 0, &n), sent = 0;
+		int alive = n;
+		if (!all)
+			goto out;
+		free(all);
+		all = island_members(p, i, 1, &n);
+		if (!all)
+			goto out;
+		sort_best_first(p, all, n);
+		k = (int)ceil(rate * alive - 1e-9);
+		if (k < 1)
+			k = 1;
+		for (int j = 0; j < n && sent < k; j++) {
+			if (cuco_population_find(p, to, p->m[all[j]].program_id) >= 0)
+				continue;
+			moves[nmoves] = all[j];
+			dest[nmoves++] = to;
+			sent++;
+		}
+		free(all);
+	}
+	for (int j = 0; j < nmoves; j++) {
+		struct cuco_member m = p->m[moves[j]];
+		int at;
+		m.island = dest[j];
+		m.migrant = 1;
+		m.nchildren = 0;
+		at = cuco_population_add(p, &m);
+		if (at < 0)
+			goto out;
+	}
+	res = nmoves;
+out:
+	free(moves);
+	free(dest);
+	return res;
+}
+
+/* Worse to keep: failures, then lower fitness, then older. */
+static int worse(const struct cuco_member *a, const struct cuco_member *b)
+{
+	if (a->correct != b->correct)
+		return !a->correct;
+	if (a->fitness != b->fitness)
+		return a->fitness < b->fitness;
+	if (a->generation != b->generation)
+		return a->generation < b->generation;
+	return a->program_id < b->program_id;
+}
+
+void cuco_population_trim(struct cuco_population *p, int island)
+{
+	int n, na, *all = island_members(p, island, 0, &n);
+	int *arch = malloc(((size_t)p->n + 1) * sizeof(*arch));
+
+	if (!all || !arch)
+		goto out;
+	na = cuco_island_archive(p, island, arch, p->n);
+	while (n > p->population_size) {
+		int victim = -1;
+		for (int i = 0; i < n; i++) {
+			int protect = 0;
+			if (!p->m[all[i]].alive)
+				continue;
+			for (int j = 0; j < na; j++)
+				protect |= arch[j] == all[i];
+			if (protect)
+				continue;
+			if (victim < 0 || worse(&p->m[all[i]], &p->m[victim]))
+				victim = all[i];
+		}
+		if (victim < 0)
+			break; /* everything left is elite */
+		p->m[victim].alive = 0;
+		n--;
+	}
+out:
+	free(all);
+	free(arch);
+}
+
+int cuco_population_end_generation(struct cuco_population *p, int g)
+{
+	int improved = 0;
+
+	for (int i = 0; i < p->nislands; i++) {
+		struct cuco_island_state *s = &p->isl[i];
+		int best = -1;
+		for (int j = 0; j < p->n; j++)
+			if (p->m[j].island == i && p->m[j].correct &&
+			    (best < 0 || better(&p->m[j], &p->m[best])))
+				best = j;
+		if (best >= 0 && p->m[best].fitness > s->best_fitness * (1 + 1e-9) &&
+		    p->m[best].program_id != s->best_program) {
+			s->best_fitness = p->m[best].fitness;
+			s->best_program = p->m[best].program_id;
+			s->last_improvement = g;
+			improved++;
+		}
+		s->stagnant = g - s->last_improvement;
+		cuco_population_trim(p, i);
+	}
+	return improved;
+}
+
+int cuco_island_stagnating(const struct cuco_population *p, int island, int k)
+{
+	return k > 0 && p->isl[island].stagnant >= k;
+}
+
+int cuco_schedule_switch(const struct cuco_schedule *s)
+{
+	double f = s->explore_fraction < 0 ? 0 : s->explore_fraction > 1 ? 1 : s->explore_fraction;
+
+	return 1 + (int)ceil(f * s->generations - 1e-9);
+}
+
+enum cuco_phase cuco_schedule_phase(const struct cuco_schedule *s, int g)
+{
+	return g < cuco_schedule_switch(s) ? CUCO_PHASE_EXPLORE : CUCO_PHASE_EXPLOIT;
+}
+
+const char *cuco_phase_name(enum cuco_phase ph)
+{
+	return ph == CUCO_PHASE_EXPLORE ? "explore" : "exploit";
+}
+
+void cuco_schedule_params(const struct cuco_schedule *s, int g, int stagnating,
+                          struct cuco_phase_params *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->phase = cuco_schedule_phase(s, g);
+	if (out->phase == CUCO_PHASE_EXPLORE) {
+		/* Bold: several genes at once, more recombination, flat selection. */
+		out->changes_min = 2;
+		out->changes_max = 3;
+		out->crossover_rate = 0.25;
+		out->lambda = 1.0;
+	} else {
+		/* Careful: one gene (sometimes two) around the best, values by the summary. */
+		out->changes_min = 1;
+		out->changes_max = 2;
+		out->crossover_rate = 0.1;
+		out->lambda = 3.0;
+		out->use_bias = 1;
+	}
+	if (stagnating) {
+		/* Stuck: jump further and breed from the archive at large. */
+		out->changes_min = 3;
+		out->changes_max = 4;
+		out->crossover_rate = 0.35;
+		out->lambda = 0.5;
+		out->use_bias = 0;
+		out->reseed = 1;
+	}
+}

@@ -1,0 +1,154 @@
+/*
+ * population.h - islands of programs: population and archive per island,
+ * parent selection, inspirations, ring migration, stagnation, and the
+ * explore-then-exploit schedule.
+ *
+ * The population is in memory and rebuilt from the store on resume; every
+ * decision here is a pure function of its members and the RNG, so replaying
+ * the same members gives the same state.
+ */
+#ifndef CUCO_SEARCH_POPULATION_H
+#define CUCO_SEARCH_POPULATION_H
+
+#include <stdint.h>
+
+#include "program/directive.h"
+#include "search/rng.h"
+
+#define CUCO_MAX_ISLANDS 16
+
+/* One program on one island (a migrated program has one member per island it is on). */
+struct cuco_member {
+	int64_t program_id;
+	int island;
+	int generation;
+	int correct;             /* verified and timed */
+	double fitness;          /* baseline / program latency; 0 for failures */
+	double median_us;        /* NaN when not timed */
+	int nchildren;           /* children bred from this member (the selection penalty) */
+	int alive;               /* 0 once trimmed out of the island's population */
+	int migrant;             /* arrived by migration */
+	struct cuco_directive d; /* its directive (owned; file NULL) */
+};
+
+/* Progress of one island. */
+struct cuco_island_state {
+	double best_fitness;
+	int64_t best_program;
+	int last_improvement; /* generation of the last new best */
+	int stagnant;         /* generations since then */
+};
+
+/* All islands. Caller-owned: cuco_population_init(), cuco_population_release(). */
+struct cuco_population {
+	int nislands;
+	int population_size; /* alive members per island before trimming */
+	int archive_size;    /* elites per island, never trimmed */
+	struct cuco_member *m;
+	int n, alloc;
+	struct cuco_island_state isl[CUCO_MAX_ISLANDS];
+};
+
+/* Empty islands. Returns 0, or -1 when nislands is outside 1..CUCO_MAX_ISLANDS. */
+int cuco_population_init(struct cuco_population *p, int nislands, int population_size,
+                         int archive_size);
+/* Free all members. */
+void cuco_population_release(struct cuco_population *p);
+
+/* Add a copy of m (directive copied, alive set); returns its index, -1 out of memory. */
+int cuco_population_add(struct cuco_population *p, const struct cuco_member *m);
+
+/* Index of program_id's member on island, or -1. */
+int cuco_population_find(const struct cuco_population *p, int island, int64_t program_id);
+
+/*
+ * The island's archive: its best correct members by fitness (ties: older
+ * program first), at most archive_size and max, into idx best first. Returns
+ * how many.
+ */
+int cuco_island_archive(const struct cuco_population *p, int island, int *idx, int max);
+
+/*
+ * Selection weights of the island's alive members (correct ones only, when
+ * there are any): w = exp(-lambda * rank / (n - 1)) / (1 + nchildren), rank 0
+ * for the fittest. idx and w get up to max entries; returns how many.
+ */
+int cuco_island_parent_weights(const struct cuco_population *p, int island, double lambda, int *idx,
+                               double *w, int max);
+
+/* A parent drawn by cuco_island_parent_weights(); its member index, or -1 for an empty island. */
+int cuco_island_pick_parent(const struct cuco_population *p, int island, double lambda,
+                            struct cuco_rng *rng);
+
+/*
+ * Inspirations for a child of member parent: up to top_k archive members
+ * (other than the parent and its design point), then up to diverse_k other
+ * correct members whose directives differ most from the parent's (ties drawn
+ * with rng). Member indices into out (at most max); returns how many.
+ */
+int cuco_island_inspirations(const struct cuco_population *p, int island, int parent, int top_k,
+                             int diverse_k, struct cuco_rng *rng, int *out, int max);
+
+/* Genes (dimensions and knob settings) in which two directives differ. */
+int cuco_directive_distance(const struct cuco_directive *a, const struct cuco_directive *b);
+
+/*
+ * Ring migration: island i sends its best max(1, ceil(rate * alive)) correct
+ * members to island (i + 1) % nislands, skipping programs already there. All
+ * choices are made before any copy lands. Returns the number of copies made,
+ * -1 out of memory.
+ */
+int cuco_population_migrate(struct cuco_population *p, double rate);
+
+/*
+ * Retire the island's worst members until at most population_size are alive:
+ * failures first, then the least fit, oldest first; archive members never go.
+ */
+void cuco_population_trim(struct cuco_population *p, int island);
+
+/*
+ * Close generation g: update each island's best and stagnation counter, then
+ * trim each island. Returns the number of islands whose best improved.
+ */
+int cuco_population_end_generation(struct cuco_population *p, int g);
+
+/* 1 when island has gone k or more generations without a new best (k <= 0: never). */
+int cuco_island_stagnating(const struct cuco_population *p, int island, int k);
+
+/* ---- schedule ---- */
+
+enum cuco_phase {
+	CUCO_PHASE_EXPLORE = 0,
+	CUCO_PHASE_EXPLOIT = 1,
+};
+
+/* Two phases over generations 1..generations. */
+struct cuco_schedule {
+	int generations;
+	double explore_fraction; /* share of generations that explore, 0..1 */
+};
+
+/* How bold a generation is. */
+struct cuco_phase_params {
+	enum cuco_phase phase;
+	int changes_min, changes_max; /* genes a mutation changes */
+	double crossover_rate;        /* chance a child is a crossover */
+	double lambda;                /* selection pressure (see cuco_island_parent_weights) */
+	int use_bias;                 /* draw values by the meta-summary */
+	int reseed;                   /* children bred from a uniform archive pick */
+};
+
+/* First generation that exploits: 1 + ceil(explore_fraction * generations). */
+int cuco_schedule_switch(const struct cuco_schedule *s);
+
+/* Phase of generation g (1-based). */
+enum cuco_phase cuco_schedule_phase(const struct cuco_schedule *s, int g);
+
+/* "explore" or "exploit". */
+const char *cuco_phase_name(enum cuco_phase ph);
+
+/* Parameters of generation g for an island that is (or is not) stagnating. */
+void cuco_schedule_params(const struct cuco_schedule *s, int g, int stagnating,
+                          struct cuco_phase_params *out);
+
+#endif

@@ -1,0 +1,142 @@
+/*
+ * search_fake.h - a fake evaluator for the search tests: fitness is a fixed
+ * function of the directive, some directives "fail to compile", some "time
+ * out", some give "wrong" results. No GPU, no nvcc. Header-only (static).
+ */
+#ifndef CUCO_TEST_SEARCH_FAKE_H
+#define CUCO_TEST_SEARCH_FAKE_H
+
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "search/evolve.h"
+#include "search/operator.h"
+
+struct fake_eval {
+	int calls;      /* candidates judged by this process */
+	int kill_at;    /* raise SIGKILL on this call (1-based); 0: never */
+	int sleep_us;   /* pretend each candidate takes this long */
+	int log_fd;     /* append "program_id\n" per candidate judged; -1: none */
+	double base_us; /* the baseline's latency */
+};
+
+static void fake_init(struct fake_eval *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->log_fd = -1;
+	f->base_us = 1000.0;
+}
+
+/* The fake's verdict for one directive: CUCO_OK with a fitness, or a failure. */
+static int fake_judge(const struct cuco_directive *d, double *fitness, const char **stage,
+                      const char **status, const char **error)
+{
+	static const char *const placements[] = {"sequential", "stream_overlap", "fused_producer",
+	                                         "specialized"};
+	static const double speed[] = {1.0, 1.25, 1.35, 1.45};
+	long long ctas = cuco_directive_knob(d, "comm_ctas", 32);
+	long long chunks = cuco_directive_knob(d, "chunks", 4);
+	double f = 0;
+
+	*stage = "bench";
+	*status = "ok";
+	*error = NULL;
+	if (!strcmp(d->dims[CUCO_DIM_PLACEMENT], "fused_consumer")) {
+		*stage = "compile";
+		*status = "compile";
+		*error = "mini.cu:60: error: fused_consumer is not realised (line 60)";
+		return CUCO_ERR_COMPILE;
+	}
+	if (chunks > 32) {
+		*stage = "run";
+		*status = "timeout";
+		*error = "rank 1 hung for 60 s";
+		return CUCO_ERR_TIMEOUT;
+	}
+	if (!strcmp(d->dims[CUCO_DIM_ISSUER], "thread") &&
+	    !strcmp(d->dims[CUCO_DIM_SYNC_SCOPE], "thread")) {
+		*stage = "verify";
+		*status = "wrong";
+		*error = "rel_err 3.1e-01 over tolerance 1.0e-02";
+		return CUCO_ERR_VERIFY;
+	}
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(d->dims[CUCO_DIM_PLACEMENT], placements[i]))
+			f = speed[i];
+	if (!strcmp(d->dims[CUCO_DIM_BACKEND], "ce"))
+		f *= 1.05;
+	if (!strcmp(d->dims[CUCO_DIM_GRANULARITY], "tile"))
+		f *= 1.03;
+	f *= 1.0 - 0.03 * fabs(log2((double)(ctas > 0 ? ctas : 1) / 64.0));
+	f *= 1.0 + 0.02 * log2((double)(chunks > 0 ? chunks : 1));
+	*fitness = f;
+	return CUCO_OK;
+}
+
+static int fake_evaluate(void *ctx, const struct cuco_candidate *c, struct cuco_eval_outcome *out,
+                         struct cuco_err *err)
+{
+	struct fake_eval *f = ctx;
+	struct cuco_directive d;
+	const char *stage, *status, *error;
+	double fitness = 0;
+	int code;
+
+	f->calls++;
+	if (f->kill_at && f->calls == f->kill_at)
+		raise(SIGKILL);
+	if (f->sleep_us) {
+		struct timespec ts = {0, (long)f->sleep_us * 1000};
+		nanosleep(&ts, NULL);
+	}
+	if (f->log_fd >= 0) {
+		char line[32];
+		int n = snprintf(line, sizeof(line), "%lld\n", (long long)c->program_id);
+		if (write(f->log_fd, line, (size_t)n) != n)
+			return cuco_err_set(err, CUCO_ERR_IO, "fake log");
+	}
+	if (!c->directive_json || cuco_directive_from_json(c->directive_json, &d, err))
+		return cuco_err_set(err, CUCO_ERR_PARSE, "fake: no directive");
+	code = fake_judge(&d, &fitness, &stage, &status, &error);
+	cuco_directive_release(&d);
+	out->code = code;
+	snprintf(out->stage, sizeof(out->stage), "%s", stage);
+	snprintf(out->status, sizeof(out->status), "%s", status);
+	out->error = error ? strdup(error) : NULL;
+	out->baseline_us = f->base_us;
+	out->fitness = code == CUCO_OK ? fitness : 0;
+	out->median_us = code == CUCO_OK ? f->base_us / fitness : NAN;
+	return CUCO_OK;
+}
+
+static int fake_evaluate_batch(void *ctx, const struct cuco_candidate *c, int n,
+                               struct cuco_eval_outcome *outs, struct cuco_err *err)
+{
+	for (int i = 0; i < n; i++) {
+		int rc = fake_evaluate(ctx, &c[i], &outs[i], err);
+		if (rc)
+			return rc;
+	}
+	return CUCO_OK;
+}
+
+/* An evaluator around f: batches of max_batch (0: one at a time through evaluate). */
+static struct cuco_evaluator fake_evaluator(struct fake_eval *f, int max_batch)
+{
+	struct cuco_evaluator ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.evaluate = fake_evaluate;
+	ev.evaluate_batch = max_batch > 0 ? fake_evaluate_batch : NULL;
+	ev.max_batch = max_batch;
+	ev.ctx = f;
+	return ev;
+}
+
+#endif

@@ -1,0 +1,374 @@
+/* test_search_operator.c - the built-in operator: mutation and crossover stay valid, realisation,
+ * RNG. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "program/directive.h"
+#include "search/operator.h"
+#include "search/rng.h"
+#include "util/strbuf.h"
+
+#define DESIGN_SPACE CUCO_SOURCE_DIR "/share/design_space.json"
+#define FIXTURES CUCO_SOURCE_DIR "/tests/fixtures/evolve"
+
+static struct cuco_design_space ds;
+static const struct cuco_hw_facts facts = {0, 1, 2, 132}; /* NVLink node, no GIN NIC */
+
+static int setup(void **state)
+{
+	struct cuco_err err;
+
+	if (cuco_design_space_load(DESIGN_SPACE, &ds, &err) != CUCO_OK) {
+		fprintf(stderr, "%s\n", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	cuco_design_space_release(&ds);
+	return 0;
+}
+
+static void must_parse(const char *json, struct cuco_directive *d)
+{
+	struct cuco_err err;
+
+	if (cuco_directive_from_json(json, d, &err))
+		fail_msg("%s: %s", json, err.msg);
+}
+
+static char *read_all(const char *path)
+{
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+
+	assert_int_equal(cuco_strbuf_read_file(&sb, path), 0);
+	return cuco_strbuf_detach(&sb, NULL);
+}
+
+static const char *const parents[] = {
+    "{\"backend\":\"lsa\",\"placement\":\"sequential\",\"sync_scope\":\"grid\",\"issuer\":\"cta\","
+    "\"granularity\":\"whole\",\"knobs\":{\"comm_ctas\":32,\"threads\":512}}",
+    "{\"backend\":\"ce\",\"placement\":\"stream_overlap\",\"sync_scope\":\"grid\",\"issuer\":"
+    "\"cta\",\"granularity\":\"chunk\",\"knobs\":{\"chunks\":8,\"streams\":2}}",
+    "{\"backend\":\"lsa\",\"placement\":\"specialized\",\"sync_scope\":\"warp\",\"issuer\":"
+    "\"warp\",\"granularity\":\"tile\",\"knobs\":{\"comm_ctas\":132,\"tile_m\":128,\"tile_n\":"
+    "256,\"sm_split\":16}}",
+    "{\"backend\":\"lsa\",\"placement\":\"fused_producer\",\"sync_scope\":\"thread\",\"issuer\":"
+    "\"thread\",\"granularity\":\"tile\",\"knobs\":{\"threads\":32,\"stages\":8}}",
+};
+
+/* Thousands of mutations with 1..5 changes, with and without bias: every child valid and new. */
+static void test_mutation_stays_valid(void **state)
+{
+	struct cuco_genes genes;
+	struct cuco_bias bias;
+	struct cuco_rng rng;
+	struct cuco_err err;
+	int changed_dims = 0, changed_knobs = 0;
+
+	cuco_genes_all(&genes, &ds);
+	memset(&bias, 0, sizeof(bias));
+	bias.active = 1;
+	bias.dim[CUCO_DIM_PLACEMENT][1] = 5.0; /* stream_overlap preferred */
+	bias.nknobs = 1;
+	snprintf(bias.knob[0].name, sizeof(bias.knob[0].name), "chunks");
+	bias.knob[0].n = 2;
+	bias.knob[0].values[0] = 16;
+	bias.knob[0].weight[0] = 3.0;
+	bias.knob[0].values[1] = 99; /* out of range: must never be used */
+	bias.knob[0].weight[1] = 100.0;
+	cuco_rng_seed(&rng, 42);
+	for (int use_bias = 0; use_bias < 2; use_bias++) {
+		struct cuco_op_ctx op = {&ds, &facts, &genes, use_bias ? &bias : NULL};
+		for (size_t p = 0; p < sizeof(parents) / sizeof(parents[0]); p++) {
+			struct cuco_directive parent;
+			must_parse(parents[p], &parent);
+			assert_int_equal(cuco_directive_validate(&parent, &ds, &facts, &err),
+			                 CUCO_OK);
+			for (int i = 0; i < 500; i++) {
+				struct cuco_directive child;
+				int n = 1 + i % 5;
+				if (cuco_operator_mutate(&op, &parent, NULL, n, &rng, &child, &err))
+					fail_msg("mutate %s (%d): %s", parents[p], n, err.msg);
+				if (cuco_directive_validate(&child, &ds, &facts, &err))
+					fail_msg("invalid child: %s", err.msg);
+				assert_false(cuco_directive_equal(&child, &parent));
+				assert_int_not_equal(cuco_directive_knob(&child, "chunks", 0), 99);
+				assert_string_not_equal(child.dims[CUCO_DIM_BACKEND], "gin");
+				for (int d = 0; d < CUCO_NDIMS; d++)
+					changed_dims += strcmp(child.dims[d], parent.dims[d]) != 0;
+				changed_knobs += !cuco_directive_equal(&child, &parent) &&
+				                 child.nknobs != parent.nknobs;
+				cuco_directive_release(&child);
+			}
+			cuco_directive_release(&parent);
+		}
+	}
+	assert_true(changed_dims > 1000);
+	assert_true(changed_knobs > 100);
+}
+
+/* One change at a time changes exactly one gene (dimension or knob). */
+static void test_mutation_one_change(void **state)
+{
+	struct cuco_genes genes;
+	struct cuco_rng rng;
+	struct cuco_err err;
+	struct cuco_directive parent;
+	struct cuco_op_ctx op = {&ds, &facts, &genes, NULL};
+	int more = 0;
+
+	cuco_genes_all(&genes, &ds);
+	cuco_rng_seed(&rng, 7);
+	must_parse(parents[1], &parent);
+	for (int i = 0; i < 300; i++) {
+		struct cuco_directive child;
+		int diff = 0;
+		assert_int_equal(cuco_operator_mutate(&op, &parent, NULL, 1, &rng, &child, &err),
+		                 CUCO_OK);
+		for (int d = 0; d < CUCO_NDIMS; d++)
+			diff += strcmp(child.dims[d], parent.dims[d]) != 0;
+		for (int k = 0; k < ds.nknobs; k++)
+			diff += cuco_directive_knob(&child, ds.knobs[k].name, -1) !=
+			        cuco_directive_knob(&parent, ds.knobs[k].name, -1);
+		/* the constraints may force a retry but never a second change */
+		assert_int_equal(diff, 1);
+		more += diff;
+		cuco_directive_release(&child);
+	}
+	assert_int_equal(more, 300);
+	cuco_directive_release(&parent);
+}
+
+/* Knob-only genes: dimensions never move; unknown knobs are ignored. */
+static void test_mutation_knobs_only(void **state)
+{
+	static const char *const knobs[] = {"comm_ctas", "threads", "not_a_knob"};
+	struct cuco_genes genes;
+	struct cuco_rng rng;
+	struct cuco_err err;
+	struct cuco_directive parent, child;
+	struct cuco_op_ctx op = {&ds, &facts, &genes, NULL};
+
+	cuco_genes_knobs_only(&genes, knobs, 3);
+	cuco_rng_seed(&rng, 3);
+	must_parse(parents[0], &parent);
+	for (int i = 0; i < 300; i++) {
+		assert_int_equal(cuco_operator_mutate(&op, &parent, NULL, 2, &rng, &child, &err),
+		                 CUCO_OK);
+		for (int d = 0; d < CUCO_NDIMS; d++)
+			assert_string_equal(child.dims[d], parent.dims[d]);
+		assert_int_equal(cuco_directive_knob(&child, "threads", 0) % 32, 0);
+		assert_true(cuco_directive_knob(&child, "comm_ctas", 0) <= 132);
+		cuco_directive_release(&child);
+	}
+	/* nothing may change: no child */
+	memset(&genes, 0, sizeof(genes));
+	assert_int_equal(cuco_operator_mutate(&op, &parent, NULL, 1, &rng, &child, &err),
+	                 CUCO_ERR_NOT_FOUND);
+	cuco_directive_release(&parent);
+}
+
+/* Crossover children are valid, differ from both parents, and take genes only from them. */
+static void test_crossover_stays_valid(void **state)
+{
+	struct cuco_genes genes;
+	struct cuco_rng rng;
+	struct cuco_err err;
+	struct cuco_op_ctx op = {&ds, &facts, &genes, NULL};
+	int made = 0;
+
+	cuco_genes_all(&genes, &ds);
+	cuco_rng_seed(&rng, 11);
+	for (size_t a = 0; a < 4; a++)
+		for (size_t b = 0; b < 4; b++) {
+			struct cuco_directive pa, pb;
+			if (a == b)
+				continue;
+			must_parse(parents[a], &pa);
+			must_parse(parents[b], &pb);
+			for (int i = 0; i < 100; i++) {
+				struct cuco_directive c;
+				if (cuco_operator_crossover(&op, &pa, &pb, &rng, &c, &err))
+					break; /* some pairs have no valid mix; that is an answer */
+				made++;
+				assert_int_equal(cuco_directive_validate(&c, &ds, &facts, &err),
+				                 CUCO_OK);
+				assert_false(cuco_directive_equal(&c, &pa));
+				assert_false(cuco_directive_equal(&c, &pb));
+				for (int d = 0; d < CUCO_NDIMS; d++)
+					assert_true(!strcmp(c.dims[d], pa.dims[d]) ||
+					            !strcmp(c.dims[d], pb.dims[d]));
+				for (int k = 0; k < c.nknobs; k++) {
+					long long v = c.knobs[k].value;
+					assert_true(
+					    v == cuco_directive_knob(&pa, c.knobs[k].name, -1) ||
+					    v == cuco_directive_knob(&pb, c.knobs[k].name, -1));
+				}
+				cuco_directive_release(&c);
+			}
+			cuco_directive_release(&pa);
+			cuco_directive_release(&pb);
+		}
+	assert_true(made > 500);
+}
+
+/* Template realisation: every placeholder filled, defaults, upper case, errors with line. */
+static void test_realize_template(void **state)
+{
+	char *tmpl = read_all(FIXTURES "/mini.cu.in"),
+	     *bad = read_all(FIXTURES "/bad_placeholder.cu.in");
+	struct cuco_strbuf out = CUCO_STRBUF_INIT;
+	struct cuco_directive d, back;
+	struct cuco_genes genes;
+	struct cuco_err err;
+
+	must_parse(parents[1], &d); /* ce stream_overlap chunk; knobs chunks, streams */
+	/* threads is used by the template but not set: an error until completed */
+	assert_int_equal(cuco_realize_template("mini.cu.in", tmpl, &d, &out, &err),
+	                 CUCO_ERR_INVALID);
+	assert_non_null(strstr(err.msg, "mini.cu.in:"));
+	assert_non_null(strstr(err.msg, "comm_ctas"));
+	assert_int_equal(out.len, 0);
+	memset(&genes, 0, sizeof(genes));
+	assert_int_equal(cuco_realize_template_knobs(tmpl, &ds, &genes, &d, &err), CUCO_OK);
+	assert_int_equal(genes.nknobs, 3); /* comm_ctas, chunks, threads */
+	assert_int_equal(cuco_directive_knob(&d, "comm_ctas", -1), 32);
+	assert_int_equal(cuco_directive_knob(&d, "threads", -1), 512);
+	assert_int_equal(cuco_directive_knob(&d, "chunks", -1), 8); /* kept, not the default */
+	assert_int_equal(cuco_realize_template("mini.cu.in", tmpl, &d, &out, &err), CUCO_OK);
+	assert_null(strstr(out.buf, "{{"));
+	assert_non_null(strstr(out.buf, "#define MINI_BACKEND_CE 1"));
+	assert_non_null(strstr(out.buf, "#define MINI_PLACEMENT \"stream_overlap\""));
+	assert_non_null(strstr(out.buf, "#define MINI_CHUNKS 8"));
+	assert_non_null(strstr(out.buf, "#define MINI_THREADS 512"));
+	/* the realised program carries the directive on its first line */
+	assert_int_equal(cuco_directive_parse("child.cu", out.buf, &back, &err), CUCO_OK);
+	assert_true(cuco_directive_equal(&back, &d));
+	assert_int_equal(cuco_directive_find_line(out.buf), 1);
+	cuco_directive_release(&back);
+	/* a placeholder default fills in when the directive lacks the knob */
+	cuco_strbuf_reset(&out);
+	{
+		struct cuco_directive e;
+		must_parse(parents[0], &e); /* comm_ctas, threads; no chunks */
+		assert_int_equal(cuco_realize_template("mini.cu.in", tmpl, &e, &out, &err),
+		                 CUCO_OK);
+		assert_non_null(strstr(out.buf, "#define MINI_CHUNKS 4"));
+		cuco_directive_release(&e);
+	}
+	/* an unknown placeholder is refused, naming its line */
+	cuco_strbuf_reset(&out);
+	assert_int_equal(cuco_realize_template("bad.cu.in", bad, &d, &out, &err), CUCO_ERR_INVALID);
+	assert_non_null(strstr(err.msg, "bad.cu.in:3"));
+	assert_non_null(strstr(err.msg, "no_such_knob"));
+	assert_int_equal(cuco_realize_template_knobs(bad, &ds, &genes, NULL, &err),
+	                 CUCO_ERR_INVALID);
+	cuco_directive_release(&d);
+	cuco_strbuf_release(&out);
+	free(tmpl);
+	free(bad);
+}
+
+/* The real template from share/realize, when present, realises the seed directive completely. */
+static void test_realize_shipped_template(void **state)
+{
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT, out = CUCO_STRBUF_INIT;
+	struct cuco_directive d;
+	struct cuco_genes genes;
+	struct cuco_err err;
+
+	if (cuco_strbuf_read_file(&sb, CUCO_SOURCE_DIR "/share/realize/gemm_allgather.cu.in")) {
+		cuco_strbuf_release(&sb);
+		skip();
+	}
+	must_parse(parents[0], &d);
+	memset(&genes, 0, sizeof(genes));
+	assert_int_equal(cuco_realize_template_knobs(sb.buf, &ds, &genes, &d, &err), CUCO_OK);
+	assert_int_equal(cuco_realize_template("gemm_allgather.cu.in", sb.buf, &d, &out, &err),
+	                 CUCO_OK);
+	assert_null(strstr(out.buf, "{{"));
+	assert_int_equal(cuco_directive_find_line(out.buf), 1);
+	cuco_directive_release(&d);
+	cuco_strbuf_release(&sb);
+	cuco_strbuf_release(&out);
+}
+
+/* Seed realisation rewrites the directive line and the CUCO_SEED_ defines only. */
+static void test_realize_seed(void **state)
+{
+	char *seed = read_all(FIXTURES "/seed.cu");
+	char names[CUCO_DIRECTIVE_MAX_KNOBS][CUCO_NAME_MAX];
+	struct cuco_strbuf out = CUCO_STRBUF_INIT;
+	struct cuco_directive d, back;
+	struct cuco_err err;
+	int n;
+
+	cuco_realize_seed_knobs(seed, &ds, names, CUCO_DIRECTIVE_MAX_KNOBS, &n);
+	assert_int_equal(n, 2);
+	assert_string_equal(names[0], "comm_ctas");
+	assert_string_equal(names[1], "threads");
+	must_parse(parents[0], &d);
+	cuco_directive_set_knob(&d, "comm_ctas", 64, 0);
+	assert_int_equal(cuco_realize_seed(seed, &d, &out, &err), CUCO_OK);
+	assert_non_null(strstr(out.buf, "#define CUCO_SEED_COMM_CTAS 64\n"));
+	assert_non_null(strstr(out.buf, "#define CUCO_SEED_THREADS 512\n"));
+	assert_non_null(strstr(out.buf, "int main(void)"));
+	assert_int_equal(cuco_directive_parse("child.cu", out.buf, &back, &err), CUCO_OK);
+	assert_int_equal(cuco_directive_knob(&back, "comm_ctas", 0), 64);
+	assert_int_equal(strlen(out.buf), strlen(seed)); /* 32 -> 64: same length, nothing lost */
+	cuco_directive_release(&back);
+	cuco_directive_release(&d);
+	cuco_strbuf_release(&out);
+	free(seed);
+}
+
+/* Same seed, same numbers; weighted draws follow the weights; below() stays in range. */
+static void test_rng(void **state)
+{
+	struct cuco_rng a, b, c;
+	double w[4] = {1, 0, 3, -2};
+	int hist[4] = {0};
+
+	cuco_rng_seed(&a, 123);
+	cuco_rng_seed(&b, 123);
+	cuco_rng_seed_stream(&c, 123, 1);
+	for (int i = 0; i < 100; i++) {
+		uint64_t x = cuco_rng_next(&a);
+		assert_true(x == cuco_rng_next(&b));
+		assert_true(cuco_rng_below(&c, 7) < 7);
+		assert_true(cuco_rng_unit(&c) < 1.0);
+	}
+	for (int i = 0; i < 40000; i++)
+		hist[cuco_rng_weighted(&a, w, 4)]++;
+	assert_int_equal(hist[1], 0);
+	assert_int_equal(hist[3], 0);
+	assert_true(hist[2] > 2.7 * hist[0] && hist[2] < 3.3 * hist[0]);
+	w[0] = w[2] = 0;
+	assert_int_equal(cuco_rng_weighted(&a, w, 4), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_mutation_stays_valid),
+	    cmocka_unit_test(test_mutation_one_change),
+	    cmocka_unit_test(test_mutation_knobs_only),
+	    cmocka_unit_test(test_crossover_stays_valid),
+	    cmocka_unit_test(test_realize_template),
+	    cmocka_unit_test(test_realize_shipped_template),
+	    cmocka_unit_test(test_realize_seed),
+	    cmocka_unit_test(test_rng),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
