@@ -35,8 +35,8 @@ struct hx_opts {
 	int verify_runs;      /* verifications per program (1 before timing, rest after) */
 	int rotate;           /* input sets; 0 = enough to defeat L2 */
 	uint64_t seed;
-	int probe;   /* doctor mode */
-	int samples; /* print per-iteration samples */
+	int probe;               /* doctor mode */
+	int samples;             /* print per-iteration samples */
 	const char *result_file; /* env launch: ranks append result lines here, not stdout */
 };
 
@@ -67,6 +67,8 @@ const char *hx_stage_name(void);
 
 /* --- rank.c: what each rank does */
 int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUniqueId *id);
+/* Name the program in later failure lines (the fork parent, for a dead rank). */
+void hx_set_program(const char *name);
 /* Write one JSON failure line {"harness":1,"status":...} to fd. */
 void hx_emit_failure(int fd, int rank, int code, const char *stage, const char *msg);
 

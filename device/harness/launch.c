@@ -121,6 +121,27 @@ static const char *last_line(struct cuco_strbuf *s)
 	return p ? p + 1 : s->buf;
 }
 
+/* The program a rank last announced ("#program NAME" lines), or "". */
+static const char *last_program(struct cuco_strbuf *s)
+{
+	static char name[128];
+	const char *p = s->buf, *hit = NULL;
+
+	while ((p = strstr(p, "#program ")) != NULL) {
+		hit = p + 9;
+		p = hit;
+	}
+	name[0] = '\0';
+	if (hit) {
+		size_t n = strcspn(hit, "\n");
+		if (n >= sizeof(name))
+			n = sizeof(name) - 1;
+		memcpy(name, hit, n);
+		name[n] = '\0';
+	}
+	return name;
+}
+
 static void kill_all(struct child *ch, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -273,6 +294,7 @@ int hx_launch_fork(const struct hx_opts *o)
 			rc = WIFEXITED(st) ? WEXITSTATUS(st) : CUCO_ERR_CRASH;
 		} else {
 			char msg[256];
+			hx_set_program(last_program(&ch[failed].out));
 			if (WIFSIGNALED(st))
 				snprintf(msg, sizeof(msg), "rank %d died with signal %d (%s)",
 				         failed, WTERMSIG(st), strsignal(WTERMSIG(st)));

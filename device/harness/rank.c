@@ -106,6 +106,14 @@ void hx_emit_failure(int fd, int rank, int code, const char *stage, const char *
 	cuco_strbuf_release(&sb);
 }
 
+void hx_set_program(const char *name)
+{
+	static char copy[128];
+
+	snprintf(copy, sizeof(copy), "%s", name ? name : "");
+	current_program = copy;
+}
+
 static void add_result(const char *entry)
 {
 	pthread_mutex_lock(&results_lock);
@@ -364,6 +372,13 @@ static void evaluate_program(struct rank_state *st, int idx)
 	int iters = 0;
 
 	current_program = o->program_names[idx];
+	{
+		/* Progress for the launcher: names the program if this rank dies by a signal. */
+		char line[160];
+		int k = snprintf(line, sizeof(line), "#program %s\n", current_program);
+		if (st->r->out_fd != 1 && k > 0 && write(st->r->out_fd, line, (size_t)k) < 0)
+			perror("cuco-harness: progress");
+	}
 	memset(&p, 0, sizeof(p));
 	memset(&ctx, 0, sizeof(ctx));
 	memset(&req, 0, sizeof(req));

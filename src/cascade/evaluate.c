@@ -235,8 +235,13 @@ int cuco_evaluate(struct cuco_eval_request *req, struct cuco_eval_shape *out, st
 		runp[nrun].verify = p->verify;
 		nrun++;
 	}
-	if (req->compile_only || nrun == 0)
+	if (req->compile_only || nrun == 0) {
+		for (int k = 0; k < nrun; k++)
+			for (int s = 0; s < req->nshapes; s++)
+				store_eval(req, &req->progs[idx[k]], req->shapes[s], "compile",
+				           "ok", CUCO_OK, NULL, NULL, NULL, NAN);
 		goto out;
+	}
 
 	ngpu = cuco_gpu_count(err);
 	if (ngpu < req->run.ranks && !(req->run.launcher && *req->run.launcher)) {
@@ -246,6 +251,10 @@ int cuco_evaluate(struct cuco_eval_request *req, struct cuco_eval_shape *out, st
 		for (int s = 0; s < req->nshapes; s++) {
 			out[s].code = CUCO_ERR_NO_GPU;
 			snprintf(out[s].error, sizeof(out[s].error), "%s", err->msg);
+			/* Compiled, not run: the row says how far it got and why it stopped. */
+			for (int k = 0; k < nrun; k++)
+				store_eval(req, &req->progs[idx[k]], req->shapes[s], "compile",
+				           "no_gpu", CUCO_ERR_NO_GPU, err->msg, NULL, NULL, NAN);
 		}
 		goto out;
 	}

@@ -140,6 +140,8 @@ int cuco_run_result_parse(const char *text, struct cuco_run_result *res, struct 
 	}
 	status = str(root, "status");
 	res->code = token_code(status ? status : "run");
+	if (json_is_integer(json_object_get(root, "error_code")))
+		res->code = (int)json_integer_value(json_object_get(root, "error_code"));
 	gpu = str(root, "gpu");
 	if (gpu)
 		snprintf(res->gpu, sizeof(res->gpu), "%s", gpu);
@@ -329,51 +331,69 @@ done:
 	return rc;
 }
 
+static int has_result(const struct cuco_run_result *r, const char *name)
+{
+	for (int i = 0; i < r->nresults; i++)
+		if (!strcmp(r->results[i].name, name))
+			return 1;
+	return 0;
+}
+
 int cuco_run_programs(const struct cuco_run_opts *o, const struct cuco_manifest *m,
                       const char *workload_so, const struct cuco_shape *shape,
                       const struct cuco_run_program *progs, int n, struct cuco_run_result *res,
                       struct cuco_err *err)
 {
-	int rc = run_once(o, m, workload_so, shape, progs, n, res, err);
-	int done;
+	struct cuco_run_program pending[CUCO_CASCADE_MAX_PROGRAMS];
+	int npending = n < CUCO_CASCADE_MAX_PROGRAMS ? n : CUCO_CASCADE_MAX_PROGRAMS;
 
-	if (rc)
-		return rc;
-	if (res->code == CUCO_OK)
-		return CUCO_OK;
-	/* Harness-level failure before any program (no GPU, bad shape): nothing to retry. */
-	if (res->nresults == 0) {
-		return cuco_err_set(err, res->code, "%s",
-		                    res->error ? res->error : cuco_strerror(res->code));
-	}
-	/* Programs after the one that took the group down get a fresh group. */
-	done = res->nresults;
-	while (done < n) {
+	memcpy(pending, progs, sizeof(pending[0]) * (size_t)npending);
+	/*
+	 * A program that takes its rank group down is recorded; the programs that
+	 * had no result yet get a fresh group. Results are matched by name, so a
+	 * rank that died without reporting what had finished costs a re-run, never
+	 * a misattributed result.
+	 */
+	while (npending) {
 		struct cuco_run_result more;
-		int k;
+		int k, before = res->nresults, left = 0;
 
 		cuco_run_result_init(&more);
-		k = run_once(o, m, workload_so, shape, progs + done, n - done, &more, err);
+		k = run_once(o, m, workload_so, shape, pending, npending, &more, err);
+		if (k == CUCO_OK && more.code != CUCO_OK && more.nresults == 0)
+			k = cuco_err_set(err, more.code, "%s",
+			                 more.error ? more.error : cuco_strerror(more.code));
 		if (k) {
 			cuco_run_result_release(&more);
 			return k;
 		}
-		if (more.nresults == 0) {
-			cuco_run_result_release(&more);
-			return cuco_err_set(err, more.code, "%s",
-			                    more.error ? more.error : cuco_strerror(more.code));
+		if (!res->gpu[0])
+			memcpy(res->gpu, more.gpu, sizeof(res->gpu));
+		if (more.raw_json) {
+			/* One line per harness run, in order. */
+			struct cuco_strbuf all = CUCO_STRBUF_INIT;
+			if (res->raw_json)
+				cuco_strbuf_addf(&all, "%s\n", res->raw_json);
+			cuco_strbuf_adds(&all, more.raw_json);
+			free(res->raw_json);
+			res->raw_json = cuco_strbuf_detach(&all, NULL);
 		}
+		cuco_strbuf_add(&res->log, more.log.buf, more.log.len);
 		for (int i = 0; i < more.nresults && res->nresults < CUCO_CASCADE_MAX_PROGRAMS;
 		     i++) {
+			if (has_result(res, more.results[i].name))
+				continue;
 			res->results[res->nresults++] = more.results[i];
 			memset(&more.results[i], 0, sizeof(more.results[i]));
 		}
-		done += more.nresults;
-		cuco_strbuf_add(&res->log, more.log.buf, more.log.len);
-		if (more.code == CUCO_OK)
-			res->code = CUCO_OK;
-		more.nresults = 0;
 		cuco_run_result_release(&more);
+		for (int i = 0; i < npending; i++)
+			if (!has_result(res, pending[i].name))
+				pending[left++] = pending[i];
+		if (res->nresults == before)
+			return cuco_err_set(err, CUCO_ERR_RUN,
+			                    "the harness failed without naming a program");
+		npending = left;
 	}
 	res->code = CUCO_OK;
 	return CUCO_OK;

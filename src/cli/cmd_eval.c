@@ -147,7 +147,11 @@ int cmd_eval(int argc, char **argv)
 		fprintf(stderr, "cuco eval: directive rejected: %s\n", progs[1].precheck_error);
 	else if (progs[1].job.code != CUCO_OK && progs[1].job.code != -1)
 		fprintf(stderr, "cuco eval: compile failed:\n%s\n", progs[1].job.log.buf);
-	if (rc) {
+	if (progs[1].precheck_code) {
+		rc = progs[1].precheck_code;
+	} else if (progs[1].job.code != CUCO_OK && progs[1].job.code != -1) {
+		rc = CUCO_ERR_COMPILE;
+	} else if (rc) {
 		cli_fail(&err);
 	} else {
 		for (int s = 0; s < nshape; s++) {

@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "util/paths.h"
 
 static const char usage[] =
     "usage: cuco show run ID | program ID [--code] | evaluation ID [--logs] | runs\n"
@@ -76,6 +77,13 @@ int cmd_show(int argc, char **argv)
 		return cli_usage_error("show", "show what? run, program, evaluation or runs");
 	if (strcmp(what, "runs") && (!idstr || cli_int("show", what, idstr, 1, INT64_MAX, &id)))
 		return idstr ? CUCO_ERR_USAGE : cli_usage_error("show", "%s needs an ID", what);
+	if (!store_path)
+		store_path = cuco_store_default_path();
+	if (!cuco_file_exists(store_path)) {
+		fprintf(stderr, "cuco show: no store at %s (set --store or CUCO_STORE)\n",
+		        store_path);
+		return CUCO_ERR_NOT_FOUND;
+	}
 	if (cli_open_store(store_path, &store, &err))
 		return cli_fail(&err);
 	if (!strcmp(what, "runs")) {
