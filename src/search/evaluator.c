@@ -8,36 +8,54 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cascade/cascade.h"
 #include "search/evolve.h"
 #include "util/strbuf.h"
 
-int cuco_cascade_evaluator_init(struct cuco_cascade_evaluator *ce, const struct cuco_manifest *m,
-                                const struct cuco_shape *shape, const struct cuco_run_opts *run,
-                                struct cuco_err *err)
+/* Context of the cascade evaluator. */
+struct cuco_cascade_evaluator {
+	const struct cuco_manifest *m;
+	const struct cuco_shape *shape;
+	struct cuco_run_opts run;
+	struct cuco_compile_opts compile;
+	char *baseline_src; /* the host program's text */
+};
+
+int cuco_cascade_evaluator_new(const struct cuco_manifest *m, const struct cuco_shape *shape,
+                               const struct cuco_run_opts *run, struct cuco_cascade_evaluator **out,
+                               struct cuco_err *err)
 {
 	struct cuco_strbuf src = CUCO_STRBUF_INIT;
+	struct cuco_cascade_evaluator *ce = calloc(1, sizeof(*ce));
 	int rc;
 
-	memset(ce, 0, sizeof(*ce));
+	*out = NULL;
+	if (!ce)
+		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 	ce->m = m;
 	ce->shape = shape;
 	ce->run = *run;
-	ce->last_baseline_us = NAN;
-	if ((rc = cuco_compile_opts_default(&ce->compile, err)))
+	if ((rc = cuco_compile_opts_default(&ce->compile, err))) {
+		free(ce);
 		return rc;
+	}
 	if (cuco_strbuf_read_file(&src, m->host_program)) {
 		cuco_strbuf_release(&src);
+		free(ce);
 		return cuco_err_set(err, CUCO_ERR_IO, "%s: cannot read the workload's host program",
 		                    m->host_program);
 	}
 	ce->baseline_src = cuco_strbuf_detach(&src, NULL);
+	*out = ce;
 	return CUCO_OK;
 }
 
-void cuco_cascade_evaluator_release(struct cuco_cascade_evaluator *ce)
+void cuco_cascade_evaluator_free(struct cuco_cascade_evaluator *ce)
 {
+	if (!ce)
+		return;
 	free(ce->baseline_src);
-	memset(ce, 0, sizeof(*ce));
+	free(ce);
 }
 
 static char *dup_or_null(const char *s)
@@ -91,7 +109,6 @@ static int batch(void *ctx, const struct cuco_candidate *c, int n, struct cuco_e
 	base = cuco_eval_find(&sh, "baseline");
 	if (base && base->code == CUCO_OK)
 		base_us = base->median_us;
-	ce->last_baseline_us = base_us;
 	for (int i = 0; i < n; i++) {
 		struct cuco_eval_program *p = &progs[i + 1];
 		struct cuco_eval_outcome *o = &outs[i];

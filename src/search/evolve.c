@@ -946,9 +946,10 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 			open = 1;
 		} else if (!open) {
 			g++;
+		} else {
+			for (int i = 0; i < e.npend; i++)
+				e.prog.resumed_evals += !e.pend[i].evaluated;
 		}
-		for (int i = 0; open && i < e.npend; i++)
-			e.prog.resumed_evals += !e.pend[i].evaluated;
 	} else {
 		struct cuco_run_rec run;
 		if (!o->seed_code) {

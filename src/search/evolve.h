@@ -17,7 +17,6 @@
 #include <signal.h>
 #include <stdint.h>
 
-#include "cascade/cascade.h"
 #include "program/directive.h"
 #include "util/error.h"
 
@@ -155,32 +154,31 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 
 /* ---- the real evaluator: the cascade (compile -> run/verify -> bench) ---- */
 
-/*
- * Context of the cascade evaluator. Caller-owned: _init, bind into an
- * evaluator, _release. Each batch compiles the candidates in parallel (cached
- * by content hash) and runs them with the workload's baseline in one harness
- * call, so fitness = baseline / candidate latency from the same run.
- */
-struct cuco_cascade_evaluator {
-	const struct cuco_manifest *m;
-	const struct cuco_shape *shape;
-	struct cuco_run_opts run;
-	struct cuco_compile_opts compile;
-	char *baseline_src;      /* the host program's text */
-	double last_baseline_us; /* baseline of the latest batch; NaN before */
-};
+struct cuco_manifest;
+struct cuco_shape;
+struct cuco_run_opts;
 
 /*
- * Prepare the cascade evaluator for workload m at shape (borrowed) with run
- * options (copied) and default compile options. Returns CUCO_OK, CUCO_ERR_IO
- * (host program unreadable), or the error of cuco_compile_opts_default().
+ * The cascade evaluator (opaque). Each batch compiles the candidates in
+ * parallel (cached by content hash) and runs them with the workload's
+ * baseline in one harness call, so fitness = baseline / candidate latency
+ * from the same run. Nothing is stored: the loop stores the outcomes.
  */
-int cuco_cascade_evaluator_init(struct cuco_cascade_evaluator *ce, const struct cuco_manifest *m,
-                                const struct cuco_shape *shape, const struct cuco_run_opts *run,
-                                struct cuco_err *err);
+struct cuco_cascade_evaluator;
+
+/*
+ * A cascade evaluator for workload m at shape (both borrowed, must outlive
+ * it) with run options (copied) and default compile options, into *out (free
+ * with cuco_cascade_evaluator_free()). Returns CUCO_OK, CUCO_ERR_IO (host
+ * program unreadable), CUCO_ERR_NOMEM, or the error of
+ * cuco_compile_opts_default(); *out is NULL on error.
+ */
+int cuco_cascade_evaluator_new(const struct cuco_manifest *m, const struct cuco_shape *shape,
+                               const struct cuco_run_opts *run, struct cuco_cascade_evaluator **out,
+                               struct cuco_err *err);
 /* Fill ev with the cascade evaluator's callbacks and ce as context. */
 void cuco_cascade_evaluator_bind(struct cuco_cascade_evaluator *ce, struct cuco_evaluator *ev);
-/* Free what _init allocated. */
-void cuco_cascade_evaluator_release(struct cuco_cascade_evaluator *ce);
+/* Free it; NULL is allowed. */
+void cuco_cascade_evaluator_free(struct cuco_cascade_evaluator *ce);
 
 #endif

@@ -221,7 +221,10 @@ int cuco_population_migrate(struct cuco_population *p, double rate)
 		if (k < 1)
 			k = 1;
 		for (int j = 0; j < n && sent < k; j++) {
-			if (cuco_population_find(p, to, p->m[all[j]].program_id) >= 0)
+			/* Natives only: a migrant travelling on would let one elite take every
+			 * island, the collapse islands exist to prevent. */
+			if (p->m[all[j]].migrant ||
+			    cuco_population_find(p, to, p->m[all[j]].program_id) >= 0)
 				continue;
 			moves[nmoves] = all[j];
 			dest[nmoves++] = to;

@@ -94,7 +94,8 @@ int cuco_directive_distance(const struct cuco_directive *a, const struct cuco_di
 
 /*
  * Ring migration: island i sends its best max(1, ceil(rate * alive)) correct
- * members to island (i + 1) % nislands, skipping programs already there. All
+ * native (not themselves migrated) members to island (i + 1) % nislands,
+ * skipping programs already there. All
  * choices are made before any copy lands. Returns the number of copies made,
  * -1 out of memory.
  */

@@ -213,7 +213,8 @@ int cuco_summary_compute(struct cuco_store *store, int64_t run_id, int max_gener
 		goto out;
 	if ((rc = cuco_store_eval_each_run(store, run_id, collect_error, &w, err)))
 		goto out;
-	qsort(w.px.a, (size_t)w.px.n, sizeof(*w.px.a), cmp_count);
+	if (w.px.n)
+		qsort(w.px.a, (size_t)w.px.n, sizeof(*w.px.a), cmp_count);
 	for (int i = 0; i < w.px.n && i < CUCO_SUMMARY_MAX_ERRORS; i++)
 		out->errors[out->nerrors++] = w.px.a[i];
 	for (int i = 0; i < c.n; i++) {

@@ -1,0 +1,303 @@
+/*
+ * cmd_evolve.c - `cuco evolve`: the slow path. Islands of candidates bred by
+ * the built-in design-space operator from the fast-path seed, judged by the
+ * cascade, kept in the store; Ctrl-C stops cleanly and --resume continues.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "program/directive.h"
+#include "search/evolve.h"
+#include "util/paths.h"
+
+static const char usage[] =
+    "usage: cuco evolve <workload> --shape S [options]\n"
+    "       cuco evolve --resume RUN [options]\n"
+    "\n"
+    "Search the design space for the fastest correct program: islands of\n"
+    "candidates bred from the fast-path seed by the built-in operator (mutation\n"
+    "and crossover of directives, realised through share/realize/<workload>.cu.in\n"
+    "when it exists, else the seed's own knobs), each verified and timed beside\n"
+    "the baseline (fitness = baseline / candidate latency). Every candidate and\n"
+    "evaluation is stored; Ctrl-C stops after the current batch (status\n"
+    "'interrupted'); --resume continues a run without evaluating anything twice.\n"
+    "  --shape S             shape to evolve for (default: the workload's default)\n"
+    "  --generations N       generations (default 20)\n"
+    "  --islands N           islands (default 2)\n"
+    "  --children N          children per island per generation (default 4)\n"
+    "  --budget-evals N      stop after N evaluations\n"
+    "  --budget-minutes M    stop after M minutes\n"
+    "  --seed N              search seed (default 1): same seed, same candidates\n"
+    "  --resume RUN          continue evolve run RUN (its stored config; the flags\n"
+    "                        above may raise --generations and the budgets)\n"
+    "  --template FILE       program template (default share/realize/<workload>.cu.in)\n"
+    "  --store PATH          SQLite store\n"
+    "Run options (the harness's input seed is fixed at 1 here):\n";
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+	signal(SIGINT, SIG_DFL); /* a second Ctrl-C ends cuco at once */
+}
+
+/* The live progress line on stderr: one line redrawn on a terminal, a line per update otherwise. */
+static void progress(void *arg, const struct cuco_evolve_progress *p)
+{
+	static int last_evaluated = -1, last_generation = -1;
+	int tty = *(int *)arg;
+
+	if (p->evaluated == last_evaluated && p->generation == last_generation)
+		return;
+	last_evaluated = p->evaluated;
+	last_generation = p->generation;
+	fprintf(stderr,
+	        "%scuco evolve: run %lld gen %d/%d %s | evaluated %d correct %d | failed "
+	        "compile %d run %d verify %d bench %d (timeout %d)",
+	        tty ? "\r\033[K" : "", (long long)p->run_id, p->generation, p->generations,
+	        p->phase ? p->phase : "", p->evaluated, p->correct, p->failed_compile,
+	        p->failed_run, p->failed_verify, p->failed_bench, p->failed_timeout);
+	if (isfinite(p->best_us))
+		fprintf(stderr, " | best %.1f us", p->best_us);
+	if (p->best_fitness > 0)
+		fprintf(stderr, ", %.3fx", p->best_fitness);
+	if (isfinite(p->baseline_us))
+		fprintf(stderr, " vs baseline %.1f us", p->baseline_us);
+	fputs(tty ? "" : "\n", stderr);
+	fflush(stderr);
+}
+
+int cmd_evolve(int argc, char **argv)
+{
+	struct cuco_err err;
+	struct cuco_manifest m;
+	struct cuco_run_opts run;
+	struct cuco_evolve_config cfg;
+	struct cuco_evolve_opts o;
+	struct cuco_evolve_progress fin;
+	struct cuco_design_space ds;
+	struct cuco_hw_facts facts;
+	struct cuco_cascade_evaluator *ce = NULL;
+	struct cuco_run_rec stored;
+	struct cuco_strbuf seed = CUCO_STRBUF_INIT, tmpl = CUCO_STRBUF_INIT;
+	struct cuco_store *store = NULL;
+	const struct cuco_shape *shape;
+	const char *workload = NULL, *shape_name = NULL, *store_path = NULL, *template_path = NULL;
+	const char *ds_path;
+	long long generations = -1, islands = -1, children = -1, budget_evals = -1,
+	          search_seed = -1;
+	long long resume = 0;
+	double budget_minutes = -1;
+	int rc, have_m = 0, have_ds = 0, tty = isatty(2);
+	int64_t run_id = 0;
+	char tpath[PATH_MAX];
+
+	cuco_err_clear(&err);
+	cuco_run_opts_default(&run);
+	cuco_evolve_config_default(&cfg);
+	cuco_run_rec_init(&stored);
+	memset(&fin, 0, sizeof(fin));
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+		int k;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			printf("%s%s", usage, cli_run_flags_help);
+			return 0;
+		}
+		if (!strcmp(a, "--shape") || !strcmp(a, "--generations") ||
+		    !strcmp(a, "--islands") || !strcmp(a, "--children") ||
+		    !strcmp(a, "--budget-evals") || !strcmp(a, "--budget-minutes") ||
+		    !strcmp(a, "--seed") || !strcmp(a, "--resume") || !strcmp(a, "--store") ||
+		    !strcmp(a, "--template")) {
+			if (!(v = cli_value("evolve", argc, argv, &i)))
+				return CUCO_ERR_USAGE;
+			if (!strcmp(a, "--shape"))
+				shape_name = v;
+			else if (!strcmp(a, "--store"))
+				store_path = v;
+			else if (!strcmp(a, "--template"))
+				template_path = v;
+			else if (!strcmp(a, "--budget-minutes")) {
+				if (cli_double("evolve", a, v, 0.01, 1e6, &budget_minutes))
+					return CUCO_ERR_USAGE;
+			} else if (cli_int("evolve", a, v, !strcmp(a, "--seed") ? 0 : 1,
+			                   !strcmp(a, "--islands") ? 16 : (long long)1 << 40,
+			                   !strcmp(a, "--generations")    ? &generations
+			                   : !strcmp(a, "--islands")      ? &islands
+			                   : !strcmp(a, "--children")     ? &children
+			                   : !strcmp(a, "--budget-evals") ? &budget_evals
+			                   : !strcmp(a, "--seed")         ? &search_seed
+			                                                  : &resume))
+				return CUCO_ERR_USAGE;
+			continue;
+		}
+		k = cli_run_flag("evolve", argc, argv, &i, &run);
+		if (k < 0)
+			return CUCO_ERR_USAGE;
+		if (k)
+			continue;
+		if (a[0] == '-')
+			return cli_usage_error("evolve", "unknown option %s", a);
+		if (workload)
+			return cli_usage_error("evolve", "unexpected argument %s", a);
+		workload = a;
+	}
+	if (!workload && !resume)
+		return cli_usage_error("evolve", "which workload? (or --resume RUN)");
+	if (budget_evals > 0 && budget_minutes > 0)
+		return cli_usage_error("evolve",
+		                       "give --budget-evals or --budget-minutes, not both");
+	if ((rc = cli_open_store(store_path, &store, &err)))
+		return cli_fail(&err);
+	if (resume) {
+		if ((rc = cuco_store_run_get(store, resume, &stored, &err)) ||
+		    (rc = cuco_evolve_config_from_json(stored.config, &cfg, &err))) {
+			cli_fail(&err);
+			goto out;
+		}
+		if (workload && stored.workload && strcmp(workload, stored.workload)) {
+			rc = cli_usage_error("evolve", "run %lld evolved %s, not %s", resume,
+			                     stored.workload, workload);
+			goto out;
+		}
+		workload = stored.workload;
+		shape_name = stored.shape;
+		if (!workload) {
+			rc = cuco_err_set(&err, CUCO_ERR_INVALID, "run %lld names no workload",
+			                  resume);
+			cli_fail(&err);
+			goto out;
+		}
+		if (!template_path && cfg.template_path[0])
+			template_path = cfg.template_path;
+	} else {
+		if (islands > 0)
+			cfg.islands = (int)islands;
+		if (children > 0)
+			cfg.children_per_island = (int)children;
+		if (search_seed >= 0)
+			cfg.seed = (uint64_t)search_seed;
+	}
+	if (generations > 0)
+		cfg.generations = (int)generations;
+	if (budget_evals > 0)
+		cfg.budget_evals = (int)budget_evals;
+	if (budget_minutes > 0)
+		cfg.budget_minutes = budget_minutes;
+	if ((rc = cli_load_workload(workload, &m, &err))) {
+		cli_fail(&err);
+		goto out;
+	}
+	have_m = 1;
+	shape = cuco_manifest_shape(&m, shape_name ? shape_name : m.default_shape);
+	if (!shape) {
+		rc = cli_usage_error("evolve", "--shape %s: workload %s has no such shape",
+		                     shape_name, m.name);
+		goto out;
+	}
+	ds_path = cli_share_dir("design_space.json");
+	if (!ds_path || (rc = cuco_design_space_load(ds_path, &ds, &err))) {
+		if (!ds_path)
+			rc = cuco_err_set(&err, CUCO_ERR_NOT_FOUND,
+			                  "cuco home not found; set CUCO_HOME");
+		cli_fail(&err);
+		goto out;
+	}
+	have_ds = 1;
+	/* Our nodes: NVLink between all ranks, no RDMA NIC for GIN, H200's 132 SMs. */
+	facts.gin_capable = 0;
+	facts.lsa_all_reachable = 1;
+	facts.nranks = run.ranks;
+	facts.sm_count = 132;
+	if (!template_path) {
+		const char *dir = cli_share_dir("realize");
+		snprintf(tpath, sizeof(tpath), "%s/%s.cu.in", dir ? dir : ".", m.name);
+		if (dir && cuco_file_exists(tpath))
+			template_path = tpath;
+	}
+	if (template_path) {
+		if (cuco_strbuf_read_file(&tmpl, template_path)) {
+			rc = cuco_err_set(&err, CUCO_ERR_IO, "%s: %s", template_path,
+			                  strerror(errno));
+			cli_fail(&err);
+			goto out;
+		}
+		snprintf(cfg.template_path, sizeof(cfg.template_path), "%s", template_path);
+	}
+	if (!resume && (rc = cli_make_seed(&m, &seed, NULL, &err))) {
+		cuco_err_prefix(&err, "fast-path seed: ");
+		cli_fail(&err);
+		goto out;
+	}
+	if ((rc = cuco_cascade_evaluator_new(&m, shape, &run, &ce, &err))) {
+		cli_fail(&err);
+		goto out;
+	}
+	memset(&o, 0, sizeof(o));
+	o.store = store;
+	o.workload = m.name;
+	o.shape = shape->name;
+	o.ds = &ds;
+	o.facts = &facts;
+	o.seed_code = resume ? NULL : seed.buf;
+	o.template_text = template_path ? tmpl.buf : NULL;
+	o.template_name = template_path;
+	cuco_cascade_evaluator_bind(ce, &o.evaluator);
+	o.stop = &stop_flag;
+	o.progress = progress;
+	o.progress_arg = &tty;
+	fprintf(stderr,
+	        "cuco evolve: %s at shape %s, %d islands x %d children, %d generations, "
+	        "seed %llu, %s\n",
+	        m.name, shape->name, cfg.islands, cfg.children_per_island, cfg.generations,
+	        (unsigned long long)cfg.seed,
+	        template_path ? template_path : "no template: the seed's knobs only");
+	stop_flag = 0;
+	signal(SIGINT, on_sigint);
+	rc = cuco_evolve_run(&o, &cfg, resume, &run_id, &fin, &err);
+	signal(SIGINT, SIG_DFL);
+	if (tty)
+		fputc('\n', stderr);
+	if (rc) {
+		cli_fail(&err);
+		if (run_id)
+			fprintf(stderr,
+			        "cuco evolve: run %lld failed; 'cuco evolve --resume %lld' "
+			        "continues it once the cause is fixed\n",
+			        (long long)run_id, (long long)run_id);
+		goto out;
+	}
+	printf("# evolve run %lld: %s (%s), %d evaluated, %d correct, %d rejected as duplicates\n",
+	       (long long)run_id, fin.interrupted ? "interrupted" : "done", fin.stop_reason,
+	       fin.evaluated, fin.correct, fin.rejected);
+	if (fin.best_program)
+		printf("# best: program %lld, %.1f us, %.3fx the baseline (%.1f us); 'cuco show "
+		       "%lld'\n",
+		       (long long)fin.best_program, fin.best_us, fin.best_fitness, fin.baseline_us,
+		       (long long)fin.best_program);
+	else
+		printf("# no correct candidate yet\n");
+	if (fin.interrupted)
+		printf("# continue with: cuco evolve --resume %lld\n", (long long)run_id);
+out:
+	cuco_cascade_evaluator_free(ce);
+	if (have_ds)
+		cuco_design_space_release(&ds);
+	if (have_m)
+		cuco_manifest_release(&m);
+	cuco_run_rec_release(&stored);
+	cuco_strbuf_release(&seed);
+	cuco_strbuf_release(&tmpl);
+	cuco_store_close(store);
+	return rc;
+}

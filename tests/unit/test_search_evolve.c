@@ -1,0 +1,786 @@
+/*
+ * test_search_evolve.c - the evolution loop through a fake evaluator: a whole
+ * run, repeatability, batching, budgets, Ctrl-C, resume after SIGKILL, and
+ * the statistical summary on a fixture store.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "search/evolve.h"
+#include "search/operator.h"
+#include "search/summary.h"
+#include "store/store.h"
+#include "util/strbuf.h"
+
+#include "search_fake.h"
+
+#define DESIGN_SPACE CUCO_SOURCE_DIR "/share/design_space.json"
+#define FIXTURES CUCO_SOURCE_DIR "/tests/fixtures/evolve"
+
+static struct cuco_design_space ds;
+static const struct cuco_hw_facts facts = {0, 1, 2, 132};
+static char *tmpl, *seed;
+static char dir[64];
+
+static char *read_all(const char *path)
+{
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+
+	if (cuco_strbuf_read_file(&sb, path))
+		return NULL;
+	return cuco_strbuf_detach(&sb, NULL);
+}
+
+static int setup(void **state)
+{
+	struct cuco_err err;
+
+	if (cuco_design_space_load(DESIGN_SPACE, &ds, &err) != CUCO_OK) {
+		fprintf(stderr, "%s\n", err.msg);
+		return -1;
+	}
+	tmpl = read_all(FIXTURES "/mini.cu.in");
+	seed = read_all(FIXTURES "/seed.cu");
+	snprintf(dir, sizeof(dir), "/tmp/cuco-test-evolve-XXXXXX");
+	if (!tmpl || !seed || !mkdtemp(dir))
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct dirent *de;
+	char file[512];
+	DIR *d = opendir(dir);
+
+	if (d) {
+		while ((de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			snprintf(file, sizeof(file), "%s/%s", dir, de->d_name);
+			unlink(file);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+	free(tmpl);
+	free(seed);
+	cuco_design_space_release(&ds);
+	return 0;
+}
+
+static void store_path(char *out, size_t size, const char *name)
+{
+	snprintf(out, size, "%s/%s.db", dir, name);
+	unlink(out);
+	snprintf(out + strlen(out), size - strlen(out), "-wal");
+	unlink(out);
+	out[strlen(out) - 4] = '\0';
+}
+
+static void small_config(struct cuco_evolve_config *cfg)
+{
+	cuco_evolve_config_default(cfg);
+	cfg->seed = 5;
+	cfg->islands = 3;
+	cfg->generations = 8;
+	cfg->children_per_island = 4;
+	cfg->population_size = 12;
+	cfg->archive_size = 4;
+	cfg->migration_interval = 2;
+	cfg->summary_interval = 2;
+	cfg->stagnation_generations = 3;
+}
+
+static void default_opts(struct cuco_evolve_opts *o, struct cuco_store *s, struct cuco_evaluator ev,
+                         int with_template)
+{
+	memset(o, 0, sizeof(*o));
+	o->store = s;
+	o->workload = "mini";
+	o->shape = "small";
+	o->ds = &ds;
+	o->facts = &facts;
+	o->seed_code = seed;
+	o->template_text = with_template ? tmpl : NULL;
+	o->template_name = "mini.cu.in";
+	o->evaluator = ev;
+}
+
+/* Run (or resume) an evolution in the store at path; returns cuco_evolve_run's code. */
+static int run_in(const char *path, const struct cuco_evolve_config *cfg, struct fake_eval *f,
+                  int max_batch, int with_template, int64_t resume, volatile sig_atomic_t *stop,
+                  void (*progress)(void *, const struct cuco_evolve_progress *),
+                  struct cuco_evolve_progress *final)
+{
+	struct cuco_store *s = NULL;
+	struct cuco_evolve_opts o;
+	struct cuco_err err;
+	int64_t run_id = 0;
+	int rc;
+
+	if (cuco_store_open(path, &s, &err))
+		return -1;
+	default_opts(&o, s, fake_evaluator(f, max_batch), with_template);
+	o.stop = stop;
+	o.progress = progress;
+	o.progress_arg = (void *)stop;
+	rc = cuco_evolve_run(&o, cfg, resume, &run_id, final, &err);
+	if (rc)
+		fprintf(stderr, "evolve: %s\n", err.msg);
+	cuco_store_close(s);
+	return rc;
+}
+
+static int64_t sql_int(const char *path, const char *sql)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int64_t v = -1;
+
+	if (sqlite3_open(path, &db) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
+static char *sql_text(const char *path, const char *sql)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	char *v = NULL;
+
+	if (sqlite3_open(path, &db) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		v = strdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
+/* The run's candidates as text, one line each: what two runs must agree on. */
+static int add_line(const struct cuco_program_rec *p, void *arg, struct cuco_err *err)
+{
+	struct cuco_strbuf *sb = arg;
+
+	cuco_strbuf_addf(sb, "%lld g%lld i%lld %s %s %s %s", (long long)p->id,
+	                 (long long)p->generation, (long long)p->island, p->name, p->operator_,
+	                 p->hash, p->directive ? p->directive : "-");
+	for (size_t i = 0; i < p->nparents; i++)
+		cuco_strbuf_addf(sb, " %s:%lld", p->parents[i].kind, (long long)p->parents[i].id);
+	cuco_strbuf_addch(sb, '\n');
+	return 0;
+}
+
+static char *sequence(const char *path)
+{
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+	struct cuco_store *s = NULL;
+	struct cuco_err err;
+
+	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
+	assert_int_equal(cuco_store_program_each(s, 1, add_line, &sb, &err), CUCO_OK);
+	cuco_store_close(s);
+	return cuco_strbuf_detach(&sb, NULL);
+}
+
+/* Checks that hold for every finished run in path. */
+static void check_run_rows(const char *path)
+{
+	/* every candidate has exactly one evaluation */
+	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM programs p WHERE (SELECT COUNT(*) "
+	                               "FROM evaluations e WHERE e.program_id = p.id) != 1"),
+	                 0);
+	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM programs WHERE origin != 'candidate' "
+	                               "OR run_id != 1 OR directive IS NULL"),
+	                 0);
+	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM programs WHERE operator NOT IN "
+	                               "('init', 'mutate', 'crossover')"),
+	                 0);
+	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM program_parents WHERE kind NOT IN "
+	                               "('parent', 'inspiration', 'crossover')"),
+	                 0);
+	/* every bred child names exactly one parent; crossovers name their partner */
+	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM programs p WHERE operator != 'init' "
+	                               "AND (SELECT COUNT(*) FROM program_parents q WHERE "
+	                               "q.program_id = p.id AND q.kind = 'parent') != 1"),
+	                 0);
+	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM programs p WHERE operator = "
+	                               "'crossover' AND NOT EXISTS (SELECT 1 FROM program_parents "
+	                               "q WHERE q.program_id = p.id AND q.kind = 'crossover')"),
+	                 0);
+	/* parents come from earlier generations */
+	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM program_parents q JOIN programs c ON "
+	                               "c.id = q.program_id JOIN programs p ON p.id = q.parent_id "
+	                               "WHERE p.generation >= c.generation"),
+	                 0);
+	/* no code twice */
+	assert_int_equal(sql_int(path, "SELECT COUNT(*) - COUNT(DISTINCT hash) FROM programs"), 0);
+	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM evaluations WHERE status = 'ok' AND "
+	                               "(fitness IS NULL OR fitness <= 0)"),
+	                 0);
+	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM evaluations WHERE status != 'ok' AND "
+	                               "fitness != 0"),
+	                 0);
+}
+
+/* Every stored directive is valid against the design space and the facts. */
+static int check_directive(const struct cuco_program_rec *p, void *arg, struct cuco_err *err)
+{
+	struct cuco_directive d;
+	int *bad = arg;
+
+	if (cuco_directive_from_json(p->directive, &d, err) ||
+	    cuco_directive_validate(&d, &ds, &facts, err)) {
+		fprintf(stderr, "program %lld: %s\n", (long long)p->id, err->msg);
+		(*bad)++;
+		return 0;
+	}
+	if (strcmp(p->name, "seed")) { /* the code realises the directive */
+		struct cuco_directive back;
+		if (cuco_directive_parse("c.cu", p->code, &back, err) ||
+		    !cuco_directive_equal(&d, &back))
+			(*bad)++;
+		cuco_directive_release(&back);
+	}
+	cuco_directive_release(&d);
+	return 0;
+}
+
+static void test_evolve_run(void **state)
+{
+	struct cuco_evolve_config cfg;
+	struct cuco_evolve_progress fin;
+	struct fake_eval f;
+	struct cuco_store *s;
+	struct cuco_err err;
+	char path[256], *status, *config;
+	int bad = 0;
+	int64_t n;
+
+	store_path(path, sizeof(path), "run");
+	small_config(&cfg);
+	fake_init(&f);
+	assert_int_equal(run_in(path, &cfg, &f, 5, 1, 0, NULL, NULL, &fin), CUCO_OK);
+	check_run_rows(path);
+	n = sql_int(path, "SELECT COUNT(*) FROM programs");
+	/* seed + its rendering, then 3 islands x 4 children x 8 generations */
+	assert_int_equal(n, 2 + 3 * 4 * 8);
+	assert_int_equal(fin.evaluated, n);
+	assert_int_equal(f.calls, n);
+	assert_int_equal(fin.correct + fin.failed_compile + fin.failed_run + fin.failed_verify +
+	                     fin.failed_bench,
+	                 n);
+	assert_int_equal(fin.correct,
+	                 sql_int(path, "SELECT COUNT(*) FROM evaluations WHERE status = 'ok'"));
+	assert_int_equal(
+	    fin.failed_compile,
+	    sql_int(path, "SELECT COUNT(*) FROM evaluations WHERE stage_reached = 'compile'"));
+	assert_int_equal(
+	    fin.failed_timeout,
+	    sql_int(path, "SELECT COUNT(*) FROM evaluations WHERE status = 'timeout'"));
+	assert_true(fin.failed_compile > 0); /* exploration tried fused_consumer */
+	assert_string_equal(fin.stop_reason, "generations");
+	assert_false(fin.interrupted);
+	/* the search found better than the seed (fitness 0.97: sequential, 32 CTAs) */
+	assert_true(fin.best_fitness > 1.4);
+	assert_true(fabs(fin.best_us - 1000.0 / fin.best_fitness) < 1e-6);
+	assert_true(fin.baseline_us == 1000.0);
+	/* every island bred on every generation; initial programs are on no single island */
+	assert_int_equal(
+	    sql_int(path, "SELECT COUNT(DISTINCT island) FROM programs WHERE generation > 0"), 3);
+	assert_int_equal(
+	    sql_int(path, "SELECT COUNT(*) FROM programs WHERE generation = 0 AND island IS NULL"),
+	    2);
+	assert_int_equal(sql_int(path, "SELECT COUNT(DISTINCT generation) FROM programs"), 9);
+	/* both operators were used */
+	assert_true(sql_int(path, "SELECT COUNT(*) FROM programs WHERE operator = 'crossover'") >
+	            0);
+	assert_true(sql_int(path, "SELECT COUNT(*) FROM programs WHERE operator = 'mutate'") > 0);
+	assert_true(
+	    sql_int(path, "SELECT COUNT(*) FROM program_parents WHERE kind = 'inspiration'") > 0);
+	/* a statistical summary every 2 generations */
+	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM summaries WHERE kind = 'statistical'"),
+	                 4);
+	assert_int_equal(sql_int(path, "SELECT MIN(generation) FROM summaries"), 2);
+	status = sql_text(path, "SELECT status FROM runs WHERE id = 1");
+	assert_string_equal(status, "done");
+	free(status);
+	config = sql_text(path, "SELECT config FROM runs WHERE id = 1");
+	assert_non_null(strstr(config, "\"seed\":5"));
+	{
+		struct cuco_evolve_config back;
+		cuco_evolve_config_default(&back);
+		assert_int_equal(cuco_evolve_config_from_json(config, &back, &err), CUCO_OK);
+		assert_int_equal(back.seed, 5);
+		assert_int_equal(back.islands, 3);
+		assert_true(back.migration_rate == cfg.migration_rate);
+	}
+	free(config);
+	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
+	assert_int_equal(cuco_store_program_each(s, 1, check_directive, &bad, &err), CUCO_OK);
+	cuco_store_close(s);
+	assert_int_equal(bad, 0);
+}
+
+/* Same seed and fitnesses: the same candidates in the same order; batching does not matter. */
+static void test_evolve_repeatable(void **state)
+{
+	struct cuco_evolve_config cfg;
+	struct fake_eval f;
+	char a[256], b[256], c[256];
+	char *sa, *sb, *sc;
+
+	small_config(&cfg);
+	store_path(a, sizeof(a), "rep-a");
+	store_path(b, sizeof(b), "rep-b");
+	store_path(c, sizeof(c), "rep-c");
+	fake_init(&f);
+	assert_int_equal(run_in(a, &cfg, &f, 0, 1, 0, NULL, NULL, NULL), CUCO_OK);
+	fake_init(&f);
+	assert_int_equal(run_in(b, &cfg, &f, 7, 1, 0, NULL, NULL, NULL), CUCO_OK);
+	cfg.seed = 6;
+	fake_init(&f);
+	assert_int_equal(run_in(c, &cfg, &f, 0, 1, 0, NULL, NULL, NULL), CUCO_OK);
+	sa = sequence(a);
+	sb = sequence(b);
+	sc = sequence(c);
+	assert_true(strlen(sa) > 1000);
+	assert_string_equal(sa, sb);
+	assert_string_not_equal(sa, sc);
+	free(sa);
+	free(sb);
+	free(sc);
+}
+
+/* budget-evals stops at exactly that many evaluations. */
+static void test_evolve_budget(void **state)
+{
+	struct cuco_evolve_config cfg;
+	struct cuco_evolve_progress fin;
+	struct fake_eval f;
+	char path[256];
+
+	small_config(&cfg);
+	cfg.budget_evals = 31;
+	store_path(path, sizeof(path), "budget");
+	fake_init(&f);
+	assert_int_equal(run_in(path, &cfg, &f, 4, 1, 0, NULL, NULL, &fin), CUCO_OK);
+	assert_int_equal(fin.evaluated, 31);
+	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM evaluations"), 31);
+	assert_string_equal(fin.stop_reason, "budget-evals");
+	check_run_rows(path);
+}
+
+/* Without a template only the seed's knobs change, in the seed's own code. */
+static void test_evolve_seed_mode(void **state)
+{
+	struct cuco_evolve_config cfg;
+	struct cuco_evolve_progress fin;
+	struct fake_eval f;
+	struct cuco_store *s;
+	struct cuco_err err;
+	char path[256];
+	int bad = 0;
+
+	small_config(&cfg);
+	cfg.generations = 4;
+	store_path(path, sizeof(path), "seedmode");
+	fake_init(&f);
+	assert_int_equal(run_in(path, &cfg, &f, 0, 0, 0, NULL, NULL, &fin), CUCO_OK);
+	check_run_rows(path);
+	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM programs WHERE generation = 0"), 1);
+	assert_true(sql_int(path, "SELECT COUNT(*) FROM programs") > 20);
+	assert_int_equal(sql_int(path,
+	                         "SELECT COUNT(*) FROM programs WHERE directive NOT LIKE "
+	                         "'{\"backend\":\"lsa\",\"placement\":\"sequential\",\"sync_"
+	                         "scope\":\"grid\",\"issuer\":\"cta\",\"granularity\":\"whole\"%'"),
+	                 0);
+	assert_int_equal(sql_int(path,
+	                         "SELECT COUNT(*) FROM programs WHERE code NOT LIKE '%int "
+	                         "main(void)%' OR code NOT LIKE '%#define CUCO_SEED_THREADS %'"),
+	                 0);
+	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
+	assert_int_equal(cuco_store_program_each(s, 1, check_directive, &bad, &err), CUCO_OK);
+	cuco_store_close(s);
+	assert_int_equal(bad, 0);
+}
+
+/* A progress callback that asks to stop once generation 3 is done. */
+static void stop_after_3(void *arg, const struct cuco_evolve_progress *p)
+{
+	volatile sig_atomic_t *stop = arg;
+
+	if (p->generation >= 3)
+		*stop = 1;
+}
+
+/* Ctrl-C: stop after the current batch, status 'interrupted'; resume finishes the same run. */
+static void test_evolve_interrupt_and_resume(void **state)
+{
+	struct cuco_evolve_config cfg;
+	struct cuco_evolve_progress fin;
+	struct fake_eval f;
+	volatile sig_atomic_t stop = 0;
+	char ref[256], path[256], *st, *sa, *sb;
+	int64_t n_before, calls;
+
+	small_config(&cfg);
+	store_path(ref, sizeof(ref), "int-ref");
+	store_path(path, sizeof(path), "int");
+	fake_init(&f);
+	assert_int_equal(run_in(ref, &cfg, &f, 5, 1, 0, NULL, NULL, NULL), CUCO_OK);
+	fake_init(&f);
+	assert_int_equal(run_in(path, &cfg, &f, 5, 1, 0, &stop, stop_after_3, &fin), CUCO_OK);
+	assert_true(fin.interrupted);
+	assert_string_equal(fin.stop_reason, "interrupted");
+	st = sql_text(path, "SELECT status FROM runs WHERE id = 1");
+	assert_string_equal(st, "interrupted");
+	free(st);
+	/* stopped inside generation 3 after a batch: some of it may wait for evaluation */
+	assert_int_equal(sql_int(path, "SELECT MAX(generation) FROM programs"), 3);
+	n_before = sql_int(path, "SELECT COUNT(*) FROM evaluations");
+	assert_true(n_before < 2 + 3 * 4 * 3);
+	stop = 0;
+	fake_init(&f);
+	assert_int_equal(run_in(path, &cfg, &f, 5, 1, 1, &stop, NULL, &fin), CUCO_OK);
+	calls = f.calls;
+	assert_int_equal(calls + n_before, sql_int(path, "SELECT COUNT(*) FROM programs"));
+	st = sql_text(path, "SELECT status FROM runs WHERE id = 1");
+	assert_string_equal(st, "done");
+	free(st);
+	check_run_rows(path);
+	sa = sequence(ref);
+	sb = sequence(path);
+	assert_string_equal(sa, sb);
+	free(sa);
+	free(sb);
+}
+
+/*
+ * Kill a run with SIGKILL (from inside the evaluator at call kill_at, or from
+ * outside after delay_us), resume it, and check that nothing was lost, nothing
+ * evaluated twice, and the result is the uninterrupted run.
+ */
+static void kill_and_resume(const char *ref_seq, const char *name, int kill_at, int delay_us)
+{
+	struct cuco_evolve_config cfg;
+	struct cuco_evolve_progress fin;
+	struct fake_eval f;
+	char path[256], log[300], *seq, *st, *evaluated_before;
+	int64_t programs, evals, missing;
+	pid_t pid;
+	int wst;
+
+	small_config(&cfg);
+	store_path(path, sizeof(path), name);
+	snprintf(log, sizeof(log), "%s/%s.log", dir, name);
+	unlink(log);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		fake_init(&f);
+		f.kill_at = kill_at;
+		f.sleep_us = delay_us ? 200 : 0;
+		_exit(run_in(path, &cfg, &f, 3, 1, 0, NULL, NULL, NULL) ? 1 : 0);
+	}
+	if (delay_us) {
+		struct timespec ts = {delay_us / 1000000, (long)(delay_us % 1000000) * 1000};
+		nanosleep(&ts, NULL);
+		kill(pid, SIGKILL);
+	}
+	assert_int_equal(waitpid(pid, &wst, 0), pid);
+	if (!delay_us)
+		assert_true(WIFSIGNALED(wst) && WTERMSIG(wst) == SIGKILL);
+	if (sql_int(path, "SELECT COUNT(*) FROM runs") != 1)
+		return; /* killed before the run row existed: nothing to resume */
+	programs = sql_int(path, "SELECT COUNT(*) FROM programs");
+	evals = sql_int(path, "SELECT COUNT(*) FROM evaluations");
+	missing = sql_int(path, "SELECT COUNT(*) FROM programs p WHERE NOT EXISTS (SELECT 1 FROM "
+	                        "evaluations e WHERE e.program_id = p.id)");
+	assert_int_equal(programs - evals, missing);
+	if (getenv("CUCO_TEST_VERBOSE"))
+		fprintf(stderr, "%s: killed=%d programs=%lld evals=%lld missing=%lld\n", name,
+		        WIFSIGNALED(wst), (long long)programs, (long long)evals,
+		        (long long)missing);
+	evaluated_before =
+	    sql_text(path, "SELECT ',' || group_concat(program_id, ',') || ',' FROM evaluations");
+	if (WIFSIGNALED(wst)) {
+		st = sql_text(path, "SELECT status FROM runs WHERE id = 1");
+		assert_string_equal(st, "running"); /* nobody finished it */
+		free(st);
+	}
+	/* resume, logging every candidate the evaluator sees */
+	fake_init(&f);
+	f.log_fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	assert_true(f.log_fd >= 0);
+	assert_int_equal(run_in(path, &cfg, &f, 3, 1, 1, NULL, NULL, &fin), CUCO_OK);
+	close(f.log_fd);
+	/* (a run killed before its seed was stored starts over: nothing to re-evaluate) */
+	assert_int_equal(fin.resumed_evals, WIFSIGNALED(wst) && programs ? missing : 0);
+	/* the resumed process evaluated exactly what had no evaluation, once */
+	assert_int_equal(f.calls, sql_int(path, "SELECT COUNT(*) FROM programs") - evals);
+	if (evaluated_before) {
+		char *logged = read_all(log), *p = logged, *end;
+		while (p && *p) {
+			char needle[32];
+			long long id = strtoll(p, &end, 10);
+			snprintf(needle, sizeof(needle), ",%lld,", id);
+			assert_null(strstr(evaluated_before, needle));
+			p = *end ? end + 1 : end;
+		}
+		free(logged);
+		free(evaluated_before);
+	}
+	check_run_rows(path);
+	seq = sequence(path);
+	assert_string_equal(seq, ref_seq);
+	free(seq);
+	st = sql_text(path, "SELECT status FROM runs WHERE id = 1");
+	assert_string_equal(st, "done");
+	free(st);
+}
+
+static void test_evolve_resume_after_sigkill(void **state)
+{
+	struct cuco_evolve_config cfg;
+	struct fake_eval f;
+	char ref[256], *ref_seq, name[32];
+	static const int kill_at[] = {1, 2, 3, 14, 15, 40, 77, 98};
+	static const int delays_us[] = {3000, 8000, 15000, 30000, 60000};
+
+	small_config(&cfg);
+	store_path(ref, sizeof(ref), "kill-ref");
+	fake_init(&f);
+	assert_int_equal(run_in(ref, &cfg, &f, 3, 1, 0, NULL, NULL, NULL), CUCO_OK);
+	ref_seq = sequence(ref);
+	for (size_t i = 0; i < sizeof(kill_at) / sizeof(kill_at[0]); i++) {
+		snprintf(name, sizeof(name), "kill-at-%d", kill_at[i]);
+		kill_and_resume(ref_seq, name, kill_at[i], 0);
+	}
+	for (size_t i = 0; i < sizeof(delays_us) / sizeof(delays_us[0]); i++) {
+		snprintf(name, sizeof(name), "kill-after-%d", delays_us[i]);
+		kill_and_resume(ref_seq, name, 0, delays_us[i]);
+	}
+	free(ref_seq);
+}
+
+/* Resume refuses runs that are not evolve runs. */
+static void test_evolve_resume_wrong_run(void **state)
+{
+	struct cuco_evolve_config cfg;
+	struct cuco_evolve_opts o;
+	struct cuco_run_rec run;
+	struct cuco_store *s;
+	struct cuco_err err;
+	struct fake_eval f;
+	char path[256];
+	int64_t id;
+
+	store_path(path, sizeof(path), "wrong");
+	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
+	cuco_run_rec_init(&run);
+	run.kind = "bench";
+	assert_int_equal(cuco_store_run_begin(s, &run, &id, &err), CUCO_OK);
+	small_config(&cfg);
+	fake_init(&f);
+	default_opts(&o, s, fake_evaluator(&f, 0), 1);
+	assert_int_equal(cuco_evolve_run(&o, &cfg, id, NULL, NULL, &err), CUCO_ERR_INVALID);
+	assert_non_null(strstr(err.msg, "not an evolve run"));
+	assert_int_equal(cuco_evolve_run(&o, &cfg, 42, NULL, NULL, &err), CUCO_ERR_NOT_FOUND);
+	cuco_store_close(s);
+}
+
+/* ---- summary on a fixture store ---- */
+
+static int64_t put(struct cuco_store *s, int64_t run, int gen, const char *placement,
+                   long long chunks, const char *status, const char *stage, double fitness,
+                   const char *error)
+{
+	struct cuco_program_rec p;
+	struct cuco_eval_rec e;
+	struct cuco_err err;
+	char dir_json[512], code[600];
+	int64_t id, eid;
+
+	snprintf(dir_json, sizeof(dir_json),
+	         "{\"backend\":\"lsa\",\"placement\":\"%s\",\"sync_scope\":\"grid\",\"issuer\":"
+	         "\"cta\",\"granularity\":\"chunk\",\"knobs\":{\"chunks\":%lld}}",
+	         placement, chunks);
+	snprintf(code, sizeof(code), "// cuco-directive: %s\nint x = %d;\n", dir_json, gen);
+	cuco_program_rec_init(&p);
+	p.run_id = run;
+	p.workload = "mini";
+	p.origin = "candidate";
+	p.code = code;
+	p.directive = dir_json;
+	p.generation = gen;
+	p.island = 0;
+	p.operator_ = "mutate";
+	if (cuco_store_program_add(s, &p, &id, &err))
+		fail_msg("%s", err.msg);
+	if (!status)
+		return id;
+	cuco_eval_rec_init(&e);
+	e.program_id = id;
+	e.run_id = run;
+	e.status = status;
+	e.stage_reached = stage;
+	e.error_code = strcmp(status, "ok") ? CUCO_ERR_COMPILE : CUCO_OK;
+	e.error = error;
+	e.fitness = fitness;
+	if (cuco_store_eval_add(s, &e, &eid, &err))
+		fail_msg("%s", err.msg);
+	return id;
+}
+
+static void test_summary_fixture(void **state)
+{
+	struct cuco_store *s;
+	struct cuco_err err;
+	struct cuco_run_rec run;
+	struct cuco_summary sum;
+	struct cuco_bias bias;
+	const struct cuco_summary_stat *st;
+	char path[256], *json;
+	int64_t rid, best;
+
+	store_path(path, sizeof(path), "summary");
+	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
+	cuco_run_rec_init(&run);
+	run.kind = "evolve";
+	assert_int_equal(cuco_store_run_begin(s, &run, &rid, &err), CUCO_OK);
+	put(s, rid, 1, "sequential", 4, "ok", "bench", 1.0, NULL);
+	put(s, rid, 1, "sequential", 8, "ok", "bench", 1.2, NULL);
+	put(s, rid, 1, "stream_overlap", 8, "ok", "bench", 1.5, NULL);
+	best = put(s, rid, 2, "stream_overlap", 16, "ok", "bench", 1.9, NULL);
+	put(s, rid, 2, "fused_consumer", 8, "compile", "compile", 0,
+	    "x.cu:12: error: no (line 12)");
+	put(s, rid, 2, "fused_consumer", 4, "compile", "compile", 0,
+	    "x.cu:60: error: no (line 60)");
+	put(s, rid, 2, "specialized", 64, "timeout", "run", 0, "rank 1 hung for 60 s");
+	put(s, rid, 2, "specialized", 2, NULL, NULL, 0, NULL);      /* stored, never evaluated */
+	put(s, rid, 3, "specialized", 4, "ok", "bench", 9.9, NULL); /* after the cut */
+	assert_int_equal(cuco_summary_compute(s, rid, 2, &sum, &err), CUCO_OK);
+	assert_int_equal(sum.nprograms, 8);
+	assert_int_equal(sum.nevaluated, 7);
+	assert_int_equal(sum.ncorrect, 4);
+	assert_true(fabs(sum.best_fitness - 1.9) < 1e-12);
+	assert_int_equal(sum.best_program, best);
+	assert_true(fabs(sum.mean_fitness - (1.0 + 1.2 + 1.5 + 1.9) / 7) < 1e-12);
+	st = cuco_summary_find(&sum, "placement", "stream_overlap");
+	assert_non_null(st);
+	assert_int_equal(st->n, 2);
+	assert_true(fabs(st->sum / st->n - 1.7) < 1e-12 && fabs(st->best - 1.9) < 1e-12);
+	st = cuco_summary_find(&sum, "placement", "fused_consumer");
+	assert_int_equal(st->n, 2);
+	assert_int_equal(st->ncorrect, 0);
+	st = cuco_summary_find(&sum, "knobs.chunks", "8");
+	assert_int_equal(st->n, 3);
+	assert_true(fabs(st->sum - 2.7) < 1e-12);
+	assert_null(cuco_summary_find(&sum, "knobs.chunks", "2")); /* not evaluated */
+	assert_null(cuco_summary_find(&sum, "placement", "nonsense"));
+	/* failures by stage and status; error prefixes group with digits folded */
+	assert_int_equal(sum.nstages, 2);
+	assert_string_equal(sum.stages[0].name, "compile");
+	assert_int_equal(sum.stages[0].n, 2);
+	assert_string_equal(sum.stages[1].name, "run");
+	assert_string_equal(sum.statuses[1].name, "timeout");
+	assert_int_equal(sum.nerrors, 2);
+	assert_string_equal(sum.errors[0].name, "x.cu:##: error: no (line ##)");
+	assert_int_equal(sum.errors[0].n, 2);
+	json = cuco_summary_to_json(&sum);
+	assert_non_null(json);
+	assert_non_null(strstr(json, "\"stream_overlap\":{\"n\":2,\"correct\":2"));
+	assert_non_null(strstr(json, "\"failed_by_stage\":{\"compile\":2,\"run\":1}"));
+	assert_non_null(strstr(json, "\"prefix\":\"x.cu:##: error: no (line ##)\",\"count\":2"));
+	assert_int_equal(cuco_store_summary_add(s, rid, 2, "statistical", json, NULL, &err),
+	                 CUCO_OK);
+	free(json);
+	/* the bias ranks values by smoothed mean fitness and never rules a seen value out */
+	cuco_summary_bias(&sum, &ds, 2.0, &bias);
+	assert_true(bias.active);
+	assert_true(bias.dim[CUCO_DIM_PLACEMENT][1] >
+	            bias.dim[CUCO_DIM_PLACEMENT][0]); /* overlap > seq */
+	assert_true(bias.dim[CUCO_DIM_PLACEMENT][0] >
+	            bias.dim[CUCO_DIM_PLACEMENT][3]); /* seq > consumer */
+	assert_true(bias.dim[CUCO_DIM_PLACEMENT][3] > 0);
+	assert_true(bias.dim[CUCO_DIM_PLACEMENT][2] == 0); /* fused_producer: no data */
+	assert_true(bias.dim[CUCO_DIM_BACKEND][0] > 0);
+	assert_int_equal(bias.nknobs, 1);
+	assert_string_equal(bias.knob[0].name, "chunks");
+	assert_int_equal(bias.knob[0].n, 4); /* 4, 8, 16, 64 */
+	cuco_summary_release(&sum);
+	/* the biased operator draws the better placement more often */
+	{
+		struct cuco_genes genes;
+		struct cuco_op_ctx op = {&ds, &facts, &genes, &bias};
+		struct cuco_directive parent, child;
+		struct cuco_rng rng;
+		int hist[5] = {0};
+		cuco_genes_all(&genes, &ds);
+		memset(genes.dims, 0, sizeof(genes.dims));
+		genes.dims[CUCO_DIM_PLACEMENT] = 1;
+		genes.nknobs = 0;
+		cuco_rng_seed(&rng, 2);
+		assert_int_equal(cuco_directive_from_json("{\"backend\":\"lsa\",\"placement\":"
+		                                          "\"specialized\",\"sync_scope\":\"grid\","
+		                                          "\"issuer\":\"cta\",\"granularity\":"
+		                                          "\"chunk\",\"knobs\":{}}",
+		                                          &parent, &err),
+		                 CUCO_OK);
+		for (int i = 0; i < 4000; i++) {
+			assert_int_equal(
+			    cuco_operator_mutate(&op, &parent, NULL, 1, &rng, &child, &err),
+			    CUCO_OK);
+			for (int v = 0; v < 5; v++)
+				hist[v] += !strcmp(child.dims[CUCO_DIM_PLACEMENT],
+				                   ds.dims[CUCO_DIM_PLACEMENT].values[v].name);
+			cuco_directive_release(&child);
+		}
+		assert_int_equal(hist[4], 0); /* never the parent's own value */
+		assert_true(hist[1] > hist[0] && hist[0] > hist[3]);
+		cuco_directive_release(&parent);
+	}
+	/* an empty run summarises to nothing and biases nothing */
+	assert_int_equal(cuco_summary_compute(s, 999, 10, &sum, &err), CUCO_OK);
+	assert_int_equal(sum.nprograms, 0);
+	cuco_summary_bias(&sum, &ds, 2.0, &bias);
+	assert_false(bias.active);
+	cuco_summary_release(&sum);
+	cuco_store_close(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_evolve_run),
+	    cmocka_unit_test(test_evolve_repeatable),
+	    cmocka_unit_test(test_evolve_budget),
+	    cmocka_unit_test(test_evolve_seed_mode),
+	    cmocka_unit_test(test_evolve_interrupt_and_resume),
+	    cmocka_unit_test(test_evolve_resume_after_sigkill),
+	    cmocka_unit_test(test_evolve_resume_wrong_run),
+	    cmocka_unit_test(test_summary_fixture),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
