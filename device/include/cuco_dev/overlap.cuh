@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,7 @@
 #define CUCO_OVERLAP_BARRIER_ENTRY 0 /* LSA barrier index of the run-entry rendezvous */
 #define CUCO_OVERLAP_BARRIER_EXIT 1  /* LSA barrier index of the run-exit barrier */
 #define CUCO_OVERLAP_BARRIERS 2      /* lsa_barrier_count a program must ask for */
+#define CUCO_OVERLAP_WAIT_NS 2000000000ull /* comm kernels give up on a counter after 2 s */
 
 namespace cuco {
 
@@ -195,6 +197,30 @@ struct overlap_tile_order {
 	int units;           /* counters: tiles (per tile) or bands (per chunk) */
 };
 
+namespace detail {
+
+/* Whole CTA: wait (acquire) until *flag >= v, like signal_wait_ge_cta, but give
+ * up after CUCO_OVERLAP_WAIT_NS with a message: a lost signal then shows as a
+ * wrong result and a line on stderr instead of a hung GPU. Returns false on
+ * timeout (uniformly for the CTA). */
+CUCO_DEV bool wait_or_give_up(const uint64_t *flag, uint64_t v, int what)
+{
+	__shared__ int ok;
+	if (threadIdx.x == 0) {
+		ok = signal_wait_ge_timeout(flag, v, CUCO_OVERLAP_WAIT_NS);
+		if (!ok)
+			printf("cuco overlap: CTA %d gave up waiting for unit %d: counter %llu, want %llu\n",
+			       (int)blockIdx.x, what, (unsigned long long)signal_load_acquire(flag),
+			       (unsigned long long)v);
+	}
+	__syncthreads();
+	bool r = ok != 0;
+	__syncthreads(); /* everyone read ok before thread 0 may overwrite it */
+	return r;
+}
+
+} /* namespace detail */
+
 /*
  * Comm kernel of the specialized placement, run beside the GEMM on another
  * stream: waits for counters the GEMM's overlap_signal_epilogue releases and
@@ -224,7 +250,8 @@ static __global__ void __launch_bounds__(1024) overlap_tile_comm_kernel(ncclDevC
 		for (int t = blockIdx.x; t < o.tiles; t += gridDim.x) {
 			int tm, tn;
 			gemm_detail::tile_coords(t, kp, tm, tn);
-			signal_wait_ge_cta(&flags[tm * o.tiles_n + tn], epoch);
+			if (!detail::wait_or_give_up(&flags[tm * o.tiles_n + tn], epoch, t))
+				break;
 			size_t toff = ((size_t)tm * o.tile_rows * ldc + (size_t)tn * o.tile_cols) * esz;
 			nd = 0;
 			for (int i = 1; i < dc.lsaSize; i++)
@@ -236,7 +263,8 @@ static __global__ void __launch_bounds__(1024) overlap_tile_comm_kernel(ncclDevC
 		for (int u = 0; u < o.units; u++) {
 			int tm0 = u * o.unit_rows_tiles;
 			int ntm = o.tiles_m - tm0 < o.unit_rows_tiles ? o.tiles_m - tm0 : o.unit_rows_tiles;
-			signal_wait_ge_cta(&flags[u], epoch * (uint64_t)(ntm * o.tiles_n));
+			if (!detail::wait_or_give_up(&flags[u], epoch * (uint64_t)(ntm * o.tiles_n), u))
+				break;
 			size_t boff = (size_t)tm0 * o.tile_rows * ldc * esz;
 			size_t bytes = (size_t)ntm * o.tile_rows * ldc * esz;
 			for (int i = 1; i < dc.lsaSize; i++)
@@ -254,6 +282,52 @@ static inline int overlap_barrier(const cuco_ctx *ctx, int index, int acq_rel, c
 	overlap_barrier_kernel<<<1, 32, 0, s>>>(*ctx->devcomm, index, acq_rel);
 	CUCO_LAUNCH_TRY(ctx);
 	return 0;
+}
+
+/*
+ * Load every kernel a placement may launch now, while nothing spins on the
+ * GPU. With CUDA's lazy module loading (the default), the first launch of a
+ * kernel loads it and that can wait for the device to drain; if a comm kernel
+ * is already spinning on counters only that kernel will set, it deadlocks
+ * (seen on H200: the specialized placement hung until the GEMM was preloaded).
+ * Epi is the GEMM epilogue the program uses. 0 or 1 with ctx->errbuf.
+ */
+template <class Epi> static inline int overlap_preload(const cuco_ctx *ctx)
+{
+	cudaFuncAttributes fa;
+	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<256, Epi>), ctx);
+	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<128, Epi>), ctx);
+	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<256, gemm_no_epilogue>), ctx);
+	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<128, gemm_no_epilogue>), ctx);
+	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, overlap_barrier_kernel), ctx);
+	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, overlap_probe_kernel), ctx);
+	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, overlap_push_kernel), ctx);
+	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, overlap_allgather_kernel), ctx);
+	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, overlap_tile_comm_kernel), ctx);
+	return 0;
+}
+
+/*
+ * Narrow a plan's CTA tile to 128 columns (tile_n knob). The tensor maps do
+ * not depend on the tile width (B is loaded as 64-column boxes, BN/64 per
+ * stage), so only the launch geometry changes - the same path gemm.cuh takes
+ * for N % 256 != 0. Worth it when 128x256 tiles leave SMs idle (2048^3 on 2
+ * ranks: 64 tiles for 132 SMs). No-op unless tile_n == 128 and bn == 256.
+ */
+static inline void overlap_plan_tile_n(gemm_bf16_plan *p, int tile_n, int max_ctas)
+{
+	int sms = 0;
+	if (tile_n != 128 || p->bn != 256)
+		return;
+	cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->device);
+	p->bn = 128;
+	p->tiles_n = p->N / 128;
+	p->group_m = p->tiles_m < 8 ? p->tiles_m : 8;
+	int tiles = p->tiles_m * p->tiles_n;
+	int ctas = sms < tiles ? sms : tiles;
+	if (max_ctas > 0 && max_ctas < ctas)
+		ctas = max_ctas;
+	p->ctas = ctas;
 }
 
 /*
@@ -331,13 +405,14 @@ static inline int overlap_window_peers(const cuco_ctx *ctx, overlap_cache *c, nc
  * The cached set for (A, B, C) of gemm_allgather: C_r = A[M,K] B_r[K,Nr] into
  * this rank's block (block_C, row stride Nr), split into `chunks` row chunks
  * of whole 128-row tiles (as even as possible; chunks is clamped to M/128),
- * each with its own plan capped at max_ctas CTAs. want_peers: also resolve
- * peer_c. Returns NULL with ctx->errbuf set on failure.
+ * each with its own plan capped at max_ctas CTAs and tile width tile_n (see
+ * overlap_plan_tile_n). want_peers: also resolve peer_c. Returns NULL with ctx->errbuf set on failure.
  */
 static inline overlap_set *overlap_cache_get(const cuco_ctx *ctx, overlap_cache *c,
 					     const cuco_tensor *t, const __nv_bfloat16 *A,
 					     const __nv_bfloat16 *B, __nv_bfloat16 *block_C, int M,
-					     int Nr, int K, int chunks, int max_ctas, int want_peers)
+					     int Nr, int K, int chunks, int max_ctas, int want_peers,
+					     int tile_n = 256)
 {
 	for (int i = 0; i < c->nsets; i++)
 		if (c->sets[i].A == A && c->sets[i].B == B && c->sets[i].C == block_C)
@@ -370,6 +445,7 @@ static inline overlap_set *overlap_cache_get(const cuco_ctx *ctx, overlap_cache 
 				  cudaGetErrorString(e));
 			return NULL;
 		}
+		overlap_plan_tile_n(&s->plan[i], tile_n, max_ctas);
 	}
 	if (want_peers) {
 		char *base[CUCO_LSA_MAX_PEERS];

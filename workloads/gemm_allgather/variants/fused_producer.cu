@@ -48,7 +48,7 @@
 #define CUCO_THREADS 256     // threads per comm CTA
 #define CUCO_CHUNKS 1       // row chunks (stream_overlap; specialized with chunk granularity)
 #define CUCO_TILE_M 128       // must be 128: the GEMM's CTA tile height
-#define CUCO_TILE_N 256       // informative: the GEMM picks 256 when N/R % 256 == 0, else 128
+#define CUCO_TILE_N 256       // 256 (when N/R % 256 == 0, else 128) or 128: GEMM tile width
 #define CUCO_STAGES 4       // informative: the GEMM's smem pipeline is fixed (4 or 6)
 #define CUCO_STREAMS 1     // comm streams of stream_overlap (chunk i on stream i % streams)
 #define CUCO_SM_SPLIT 0   // SMs kept from the GEMM for comm; 0 = program decides
@@ -66,13 +66,16 @@
 #if CUCO_TILE_M != 128
 #error "tile_m: the wgmma GEMM's CTA tile is 128 rows"
 #endif
+#if CUCO_TILE_N != 128 && CUCO_TILE_N != 256
+#error "tile_n: the wgmma GEMM's CTA tile is 128 or 256 columns"
+#endif
 #if CUCO_THREADS < 32 || CUCO_THREADS > 1024 || CUCO_THREADS % 32 != 0
 #error "threads: 32..1024, a multiple of 32"
 #endif
 
 #if CUCO_PLACEMENT == CUCO_PLACEMENT_sequential
 #define GA_CHUNKS 1
-#elif CUCO_PLACEMENT == CUCO_PLACEMENT_specialized && CUCO_GRANULARITY != CUCO_GRANULARITY_chunk
+#elif CUCO_PLACEMENT == CUCO_PLACEMENT_specialized // one GEMM; chunk granularity = counter bands
 #define GA_CHUNKS 1
 #elif CUCO_PLACEMENT == CUCO_PLACEMENT_fused_producer
 #define GA_CHUNKS 1
@@ -179,7 +182,7 @@ static int ga_run(struct ga_state *st, const struct cuco_tensor *t, cudaStream_t
 	const size_t row_bytes = (size_t)st->Nr * sizeof(__nv_bfloat16);
 	const cuco::overlap_set *set =
 		cuco::overlap_cache_get(ctx, &st->cache, t, A, B, mine, st->M, st->Nr, st->K, GA_CHUNKS,
-					ga_max_ctas(st), CUCO_BACKEND == CUCO_BACKEND_ce);
+					ga_max_ctas(st), CUCO_BACKEND == CUCO_BACKEND_ce, CUCO_TILE_N);
 	if (!set)
 		return 1;
 	const int chunks = st->cache.chunks;
@@ -255,7 +258,8 @@ static int ga_run(struct ga_state *st, const struct cuco_tensor *t, cudaStream_t
 	o.tile_rows = ti.tile_m;
 	o.tile_cols = ti.tile_n;
 #if CUCO_GRANULARITY == CUCO_GRANULARITY_chunk
-	o.unit_rows_tiles = (ti.tiles_m + chunks - 1) / chunks;
+	int bands = CUCO_CHUNKS < 1 ? 1 : (CUCO_CHUNKS > ti.tiles_m ? ti.tiles_m : CUCO_CHUNKS);
+	o.unit_rows_tiles = (ti.tiles_m + bands - 1) / bands;
 	o.units = (ti.tiles_m + o.unit_rows_tiles - 1) / o.unit_rows_tiles;
 #else
 	(void)chunks;
@@ -266,9 +270,7 @@ static int ga_run(struct ga_state *st, const struct cuco_tensor *t, cudaStream_t
 	int grid = CUCO_COMM_CTAS < kept ? CUCO_COMM_CTAS : kept;
 	if (ga_fork(st, s))
 		return 1;
-	cuco::overlap_tile_comm_kernel<<<grid, CUCO_THREADS, 0, st->comm[0]>>>(
-		*ctx->devcomm, (const char *)mine, set->cwin, set->coff, st->Nr, o, st->flags, st->epoch);
-	CUCO_LAUNCH_TRY(ctx);
+	// The GEMM first: if it cannot be launched, nothing is left spinning for it.
 	cuco::overlap_signal_epilogue epi;
 	epi.flags = st->flags;
 	epi.tiles_n = ti.tiles_n;
@@ -278,6 +280,9 @@ static int ga_run(struct ga_state *st, const struct cuco_tensor *t, cudaStream_t
 		CUCO_ERRF(ctx, "gemm_bf16_run_epilogue: %s", cudaGetErrorString(e));
 		return 1;
 	}
+	cuco::overlap_tile_comm_kernel<<<grid, CUCO_THREADS, 0, st->comm[0]>>>(
+		*ctx->devcomm, (const char *)mine, set->cwin, set->coff, st->Nr, o, st->flags, st->epoch);
+	CUCO_LAUNCH_TRY(ctx);
 	return ga_join(st, s);
 #else
 #error "unknown placement"
@@ -320,6 +325,16 @@ extern "C" int cuco_program_init(struct cuco_ctx *ctx, void **out)
 	}
 	if (cuco::overlap_cache_init(ctx, &st->cache))
 		return 1;
+#if CUCO_PLACEMENT == CUCO_PLACEMENT_specialized
+	if (cuco::overlap_preload<cuco::overlap_signal_epilogue>(ctx))
+		return 1;
+#elif CUCO_PLACEMENT == CUCO_PLACEMENT_fused_producer
+	if (cuco::overlap_preload<cuco::overlap_push_epilogue>(ctx))
+		return 1;
+#else
+	if (cuco::overlap_preload<cuco::gemm_no_epilogue>(ctx))
+		return 1;
+#endif
 	st->ncomm = CUCO_STREAMS < 1 ? 1 : (CUCO_STREAMS > GA_MAX_STREAMS ? GA_MAX_STREAMS : CUCO_STREAMS);
 	CUCO_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest), ctx);
 	for (int j = 0; j < st->ncomm; j++)
@@ -342,7 +357,8 @@ extern "C" int cuco_program_init(struct cuco_ctx *ctx, void **out)
 		__nv_bfloat16 *mine = (__nv_bfloat16 *)t[2].ptr + (size_t)ctx->rank * st->M * st->Nr;
 		if (!cuco::overlap_cache_get(ctx, &st->cache, t, (const __nv_bfloat16 *)t[0].ptr,
 					     (const __nv_bfloat16 *)t[1].ptr, mine, st->M, st->Nr, st->K,
-					     GA_CHUNKS, ga_max_ctas(st), CUCO_BACKEND == CUCO_BACKEND_ce))
+					     GA_CHUNKS, ga_max_ctas(st), CUCO_BACKEND == CUCO_BACKEND_ce,
+					     CUCO_TILE_N))
 			return 1;
 	}
 	return 0;
