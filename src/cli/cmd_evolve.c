@@ -39,6 +39,8 @@ static const char usage[] =
     "  --resume RUN          continue evolve run RUN (its stored config; the flags\n"
     "                        above may raise --generations and the budgets)\n"
     "  --template FILE       program template (default share/realize/<workload>.cu.in)\n"
+    "  --freeze LIST         dimensions and knobs to leave as the seed has them, e.g.\n"
+    "                        tile_m,tile_n,stages (comma-separated)\n"
     "  --store PATH          SQLite store\n"
     "Run options (the harness's input seed is fixed at 1 here):\n";
 
@@ -93,7 +95,7 @@ int cmd_evolve(int argc, char **argv)
 	struct cuco_store *store = NULL;
 	const struct cuco_shape *shape;
 	const char *workload = NULL, *shape_name = NULL, *store_path = NULL, *template_path = NULL;
-	const char *ds_path;
+	const char *ds_path, *freeze = NULL;
 	long long generations = -1, islands = -1, children = -1, budget_evals = -1,
 	          search_seed = -1;
 	long long resume = 0;
@@ -127,6 +129,8 @@ int cmd_evolve(int argc, char **argv)
 				store_path = v;
 			else if (!strcmp(a, "--template"))
 				template_path = v;
+			else if (!strcmp(a, "--freeze"))
+				freeze = v;
 			else if (!strcmp(a, "--budget-minutes")) {
 				if (cli_double("evolve", a, v, 0.01, 1e6, &budget_minutes))
 					return CUCO_ERR_USAGE;
@@ -187,6 +191,8 @@ int cmd_evolve(int argc, char **argv)
 			cfg.children_per_island = (int)children;
 		if (search_seed >= 0)
 			cfg.seed = (uint64_t)search_seed;
+		if (freeze)
+			snprintf(cfg.freeze, sizeof(cfg.freeze), "%s", freeze);
 	}
 	if (generations > 0)
 		cfg.generations = (int)generations;

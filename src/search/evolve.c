@@ -83,6 +83,7 @@ char *cuco_evolve_config_to_json(const struct cuco_evolve_config *c)
 	json_object_set_new(o, "budget_evals", json_integer(c->budget_evals));
 	json_object_set_new(o, "budget_minutes", json_real(c->budget_minutes));
 	json_object_set_new(o, "template", json_string(c->template_path));
+	json_object_set_new(o, "freeze", json_string(c->freeze));
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
 	json_decref(o);
 	return s;
@@ -136,6 +137,9 @@ int cuco_evolve_config_from_json(const char *json, struct cuco_evolve_config *c,
 	x = json_object_get(o, "template");
 	if (json_is_string(x))
 		snprintf(c->template_path, sizeof(c->template_path), "%s", json_string_value(x));
+	x = json_object_get(o, "freeze");
+	if (json_is_string(x))
+		snprintf(c->freeze, sizeof(c->freeze), "%s", json_string_value(x));
 	json_decref(o);
 	return CUCO_OK;
 }
@@ -262,6 +266,11 @@ static int add_members(struct engine *e, int g)
 		m.fitness = p->correct ? p->fitness : 0;
 		m.median_us = p->median_us;
 		m.d = p->d;
+		/* The fast-path seed breeds through the template with every knob the
+		 * template needs set: its completed directive. */
+		if (p->island == CUCO_STORE_NO_INT && e->o->template_text &&
+		    !strcmp(p->name, "seed"))
+			m.d = e->start_d;
 		for (int isl = first; isl <= last && isl < e->pop.nislands; isl++) {
 			m.island = isl;
 			if (cuco_population_add(&e->pop, &m) < 0)
@@ -658,6 +667,47 @@ out:
 	return rc;
 }
 
+/* Take the config's frozen dimensions and knobs out of the genes. */
+static int apply_freeze(struct engine *e, struct cuco_err *err)
+{
+	const char *p = e->cfg.freeze;
+
+	while (*p) {
+		char name[CUCO_NAME_MAX];
+		size_t n = strcspn(p, ", ");
+		int found = 0;
+
+		if (n == 0) {
+			p++;
+			continue;
+		}
+		if (n >= sizeof(name))
+			return cuco_err_set(err, CUCO_ERR_INVALID, "freeze: name too long: %.*s",
+			                    (int)n, p);
+		memcpy(name, p, n);
+		name[n] = '\0';
+		p += n;
+		for (int d = 0; d < CUCO_NDIMS; d++)
+			if (!strcmp(cuco_dimension_name(d), name)) {
+				e->genes.dims[d] = 0;
+				found = 1;
+			}
+		for (int k = 0; k < e->genes.nknobs; k++)
+			if (!strcmp(e->genes.knobs[k], name)) {
+				memmove(e->genes.knobs[k], e->genes.knobs[k + 1],
+				        (size_t)(e->genes.nknobs - k - 1) *
+				            sizeof(e->genes.knobs[0]));
+				e->genes.nknobs--;
+				found = 1;
+				break;
+			}
+		if (!found && !cuco_design_space_knob(e->o->ds, name))
+			return cuco_err_set(err, CUCO_ERR_INVALID,
+			                    "freeze: %s is neither a dimension nor a knob", name);
+	}
+	return CUCO_OK;
+}
+
 /* What the operator may change, and the start directive completed for the template. */
 static int setup_genes(struct engine *e, struct cuco_err *err)
 {
@@ -683,7 +733,7 @@ static int setup_genes(struct engine *e, struct cuco_err *err)
 			ptrs[i] = names[i];
 		cuco_genes_knobs_only(&e->genes, ptrs, n);
 	}
-	if (rc)
+	if (rc || (rc = apply_freeze(e, err)))
 		return rc;
 	if ((rc = cuco_directive_validate(&e->start_d, e->o->ds, e->o->facts, err)))
 		cuco_err_prefix(err, "the seed's directive: ");

@@ -84,6 +84,7 @@ struct cuco_evolve_config {
 	int budget_evals;           /* stop after this many evaluations (0: no limit) */
 	double budget_minutes;      /* stop after this many minutes of this process (0: no limit) */
 	char template_path[1024];   /* program template used ("" without) */
+	char freeze[256]; /* dimensions and knobs the operator leaves alone, comma-separated */
 };
 
 /* Defaults as documented above, seed 1. */

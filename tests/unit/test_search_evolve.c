@@ -424,6 +424,68 @@ static void test_evolve_seed_mode(void **state)
 	assert_int_equal(bad, 0);
 }
 
+/* Frozen dimensions and knobs stay as the seed has them; an unknown name is refused. */
+static void test_evolve_freeze(void **state)
+{
+	struct cuco_evolve_config cfg;
+	struct fake_eval f;
+	char path[256];
+
+	small_config(&cfg);
+	cfg.generations = 4;
+	snprintf(cfg.freeze, sizeof(cfg.freeze), "placement, chunks,threads");
+	store_path(path, sizeof(path), "freeze");
+	fake_init(&f);
+	assert_int_equal(run_in(path, &cfg, &f, 0, 1, 0, NULL, NULL, NULL), CUCO_OK);
+	check_run_rows(path);
+	assert_true(sql_int(path, "SELECT COUNT(*) FROM programs") > 20);
+	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM programs WHERE generation > 0 AND ("
+	                               "directive NOT LIKE '%\"placement\":\"sequential\"%' OR "
+	                               "directive NOT LIKE '%\"chunks\":4,%' OR directive NOT LIKE "
+	                               "'%\"threads\":512%')"),
+	                 0);
+	assert_true(sql_int(path, "SELECT COUNT(DISTINCT directive) FROM programs") > 20);
+	snprintf(cfg.freeze, sizeof(cfg.freeze), "placement,no_such_knob");
+	store_path(path, sizeof(path), "freeze-bad");
+	fake_init(&f);
+	assert_int_equal(run_in(path, &cfg, &f, 0, 1, 0, NULL, NULL, NULL), CUCO_ERR_INVALID);
+	assert_int_equal(f.calls, 0);
+}
+
+/* The shipped gemm_allgather template breeds a run from a bare seed directive. */
+static void test_evolve_shipped_template(void **state)
+{
+	struct cuco_evolve_config cfg;
+	struct cuco_evolve_progress fin;
+	struct cuco_evolve_opts o;
+	struct cuco_store *s;
+	struct cuco_err err;
+	struct fake_eval f;
+	char path[256], *shipped = read_all(CUCO_SOURCE_DIR "/share/realize/gemm_allgather.cu.in");
+	int bad = 0;
+
+	if (!shipped)
+		skip();
+	small_config(&cfg);
+	cfg.generations = 3;
+	store_path(path, sizeof(path), "shipped");
+	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
+	fake_init(&f);
+	default_opts(&o, s, fake_evaluator(&f, 4), 1);
+	o.template_text = shipped;
+	o.template_name = "gemm_allgather.cu.in";
+	if (cuco_evolve_run(&o, &cfg, 0, NULL, &fin, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(fin.evaluated, 2 + 3 * 4 * 3);
+	assert_int_equal(cuco_store_program_each(s, 1, check_directive, &bad, &err), CUCO_OK);
+	assert_int_equal(bad, 0);
+	cuco_store_close(s);
+	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM programs WHERE name != 'seed' AND "
+	                               "code LIKE '%{{%'"),
+	                 0);
+	free(shipped);
+}
+
 /* A progress callback that asks to stop once generation 3 is done. */
 static void stop_after_3(void *arg, const struct cuco_evolve_progress *p)
 {
@@ -776,6 +838,8 @@ int main(void)
 	    cmocka_unit_test(test_evolve_repeatable),
 	    cmocka_unit_test(test_evolve_budget),
 	    cmocka_unit_test(test_evolve_seed_mode),
+	    cmocka_unit_test(test_evolve_freeze),
+	    cmocka_unit_test(test_evolve_shipped_template),
 	    cmocka_unit_test(test_evolve_interrupt_and_resume),
 	    cmocka_unit_test(test_evolve_resume_after_sigkill),
 	    cmocka_unit_test(test_evolve_resume_wrong_run),
