@@ -121,7 +121,6 @@ int cuco_run_result_parse(const char *json, struct cuco_run_result *res, struct 
 /* GPUs on this node as the harness sees them (0 when none); -1 when the harness cannot run. */
 int cuco_gpu_count(struct cuco_err *err);
 
-#endif
 
 /* ---- evaluate: compile -> run/verify -> bench -> store, over shapes ---- */
 
@@ -184,3 +183,5 @@ void cuco_eval_shape_release(struct cuco_eval_shape *s);
 
 /* Result of program `name` in a shape, or NULL. */
 const struct cuco_program_result *cuco_eval_find(const struct cuco_eval_shape *s, const char *name);
+
+#endif
