@@ -42,7 +42,12 @@ step eval_seed_mpirun $B/cuco eval .cuco/seeds/gemm_allgather.seed.cu --workload
 if [ "$mode" = full ]; then
 	step sanitizer_memcheck timeout 300 compute-sanitizer --tool memcheck --report-api-errors no --target-processes all $B/test_lsa --small --timeout 250
 	step sanitizer_racecheck timeout 300 compute-sanitizer --tool racecheck --target-processes all $B/test_lsa --small --timeout 250
-	step bench_all $B/cuco bench gemm_allgather --json "$out/bench-gemm_allgather.json"
+	V=workloads/gemm_allgather/variants
+	step bench_all $B/cuco bench gemm_allgather --json "$out/bench-gemm_allgather.json" \
+		--program $V/stream_overlap_ce.cu --program $V/sequential_lsa_n128.cu \
+		--program $V/fused_producer.cu --program $V/specialized.cu
+	step evolve timeout 240 $B/cuco evolve gemm_allgather --shape 8192 --budget-evals 32 \
+		--budget-minutes 3 --freeze tile_m,stages
 else
 	step bench_quick $B/cuco bench gemm_allgather --shape 2048 --shape 8192 --json "$out/bench-quick.json"
 fi
