@@ -46,8 +46,8 @@ if [ "$mode" = full ]; then
 	step bench_all $B/cuco bench gemm_allgather --json "$out/bench-gemm_allgather.json" \
 		--program $V/stream_overlap_ce.cu --program $V/sequential_lsa_n128.cu \
 		--program $V/fused_producer.cu --program $V/specialized.cu
-	step evolve timeout 240 $B/cuco evolve gemm_allgather --shape 8192 --budget-evals 32 \
-		--budget-minutes 3 --freeze tile_m,stages
+	step evolve timeout 150 $B/cuco evolve gemm_allgather --shape 8192 --budget-evals 24 \
+		--budget-minutes 2 --freeze tile_m,stages
 else
 	step bench_quick $B/cuco bench gemm_allgather --shape 2048 --shape 8192 --json "$out/bench-quick.json"
 fi
