@@ -120,7 +120,7 @@ int cmd_evolve(int argc, char **argv)
 		    !strcmp(a, "--islands") || !strcmp(a, "--children") ||
 		    !strcmp(a, "--budget-evals") || !strcmp(a, "--budget-minutes") ||
 		    !strcmp(a, "--seed") || !strcmp(a, "--resume") || !strcmp(a, "--store") ||
-		    !strcmp(a, "--template")) {
+		    !strcmp(a, "--template") || !strcmp(a, "--freeze")) {
 			if (!(v = cli_value("evolve", argc, argv, &i)))
 				return CUCO_ERR_USAGE;
 			if (!strcmp(a, "--shape"))
