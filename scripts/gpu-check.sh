@@ -42,7 +42,11 @@ step eval_seed_mpirun $B/cuco eval .cuco/seeds/gemm_allgather.seed.cu --workload
 if [ "$mode" = full ]; then
 	step sanitizer_memcheck timeout 300 compute-sanitizer --tool memcheck --report-api-errors no --target-processes all $B/test_lsa --small --timeout 250
 	step sanitizer_racecheck timeout 300 compute-sanitizer --tool racecheck --target-processes all $B/test_lsa --small --timeout 250
-	V=workloads/gemm_allgather/variants
+	V=$CUCO_STATE/variants
+	mkdir -p "$V"
+	for x in stream_overlap_ce sequential_lsa_n128 fused_producer specialized; do
+		$B/cuco realize gemm_allgather --directive-file workloads/gemm_allgather/variants/$x.json -o "$V/$x.cu"
+	done
 	step bench_all $B/cuco bench gemm_allgather --json "$out/bench-gemm_allgather.json" \
 		--program $V/stream_overlap_ce.cu --program $V/sequential_lsa_n128.cu \
 		--program $V/fused_producer.cu --program $V/specialized.cu

@@ -17,6 +17,7 @@ int cmd_fastpath(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+int cmd_realize(int argc, char **argv);
 int cmd_evolve(int argc, char **argv);
 
 #endif

@@ -12,6 +12,7 @@ static const struct cuco_command commands[] = {
     {"eval", cmd_eval, "evaluate one program through the cascade"},
     {"bench", cmd_bench, "time baseline, peers, seed or any program at every shape"},
     {"show", cmd_show, "show a stored run, program or evaluation"},
+    {"realize", cmd_realize, "render the program a directive names, through the workload template"},
     {"evolve", cmd_evolve, "evolutionary search for the fastest correct program"},
 };
 

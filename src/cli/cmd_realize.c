@@ -1,0 +1,113 @@
+/* cmd_realize.c - `cuco realize`: a complete program from a directive,
+ * through the workload's template (what the built-in operator does for
+ * each child), so hand-picked directives need no hand-written files. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "program/directive.h"
+#include "search/operator.h"
+#include "util/paths.h"
+
+static const char usage[] =
+    "usage: cuco realize <workload> (--directive JSON | --directive-file FILE) [-o FILE]\n"
+    "\n"
+    "Render the program that a directive names through the workload's template\n"
+    "(<cuco home>/share/realize/<workload>.cu.in), after validating the directive\n"
+    "against the design space. FILE for --directive-file holds the JSON or a\n"
+    "program whose first line is the directive. Writes to stdout without -o.\n";
+
+int cmd_realize(int argc, char **argv)
+{
+	struct cuco_err err;
+	struct cuco_strbuf text = CUCO_STRBUF_INIT, tmpl = CUCO_STRBUF_INIT, out = CUCO_STRBUF_INIT;
+	struct cuco_directive d;
+	struct cuco_design_space ds;
+	const char *workload = NULL, *json = NULL, *file = NULL, *out_path = NULL, *home;
+	char path[PATH_MAX];
+	int rc, have_d = 0, have_ds = 0;
+
+	cuco_err_clear(&err);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (!strcmp(a, "--directive") || !strcmp(a, "--directive-file") ||
+		           !strcmp(a, "-o")) {
+			if (!(v = cli_value("realize", argc, argv, &i)))
+				return CUCO_ERR_USAGE;
+			if (!strcmp(a, "--directive"))
+				json = v;
+			else if (!strcmp(a, "-o"))
+				out_path = v;
+			else
+				file = v;
+		} else if (a[0] == '-') {
+			return cli_usage_error("realize", "unknown option %s", a);
+		} else if (!workload) {
+			workload = a;
+		} else {
+			return cli_usage_error("realize", "unexpected argument %s", a);
+		}
+	}
+	if (!workload)
+		return cli_usage_error("realize", "which workload?");
+	if (!json == !file)
+		return cli_usage_error("realize", "give one of --directive or --directive-file");
+	home = cuco_home(&err);
+	if (!home)
+		return cli_fail(&err);
+	if (json) {
+		cuco_strbuf_addf(&text, "// cuco-directive: %s\n", json);
+	} else if (cuco_strbuf_read_file(&text, file)) {
+		rc = cuco_err_set(&err, CUCO_ERR_IO, "%s: %s", file, strerror(errno));
+		goto fail;
+	} else if (text.len && text.buf[0] == '{') {
+		/* A bare JSON file: make it a directive line for the parser. */
+		struct cuco_strbuf line = CUCO_STRBUF_INIT;
+		cuco_strbuf_rtrim(&text);
+		cuco_strbuf_addf(&line, "// cuco-directive: %s\n", text.buf);
+		cuco_strbuf_release(&text);
+		text = line;
+	}
+	if ((rc = cuco_directive_parse(json ? "--directive" : file, text.buf, &d, &err)))
+		goto fail;
+	have_d = 1;
+	snprintf(path, sizeof(path), "%s/share/design_space.json", home);
+	if ((rc = cuco_design_space_load(path, &ds, &err)))
+		goto fail;
+	have_ds = 1;
+	if ((rc = cuco_directive_validate(&d, &ds, NULL, &err)))
+		goto fail;
+	snprintf(path, sizeof(path), "%s/share/realize/%s.cu.in", home, workload);
+	if (cuco_strbuf_read_file(&tmpl, path)) {
+		rc = cuco_err_set(&err, CUCO_ERR_NOT_FOUND, "%s: no template for workload %s (%s)",
+		                  path, workload, strerror(errno));
+		goto fail;
+	}
+	if ((rc = cuco_realize_template(path, tmpl.buf, &d, &out, &err)))
+		goto fail;
+	if (!out_path) {
+		fwrite(out.buf, 1, out.len, stdout);
+	} else if (cuco_write_file(out_path, out.buf, out.len)) {
+		rc = cuco_err_set(&err, CUCO_ERR_IO, "cannot write %s: %s", out_path,
+		                  strerror(errno));
+		goto fail;
+	}
+	goto out;
+fail:
+	cli_fail(&err);
+out:
+	if (have_d)
+		cuco_directive_release(&d);
+	if (have_ds)
+		cuco_design_space_release(&ds);
+	cuco_strbuf_release(&text);
+	cuco_strbuf_release(&tmpl);
+	cuco_strbuf_release(&out);
+	return rc;
+}
