@@ -11,6 +11,6 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build -L 'unit|scenario' --output-on-failure -j"$jobs"
 cmake -S . -B build-san -DCMAKE_BUILD_TYPE=Debug -DCUCO_SANITIZE=ON >/dev/null
-cmake --build build-san -j"$jobs" --target cuco_core cuco $(cd build-san && ctest -N -L unit | awk '/Test *#/ {print $3}')
+cmake --build build-san -j"$jobs" --target cuco_core cuco cuco-harness $(cd build-san && ctest -N -L unit | awk '/Test *#/ {print $3}')
 ctest --test-dir build-san -L unit --output-on-failure -j"$jobs"
 scripts/check-format.sh
