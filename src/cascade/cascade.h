@@ -121,7 +121,6 @@ int cuco_run_result_parse(const char *json, struct cuco_run_result *res, struct 
 /* GPUs on this node as the harness sees them (0 when none); -1 when the harness cannot run. */
 int cuco_gpu_count(struct cuco_err *err);
 
-
 /* ---- evaluate: compile -> run/verify -> bench -> store, over shapes ---- */
 
 struct cuco_store;
