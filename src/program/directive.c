@@ -200,6 +200,7 @@ static int ds_knobs(const struct cuco_json_src *L, const json_t *arr, struct cuc
 	if (!json_is_array(arr))
 		return cuco_json_fail_type(L, "knobs", "an array", arr);
 	ds->knobs = xcalloc(json_array_size(arr), sizeof(*ds->knobs));
+	ds->knobs_cap = (int)json_array_size(arr);
 	json_array_foreach(arr, i, obj)
 	{
 		struct cuco_ds_knob *k = &ds->knobs[ds->nknobs];
@@ -471,7 +472,7 @@ void cuco_design_space_release(struct cuco_design_space *ds)
 		return;
 	for (i = 0; i < CUCO_NDIMS; i++)
 		free(ds->dims[i].values);
-	for (i = 0; i < ds->nknobs; i++)
+	for (i = 0; i < ds->knobs_cap; i++)
 		free(ds->knobs[i].values);
 	free(ds->knobs);
 	for (i = 0; i < ds->nconstraints; i++) {

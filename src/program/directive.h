@@ -128,6 +128,7 @@ struct cuco_design_space {
 	struct cuco_ds_dimension dims[CUCO_NDIMS];
 	struct cuco_ds_knob *knobs;
 	int nknobs;
+	int knobs_cap; /* entries allocated: a knob that failed to load may own values */
 	struct cuco_ds_constraint *constraints;
 	int nconstraints;
 };
