@@ -269,8 +269,20 @@ void cli_shape_json(struct cuco_strbuf *sb, const struct cuco_eval_shape *s,
 	                 cuco_result_token(s->code));
 	jnum(sb, "ideal_us", isfinite(comp) && isfinite(comm) ? fmax(comp, comm) : NAN);
 	jnum(sb, "ideal_cublas_us", isfinite(compb) && isfinite(comm) ? fmax(compb, comm) : NAN);
-	cuco_strbuf_adds(sb, ",\"harness\":");
-	cuco_strbuf_adds(sb, s->run.raw_json ? s->run.raw_json : "null");
+	/* One harness result line per harness run (more than one after a crash). */
+	cuco_strbuf_adds(sb, ",\"harness\":[");
+	for (const char *p = s->run.raw_json; p && *p;) {
+		size_t n = strcspn(p, "\n");
+		if (n) {
+			if (sb->buf[sb->len - 1] != '[')
+				cuco_strbuf_addch(sb, ',');
+			cuco_strbuf_add(sb, p, n);
+		}
+		p += n;
+		if (*p)
+			p++;
+	}
+	cuco_strbuf_addch(sb, ']');
 	cuco_strbuf_adds(sb, ",\"compile\":[");
 	for (int i = 0; i < nprogs; i++)
 		cuco_strbuf_addf(
