@@ -65,7 +65,10 @@ struct cuco_run_opts {
 	double bench_seconds;
 	int verify_runs;
 	uint64_t seed;
-	int samples; /* keep per-iteration samples */
+	int samples;         /* keep per-iteration samples */
+	const char *wrapper; /* NULL: none; else a command put in front of the harness in fork
+	                        mode, e.g. CUCO_RECHECK_MEMCHECK; its "=========" lines and a
+	                        nonzero exit code are appended to the run log */
 };
 void cuco_run_opts_default(struct cuco_run_opts *o);
 

@@ -227,8 +227,9 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 		owned[nowned] = strdup(buf);             \
 		push(argv, &argc, owned[nowned++]);      \
 	} while (0)
-	if (o->launcher && *o->launcher) {
-		cuco_strbuf_adds(&launcher, o->launcher);
+	if ((o->launcher && *o->launcher) || (o->wrapper && *o->wrapper)) {
+		/* A launcher (mpirun) or, in fork mode, a wrapper (compute-sanitizer). */
+		cuco_strbuf_adds(&launcher, o->launcher && *o->launcher ? o->launcher : o->wrapper);
 		for (char *tok = launcher.buf; *tok && argc < 32;) {
 			while (*tok == ' ')
 				*tok++ = '\0';
@@ -300,6 +301,20 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 		rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot start %s: %s", argv[0],
 		                  strerror(errno));
 		goto done;
+	}
+	if (o->wrapper && *o->wrapper && !result_file[0]) {
+		/* The sanitizer reports on stdout; keep its lines and verdict with the log. */
+		for (const char *l = out.buf; *l;) {
+			const char *nl = strchr(l, '\n');
+			size_t len = nl ? (size_t)(nl - l) + 1 : strlen(l);
+			if (!strncmp(l, "=========", 9))
+				cuco_strbuf_add(&res->log, l, len);
+			l += len;
+		}
+		if (!st.exited || st.code)
+			cuco_strbuf_addf(&res->log, "cuco: wrapper %s %d\n",
+			                 st.exited ? "exited with code" : "died with signal",
+			                 st.code);
 	}
 	if (result_file[0]) {
 		/* Launchers split long lines: ranks wrote their results to a file instead. */

@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "program/directive.h"
 #include "search/evolve.h"
+#include "search/recheck.h"
 #include "util/paths.h"
 
 static const char usage[] =
@@ -41,6 +42,7 @@ static const char usage[] =
     "  --template FILE       program template (default share/realize/<workload>.cu.in)\n"
     "  --freeze LIST         dimensions and knobs to leave as the seed has them, e.g.\n"
     "                        tile_m,tile_n,stages (comma-separated)\n"
+    "  --no-recheck          skip the re-check of the best program (cuco recheck RUN)\n"
     "  --store PATH          SQLite store\n"
     "Run options (the harness's input seed is fixed at 1 here):\n";
 
@@ -102,6 +104,7 @@ int cmd_evolve(int argc, char **argv)
 	double budget_minutes = -1;
 	int rc, have_m = 0, have_ds = 0, tty = isatty(2);
 	int64_t run_id = 0;
+	int no_recheck = 0;
 	char tpath[PATH_MAX];
 
 	cuco_err_clear(&err);
@@ -112,6 +115,10 @@ int cmd_evolve(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
 		int k;
+		if (!strcmp(a, "--no-recheck")) {
+			no_recheck = 1;
+			continue;
+		}
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			printf("%s%s", usage, cli_run_flags_help);
 			return 0;
@@ -295,6 +302,23 @@ int cmd_evolve(int argc, char **argv)
 		printf("# no correct candidate yet\n");
 	if (fin.interrupted)
 		printf("# continue with: cuco evolve --resume %lld\n", (long long)run_id);
+	if (!no_recheck && !fin.interrupted && fin.best_program) {
+		/* The winner at every shape, a fresh input seed, under compute-sanitizer. */
+		struct cuco_recheck_opts ro;
+		struct cuco_recheck_result rr;
+		memset(&ro, 0, sizeof(ro));
+		ro.store = store;
+		ro.run_id = run_id;
+		ro.m = &m;
+		ro.run = run;
+		ro.sanitize = 1;
+		fprintf(stderr, "cuco evolve: re-checking program %lld (--no-recheck skips)\n",
+		        (long long)fin.best_program);
+		if (cuco_recheck_run(&ro, &rr, &err))
+			cli_fail(&err); /* the search stands; 'cuco recheck RUN' retries */
+		else
+			cuco_recheck_print(stdout, store, run_id, &err);
+	}
 out:
 	cuco_cascade_evaluator_free(ce);
 	if (have_ds)

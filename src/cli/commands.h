@@ -19,5 +19,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_realize(int argc, char **argv);
 int cmd_evolve(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_recheck(int argc, char **argv);
 
 #endif

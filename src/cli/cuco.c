@@ -14,6 +14,8 @@ static const struct cuco_command commands[] = {
     {"show", cmd_show, "show a stored run, program or evaluation"},
     {"realize", cmd_realize, "render the program a directive names, through the workload template"},
     {"evolve", cmd_evolve, "evolutionary search for the fastest correct program"},
+    {"recheck", cmd_recheck, "re-verify an evolve run's best at every shape, under the sanitizer"},
+    {"report", cmd_report, "HTML and Markdown report of an evolve run"},
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,103 @@
+/*
+ * cmd_recheck.c - `cuco recheck`: the best program of an evolve run verified
+ * again at every shape with a fresh input seed, then under compute-sanitizer.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "search/recheck.h"
+
+static const char usage[] =
+    "usage: cuco recheck RUN [--store PATH] [--no-sanitizer] [run options]\n"
+    "\n"
+    "Re-verify the best program of evolve run RUN at every shape of its workload\n"
+    "with a fresh input seed, then at the run's shape under compute-sanitizer\n"
+    "(memcheck, racecheck). Each check is stored as an evaluation (a sanitizer\n"
+    "finding has status 'sanitizer'); when all pass, meta run.RUN.best_checked\n"
+    "names the program. 'cuco report RUN' shows the results.\n"
+    "  --store PATH      SQLite store\n"
+    "  --no-sanitizer    skip the compute-sanitizer passes\n";
+
+int cmd_recheck(int argc, char **argv)
+{
+	struct cuco_err err;
+	struct cuco_store *store = NULL;
+	struct cuco_recheck_opts o;
+	struct cuco_recheck_result res;
+	struct cuco_run_rec run;
+	struct cuco_manifest m;
+	const char *store_path = NULL;
+	long long id = 0;
+	int rc, have_m = 0;
+
+	cuco_err_clear(&err);
+	memset(&o, 0, sizeof(o));
+	cuco_run_opts_default(&o.run);
+	o.sanitize = 1;
+	cuco_run_rec_init(&run);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+		int k;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			printf("%s%s", usage, cli_run_flags_help);
+			return 0;
+		}
+		if (!strcmp(a, "--store")) {
+			if (!(v = cli_value("recheck", argc, argv, &i)))
+				return CUCO_ERR_USAGE;
+			store_path = v;
+			continue;
+		}
+		if (!strcmp(a, "--no-sanitizer")) {
+			o.sanitize = 0;
+			continue;
+		}
+		k = cli_run_flag("recheck", argc, argv, &i, &o.run);
+		if (k < 0)
+			return CUCO_ERR_USAGE;
+		if (k)
+			continue;
+		if (a[0] == '-')
+			return cli_usage_error("recheck", "unknown option %s", a);
+		if (id)
+			return cli_usage_error("recheck", "unexpected argument %s", a);
+		if (cli_int("recheck", "RUN", a, 1, (long long)1 << 62, &id))
+			return CUCO_ERR_USAGE;
+	}
+	if (!id)
+		return cli_usage_error("recheck", "which run? ('cuco show runs' lists them)");
+	if ((rc = cli_open_store(store_path, &store, &err)))
+		return cli_fail(&err);
+	if ((rc = cuco_store_run_get(store, id, &run, &err)))
+		goto fail;
+	if (strcmp(run.kind, "evolve") || !run.workload) {
+		rc = cli_usage_error("recheck", "run %lld is a %s run, not an evolve run", id,
+		                     run.kind);
+		goto out;
+	}
+	if ((rc = cli_load_workload(run.workload, &m, &err)))
+		goto fail;
+	have_m = 1;
+	o.store = store;
+	o.run_id = id;
+	o.m = &m;
+	if ((rc = cuco_recheck_run(&o, &res, &err)))
+		goto fail;
+	if (!res.program_id)
+		printf("# recheck: run %lld has no correct program to re-check\n", id);
+	else
+		cuco_recheck_print(stdout, store, id, &err);
+	rc = res.program_id && !res.passed ? CUCO_ERR_VERIFY : CUCO_OK;
+	goto out;
+fail:
+	cli_fail(&err);
+out:
+	if (have_m)
+		cuco_manifest_release(&m);
+	cuco_run_rec_release(&run);
+	cuco_store_close(store);
+	return rc;
+}

@@ -1,0 +1,45 @@
+/*
+ * report.h - the report of an evolve run, from the store alone: best against
+ * seed, host baseline, peers and the ideal bound; best latency per island over
+ * the evaluations; the best program's lineage; directive statistics;
+ * failures; the re-check; the best code and its diff against the seed. One
+ * self-contained HTML file (inline CSS and SVG, no script, no network) and
+ * the same in Markdown. Deterministic: the same store gives the same bytes.
+ */
+#ifndef CUCO_REPORT_H
+#define CUCO_REPORT_H
+
+#include <stdint.h>
+
+#include "util/error.h"
+#include "util/strbuf.h"
+
+struct cuco_store;
+
+/*
+ * Build the report of evolve run run_id into html and md (appended; both
+ * caller-owned). Errors: CUCO_ERR_NOT_FOUND (no such run), CUCO_ERR_INVALID
+ * (the run is not of kind 'evolve'), CUCO_ERR_STORE, CUCO_ERR_NOMEM.
+ */
+int cuco_report_build(struct cuco_store *store, int64_t run_id, struct cuco_strbuf *html,
+                      struct cuco_strbuf *md, struct cuco_err *err);
+
+/*
+ * Build the report and write <dir>/run-<id>.html and <dir>/run-<id>.md (dir
+ * is created when missing). html_path and md_path (may be NULL) get the
+ * file names. Errors: those of cuco_report_build(), CUCO_ERR_IO.
+ */
+int cuco_report_write(struct cuco_store *store, int64_t run_id, const char *dir, char *html_path,
+                      size_t html_size, char *md_path, size_t md_size, struct cuco_err *err);
+
+/*
+ * A unified diff of text a against text b, line by line (LCS), with 3 lines
+ * of context and "@@ -l,n +l,n @@" hunk headers, appended to out; nothing
+ * when they are equal. Lines start with ' ', '-' or '+'.
+ */
+void cuco_report_diff(const char *a, const char *b, struct cuco_strbuf *out);
+
+/* Append s to sb with &, <, >, " and ' escaped for HTML text and attributes. */
+void cuco_report_escape(struct cuco_strbuf *sb, const char *s);
+
+#endif

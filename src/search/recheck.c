@@ -1,0 +1,379 @@
+/*
+ * recheck.c - the winner re-check: the best program of an evolve run at every
+ * shape with a fresh input seed, then under compute-sanitizer, each check
+ * stored as an evaluation of a run of kind 'recheck'.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/recheck.h"
+#include "store/store.h"
+
+struct best_acc {
+	int64_t id;
+	double fitness, median_us;
+};
+
+static int best_row(const struct cuco_eval_rec *ev, void *arg, struct cuco_err *err)
+{
+	struct best_acc *b = arg;
+
+	(void)err;
+	if (strcmp(ev->status, "ok") || isnan(ev->fitness) || ev->fitness <= 0)
+		return 0;
+	if (!b->id || ev->fitness > b->fitness) {
+		b->id = ev->program_id;
+		b->fitness = ev->fitness;
+		b->median_us = ev->median_us;
+	}
+	return 0;
+}
+
+int cuco_recheck_best(struct cuco_store *store, int64_t run_id, int64_t *program_id,
+                      double *median_us, double *fitness, struct cuco_err *err)
+{
+	struct best_acc b = {0, NAN, NAN};
+	int rc = cuco_store_eval_each_run(store, run_id, best_row, &b, err);
+
+	*program_id = rc ? 0 : b.id;
+	if (median_us)
+		*median_us = b.median_us;
+	if (fitness)
+		*fitness = b.fitness;
+	return rc;
+}
+
+uint64_t cuco_recheck_seed(uint64_t search_seed)
+{
+	/* One LCG step, kept to 31 bits so it reads well in tables. */
+	uint64_t s = (search_seed * 6364136223846793005ULL + 1442695040888963407ULL) >> 33;
+
+	return s == search_seed ? s + 1 : s;
+}
+
+int cuco_recheck_sanitizer_verdict(const char *log, struct cuco_strbuf *summary)
+{
+	int found = 0, kept = 0;
+
+	for (const char *l = log ? log : ""; *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		const char *es = NULL;
+		int keep = 0;
+
+		if (len > 9 && !strncmp(l, "=========", 9)) {
+			const char *t = l + 9;
+			while (t < l + len && *t == ' ')
+				t++;
+			es = strstr(t, "ERROR SUMMARY:");
+			if (es && es < l + len) {
+				char *end;
+				long long n;
+				errno = 0;
+				n = strtoll(es + 14, &end, 10);
+				if (!errno && end != es + 14 && n > 0)
+					found = 1;
+				keep = 1;
+			} else if (t < l + len && strncmp(t, "COMPUTE-SANITIZER", 17) &&
+			           kept < 12) {
+				keep =
+				    1; /* a finding: "Invalid __global__ read", "Race reported" */
+			}
+		} else if (len > 13 && !strncmp(l, "cuco: wrapper", 13)) {
+			char line[96], pat[48];
+			snprintf(line, sizeof(line), "%.*s", (int)(len < 95 ? len : 95), l);
+			snprintf(pat, sizeof(pat), "exited with code %d",
+			         CUCO_RECHECK_SANITIZER_EXIT);
+			if (strstr(line, pat))
+				found = 1;
+			keep = 1;
+		}
+		if (keep && summary) {
+			cuco_strbuf_add(summary, l, len);
+			cuco_strbuf_addch(summary, '\n');
+			kept++;
+		}
+		l += len + (nl ? 1 : 0);
+	}
+	return found;
+}
+
+/* A check's evaluation row, and its entry in the meta JSON. */
+static int store_check(const struct cuco_recheck_opts *o, struct cuco_recheck_result *res,
+                       json_t *checks, const char *pass, const struct cuco_shape *shape,
+                       const char *stage, const char *status, int code, const char *error,
+                       const struct cuco_program_result *r, const char *log, double base_us,
+                       int timed, struct cuco_err *err)
+{
+	struct cuco_eval_rec ev;
+	int64_t id = 0;
+	int rc;
+
+	cuco_eval_rec_init(&ev);
+	ev.program_id = res->program_id;
+	ev.run_id = res->recheck_run;
+	ev.shape = shape->name;
+	ev.ranks = o->run.ranks;
+	ev.stage_reached = stage;
+	ev.status = status;
+	ev.error_code = code;
+	ev.error = error;
+	ev.run_log = log && *log ? log : NULL;
+	if (r && timed) {
+		ev.median_us = r->median_us;
+		ev.p10_us = r->p10_us;
+		ev.p90_us = r->p90_us;
+		ev.min_us = r->min_us;
+		ev.mean_us = r->mean_us;
+		ev.samples_json = r->samples_json;
+		if (code == CUCO_OK && isfinite(base_us) && r->median_us > 0)
+			ev.fitness = base_us / r->median_us;
+	}
+	if (r)
+		ev.rel_err = r->rel_err;
+	if ((rc = cuco_store_eval_add(o->store, &ev, &id, err)))
+		return rc;
+	json_array_append_new(checks,
+	                      json_pack("{s:s,s:s,s:I,s:s}", "check", pass, "shape", shape->name,
+	                                "evaluation", (json_int_t)id, "status", status));
+	res->nchecks++;
+	if (code == CUCO_OK)
+		res->npassed++;
+	return CUCO_OK;
+}
+
+/* One cascade call: the best program (and the baseline when given) at shapes. */
+static int check_pass(const struct cuco_recheck_opts *o, struct cuco_recheck_result *res,
+                      json_t *checks, const char *pass, const struct cuco_shape *const *shapes,
+                      int nshapes, const struct cuco_run_opts *run, const char *code_text,
+                      const char *base_text, struct cuco_err *err)
+{
+	struct cuco_eval_program progs[2];
+	struct cuco_eval_request req;
+	struct cuco_eval_shape *out = calloc((size_t)nshapes, sizeof(*out));
+	const struct cuco_manifest_program *bp = NULL;
+	char path[PATH_MAX];
+	int np = 0, rc, sanit = run->wrapper != NULL;
+
+	if (!out)
+		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+	for (int i = 0; i < o->m->nprograms; i++)
+		if (o->m->programs[i].role == CUCO_PROGRAM_BASELINE)
+			bp = &o->m->programs[i];
+	snprintf(path, sizeof(path), "%s/best.cu", o->m->dir);
+	memset(&req, 0, sizeof(req));
+	if (base_text && bp) {
+		cuco_eval_program_init(&progs[np], "baseline", "baseline", bp->file, base_text, 1);
+		for (int l = 0; l < bp->nlibs && l < 3; l++)
+			progs[np].libs[l] = bp->libs[l];
+		np++;
+	}
+	cuco_eval_program_init(&progs[np++], "best", "candidate", path, code_text, 1);
+	req.m = o->m;
+	req.shapes = shapes;
+	req.nshapes = nshapes;
+	req.progs = progs;
+	req.nprogs = np;
+	req.run = *run;
+	if ((rc = cuco_compile_opts_default(&req.compile, err)))
+		goto out;
+	rc = cuco_evaluate(&req, out, err);
+	if (rc && rc != CUCO_ERR_NO_GPU)
+		goto out;
+	if (rc == CUCO_ERR_NO_GPU)
+		goto out;
+	for (int s = 0; s < nshapes; s++) {
+		struct cuco_eval_program *bestp = &progs[np - 1];
+		const struct cuco_program_result *r = cuco_eval_find(&out[s], "best");
+		const struct cuco_program_result *b = cuco_eval_find(&out[s], "baseline");
+		double base_us = b && b->code == CUCO_OK ? b->median_us : NAN;
+		const char *log = out[s].run.log.buf;
+
+		if (bestp->precheck_code || bestp->job.code != CUCO_OK) {
+			rc = store_check(
+			    o, res, checks, pass, shapes[s], "compile", "compile",
+			    bestp->precheck_code ? bestp->precheck_code : bestp->job.code,
+			    bestp->precheck_code ? bestp->precheck_error : "nvcc failed", NULL,
+			    bestp->job.log.buf, NAN, 0, err);
+		} else if (!r) {
+			rc = store_check(
+			    o, res, checks, pass, shapes[s], "run",
+			    cuco_result_token(out[s].code ? out[s].code : CUCO_ERR_RUN),
+			    out[s].code ? out[s].code : CUCO_ERR_RUN,
+			    out[s].error[0] ? out[s].error : "no result", NULL, log, NAN, 0, err);
+		} else if (sanit) {
+			struct cuco_strbuf sum = CUCO_STRBUF_INIT;
+			if (cuco_recheck_sanitizer_verdict(log, &sum))
+				rc = store_check(o, res, checks, pass, shapes[s], "verify",
+				                 "sanitizer", CUCO_ERR_VERIFY, sum.buf, r, log, NAN,
+				                 0, err);
+			else
+				rc = store_check(o, res, checks, pass, shapes[s], r->stage,
+				                 r->status, r->code, r->error, r, log, NAN, 0, err);
+			cuco_strbuf_release(&sum);
+		} else {
+			rc = store_check(o, res, checks, pass, shapes[s], r->stage, r->status,
+			                 r->code, r->error, r, log, base_us, 1, err);
+		}
+		if (rc)
+			goto out;
+	}
+out:
+	for (int s = 0; s < nshapes; s++)
+		cuco_eval_shape_release(&out[s]);
+	free(out);
+	for (int i = 0; i < np; i++)
+		cuco_eval_program_release(&progs[i]);
+	return rc;
+}
+
+int cuco_recheck_run(const struct cuco_recheck_opts *o, struct cuco_recheck_result *res,
+                     struct cuco_err *err)
+{
+	struct cuco_run_rec run, rr;
+	struct cuco_program_rec prog;
+	struct cuco_strbuf base = CUCO_STRBUF_INIT;
+	struct cuco_run_opts ro;
+	const struct cuco_shape **shapes = NULL;
+	const struct cuco_shape *own;
+	json_t *checks = json_array(), *meta = NULL;
+	char key[64], cfg[160], idtext[32], *text = NULL;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	cuco_run_rec_init(&run);
+	cuco_program_rec_init(&prog);
+	if ((rc = cuco_store_run_get(o->store, o->run_id, &run, err)))
+		goto out;
+	if ((rc = cuco_recheck_best(o->store, o->run_id, &res->program_id, NULL, NULL, err)) ||
+	    !res->program_id)
+		goto out;
+	if ((rc = cuco_store_program_get(o->store, res->program_id, &prog, err)))
+		goto out;
+	own = cuco_manifest_shape(o->m, run.shape ? run.shape : o->m->default_shape);
+	shapes = calloc((size_t)o->m->nshapes + 1, sizeof(*shapes));
+	if (!shapes || !checks) {
+		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < o->m->nshapes; i++)
+		shapes[i] = &o->m->shapes[i];
+	if (!own)
+		own = shapes[0];
+	for (int i = 0; i < o->m->nprograms; i++)
+		if (o->m->programs[i].role == CUCO_PROGRAM_BASELINE &&
+		    cuco_strbuf_read_file(&base, o->m->programs[i].file)) {
+			rc = cuco_err_set(err, CUCO_ERR_IO, "%s: %s", o->m->programs[i].file,
+			                  strerror(errno));
+			goto out;
+		}
+	res->seed = cuco_recheck_seed(o->run.seed);
+	snprintf(cfg, sizeof(cfg), "{\"of_run\":%lld,\"program\":%lld,\"seed\":%llu}",
+	         (long long)o->run_id, (long long)res->program_id, (unsigned long long)res->seed);
+	cuco_run_rec_init(&rr);
+	rr.kind = "recheck";
+	rr.workload = run.workload;
+	rr.shape = run.shape;
+	rr.config = cfg;
+	if ((rc = cuco_store_run_begin(o->store, &rr, &res->recheck_run, err)))
+		goto out;
+
+	ro = o->run;
+	ro.seed = res->seed;
+	ro.wrapper = NULL;
+	rc = check_pass(o, res, checks, "fresh-seed", shapes, o->m->nshapes, &ro, prog.code,
+	                base.len ? base.buf : NULL, err);
+	if (!rc && o->sanitize) {
+		/* Slow under the sanitizer: one short timed run, a long watchdog. */
+		ro.warmup = 1;
+		ro.iters = 1;
+		ro.bench_seconds = 0.01;
+		ro.verify_runs = 1;
+		ro.timeout_s = o->run.timeout_s * 20;
+		ro.samples = 0;
+		ro.wrapper = o->memcheck ? o->memcheck : CUCO_RECHECK_MEMCHECK;
+		rc = check_pass(o, res, checks, "memcheck", &own, 1, &ro, prog.code, NULL, err);
+		ro.wrapper = o->racecheck ? o->racecheck : CUCO_RECHECK_RACECHECK;
+		if (!rc)
+			rc = check_pass(o, res, checks, "racecheck", &own, 1, &ro, prog.code, NULL,
+			                err);
+	}
+	cuco_store_run_finish(o->store, res->recheck_run, rc ? "failed" : "done", NULL);
+	if (rc)
+		goto out;
+	res->passed = res->nchecks > 0 && res->npassed == res->nchecks;
+	meta = json_pack("{s:I,s:I,s:I,s:b,s:b,s:O}", "recheck_run", (json_int_t)res->recheck_run,
+	                 "program", (json_int_t)res->program_id, "seed", (json_int_t)res->seed,
+	                 "sanitized", o->sanitize, "passed", res->passed, "checks", checks);
+	text = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
+	if (!text) {
+		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	snprintf(key, sizeof(key), "run.%lld.recheck", (long long)o->run_id);
+	if ((rc = cuco_store_meta_set(o->store, key, text, err)))
+		goto out;
+	snprintf(key, sizeof(key), "run.%lld.best_checked", (long long)o->run_id);
+	snprintf(idtext, sizeof(idtext), "%lld", (long long)res->program_id);
+	rc = cuco_store_meta_set(o->store, key, res->passed ? idtext : NULL, err);
+out:
+	free(text);
+	json_decref(meta);
+	json_decref(checks);
+	free(shapes);
+	cuco_strbuf_release(&base);
+	cuco_program_rec_release(&prog);
+	cuco_run_rec_release(&run);
+	return rc;
+}
+
+int cuco_recheck_print(FILE *f, struct cuco_store *store, int64_t run_id, struct cuco_err *err)
+{
+	char key[64], *text = NULL;
+	json_t *root = NULL, *c;
+	size_t i;
+	int rc;
+
+	snprintf(key, sizeof(key), "run.%lld.recheck", (long long)run_id);
+	if ((rc = cuco_store_meta_get(store, key, &text, err)))
+		return rc;
+	if (!text) {
+		fprintf(f, "# recheck: run %lld has not been re-checked\n", (long long)run_id);
+		return CUCO_OK;
+	}
+	root = json_loads(text, 0, NULL);
+	fprintf(f, "# recheck of run %lld: program %lld, seed %lld, %s\n", (long long)run_id,
+	        (long long)json_integer_value(json_object_get(root, "program")),
+	        (long long)json_integer_value(json_object_get(root, "seed")),
+	        json_is_true(json_object_get(root, "passed")) ? "PASSED" : "FAILED");
+	json_array_foreach(json_object_get(root, "checks"), i, c)
+	{
+		struct cuco_eval_rec ev;
+		struct cuco_err e;
+		cuco_eval_rec_init(&ev);
+		if (cuco_store_eval_get(store, json_integer_value(json_object_get(c, "evaluation")),
+		                        &ev, &e))
+			continue;
+		fprintf(f, "#   %-10s %-10s %-9s", json_string_value(json_object_get(c, "check")),
+		        ev.shape ? ev.shape : "-", ev.status);
+		if (isfinite(ev.median_us))
+			fprintf(f, " %9.1f us", ev.median_us);
+		if (isfinite(ev.fitness))
+			fprintf(f, " %.3fx", ev.fitness);
+		if (ev.error) {
+			const char *nl = strchr(ev.error, '\n');
+			fprintf(f, "  %.*s", nl ? (int)(nl - ev.error) : (int)strlen(ev.error),
+			        ev.error);
+		}
+		fputc('\n', f);
+		cuco_eval_rec_release(&ev);
+	}
+	json_decref(root);
+	free(text);
+	return CUCO_OK;
+}

@@ -1,0 +1,88 @@
+/*
+ * recheck.h - the winner re-check: the best program of an evolve run verified
+ * again at every shape of its workload with a fresh input seed, then once
+ * more under compute-sanitizer (memcheck and racecheck). A search can overfit
+ * one shape and one input; this is where that shows.
+ */
+#ifndef CUCO_SEARCH_RECHECK_H
+#define CUCO_SEARCH_RECHECK_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cascade/cascade.h"
+#include "util/error.h"
+#include "util/strbuf.h"
+
+struct cuco_store;
+
+/* Exit code the sanitizer wrappers ask for when they found something. */
+#define CUCO_RECHECK_SANITIZER_EXIT 86
+
+/* Default wrappers: in front of the harness; --target-processes all follows the forked ranks. */
+#define CUCO_RECHECK_MEMCHECK                                                              \
+	"compute-sanitizer --tool memcheck --report-api-errors no --target-processes all " \
+	"--error-exitcode 86"
+#define CUCO_RECHECK_RACECHECK \
+	"compute-sanitizer --tool racecheck --target-processes all --error-exitcode 86"
+
+/* What to re-check and how. Borrowed; everything must outlive cuco_recheck_run(). */
+struct cuco_recheck_opts {
+	struct cuco_store *store;
+	int64_t run_id;                /* the evolve run whose best program is re-checked */
+	const struct cuco_manifest *m; /* its workload */
+	struct cuco_run_opts run;      /* run options of the search; seed is replaced */
+	int sanitize;                  /* 1: also the memcheck and racecheck passes */
+	const char *memcheck;          /* wrapper; NULL: CUCO_RECHECK_MEMCHECK */
+	const char *racecheck;         /* wrapper; NULL: CUCO_RECHECK_RACECHECK */
+};
+
+/* What the re-check found. Plain data. */
+struct cuco_recheck_result {
+	int64_t program_id;  /* the best program; 0 when the run has no correct program */
+	int64_t recheck_run; /* the run row (kind 'recheck') its evaluations belong to */
+	uint64_t seed;       /* the fresh input seed */
+	int nchecks;         /* evaluations stored */
+	int npassed;
+	int passed; /* every check passed */
+};
+
+/*
+ * The best program of run_id: the program with the highest fitness among the
+ * run's correct evaluations (ties: the earlier evaluation). *program_id is 0
+ * when nothing is correct (not an error); *median_us and *fitness (may be
+ * NULL) get its evaluation's values. Errors: CUCO_ERR_STORE.
+ */
+int cuco_recheck_best(struct cuco_store *store, int64_t run_id, int64_t *program_id,
+                      double *median_us, double *fitness, struct cuco_err *err);
+
+/* A fresh input seed for the re-check, never equal to search_seed; deterministic. */
+uint64_t cuco_recheck_seed(uint64_t search_seed);
+
+/*
+ * The sanitizer's verdict from a run log (the harness's stderr with the
+ * wrapper's "=========" lines and cuco's "wrapper exited with code N" line,
+ * as cuco_run_programs() leaves it): 1 when it reported errors ("ERROR
+ * SUMMARY: N errors" with N > 0, or exit code CUCO_RECHECK_SANITIZER_EXIT),
+ * else 0. summary (may be NULL) gets the sanitizer's finding and summary lines.
+ */
+int cuco_recheck_sanitizer_verdict(const char *log, struct cuco_strbuf *summary);
+
+/*
+ * Re-check the best program of o->run_id: every shape of o->m with a fresh
+ * seed, then (o->sanitize) memcheck and racecheck at the run's shape. Stores
+ * a run of kind 'recheck', one evaluation per check (a sanitizer finding is
+ * status 'sanitizer', stage 'verify', error = the sanitizer's summary), the
+ * meta key `run.<id>.recheck` (JSON: recheck run, program, seed, passed,
+ * evaluation ids per check) and, when every check passed,
+ * `run.<id>.best_checked` = the program id. Returns CUCO_OK when the checks
+ * ran (res->passed says how they went; res->program_id 0: nothing to check),
+ * else the cascade's error (e.g. CUCO_ERR_NO_GPU) with err set.
+ */
+int cuco_recheck_run(const struct cuco_recheck_opts *o, struct cuco_recheck_result *res,
+                     struct cuco_err *err);
+
+/* One line per check of a stored re-check of run_id to f ("# recheck: ..."). */
+int cuco_recheck_print(FILE *f, struct cuco_store *store, int64_t run_id, struct cuco_err *err);
+
+#endif

@@ -1,0 +1,506 @@
+/*
+ * test_report.c - the report of an evolve run on a fixture store (the search
+ * driven by the fake evaluator plus hand-inserted bench and re-check rows),
+ * the line diff, and the re-check's pieces that need no GPU: the wrapper in
+ * front of the harness (a fake harness and a fake sanitizer) and the
+ * sanitizer verdict from run logs.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cascade/cascade.h"
+#include "report/report.h"
+#include "search/evolve.h"
+#include "search/recheck.h"
+#include "store/store.h"
+#include "util/strbuf.h"
+
+#include "search_fake.h"
+
+#define DESIGN_SPACE CUCO_SOURCE_DIR "/share/design_space.json"
+#define FIXTURES CUCO_SOURCE_DIR "/tests/fixtures/evolve"
+
+static char dir[64];
+
+static char *read_all(const char *path)
+{
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+
+	if (cuco_strbuf_read_file(&sb, path))
+		return NULL;
+	return cuco_strbuf_detach(&sb, NULL);
+}
+
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* Insert a program of origin with one evaluation of median us; returns the program id. */
+static int64_t bench_row(struct cuco_store *s, int64_t run, const char *name, const char *origin,
+                         const char *status, double us)
+{
+	struct cuco_program_rec p;
+	struct cuco_eval_rec e;
+	struct cuco_err err;
+	int64_t pid = 0, eid = 0;
+	char code[128];
+
+	snprintf(code, sizeof(code), "// %s\nint main(void) { return 0; }\n", name);
+	cuco_program_rec_init(&p);
+	p.run_id = run;
+	p.workload = "mini";
+	p.name = name;
+	p.origin = origin;
+	p.code = code;
+	assert_int_equal(cuco_store_program_add(s, &p, &pid, &err), CUCO_OK);
+	cuco_eval_rec_init(&e);
+	e.program_id = pid;
+	e.run_id = run;
+	e.shape = "small";
+	e.stage_reached = strcmp(status, "ok") ? "run" : "bench";
+	e.status = status;
+	e.median_us = us;
+	assert_int_equal(cuco_store_eval_add(s, &e, &eid, &err), CUCO_OK);
+	return pid;
+}
+
+/* The fixture: an evolve run through the fake evaluator, a bench run, a stored re-check. */
+static int64_t fixture(struct cuco_store *s, struct cuco_design_space *ds, int64_t *best,
+                       double *best_us)
+{
+	static const struct cuco_hw_facts facts = {0, 1, 2, 132};
+	struct cuco_evolve_config cfg;
+	struct cuco_evolve_opts o;
+	struct cuco_evolve_progress fin;
+	struct fake_eval f;
+	struct cuco_run_rec rr;
+	struct cuco_eval_rec e;
+	struct cuco_err err;
+	char *tmpl = read_all(FIXTURES "/mini.cu.in"), *seed = read_all(FIXTURES "/seed.cu");
+	char meta[512];
+	int64_t run = 0, bench = 0, rc_run = 0, e1 = 0, e2 = 0;
+
+	assert_non_null(tmpl);
+	assert_non_null(seed);
+	cuco_evolve_config_default(&cfg);
+	cfg.seed = 5;
+	cfg.islands = 3;
+	cfg.generations = 6;
+	cfg.children_per_island = 4;
+	cfg.population_size = 12;
+	cfg.archive_size = 4;
+	cfg.migration_interval = 2;
+	cfg.summary_interval = 2;
+	fake_init(&f);
+	memset(&o, 0, sizeof(o));
+	o.store = s;
+	o.workload = "mini";
+	o.shape = "small";
+	o.ds = ds;
+	o.facts = &facts;
+	o.seed_code = seed;
+	o.template_text = tmpl;
+	o.template_name = "mini.cu.in";
+	o.evaluator = fake_evaluator(&f, 4);
+	assert_int_equal(cuco_evolve_run(&o, &cfg, 0, &run, &fin, &err), CUCO_OK);
+	assert_true(fin.best_program > 0);
+
+	/* Bench rows: what `cuco bench` stores for the manifest's programs. */
+	cuco_run_rec_init(&rr);
+	rr.kind = "bench";
+	rr.workload = "mini";
+	rr.shape = "small";
+	assert_int_equal(cuco_store_run_begin(s, &rr, &bench, &err), CUCO_OK);
+	bench_row(s, bench, "baseline", "baseline", "ok", 1000.0);
+	bench_row(s, bench, "cublas_nccl", "peer", "ok", 910.0);
+	bench_row(s, bench, "gemm_only", "compute", "ok", 520.0);
+	bench_row(s, bench, "allgather_only", "comm", "ok", 430.0);
+
+	/* A stored re-check: a clean fresh-seed check, a memcheck finding. */
+	cuco_run_rec_init(&rr);
+	rr.kind = "recheck";
+	rr.workload = "mini";
+	rr.shape = "small";
+	assert_int_equal(cuco_store_run_begin(s, &rr, &rc_run, &err), CUCO_OK);
+	cuco_eval_rec_init(&e);
+	e.program_id = fin.best_program;
+	e.run_id = rc_run;
+	e.shape = "small";
+	e.stage_reached = "bench";
+	e.status = "ok";
+	e.median_us = fin.best_us * 1.01;
+	e.fitness = 1000.0 / e.median_us;
+	assert_int_equal(cuco_store_eval_add(s, &e, &e1, &err), CUCO_OK);
+	cuco_eval_rec_init(&e);
+	e.program_id = fin.best_program;
+	e.run_id = rc_run;
+	e.shape = "small";
+	e.stage_reached = "verify";
+	e.status = "sanitizer";
+	e.error_code = CUCO_ERR_VERIFY;
+	e.error = "========= Invalid __global__ write of size 4 bytes\n"
+	          "========= ERROR SUMMARY: 1 error";
+	assert_int_equal(cuco_store_eval_add(s, &e, &e2, &err), CUCO_OK);
+	snprintf(meta, sizeof(meta),
+	         "{\"recheck_run\":%lld,\"program\":%lld,\"seed\":%llu,\"sanitized\":true,"
+	         "\"passed\":false,\"checks\":[{\"check\":\"fresh-seed\",\"shape\":\"small\","
+	         "\"evaluation\":%lld,\"status\":\"ok\"},{\"check\":\"memcheck\",\"shape\":"
+	         "\"small\",\"evaluation\":%lld,\"status\":\"sanitizer\"}]}",
+	         (long long)rc_run, (long long)fin.best_program,
+	         (unsigned long long)cuco_recheck_seed(1), (long long)e1, (long long)e2);
+	{
+		char key[64];
+		snprintf(key, sizeof(key), "run.%lld.recheck", (long long)run);
+		assert_int_equal(cuco_store_meta_set(s, key, meta, &err), CUCO_OK);
+	}
+	*best = fin.best_program;
+	*best_us = fin.best_us;
+	free(tmpl);
+	free(seed);
+	return run;
+}
+
+/* Lineage length by the store's own parent edges ('parent' kind first). */
+static int lineage_len(struct cuco_store *s, int64_t run, int64_t id)
+{
+	int n = 0;
+
+	while (id) {
+		struct cuco_program_rec p;
+		struct cuco_err err;
+		int64_t next = 0;
+		cuco_program_rec_init(&p);
+		assert_int_equal(cuco_store_program_get(s, id, &p, &err), CUCO_OK);
+		if (p.run_id != run) {
+			cuco_program_rec_release(&p);
+			break;
+		}
+		n++;
+		for (size_t i = 0; i < p.nparents && !next; i++)
+			if (!p.parents[i].kind || !strcmp(p.parents[i].kind, "parent"))
+				next = p.parents[i].id;
+		if (!next && p.nparents)
+			next = p.parents[0].id;
+		id = next;
+		cuco_program_rec_release(&p);
+	}
+	return n;
+}
+
+static void test_report_fixture(void **state)
+{
+	struct cuco_design_space ds;
+	struct cuco_store *s = NULL;
+	struct cuco_err err;
+	struct cuco_strbuf h = CUCO_STRBUF_INIT, m = CUCO_STRBUF_INIT, h2 = CUCO_STRBUF_INIT,
+	                   m2 = CUCO_STRBUF_INIT, want = CUCO_STRBUF_INIT;
+	struct cuco_program_rec best;
+	char path[128], html[512], md[512], *keep = getenv("CUCO_TEST_REPORT_DIR");
+	int64_t run, best_id;
+	double best_us;
+
+	(void)state;
+	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &ds, &err), CUCO_OK);
+	snprintf(path, sizeof(path), "%s/report.db", dir);
+	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
+	run = fixture(s, &ds, &best_id, &best_us);
+	assert_int_equal(cuco_report_build(s, run, &h, &m, &err), CUCO_OK);
+
+	/* The best program and its latency. */
+	cuco_strbuf_addf(&want, "Best program: <b>%lld</b>", (long long)best_id);
+	assert_non_null(strstr(h.buf, want.buf));
+	cuco_strbuf_reset(&want);
+	cuco_strbuf_addf(&want, "<b>%.1f us</b>", best_us);
+	assert_non_null(strstr(h.buf, want.buf));
+	cuco_strbuf_reset(&want);
+	cuco_strbuf_addf(&want, "Best program: **%lld**", (long long)best_id);
+	assert_non_null(strstr(m.buf, want.buf));
+	/* Peers and the ideal bound from the bench run: max(520, 430). */
+	assert_non_null(strstr(h.buf, "peer: cublas_nccl"));
+	assert_non_null(strstr(h.buf, "910.0 us"));
+	assert_non_null(strstr(m.buf, "| ideal bound: max(compute alone, comm alone) | 520.0 us"));
+	assert_null(strstr(h.buf, "No bench run"));
+	/* One polyline per island, three islands. */
+	assert_int_equal(count(h.buf, "<polyline class=\"island\""), 3);
+	assert_non_null(strstr(h.buf, "data-island=\"2\""));
+	assert_int_equal(count(h.buf, "<svg"), count(h.buf, "</svg>"));
+	assert_int_equal(count(h.buf, "<svg"), 2);
+	assert_int_equal(count(h.buf, "<table"), count(h.buf, "</table>"));
+	assert_int_equal(count(h.buf, "<pre"), count(h.buf, "</pre>"));
+	/* Lineage length as the store has it. */
+	cuco_strbuf_reset(&want);
+	cuco_strbuf_addf(&want, "<p>%d programs from the first ancestor",
+	                 lineage_len(s, run, best_id));
+	assert_non_null(strstr(h.buf, want.buf));
+	assert_true(lineage_len(s, run, best_id) >= 2);
+	/* Directive statistics and failures (the fake fails some on purpose). */
+	assert_non_null(strstr(h.buf, "<h2>Directive values</h2>"));
+	assert_non_null(strstr(m.buf, "| placement | stream_overlap |"));
+	assert_non_null(strstr(h.buf, "<th>stage reached</th>"));
+	/* The re-check: the sanitizer finding, escaped. */
+	assert_non_null(strstr(h.buf, "FAILED"));
+	assert_non_null(strstr(h.buf, "Invalid __global__ write of size 4 bytes"));
+	assert_non_null(strstr(m.buf, "| memcheck | small | sanitizer |"));
+	/* The diff against the seed has both kinds of lines. */
+	assert_non_null(strstr(h.buf, "<span class=\"del\">-"));
+	assert_non_null(strstr(h.buf, "<span class=\"add\">+"));
+	assert_non_null(strstr(m.buf, "```diff\n@@ -"));
+	/* Code is escaped: no raw '<' from it; every '<' in the HTML opens a tag or comment. */
+	cuco_program_rec_init(&best);
+	assert_int_equal(cuco_store_program_get(s, best_id, &best, &err), CUCO_OK);
+	assert_non_null(strchr(best.code, '<'));
+	for (const char *p = strchr(h.buf, '<'); p; p = strchr(p + 1, '<'))
+		assert_true(p[1] == '/' || p[1] == '!' || (p[1] >= 'a' && p[1] <= 'z'));
+	for (const char *l = best.code; *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		if (memchr(l, '<', len) && len > 8) {
+			char *line = strndup(l, len);
+			assert_null(strstr(h.buf, line));
+			cuco_strbuf_reset(&want);
+			cuco_report_escape(&want, line);
+			assert_non_null(strstr(h.buf, want.buf));
+			free(line);
+		}
+		l += len + (nl ? 1 : 0);
+	}
+	cuco_program_rec_release(&best);
+	/* Deterministic: the same store gives the same bytes. */
+	assert_int_equal(cuco_report_build(s, run, &h2, &m2, &err), CUCO_OK);
+	assert_string_equal(h.buf, h2.buf);
+	assert_string_equal(m.buf, m2.buf);
+	/* The files. */
+	assert_int_equal(cuco_report_write(s, run, keep && *keep ? keep : dir, html, sizeof(html),
+	                                   md, sizeof(md), &err),
+	                 CUCO_OK);
+	assert_int_equal(access(html, R_OK), 0);
+	assert_int_equal(access(md, R_OK), 0);
+	if (!(keep && *keep)) {
+		unlink(html);
+		unlink(md);
+	}
+	/* Not an evolve run. */
+	assert_int_equal(cuco_report_build(s, run + 1, &h2, &m2, &err), CUCO_ERR_INVALID);
+
+	cuco_strbuf_release(&h);
+	cuco_strbuf_release(&m);
+	cuco_strbuf_release(&h2);
+	cuco_strbuf_release(&m2);
+	cuco_strbuf_release(&want);
+	cuco_store_close(s);
+	cuco_design_space_release(&ds);
+	unlink(path);
+	snprintf(html, sizeof(html), "%s-wal", path);
+	unlink(html);
+	snprintf(html, sizeof(html), "%s-shm", path);
+	unlink(html);
+}
+
+static void test_diff(void **state)
+{
+	struct cuco_strbuf d = CUCO_STRBUF_INIT;
+
+	(void)state;
+	cuco_report_diff("a\nb\nc\n", "a\nb\nc\n", &d);
+	assert_int_equal(d.len, 0);
+	cuco_report_diff("1\n2\n3\n4\n5\n6\n7\n8\n9\n", "1\n2\n3\n4\nX\n6\n7\n8\n9\n10\n", &d);
+	assert_string_equal(d.buf, "@@ -2,8 +2,9 @@\n 2\n 3\n 4\n-5\n+X\n 6\n 7\n 8\n 9\n+10\n");
+	cuco_strbuf_reset(&d);
+	/* Two changes far apart: two hunks. */
+	cuco_report_diff("a\n1\n2\n3\n4\n5\n6\n7\n8\n9\nz\n", "A\n1\n2\n3\n4\n5\n6\n7\n8\n9\nZ\n",
+	                 &d);
+	assert_int_equal(count(d.buf, "@@ -"), 2);
+	assert_non_null(strstr(d.buf, "@@ -1,4 +1,4 @@\n-a\n+A\n 1\n"));
+	cuco_strbuf_reset(&d);
+	cuco_report_diff("", "new\n", &d);
+	assert_string_equal(d.buf, "@@ -0,0 +1,1 @@\n+new\n");
+	cuco_strbuf_release(&d);
+}
+
+static void test_escape(void **state)
+{
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+
+	(void)state;
+	cuco_report_escape(&sb, "k<<<g, b>>>(a && \"x\" || 'y');");
+	assert_string_equal(
+	    sb.buf, "k&lt;&lt;&lt;g, b&gt;&gt;&gt;(a &amp;&amp; &quot;x&quot; || &#39;y&#39;);");
+	cuco_strbuf_release(&sb);
+}
+
+/* Fixture logs, as cuco_run_programs() leaves them with a wrapper. */
+static const char log_clean[] = "rank 0: ok\n"
+                                "========= COMPUTE-SANITIZER\n"
+                                "========= ERROR SUMMARY: 0 errors\n";
+static const char log_memcheck[] =
+    "========= COMPUTE-SANITIZER\n"
+    "========= Invalid __global__ write of size 4 bytes\n"
+    "=========     at overlap_kernel(float *, int)+0x1b0 in seed.cu:88\n"
+    "=========     by thread (0,0,0) in block (3,0,0)\n"
+    "========= \n"
+    "========= ERROR SUMMARY: 1 error\n"
+    "cuco: wrapper exited with code 86\n";
+static const char log_racecheck[] =
+    "========= COMPUTE-SANITIZER\n"
+    "========= Error: Race reported between Write access at 0x1a0 in k(float*)\n"
+    "=========     and Read access at 0x2c0 in k(float*) [1024 hazards]\n"
+    "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n"
+    "========= ERROR SUMMARY: 1 error\n";
+static const char log_exit_only[] = "cuco: wrapper exited with code 86\n";
+static const char log_crash[] = "========= ERROR SUMMARY: 0 errors\n"
+                                "cuco: wrapper exited with code 1\n";
+
+static void test_sanitizer_verdict(void **state)
+{
+	struct cuco_strbuf sum = CUCO_STRBUF_INIT;
+
+	(void)state;
+	assert_int_equal(cuco_recheck_sanitizer_verdict(log_clean, NULL), 0);
+	assert_int_equal(cuco_recheck_sanitizer_verdict(NULL, NULL), 0);
+	assert_int_equal(cuco_recheck_sanitizer_verdict(log_crash, NULL), 0);
+	assert_int_equal(cuco_recheck_sanitizer_verdict(log_exit_only, NULL), 1);
+	assert_int_equal(cuco_recheck_sanitizer_verdict(log_racecheck, &sum), 1);
+	assert_non_null(strstr(sum.buf, "Race reported"));
+	assert_non_null(strstr(sum.buf, "ERROR SUMMARY: 1 error"));
+	cuco_strbuf_reset(&sum);
+	assert_int_equal(cuco_recheck_sanitizer_verdict(log_memcheck, &sum), 1);
+	assert_non_null(strstr(sum.buf, "Invalid __global__ write of size 4 bytes\n"));
+	assert_non_null(strstr(sum.buf, "ERROR SUMMARY: 1 error\n"));
+	assert_non_null(strstr(sum.buf, "exited with code 86"));
+	assert_null(strstr(sum.buf, "COMPUTE-SANITIZER"));
+	cuco_strbuf_release(&sum);
+	/* A fresh seed differs from the search's and is stable. */
+	assert_true(cuco_recheck_seed(1) != 1);
+	assert_true(cuco_recheck_seed(1) == cuco_recheck_seed(1));
+	assert_true(cuco_recheck_seed(2) != cuco_recheck_seed(1));
+}
+
+static void write_script(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	chmod(path, 0755);
+}
+
+/* The wrapper goes in front of the harness, its lines and exit code reach the run log. */
+static void test_wrapper_argv(void **state)
+{
+	struct cuco_run_opts o;
+	struct cuco_manifest m;
+	struct cuco_shape shape;
+	struct cuco_run_program prog = {"best", "/nonexistent/best.so", 1};
+	struct cuco_run_result res;
+	struct cuco_err err;
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT, sum = CUCO_STRBUF_INIT;
+	char harness[128], wrap[128], argv_file[128], wrapper[512], *args;
+
+	(void)state;
+	snprintf(harness, sizeof(harness), "%s/fake-harness.sh", dir);
+	snprintf(wrap, sizeof(wrap), "%s/fake-sanitizer.sh", dir);
+	snprintf(argv_file, sizeof(argv_file), "%s/argv.txt", dir);
+	write_script(harness,
+	             "#!/bin/sh\n"
+	             "echo '{\"harness\":1,\"status\":\"ok\",\"gpu\":\"fake\",\"programs\":"
+	             "[{\"name\":\"best\",\"status\":\"ok\",\"verified\":true,"
+	             "\"rel_err\":0,\"median_us\":5.0}]}'\n");
+	cuco_strbuf_addf(&sb,
+	                 "#!/bin/sh\necho \"$@\" > %s\nshift 4\n\"$@\"\n"
+	                 "echo '========= COMPUTE-SANITIZER'\n"
+	                 "echo '========= Invalid __global__ read of size 8 bytes'\n"
+	                 "echo '========= ERROR SUMMARY: 3 errors'\nexit 86\n",
+	                 argv_file);
+	write_script(wrap, sb.buf);
+	setenv("CUCO_HARNESS", harness, 1);
+	memset(&m, 0, sizeof(m));
+	m.name = "mini";
+	m.tolerance = 0.01;
+	memset(&shape, 0, sizeof(shape));
+	snprintf(shape.name, sizeof(shape.name), "small");
+	cuco_run_opts_default(&o);
+	o.timeout_s = 5;
+	snprintf(wrapper, sizeof(wrapper), "/bin/sh %s --tool memcheck --target-processes all",
+	         wrap);
+	o.wrapper = wrapper;
+	cuco_run_result_init(&res);
+	if (cuco_run_programs(&o, &m, "/nonexistent/wl.so", &shape, &prog, 1, &res, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(res.nresults, 1);
+	assert_int_equal(res.results[0].code, CUCO_OK);
+	args = read_all(argv_file);
+	assert_non_null(args);
+	/* The wrapper's own arguments, then the harness command as without it. */
+	cuco_strbuf_reset(&sb);
+	cuco_strbuf_addf(&sb, "--tool memcheck --target-processes all %s --workload-so ", harness);
+	assert_true(!strncmp(args, sb.buf, sb.len));
+	assert_non_null(strstr(args, "--ranks 2"));
+	assert_non_null(strstr(args, "--program best=/nonexistent/best.so"));
+	free(args);
+	assert_non_null(strstr(res.log.buf, "========= ERROR SUMMARY: 3 errors"));
+	assert_non_null(strstr(res.log.buf, "cuco: wrapper exited with code 86"));
+	assert_int_equal(cuco_recheck_sanitizer_verdict(res.log.buf, &sum), 1);
+	assert_non_null(strstr(sum.buf, "Invalid __global__ read of size 8 bytes"));
+	cuco_run_result_release(&res);
+
+	/* Without a wrapper the harness is argv[0] and the log has no sanitizer lines. */
+	unlink(argv_file);
+	o.wrapper = NULL;
+	cuco_run_result_init(&res);
+	assert_int_equal(
+	    cuco_run_programs(&o, &m, "/nonexistent/wl.so", &shape, &prog, 1, &res, &err), CUCO_OK);
+	assert_int_equal(access(argv_file, F_OK), -1);
+	assert_null(strstr(res.log.buf, "========="));
+	cuco_run_result_release(&res);
+	unsetenv("CUCO_HARNESS");
+	unlink(harness);
+	unlink(wrap);
+	cuco_strbuf_release(&sb);
+	cuco_strbuf_release(&sum);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/cuco-test-report-XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char p[128];
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/argv.txt", dir);
+	unlink(p);
+	rmdir(dir);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_escape),
+	    cmocka_unit_test(test_diff),
+	    cmocka_unit_test(test_sanitizer_verdict),
+	    cmocka_unit_test(test_wrapper_argv),
+	    cmocka_unit_test(test_report_fixture),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
