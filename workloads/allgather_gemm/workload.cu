@@ -17,7 +17,7 @@
 #include <cuco/program.h>
 #include <cuco_dev/random.cuh>
 
-#include "reference.cuh"
+#include <cuco_dev/reference.cuh>
 
 enum { T_A, T_B, T_C, NT };
 // Random streams: shard r of A uses STREAM_A * 1000 + r, so shards differ
@@ -107,7 +107,7 @@ extern "C" int cuco_workload_reference(const struct cuco_shape *shape, int rank,
 	for (int q = 0; q < nranks; q++)
 		fill(Aall + (size_t)q * shard, shard, seed, STREAM_A * 1000 + (uint64_t)q, s);
 	grid = dim3((unsigned)((d.N + 63) / 64), (unsigned)((d.M + 63) / 64));
-	ag_reference_gemm<<<grid, 256, 0, s>>>(Aall, (const __nv_bfloat16 *)t[T_B].ptr,
+	cuco::reference_gemm_bf16<<<grid, 256, 0, s>>>(Aall, (const __nv_bfloat16 *)t[T_B].ptr,
 					       (__nv_bfloat16 *)t[T_C].ptr, d.M, d.N, d.K, d.N);
 	cudaFreeAsync(Aall, s);
 	return cudaPeekAtLastError() != cudaSuccess;

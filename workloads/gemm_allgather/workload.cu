@@ -14,6 +14,7 @@
 
 #include <cuco/program.h>
 #include <cuco_dev/random.cuh>
+#include <cuco_dev/reference.cuh>
 
 enum { T_A, T_B, T_C, NT };
 enum { STREAM_A = 1, STREAM_B = 2 };
@@ -81,39 +82,6 @@ extern "C" int cuco_workload_generate(const struct cuco_shape *shape, int rank, 
 	return cudaPeekAtLastError() != cudaSuccess;
 }
 
-// C[M, Nc] (ldc) = A[M, K] * B[K, Nc], fp32 accumulation, 64x64 tiles, 4x4 per thread.
-__global__ void reference_gemm(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C,
-			       long long M, long long Nc, long long K, long long ldc)
-{
-	__shared__ float As[16][64 + 1], Bs[16][64 + 1];
-	int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-	long long row0 = blockIdx.y * 64LL, col0 = blockIdx.x * 64LL;
-	float acc[4][4] = {};
-
-	for (long long k0 = 0; k0 < K; k0 += 16) {
-		for (int i = threadIdx.x; i < 16 * 64; i += 256) {
-			int kk = i % 16, rr = i / 16;
-			long long r = row0 + rr, k = k0 + kk;
-			As[kk][rr] = (r < M && k < K) ? __bfloat162float(A[r * K + k]) : 0.f;
-			int cc = i % 64, kb = i / 64;
-			long long c = col0 + cc, kr = k0 + kb;
-			Bs[kb][cc] = (c < Nc && kr < K) ? __bfloat162float(B[kr * Nc + c]) : 0.f;
-		}
-		__syncthreads();
-		for (int kk = 0; kk < 16; kk++)
-			for (int i = 0; i < 4; i++)
-				for (int j = 0; j < 4; j++)
-					acc[i][j] += As[kk][ty * 4 + i] * Bs[kk][tx * 4 + j];
-		__syncthreads();
-	}
-	for (int i = 0; i < 4; i++)
-		for (int j = 0; j < 4; j++) {
-			long long r = row0 + ty * 4 + i, c = col0 + tx * 4 + j;
-			if (r < M && c < Nc)
-				C[r * ldc + c] = __float2bfloat16(acc[i][j]);
-		}
-}
-
 extern "C" int cuco_workload_reference(const struct cuco_shape *shape, int rank, int nranks,
 				       uint64_t seed, struct cuco_tensor *t, int nt,
 				       cudaStream_t s)
@@ -132,7 +100,7 @@ extern "C" int cuco_workload_reference(const struct cuco_shape *shape, int rank,
 		__nv_bfloat16 *Cq = (__nv_bfloat16 *)t[T_C].ptr + (size_t)q * d.M * d.Nr;
 
 		fill(Bq, (size_t)(d.K * d.Nr), seed, STREAM_B * 1000 + (uint64_t)q, s);
-		reference_gemm<<<grid, 256, 0, s>>>((const __nv_bfloat16 *)t[T_A].ptr, Bq, Cq, d.M,
+		cuco::reference_gemm_bf16<<<grid, 256, 0, s>>>((const __nv_bfloat16 *)t[T_A].ptr, Bq, Cq, d.M,
 						    d.Nr, d.K, d.Nr);
 	}
 	cudaFreeAsync(Bq, s);

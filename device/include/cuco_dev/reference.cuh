@@ -1,20 +1,20 @@
-// reference.cuh - the plain fp32 SIMT GEMM that allgather_gemm's reference uses.
+// reference.cuh - a plain fp32 SIMT GEMM for workload references.
 //
-// The same kernel as gemm_allgather/workload.cu's reference_gemm (64x64 tiles,
-// 4x4 outputs per thread, 256 threads): deliberately nothing like any program's
-// GEMM (no tensor cores, no TMA, no shared code), so a bug in the device
-// library's GEMM cannot hide in the reference. Kept here only because
-// device/include/ belongs to someone else this round; both workloads should
-// include one copy from device/include/cuco_dev/reference.cuh.
-#ifndef ALLGATHER_GEMM_REFERENCE_CUH
-#define ALLGATHER_GEMM_REFERENCE_CUH
+// Deliberately nothing like any program's GEMM (no tensor cores, no TMA, no
+// shared code with gemm.cuh): a bug in the device library's GEMM cannot hide
+// in the reference that judges it. 64x64 tiles, 4x4 outputs per thread,
+// 256 threads; 10-20 TFLOP/s, enough to check even 16384^3 in about a second.
+#ifndef CUCO_DEV_REFERENCE_CUH
+#define CUCO_DEV_REFERENCE_CUH
 
 #include <cuda_bf16.h>
 
+namespace cuco {
+
 // C[M, Nc] (row stride ldc) = A[M, K] * B[K, Nc], fp32 accumulation. grid =
 // (ceil(Nc / 64), ceil(M / 64)), 256 threads.
-static __global__ void __launch_bounds__(256)
-	ag_reference_gemm(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C,
+__global__ void __launch_bounds__(256)
+	reference_gemm_bf16(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C,
 			  long long M, long long Nc, long long K, long long ldc)
 {
 	__shared__ float As[16][64 + 1], Bs[16][64 + 1];
@@ -45,5 +45,7 @@ static __global__ void __launch_bounds__(256)
 				C[r * ldc + c] = __float2bfloat16(acc[i][j]);
 		}
 }
+
+} // namespace cuco
 
 #endif
