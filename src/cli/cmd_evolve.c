@@ -17,6 +17,7 @@
 #include "program/directive.h"
 #include "search/evolve.h"
 #include "search/recheck.h"
+#include "search/llm_operator.h"
 #include "util/paths.h"
 
 static const char usage[] =
@@ -44,9 +45,197 @@ static const char usage[] =
     "                        tile_m,tile_n,stages (comma-separated)\n"
     "  --no-recheck          skip the re-check of the best program (cuco recheck RUN)\n"
     "  --store PATH          SQLite store\n"
+    "LLM operator (docs/llm.md):\n"
+    "  --operator K          builtin (default), llm, or mixed (both)\n"
+    "  --llm-share F         mixed: fraction of children the LLM makes (default 0.5)\n"
+    "  --llm-base-url URL    OpenAI-compatible endpoint (or CUCO_LLM_BASE_URL)\n"
+    "  --llm-model M         model; repeat for several, chosen per child by a bandit\n"
+    "                        (or CUCO_LLM_MODEL, comma-separated)\n"
+    "  --llm-key-env NAME    variable holding the API key (default OPENAI_API_KEY)\n"
+    "  --llm-budget-tokens N stop the run cleanly after N tokens\n"
+    "  --llm-budget-cost C   stop the run cleanly after cost C (needs --llm-price)\n"
+    "  --llm-price M=IN,OUT  model M's price per million prompt, completion tokens\n"
+    "  --llm-timeout S       seconds per request attempt (default 300)\n"
     "Run options (the harness's input seed is fixed at 1 here):\n";
 
 static volatile sig_atomic_t stop_flag;
+
+/* The LLM operator's flags. */
+struct llm_flags {
+	const char *operator_; /* "builtin", "llm", "mixed" */
+	double share;
+	const char *base_url, *key_env;
+	const char *models[CUCO_LLM_MAX_MODELS];
+	int nmodels;
+	char env_models[512]; /* CUCO_LLM_MODEL, split in place */
+	long long budget_tokens;
+	double budget_cost, timeout_s;
+	struct cuco_llm_price prices[CUCO_LLM_MAX_PRICES];
+	char price_names[CUCO_LLM_MAX_PRICES][128];
+	int nprices;
+};
+
+/* One --llm-* or --operator flag at argv[*i]: 1 taken, 0 not ours, -1 usage error (printed). */
+static int llm_flag(struct llm_flags *f, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i], *v;
+	long long n;
+
+	if (strcmp(a, "--operator") && strncmp(a, "--llm-", 6))
+		return 0;
+	if (!(v = cli_value("evolve", argc, argv, i)))
+		return -1;
+	if (!strcmp(a, "--operator")) {
+		if (strcmp(v, "builtin") && strcmp(v, "llm") && strcmp(v, "mixed")) {
+			cli_usage_error("evolve", "--operator %s: give builtin, llm or mixed", v);
+			return -1;
+		}
+		f->operator_ = v;
+	} else if (!strcmp(a, "--llm-share")) {
+		if (cli_double("evolve", a, v, 0.0, 1.0, &f->share))
+			return -1;
+	} else if (!strcmp(a, "--llm-base-url")) {
+		f->base_url = v;
+	} else if (!strcmp(a, "--llm-model")) {
+		if (f->nmodels == CUCO_LLM_MAX_MODELS) {
+			cli_usage_error("evolve", "--llm-model: at most %d models",
+			                CUCO_LLM_MAX_MODELS);
+			return -1;
+		}
+		f->models[f->nmodels++] = v;
+	} else if (!strcmp(a, "--llm-key-env")) {
+		f->key_env = v;
+	} else if (!strcmp(a, "--llm-budget-tokens")) {
+		if (cli_int("evolve", a, v, 1, (long long)1 << 50, &n))
+			return -1;
+		f->budget_tokens = n;
+	} else if (!strcmp(a, "--llm-budget-cost")) {
+		if (cli_double("evolve", a, v, 1e-9, 1e12, &f->budget_cost))
+			return -1;
+	} else if (!strcmp(a, "--llm-timeout")) {
+		if (cli_double("evolve", a, v, 0.1, 86400, &f->timeout_s))
+			return -1;
+	} else if (!strcmp(a, "--llm-price")) {
+		const char *eq = strchr(v, '='), *comma = eq ? strchr(eq, ',') : NULL;
+		struct cuco_llm_price *p = &f->prices[f->nprices];
+		char num[64];
+		if (!eq || !comma || eq == v || (size_t)(eq - v) >= sizeof(f->price_names[0]) ||
+		    f->nprices == CUCO_LLM_MAX_PRICES) {
+			cli_usage_error("evolve", "--llm-price %s: give MODEL=IN,OUT", v);
+			return -1;
+		}
+		snprintf(f->price_names[f->nprices], sizeof(f->price_names[0]), "%.*s",
+		         (int)(eq - v), v);
+		snprintf(num, sizeof(num), "%.*s", (int)(comma - eq - 1), eq + 1);
+		if (cli_double("evolve", a, num, 0, 1e9, &p->in_per_mtok) ||
+		    cli_double("evolve", a, comma + 1, 0, 1e9, &p->out_per_mtok))
+			return -1;
+		p->model = f->price_names[f->nprices++];
+	} else {
+		cli_usage_error("evolve", "unknown option %s", a);
+		return -1;
+	}
+	return 1;
+}
+
+/*
+ * Check the LLM flags before anything runs: an LLM operator needs an endpoint
+ * and a model, from the flags or the environment. Returns 0 or CUCO_ERR_USAGE
+ * (printed).
+ */
+static int llm_check(struct llm_flags *f)
+{
+	const char *env;
+
+	if (!strcmp(f->operator_, "builtin")) {
+		if (f->share >= 0)
+			return cli_usage_error("evolve", "--llm-share needs --operator mixed");
+		return 0;
+	}
+	if (!f->base_url && (env = getenv("CUCO_LLM_BASE_URL")) && *env)
+		f->base_url = env;
+	if (!f->base_url)
+		return cli_usage_error(
+		    "evolve",
+		    "--operator %s needs an OpenAI-compatible endpoint: give "
+		    "--llm-base-url URL or set CUCO_LLM_BASE_URL (see docs/llm.md)",
+		    f->operator_);
+	if (!f->nmodels && (env = getenv("CUCO_LLM_MODEL")) && *env) {
+		char *p = f->env_models;
+		snprintf(f->env_models, sizeof(f->env_models), "%s", env);
+		while (*p && f->nmodels < CUCO_LLM_MAX_MODELS) {
+			size_t n = strcspn(p, ",");
+			if (n)
+				f->models[f->nmodels++] = p;
+			p += n;
+			if (*p)
+				*p++ = '\0';
+		}
+	}
+	if (!f->nmodels)
+		return cli_usage_error("evolve",
+		                       "--operator %s needs a model: give --llm-model NAME or set "
+		                       "CUCO_LLM_MODEL",
+		                       f->operator_);
+	if (f->share < 0)
+		f->share = !strcmp(f->operator_, "llm") ? 1.0 : 0.5;
+	else if (!strcmp(f->operator_, "llm"))
+		return cli_usage_error("evolve", "--llm-share needs --operator mixed");
+	return 0;
+}
+
+/* Create the LLM operator for the run (flags checked by llm_check()). */
+static int llm_setup(struct llm_flags *f, struct cuco_store *store, const struct cuco_manifest *m,
+                     const char *shape, const struct cuco_design_space *ds, const char *ds_text,
+                     const struct cuco_hw_facts *facts, uint64_t seed,
+                     struct cuco_llm_operator **op, struct cuco_err *err)
+{
+	struct cuco_llm_operator_config c;
+	static char share[PATH_MAX];
+	const char *home = cuco_home(err);
+
+	if (!home)
+		return err->code ? err->code : CUCO_ERR_NOT_FOUND;
+	snprintf(share, sizeof(share), "%s/share", home);
+	memset(&c, 0, sizeof(c));
+	cuco_llm_config_init(&c.llm);
+	c.llm.base_url = f->base_url;
+	if (f->key_env)
+		c.llm.api_key_env = f->key_env;
+	if (f->timeout_s > 0)
+		c.llm.timeout_ms = (long)(f->timeout_s * 1000);
+	c.llm.budget_tokens = f->budget_tokens;
+	c.llm.budget_cost = f->budget_cost;
+	c.llm.seed = seed;
+	memcpy(c.llm.prices, f->prices, sizeof(f->prices));
+	c.llm.nprices = f->nprices;
+	memcpy(c.models, f->models, sizeof(f->models));
+	c.nmodels = f->nmodels;
+	c.share_dir = share;
+	c.workload = m->name;
+	c.workload_description = m->description;
+	c.shape = shape;
+	c.ds = ds;
+	c.design_space_text = ds_text;
+	c.facts = facts;
+	c.store = store;
+	c.seed = seed;
+	c.meta_summaries = 1;
+	return cuco_llm_operator_new(&c, op, err);
+}
+
+/* After the run: the calls still open and the per-model statistics into the store and stdout. */
+static void llm_finish(struct cuco_llm_operator *op, int64_t run_id)
+{
+	struct cuco_err err;
+
+	if (!op || !run_id)
+		return;
+	cuco_err_clear(&err);
+	if (cuco_llm_operator_finish(op, run_id, &err))
+		cli_fail(&err);
+	cuco_llm_operator_print_stats(op, stdout);
+}
 
 static void on_sigint(int sig)
 {
@@ -93,7 +282,11 @@ int cmd_evolve(int argc, char **argv)
 	struct cuco_hw_facts facts;
 	struct cuco_cascade_evaluator *ce = NULL;
 	struct cuco_run_rec stored;
-	struct cuco_strbuf seed = CUCO_STRBUF_INIT, tmpl = CUCO_STRBUF_INIT;
+	struct cuco_strbuf seed = CUCO_STRBUF_INIT, tmpl = CUCO_STRBUF_INIT,
+	                   ds_text = CUCO_STRBUF_INIT;
+	struct llm_flags lf;
+	struct cuco_llm_operator *llm_op = NULL;
+	struct cuco_child_operator child_op;
 	struct cuco_store *store = NULL;
 	const struct cuco_shape *shape;
 	const char *workload = NULL, *shape_name = NULL, *store_path = NULL, *template_path = NULL;
@@ -112,6 +305,9 @@ int cmd_evolve(int argc, char **argv)
 	cuco_evolve_config_default(&cfg);
 	cuco_run_rec_init(&stored);
 	memset(&fin, 0, sizeof(fin));
+	memset(&lf, 0, sizeof(lf));
+	lf.operator_ = "builtin";
+	lf.share = -1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
 		int k;
@@ -152,6 +348,11 @@ int cmd_evolve(int argc, char **argv)
 				return CUCO_ERR_USAGE;
 			continue;
 		}
+		k = llm_flag(&lf, argc, argv, &i);
+		if (k < 0)
+			return CUCO_ERR_USAGE;
+		if (k)
+			continue;
 		k = cli_run_flag("evolve", argc, argv, &i, &run);
 		if (k < 0)
 			return CUCO_ERR_USAGE;
@@ -168,6 +369,8 @@ int cmd_evolve(int argc, char **argv)
 	if (budget_evals > 0 && budget_minutes > 0)
 		return cli_usage_error("evolve",
 		                       "give --budget-evals or --budget-minutes, not both");
+	if (llm_check(&lf))
+		return CUCO_ERR_USAGE;
 	if ((rc = cli_open_store(store_path, &store, &err)))
 		return cli_fail(&err);
 	if (resume) {
@@ -256,6 +459,21 @@ int cmd_evolve(int argc, char **argv)
 		cli_fail(&err);
 		goto out;
 	}
+	if (strcmp(lf.operator_, "builtin")) {
+		const char *dsp = cli_share_dir("design_space.json");
+		if (!dsp || cuco_strbuf_read_file(&ds_text, dsp)) {
+			rc = cuco_err_set(&err, CUCO_ERR_IO, "%s: cannot read the design space",
+			                  dsp ? dsp : "share/design_space.json");
+			cli_fail(&err);
+			goto out;
+		}
+		if ((rc = llm_setup(&lf, store, &m, shape->name, &ds, ds_text.buf, &facts, cfg.seed,
+		                    &llm_op, &err))) {
+			cli_fail(&err);
+			goto out;
+		}
+		cuco_llm_operator_bind(llm_op, lf.share, &child_op);
+	}
 	memset(&o, 0, sizeof(o));
 	o.store = store;
 	o.workload = m.name;
@@ -269,6 +487,7 @@ int cmd_evolve(int argc, char **argv)
 	o.stop = &stop_flag;
 	o.progress = progress;
 	o.progress_arg = &tty;
+	o.child_op = llm_op ? &child_op : NULL;
 	fprintf(stderr,
 	        "cuco evolve: %s at shape %s, %d islands x %d children, %d generations, "
 	        "seed %llu, %s\n",
@@ -281,6 +500,7 @@ int cmd_evolve(int argc, char **argv)
 	signal(SIGINT, SIG_DFL);
 	if (tty)
 		fputc('\n', stderr);
+	llm_finish(llm_op, run_id);
 	if (rc) {
 		cli_fail(&err);
 		if (run_id)
@@ -321,6 +541,8 @@ int cmd_evolve(int argc, char **argv)
 	}
 out:
 	cuco_cascade_evaluator_free(ce);
+	cuco_llm_operator_free(llm_op);
+	cuco_strbuf_release(&ds_text);
 	if (have_ds)
 		cuco_design_space_release(&ds);
 	if (have_m)

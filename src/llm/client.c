@@ -543,7 +543,7 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 	struct attempt a;
 	json_t *messages = NULL, *req = NULL;
 	char *body = NULL, *prompt = NULL;
-	const char *key = api_key(c);
+	const char *key = api_key(c), *model = c->cfg.model;
 	double temperature = c->cfg.temperature, t0 = cuco_now(), worst_cost;
 	int max_tokens = c->cfg.max_tokens, ret = CUCO_OK, code = CUCO_OK, retry;
 	int64_t est_in, worst;
@@ -553,7 +553,9 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 
 	cuco_strbuf_init(&a.body, 0);
 	cuco_llm_result_release(res);
-	res->model = xstrdup(c->cfg.model);
+	if (opts && opts->model && *opts->model)
+		model = opts->model;
+	res->model = xstrdup(model);
 	res->endpoint = xstrdup(c->endpoint);
 	if (opts && opts->temperature >= 0)
 		temperature = opts->temperature;
@@ -571,7 +573,7 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 	/* the budget is hard: refuse a call whose worst case would cross it */
 	est_in = estimate_tokens(bytes);
 	worst = est_in + max_tokens;
-	worst_cost = cuco_llm_price_cost(&c->cfg, c->cfg.model, est_in, max_tokens);
+	worst_cost = cuco_llm_price_cost(&c->cfg, model, est_in, max_tokens);
 	if (c->cfg.budget_tokens > 0 && c->budget.tokens_used + worst > c->cfg.budget_tokens) {
 		cuco_strbuf_addf(
 		    &msg,
@@ -595,7 +597,7 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 		goto out;
 	}
 
-	req = json_pack("{s:s, s:O, s:f, s:i, s:b}", "model", c->cfg.model, "messages", messages,
+	req = json_pack("{s:s, s:O, s:f, s:i, s:b}", "model", model, "messages", messages,
 	                "temperature", temperature, "max_tokens", max_tokens, "stream", 0);
 	body = json_dumps(req, JSON_COMPACT);
 	if (!req || !body) {
@@ -642,14 +644,13 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 	/* a 2xx reply consumed tokens even when it is unusable: charge it */
 	if (res->tokens_in >= 0) {
 		res->charged_tokens = res->tokens_in + res->tokens_out;
-		res->cost =
-		    cuco_llm_price_cost(&c->cfg, c->cfg.model, res->tokens_in, res->tokens_out);
+		res->cost = cuco_llm_price_cost(&c->cfg, model, res->tokens_in, res->tokens_out);
 	} else {
 		int64_t out_est = estimate_tokens(res->reply ? strlen(res->reply) : a.body.len);
 
 		res->usage_estimated = 1;
 		res->charged_tokens = est_in + out_est;
-		res->cost = cuco_llm_price_cost(&c->cfg, c->cfg.model, est_in, out_est);
+		res->cost = cuco_llm_price_cost(&c->cfg, model, est_in, out_est);
 	}
 	c->budget.tokens_used += res->charged_tokens;
 	if (!isnan(res->cost))

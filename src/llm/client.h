@@ -61,10 +61,11 @@ struct cuco_llm_message {
 	const char *content;
 };
 
-/* Per-call overrides; a field < 0 keeps the client's value. */
+/* Per-call overrides; a field < 0 (or NULL) keeps the client's value. */
 struct cuco_llm_call_opts {
 	double temperature;
 	int max_tokens;
+	const char *model; /* another model on the same endpoint and budget (its price applies) */
 };
 
 /*

@@ -22,6 +22,7 @@
 #define NOVELTY_ATTEMPTS 6 /* tries for a novel child before the slot stays empty */
 #define MAX_EDGES 16       /* lineage edges of one child */
 #define EMPTY_LIMIT 3      /* generations in a row without a new child: space exhausted */
+#define OP_ATTEMPTS 2      /* asks of a child operator per slot (each may be a paid LLM call) */
 
 /* ---- outcomes and config ---- */
 
@@ -178,6 +179,8 @@ struct engine {
 	int npend, apend;
 	struct cuco_evolve_progress prog;
 	double t0;
+	int op_exhausted;   /* the child operator's budget is spent */
+	char *summary_text; /* statistical summary stored by the current batch, for the child op */
 };
 
 static void pend_clear(struct engine *e)
@@ -294,6 +297,11 @@ static int refresh_bias(struct engine *e, int g, int store_it, struct cuco_err *
 			rc = text ? cuco_store_summary_add(e->o->store, e->run_id, g, "statistical",
 			                                   text, NULL, err)
 			          : cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+			if (rc == CUCO_OK && e->o->child_op && e->o->child_op->summarize) {
+				free(e->summary_text);
+				e->summary_text = text;
+				text = NULL;
+			}
 		}
 	}
 	free(text);
@@ -316,6 +324,34 @@ static int finish_generation(struct engine *e, int g, struct cuco_err *err)
 	if (summary_due(e, g) && e->bias_generation != g)
 		return refresh_bias(e, g, 0, err);
 	return CUCO_OK;
+}
+
+/* Tell the child operator which of its children were stored as which programs. */
+static int op_stored(struct engine *e, struct cuco_err *err)
+{
+	const struct cuco_child_operator *op = e->o->child_op;
+	const char **names;
+	int64_t *ids;
+	int n = 0, rc;
+
+	if (!op || !op->stored)
+		return CUCO_OK;
+	names = calloc((size_t)e->npend, sizeof(*names));
+	ids = calloc((size_t)e->npend, sizeof(*ids));
+	if (!names || !ids) {
+		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < e->npend; i++)
+		if (e->pend[i].island != CUCO_STORE_NO_INT) {
+			names[n] = e->pend[i].name;
+			ids[n++] = e->pend[i].program_id;
+		}
+	rc = op->stored(op->ctx, names, ids, n, err);
+out:
+	free(names);
+	free(ids);
+	return rc;
 }
 
 /* Store the pending candidates (one transaction). */
@@ -347,6 +383,10 @@ static int store_pending(struct engine *e, int g, struct cuco_err *err)
 			cuco_store_rollback(e->o->store, NULL);
 			return rc;
 		}
+	}
+	if ((rc = op_stored(e, err))) {
+		cuco_store_rollback(e->o->store, NULL);
+		return rc;
 	}
 	return cuco_store_commit(e->o->store, err);
 }
@@ -458,6 +498,15 @@ static int evaluate_pending(struct engine *e, int g, struct cuco_err *err)
 			tally(e, &outs[k]);
 			if (p->correct)
 				note_best(e, p->program_id, p->fitness, p->median_us);
+			if (e->o->child_op && e->o->child_op->evaluated)
+				e->o->child_op->evaluated(e->o->child_op->ctx, p->program_id,
+				                          p->correct, p->fitness);
+		}
+		if (e->summary_text) { /* the LLM meta-summary, outside the transaction */
+			rc = e->o->child_op->summarize(e->o->child_op->ctx, e->run_id, g,
+			                               e->summary_text, err);
+			free(e->summary_text);
+			e->summary_text = NULL;
 		}
 	release:
 		for (int k = 0; k < n; k++)
@@ -495,6 +544,17 @@ static void add_edge(struct pending *p, int64_t id, const char *kind)
 	}
 }
 
+/* A parent for slot on island isl: an archive member when reseeding, else by weight. */
+static int pick_parent(struct engine *e, int isl, int slot, const struct cuco_phase_params *pp,
+                       struct cuco_rng *rng)
+{
+	int arch[64], na;
+
+	if (pp->reseed && slot == 0 && (na = cuco_island_archive(&e->pop, isl, arch, 64)) > 0)
+		return arch[cuco_rng_below(rng, (uint64_t)na)];
+	return cuco_island_pick_parent(&e->pop, isl, pp->lambda, rng);
+}
+
 /*
  * Breed one child on island isl. Returns CUCO_OK (a child was added to
  * pending, or none could be found: *made says which) or an error.
@@ -509,18 +569,14 @@ static int breed(struct engine *e, int g, int isl, int slot, const struct cuco_p
 
 	*made = 0;
 	for (int attempt = 0; attempt < NOVELTY_ATTEMPTS; attempt++) {
-		int parent, insp[8], ninsp, partner = -1, nchanges, arch[64], na;
+		int parent, insp[8], ninsp, partner = -1, nchanges;
 		struct cuco_directive child;
 		struct cuco_err e2;
 		struct pending *p;
 		char *json;
 		const char *op_name = "mutate";
 
-		if (pp->reseed && slot == 0 &&
-		    (na = cuco_island_archive(&e->pop, isl, arch, 64)) > 0)
-			parent = arch[cuco_rng_below(rng, (uint64_t)na)];
-		else
-			parent = cuco_island_pick_parent(&e->pop, isl, pp->lambda, rng);
+		parent = pick_parent(e, isl, slot, pp, rng);
 		if (parent < 0)
 			goto out;
 		ninsp = cuco_island_inspirations(&e->pop, isl, parent, e->cfg.top_k,
@@ -593,6 +649,102 @@ out:
 	return rc;
 }
 
+/*
+ * Breed one child on island isl with the child operator (up to OP_ATTEMPTS
+ * asks). Returns CUCO_OK (*made says whether a child was added; the
+ * operator's spent budget sets op_exhausted) or the operator's error.
+ */
+static int breed_external(struct engine *e, int g, int isl, int slot,
+                          const struct cuco_phase_params *pp, struct cuco_rng *rng, int *made,
+                          struct cuco_err *err)
+{
+	const struct cuco_child_operator *op = e->o->child_op;
+	int rc = CUCO_OK;
+
+	*made = 0;
+	for (int attempt = 0; attempt < OP_ATTEMPTS; attempt++) {
+		int parent, insp[8], ninsp;
+		int64_t ids[8];
+		struct cuco_breed_request rq;
+		struct cuco_breed_child child;
+		struct cuco_directive d;
+		struct cuco_err e2;
+		struct pending *p;
+		char name[48];
+
+		if ((parent = pick_parent(e, isl, slot, pp, rng)) < 0)
+			return CUCO_OK;
+		ninsp = cuco_island_inspirations(&e->pop, isl, parent, e->cfg.top_k,
+		                                 e->cfg.diverse_k, rng, insp, 8);
+		for (int k = 0; k < ninsp; k++)
+			ids[k] = e->pop.m[insp[k]].program_id;
+		snprintf(name, sizeof(name), "g%d-i%d-c%d", g, isl, slot);
+		memset(&rq, 0, sizeof(rq));
+		rq.run_id = e->run_id;
+		rq.generation = g;
+		rq.island = isl;
+		rq.name = name;
+		rq.exploit = pp->phase == CUCO_PHASE_EXPLOIT && !pp->reseed;
+		rq.parent_id = e->pop.m[parent].program_id;
+		rq.parent_fitness = e->pop.m[parent].correct ? e->pop.m[parent].fitness : 0;
+		rq.inspirations = ids;
+		rq.ninspirations = ninsp;
+		memset(&child, 0, sizeof(child));
+		rc = op->breed(op->ctx, &rq, &child, err);
+		if (rc == CUCO_ERR_UNSUPPORTED) {
+			e->op_exhausted = 1;
+			rc = CUCO_OK;
+		}
+		cuco_err_clear(&e2);
+		if (rc || e->op_exhausted || !child.code || !child.directive_json ||
+		    cuco_directive_from_json(child.directive_json, &d, &e2)) {
+			free(child.code);
+			free(child.directive_json);
+			if (rc || e->op_exhausted)
+				return rc;
+			continue;
+		}
+		if (cuco_novelty_check(&e->nov, child.code, child.directive_json, NULL, NULL) !=
+		    CUCO_NOVEL) {
+			e->prog.rejected++;
+			cuco_directive_release(&d);
+			free(child.code);
+			free(child.directive_json);
+			continue;
+		}
+		/* Members breed through the built-in operator too (mixed): complete the
+		 * knobs the template needs, as for the seed. */
+		if (e->o->template_text) {
+			struct cuco_genes tg;
+			memset(&tg, 0, sizeof(tg));
+			cuco_realize_template_knobs(e->o->template_text, e->o->ds, &tg, &d, NULL);
+		}
+		if (!(p = pend_new(e)) ||
+		    cuco_novelty_add(&e->nov, child.code, child.directive_json, 0)) {
+			cuco_directive_release(&d);
+			free(child.code);
+			free(child.directive_json);
+			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		}
+		p->island = isl;
+		snprintf(p->name, sizeof(p->name), "%s", name);
+		p->op = child.op_name ? child.op_name : "external";
+		p->code = child.code;
+		p->json = child.directive_json;
+		p->d = d;
+		add_edge(p, rq.parent_id, "parent");
+		if (child.partner_id && child.partner_id != rq.parent_id)
+			add_edge(p, child.partner_id, "crossover");
+		for (int k = 0; k < ninsp; k++)
+			if (ids[k] != child.partner_id && ids[k] != rq.parent_id)
+				add_edge(p, ids[k], "inspiration");
+		e->pop.m[parent].nchildren++;
+		*made = 1;
+		return CUCO_OK;
+	}
+	return rc;
+}
+
 /* Breed generation g into pending. */
 static int breed_generation(struct engine *e, int g, struct cuco_err *err)
 {
@@ -606,12 +758,21 @@ static int breed_generation(struct engine *e, int g, struct cuco_err *err)
 		    &e->sched, g,
 		    cuco_island_stagnating(&e->pop, isl, e->cfg.stagnation_generations), &pp);
 		for (int slot = 0; slot < e->cfg.children_per_island; slot++) {
-			int made;
+			const struct cuco_child_operator *op = e->o->child_op;
+			int made, use_op;
 			if (e->cfg.budget_evals > 0 &&
 			    e->prog.evaluated + e->npend >= e->cfg.budget_evals)
 				return CUCO_OK;
-			if ((rc = breed(e, g, isl, slot, &pp, &rng, &made, err)))
+			/* No draw without a child operator: built-in runs breed as before. */
+			use_op =
+			    op && op->breed &&
+			    (op->share >= 1 || (op->share > 0 && cuco_rng_unit(&rng) < op->share));
+			rc = use_op ? breed_external(e, g, isl, slot, &pp, &rng, &made, err)
+			            : breed(e, g, isl, slot, &pp, &rng, &made, err);
+			if (rc)
 				return rc;
+			if (e->op_exhausted)
+				return CUCO_OK;
 		}
 	}
 	return CUCO_OK;
@@ -1041,6 +1202,10 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 			}
 			if ((why = should_stop(&e)))
 				break;
+			if (e.op_exhausted) { /* after the bred children were judged */
+				why = "budget-llm";
+				break;
+			}
 			pend_clear(&e);
 			if ((rc = breed_generation(&e, g, err)) || (rc = store_pending(&e, g, err)))
 				goto fail;
@@ -1075,6 +1240,7 @@ out:
 	pend_clear(&e);
 	free(e.pend);
 	free(e.start_code);
+	free(e.summary_text);
 	free(config);
 	cuco_population_release(&e.pop);
 	cuco_novelty_release(&e.nov);

@@ -65,6 +65,61 @@ struct cuco_evaluator {
 	void *ctx;
 };
 
+/*
+ * A child asked of an operator beside the built-in one (the LLM operator).
+ * Borrowed; valid during the call.
+ */
+struct cuco_breed_request {
+	int64_t run_id;
+	int generation, island;
+	const char *name; /* the child's name once stored, e.g. "g3-i1-c2" (same for retries) */
+	int exploit;      /* 1 in the exploitation phase (and not stagnating) */
+	int64_t parent_id;
+	double parent_fitness;       /* 0 for a parent that failed */
+	const int64_t *inspirations; /* program ids, best first */
+	int ninspirations;
+};
+
+/* What the operator made. The loop frees code and directive_json. */
+struct cuco_breed_child {
+	char *code;           /* the complete child program; NULL: no child this attempt */
+	char *directive_json; /* its canonical directive */
+	const char *op_name;  /* static, stored as programs.operator, e.g. "llm-diff" */
+	int64_t partner_id;   /* second parent of a crossover (one of the inspirations), or 0 */
+};
+
+/*
+ * An operator beside the built-in one, called through these callbacks so the
+ * loop knows nothing of how it works (no libcurl here). Borrowed by the loop.
+ */
+struct cuco_child_operator {
+	double share; /* fraction of children asked of it: 1 all, 0 < share < 1 mixed */
+	/*
+	 * Make one child. CUCO_OK with out->code set: a child; CUCO_OK with
+	 * out->code NULL: none this attempt (the operator recorded why);
+	 * CUCO_ERR_UNSUPPORTED: its budget is spent, the run stops cleanly
+	 * ("budget-llm"); anything else fails the run.
+	 */
+	int (*breed)(void *ctx, const struct cuco_breed_request *rq, struct cuco_breed_child *out,
+	             struct cuco_err *err);
+	/*
+	 * Inside the transaction that stored a generation's children: names[i]
+	 * became program ids[i]. Children it made that are not among them were
+	 * dropped as near-duplicates. Optional.
+	 */
+	int (*stored)(void *ctx, const char *const *names, const int64_t *ids, int n,
+	              struct cuco_err *err);
+	/* A stored child was judged (fitness 0 when it failed). Optional. */
+	void (*evaluated)(void *ctx, int64_t program_id, int correct, double fitness);
+	/*
+	 * The statistical summary of generation g (JSON) was stored; called
+	 * outside any transaction. An error fails the run. Optional.
+	 */
+	int (*summarize)(void *ctx, int64_t run_id, int generation, const char *statistical,
+	                 struct cuco_err *err);
+	void *ctx;
+};
+
 /* The knobs of the search, stored as the run's config JSON. Plain data. */
 struct cuco_evolve_config {
 	uint64_t seed;
@@ -118,7 +173,7 @@ struct cuco_evolve_progress {
 	int64_t best_program;
 	int interrupted;         /* stopped by *stop */
 	const char *stop_reason; /* "generations", "budget-evals", "budget-minutes", "exhausted",
-	                            "interrupted" */
+	                            "budget-llm", "interrupted" */
 };
 
 /* What the loop runs on. Borrowed; everything must outlive cuco_evolve_run(). */
@@ -135,7 +190,8 @@ struct cuco_evolve_opts {
 	volatile sig_atomic_t *stop; /* set (e.g. by SIGINT) to stop after the current batch */
 	void (*progress)(void *arg, const struct cuco_evolve_progress *p);
 	void *progress_arg;
-	const char *gpu; /* for the run row, may be NULL */
+	const char *gpu;                            /* for the run row, may be NULL */
+	const struct cuco_child_operator *child_op; /* NULL: the built-in operator only */
 };
 
 /*

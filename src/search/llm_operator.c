@@ -1,0 +1,911 @@
+/*
+ * llm_operator.c - the LLM mutation operator and meta-summarizer of the slow
+ * path (see llm_operator.h): mode schedule, model bandit, prompt assembly
+ * from the store, calls, and their records.
+ */
+#include "search/llm_operator.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llm/prompt.h"
+#include "llm/reply.h"
+#include "store/store.h"
+
+#define FAIL_LIMIT 3      /* calls failing in a row (after the client's retries) that end the run */
+#define TOP_PROGRAMS 5    /* best programs shown to the meta-summarizer */
+#define MAX_FEEDBACK 2000 /* bytes of an error or compile log in a prompt */
+#define MAX_STATS 6000    /* bytes of the statistical summary in a prompt */
+#define MAX_INSP_CODE 6000 /* bytes of the best inspiration's EVOLVE-BLOCKs */
+
+/* ---- the bandit ---- */
+
+void cuco_bandit_init(struct cuco_bandit *b, int narms)
+{
+	memset(b, 0, sizeof(*b));
+	b->narms = narms < 1 ? 1 : narms > CUCO_LLM_MAX_MODELS ? CUCO_LLM_MAX_MODELS : narms;
+}
+
+double cuco_bandit_score(const struct cuco_bandit *b, int arm)
+{
+	double mean;
+
+	if (arm < 0 || arm >= b->narms)
+		return -INFINITY;
+	if (b->pulls[arm] == 0)
+		return INFINITY;
+	mean = b->sum[arm] / (double)b->pulls[arm];
+	if (b->max_reward > 0)
+		mean /= b->max_reward;
+	return mean +
+	       sqrt(2.0 * log((double)(b->total > 1 ? b->total : 1)) / (double)b->pulls[arm]);
+}
+
+int cuco_bandit_pick(struct cuco_bandit *b, struct cuco_rng *rng)
+{
+	int best[CUCO_LLM_MAX_MODELS], nbest = 0, arm;
+	double top = -INFINITY;
+
+	for (int i = 0; i < b->narms; i++)
+		if (b->pulls[i] == 0) {
+			arm = i;
+			goto out;
+		}
+	for (int i = 0; i < b->narms; i++) {
+		double s = cuco_bandit_score(b, i);
+		if (s > top + 1e-12) {
+			top = s;
+			nbest = 0;
+		}
+		if (fabs(s - top) <= 1e-12)
+			best[nbest++] = i;
+	}
+	arm = nbest > 1 ? best[cuco_rng_below(rng, (uint64_t)nbest)] : best[0];
+out:
+	b->pulls[arm]++;
+	b->total++;
+	return arm;
+}
+
+void cuco_bandit_reward(struct cuco_bandit *b, int arm, double gain, double cost)
+{
+	double r;
+
+	if (arm < 0 || arm >= b->narms)
+		return;
+	if (!(cost > 0) || !isfinite(cost))
+		cost = 1;
+	r = isfinite(gain) && gain > 0 ? gain / cost : 0;
+	b->sum[arm] += r;
+	if (r > b->max_reward)
+		b->max_reward = r;
+}
+
+/* ---- the operator ---- */
+
+/* A child made by the operator, its call waiting for the loop to store it. */
+struct waiting {
+	char name[48];
+	int64_t run_id;
+	int arm;
+	double parent_fitness;
+	double cost; /* for the bandit */
+	struct cuco_llm_result res;
+};
+
+/* A stored child awaiting its evaluation. */
+struct judged {
+	int64_t program_id;
+	int arm;
+	double parent_fitness;
+	double cost;
+};
+
+struct cuco_llm_operator {
+	struct cuco_llm_operator_config cfg;
+	struct cuco_llm_client *client;
+	struct cuco_bandit bandit;
+	struct cuco_llm_model_stats stats[CUCO_LLM_MAX_MODELS];
+	struct cuco_rng rng;
+	char *system; /* rendered system prompt (fixed for the run) */
+	char *stat_summary, *llm_summary;
+	struct waiting *wait;
+	int nwait, await;
+	struct judged *judged;
+	int njudged, ajudged;
+	int rotation; /* exploration temperatures rotate */
+	int fails;    /* calls failed in a row */
+};
+
+static const double explore_temps[] = {0.2, 0.5, 0.8};
+
+/* The machine facts as prompt text. */
+static void hardware_text(const struct cuco_hw_facts *f, struct cuco_strbuf *sb)
+{
+	if (!f) {
+		cuco_strbuf_adds(sb, "Unknown; assume NVLink between all ranks and no GIN.\n");
+		return;
+	}
+	cuco_strbuf_addf(sb, "- ranks: %d, one GPU each, %d SMs per GPU\n", f->nranks, f->sm_count);
+	cuco_strbuf_addf(sb, "- LSA (load/store over NVLink) reaches %s\n",
+	                 f->lsa_all_reachable ? "every peer" : "only some peers");
+	cuco_strbuf_addf(sb, "- GIN (network) backend: %s\n",
+	                 f->gin_capable ? "available"
+	                                : "not available (no RDMA NIC): never use it");
+}
+
+static int build_system(struct cuco_llm_operator *op, struct cuco_err *err)
+{
+	struct cuco_strbuf guide = CUCO_STRBUF_INIT, hw = CUCO_STRBUF_INIT, sys = CUCO_STRBUF_INIT;
+	int rc;
+
+	hardware_text(op->cfg.facts, &hw);
+	if ((rc = cuco_prompt_load(op->cfg.share_dir, "nccl_guide", &guide, NULL, err)))
+		goto out;
+	{
+		const struct cuco_prompt_var vars[] = {
+		    {"design_space", op->cfg.design_space_text ? op->cfg.design_space_text : "{}"},
+		    {"hardware", hw.buf},
+		    {"nccl_guide", guide.buf},
+		    {"workload", op->cfg.workload},
+		    {"shape", op->cfg.shape ? op->cfg.shape : "its default shape"},
+		    {"description", op->cfg.workload_description && *op->cfg.workload_description
+		                        ? op->cfg.workload_description
+		                        : "(no description)"},
+		};
+		if ((rc = cuco_prompt_build(op->cfg.share_dir, "system", vars, 3, &sys, NULL, err)))
+			goto out;
+		cuco_strbuf_adds(&sys, "\n");
+		if ((rc = cuco_prompt_build(op->cfg.share_dir, "workload", vars + 3, 3, &sys, NULL,
+		                            err)))
+			goto out;
+	}
+	op->system = cuco_strbuf_detach(&sys, NULL);
+out:
+	cuco_strbuf_release(&guide);
+	cuco_strbuf_release(&hw);
+	cuco_strbuf_release(&sys);
+	return rc;
+}
+
+int cuco_llm_operator_new(const struct cuco_llm_operator_config *cfg,
+                          struct cuco_llm_operator **out, struct cuco_err *err)
+{
+	struct cuco_llm_operator *op = calloc(1, sizeof(*op));
+	struct cuco_llm_config lc;
+	int rc = CUCO_OK;
+
+	*out = NULL;
+	if (!op)
+		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+	op->cfg = *cfg;
+	if (cfg->nmodels < 1 || cfg->nmodels > CUCO_LLM_MAX_MODELS) {
+		rc = cuco_err_set(err, CUCO_ERR_USAGE, "llm operator: give 1 to %d models, not %d",
+		                  CUCO_LLM_MAX_MODELS, cfg->nmodels);
+		goto out;
+	}
+	for (int i = 0; i < cfg->nmodels; i++)
+		if (cfg->llm.budget_cost > 0 &&
+		    isnan(cuco_llm_price_cost(&cfg->llm, cfg->models[i], 1, 1))) {
+			rc = cuco_err_set(err, CUCO_ERR_USAGE,
+			                  "llm: a cost budget is set but model '%s' has no price; "
+			                  "add it with --llm-price %s=IN,OUT",
+			                  cfg->models[i], cfg->models[i]);
+			goto out;
+		}
+	lc = cfg->llm;
+	lc.model = cfg->models[0];
+	if ((rc = cuco_llm_client_new(&lc, &op->client, err)) || (rc = build_system(op, err)))
+		goto out;
+	cuco_bandit_init(&op->bandit, cfg->nmodels);
+	cuco_rng_seed_stream(&op->rng, cfg->seed, 0x11a0);
+out:
+	if (rc) {
+		cuco_llm_operator_free(op);
+		op = NULL;
+	}
+	*out = op;
+	return rc;
+}
+
+void cuco_llm_operator_free(struct cuco_llm_operator *op)
+{
+	if (!op)
+		return;
+	for (int i = 0; i < op->nwait; i++)
+		cuco_llm_result_release(&op->wait[i].res);
+	free(op->wait);
+	free(op->judged);
+	free(op->system);
+	free(op->stat_summary);
+	free(op->llm_summary);
+	cuco_llm_client_free(op->client);
+	free(op);
+}
+
+int cuco_llm_operator_set_summary(struct cuco_llm_operator *op, const char *statistical,
+                                  const char *llm, struct cuco_err *err)
+{
+	if (statistical) {
+		char *s = strdup(statistical);
+		if (!s)
+			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		free(op->stat_summary);
+		op->stat_summary = s;
+	}
+	if (llm) {
+		char *s = strdup(llm);
+		if (!s)
+			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		free(op->llm_summary);
+		op->llm_summary = s;
+	}
+	return CUCO_OK;
+}
+
+/* ---- prompt assembly ---- */
+
+/* Append at most max bytes of s (its tail when tail), noting a cut. */
+static void add_clipped(struct cuco_strbuf *sb, const char *s, size_t max, int tail)
+{
+	size_t n = strlen(s);
+
+	if (n <= max) {
+		cuco_strbuf_adds(sb, s);
+		return;
+	}
+	if (tail) {
+		cuco_strbuf_addf(sb, "[... %zu bytes cut ...]\n", n - max);
+		cuco_strbuf_adds(sb, s + n - max);
+	} else {
+		cuco_strbuf_add(sb, s, max);
+		cuco_strbuf_addf(sb, "\n[... %zu bytes cut ...]", n - max);
+	}
+}
+
+/* The latest evaluation of a program, as prompt text. */
+struct feedback {
+	struct cuco_strbuf *sb;
+	int n;
+};
+
+static int feedback_one(const struct cuco_eval_rec *ev, void *arg, struct cuco_err *err)
+{
+	struct feedback *f = arg;
+	struct cuco_strbuf *sb = f->sb;
+
+	(void)err;
+	cuco_strbuf_reset(sb); /* keep the latest */
+	f->n++;
+	cuco_strbuf_addf(sb, "- stage reached: %s, status: %s\n",
+	                 ev->stage_reached ? ev->stage_reached : "?", ev->status);
+	if (isfinite(ev->median_us))
+		cuco_strbuf_addf(sb, "- median latency: %.2f us\n", ev->median_us);
+	if (isfinite(ev->fitness))
+		cuco_strbuf_addf(sb, "- fitness (baseline / latency): %.4f\n", ev->fitness);
+	if (isfinite(ev->rel_err))
+		cuco_strbuf_addf(sb, "- max relative error against the reference: %.3g\n",
+		                 ev->rel_err);
+	if (ev->error && *ev->error) {
+		cuco_strbuf_adds(sb, "- error: ");
+		add_clipped(sb, ev->error, MAX_FEEDBACK, 0);
+		cuco_strbuf_adds(sb, "\n");
+	}
+	if (ev->compile_log && *ev->compile_log && ev->error_code != CUCO_OK) {
+		cuco_strbuf_adds(sb, "- compiler output:\n```\n");
+		add_clipped(sb, ev->compile_log, MAX_FEEDBACK, 1);
+		cuco_strbuf_adds(sb, "\n```\n");
+	} else if (ev->run_log && *ev->run_log && ev->error_code != CUCO_OK) {
+		cuco_strbuf_adds(sb, "- run output:\n```\n");
+		add_clipped(sb, ev->run_log, MAX_FEEDBACK, 1);
+		cuco_strbuf_adds(sb, "\n```\n");
+	}
+	return 0;
+}
+
+static int add_feedback(struct cuco_llm_operator *op, int64_t id, struct cuco_strbuf *out,
+                        struct cuco_err *err)
+{
+	struct cuco_strbuf one = CUCO_STRBUF_INIT;
+	struct feedback f = {&one, 0};
+	int rc = cuco_store_eval_each_program(op->cfg.store, id, feedback_one, &f, err);
+
+	if (rc == CUCO_OK) {
+		if (f.n)
+			cuco_strbuf_adds(out, one.buf);
+		else
+			cuco_strbuf_adds(out, "- not evaluated yet\n");
+	}
+	cuco_strbuf_release(&one);
+	return rc;
+}
+
+/* The EVOLVE-BLOCK contents of code (markers included), at most max bytes. */
+static void add_blocks(struct cuco_strbuf *sb, const char *code, size_t max)
+{
+	struct cuco_strbuf blocks = CUCO_STRBUF_INIT;
+	const char *p = code;
+
+	while ((p = strstr(p, "EVOLVE-BLOCK-START"))) {
+		const char *end = strstr(p, "EVOLVE-BLOCK-END"), *bol = p;
+		while (bol > code && bol[-1] != '\n')
+			bol--;
+		if (!end)
+			break;
+		end += strlen("EVOLVE-BLOCK-END");
+		cuco_strbuf_add(&blocks, bol, (size_t)(end - bol));
+		cuco_strbuf_adds(&blocks, "\n");
+		p = end;
+	}
+	add_clipped(sb, blocks.len ? blocks.buf : code, max, 0);
+	cuco_strbuf_release(&blocks);
+}
+
+static int add_inspirations(struct cuco_llm_operator *op, const int64_t *ids, int n, int64_t skip,
+                            struct cuco_strbuf *out, struct cuco_err *err)
+{
+	int shown = 0, rc = CUCO_OK;
+
+	for (int i = 0; i < n; i++) {
+		struct cuco_program_rec p;
+		if (ids[i] == skip)
+			continue;
+		cuco_program_rec_init(&p);
+		if ((rc = cuco_store_program_get(op->cfg.store, ids[i], &p, err)))
+			return rc;
+		cuco_strbuf_addf(out, "## Program %lld (%s)\n", (long long)ids[i],
+		                 p.name ? p.name : "?");
+		cuco_strbuf_addf(out, "directive: %s\n", p.directive ? p.directive : "(none)");
+		rc = add_feedback(op, ids[i], out, err);
+		if (rc == CUCO_OK && shown == 0) {
+			cuco_strbuf_adds(out, "Its EVOLVE-BLOCKs:\n```cuda\n");
+			add_blocks(out, p.code, MAX_INSP_CODE);
+			cuco_strbuf_adds(out, "```\n");
+		}
+		cuco_program_rec_release(&p);
+		if (rc)
+			return rc;
+		shown++;
+	}
+	if (!shown)
+		cuco_strbuf_adds(out, "None yet.\n");
+	return CUCO_OK;
+}
+
+static void add_meta(const struct cuco_llm_operator *op, struct cuco_strbuf *out)
+{
+	if (!op->llm_summary && !op->stat_summary) {
+		cuco_strbuf_adds(out, "Nothing yet: this is an early generation.\n");
+		return;
+	}
+	if (op->llm_summary) {
+		cuco_strbuf_adds(out, "Recommendations:\n");
+		cuco_strbuf_adds(out, op->llm_summary);
+		cuco_strbuf_adds(out, "\n");
+	}
+	if (op->stat_summary) {
+		cuco_strbuf_adds(out, "Statistics (JSON: fitness by directive value, failures):\n");
+		add_clipped(out, op->stat_summary, MAX_STATS, 0);
+		cuco_strbuf_adds(out, "\n");
+	}
+}
+
+int cuco_llm_operator_prompt(struct cuco_llm_operator *op, int mode, int64_t parent_id,
+                             int64_t partner_id, const int64_t *inspirations, int ninspirations,
+                             struct cuco_strbuf *sys, struct cuco_strbuf *user, char **parent_code,
+                             struct cuco_err *err)
+{
+	struct cuco_strbuf fb = CUCO_STRBUF_INIT, insp = CUCO_STRBUF_INIT, meta = CUCO_STRBUF_INIT,
+	                   pb = CUCO_STRBUF_INIT;
+	struct cuco_program_rec parent, partner;
+	const char *name = cuco_llm_mode_name(mode);
+	int rc;
+
+	cuco_program_rec_init(&parent);
+	cuco_program_rec_init(&partner);
+	if (!name) {
+		rc = cuco_err_set(err, CUCO_ERR_INVALID, "llm operator: mode %d", mode);
+		goto out;
+	}
+	if ((rc = cuco_store_program_get(op->cfg.store, parent_id, &parent, err)) ||
+	    (rc = add_feedback(op, parent_id, &fb, err)) ||
+	    (rc = add_inspirations(op, inspirations, ninspirations,
+	                           mode == CUCO_LLM_MODE_CROSSOVER ? partner_id : 0, &insp, err)))
+		goto out;
+	add_meta(op, &meta);
+	if (mode == CUCO_LLM_MODE_CROSSOVER) {
+		if ((rc = cuco_store_program_get(op->cfg.store, partner_id, &partner, err)))
+			goto out;
+		cuco_strbuf_adds(&pb, partner.code);
+		cuco_strbuf_adds(&pb, "\n```\n\nHow program B did:\n");
+		if ((rc = add_feedback(op, partner_id, &pb, err)))
+			goto out;
+		cuco_strbuf_adds(&pb, "```cuda\n// (end of program B)");
+	}
+	{
+		const struct cuco_prompt_var vars[] = {
+		    {"workload", op->cfg.workload}, {"parent", parent.code},
+		    {"feedback", fb.buf},           {"inspirations", insp.buf},
+		    {"meta_summary", meta.buf},     {"parent_b", pb.buf},
+		};
+		cuco_strbuf_adds(sys, op->system);
+		if ((rc = cuco_prompt_build(op->cfg.share_dir, name, vars, 6, user, NULL, err)))
+			goto out;
+	}
+	if (parent_code && !(*parent_code = strdup(parent.code)))
+		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+out:
+	cuco_program_rec_release(&parent);
+	cuco_program_rec_release(&partner);
+	cuco_strbuf_release(&fb);
+	cuco_strbuf_release(&insp);
+	cuco_strbuf_release(&meta);
+	cuco_strbuf_release(&pb);
+	return rc;
+}
+
+/* ---- calls and their records ---- */
+
+/* Count a finished call into its model's statistics. */
+static void count_call(struct cuco_llm_operator *op, int arm, const struct cuco_llm_result *res)
+{
+	struct cuco_llm_model_stats *s = &op->stats[arm];
+
+	if (res->attempts > 0)
+		s->calls++;
+	s->tokens += res->charged_tokens;
+	if (isfinite(res->cost))
+		s->cost += res->cost;
+}
+
+/* What the bandit charges for a call: its price, else thousands of tokens. */
+static double call_cost(const struct cuco_llm_result *res)
+{
+	if (isfinite(res->cost) && res->cost > 0)
+		return res->cost;
+	return res->charged_tokens > 0 ? (double)res->charged_tokens / 1000.0 : 1.0;
+}
+
+/* Store res for program_id (0: none) with why (may be NULL) as its error. */
+static int store_call(struct cuco_llm_operator *op, int64_t run_id, struct cuco_llm_result *res,
+                      int64_t program_id, const char *why, struct cuco_err *err)
+{
+	if (why) {
+		struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+		cuco_strbuf_adds(&sb, why);
+		if (res->error) {
+			cuco_strbuf_adds(&sb, ": ");
+			cuco_strbuf_adds(&sb, res->error);
+		}
+		free(res->error);
+		res->error = cuco_strbuf_detach(&sb, NULL);
+	}
+	return cuco_llm_result_store(op->cfg.store, res, run_id, program_id, NULL, err);
+}
+
+/* Mutation kind and temperature of the next child (the phase schedule). */
+static int choose_mode(struct cuco_llm_operator *op, const struct cuco_breed_request *rq,
+                       double *temperature)
+{
+	double u = cuco_rng_unit(&op->rng);
+
+	if (!rq->exploit) { /* mostly full rewrites, bolder and bolder; some crossover */
+		if (rq->ninspirations > 0 && u < 0.25) {
+			*temperature = 0.5;
+			return CUCO_LLM_MODE_CROSSOVER;
+		}
+		*temperature = explore_temps[op->rotation++ % 3];
+		return CUCO_LLM_MODE_REWRITE;
+	}
+	*temperature = 0.2; /* exploitation: mostly small diffs */
+	if (u < 0.8)
+		return CUCO_LLM_MODE_DIFF;
+	if (u < 0.9 || rq->ninspirations == 0)
+		return CUCO_LLM_MODE_REWRITE;
+	return CUCO_LLM_MODE_CROSSOVER;
+}
+
+static const char *op_name(int mode)
+{
+	return mode == CUCO_LLM_MODE_DIFF      ? "llm-diff"
+	       : mode == CUCO_LLM_MODE_REWRITE ? "llm-rewrite"
+	                                       : "llm-crossover";
+}
+
+/* Store the call of a child the loop never stored (a near-duplicate) and forget it. */
+static int drop_waiting(struct cuco_llm_operator *op, int i, int64_t run_id, struct cuco_err *err)
+{
+	struct waiting *w = &op->wait[i];
+	int rc = store_call(
+	    op, run_id ? run_id : w->run_id, &w->res, 0,
+	    "reply dropped: the child was a near-duplicate of an existing candidate", err);
+
+	cuco_bandit_reward(&op->bandit, w->arm, 0, w->cost);
+	cuco_llm_result_release(&w->res);
+	op->wait[i] = op->wait[--op->nwait];
+	return rc;
+}
+
+static int op_breed(void *ctx, const struct cuco_breed_request *rq, struct cuco_breed_child *out,
+                    struct cuco_err *err)
+{
+	struct cuco_llm_operator *op = ctx;
+	struct cuco_strbuf sys = CUCO_STRBUF_INIT, user = CUCO_STRBUF_INIT;
+	struct cuco_llm_result res;
+	struct cuco_llm_edit edit;
+	struct cuco_llm_call_opts co;
+	struct cuco_llm_message msgs[2];
+	struct cuco_err e2;
+	char *parent = NULL, why[96];
+	int64_t partner = 0;
+	double temperature;
+	int mode, arm, rc = CUCO_OK;
+
+	cuco_llm_result_init(&res);
+	cuco_llm_edit_init(&edit);
+	cuco_err_clear(&e2);
+	/* A retry of the same slot: its earlier child was a near-duplicate. */
+	for (int i = 0; i < op->nwait; i++)
+		if (!strcmp(op->wait[i].name, rq->name)) {
+			if ((rc = drop_waiting(op, i, rq->run_id, err)))
+				goto out;
+			break;
+		}
+	if (cuco_llm_client_budget(op->client)->exhausted) {
+		rc = cuco_err_set(err, CUCO_ERR_UNSUPPORTED, "llm budget exhausted");
+		goto out;
+	}
+	mode = choose_mode(op, rq, &temperature);
+	if (mode == CUCO_LLM_MODE_CROSSOVER)
+		partner = rq->inspirations[cuco_rng_below(&op->rng, (uint64_t)rq->ninspirations)];
+	if ((rc = cuco_llm_operator_prompt(op, mode, rq->parent_id, partner, rq->inspirations,
+	                                   rq->ninspirations, &sys, &user, &parent, err)))
+		goto out;
+	arm = cuco_bandit_pick(&op->bandit, &op->rng);
+	msgs[0].role = "system";
+	msgs[0].content = sys.buf;
+	msgs[1].role = "user";
+	msgs[1].content = user.buf;
+	co.temperature = temperature;
+	co.max_tokens = -1;
+	co.model = op->cfg.models[arm];
+	rc = cuco_llm_chat(op->client, msgs, 2, &co, &res, &e2);
+	count_call(op, arm, &res);
+	if (rc == CUCO_ERR_UNSUPPORTED) { /* the budget: nothing was sent */
+		op->bandit.pulls[arm]--;
+		op->bandit.total--;
+		cuco_err_set(err, rc, "%s", e2.msg);
+		goto out;
+	}
+	snprintf(why, sizeof(why), "%s call for %s failed", op_name(mode), rq->name);
+	if (rc) {
+		cuco_bandit_reward(&op->bandit, arm, 0, call_cost(&res));
+		if ((rc = store_call(op, rq->run_id, &res, 0, why, err)))
+			goto out;
+		if (++op->fails >= FAIL_LIMIT) {
+			rc = cuco_err_set(err, e2.code,
+			                  "llm: %d calls in a row failed, the last: %s; check the "
+			                  "endpoint (--llm-base-url) and the model (--llm-model)",
+			                  op->fails, e2.msg);
+			goto out;
+		}
+		goto out; /* no child this attempt */
+	}
+	op->fails = 0;
+	if (cuco_llm_reply_apply("parent.cu", parent, res.reply, mode, op->cfg.ds, op->cfg.facts,
+	                         &edit, &e2)) {
+		snprintf(why, sizeof(why), "%s reply for %s rejected", op_name(mode), rq->name);
+		free(res.error);
+		res.error = strdup(edit.reason ? edit.reason : e2.msg);
+		cuco_bandit_reward(&op->bandit, arm, 0, call_cost(&res));
+		rc = store_call(op, rq->run_id, &res, 0, why, err);
+		goto out;
+	}
+	if (op->nwait == op->await) {
+		int na = op->await ? 2 * op->await : 8;
+		struct waiting *nw = realloc(op->wait, (size_t)na * sizeof(*nw));
+		if (!nw) {
+			rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+			goto out;
+		}
+		op->wait = nw;
+		op->await = na;
+	}
+	{
+		struct waiting *w = &op->wait[op->nwait++];
+		snprintf(w->name, sizeof(w->name), "%s", rq->name);
+		w->run_id = rq->run_id;
+		w->arm = arm;
+		w->parent_fitness = rq->parent_fitness;
+		w->cost = call_cost(&res);
+		w->res = res; /* moved */
+		cuco_llm_result_init(&res);
+	}
+	op->stats[arm].accepted++;
+	out->code = edit.code;
+	out->directive_json = edit.directive_json;
+	edit.code = edit.directive_json = NULL;
+	out->op_name = op_name(mode);
+	out->partner_id = partner;
+out:
+	cuco_llm_result_release(&res);
+	cuco_llm_edit_release(&edit);
+	cuco_strbuf_release(&sys);
+	cuco_strbuf_release(&user);
+	free(parent);
+	return rc;
+}
+
+static int op_stored(void *ctx, const char *const *names, const int64_t *ids, int n,
+                     struct cuco_err *err)
+{
+	struct cuco_llm_operator *op = ctx;
+	int rc = CUCO_OK;
+
+	for (int i = op->nwait - 1; i >= 0 && !rc; i--) {
+		struct waiting *w = &op->wait[i];
+		int64_t id = 0;
+		for (int k = 0; k < n && !id; k++)
+			if (!strcmp(names[k], w->name))
+				id = ids[k];
+		if (!id) {
+			rc = drop_waiting(op, i, 0, err);
+			continue;
+		}
+		if ((rc = store_call(op, w->run_id, &w->res, id, NULL, err)))
+			break;
+		if (op->njudged == op->ajudged) {
+			int na = op->ajudged ? 2 * op->ajudged : 16;
+			struct judged *nj = realloc(op->judged, (size_t)na * sizeof(*nj));
+			if (!nj)
+				return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+			op->judged = nj;
+			op->ajudged = na;
+		}
+		op->judged[op->njudged].program_id = id;
+		op->judged[op->njudged].arm = w->arm;
+		op->judged[op->njudged].parent_fitness = w->parent_fitness;
+		op->judged[op->njudged++].cost = w->cost;
+		cuco_llm_result_release(&w->res);
+		op->wait[i] = op->wait[--op->nwait];
+	}
+	return rc;
+}
+
+static void op_evaluated(void *ctx, int64_t program_id, int correct, double fitness)
+{
+	struct cuco_llm_operator *op = ctx;
+
+	for (int i = 0; i < op->njudged; i++) {
+		struct judged *j = &op->judged[i];
+		if (j->program_id != program_id)
+			continue;
+		cuco_bandit_reward(&op->bandit, j->arm, (correct ? fitness : 0) - j->parent_fitness,
+		                   j->cost);
+		if (correct && fitness > j->parent_fitness)
+			op->stats[j->arm].improved++;
+		op->judged[i] = op->judged[--op->njudged];
+		return;
+	}
+}
+
+/* ---- the meta-summarizer ---- */
+
+struct top {
+	int64_t id[TOP_PROGRAMS];
+	double fitness[TOP_PROGRAMS];
+	int n;
+};
+
+static int top_one(const struct cuco_eval_rec *ev, void *arg, struct cuco_err *err)
+{
+	struct top *t = arg;
+	int at;
+
+	(void)err;
+	if (ev->error_code != CUCO_OK || !isfinite(ev->fitness) || ev->fitness <= 0)
+		return 0;
+	for (int i = 0; i < t->n; i++)
+		if (t->id[i] == ev->program_id)
+			return 0;
+	at = t->n < TOP_PROGRAMS ? t->n++ : TOP_PROGRAMS - 1;
+	if (at == TOP_PROGRAMS - 1 && t->n == TOP_PROGRAMS && t->fitness[at] >= ev->fitness &&
+	    t->id[at])
+		return 0;
+	t->id[at] = ev->program_id;
+	t->fitness[at] = ev->fitness;
+	for (; at > 0 && t->fitness[at] > t->fitness[at - 1]; at--) {
+		int64_t ti = t->id[at];
+		double tf = t->fitness[at];
+		t->id[at] = t->id[at - 1];
+		t->fitness[at] = t->fitness[at - 1];
+		t->id[at - 1] = ti;
+		t->fitness[at - 1] = tf;
+	}
+	return 0;
+}
+
+/* The failures of the statistical summary JSON, one line each. */
+static void failures_text(const char *statistical, struct cuco_strbuf *out)
+{
+	json_t *o = json_loads(statistical, 0, NULL), *a;
+	size_t i;
+	json_t *x;
+
+	a = json_object_get(o, "errors");
+	if (json_is_array(a) && json_array_size(a)) {
+		json_array_foreach(a, i, x)
+		{
+			char *s = json_dumps(x, JSON_COMPACT | JSON_ENCODE_ANY);
+			if (s)
+				cuco_strbuf_addf(out, "- %s\n", s);
+			free(s);
+		}
+	} else {
+		cuco_strbuf_adds(out, "None recorded.\n");
+	}
+	json_decref(o);
+}
+
+static int op_summarize(void *ctx, int64_t run_id, int generation, const char *statistical,
+                        struct cuco_err *err)
+{
+	struct cuco_llm_operator *op = ctx;
+	struct cuco_strbuf user = CUCO_STRBUF_INIT, tops = CUCO_STRBUF_INIT,
+	                   fails = CUCO_STRBUF_INIT, gen = CUCO_STRBUF_INIT;
+	struct cuco_llm_result res;
+	struct cuco_llm_message msg;
+	struct cuco_llm_call_opts co = {0.3, 1024, NULL};
+	struct cuco_err e2;
+	struct top t;
+	int rc, arm = 0;
+	double best = -INFINITY;
+
+	cuco_llm_result_init(&res);
+	memset(&t, 0, sizeof(t));
+	if ((rc = cuco_llm_operator_set_summary(op, statistical, NULL, err)))
+		goto out;
+	if (!op->cfg.meta_summaries || cuco_llm_client_budget(op->client)->exhausted)
+		goto out;
+	if ((rc = cuco_store_eval_each_run(op->cfg.store, run_id, top_one, &t, err)))
+		goto out;
+	for (int i = 0; i < t.n; i++) {
+		struct cuco_program_rec p;
+		cuco_program_rec_init(&p);
+		if ((rc = cuco_store_program_get(op->cfg.store, t.id[i], &p, err)))
+			goto out;
+		cuco_strbuf_addf(&tops, "- program %lld (%s, %s), fitness %.4f: %s\n",
+		                 (long long)t.id[i], p.name ? p.name : "?",
+		                 p.operator_ ? p.operator_ : "?", t.fitness[i],
+		                 p.directive ? p.directive : "(no directive)");
+		cuco_program_rec_release(&p);
+	}
+	if (!t.n)
+		cuco_strbuf_adds(&tops, "None correct yet.\n");
+	failures_text(statistical, &fails);
+	cuco_strbuf_addf(&gen, "%d", generation);
+	{
+		struct cuco_strbuf stat = CUCO_STRBUF_INIT;
+		add_clipped(&stat, statistical, MAX_STATS, 0);
+		const struct cuco_prompt_var vars[] = {
+		    {"workload", op->cfg.workload}, {"generation", gen.buf},
+		    {"statistical", stat.buf},      {"top_programs", tops.buf},
+		    {"failures", fails.buf},
+		};
+		rc = cuco_prompt_build(op->cfg.share_dir, "summarize", vars, 5, &user, NULL, err);
+		cuco_strbuf_release(&stat);
+		if (rc)
+			goto out;
+	}
+	/* The model with the best mean reward so far writes the summary. */
+	for (int i = 0; i < op->bandit.narms; i++) {
+		double m =
+		    op->bandit.pulls[i] ? op->bandit.sum[i] / (double)op->bandit.pulls[i] : 0;
+		if (m > best) {
+			best = m;
+			arm = i;
+		}
+	}
+	msg.role = "user";
+	msg.content = user.buf;
+	co.model = op->cfg.models[arm];
+	cuco_err_clear(&e2);
+	rc = cuco_llm_chat(op->client, &msg, 1, &co, &res, &e2);
+	count_call(op, arm, &res);
+	if (rc == CUCO_ERR_UNSUPPORTED) { /* budget: the next breed stops the run */
+		rc = CUCO_OK;
+		goto out;
+	}
+	if (rc) {
+		rc = store_call(op, run_id, &res, 0, "meta-summary call failed", err);
+		goto out;
+	}
+	if ((rc = store_call(op, run_id, &res, 0, NULL, err)) ||
+	    (rc = cuco_store_summary_add(op->cfg.store, run_id, generation, "llm", res.reply, NULL,
+	                                 err)) ||
+	    (rc = cuco_llm_operator_set_summary(op, NULL, res.reply, err)))
+		goto out;
+out:
+	cuco_llm_result_release(&res);
+	cuco_strbuf_release(&user);
+	cuco_strbuf_release(&tops);
+	cuco_strbuf_release(&fails);
+	cuco_strbuf_release(&gen);
+	return rc;
+}
+
+/* ---- binding, statistics ---- */
+
+void cuco_llm_operator_bind(struct cuco_llm_operator *op, double share,
+                            struct cuco_child_operator *co)
+{
+	memset(co, 0, sizeof(*co));
+	co->share = share;
+	co->breed = op_breed;
+	co->stored = op_stored;
+	co->evaluated = op_evaluated;
+	co->summarize = op_summarize;
+	co->ctx = op;
+}
+
+int cuco_llm_operator_stats(const struct cuco_llm_operator *op, const char *const **models,
+                            const struct cuco_llm_model_stats **stats)
+{
+	*models = op->cfg.models;
+	*stats = op->stats;
+	return op->cfg.nmodels;
+}
+
+void cuco_llm_operator_print_stats(const struct cuco_llm_operator *op, FILE *f)
+{
+	const struct cuco_llm_budget *b = cuco_llm_client_budget(op->client);
+
+	fprintf(f, "# %-32s %7s %10s %10s %8s %8s %8s\n", "model", "calls", "tokens", "cost",
+	        "accepted", "improved", "ucb");
+	for (int i = 0; i < op->cfg.nmodels; i++) {
+		const struct cuco_llm_model_stats *s = &op->stats[i];
+		double u = cuco_bandit_score(&op->bandit, i);
+		fprintf(f, "# %-32s %7lld %10lld %10.4f %8lld %8lld %8.3f\n", op->cfg.models[i],
+		        (long long)s->calls, (long long)s->tokens, s->cost, (long long)s->accepted,
+		        (long long)s->improved, isfinite(u) ? u : 0.0);
+	}
+	fprintf(f, "# llm budget: %lld tokens, cost %.4f used%s\n", (long long)b->tokens_used,
+	        b->cost_used, b->exhausted ? " (exhausted)" : "");
+}
+
+int cuco_llm_operator_finish(struct cuco_llm_operator *op, int64_t run_id, struct cuco_err *err)
+{
+	json_t *o = json_object(), *arr = json_array();
+	char key[64], *text = NULL;
+	int rc = CUCO_OK;
+
+	while (op->nwait > 0 && !rc)
+		rc = drop_waiting(op, op->nwait - 1, run_id, err);
+	if (rc)
+		goto out;
+	if (!o || !arr) {
+		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < op->cfg.nmodels; i++) {
+		const struct cuco_llm_model_stats *s = &op->stats[i];
+		json_array_append_new(
+		    arr, json_pack("{s:s, s:I, s:I, s:f, s:I, s:I}", "model", op->cfg.models[i],
+		                   "calls", (json_int_t)s->calls, "tokens", (json_int_t)s->tokens,
+		                   "cost", s->cost, "accepted", (json_int_t)s->accepted, "improved",
+		                   (json_int_t)s->improved));
+	}
+	json_object_set(o, "models", arr);
+	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	snprintf(key, sizeof(key), "llm_models.run%lld", (long long)run_id);
+	rc = text ? cuco_store_meta_set(op->cfg.store, key, text, err)
+	          : cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+out:
+	json_decref(arr);
+	json_decref(o);
+	free(text);
+	return rc;
+}

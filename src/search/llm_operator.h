@@ -1,0 +1,139 @@
+/*
+ * llm_operator.h - the LLM mutation operator of the slow path: for each child
+ * it picks a mutation kind from the phase schedule and a model with a UCB1
+ * bandit, builds the prompt from share/prompts/ and the store (parent,
+ * evaluation feedback, inspirations, meta-summaries), calls the model and
+ * turns the reply into a candidate with cuco_llm_reply_apply(). Every call
+ * is stored in llm_calls, linked to the candidate it produced or with the
+ * reason it produced none. Every K generations it also asks a model for
+ * recommendations from the statistical summary (summaries kind 'llm').
+ *
+ * It plugs into cuco_evolve_run() as a struct cuco_child_operator, so the
+ * loop does not depend on libcurl.
+ */
+#ifndef CUCO_SEARCH_LLM_OPERATOR_H
+#define CUCO_SEARCH_LLM_OPERATOR_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "llm/client.h"
+#include "program/directive.h"
+#include "search/evolve.h"
+#include "search/rng.h"
+#include "util/error.h"
+#include "util/strbuf.h"
+
+#define CUCO_LLM_MAX_MODELS 8 /* models one operator chooses from */
+
+/* What one model did in a run. */
+struct cuco_llm_model_stats {
+	int64_t calls;    /* calls sent (mutations and summaries) */
+	int64_t tokens;   /* tokens charged (usage, or the estimate) */
+	double cost;      /* known cost; calls without a price add nothing */
+	int64_t accepted; /* replies that became a candidate */
+	int64_t improved; /* candidates fitter than their parent */
+};
+
+/*
+ * UCB1 over models: reward of a mutation = max(0, child fitness - parent
+ * fitness) / its cost (the call's cost when priced, else thousands of
+ * tokens), scaled by the largest reward seen so far. Plain data.
+ */
+struct cuco_bandit {
+	int narms;
+	int64_t pulls[CUCO_LLM_MAX_MODELS]; /* times chosen (counted when chosen) */
+	double sum[CUCO_LLM_MAX_MODELS];    /* of unscaled rewards */
+	double max_reward;                  /* largest single reward, for scaling */
+	int64_t total;                      /* pulls of all arms */
+};
+
+/* An empty bandit over narms (1..CUCO_LLM_MAX_MODELS) arms. */
+void cuco_bandit_init(struct cuco_bandit *b, int narms);
+
+/*
+ * Choose an arm: the first never pulled, else the best mean/max_reward +
+ * sqrt(2 ln total / pulls), ties broken by rng. Counts the pull. Returns
+ * the arm index.
+ */
+int cuco_bandit_pick(struct cuco_bandit *b, struct cuco_rng *rng);
+
+/* Credit arm with gain (clipped at 0) per cost (<= 0 or NaN counts as 1). */
+void cuco_bandit_reward(struct cuco_bandit *b, int arm, double gain, double cost);
+
+/* Current UCB1 score of arm (INFINITY when never pulled). */
+double cuco_bandit_score(const struct cuco_bandit *b, int arm);
+
+/* Operator configuration. Borrowed; everything must outlive the operator. */
+struct cuco_llm_operator_config {
+	struct cuco_llm_config llm; /* endpoint, key variable, timeouts, budgets, prices;
+	                               llm.model is ignored: models[] below */
+	const char *models[CUCO_LLM_MAX_MODELS];
+	int nmodels;
+	const char *share_dir;            /* holds prompts/ */
+	const char *workload;             /* name */
+	const char *workload_description; /* "" when none */
+	const char *shape;                /* name, or NULL */
+	const struct cuco_design_space *ds;
+	const char *design_space_text;     /* share/design_space.json as text */
+	const struct cuco_hw_facts *facts; /* NULL: none known */
+	struct cuco_store *store;
+	uint64_t seed;      /* of mode, temperature and bandit choices */
+	int meta_summaries; /* 1: LLM recommendations beside each statistical summary */
+};
+
+struct cuco_llm_operator;
+
+/*
+ * Create an operator (free with cuco_llm_operator_free()) with one client for
+ * the endpoint; the models share its budget. Errors: CUCO_ERR_USAGE (no
+ * model, a model without a price under a cost budget, and those of
+ * cuco_llm_client_new()), CUCO_ERR_IO/CUCO_ERR_PARSE (a prompt file),
+ * CUCO_ERR_NOMEM. *out is NULL on error.
+ */
+int cuco_llm_operator_new(const struct cuco_llm_operator_config *cfg,
+                          struct cuco_llm_operator **out, struct cuco_err *err);
+
+/* Free the operator (children not yet stored are forgotten); NULL is allowed. */
+void cuco_llm_operator_free(struct cuco_llm_operator *op);
+
+/* Fill co with the operator's callbacks for cuco_evolve_run(), making share of the children. */
+void cuco_llm_operator_bind(struct cuco_llm_operator *op, double share,
+                            struct cuco_child_operator *co);
+
+/*
+ * End of a run: store the calls of children that were never stored (dropped
+ * as near-duplicates) and the per-model statistics as meta key
+ * "llm_models.run<run_id>" (JSON). Errors: CUCO_ERR_STORE.
+ */
+int cuco_llm_operator_finish(struct cuco_llm_operator *op, int64_t run_id, struct cuco_err *err);
+
+/* Models and their statistics (owned by the operator); returns how many. */
+int cuco_llm_operator_stats(const struct cuco_llm_operator *op, const char *const **models,
+                            const struct cuco_llm_model_stats **stats);
+
+/* Print the per-model statistics as a '#' table to f. */
+void cuco_llm_operator_print_stats(const struct cuco_llm_operator *op, FILE *f);
+
+/*
+ * Build the two messages of one mutation (mode: enum cuco_llm_mode) of
+ * parent_id with partner_id (crossover; 0 otherwise) and inspirations, from
+ * the store: the system prompt (design space, hardware, NCCL guide, the
+ * workload) into sys, the user prompt (parent program, its latest evaluation
+ * - stage, status, error, timings - inspirations, the latest meta-summaries)
+ * into user. The parent's code goes into *parent_code (malloc'd) when
+ * parent_code is non-NULL. Errors: those of the store and the prompts.
+ */
+int cuco_llm_operator_prompt(struct cuco_llm_operator *op, int mode, int64_t parent_id,
+                             int64_t partner_id, const int64_t *inspirations, int ninspirations,
+                             struct cuco_strbuf *sys, struct cuco_strbuf *user, char **parent_code,
+                             struct cuco_err *err);
+
+/*
+ * Give the operator the latest meta-summaries for later prompts (either may
+ * be NULL to keep the current one). Copies them. Returns CUCO_OK or CUCO_ERR_NOMEM.
+ */
+int cuco_llm_operator_set_summary(struct cuco_llm_operator *op, const char *statistical,
+                                  const char *llm, struct cuco_err *err);
+
+#endif

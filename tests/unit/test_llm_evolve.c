@@ -1,0 +1,574 @@
+/*
+ * test_llm_evolve.c - the LLM operator: the UCB1 model bandit, prompt
+ * assembly from the store, and the whole slow path against
+ * tests/llm_server.py replaying tests/fixtures/llm/evolve/, with the compile
+ * stage real (nvcc builds every child) and a fake GPU stage (fitness from
+ * the directive, once the .so exists).
+ */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <ftw.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cascade/cascade.h"
+#include "llm/reply.h"
+#include "search/evolve.h"
+#include "search/llm_operator.h"
+#include "store/store.h"
+#include "util/proc.h"
+#include "util/strbuf.h"
+
+#include "search_fake.h"
+
+#define FIXTURES CUCO_SOURCE_DIR "/tests/fixtures/llm/evolve"
+#define SEED FIXTURES "/seed.cu"
+#define SERVER CUCO_SOURCE_DIR "/tests/llm_server.py"
+#define DESIGN_SPACE CUCO_SOURCE_DIR "/share/design_space.json"
+#define KEY_ENV "CUCO_TEST_LLM_EVOLVE_KEY"
+#define KEY "sk-cuco-evolve-1a2b3c4d5e6f"
+
+static struct cuco_design_space ds;
+static const struct cuco_hw_facts facts = {0, 1, 2, 132};
+static char tmp[64];
+static char *seed_code, *ds_text;
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static char *read_all(const char *path)
+{
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+
+	if (cuco_strbuf_read_file(&sb, path)) {
+		cuco_strbuf_release(&sb);
+		return NULL;
+	}
+	return cuco_strbuf_detach(&sb, NULL);
+}
+
+static int group_setup(void **state)
+{
+	struct cuco_err err;
+	char path[128];
+
+	(void)state;
+	if (cuco_design_space_load(DESIGN_SPACE, &ds, &err) != CUCO_OK)
+		return -1;
+	snprintf(tmp, sizeof(tmp), "/tmp/cuco-test-llm-evolve-XXXXXX");
+	seed_code = read_all(SEED);
+	ds_text = read_all(DESIGN_SPACE);
+	if (!mkdtemp(tmp) || !seed_code || !ds_text)
+		return -1;
+	if (!getenv("CUCO_HOME") || !*getenv("CUCO_HOME"))
+		setenv("CUCO_HOME", CUCO_SOURCE_DIR, 1);
+	snprintf(path, sizeof(path), "%s/state", tmp);
+	setenv("CUCO_STATE", path, 1);
+	setenv(KEY_ENV, KEY, 1);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	cuco_design_space_release(&ds);
+	free(seed_code);
+	free(ds_text);
+	if (tmp[0] && !getenv("CUCO_TEST_KEEP")) /* set it to look at the store afterwards */
+		nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	else if (tmp[0])
+		fprintf(stderr, "kept %s\n", tmp);
+	return 0;
+}
+
+static void assert_contains(const char *hay, const char *needle)
+{
+	if (!hay || !strstr(hay, needle))
+		fail_msg("expected to find\n  %s\nin\n%.3000s", needle, hay ? hay : "(null)");
+}
+
+/* ---- the bandit ---- */
+
+static void test_bandit(void **state)
+{
+	struct cuco_bandit b;
+	struct cuco_rng rng;
+	int picks[3] = {0, 0, 0}, first[3];
+
+	(void)state;
+	cuco_rng_seed(&rng, 7);
+	cuco_bandit_init(&b, 3);
+	/* untried arms first, in order */
+	for (int i = 0; i < 3; i++)
+		first[i] = cuco_bandit_pick(&b, &rng);
+	assert_int_equal(first[0], 0);
+	assert_int_equal(first[1], 1);
+	assert_int_equal(first[2], 2);
+	/* arm 1 gains a lot per cost, arm 0 little, arm 2 nothing */
+	cuco_bandit_reward(&b, 0, 0.05, 1.0);
+	cuco_bandit_reward(&b, 1, 0.40, 1.0);
+	cuco_bandit_reward(&b, 2, -0.3, 1.0); /* clipped at 0 */
+	assert_true(cuco_bandit_score(&b, 1) > cuco_bandit_score(&b, 0));
+	assert_true(cuco_bandit_score(&b, 0) > cuco_bandit_score(&b, 2));
+	for (int i = 0; i < 60; i++) {
+		int a = cuco_bandit_pick(&b, &rng);
+		picks[a]++;
+		cuco_bandit_reward(&b, a, a == 1 ? 0.4 : a == 0 ? 0.05 : 0, 1.0);
+	}
+	assert_true(picks[1] > picks[0] && picks[1] > picks[2]);
+	assert_true(picks[0] > 0 && picks[2] > 0); /* UCB still explores */
+	/* the same cost halves the reward when it doubles: gain per cost */
+	cuco_bandit_init(&b, 2);
+	cuco_bandit_pick(&b, &rng);
+	cuco_bandit_pick(&b, &rng);
+	cuco_bandit_reward(&b, 0, 0.2, 2.0);
+	cuco_bandit_reward(&b, 1, 0.2, 1.0);
+	assert_true(cuco_bandit_score(&b, 1) > cuco_bandit_score(&b, 0));
+	/* deterministic: the same seed, the same sequence */
+	{
+		struct cuco_bandit b1, b2;
+		struct cuco_rng r1, r2;
+		cuco_rng_seed(&r1, 3);
+		cuco_rng_seed(&r2, 3);
+		cuco_bandit_init(&b1, 4);
+		cuco_bandit_init(&b2, 4);
+		for (int i = 0; i < 40; i++) {
+			int a1 = cuco_bandit_pick(&b1, &r1), a2 = cuco_bandit_pick(&b2, &r2);
+			assert_int_equal(a1, a2);
+			cuco_bandit_reward(&b1, a1, (double)(a1 % 2) * 0.1, 1);
+			cuco_bandit_reward(&b2, a2, (double)(a2 % 2) * 0.1, 1);
+		}
+	}
+}
+
+/* ---- prompt assembly ---- */
+
+static void op_config(struct cuco_llm_operator_config *c, struct cuco_store *store,
+                      const char *base)
+{
+	memset(c, 0, sizeof(*c));
+	cuco_llm_config_init(&c->llm);
+	c->llm.base_url = base;
+	c->llm.api_key_env = KEY_ENV;
+	c->llm.retry_base_ms = 5;
+	c->llm.retry_max_ms = 20;
+	c->llm.max_tokens = 800;
+	c->models[0] = "model-a";
+	c->models[1] = "model-b";
+	c->nmodels = 2;
+	c->share_dir = CUCO_SOURCE_DIR "/share";
+	c->workload = "toy_scale";
+	c->workload_description = "doubles a vector on every rank (a test workload)";
+	c->shape = "small";
+	c->ds = &ds;
+	c->design_space_text = ds_text;
+	c->facts = &facts;
+	c->store = store;
+	c->seed = 1;
+	c->meta_summaries = 1;
+}
+
+static void test_prompt_assembly(void **state)
+{
+	struct cuco_store *store = NULL;
+	struct cuco_llm_operator_config c;
+	struct cuco_llm_operator *op = NULL;
+	struct cuco_program_rec p;
+	struct cuco_eval_rec ev;
+	struct cuco_strbuf sys = CUCO_STRBUF_INIT, user = CUCO_STRBUF_INIT;
+	struct cuco_err err;
+	int64_t parent, insp, id;
+	char path[128], *code = NULL;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/prompt.db", tmp);
+	assert_int_equal(cuco_store_open(path, &store, &err), CUCO_OK);
+	cuco_program_rec_init(&p);
+	p.workload = "toy_scale";
+	p.name = "g1-i0-c0";
+	p.origin = "candidate";
+	p.code = seed_code;
+	p.directive = "{\"backend\":\"lsa\"}";
+	assert_int_equal(cuco_store_program_add(store, &p, &parent, &err), CUCO_OK);
+	p.name = "g1-i0-c1";
+	p.code = "// cuco-directive: {}\n// EVOLVE-BLOCK-START\nint inspired_block = 1;\n"
+	         "// EVOLVE-BLOCK-END\n";
+	p.directive = "{\"backend\":\"ce\"}";
+	assert_int_equal(cuco_store_program_add(store, &p, &insp, &err), CUCO_OK);
+	cuco_eval_rec_init(&ev);
+	ev.program_id = parent;
+	ev.stage_reached = "verify";
+	ev.status = "wrong";
+	ev.error_code = CUCO_ERR_VERIFY;
+	ev.error = "rank 1: element 17 is 3.5, expected 7.0";
+	ev.median_us = 812.5;
+	assert_int_equal(cuco_store_eval_add(store, &ev, &id, &err), CUCO_OK);
+	ev.program_id = insp;
+	ev.stage_reached = "bench";
+	ev.status = "ok";
+	ev.error_code = CUCO_OK;
+	ev.error = NULL;
+	ev.median_us = 400;
+	ev.fitness = 1.25;
+	assert_int_equal(cuco_store_eval_add(store, &ev, &id, &err), CUCO_OK);
+
+	op_config(&c, store, "http://127.0.0.1:9");
+	if (cuco_llm_operator_new(&c, &op, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(cuco_llm_operator_set_summary(op, "{\"best_fitness\":1.25}",
+	                                               "- prefer backend ce", &err),
+	                 CUCO_OK);
+	assert_int_equal(cuco_llm_operator_prompt(op, CUCO_LLM_MODE_DIFF, parent, 0, &insp, 1, &sys,
+	                                          &user, &code, &err),
+	                 CUCO_OK);
+	/* system: design space, hardware, NCCL guide, workload */
+	assert_contains(sys.buf, "\"dimensions\"");
+	assert_contains(sys.buf, "GIN (network) backend: not available");
+	assert_contains(sys.buf, "NCCL 2.28 device API");
+	assert_contains(sys.buf, "toy_scale at shape small: doubles a vector");
+	/* user: parent, its feedback, inspirations, both summaries, the diff format */
+	assert_contains(user.buf, "#define CUCO_SEED_COMM_CTAS 32");
+	assert_contains(user.buf, "stage reached: verify, status: wrong");
+	assert_contains(user.buf, "rank 1: element 17 is 3.5, expected 7.0");
+	assert_contains(user.buf, "median latency: 812.50 us");
+	assert_contains(user.buf, "{\"backend\":\"ce\"}");
+	assert_contains(user.buf, "int inspired_block = 1;");
+	assert_contains(user.buf, "fitness (baseline / latency): 1.2500");
+	assert_contains(user.buf, "- prefer backend ce");
+	assert_contains(user.buf, "{\"best_fitness\":1.25}");
+	assert_contains(user.buf, "<<<<<<< SEARCH");
+	assert_string_equal(code, seed_code);
+	assert_null(strstr(user.buf, "{{"));
+	/* crossover: program B with its feedback */
+	cuco_strbuf_reset(&sys);
+	cuco_strbuf_reset(&user);
+	assert_int_equal(cuco_llm_operator_prompt(op, CUCO_LLM_MODE_CROSSOVER, parent, insp, &insp,
+	                                          1, &sys, &user, NULL, &err),
+	                 CUCO_OK);
+	assert_contains(user.buf, "int inspired_block = 1;");
+	assert_contains(user.buf, "How program B did:");
+	free(code);
+	cuco_strbuf_release(&sys);
+	cuco_strbuf_release(&user);
+	cuco_llm_operator_free(op);
+	cuco_store_close(store);
+}
+
+/* ---- the slow path against the loopback server ---- */
+
+struct server {
+	pid_t pid;
+	int out_fd;
+	char log[128];
+	char base[64];
+};
+
+static void server_start(struct server *s, const char *const *names)
+{
+	char *argv[40], line[64], *end;
+	struct pollfd pfd;
+	size_t n = 0;
+	int i = 0;
+	long port;
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->log, sizeof(s->log), "%s/requests.jsonl", tmp);
+	argv[i++] = "python3";
+	argv[i++] = SERVER;
+	argv[i++] = "--fixtures";
+	argv[i++] = FIXTURES;
+	argv[i++] = "--log";
+	argv[i++] = s->log;
+	argv[i++] = "--lifetime";
+	argv[i++] = "300";
+	for (; *names && i < 38; names++)
+		argv[i++] = (char *)*names;
+	argv[i] = NULL;
+	s->pid = cuco_proc_start(argv, NULL, &s->out_fd, NULL);
+	assert_true(s->pid > 0);
+	while (n + 1 < sizeof(line)) {
+		pfd.fd = s->out_fd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, 10000) <= 0)
+			fail_msg("llm_server.py did not start");
+		if (read(s->out_fd, line + n, 1) != 1)
+			fail_msg("llm_server.py exited before printing its port");
+		if (line[n] == '\n')
+			break;
+		n++;
+	}
+	line[n] = '\0';
+	assert_int_equal(strncmp(line, "PORT ", 5), 0);
+	errno = 0;
+	port = strtol(line + 5, &end, 10);
+	assert_true(errno == 0 && *end == '\0' && port > 0 && port < 65536);
+	snprintf(s->base, sizeof(s->base), "http://127.0.0.1:%ld", port);
+}
+
+static void server_stop(struct server *s)
+{
+	if (s->pid > 0) {
+		kill(s->pid, SIGKILL);
+		waitpid(s->pid, NULL, 0);
+	}
+	close(s->out_fd);
+}
+
+/* Requests the server saw (one JSON line each) into log; returns how many. */
+static int server_requests_seen(const struct server *s, struct cuco_strbuf *log)
+{
+	int n = 0;
+
+	cuco_strbuf_reset(log);
+	if (cuco_strbuf_read_file(log, s->log) != 0)
+		return 0;
+	for (const char *p = log->buf; *p; p++)
+		n += *p == '\n';
+	return n;
+}
+
+/* Real nvcc compile, then the fake GPU stage of search_fake.h. */
+struct compile_eval {
+	struct cuco_compile_opts copts;
+	char cache[128];
+	int compiles; /* nvcc runs (not from the cache) */
+};
+
+static int compile_batch(void *ctx, const struct cuco_candidate *c, int n,
+                         struct cuco_eval_outcome *outs, struct cuco_err *err)
+{
+	struct compile_eval *ce = ctx;
+	struct cuco_compile_job jobs[8];
+	struct fake_eval fake;
+	int rc;
+
+	assert_true(n <= 8);
+	fake_init(&fake);
+	for (int i = 0; i < n; i++)
+		cuco_compile_job_init(&jobs[i], c[i].name, SEED, c[i].code);
+	rc = cuco_compile_many(&ce->copts, jobs, n, err);
+	for (int i = 0; i < n && rc == CUCO_OK; i++) {
+		struct stat st;
+		ce->compiles += !jobs[i].cached;
+		if (jobs[i].code != CUCO_OK) {
+			outs[i].code = CUCO_ERR_COMPILE;
+			snprintf(outs[i].stage, sizeof(outs[i].stage), "compile");
+			snprintf(outs[i].status, sizeof(outs[i].status), "compile");
+			outs[i].error = strdup("nvcc failed");
+			outs[i].log = strdup(jobs[i].log.buf);
+			continue;
+		}
+		assert_int_equal(stat(jobs[i].so_path, &st), 0);
+		rc = fake_evaluate(&fake, &c[i], &outs[i], err);
+	}
+	for (int i = 0; i < n; i++)
+		cuco_compile_job_release(&jobs[i]);
+	return rc;
+}
+
+static long long q_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	long long v = -1;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static char *q_text(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	char *v = NULL;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		v = strdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return v;
+}
+
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+static void test_slow_path(void **state)
+{
+	/*
+	 * The replies in the order the seeded run asks: generation 1 explores
+	 * (rewrites at 0.2, 0.5, 0.8, 0.2), generation 2 exploits (diff, then a
+	 * rewrite for the retry, diff), a meta-summary after each. Each slot may
+	 * ask twice: a failed call or a rejected reply leaves room for one retry.
+	 */
+	static const char *const replies[] = {
+	    "malformed",     "rewrite_overlap", "no_directive", "rewrite_syntax", "summary",
+	    "reply_outside", "rewrite_ctas64",  "diff_threads", "summary",        NULL,
+	};
+	struct server srv;
+	struct cuco_store *store = NULL;
+	struct cuco_llm_operator_config c;
+	struct cuco_llm_operator *op = NULL;
+	struct cuco_child_operator co;
+	struct cuco_evolve_config cfg;
+	struct cuco_evolve_opts o;
+	struct cuco_evolve_progress fin;
+	struct compile_eval ce;
+	struct cuco_strbuf file = CUCO_STRBUF_INIT, log = CUCO_STRBUF_INIT;
+	struct cuco_err err;
+	sqlite3 *db;
+	int64_t run_id = 0;
+	char path[128], *s;
+	const char *const *models;
+	const struct cuco_llm_model_stats *stats;
+	long long n;
+
+	(void)state;
+	memset(&ce, 0, sizeof(ce));
+	if (cuco_compile_opts_default(&ce.copts, &err))
+		fail_msg("%s", err.msg);
+	snprintf(ce.cache, sizeof(ce.cache), "%s/cache", tmp);
+	ce.copts.cache_dir = ce.cache;
+	ce.copts.jobs = 2;
+	server_start(&srv, replies);
+	snprintf(path, sizeof(path), "%s/evolve.db", tmp);
+	assert_int_equal(cuco_store_open(path, &store, &err), CUCO_OK);
+	op_config(&c, store, srv.base);
+	if (cuco_llm_operator_new(&c, &op, &err))
+		fail_msg("%s", err.msg);
+	cuco_llm_operator_bind(op, 1.0, &co);
+
+	cuco_evolve_config_default(&cfg);
+	cfg.islands = 1;
+	cfg.generations = 2;
+	cfg.children_per_island = 2;
+	cfg.summary_interval = 1;
+	memset(&o, 0, sizeof(o));
+	o.store = store;
+	o.workload = "toy_scale";
+	o.shape = "small";
+	o.ds = &ds;
+	o.facts = &facts;
+	o.seed_code = seed_code;
+	o.evaluator.evaluate_batch = compile_batch;
+	o.evaluator.ctx = &ce;
+	o.child_op = &co;
+	if (cuco_evolve_run(&o, &cfg, 0, &run_id, &fin, &err))
+		fail_msg("evolve: %s", err.msg);
+	assert_int_equal(cuco_llm_operator_finish(op, run_id, &err), CUCO_OK);
+	cuco_llm_operator_print_stats(op, stdout);
+	assert_int_equal(cuco_llm_operator_stats(op, &models, &stats), 2);
+	assert_int_equal(stats[0].accepted + stats[1].accepted, 4);
+	assert_int_equal(stats[0].calls + stats[1].calls, 9);
+	assert_true(ce.compiles <= 6);
+	assert_int_equal(server_requests_seen(&srv, &log), 9);
+	cuco_llm_operator_free(op);
+	cuco_store_close(store);
+	server_stop(&srv);
+
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	/* every call stored; the accepted ones linked to their candidates */
+	assert_int_equal(q_int(db, "SELECT count(*) FROM llm_calls"), 9);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM llm_calls WHERE program_id IS NOT NULL"),
+	                 4);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM llm_calls l JOIN programs p ON "
+	                           "p.id = l.program_id WHERE p.operator LIKE 'llm-%'"),
+	                 4);
+	/* rejections with their reasons */
+	s = q_text(db, "SELECT error FROM llm_calls WHERE id = 1");
+	assert_contains(s, "llm-rewrite call for g1-i0-c0 failed");
+	free(s);
+	s = q_text(db, "SELECT error FROM llm_calls WHERE reply LIKE '%not sure which value%'");
+	assert_contains(s, "reply for g1-i0-c1 rejected");
+	assert_contains(s, "directive");
+	free(s);
+	s = q_text(db, "SELECT error FROM llm_calls WHERE reply LIKE '%2 * CUCO_SEED%'");
+	assert_contains(s, "llm-diff reply for g2-i0-c0 rejected");
+	assert_contains(s, "outside the EVOLVE-BLOCKs");
+	free(s);
+	/* a good diff became a candidate that compiled, markers intact */
+	n = q_int(db, "SELECT p.id FROM programs p JOIN evaluations e ON e.program_id = p.id "
+	              "WHERE p.operator = 'llm-diff' AND e.stage_reached = 'bench' AND "
+	              "e.status = 'ok' AND p.code LIKE '%#define CUCO_SEED_THREADS 512%'");
+	assert_true(n > 0);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM llm_calls WHERE program_id = (SELECT id "
+	                           "FROM programs WHERE operator = 'llm-diff')"),
+	                 1);
+	s = q_text(db, "SELECT code FROM programs WHERE operator = 'llm-diff'");
+	assert_int_equal(count(s, "EVOLVE-BLOCK-START"), 1);
+	assert_int_equal(count(s, "EVOLVE-BLOCK-END"), 1);
+	assert_contains(s, "\"threads\":512");
+	assert_null(strstr(s, "\r")); /* the parent's line endings, not the reply's */
+	free(s);
+	/* the rewrite to 64 CTAs compiled too */
+	assert_int_equal(q_int(db, "SELECT count(*) FROM programs p JOIN evaluations e ON "
+	                           "e.program_id = p.id WHERE p.operator = 'llm-rewrite' AND "
+	                           "e.status = 'ok' AND p.code LIKE '%COMM_CTAS 64%'"),
+	                 1);
+	/* the rewrite with a syntax error was stored and failed at compile */
+	assert_int_equal(q_int(db, "SELECT count(*) FROM programs p JOIN evaluations e ON "
+	                           "e.program_id = p.id WHERE p.operator = 'llm-rewrite' AND "
+	                           "e.stage_reached = 'compile' AND e.status = 'compile'"),
+	                 1);
+	/* lineage, LLM meta-summaries and per-model statistics */
+	assert_true(q_int(db, "SELECT count(*) FROM program_parents pp JOIN programs p ON "
+	                      "p.id = pp.program_id WHERE p.operator LIKE 'llm-%'") >= 4);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM summaries WHERE kind = 'llm'"), 2);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM summaries WHERE kind = 'statistical'"), 2);
+	s = q_text(db, "SELECT value FROM meta WHERE key = 'llm_models.run1'");
+	assert_contains(s, "\"model\":\"model-a\"");
+	free(s);
+	sqlite3_close(db);
+
+	/* the generation-2 prompts carried the LLM summary and the compile failure */
+	assert_contains(log.buf, "Prefer comm_ctas 64 over 32");
+	/* the key went out as a header but never into the store file */
+	assert_contains(log.buf, "Bearer " KEY);
+	assert_int_equal(cuco_strbuf_read_file(&file, path), 0);
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "-wal");
+	cuco_strbuf_read_file(&file, path); /* appends the WAL when there is one */
+	for (size_t i = 0; i + strlen(KEY) <= file.len; i++)
+		if (!memcmp(file.buf + i, KEY, strlen(KEY)))
+			fail_msg("the API key is in the store at byte %zu", i);
+	cuco_strbuf_release(&file);
+	cuco_strbuf_release(&log);
+}
+
+int main(void)
+{
+	(void)fake_evaluator;
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_bandit),
+	    cmocka_unit_test(test_prompt_assembly),
+	    cmocka_unit_test(test_slow_path),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
