@@ -9,6 +9,7 @@
  * from templates, are inserted after the program's leading preprocessor lines.
  */
 #include "fastpath/fastpath.h"
+#include "util/xalloc.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -71,31 +72,13 @@ struct fp {
 	struct cuco_strbuf gen; /* generated code of the EVOLVE-BLOCK, after the common part */
 };
 
-static void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n);
-	if (q == NULL) {
-		fputs("cuco: out of memory\n", stderr);
-		abort();
-	}
-	return q;
-}
-
-static char *xstrdup(const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *d = xrealloc(NULL, n);
-	memcpy(d, s, n);
-	return d;
-}
-
 /* ---- tokens ---- */
 
 static void toks_push(struct toks *t, int type, int pp, size_t start, size_t end, int line, int col)
 {
 	if (t->n == t->alloc) {
 		t->alloc = t->alloc ? 2 * t->alloc : 1024;
-		t->v = xrealloc(t->v, (size_t)t->alloc * sizeof(*t->v));
+		t->v = cuco_xrealloc(t->v, (size_t)t->alloc * sizeof(*t->v));
 	}
 	t->v[t->n++] = (struct tok){type, pp, start, end, line, col};
 }
@@ -389,9 +372,9 @@ static void edit_add(struct fp *fp, size_t off, size_t len, const char *text)
 	struct edits *e = &fp->edits;
 	if (e->n == e->alloc) {
 		e->alloc = e->alloc ? 2 * e->alloc : 64;
-		e->v = xrealloc(e->v, (size_t)e->alloc * sizeof(*e->v));
+		e->v = cuco_xrealloc(e->v, (size_t)e->alloc * sizeof(*e->v));
 	}
-	e->v[e->n++] = (struct edit){off, len, xstrdup(text)};
+	e->v[e->n++] = (struct edit){off, len, cuco_xstrdup(text)};
 }
 
 static int edit_cmp(const void *a, const void *b)
@@ -451,7 +434,7 @@ static void report_add(struct cuco_fastpath_report *r, int kind, const struct to
 {
 	if (r->nsites == r->alloc) {
 		r->alloc = r->alloc ? 2 * r->alloc : 16;
-		r->sites = xrealloc(r->sites, (size_t)r->alloc * sizeof(*r->sites));
+		r->sites = cuco_xrealloc(r->sites, (size_t)r->alloc * sizeof(*r->sites));
 	}
 	struct cuco_fastpath_site *s = &r->sites[r->nsites++];
 	memset(s, 0, sizeof(*s));

@@ -1,5 +1,6 @@
 /* client.c - OpenAI-compatible chat completions over libcurl: retries, budget, call records. */
 #include "llm/client.h"
+#include "util/xalloc.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -65,20 +66,6 @@ void cuco_llm_result_release(struct cuco_llm_result *res)
 	cuco_llm_result_init(res);
 }
 
-static char *xstrdup(const char *s)
-{
-	char *p;
-
-	if (!s)
-		return NULL;
-	p = strdup(s);
-	if (!p) {
-		fputs("cuco: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
-
 /* splitmix64: small, seedable, good enough for jitter. */
 static uint64_t rng_next(uint64_t *s)
 {
@@ -119,7 +106,7 @@ static char *redact(const char *s, const char *key)
 	if (!s)
 		return NULL;
 	if (!key || !*key)
-		return xstrdup(s);
+		return cuco_xstrdup(s);
 	klen = strlen(key);
 	p = s;
 	for (;;) {
@@ -196,11 +183,11 @@ int cuco_llm_client_new(const struct cuco_llm_config *cfg, struct cuco_llm_clien
 		goto out;
 	}
 	c->cfg = *cfg;
-	c->cfg.base_url = xstrdup(cfg->base_url);
-	c->cfg.model = xstrdup(cfg->model);
-	c->cfg.api_key_env = xstrdup(cfg->api_key_env);
+	c->cfg.base_url = cuco_xstrdup(cfg->base_url);
+	c->cfg.model = cuco_xstrdup(cfg->model);
+	c->cfg.api_key_env = cuco_xstrdup(cfg->api_key_env);
 	for (i = 0; i < cfg->nprices; i++)
-		c->cfg.prices[i].model = xstrdup(cfg->prices[i].model);
+		c->cfg.prices[i].model = cuco_xstrdup(cfg->prices[i].model);
 	c->rng = cfg->seed;
 
 	cuco_strbuf_adds(&url, cfg->base_url);
@@ -501,7 +488,7 @@ static int parse_completion(const char *body, size_t len, struct cuco_llm_result
 	content = json_object_get(message, "content");
 	fin = json_object_get(choice, "finish_reason");
 	if (json_is_string(fin))
-		res->finish_reason = xstrdup(json_string_value(fin));
+		res->finish_reason = cuco_xstrdup(json_string_value(fin));
 	if (!json_is_string(content)) {
 		cuco_strbuf_addf(msg,
 		                 "reply from %s has no choices[0].message.content: ", endpoint);
@@ -509,7 +496,7 @@ static int parse_completion(const char *body, size_t len, struct cuco_llm_result
 		ret = CUCO_ERR_PARSE;
 		goto out;
 	}
-	res->reply = xstrdup(json_string_value(content));
+	res->reply = cuco_xstrdup(json_string_value(content));
 	if (res->finish_reason && strcmp(res->finish_reason, "length") == 0) {
 		cuco_strbuf_addf(
 		    msg,
@@ -555,8 +542,8 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 	cuco_llm_result_release(res);
 	if (opts && opts->model && *opts->model)
 		model = opts->model;
-	res->model = xstrdup(model);
-	res->endpoint = xstrdup(c->endpoint);
+	res->model = cuco_xstrdup(model);
+	res->endpoint = cuco_xstrdup(c->endpoint);
 	if (opts && opts->temperature >= 0)
 		temperature = opts->temperature;
 	if (opts && opts->max_tokens > 0)

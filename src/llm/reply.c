@@ -1,5 +1,6 @@
 /* reply.c - parse a model's reply (directive, then SEARCH/REPLACE edits or rewritten blocks). */
 #include "llm/reply.h"
+#include "util/xalloc.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -24,26 +25,6 @@ struct lines {
 	int n;
 };
 
-static void *xrealloc(void *p, size_t size)
-{
-	void *q = realloc(p, size ? size : 1);
-
-	if (!q) {
-		fputs("cuco: out of memory\n", stderr);
-		abort();
-	}
-	return q;
-}
-
-static char *xstrdup(const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *p = xrealloc(NULL, n);
-
-	memcpy(p, s, n);
-	return p;
-}
-
 /* Split an LF text into lines; a final line without newline counts, an empty tail does not. */
 static void split_lines(const char *s, struct lines *L)
 {
@@ -56,7 +37,7 @@ static void split_lines(const char *s, struct lines *L)
 		nl = strchr(p, '\n');
 		if (L->n == cap) {
 			cap = cap ? 2 * cap : 64;
-			L->v = xrealloc(L->v, (size_t)cap * sizeof(*L->v));
+			L->v = cuco_xrealloc(L->v, (size_t)cap * sizeof(*L->v));
 		}
 		L->v[L->n].p = p;
 		L->v[L->n].n = nl ? (size_t)(nl - p) : strlen(p);
@@ -533,7 +514,7 @@ static int parse_edits(const struct lines *L, struct edit **edits, int *nedits,
 				    st == SEARCH ? "=======" : ">>>>>>> REPLACE");
 				goto fail;
 			}
-			v = xrealloc(v, (size_t)(n + 1) * sizeof(*v));
+			v = cuco_xrealloc(v, (size_t)(n + 1) * sizeof(*v));
 			cur = &v[n++];
 			cur->reply_line = i + 1;
 			cur->search.v = (struct line *)&L->v[i + 1];
@@ -808,7 +789,7 @@ static int collect_fences(const struct lines *L, struct fence **out, int *nout,
 			if (!is_blank_line(&L->v[k]) && !directive_json_on(&L->v[k], &len))
 				only_directive = 0;
 		if (!is_json_lang(lang, lang_len) && !only_directive) {
-			v = xrealloc(v, (size_t)(n + 1) * sizeof(*v));
+			v = cuco_xrealloc(v, (size_t)(n + 1) * sizeof(*v));
 			v[n].open = i;
 			v[n].body.v = (struct line *)&L->v[i + 1];
 			v[n].body.n = j - i - 1;
@@ -998,7 +979,7 @@ static int reject(struct cuco_llm_edit *out, struct cuco_err *err, int code, con
 	free(out->code);
 	out->code = NULL;
 	free(out->reason);
-	out->reason = xstrdup(why);
+	out->reason = cuco_xstrdup(why);
 	return cuco_err_set(err, code, "%s", why);
 }
 

@@ -1,5 +1,6 @@
 /* directive.c - find, parse and validate a program's cuco-directive; load the design space. */
 #include "program/directive.h"
+#include "util/xalloc.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -31,17 +32,6 @@ static int dim_index(const char *name)
 		if (strcmp(dim_names[i], name) == 0)
 			return i;
 	return -1;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-
-	if (!p) {
-		fputs("cuco: out of memory\n", stderr);
-		abort();
-	}
-	return p;
 }
 
 /* Multicast (NVLink SHARP) is off on cuco's machines; it is never a valid choice. */
@@ -146,7 +136,7 @@ static int ds_dimensions(const struct cuco_json_src *L, const json_t *arr,
 		snprintf(field, sizeof(field), "dimensions[%zu].values", i);
 		if (!json_is_array(vals) || json_array_size(vals) == 0)
 			return cuco_json_fail_type(L, field, "a non-empty array of values", vals);
-		dim->values = xcalloc(json_array_size(vals), sizeof(*dim->values));
+		dim->values = cuco_xcalloc(json_array_size(vals), sizeof(*dim->values));
 		json_array_foreach(vals, k, v)
 		{
 			const json_t *vn, *vd;
@@ -199,7 +189,7 @@ static int ds_knobs(const struct cuco_json_src *L, const json_t *arr, struct cuc
 
 	if (!json_is_array(arr))
 		return cuco_json_fail_type(L, "knobs", "an array", arr);
-	ds->knobs = xcalloc(json_array_size(arr), sizeof(*ds->knobs));
+	ds->knobs = cuco_xcalloc(json_array_size(arr), sizeof(*ds->knobs));
 	ds->knobs_cap = (int)json_array_size(arr);
 	json_array_foreach(arr, i, obj)
 	{
@@ -276,7 +266,7 @@ static int ds_knobs(const struct cuco_json_src *L, const json_t *arr, struct cuc
 			if (!json_is_array(vals) || json_array_size(vals) == 0)
 				return cuco_json_fail_type(L, field,
 				                           "a non-empty array of integers", vals);
-			k->values = xcalloc(json_array_size(vals), sizeof(*k->values));
+			k->values = cuco_xcalloc(json_array_size(vals), sizeof(*k->values));
 			json_array_foreach(vals, j, e)
 			{
 				snprintf(field, sizeof(field), "knobs[%zu].values[%zu]", i, j);
@@ -313,7 +303,7 @@ static int ds_clauses(const struct cuco_json_src *L, const json_t *obj, const ch
 
 	if (!json_is_object(obj) || json_object_size(obj) == 0)
 		return cuco_json_fail_type(L, prefix, "an object of dimension: value(s)", obj);
-	*out = xcalloc(json_object_size(obj), sizeof(**out));
+	*out = cuco_xcalloc(json_object_size(obj), sizeof(**out));
 	json_object_foreach((json_t *)obj, key, v)
 	{
 		struct cuco_ds_clause *c = &(*out)[*n];
@@ -327,7 +317,7 @@ static int ds_clauses(const struct cuco_json_src *L, const json_t *obj, const ch
 		if (!json_is_string(v) && !(json_is_array(v) && count > 0))
 			return cuco_json_fail_type(L, field,
 			                           "a value or a non-empty array of values", v);
-		c->values = xcalloc(count, sizeof(*c->values));
+		c->values = cuco_xcalloc(count, sizeof(*c->values));
 		(*n)++;
 		for (j = 0; j < count; j++) {
 			const json_t *e = json_is_array(v) ? json_array_get(v, j) : v;
@@ -358,7 +348,7 @@ static int ds_constraints(const struct cuco_json_src *L, const json_t *arr,
 
 	if (!json_is_array(arr))
 		return cuco_json_fail_type(L, "constraints", "an array", arr);
-	ds->constraints = xcalloc(json_array_size(arr), sizeof(*ds->constraints));
+	ds->constraints = cuco_xcalloc(json_array_size(arr), sizeof(*ds->constraints));
 	json_array_foreach(arr, i, obj)
 	{
 		struct cuco_ds_constraint *c = &ds->constraints[ds->nconstraints];
@@ -823,7 +813,7 @@ static int check_values(const struct cuco_directive *d, const struct cuco_design
 		if (mentions_multicast(d->dims[i]))
 			return dv_fail(d, err, CUCO_ERR_INVALID, d->dim_col[i], dim_names[i],
 			               "\"%s\": " MULTICAST_MSG, d->dims[i]);
-		names = xcalloc((size_t)dim->nvalues, sizeof(*names));
+		names = cuco_xcalloc((size_t)dim->nvalues, sizeof(*names));
 		for (j = 0; j < dim->nvalues; j++) {
 			names[j] = dim->values[j].name;
 			cuco_strbuf_addf(&list, "%s%s", j ? ", " : "", names[j]);
@@ -859,7 +849,7 @@ static int check_knobs(const struct cuco_directive *d, const struct cuco_design_
 			if (mentions_multicast(k->name))
 				return dv_fail(d, err, CUCO_ERR_INVALID, k->col, field, "%s",
 				               MULTICAST_MSG);
-			names = xcalloc((size_t)ds->nknobs, sizeof(*names));
+			names = cuco_xcalloc((size_t)ds->nknobs, sizeof(*names));
 			for (j = 0; j < ds->nknobs; j++) {
 				names[j] = ds->knobs[j].name;
 				cuco_strbuf_addf(&list, "%s%s", j ? ", " : "", names[j]);

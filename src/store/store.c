@@ -1,5 +1,6 @@
 /* store.c - the SQLite store: schema, versioning, and typed access to every table. */
 #include "store.h"
+#include "util/xalloc.h"
 #include "util/hash.h"
 
 #include <math.h>
@@ -184,17 +185,6 @@ static int exec_sql(struct cuco_store *s, const char *sql, const char *what, str
 	return CUCO_OK;
 }
 
-static char *xstrdup(const char *str)
-{
-	char *p = strdup(str);
-
-	if (!p) {
-		fputs("cuco: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
-
 /* Binders following the NULL conventions of store.h. */
 static int bind_str(sqlite3_stmt *st, int i, const char *v)
 {
@@ -232,7 +222,7 @@ static const char *col_str(sqlite3_stmt *st, int i)
 	if (sqlite3_column_type(st, i) == SQLITE_NULL)
 		return NULL;
 	t = sqlite3_column_text(st, i);
-	return xstrdup(t ? (const char *)t : "");
+	return cuco_xstrdup(t ? (const char *)t : "");
 }
 
 static int64_t col_id(sqlite3_stmt *st, int i)
@@ -506,7 +496,7 @@ int cuco_store_open(const char *path, struct cuco_store **out, struct cuco_err *
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory opening store %s", path);
-	s->path = xstrdup(path);
+	s->path = cuco_xstrdup(path);
 	rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
 	if (rc != SQLITE_OK) {
 		ret = cuco_err_set(err, CUCO_ERR_STORE,

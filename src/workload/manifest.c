@@ -1,5 +1,6 @@
 /* manifest.c - parse and validate workloads/<name>/manifest.json, with positions in errors. */
 #include "workload/manifest.h"
+#include "util/xalloc.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -15,28 +16,6 @@ struct mload {
 	struct cuco_json_src src; /* the manifest's text, for errors */
 	struct cuco_manifest *m;
 };
-
-static char *xstrdup(const char *s)
-{
-	char *d = strdup(s);
-
-	if (!d) {
-		fputs("cuco: out of memory\n", stderr);
-		abort();
-	}
-	return d;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-
-	if (!p) {
-		fputs("cuco: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
 
 static int is_ident(const char *s)
 {
@@ -177,12 +156,12 @@ static int parse_header(struct mload *L, const json_t *root)
 		    "\"%s\" is not a valid workload name (letters, digits, '_' and '-', "
 		    "at most %d characters)",
 		    s, CUCO_MANIFEST_NAME_MAX - 1);
-	m->name = xstrdup(s);
+	m->name = cuco_xstrdup(s);
 
 	rc = get_string(L, root, "description", "description", 0, &s);
 	if (rc)
 		return rc;
-	m->description = xstrdup(s ? s : "");
+	m->description = cuco_xstrdup(s ? s : "");
 
 	rc = get_string(L, root, "dtype", "dtype", 1, &s);
 	if (rc)
@@ -196,7 +175,7 @@ static int parse_header(struct mload *L, const json_t *root)
 	else
 		return cuco_json_fail(&L->src, CUCO_ERR_INVALID, "dtype", 0,
 		                      "\"%s\" is not a dtype; expected one of bf16, f16, f32", s);
-	m->dtype_name = xstrdup(s);
+	m->dtype_name = cuco_xstrdup(s);
 
 	v = json_object_get(root, "tolerance");
 	if (!json_is_number(v))
@@ -219,7 +198,7 @@ static int parse_ranks(struct mload *L, const json_t *root)
 	if (!json_is_array(arr) || json_array_size(arr) == 0)
 		return cuco_json_fail_type(&L->src, "ranks", "a non-empty array of rank counts",
 		                           arr);
-	m->ranks = xcalloc(json_array_size(arr), sizeof(*m->ranks));
+	m->ranks = cuco_xcalloc(json_array_size(arr), sizeof(*m->ranks));
 	json_array_foreach(arr, i, v)
 	{
 		char field[64];
@@ -290,7 +269,7 @@ static int parse_shapes(struct mload *L, const json_t *root)
 
 	if (!json_is_array(arr) || json_array_size(arr) == 0)
 		return cuco_json_fail_type(&L->src, "shapes", "a non-empty array of shapes", arr);
-	m->shapes = xcalloc(json_array_size(arr), sizeof(*m->shapes));
+	m->shapes = cuco_xcalloc(json_array_size(arr), sizeof(*m->shapes));
 	json_array_foreach(arr, i, obj)
 	{
 		struct cuco_shape *sh = &m->shapes[m->nshapes];
@@ -380,7 +359,7 @@ static int parse_shapes(struct mload *L, const json_t *root)
 		cuco_strbuf_release(&names);
 		return rc;
 	}
-	m->default_shape = xstrdup(s);
+	m->default_shape = cuco_xstrdup(s);
 	return CUCO_OK;
 }
 
@@ -415,7 +394,7 @@ static int parse_program(struct mload *L, const json_t *obj, size_t i)
 	if (cuco_manifest_program(m, s))
 		return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
 		                      "program \"%s\" is defined twice", s);
-	p->name = xstrdup(s);
+	p->name = cuco_xstrdup(s);
 	m->nprograms++; /* from here on release() frees it */
 
 	snprintf(field, sizeof(field), "%s.role", prefix);
@@ -450,7 +429,7 @@ static int parse_program(struct mload *L, const json_t *obj, size_t i)
 		snprintf(field, sizeof(field), "%s.libs", prefix);
 		if (!json_is_array(v))
 			return cuco_json_fail_type(&L->src, field, "an array of library names", v);
-		p->libs = xcalloc(json_array_size(v), sizeof(*p->libs));
+		p->libs = cuco_xcalloc(json_array_size(v), sizeof(*p->libs));
 		json_array_foreach(v, k, lib)
 		{
 			snprintf(field, sizeof(field), "%s.libs[%zu]", prefix, k);
@@ -461,7 +440,7 @@ static int parse_program(struct mload *L, const json_t *obj, size_t i)
 				    &L->src, CUCO_ERR_INVALID, field, 0,
 				    "\"%s\" is not a library name (as in -l<name>)",
 				    json_string_value(lib));
-			p->libs[p->nlibs++] = xstrdup(json_string_value(lib));
+			p->libs[p->nlibs++] = cuco_xstrdup(json_string_value(lib));
 		}
 	}
 
@@ -488,7 +467,7 @@ static int parse_programs(struct mload *L, const json_t *root)
 
 	if (!json_is_array(arr))
 		return cuco_json_fail_type(&L->src, "programs", "an array of programs", arr);
-	L->m->programs = xcalloc(json_array_size(arr), sizeof(*L->m->programs));
+	L->m->programs = cuco_xcalloc(json_array_size(arr), sizeof(*L->m->programs));
 	json_array_foreach(arr, i, obj)
 	{
 		rc = parse_program(L, obj, i);
@@ -599,7 +578,7 @@ static int parse_knobs(struct mload *L, const json_t *root)
 	int rc;
 
 	if (!knobs) {
-		L->m->knobs_json = xstrdup("{}");
+		L->m->knobs_json = cuco_xstrdup("{}");
 		return CUCO_OK;
 	}
 	if (!json_is_object(knobs))
@@ -628,12 +607,12 @@ static int load(const char *path, const char *expect_name, struct cuco_manifest 
 	int rc;
 
 	memset(m, 0, sizeof(*m));
-	m->path = xstrdup(path);
+	m->path = cuco_xstrdup(path);
 	slash = strrchr(path, '/');
 	if (!slash)
-		m->dir = xstrdup(".");
+		m->dir = cuco_xstrdup(".");
 	else if (slash == path)
-		m->dir = xstrdup("/");
+		m->dir = cuco_xstrdup("/");
 	else
 		m->dir = strndup(path, (size_t)(slash - path));
 	if (!m->dir)
@@ -798,7 +777,7 @@ int cuco_workloads_list(const char *workloads_dir, char ***names, int *n, struct
 				abort();
 			list = grown;
 		}
-		list[count++] = xstrdup(de->d_name);
+		list[count++] = cuco_xstrdup(de->d_name);
 	}
 	if (count)
 		qsort(list, (size_t)count, sizeof(*list), cmp_names);

@@ -1,0 +1,14 @@
+/* xalloc.h - allocation that cannot fail: out of memory aborts, as in strbuf. */
+#ifndef CUCO_XALLOC_H
+#define CUCO_XALLOC_H
+
+#include <stddef.h>
+
+/* calloc(n, size) (n = 0 gives one element); never NULL. Caller frees. */
+void *cuco_xcalloc(size_t n, size_t size);
+/* realloc(p, size) (size 0 gives one byte); never NULL. */
+void *cuco_xrealloc(void *p, size_t size);
+/* strdup(s); NULL for NULL. Caller frees. */
+char *cuco_xstrdup(const char *s);
+
+#endif
