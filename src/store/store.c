@@ -4,6 +4,7 @@
 #include "util/hash.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +253,130 @@ static void free_str(const char **p)
 	*p = NULL;
 }
 
+/*
+ * A column of a record's table and the field of the record struct that holds it.
+ * One array of these per record type, ended by a NULL name, drives the SELECT
+ * column list, the reading of rows and the binding of INSERT parameters; the
+ * types follow the NULL conventions of store.h.
+ */
+enum col_type {
+	COL_TEXT,    /* const char *: NULL is NULL */
+	COL_ID,      /* int64_t row id: 0 is NULL */
+	COL_OPT_INT, /* int64_t: CUCO_STORE_NO_INT (any value below 0) is NULL */
+	COL_INT,     /* int, never NULL */
+	COL_REAL,    /* double: NaN is NULL */
+};
+
+struct rec_col {
+	const char *name; /* column name; INSERT statements name its parameter ":name" */
+	enum col_type type;
+	size_t off; /* offsetof the field in the record struct */
+};
+
+/* Prepare "SELECT <every column of cols> <rest>": rows for read_rec(). */
+static int prepare_select(struct cuco_store *s, const struct rec_col *cols, const char *rest,
+                          sqlite3_stmt **st, struct cuco_err *err)
+{
+	struct cuco_strbuf sql = CUCO_STRBUF_INIT;
+	const struct rec_col *c;
+	int ret;
+
+	cuco_strbuf_adds(&sql, "SELECT ");
+	for (c = cols; c->name; c++)
+		cuco_strbuf_addf(&sql, "%s%s", c == cols ? "" : ", ", c->name);
+	cuco_strbuf_addf(&sql, " %s", rest);
+	ret = prepare(s, sql.buf, st, err);
+	cuco_strbuf_release(&sql);
+	return ret;
+}
+
+/* Fill the fields of rec from the current row of a prepare_select() statement. */
+static void read_rec(sqlite3_stmt *st, const struct rec_col *cols, void *rec)
+{
+	int i;
+
+	for (i = 0; cols[i].name; i++) {
+		char *f = (char *)rec + cols[i].off;
+
+		switch (cols[i].type) {
+		case COL_TEXT:
+			*(const char **)f = col_str(st, i);
+			break;
+		case COL_ID:
+			*(int64_t *)f = col_id(st, i);
+			break;
+		case COL_OPT_INT:
+			*(int64_t *)f = col_opt_int(st, i);
+			break;
+		case COL_INT:
+			*(int *)f = sqlite3_column_int(st, i);
+			break;
+		case COL_REAL:
+			*(double *)f = col_real(st, i);
+			break;
+		}
+	}
+}
+
+static int bind_col(sqlite3_stmt *st, int i, const struct rec_col *c, const void *rec)
+{
+	const char *f = (const char *)rec + c->off;
+
+	switch (c->type) {
+	case COL_TEXT:
+		return bind_str(st, i, *(const char *const *)f);
+	case COL_ID:
+		return bind_id(st, i, *(const int64_t *)f);
+	case COL_OPT_INT:
+		return bind_opt_int(st, i, *(const int64_t *)f);
+	case COL_INT:
+		return sqlite3_bind_int(st, i, *(const int *)f);
+	case COL_REAL:
+		return bind_real(st, i, *(const double *)f);
+	}
+	return SQLITE_MISUSE;
+}
+
+/*
+ * Bind the fields of rec to the parameters of st named after their columns
+ * (":kind"); columns the statement does not name are left out. what says what is
+ * bound, for errors.
+ */
+static int bind_rec(struct cuco_store *s, sqlite3_stmt *st, const struct rec_col *cols,
+                    const void *rec, const char *what, struct cuco_err *err)
+{
+	const struct rec_col *c;
+	char param[64];
+	int i, rc, nbound = 0;
+
+	for (c = cols; c->name; c++) {
+		snprintf(param, sizeof(param), ":%s", c->name);
+		i = sqlite3_bind_parameter_index(st, param);
+		if (!i)
+			continue;
+		rc = bind_col(st, i, c, rec);
+		if (rc != SQLITE_OK)
+			return sql_fail(s, err, rc, what);
+		nbound++;
+	}
+	if (nbound != sqlite3_bind_parameter_count(st))
+		return cuco_err_set(
+		    err, CUCO_ERR_STORE,
+		    "store %s: %s: the statement has a parameter that names no column", s->path,
+		    what);
+	return CUCO_OK;
+}
+
+/* Free the text fields of rec (the caller re-inits it). */
+static void free_rec_strs(const struct rec_col *cols, void *rec)
+{
+	const struct rec_col *c;
+
+	for (c = cols; c->name; c++)
+		if (c->type == COL_TEXT)
+			free_str((const char **)((char *)rec + c->off));
+}
+
 /* Reject text that is not JSON, so the JSON columns can be trusted by readers. */
 static int check_json(const char *text, const char *what, struct cuco_err *err)
 {
@@ -296,6 +421,65 @@ static int step_done(struct cuco_store *s, sqlite3_stmt *st, const char *what, s
 	if (rc != SQLITE_DONE)
 		return sql_fail(s, err, rc, what);
 	return CUCO_OK;
+}
+
+/*
+ * Insert one record with sql, whose parameters bind_rec() fills from rec, and
+ * store the new row id in *id; a_noun ("a run") names the record in errors.
+ */
+static int insert_rec(struct cuco_store *s, const char *sql, const struct rec_col *cols,
+                      const void *rec, const char *a_noun, int64_t *id, struct cuco_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	char what[64];
+	int ret;
+
+	ret = prepare(s, sql, &st, err);
+	if (ret)
+		goto out;
+	snprintf(what, sizeof(what), "binding %s", a_noun);
+	ret = bind_rec(s, st, cols, rec, what, err);
+	if (ret)
+		goto out;
+	snprintf(what, sizeof(what), "inserting %s", a_noun);
+	ret = step_done(s, st, what, err);
+	if (ret)
+		goto out;
+	*id = sqlite3_last_insert_rowid(s->db);
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/*
+ * Read into rec (init'ed by the caller) the row "SELECT <cols> <rest>" finds with
+ * id bound to its parameter. noun ("run") and a_noun ("a run") name the record in
+ * errors: CUCO_ERR_NOT_FOUND when there is no such row, CUCO_ERR_STORE.
+ */
+static int get_rec(struct cuco_store *s, const struct rec_col *cols, const char *rest, int64_t id,
+                   void *rec, const char *noun, const char *a_noun, struct cuco_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	char what[64];
+	int rc, ret;
+
+	ret = prepare_select(s, cols, rest, &st, err);
+	if (ret)
+		goto out;
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		read_rec(st, cols, rec);
+	} else if (rc == SQLITE_DONE) {
+		ret = cuco_err_set(err, CUCO_ERR_NOT_FOUND, "store %s has no %s %lld", s->path,
+		                   noun, (long long)id);
+	} else {
+		snprintf(what, sizeof(what), "reading %s", a_noun);
+		ret = sql_fail(s, err, rc, what);
+	}
+out:
+	sqlite3_finalize(st);
+	return ret;
 }
 
 /*
@@ -573,6 +757,22 @@ int cuco_store_rollback(struct cuco_store *store, struct cuco_err *err)
 
 /* --- runs */
 
+static const struct rec_col run_cols[] = {
+    {"id", COL_ID, offsetof(struct cuco_run_rec, id)},
+    {"created_at", COL_TEXT, offsetof(struct cuco_run_rec, created_at)},
+    {"kind", COL_TEXT, offsetof(struct cuco_run_rec, kind)},
+    {"workload", COL_TEXT, offsetof(struct cuco_run_rec, workload)},
+    {"shape", COL_TEXT, offsetof(struct cuco_run_rec, shape)},
+    {"config", COL_TEXT, offsetof(struct cuco_run_rec, config)},
+    {"status", COL_TEXT, offsetof(struct cuco_run_rec, status)},
+    {"finished_at", COL_TEXT, offsetof(struct cuco_run_rec, finished_at)},
+    {"cuco_version", COL_TEXT, offsetof(struct cuco_run_rec, cuco_version)},
+    {"host", COL_TEXT, offsetof(struct cuco_run_rec, host)},
+    {"gpu", COL_TEXT, offsetof(struct cuco_run_rec, gpu)},
+    {"commit_id", COL_TEXT, offsetof(struct cuco_run_rec, commit_id)},
+    {NULL},
+};
+
 void cuco_run_rec_init(struct cuco_run_rec *rec)
 {
 	memset(rec, 0, sizeof(*rec));
@@ -582,86 +782,26 @@ void cuco_run_rec_release(struct cuco_run_rec *rec)
 {
 	if (!rec)
 		return;
-	free_str(&rec->created_at);
-	free_str(&rec->kind);
-	free_str(&rec->workload);
-	free_str(&rec->shape);
-	free_str(&rec->config);
-	free_str(&rec->status);
-	free_str(&rec->finished_at);
-	free_str(&rec->cuco_version);
-	free_str(&rec->host);
-	free_str(&rec->gpu);
-	free_str(&rec->commit_id);
+	free_rec_strs(run_cols, rec);
 	cuco_run_rec_init(rec);
-}
-
-#define RUN_COLS                                                                                   \
-	"id, created_at, kind, workload, shape, config, status, finished_at, cuco_version, host, " \
-	"gpu, commit_id"
-
-static void run_from_row(sqlite3_stmt *st, struct cuco_run_rec *r)
-{
-	r->id = col_id(st, 0);
-	r->created_at = col_str(st, 1);
-	r->kind = col_str(st, 2);
-	r->workload = col_str(st, 3);
-	r->shape = col_str(st, 4);
-	r->config = col_str(st, 5);
-	r->status = col_str(st, 6);
-	r->finished_at = col_str(st, 7);
-	r->cuco_version = col_str(st, 8);
-	r->host = col_str(st, 9);
-	r->gpu = col_str(st, 10);
-	r->commit_id = col_str(st, 11);
 }
 
 int cuco_store_run_begin(struct cuco_store *store, const struct cuco_run_rec *rec, int64_t *id,
                          struct cuco_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	int rc = SQLITE_OK, ret;
+	int ret;
 
 	ret = require(rec->kind, "run kind", err);
 	if (!ret)
 		ret = check_json(rec->config, "run config", err);
 	if (ret)
-		goto out;
-	ret = prepare(store,
-	              "INSERT INTO runs(created_at, kind, workload, shape, config, status, "
-	              "cuco_version, host, gpu, commit_id) VALUES (COALESCE(?1, " NOW_SQL
-	              "), ?2, ?3, ?4, ?5, 'running', ?6, ?7, ?8, ?9)",
-	              &st, err);
-	if (ret)
-		goto out;
-	rc = bind_str(st, 1, rec->created_at);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 2, rec->kind);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 3, rec->workload);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 4, rec->shape);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 5, rec->config);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 6, rec->cuco_version);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 7, rec->host);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 8, rec->gpu);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 9, rec->commit_id);
-	if (rc != SQLITE_OK) {
-		ret = sql_fail(store, err, rc, "binding a run");
-		goto out;
-	}
-	ret = step_done(store, st, "inserting a run", err);
-	if (ret)
-		goto out;
-	*id = sqlite3_last_insert_rowid(store->db);
-out:
-	sqlite3_finalize(st);
-	return ret;
+		return ret;
+	return insert_rec(store,
+	                  "INSERT INTO runs(created_at, kind, workload, shape, config, status, "
+	                  "cuco_version, host, gpu, commit_id) "
+	                  "VALUES (COALESCE(:created_at, " NOW_SQL "), :kind, :workload, :shape, "
+	                  ":config, 'running', :cuco_version, :host, :gpu, :commit_id)",
+	                  run_cols, rec, "a run", id, err);
 }
 
 int cuco_store_run_finish(struct cuco_store *store, int64_t id, const char *status,
@@ -702,26 +842,8 @@ out:
 int cuco_store_run_get(struct cuco_store *store, int64_t id, struct cuco_run_rec *out,
                        struct cuco_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	int rc, ret;
-
 	cuco_run_rec_init(out);
-	ret = prepare(store, "SELECT " RUN_COLS " FROM runs WHERE id = ?", &st, err);
-	if (ret)
-		goto out;
-	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		run_from_row(st, out);
-	} else if (rc == SQLITE_DONE) {
-		ret = cuco_err_set(err, CUCO_ERR_NOT_FOUND, "store %s has no run %lld", store->path,
-		                   (long long)id);
-	} else {
-		ret = sql_fail(store, err, rc, "reading a run");
-	}
-out:
-	sqlite3_finalize(st);
-	return ret;
+	return get_rec(store, run_cols, "FROM runs WHERE id = ?", id, out, "run", "a run", err);
 }
 
 int cuco_store_run_each(struct cuco_store *store,
@@ -732,7 +854,7 @@ int cuco_store_run_each(struct cuco_store *store,
 	sqlite3_stmt *st = NULL;
 	int rc, ret;
 
-	ret = prepare(store, "SELECT " RUN_COLS " FROM runs ORDER BY id", &st, err);
+	ret = prepare_select(store, run_cols, "FROM runs ORDER BY id", &st, err);
 	if (ret)
 		goto out;
 	for (;;) {
@@ -743,7 +865,7 @@ int cuco_store_run_each(struct cuco_store *store,
 			ret = sql_fail(store, err, rc, "listing runs");
 			goto out;
 		}
-		run_from_row(st, &rec);
+		read_rec(st, run_cols, &rec);
 		ret = fn(&rec, arg, err);
 		cuco_run_rec_release(&rec);
 		if (ret)
@@ -755,6 +877,23 @@ out:
 }
 
 /* --- programs */
+
+/* The columns of programs; the parents live in program_parents. */
+static const struct rec_col program_cols[] = {
+    {"id", COL_ID, offsetof(struct cuco_program_rec, id)},
+    {"run_id", COL_ID, offsetof(struct cuco_program_rec, run_id)},
+    {"workload", COL_TEXT, offsetof(struct cuco_program_rec, workload)},
+    {"name", COL_TEXT, offsetof(struct cuco_program_rec, name)},
+    {"origin", COL_TEXT, offsetof(struct cuco_program_rec, origin)},
+    {"hash", COL_TEXT, offsetof(struct cuco_program_rec, hash)},
+    {"code", COL_TEXT, offsetof(struct cuco_program_rec, code)},
+    {"directive", COL_TEXT, offsetof(struct cuco_program_rec, directive)},
+    {"island", COL_OPT_INT, offsetof(struct cuco_program_rec, island)},
+    {"generation", COL_OPT_INT, offsetof(struct cuco_program_rec, generation)},
+    {"operator", COL_TEXT, offsetof(struct cuco_program_rec, operator_)},
+    {"created_at", COL_TEXT, offsetof(struct cuco_program_rec, created_at)},
+    {NULL},
+};
 
 void cuco_store_hash_code(const char *code, char out[CUCO_STORE_HASH_LEN + 1])
 {
@@ -774,25 +913,14 @@ void cuco_program_rec_release(struct cuco_program_rec *rec)
 
 	if (!rec)
 		return;
-	free_str(&rec->workload);
-	free_str(&rec->name);
-	free_str(&rec->origin);
-	free_str(&rec->hash);
-	free_str(&rec->code);
-	free_str(&rec->directive);
-	free_str(&rec->operator_);
-	free_str(&rec->created_at);
+	free_rec_strs(program_cols, rec);
 	for (i = 0; i < rec->nparents; i++)
 		free((void *)rec->parents[i].kind);
 	free((void *)rec->parents);
 	cuco_program_rec_init(rec);
 }
 
-#define PROGRAM_COLS                                                                            \
-	"p.id, p.run_id, p.workload, p.name, p.origin, p.hash, p.code, p.directive, p.island, " \
-	"p.generation, p.operator, p.created_at"
-
-/* Fill r from a PROGRAM_COLS row, then its parents. */
+/* Fill r from a row of program_cols, then its parents. */
 static int program_from_row(struct cuco_store *s, sqlite3_stmt *row, struct cuco_program_rec *r,
                             struct cuco_err *err)
 {
@@ -801,18 +929,7 @@ static int program_from_row(struct cuco_store *s, sqlite3_stmt *row, struct cuco
 	sqlite3_stmt *st = NULL;
 	int rc, ret;
 
-	r->id = col_id(row, 0);
-	r->run_id = col_id(row, 1);
-	r->workload = col_str(row, 2);
-	r->name = col_str(row, 3);
-	r->origin = col_str(row, 4);
-	r->hash = col_str(row, 5);
-	r->code = col_str(row, 6);
-	r->directive = col_str(row, 7);
-	r->island = col_opt_int(row, 8);
-	r->generation = col_opt_int(row, 9);
-	r->operator_ = col_str(row, 10);
-	r->created_at = col_str(row, 11);
+	read_rec(row, program_cols, r);
 
 	ret = prepare(s,
 	              "SELECT parent_id, kind FROM program_parents WHERE program_id = ? "
@@ -857,6 +974,7 @@ int cuco_store_program_add(struct cuco_store *store, const struct cuco_program_r
                            int64_t *id, struct cuco_err *err)
 {
 	char hash[CUCO_STORE_HASH_LEN + 1];
+	struct cuco_program_rec row = *rec;
 	sqlite3_stmt *st = NULL;
 	int64_t pid = 0;
 	int rc = SQLITE_OK, ret, own = 0, opened = 0;
@@ -874,51 +992,24 @@ int cuco_store_program_add(struct cuco_store *store, const struct cuco_program_r
 		                   rec->nparents);
 	if (ret)
 		goto out;
-	if (!rec->hash)
+	if (!rec->hash) {
 		cuco_store_hash_code(rec->code, hash);
+		row.hash = hash;
+	}
 
 	ret = op_begin(store, &own, err);
 	if (ret)
 		goto out;
 	opened = 1;
-	ret = prepare(store,
-	              "INSERT INTO programs(run_id, workload, name, origin, hash, code, directive, "
-	              "island, generation, operator, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-	              "?7, ?8, ?9, ?10, COALESCE(?11, " NOW_SQL "))",
-	              &st, err);
+	ret = insert_rec(store,
+	                 "INSERT INTO programs(run_id, workload, name, origin, hash, code, "
+	                 "directive, island, generation, operator, created_at) "
+	                 "VALUES (:run_id, :workload, :name, :origin, :hash, :code, "
+	                 ":directive, :island, :generation, :operator, "
+	                 "COALESCE(:created_at, " NOW_SQL "))",
+	                 program_cols, &row, "a program", &pid, err);
 	if (ret)
 		goto out;
-	rc = bind_id(st, 1, rec->run_id);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 2, rec->workload);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 3, rec->name);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 4, rec->origin);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 5, rec->hash ? rec->hash : hash);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 6, rec->code);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 7, rec->directive);
-	if (rc == SQLITE_OK)
-		rc = bind_opt_int(st, 8, rec->island);
-	if (rc == SQLITE_OK)
-		rc = bind_opt_int(st, 9, rec->generation);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 10, rec->operator_);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 11, rec->created_at);
-	if (rc != SQLITE_OK) {
-		ret = sql_fail(store, err, rc, "binding a program");
-		goto out;
-	}
-	ret = step_done(store, st, "inserting a program", err);
-	if (ret)
-		goto out;
-	pid = sqlite3_last_insert_rowid(store->db);
-	sqlite3_finalize(st);
-	st = NULL;
 
 	ret = prepare(store,
 	              "INSERT INTO program_parents(program_id, parent_id, kind) VALUES (?, ?, ?)",
@@ -963,7 +1054,7 @@ int cuco_store_program_get(struct cuco_store *store, int64_t id, struct cuco_pro
 	int rc, ret;
 
 	cuco_program_rec_init(out);
-	ret = prepare(store, "SELECT " PROGRAM_COLS " FROM programs p WHERE p.id = ?", &st, err);
+	ret = prepare_select(store, program_cols, "FROM programs WHERE id = ?", &st, err);
 	if (ret)
 		goto out;
 	sqlite3_bind_int64(st, 1, id);
@@ -1012,8 +1103,8 @@ out:
 	return ret;
 }
 
-/* Walk the programs a prepared PROGRAM_COLS query (with its key bound to ?1) returns. */
-static int program_walk(struct cuco_store *s, const char *sql, int64_t key,
+/* Walk the programs "SELECT <program_cols> <rest>" returns, with key bound to ?1. */
+static int program_walk(struct cuco_store *s, const char *rest, int64_t key,
                         int (*fn)(const struct cuco_program_rec *prog, void *arg,
                                   struct cuco_err *err),
                         void *arg, struct cuco_err *err)
@@ -1022,7 +1113,7 @@ static int program_walk(struct cuco_store *s, const char *sql, int64_t key,
 	sqlite3_stmt *st = NULL;
 	int rc, ret;
 
-	ret = prepare(s, sql, &st, err);
+	ret = prepare_select(s, program_cols, rest, &st, err);
 	if (ret)
 		goto out;
 	sqlite3_bind_int64(st, 1, key);
@@ -1052,10 +1143,8 @@ int cuco_store_program_each(struct cuco_store *store, int64_t run_id,
                                       struct cuco_err *err),
                             void *arg, struct cuco_err *err)
 {
-	return program_walk(store,
-	                    "SELECT " PROGRAM_COLS " FROM programs p WHERE ?1 = 0 OR p.run_id = ?1 "
-	                    "ORDER BY p.id",
-	                    run_id, fn, arg, err);
+	return program_walk(store, "FROM programs WHERE ?1 = 0 OR run_id = ?1 ORDER BY id", run_id,
+	                    fn, arg, err);
 }
 
 int cuco_store_program_each_child(struct cuco_store *store, int64_t id,
@@ -1064,13 +1153,39 @@ int cuco_store_program_each_child(struct cuco_store *store, int64_t id,
                                   void *arg, struct cuco_err *err)
 {
 	return program_walk(store,
-	                    "SELECT " PROGRAM_COLS " FROM programs p WHERE p.id IN "
+	                    "FROM programs WHERE id IN "
 	                    "(SELECT program_id FROM program_parents WHERE parent_id = ?1) "
-	                    "ORDER BY p.id",
+	                    "ORDER BY id",
 	                    id, fn, arg, err);
 }
 
 /* --- evaluations */
+
+static const struct rec_col eval_cols[] = {
+    {"id", COL_ID, offsetof(struct cuco_eval_rec, id)},
+    {"program_id", COL_ID, offsetof(struct cuco_eval_rec, program_id)},
+    {"run_id", COL_ID, offsetof(struct cuco_eval_rec, run_id)},
+    {"shape", COL_TEXT, offsetof(struct cuco_eval_rec, shape)},
+    {"ranks", COL_OPT_INT, offsetof(struct cuco_eval_rec, ranks)},
+    {"stage_reached", COL_TEXT, offsetof(struct cuco_eval_rec, stage_reached)},
+    {"status", COL_TEXT, offsetof(struct cuco_eval_rec, status)},
+    {"error_code", COL_INT, offsetof(struct cuco_eval_rec, error_code)},
+    {"error", COL_TEXT, offsetof(struct cuco_eval_rec, error)},
+    {"compile_log", COL_TEXT, offsetof(struct cuco_eval_rec, compile_log)},
+    {"run_log", COL_TEXT, offsetof(struct cuco_eval_rec, run_log)},
+    {"median_us", COL_REAL, offsetof(struct cuco_eval_rec, median_us)},
+    {"p10_us", COL_REAL, offsetof(struct cuco_eval_rec, p10_us)},
+    {"p90_us", COL_REAL, offsetof(struct cuco_eval_rec, p90_us)},
+    {"min_us", COL_REAL, offsetof(struct cuco_eval_rec, min_us)},
+    {"mean_us", COL_REAL, offsetof(struct cuco_eval_rec, mean_us)},
+    {"samples_json", COL_TEXT, offsetof(struct cuco_eval_rec, samples_json)},
+    {"rel_err", COL_REAL, offsetof(struct cuco_eval_rec, rel_err)},
+    {"fitness", COL_REAL, offsetof(struct cuco_eval_rec, fitness)},
+    {"result_json", COL_TEXT, offsetof(struct cuco_eval_rec, result_json)},
+    {"gpu", COL_TEXT, offsetof(struct cuco_eval_rec, gpu)},
+    {"created_at", COL_TEXT, offsetof(struct cuco_eval_rec, created_at)},
+    {NULL},
+};
 
 void cuco_eval_rec_init(struct cuco_eval_rec *rec)
 {
@@ -1090,55 +1205,14 @@ void cuco_eval_rec_release(struct cuco_eval_rec *rec)
 {
 	if (!rec)
 		return;
-	free_str(&rec->shape);
-	free_str(&rec->stage_reached);
-	free_str(&rec->status);
-	free_str(&rec->error);
-	free_str(&rec->compile_log);
-	free_str(&rec->run_log);
-	free_str(&rec->samples_json);
-	free_str(&rec->result_json);
-	free_str(&rec->gpu);
-	free_str(&rec->created_at);
+	free_rec_strs(eval_cols, rec);
 	cuco_eval_rec_init(rec);
-}
-
-#define EVAL_COLS                                                                          \
-	"id, program_id, run_id, shape, ranks, stage_reached, status, error_code, error, " \
-	"compile_log, run_log, median_us, p10_us, p90_us, min_us, mean_us, samples_json, " \
-	"rel_err, fitness, result_json, gpu, created_at"
-
-static void eval_from_row(sqlite3_stmt *st, struct cuco_eval_rec *r)
-{
-	r->id = col_id(st, 0);
-	r->program_id = col_id(st, 1);
-	r->run_id = col_id(st, 2);
-	r->shape = col_str(st, 3);
-	r->ranks = col_opt_int(st, 4);
-	r->stage_reached = col_str(st, 5);
-	r->status = col_str(st, 6);
-	r->error_code = sqlite3_column_int(st, 7);
-	r->error = col_str(st, 8);
-	r->compile_log = col_str(st, 9);
-	r->run_log = col_str(st, 10);
-	r->median_us = col_real(st, 11);
-	r->p10_us = col_real(st, 12);
-	r->p90_us = col_real(st, 13);
-	r->min_us = col_real(st, 14);
-	r->mean_us = col_real(st, 15);
-	r->samples_json = col_str(st, 16);
-	r->rel_err = col_real(st, 17);
-	r->fitness = col_real(st, 18);
-	r->result_json = col_str(st, 19);
-	r->gpu = col_str(st, 20);
-	r->created_at = col_str(st, 21);
 }
 
 int cuco_store_eval_add(struct cuco_store *store, const struct cuco_eval_rec *rec, int64_t *id,
                         struct cuco_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	int rc = SQLITE_OK, ret = CUCO_OK;
+	int ret = CUCO_OK;
 
 	if (rec->program_id <= 0)
 		ret = cuco_err_set(err, CUCO_ERR_INVALID, "evaluation program_id is required");
@@ -1152,96 +1226,29 @@ int cuco_store_eval_add(struct cuco_store *store, const struct cuco_eval_rec *re
 	if (!ret)
 		ret = check_json(rec->samples_json, "evaluation samples_json", err);
 	if (ret)
-		goto out;
-	ret = prepare(store,
-	              "INSERT INTO evaluations(program_id, run_id, shape, ranks, stage_reached, "
-	              "status, error_code, error, compile_log, run_log, median_us, p10_us, p90_us, "
-	              "min_us, mean_us, samples_json, rel_err, fitness, result_json, gpu, "
-	              "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-	              "?14, ?15, ?16, ?17, ?18, ?19, ?20, COALESCE(?21, " NOW_SQL "))",
-	              &st, err);
-	if (ret)
-		goto out;
-	rc = bind_id(st, 1, rec->program_id);
-	if (rc == SQLITE_OK)
-		rc = bind_id(st, 2, rec->run_id);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 3, rec->shape);
-	if (rc == SQLITE_OK)
-		rc = bind_opt_int(st, 4, rec->ranks);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 5, rec->stage_reached);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 6, rec->status);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_int(st, 7, rec->error_code);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 8, rec->error);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 9, rec->compile_log);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 10, rec->run_log);
-	if (rc == SQLITE_OK)
-		rc = bind_real(st, 11, rec->median_us);
-	if (rc == SQLITE_OK)
-		rc = bind_real(st, 12, rec->p10_us);
-	if (rc == SQLITE_OK)
-		rc = bind_real(st, 13, rec->p90_us);
-	if (rc == SQLITE_OK)
-		rc = bind_real(st, 14, rec->min_us);
-	if (rc == SQLITE_OK)
-		rc = bind_real(st, 15, rec->mean_us);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 16, rec->samples_json);
-	if (rc == SQLITE_OK)
-		rc = bind_real(st, 17, rec->rel_err);
-	if (rc == SQLITE_OK)
-		rc = bind_real(st, 18, rec->fitness);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 19, rec->result_json);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 20, rec->gpu);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 21, rec->created_at);
-	if (rc != SQLITE_OK) {
-		ret = sql_fail(store, err, rc, "binding an evaluation");
-		goto out;
-	}
-	ret = step_done(store, st, "inserting an evaluation", err);
-	if (ret)
-		goto out;
-	*id = sqlite3_last_insert_rowid(store->db);
-out:
-	sqlite3_finalize(st);
-	return ret;
+		return ret;
+	return insert_rec(store,
+	                  "INSERT INTO evaluations(program_id, run_id, shape, ranks, "
+	                  "stage_reached, status, error_code, error, compile_log, run_log, "
+	                  "median_us, p10_us, p90_us, min_us, mean_us, samples_json, rel_err, "
+	                  "fitness, result_json, gpu, created_at) "
+	                  "VALUES (:program_id, :run_id, :shape, :ranks, :stage_reached, "
+	                  ":status, :error_code, :error, :compile_log, :run_log, :median_us, "
+	                  ":p10_us, :p90_us, :min_us, :mean_us, :samples_json, :rel_err, "
+	                  ":fitness, :result_json, :gpu, COALESCE(:created_at, " NOW_SQL "))",
+	                  eval_cols, rec, "an evaluation", id, err);
 }
 
 int cuco_store_eval_get(struct cuco_store *store, int64_t id, struct cuco_eval_rec *out,
                         struct cuco_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	int rc, ret;
-
 	cuco_eval_rec_init(out);
-	ret = prepare(store, "SELECT " EVAL_COLS " FROM evaluations WHERE id = ?", &st, err);
-	if (ret)
-		goto out;
-	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		eval_from_row(st, out);
-	} else if (rc == SQLITE_DONE) {
-		ret = cuco_err_set(err, CUCO_ERR_NOT_FOUND, "store %s has no evaluation %lld",
-		                   store->path, (long long)id);
-	} else {
-		ret = sql_fail(store, err, rc, "reading an evaluation");
-	}
-out:
-	sqlite3_finalize(st);
-	return ret;
+	return get_rec(store, eval_cols, "FROM evaluations WHERE id = ?", id, out, "evaluation",
+	               "an evaluation", err);
 }
 
-static int eval_walk(struct cuco_store *s, const char *sql, int64_t key,
+/* Walk the evaluations "SELECT <eval_cols> <rest>" returns, with key bound to ?1. */
+static int eval_walk(struct cuco_store *s, const char *rest, int64_t key,
                      int (*fn)(const struct cuco_eval_rec *ev, void *arg, struct cuco_err *err),
                      void *arg, struct cuco_err *err)
 {
@@ -1249,7 +1256,7 @@ static int eval_walk(struct cuco_store *s, const char *sql, int64_t key,
 	sqlite3_stmt *st = NULL;
 	int rc, ret;
 
-	ret = prepare(s, sql, &st, err);
+	ret = prepare_select(s, eval_cols, rest, &st, err);
 	if (ret)
 		goto out;
 	sqlite3_bind_int64(st, 1, key);
@@ -1261,7 +1268,7 @@ static int eval_walk(struct cuco_store *s, const char *sql, int64_t key,
 			ret = sql_fail(s, err, rc, "listing evaluations");
 			goto out;
 		}
-		eval_from_row(st, &rec);
+		read_rec(st, eval_cols, &rec);
 		ret = fn(&rec, arg, err);
 		cuco_eval_rec_release(&rec);
 		if (ret)
@@ -1277,9 +1284,8 @@ int cuco_store_eval_each_program(struct cuco_store *store, int64_t program_id,
                                            struct cuco_err *err),
                                  void *arg, struct cuco_err *err)
 {
-	return eval_walk(store,
-	                 "SELECT " EVAL_COLS " FROM evaluations WHERE program_id = ?1 ORDER BY id",
-	                 program_id, fn, arg, err);
+	return eval_walk(store, "FROM evaluations WHERE program_id = ?1 ORDER BY id", program_id,
+	                 fn, arg, err);
 }
 
 int cuco_store_eval_each_run(struct cuco_store *store, int64_t run_id,
@@ -1287,13 +1293,28 @@ int cuco_store_eval_each_run(struct cuco_store *store, int64_t run_id,
                                        struct cuco_err *err),
                              void *arg, struct cuco_err *err)
 {
-	return eval_walk(store,
-	                 "SELECT " EVAL_COLS " FROM evaluations WHERE ?1 = 0 OR run_id = ?1 "
-	                 "ORDER BY id",
-	                 run_id, fn, arg, err);
+	return eval_walk(store, "FROM evaluations WHERE ?1 = 0 OR run_id = ?1 ORDER BY id", run_id,
+	                 fn, arg, err);
 }
 
 /* --- llm_calls, summaries */
+
+static const struct rec_col llm_call_cols[] = {
+    {"id", COL_ID, offsetof(struct cuco_llm_call_rec, id)},
+    {"run_id", COL_ID, offsetof(struct cuco_llm_call_rec, run_id)},
+    {"program_id", COL_ID, offsetof(struct cuco_llm_call_rec, program_id)},
+    {"model", COL_TEXT, offsetof(struct cuco_llm_call_rec, model)},
+    {"endpoint", COL_TEXT, offsetof(struct cuco_llm_call_rec, endpoint)},
+    {"prompt", COL_TEXT, offsetof(struct cuco_llm_call_rec, prompt)},
+    {"reply", COL_TEXT, offsetof(struct cuco_llm_call_rec, reply)},
+    {"tokens_in", COL_OPT_INT, offsetof(struct cuco_llm_call_rec, tokens_in)},
+    {"tokens_out", COL_OPT_INT, offsetof(struct cuco_llm_call_rec, tokens_out)},
+    {"latency_ms", COL_REAL, offsetof(struct cuco_llm_call_rec, latency_ms)},
+    {"cost", COL_REAL, offsetof(struct cuco_llm_call_rec, cost)},
+    {"error", COL_TEXT, offsetof(struct cuco_llm_call_rec, error)},
+    {"created_at", COL_TEXT, offsetof(struct cuco_llm_call_rec, created_at)},
+    {NULL},
+};
 
 void cuco_llm_call_rec_init(struct cuco_llm_call_rec *rec)
 {
@@ -1308,102 +1329,28 @@ void cuco_llm_call_rec_release(struct cuco_llm_call_rec *rec)
 {
 	if (!rec)
 		return;
-	free_str(&rec->model);
-	free_str(&rec->endpoint);
-	free_str(&rec->prompt);
-	free_str(&rec->reply);
-	free_str(&rec->error);
-	free_str(&rec->created_at);
+	free_rec_strs(llm_call_cols, rec);
 	cuco_llm_call_rec_init(rec);
 }
 
 int cuco_store_llm_call_add(struct cuco_store *store, const struct cuco_llm_call_rec *rec,
                             int64_t *id, struct cuco_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	int rc = SQLITE_OK, ret;
-
-	ret = prepare(store,
-	              "INSERT INTO llm_calls(run_id, program_id, model, endpoint, prompt, reply, "
-	              "tokens_in, tokens_out, latency_ms, cost, error, created_at) VALUES (?1, ?2, "
-	              "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, COALESCE(?12, " NOW_SQL "))",
-	              &st, err);
-	if (ret)
-		goto out;
-	rc = bind_id(st, 1, rec->run_id);
-	if (rc == SQLITE_OK)
-		rc = bind_id(st, 2, rec->program_id);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 3, rec->model);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 4, rec->endpoint);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 5, rec->prompt);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 6, rec->reply);
-	if (rc == SQLITE_OK)
-		rc = bind_opt_int(st, 7, rec->tokens_in);
-	if (rc == SQLITE_OK)
-		rc = bind_opt_int(st, 8, rec->tokens_out);
-	if (rc == SQLITE_OK)
-		rc = bind_real(st, 9, rec->latency_ms);
-	if (rc == SQLITE_OK)
-		rc = bind_real(st, 10, rec->cost);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 11, rec->error);
-	if (rc == SQLITE_OK)
-		rc = bind_str(st, 12, rec->created_at);
-	if (rc != SQLITE_OK) {
-		ret = sql_fail(store, err, rc, "binding an LLM call");
-		goto out;
-	}
-	ret = step_done(store, st, "inserting an LLM call", err);
-	if (ret)
-		goto out;
-	*id = sqlite3_last_insert_rowid(store->db);
-out:
-	sqlite3_finalize(st);
-	return ret;
+	return insert_rec(store,
+	                  "INSERT INTO llm_calls(run_id, program_id, model, endpoint, prompt, "
+	                  "reply, tokens_in, tokens_out, latency_ms, cost, error, created_at) "
+	                  "VALUES (:run_id, :program_id, :model, :endpoint, :prompt, :reply, "
+	                  ":tokens_in, :tokens_out, :latency_ms, :cost, :error, "
+	                  "COALESCE(:created_at, " NOW_SQL "))",
+	                  llm_call_cols, rec, "an LLM call", id, err);
 }
 
 int cuco_store_llm_call_get(struct cuco_store *store, int64_t id, struct cuco_llm_call_rec *out,
                             struct cuco_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	int rc, ret;
-
 	cuco_llm_call_rec_init(out);
-	ret = prepare(store,
-	              "SELECT id, run_id, program_id, model, endpoint, prompt, reply, tokens_in, "
-	              "tokens_out, latency_ms, cost, error, created_at FROM llm_calls WHERE id = ?",
-	              &st, err);
-	if (ret)
-		goto out;
-	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		out->id = col_id(st, 0);
-		out->run_id = col_id(st, 1);
-		out->program_id = col_id(st, 2);
-		out->model = col_str(st, 3);
-		out->endpoint = col_str(st, 4);
-		out->prompt = col_str(st, 5);
-		out->reply = col_str(st, 6);
-		out->tokens_in = col_opt_int(st, 7);
-		out->tokens_out = col_opt_int(st, 8);
-		out->latency_ms = col_real(st, 9);
-		out->cost = col_real(st, 10);
-		out->error = col_str(st, 11);
-		out->created_at = col_str(st, 12);
-	} else if (rc == SQLITE_DONE) {
-		ret = cuco_err_set(err, CUCO_ERR_NOT_FOUND, "store %s has no LLM call %lld",
-		                   store->path, (long long)id);
-	} else {
-		ret = sql_fail(store, err, rc, "reading an LLM call");
-	}
-out:
-	sqlite3_finalize(st);
-	return ret;
+	return get_rec(store, llm_call_cols, "FROM llm_calls WHERE id = ?", id, out, "LLM call",
+	               "an LLM call", err);
 }
 
 int cuco_store_summary_add(struct cuco_store *store, int64_t run_id, int64_t generation,
