@@ -179,6 +179,122 @@ int cli_run_flag(const char *cmd, int argc, char **argv, int *i, struct cuco_run
 	return 1;
 }
 
+void cli_llm_flags_init(struct cli_llm_flags *f)
+{
+	memset(f, 0, sizeof(*f));
+}
+
+const char cli_llm_flags_help[] =
+    "  --llm-base-url URL    OpenAI-compatible endpoint (or CUCO_LLM_BASE_URL)\n"
+    "  --llm-model M         model (or CUCO_LLM_MODEL); evolve: repeat for several,\n"
+    "                        chosen per child by a bandit (comma-separated in the variable)\n"
+    "  --llm-key-env NAME    variable holding the API key (default OPENAI_API_KEY)\n"
+    "  --llm-budget-tokens N stop cleanly after N tokens\n"
+    "  --llm-budget-cost C   stop cleanly after cost C (needs --llm-price)\n"
+    "  --llm-price M=IN,OUT  model M's price per million prompt, completion tokens\n"
+    "  --llm-timeout S       seconds per request attempt (default 300)\n";
+
+int cli_llm_flag(const char *cmd, struct cli_llm_flags *f, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i], *v;
+	long long n;
+
+	if (strcmp(a, "--llm-base-url") && strcmp(a, "--llm-model") && strcmp(a, "--llm-key-env") &&
+	    strcmp(a, "--llm-budget-tokens") && strcmp(a, "--llm-budget-cost") &&
+	    strcmp(a, "--llm-timeout") && strcmp(a, "--llm-price"))
+		return 0;
+	v = cli_value(cmd, argc, argv, i);
+	if (!v)
+		return -1;
+	if (!strcmp(a, "--llm-base-url")) {
+		f->base_url = v;
+	} else if (!strcmp(a, "--llm-model")) {
+		if (f->nmodels == CLI_LLM_MAX_MODELS) {
+			cli_usage_error(cmd, "--llm-model: at most %d models", CLI_LLM_MAX_MODELS);
+			return -1;
+		}
+		f->models[f->nmodels++] = v;
+	} else if (!strcmp(a, "--llm-key-env")) {
+		f->key_env = v;
+	} else if (!strcmp(a, "--llm-budget-tokens")) {
+		if (cli_int(cmd, a, v, 1, (long long)1 << 50, &n))
+			return -1;
+		f->budget_tokens = n;
+	} else if (!strcmp(a, "--llm-budget-cost")) {
+		if (cli_double(cmd, a, v, 1e-9, 1e12, &f->budget_cost))
+			return -1;
+	} else if (!strcmp(a, "--llm-timeout")) {
+		if (cli_double(cmd, a, v, 0.1, 86400, &f->timeout_s))
+			return -1;
+	} else {
+		const char *eq = strchr(v, '='), *comma = eq ? strchr(eq, ',') : NULL;
+		struct cuco_llm_price *p = &f->prices[f->nprices];
+		char num[64];
+
+		if (!eq || !comma || eq == v || (size_t)(eq - v) >= sizeof(f->price_names[0]) ||
+		    f->nprices == CUCO_LLM_MAX_PRICES) {
+			cli_usage_error(cmd, "--llm-price %s: give MODEL=IN,OUT", v);
+			return -1;
+		}
+		snprintf(f->price_names[f->nprices], sizeof(f->price_names[0]), "%.*s",
+		         (int)(eq - v), v);
+		snprintf(num, sizeof(num), "%.*s", (int)(comma - eq - 1), eq + 1);
+		if (cli_double(cmd, a, num, 0, 1e9, &p->in_per_mtok) ||
+		    cli_double(cmd, a, comma + 1, 0, 1e9, &p->out_per_mtok))
+			return -1;
+		p->model = f->price_names[f->nprices++];
+	}
+	return 1;
+}
+
+int cli_llm_resolve(const char *cmd, struct cli_llm_flags *f, const char *who)
+{
+	const char *env = getenv("CUCO_LLM_BASE_URL");
+
+	if (!f->base_url && env && *env)
+		f->base_url = env;
+	if (!f->base_url)
+		return cli_usage_error(
+		    cmd,
+		    "%s needs an OpenAI-compatible endpoint: give "
+		    "--llm-base-url URL or set CUCO_LLM_BASE_URL (see docs/llm.md)",
+		    who);
+	env = getenv("CUCO_LLM_MODEL");
+	if (!f->nmodels && env && *env) {
+		char *p = f->env_models;
+
+		snprintf(f->env_models, sizeof(f->env_models), "%s", env);
+		while (*p && f->nmodels < CLI_LLM_MAX_MODELS) {
+			size_t n = strcspn(p, ",");
+			if (n)
+				f->models[f->nmodels++] = p;
+			p += n;
+			if (*p)
+				*p++ = '\0';
+		}
+	}
+	if (!f->nmodels)
+		return cli_usage_error(
+		    cmd, "%s needs a model: give --llm-model NAME or set CUCO_LLM_MODEL", who);
+	return 0;
+}
+
+void cli_llm_config(const struct cli_llm_flags *f, uint64_t seed, struct cuco_llm_config *c)
+{
+	cuco_llm_config_init(c);
+	c->base_url = f->base_url;
+	c->model = f->nmodels ? f->models[0] : NULL;
+	if (f->key_env)
+		c->api_key_env = f->key_env;
+	if (f->timeout_s > 0)
+		c->timeout_ms = (long)(f->timeout_s * 1000);
+	c->budget_tokens = f->budget_tokens;
+	c->budget_cost = f->budget_cost;
+	c->seed = seed;
+	memcpy(c->prices, f->prices, sizeof(f->prices));
+	c->nprices = f->nprices;
+}
+
 static const char *role_of(const struct cuco_eval_program *progs, int n, const char *name)
 {
 	for (int i = 0; i < n; i++)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "cascade/cascade.h"
+#include "llm/client.h"
 #include "store/store.h"
 #include "workload/manifest.h"
 
@@ -50,5 +51,49 @@ const char *cli_share_dir(const char *sub);
 /* Run the fast path on the workload's host program; seed text into out. */
 int cli_make_seed(const struct cuco_manifest *m, struct cuco_strbuf *out, int *nsites,
                   struct cuco_err *err);
+
+#define CLI_LLM_MAX_MODELS 8 /* --llm-model flags one command takes */
+
+/* The --llm-* endpoint flags shared by `cuco evolve` and `cuco fastpath`. Plain data. */
+struct cli_llm_flags {
+	const char *base_url, *key_env;
+	const char *models[CLI_LLM_MAX_MODELS];
+	int nmodels;
+	char env_models[512]; /* CUCO_LLM_MODEL, split in place */
+	long long budget_tokens;
+	double budget_cost, timeout_s;
+	struct cuco_llm_price prices[CUCO_LLM_MAX_PRICES];
+	char price_names[CUCO_LLM_MAX_PRICES][128];
+	int nprices;
+};
+
+/* No flags given yet. */
+void cli_llm_flags_init(struct cli_llm_flags *f);
+
+/*
+ * One of --llm-base-url --llm-model --llm-key-env --llm-budget-tokens
+ * --llm-budget-cost --llm-price --llm-timeout at argv[*i] (its value
+ * consumed). Returns 1 when taken, 0 when argv[*i] is not one of them, -1 on
+ * a bad value (usage error printed for cmd).
+ */
+int cli_llm_flag(const char *cmd, struct cli_llm_flags *f, int argc, char **argv, int *i);
+
+/*
+ * Fill the endpoint and models from CUCO_LLM_BASE_URL / CUCO_LLM_MODEL
+ * (comma-separated) where the flags gave none, and check both are known.
+ * who names what needs them in the message ("--operator llm", "--llm").
+ * Returns 0 or CUCO_ERR_USAGE after printing which flag or variable to set.
+ */
+int cli_llm_resolve(const char *cmd, struct cli_llm_flags *f, const char *who);
+
+/*
+ * Client configuration from resolved flags: defaults, then the endpoint,
+ * key variable, timeout, budgets, prices, seed, and models[0] as the model.
+ * Strings stay owned by f (and argv).
+ */
+void cli_llm_config(const struct cli_llm_flags *f, uint64_t seed, struct cuco_llm_config *c);
+
+/* Help lines of the --llm-* endpoint flags. */
+extern const char cli_llm_flags_help[];
 
 #endif

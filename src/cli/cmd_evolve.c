@@ -47,42 +47,33 @@ static const char usage[] =
     "  --store PATH          SQLite store\n"
     "LLM operator (docs/llm.md):\n"
     "  --operator K          builtin (default), llm, or mixed (both)\n"
-    "  --llm-share F         mixed: fraction of children the LLM makes (default 0.5)\n"
-    "  --llm-base-url URL    OpenAI-compatible endpoint (or CUCO_LLM_BASE_URL)\n"
-    "  --llm-model M         model; repeat for several, chosen per child by a bandit\n"
-    "                        (or CUCO_LLM_MODEL, comma-separated)\n"
-    "  --llm-key-env NAME    variable holding the API key (default OPENAI_API_KEY)\n"
-    "  --llm-budget-tokens N stop the run cleanly after N tokens\n"
-    "  --llm-budget-cost C   stop the run cleanly after cost C (needs --llm-price)\n"
-    "  --llm-price M=IN,OUT  model M's price per million prompt, completion tokens\n"
-    "  --llm-timeout S       seconds per request attempt (default 300)\n"
-    "Run options (the harness's input seed is fixed at 1 here):\n";
+    "  --llm-share F         mixed: fraction of children the LLM makes (default 0.5)\n";
+static const char run_header[] = "Run options (the harness's input seed is fixed at 1 here):\n";
 
 static volatile sig_atomic_t stop_flag;
 
-/* The LLM operator's flags. */
+/* The LLM operator's flags: --operator, --llm-share and the shared endpoint flags. */
 struct llm_flags {
 	const char *operator_; /* "builtin", "llm", "mixed" */
 	double share;
-	const char *base_url, *key_env;
-	const char *models[CUCO_LLM_MAX_MODELS];
-	int nmodels;
-	char env_models[512]; /* CUCO_LLM_MODEL, split in place */
-	long long budget_tokens;
-	double budget_cost, timeout_s;
-	struct cuco_llm_price prices[CUCO_LLM_MAX_PRICES];
-	char price_names[CUCO_LLM_MAX_PRICES][128];
-	int nprices;
+	struct cli_llm_flags ep;
 };
 
 /* One --llm-* or --operator flag at argv[*i]: 1 taken, 0 not ours, -1 usage error (printed). */
 static int llm_flag(struct llm_flags *f, int argc, char **argv, int *i)
 {
 	const char *a = argv[*i], *v;
-	long long n;
+	int k;
 
 	if (strcmp(a, "--operator") && strncmp(a, "--llm-", 6))
 		return 0;
+	k = cli_llm_flag("evolve", &f->ep, argc, argv, i);
+	if (k)
+		return k;
+	if (strcmp(a, "--operator") && strcmp(a, "--llm-share")) {
+		cli_usage_error("evolve", "unknown option %s", a);
+		return -1;
+	}
 	if (!(v = cli_value("evolve", argc, argv, i)))
 		return -1;
 	if (!strcmp(a, "--operator")) {
@@ -91,48 +82,7 @@ static int llm_flag(struct llm_flags *f, int argc, char **argv, int *i)
 			return -1;
 		}
 		f->operator_ = v;
-	} else if (!strcmp(a, "--llm-share")) {
-		if (cli_double("evolve", a, v, 0.0, 1.0, &f->share))
-			return -1;
-	} else if (!strcmp(a, "--llm-base-url")) {
-		f->base_url = v;
-	} else if (!strcmp(a, "--llm-model")) {
-		if (f->nmodels == CUCO_LLM_MAX_MODELS) {
-			cli_usage_error("evolve", "--llm-model: at most %d models",
-			                CUCO_LLM_MAX_MODELS);
-			return -1;
-		}
-		f->models[f->nmodels++] = v;
-	} else if (!strcmp(a, "--llm-key-env")) {
-		f->key_env = v;
-	} else if (!strcmp(a, "--llm-budget-tokens")) {
-		if (cli_int("evolve", a, v, 1, (long long)1 << 50, &n))
-			return -1;
-		f->budget_tokens = n;
-	} else if (!strcmp(a, "--llm-budget-cost")) {
-		if (cli_double("evolve", a, v, 1e-9, 1e12, &f->budget_cost))
-			return -1;
-	} else if (!strcmp(a, "--llm-timeout")) {
-		if (cli_double("evolve", a, v, 0.1, 86400, &f->timeout_s))
-			return -1;
-	} else if (!strcmp(a, "--llm-price")) {
-		const char *eq = strchr(v, '='), *comma = eq ? strchr(eq, ',') : NULL;
-		struct cuco_llm_price *p = &f->prices[f->nprices];
-		char num[64];
-		if (!eq || !comma || eq == v || (size_t)(eq - v) >= sizeof(f->price_names[0]) ||
-		    f->nprices == CUCO_LLM_MAX_PRICES) {
-			cli_usage_error("evolve", "--llm-price %s: give MODEL=IN,OUT", v);
-			return -1;
-		}
-		snprintf(f->price_names[f->nprices], sizeof(f->price_names[0]), "%.*s",
-		         (int)(eq - v), v);
-		snprintf(num, sizeof(num), "%.*s", (int)(comma - eq - 1), eq + 1);
-		if (cli_double("evolve", a, num, 0, 1e9, &p->in_per_mtok) ||
-		    cli_double("evolve", a, comma + 1, 0, 1e9, &p->out_per_mtok))
-			return -1;
-		p->model = f->price_names[f->nprices++];
-	} else {
-		cli_usage_error("evolve", "unknown option %s", a);
+	} else if (cli_double("evolve", a, v, 0.0, 1.0, &f->share)) {
 		return -1;
 	}
 	return 1;
@@ -145,38 +95,16 @@ static int llm_flag(struct llm_flags *f, int argc, char **argv, int *i)
  */
 static int llm_check(struct llm_flags *f)
 {
-	const char *env;
+	char who[64];
 
 	if (!strcmp(f->operator_, "builtin")) {
 		if (f->share >= 0)
 			return cli_usage_error("evolve", "--llm-share needs --operator mixed");
 		return 0;
 	}
-	if (!f->base_url && (env = getenv("CUCO_LLM_BASE_URL")) && *env)
-		f->base_url = env;
-	if (!f->base_url)
-		return cli_usage_error(
-		    "evolve",
-		    "--operator %s needs an OpenAI-compatible endpoint: give "
-		    "--llm-base-url URL or set CUCO_LLM_BASE_URL (see docs/llm.md)",
-		    f->operator_);
-	if (!f->nmodels && (env = getenv("CUCO_LLM_MODEL")) && *env) {
-		char *p = f->env_models;
-		snprintf(f->env_models, sizeof(f->env_models), "%s", env);
-		while (*p && f->nmodels < CUCO_LLM_MAX_MODELS) {
-			size_t n = strcspn(p, ",");
-			if (n)
-				f->models[f->nmodels++] = p;
-			p += n;
-			if (*p)
-				*p++ = '\0';
-		}
-	}
-	if (!f->nmodels)
-		return cli_usage_error("evolve",
-		                       "--operator %s needs a model: give --llm-model NAME or set "
-		                       "CUCO_LLM_MODEL",
-		                       f->operator_);
+	snprintf(who, sizeof(who), "--operator %s", f->operator_);
+	if (cli_llm_resolve("evolve", &f->ep, who))
+		return CUCO_ERR_USAGE;
 	if (f->share < 0)
 		f->share = !strcmp(f->operator_, "llm") ? 1.0 : 0.5;
 	else if (!strcmp(f->operator_, "llm"))
@@ -198,19 +126,10 @@ static int llm_setup(struct llm_flags *f, struct cuco_store *store, const struct
 		return err->code ? err->code : CUCO_ERR_NOT_FOUND;
 	snprintf(share, sizeof(share), "%s/share", home);
 	memset(&c, 0, sizeof(c));
-	cuco_llm_config_init(&c.llm);
-	c.llm.base_url = f->base_url;
-	if (f->key_env)
-		c.llm.api_key_env = f->key_env;
-	if (f->timeout_s > 0)
-		c.llm.timeout_ms = (long)(f->timeout_s * 1000);
-	c.llm.budget_tokens = f->budget_tokens;
-	c.llm.budget_cost = f->budget_cost;
-	c.llm.seed = seed;
-	memcpy(c.llm.prices, f->prices, sizeof(f->prices));
-	c.llm.nprices = f->nprices;
-	memcpy(c.models, f->models, sizeof(f->models));
-	c.nmodels = f->nmodels;
+	cli_llm_config(&f->ep, seed, &c.llm);
+	for (int i = 0; i < f->ep.nmodels && i < CUCO_LLM_MAX_MODELS; i++)
+		c.models[i] = f->ep.models[i];
+	c.nmodels = f->ep.nmodels;
 	c.share_dir = share;
 	c.workload = m->name;
 	c.workload_description = m->description;
@@ -306,6 +225,7 @@ int cmd_evolve(int argc, char **argv)
 	cuco_run_rec_init(&stored);
 	memset(&fin, 0, sizeof(fin));
 	memset(&lf, 0, sizeof(lf));
+	cli_llm_flags_init(&lf.ep);
 	lf.operator_ = "builtin";
 	lf.share = -1;
 	for (int i = 1; i < argc; i++) {
@@ -316,7 +236,8 @@ int cmd_evolve(int argc, char **argv)
 			continue;
 		}
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			printf("%s%s", usage, cli_run_flags_help);
+			printf("%s%s%s%s", usage, cli_llm_flags_help, run_header,
+			       cli_run_flags_help);
 			return 0;
 		}
 		if (!strcmp(a, "--shape") || !strcmp(a, "--generations") ||

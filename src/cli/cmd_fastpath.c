@@ -6,18 +6,121 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "fastpath/agent.h"
 #include "fastpath/fastpath.h"
+#include "program/directive.h"
 #include "util/paths.h"
 
 static const char usage[] =
     "usage: cuco fastpath <workload | host.cu> [-o FILE] [--no-compile] [--store PATH]\n"
+    "       cuco fastpath --llm <workload | host.cu> [-o FILE] [--llm-* flags]\n"
     "\n"
     "Replace the host NCCL collectives of a host program (a workload's host\n"
     "program, or any program file) with device-initiated LSA code, using\n"
     "conservative choices, mark the EVOLVE-BLOCKs, write the directive, and\n"
     "check that the seed compiles. The seed is written to FILE (default\n"
     "<state>/seeds/<name>.seed.cu) and stored as origin 'seed'.\n"
-    "  --comm-ctas N       CTAs per generated comm kernel (default 32)\n";
+    "  --comm-ctas N       CTAs per generated comm kernel (default 32)\n"
+    "LLM agent (docs/fastpath.md), for programs the rules cannot transform:\n"
+    "  --llm               a model rewrites the program in two stages (device\n"
+    "                      infrastructure, then the collectives), each compiled, run\n"
+    "                      and judged with its feedback fed back; the seed is stored\n"
+    "                      with operator 'llm-fastpath'. Without >= 2 GPUs each stage\n"
+    "                      is only compile-checked and the seed stored unverified.\n"
+    "  --llm-iterations K  attempts per stage (default 3)\n";
+
+/*
+ * The LLM agent on the host program src (host names it; m, when non-NULL, is
+ * its workload): every call and the seed into the store, the seed into out.
+ * *verified gets 1 when the seed was verified on GPUs.
+ */
+static int run_agent(struct cli_llm_flags *lf, int iterations, const char *host, const char *src,
+                     const char *name, const struct cuco_manifest *m, const char *store_path,
+                     struct cuco_strbuf *out, int *verified, struct cuco_err *err)
+{
+	struct cuco_fastpath_agent_config cfg;
+	struct cuco_fastpath_agent_result res;
+	struct cuco_fastpath_cascade judge;
+	struct cuco_design_space ds;
+	struct cuco_hw_facts facts = {0, 1, 2, 132}; /* NVLink between all ranks, no GIN, H200 */
+	struct cuco_strbuf ds_text = CUCO_STRBUF_INIT;
+	struct cuco_store *store = NULL;
+	char share[PATH_MAX], ds_path[PATH_MAX], wl[128];
+	const char *home = cuco_home(err);
+	int64_t run_id = 0;
+	int rc, have_ds = 0;
+
+	cuco_fastpath_agent_result_init(&res);
+	if (!home)
+		return err->code ? err->code : CUCO_ERR_NOT_FOUND;
+	snprintf(share, sizeof(share), "%s/share", home);
+	snprintf(ds_path, sizeof(ds_path), "%s/design_space.json", share);
+	rc = cuco_design_space_load(ds_path, &ds, err);
+	if (rc)
+		goto out;
+	have_ds = 1;
+	if (cuco_strbuf_read_file(&ds_text, ds_path)) {
+		rc = cuco_err_set(err, CUCO_ERR_IO, "%s: cannot read the design space", ds_path);
+		goto out;
+	}
+	/* A program file is stored under its own name as the workload. */
+	snprintf(wl, sizeof(wl), "%.*s", (int)(strlen(name) - (strstr(name, ".cu") ? 3 : 0)), name);
+	rc = cli_open_store(store_path, &store, err);
+	if (rc)
+		goto out;
+	rc = cli_run_begin(store, "fastpath", m ? m->name : wl, m ? m->default_shape : NULL, NULL,
+	                   NULL, &run_id, err);
+	if (rc)
+		goto out;
+	cuco_fastpath_agent_config_init(&cfg);
+	cli_llm_config(lf, 1, &cfg.llm);
+	cfg.share_dir = share;
+	cfg.file = host;
+	cfg.host_code = src;
+	cfg.workload = m ? m->name : wl;
+	cfg.workload_description = m ? m->description : NULL;
+	cfg.shape = m ? m->default_shape : NULL;
+	cfg.ds = &ds;
+	cfg.design_space_text = ds_text.buf;
+	cfg.facts = &facts;
+	if (m) {
+		const struct cuco_manifest_program *b = cuco_manifest_program(m, "baseline");
+		for (int l = 0; b && l < b->nlibs && l < 3; l++)
+			cfg.libs[l] = b->libs[l];
+	}
+	cfg.store = store;
+	cfg.run_id = run_id;
+	cfg.iterations = iterations;
+	memset(&judge, 0, sizeof(judge));
+	judge.m = m;
+	judge.shape = m ? cuco_manifest_shape(m, m->default_shape) : NULL;
+	cuco_run_opts_default(&judge.run);
+	cfg.ranks = judge.run.ranks;
+	cfg.judge = cuco_fastpath_judge_cascade;
+	cfg.judge_arg = &judge;
+	cfg.progress = stderr;
+	rc = cuco_fastpath_agent_run(&cfg, &res, err);
+	cuco_store_run_finish(store, run_id, rc ? "failed" : "done", NULL);
+	if (rc)
+		goto out;
+	cuco_strbuf_adds(out, res.seed);
+	*verified = res.verified;
+	printf("# fastpath --llm: stage A in %d attempt%s, stage B in %d, %d model calls; "
+	       "stored as program %lld (operator %s)\n",
+	       res.attempts[0], res.attempts[0] == 1 ? "" : "s", res.attempts[1], res.calls,
+	       (long long)res.program_id, CUCO_FASTPATH_OPERATOR);
+	if (!res.verified)
+		printf("# the seed compiles but is NOT verified: %s.\n"
+		       "# Verification needs >= %d CUDA GPUs: run this command on a GPU node.\n",
+		       res.note, cfg.ranks);
+out:
+	cuco_fastpath_agent_result_release(&res);
+	cuco_strbuf_release(&ds_text);
+	if (have_ds)
+		cuco_design_space_release(&ds);
+	cuco_store_close(store);
+	return rc;
+}
 
 int cmd_fastpath(int argc, char **argv)
 {
@@ -26,19 +129,31 @@ int cmd_fastpath(int argc, char **argv)
 	struct cuco_fastpath_opts opts;
 	struct cuco_fastpath_report rep;
 	struct cuco_strbuf src = CUCO_STRBUF_INIT, out = CUCO_STRBUF_INIT;
+	struct cli_llm_flags lf;
 	const char *input = NULL, *out_path = NULL, *store_path = NULL, *host, *name;
 	char def_out[PATH_MAX], dir[PATH_MAX];
-	int no_compile = 0, have_manifest = 0, rc;
-	long long n;
+	int no_compile = 0, have_manifest = 0, rc, llm = 0, verified = 1, k;
+	long long n, iterations = CUCO_FASTPATH_AGENT_ITERATIONS;
 
 	cuco_err_clear(&err);
 	cuco_fastpath_opts_init(&opts);
+	cli_llm_flags_init(&lf);
 	opts.share_dir = cli_share_dir("fastpath");
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			fputs(usage, stdout);
+			fputs(cli_llm_flags_help, stdout);
 			return 0;
+		} else if (!strcmp(a, "--llm")) {
+			llm = 1;
+		} else if (!strcmp(a, "--llm-iterations")) {
+			if (!(v = cli_value("fastpath", argc, argv, &i)) ||
+			    cli_int("fastpath", a, v, 1, 50, &iterations))
+				return CUCO_ERR_USAGE;
+		} else if ((k = cli_llm_flag("fastpath", &lf, argc, argv, &i)) != 0) {
+			if (k < 0)
+				return CUCO_ERR_USAGE;
 		} else if (!strcmp(a, "-o") || !strcmp(a, "--store") || !strcmp(a, "--comm-ctas")) {
 			if (!(v = cli_value("fastpath", argc, argv, &i)))
 				return CUCO_ERR_USAGE;
@@ -62,6 +177,10 @@ int cmd_fastpath(int argc, char **argv)
 	}
 	if (!input)
 		return cli_usage_error("fastpath", "which workload or host program?");
+	if (llm && cli_llm_resolve("fastpath", &lf, "--llm"))
+		return CUCO_ERR_USAGE;
+	if (!llm && (lf.base_url || lf.nmodels))
+		return cli_usage_error("fastpath", "the --llm-* flags need --llm");
 	if (strlen(input) > 3 && !strcmp(input + strlen(input) - 3, ".cu")) {
 		host = input;
 		name = strrchr(input, '/') ? strrchr(input, '/') + 1 : input;
@@ -79,10 +198,29 @@ int cmd_fastpath(int argc, char **argv)
 	}
 	cuco_fastpath_report_init(&rep);
 	rc = cuco_fastpath_transform(host, src.buf, &opts, &out, &rep, &err);
-	if (rc) {
+	if (rc && llm) {
+		/* The rules cannot: that is the agent's job. */
+		fprintf(stderr, "cuco fastpath: the rule-based fast path refuses: %s\n", err.msg);
+	} else if (rc) {
 		cli_fail(&err);
+		if (rc == CUCO_ERR_UNSUPPORTED)
+			fprintf(stderr,
+			        "cuco fastpath: an LLM can try: cuco fastpath --llm %s "
+			        "--llm-base-url URL --llm-model M (docs/fastpath.md)\n",
+			        input);
 		cuco_fastpath_report_release(&rep);
 		goto out;
+	}
+	if (llm) {
+		cuco_fastpath_report_release(&rep);
+		cuco_strbuf_reset(&out);
+		rc = run_agent(&lf, (int)iterations, host, src.buf, name, have_manifest ? &m : NULL,
+		               store_path, &out, &verified, &err);
+		if (rc) {
+			cli_fail(&err);
+			goto out;
+		}
+		no_compile = 1; /* the agent compiled it */
 	}
 	for (int i = 0; i < rep.nsites; i++)
 		printf("%s:%d:%d: %s -> %s\n", host, rep.sites[i].line, rep.sites[i].column,
@@ -142,7 +280,9 @@ int cmd_fastpath(int argc, char **argv)
 		if (rc)
 			goto out;
 	}
-	if (have_manifest) {
+	if (llm && !verified)
+		rc = CUCO_ERR_NO_GPU; /* like cuco bench: compiled, not run */
+	if (have_manifest && !llm) {
 		struct cuco_store *store;
 		if (cli_open_store(store_path, &store, &err) == 0) {
 			struct cuco_program_rec rec;

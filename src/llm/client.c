@@ -678,3 +678,20 @@ int cuco_llm_result_store(struct cuco_store *store, const struct cuco_llm_result
 	rec.error = res->error;
 	return cuco_store_llm_call_add(store, &rec, id ? id : &dummy, err);
 }
+
+int cuco_llm_result_store_why(struct cuco_store *store, struct cuco_llm_result *res, int64_t run_id,
+                              int64_t program_id, const char *why, struct cuco_err *err)
+{
+	if (why) {
+		struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+
+		cuco_strbuf_adds(&sb, why);
+		if (res->error) {
+			cuco_strbuf_adds(&sb, ": ");
+			cuco_strbuf_adds(&sb, res->error);
+		}
+		free(res->error);
+		res->error = cuco_strbuf_detach(&sb, NULL);
+	}
+	return cuco_llm_result_store(store, res, run_id, program_id, NULL, err);
+}

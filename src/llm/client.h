@@ -162,4 +162,14 @@ void cuco_llm_result_release(struct cuco_llm_result *res);
 int cuco_llm_result_store(struct cuco_store *store, const struct cuco_llm_result *res,
                           int64_t run_id, int64_t program_id, int64_t *id, struct cuco_err *err);
 
+/*
+ * Like cuco_llm_result_store(), but first prefix res->error with why (may be
+ * NULL: no change), e.g. "fastpath stage A reply rejected: <reason>", so the
+ * stored row says what the call was for and why nothing came of it.
+ * res->error is replaced (still free of the key). Errors: those of
+ * cuco_llm_result_store().
+ */
+int cuco_llm_result_store_why(struct cuco_store *store, struct cuco_llm_result *res, int64_t run_id,
+                              int64_t program_id, const char *why, struct cuco_err *err);
+
 #endif

@@ -113,3 +113,34 @@ int cuco_prompt_build(const char *share_dir, const char *name, const struct cuco
 	cuco_strbuf_release(&tmpl);
 	return ret;
 }
+
+void cuco_prompt_hardware(const struct cuco_hw_facts *f, struct cuco_strbuf *sb)
+{
+	if (!f) {
+		cuco_strbuf_adds(sb, "Unknown; assume NVLink between all ranks and no GIN.\n");
+		return;
+	}
+	cuco_strbuf_addf(sb, "- ranks: %d, one GPU each, %d SMs per GPU\n", f->nranks, f->sm_count);
+	cuco_strbuf_addf(sb, "- LSA (load/store over NVLink) reaches %s\n",
+	                 f->lsa_all_reachable ? "every peer" : "only some peers");
+	cuco_strbuf_addf(sb, "- GIN (network) backend: %s\n",
+	                 f->gin_capable ? "available"
+	                                : "not available (no RDMA NIC): never use it");
+}
+
+void cuco_prompt_add_clipped(struct cuco_strbuf *sb, const char *s, size_t max, int tail)
+{
+	size_t n = strlen(s);
+
+	if (n <= max) {
+		cuco_strbuf_adds(sb, s);
+		return;
+	}
+	if (tail) {
+		cuco_strbuf_addf(sb, "[... %zu bytes cut ...]\n", n - max);
+		cuco_strbuf_adds(sb, s + n - max);
+	} else {
+		cuco_strbuf_add(sb, s, max);
+		cuco_strbuf_addf(sb, "\n[... %zu bytes cut ...]", n - max);
+	}
+}

@@ -11,6 +11,9 @@
 #ifndef CUCO_LLM_PROMPT_H
 #define CUCO_LLM_PROMPT_H
 
+#include <stddef.h>
+
+#include "program/directive.h"
 #include "util/error.h"
 #include "util/strbuf.h"
 
@@ -41,5 +44,17 @@ int cuco_prompt_load(const char *share_dir, const char *name, struct cuco_strbuf
 /* cuco_prompt_load() then cuco_prompt_render() into out. Errors: theirs. */
 int cuco_prompt_build(const char *share_dir, const char *name, const struct cuco_prompt_var *vars,
                       int nvars, struct cuco_strbuf *out, int *version, struct cuco_err *err);
+
+/*
+ * Append the machine facts as prompt text (ranks, SMs, LSA reach, GIN) to sb;
+ * facts NULL appends a line saying they are unknown.
+ */
+void cuco_prompt_hardware(const struct cuco_hw_facts *facts, struct cuco_strbuf *sb);
+
+/*
+ * Append at most max bytes of s to sb (its tail when tail is 1, e.g. the end
+ * of a compiler log; its head otherwise), noting how many bytes were cut.
+ */
+void cuco_prompt_add_clipped(struct cuco_strbuf *sb, const char *s, size_t max, int tail);
 
 #endif

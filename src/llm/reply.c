@@ -1113,3 +1113,101 @@ out:
 	cuco_strbuf_release(&final);
 	return ret;
 }
+
+int cuco_llm_reply_program(const char *reply, int need_directive,
+                           const struct cuco_design_space *ds, const struct cuco_hw_facts *facts,
+                           struct cuco_llm_edit *out, struct cuco_err *err)
+{
+	struct cuco_strbuf rlf = CUCO_STRBUF_INIT, text = CUCO_STRBUF_INIT, why = CUCO_STRBUF_INIT;
+	struct cuco_strbuf flags = CUCO_STRBUF_INIT, notes = CUCO_STRBUF_INIT;
+	struct lines L = {NULL, 0};
+	struct fence *f = NULL;
+	struct cuco_err e;
+	char *dline = NULL;
+	int ret = CUCO_OK, dline_idx = -1, nf = 0, best = 0, have_directive = 0, i, rc;
+
+	cuco_llm_edit_release(out);
+	to_lf(reply ? reply : "", &rlf);
+	split_lines(rlf.buf, &L);
+
+	/* 1. the directive, first (stage A may leave it out) */
+	cuco_err_clear(&e);
+	rc = find_directive(&L, &out->directive, &dline_idx, &e);
+	if (rc == CUCO_OK) {
+		have_directive = 1;
+	} else if (rc != CUCO_ERR_NOT_FOUND || need_directive) {
+		cuco_strbuf_addf(&why, "directive: %s", e.msg);
+		ret = reject(out, err, CUCO_ERR_PARSE, why.buf);
+		goto out;
+	}
+	if (have_directive) {
+		i = first_code_line(&L);
+		if (i < dline_idx) {
+			cuco_strbuf_addf(&why,
+			                 "directive: stated at reply line %d, after the code that "
+			                 "starts at line %d; state the directive first, then the "
+			                 "code",
+			                 dline_idx + 1, i + 1);
+			ret = reject(out, err, CUCO_ERR_PARSE, why.buf);
+			goto out;
+		}
+		if (ds) {
+			rc = cuco_directive_validate(&out->directive, ds, facts, &e);
+			if (rc != CUCO_OK) {
+				cuco_strbuf_addf(&why, "directive: %s", e.msg);
+				ret = reject(out, err, rc, why.buf);
+				goto out;
+			}
+		}
+		out->directive_json = cuco_directive_to_json(&out->directive);
+	}
+
+	/* 2. the program: one fenced block (the longest when there are several) */
+	if (collect_fences(&L, &f, &nf, &why)) {
+		ret = reject(out, err, CUCO_ERR_PARSE, why.buf);
+		goto out;
+	}
+	if (nf == 0) {
+		ret = reject(out, err, CUCO_ERR_PARSE,
+		             "no code block in the reply; give the complete program in one "
+		             "```cuda fenced block");
+		goto out;
+	}
+	for (i = 1; i < nf; i++)
+		if (f[i].body.n > f[best].body.n)
+			best = i;
+	if (nf > 1)
+		cuco_strbuf_addf(&notes,
+		                 "the reply has %d code blocks; took the longest (reply line %d)\n",
+		                 nf, f[best].open + 1);
+	add_lines(&text, &f[best].body);
+	if (uses_multicast(text.buf)) {
+		ret =
+		    reject(out, err, CUCO_ERR_INVALID,
+		           "the code uses multicast (multimem/NVLS), which is forbidden on cuco's "
+		           "machines; use LSA loads and stores or the copy engine");
+		goto out;
+	}
+
+	/* 3. the stated directive is the program's */
+	if (have_directive) {
+		dline = cuco_directive_to_line(&out->directive);
+		set_directive_line(&text, dline);
+		if (cuco_llm_directive_check_code(&out->directive, text.buf, &flags) > 0)
+			out->flags = cuco_strbuf_detach(&flags, NULL);
+	}
+	out->nedits = 1;
+	out->code = cuco_strbuf_detach(&text, NULL);
+	out->notes = cuco_strbuf_detach(&notes, NULL);
+	cuco_err_clear(err);
+out:
+	free(L.v);
+	free(f);
+	free(dline);
+	cuco_strbuf_release(&rlf);
+	cuco_strbuf_release(&text);
+	cuco_strbuf_release(&why);
+	cuco_strbuf_release(&flags);
+	cuco_strbuf_release(&notes);
+	return ret;
+}

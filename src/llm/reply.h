@@ -83,6 +83,26 @@ int cuco_llm_reply_apply(const char *file, const char *parent, const char *reply
                          struct cuco_llm_edit *out, struct cuco_err *err);
 
 /*
+ * Apply a reply that is a whole program (the fast-path agent's whole-file
+ * rewrite): the directive first (required when need_directive; validated
+ * against ds when ds is non-NULL), then the complete program in one fenced
+ * code block (when several code blocks come, the longest is taken and noted
+ * in out->notes). A stated directive replaces the program's directive line
+ * (or is put on top). Fills out->code (LF endings), out->directive,
+ * out->directive_json and out->flags (contradictions, as for
+ * cuco_llm_reply_apply()); EVOLVE-BLOCK markers are left to the caller to
+ * check. Returns CUCO_OK, or with out->reason and err set alike:
+ *   CUCO_ERR_PARSE   - no directive (when needed), directive after the
+ *                      code, bad directive JSON, no code block, an
+ *                      unclosed fence (a truncated reply);
+ *   CUCO_ERR_INVALID - directive outside the design space, multicast;
+ *   CUCO_ERR_UNSUPPORTED - valid directive this machine cannot run.
+ */
+int cuco_llm_reply_program(const char *reply, int need_directive,
+                           const struct cuco_design_space *ds, const struct cuco_hw_facts *facts,
+                           struct cuco_llm_edit *out, struct cuco_err *err);
+
+/*
  * Find the directive a reply states and parse it (syntax only) into *d
  * (released on failure). *pos (may be NULL) gets its byte offset in the
  * reply. Returns CUCO_OK, CUCO_ERR_NOT_FOUND (none) or CUCO_ERR_PARSE.

@@ -122,27 +122,12 @@ struct cuco_llm_operator {
 
 static const double explore_temps[] = {0.2, 0.5, 0.8};
 
-/* The machine facts as prompt text. */
-static void hardware_text(const struct cuco_hw_facts *f, struct cuco_strbuf *sb)
-{
-	if (!f) {
-		cuco_strbuf_adds(sb, "Unknown; assume NVLink between all ranks and no GIN.\n");
-		return;
-	}
-	cuco_strbuf_addf(sb, "- ranks: %d, one GPU each, %d SMs per GPU\n", f->nranks, f->sm_count);
-	cuco_strbuf_addf(sb, "- LSA (load/store over NVLink) reaches %s\n",
-	                 f->lsa_all_reachable ? "every peer" : "only some peers");
-	cuco_strbuf_addf(sb, "- GIN (network) backend: %s\n",
-	                 f->gin_capable ? "available"
-	                                : "not available (no RDMA NIC): never use it");
-}
-
 static int build_system(struct cuco_llm_operator *op, struct cuco_err *err)
 {
 	struct cuco_strbuf guide = CUCO_STRBUF_INIT, hw = CUCO_STRBUF_INIT, sys = CUCO_STRBUF_INIT;
 	int rc;
 
-	hardware_text(op->cfg.facts, &hw);
+	cuco_prompt_hardware(op->cfg.facts, &hw);
 	if ((rc = cuco_prompt_load(op->cfg.share_dir, "nccl_guide", &guide, NULL, err)))
 		goto out;
 	{
@@ -248,24 +233,6 @@ int cuco_llm_operator_set_summary(struct cuco_llm_operator *op, const char *stat
 
 /* ---- prompt assembly ---- */
 
-/* Append at most max bytes of s (its tail when tail), noting a cut. */
-static void add_clipped(struct cuco_strbuf *sb, const char *s, size_t max, int tail)
-{
-	size_t n = strlen(s);
-
-	if (n <= max) {
-		cuco_strbuf_adds(sb, s);
-		return;
-	}
-	if (tail) {
-		cuco_strbuf_addf(sb, "[... %zu bytes cut ...]\n", n - max);
-		cuco_strbuf_adds(sb, s + n - max);
-	} else {
-		cuco_strbuf_add(sb, s, max);
-		cuco_strbuf_addf(sb, "\n[... %zu bytes cut ...]", n - max);
-	}
-}
-
 /* The latest evaluation of a program, as prompt text. */
 struct feedback {
 	struct cuco_strbuf *sb;
@@ -291,16 +258,16 @@ static int feedback_one(const struct cuco_eval_rec *ev, void *arg, struct cuco_e
 		                 ev->rel_err);
 	if (ev->error && *ev->error) {
 		cuco_strbuf_adds(sb, "- error: ");
-		add_clipped(sb, ev->error, MAX_FEEDBACK, 0);
+		cuco_prompt_add_clipped(sb, ev->error, MAX_FEEDBACK, 0);
 		cuco_strbuf_adds(sb, "\n");
 	}
 	if (ev->compile_log && *ev->compile_log && ev->error_code != CUCO_OK) {
 		cuco_strbuf_adds(sb, "- compiler output:\n```\n");
-		add_clipped(sb, ev->compile_log, MAX_FEEDBACK, 1);
+		cuco_prompt_add_clipped(sb, ev->compile_log, MAX_FEEDBACK, 1);
 		cuco_strbuf_adds(sb, "\n```\n");
 	} else if (ev->run_log && *ev->run_log && ev->error_code != CUCO_OK) {
 		cuco_strbuf_adds(sb, "- run output:\n```\n");
-		add_clipped(sb, ev->run_log, MAX_FEEDBACK, 1);
+		cuco_prompt_add_clipped(sb, ev->run_log, MAX_FEEDBACK, 1);
 		cuco_strbuf_adds(sb, "\n```\n");
 	}
 	return 0;
@@ -340,7 +307,7 @@ static void add_blocks(struct cuco_strbuf *sb, const char *code, size_t max)
 		cuco_strbuf_adds(&blocks, "\n");
 		p = end;
 	}
-	add_clipped(sb, blocks.len ? blocks.buf : code, max, 0);
+	cuco_prompt_add_clipped(sb, blocks.len ? blocks.buf : code, max, 0);
 	cuco_strbuf_release(&blocks);
 }
 
@@ -388,7 +355,7 @@ static void add_meta(const struct cuco_llm_operator *op, struct cuco_strbuf *out
 	}
 	if (op->stat_summary) {
 		cuco_strbuf_adds(out, "Statistics (JSON: fitness by directive value, failures):\n");
-		add_clipped(out, op->stat_summary, MAX_STATS, 0);
+		cuco_prompt_add_clipped(out, op->stat_summary, MAX_STATS, 0);
 		cuco_strbuf_adds(out, "\n");
 	}
 }
@@ -473,17 +440,7 @@ static double call_cost(const struct cuco_llm_result *res)
 static int store_call(struct cuco_llm_operator *op, int64_t run_id, struct cuco_llm_result *res,
                       int64_t program_id, const char *why, struct cuco_err *err)
 {
-	if (why) {
-		struct cuco_strbuf sb = CUCO_STRBUF_INIT;
-		cuco_strbuf_adds(&sb, why);
-		if (res->error) {
-			cuco_strbuf_adds(&sb, ": ");
-			cuco_strbuf_adds(&sb, res->error);
-		}
-		free(res->error);
-		res->error = cuco_strbuf_detach(&sb, NULL);
-	}
-	return cuco_llm_result_store(op->cfg.store, res, run_id, program_id, NULL, err);
+	return cuco_llm_result_store_why(op->cfg.store, res, run_id, program_id, why, err);
 }
 
 /* Mutation kind and temperature of the next child (the phase schedule). */
@@ -789,7 +746,7 @@ static int op_summarize(void *ctx, int64_t run_id, int generation, const char *s
 	cuco_strbuf_addf(&gen, "%d", generation);
 	{
 		struct cuco_strbuf stat = CUCO_STRBUF_INIT;
-		add_clipped(&stat, statistical, MAX_STATS, 0);
+		cuco_prompt_add_clipped(&stat, statistical, MAX_STATS, 0);
 		const struct cuco_prompt_var vars[] = {
 		    {"workload", op->cfg.workload}, {"generation", gen.buf},
 		    {"statistical", stat.buf},      {"top_programs", tops.buf},

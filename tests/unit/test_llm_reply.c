@@ -393,6 +393,7 @@ static void test_prompts(void **state)
 	    {"feedback", "ok"},         {"inspirations", "none"},
 	    {"meta_summary", "none"},   {"host_program", "HOST"},
 	    {"stage_feedback", "none"}, {"previous", "none"},
+	    {"abi_header", "ABI"},
 	};
 	static const char *const names[] = {"system",          "nccl_guide", "diff",
 	                                    "rewrite",         "crossover",  "fastpath_stage_a",

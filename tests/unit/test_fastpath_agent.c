@@ -1,0 +1,544 @@
+/*
+ * test_fastpath_agent.c - the LLM fast-path agent (cuco fastpath --llm)
+ * against tests/llm_server.py replaying tests/fixtures/llm/fastpath/: a host
+ * program the rule-based fast path refuses (ncclBroadcast) goes through stage
+ * A (a reply that does not compile, then a fixed one) and stage B (a reply
+ * without EVOLVE-BLOCK markers, then a good one), with real nvcc compiles and
+ * the run stage absent (no GPUs) or faked through the judge hook.
+ */
+#define _GNU_SOURCE /* nftw, memmem, strndup */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <ftw.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fastpath/agent.h"
+#include "fastpath/fastpath.h"
+#include "program/evolve.h"
+#include "store/store.h"
+#include "util/proc.h"
+#include "util/strbuf.h"
+
+#define FIXTURES CUCO_SOURCE_DIR "/tests/fixtures/llm/fastpath"
+#define HOST FIXTURES "/host.cu"
+#define SERVER CUCO_SOURCE_DIR "/tests/llm_server.py"
+#define DESIGN_SPACE CUCO_SOURCE_DIR "/share/design_space.json"
+#define KEY_ENV "CUCO_TEST_FASTPATH_AGENT_KEY"
+#define KEY "sk-cuco-fastpath-9f8e7d6c5b4a"
+
+static struct cuco_design_space ds;
+static const struct cuco_hw_facts facts = {0, 1, 2, 132};
+static char tmp[64];
+static char *host_code, *ds_text;
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static char *read_all(const char *path)
+{
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+
+	if (cuco_strbuf_read_file(&sb, path)) {
+		cuco_strbuf_release(&sb);
+		return NULL;
+	}
+	return cuco_strbuf_detach(&sb, NULL);
+}
+
+static int group_setup(void **state)
+{
+	struct cuco_err err;
+	char path[128];
+
+	(void)state;
+	if (cuco_design_space_load(DESIGN_SPACE, &ds, &err) != CUCO_OK)
+		return -1;
+	snprintf(tmp, sizeof(tmp), "/tmp/cuco-test-fastpath-agent-XXXXXX");
+	host_code = read_all(HOST);
+	ds_text = read_all(DESIGN_SPACE);
+	if (!mkdtemp(tmp) || !host_code || !ds_text)
+		return -1;
+	if (!getenv("CUCO_HOME") || !*getenv("CUCO_HOME"))
+		setenv("CUCO_HOME", CUCO_SOURCE_DIR, 1);
+	snprintf(path, sizeof(path), "%s/state", tmp);
+	setenv("CUCO_STATE", path, 1);
+	setenv(KEY_ENV, KEY, 1);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	cuco_design_space_release(&ds);
+	free(host_code);
+	free(ds_text);
+	if (tmp[0] && !getenv("CUCO_TEST_KEEP"))
+		nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	else if (tmp[0])
+		fprintf(stderr, "kept %s\n", tmp);
+	return 0;
+}
+
+static void assert_contains(const char *hay, const char *needle)
+{
+	if (!hay || !strstr(hay, needle))
+		fail_msg("expected to find\n  %s\nin\n%.3000s", needle, hay ? hay : "(null)");
+}
+
+/* ---- the loopback server ---- */
+
+struct server {
+	pid_t pid;
+	int out_fd;
+	char log[128];
+	char base[64];
+};
+
+static void server_start(struct server *s, const char *tag, const char *const *names)
+{
+	char *argv[40], line[64], *end;
+	struct pollfd pfd;
+	size_t n = 0;
+	int i = 0;
+	long port;
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->log, sizeof(s->log), "%s/requests-%s.jsonl", tmp, tag);
+	argv[i++] = "python3";
+	argv[i++] = SERVER;
+	argv[i++] = "--fixtures";
+	argv[i++] = FIXTURES;
+	argv[i++] = "--log";
+	argv[i++] = s->log;
+	argv[i++] = "--lifetime";
+	argv[i++] = "300";
+	for (; *names && i < 38; names++)
+		argv[i++] = (char *)*names;
+	argv[i] = NULL;
+	s->pid = cuco_proc_start(argv, NULL, &s->out_fd, NULL);
+	assert_true(s->pid > 0);
+	while (n + 1 < sizeof(line)) {
+		pfd.fd = s->out_fd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, 10000) <= 0)
+			fail_msg("llm_server.py did not start");
+		if (read(s->out_fd, line + n, 1) != 1)
+			fail_msg("llm_server.py exited before printing its port");
+		if (line[n] == '\n')
+			break;
+		n++;
+	}
+	line[n] = '\0';
+	assert_int_equal(strncmp(line, "PORT ", 5), 0);
+	errno = 0;
+	port = strtol(line + 5, &end, 10);
+	assert_true(errno == 0 && *end == '\0' && port > 0 && port < 65536);
+	snprintf(s->base, sizeof(s->base), "http://127.0.0.1:%ld", port);
+}
+
+static void server_stop(struct server *s)
+{
+	if (s->pid > 0) {
+		kill(s->pid, SIGKILL);
+		waitpid(s->pid, NULL, 0);
+	}
+	close(s->out_fd);
+}
+
+/* The requests the server saw, one JSON line each, into lines[] (malloc'd); returns how many. */
+static int server_requests(const struct server *s, char **lines, int max)
+{
+	struct cuco_strbuf log = CUCO_STRBUF_INIT;
+	int n = 0;
+
+	if (cuco_strbuf_read_file(&log, s->log) == 0)
+		for (const char *p = log.buf; *p && n < max;) {
+			size_t len = strcspn(p, "\n");
+			lines[n] = strndup(p, len);
+			n++;
+			p += len;
+			if (*p)
+				p++;
+		}
+	cuco_strbuf_release(&log);
+	return n;
+}
+
+static long long q_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	long long v = -1;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static char *q_text(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	char *v = NULL;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		v = strdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* ---- the fake run stage ---- */
+
+struct fake_judge {
+	int calls[2];   /* per stage */
+	int fail_first; /* 1: stage B's first verification fails */
+	int no_gpu;     /* 1: every verdict is CUCO_ERR_NO_GPU, like this machine */
+};
+
+static int fake_judge(void *arg, int stage, const char *path, const char *code,
+                      struct cuco_fastpath_verdict *v, struct cuco_err *err)
+{
+	struct fake_judge *f = arg;
+
+	(void)path;
+	(void)err;
+	assert_non_null(code);
+	f->calls[stage]++;
+	if (f->no_gpu) {
+		v->code = CUCO_ERR_NO_GPU;
+		snprintf(v->message, sizeof(v->message),
+		         "execution needs 2 CUDA GPUs on this node; this machine has none");
+		return CUCO_OK;
+	}
+	if (stage == CUCO_FASTPATH_STAGE_B && f->fail_first && f->calls[stage] == 1) {
+		v->code = CUCO_ERR_VERIFY;
+		v->rel_err = 0.5;
+		snprintf(v->message, sizeof(v->message),
+		         "wrong: rank 1 output differs from the reference at element 0");
+		return CUCO_OK;
+	}
+	v->code = CUCO_OK;
+	v->median_us = 40.0;
+	v->baseline_us = 50.0;
+	v->rel_err = 0.0;
+	return CUCO_OK;
+}
+
+static void agent_config(struct cuco_fastpath_agent_config *c, const char *base,
+                         struct cuco_store *store, int64_t run_id, struct fake_judge *j)
+{
+	cuco_fastpath_agent_config_init(c);
+	c->llm.base_url = base;
+	c->llm.model = "model-fp";
+	c->llm.api_key_env = KEY_ENV;
+	c->llm.retry_base_ms = 5;
+	c->llm.retry_max_ms = 20;
+	c->share_dir = CUCO_SOURCE_DIR "/share";
+	c->file = HOST;
+	c->host_code = host_code;
+	c->workload = "toy_bcast";
+	c->workload_description = "broadcasts rank 0's doubled vector (a test workload)";
+	c->shape = "small";
+	c->ds = &ds;
+	c->design_space_text = ds_text;
+	c->facts = &facts;
+	c->store = store;
+	c->run_id = run_id;
+	c->iterations = 3;
+	c->judge = fake_judge;
+	c->judge_arg = j;
+}
+
+static int64_t begin_run(struct cuco_store *store)
+{
+	struct cuco_run_rec r;
+	struct cuco_err err;
+	int64_t id = 0;
+
+	cuco_run_rec_init(&r);
+	r.kind = "fastpath";
+	r.workload = "toy_bcast";
+	r.status = "running";
+	if (cuco_store_run_begin(store, &r, &id, &err))
+		fail_msg("%s", err.msg);
+	return id;
+}
+
+/* ---- tests ---- */
+
+/* The rules refuse the fixture: that is why the agent exists. */
+static void test_rules_refuse(void **state)
+{
+	struct cuco_strbuf out = CUCO_STRBUF_INIT;
+	struct cuco_fastpath_opts o;
+	struct cuco_err err;
+
+	(void)state;
+	cuco_fastpath_opts_init(&o);
+	o.share_dir = CUCO_SOURCE_DIR "/share/fastpath";
+	assert_int_equal(cuco_fastpath_transform(HOST, host_code, &o, &out, NULL, &err),
+	                 CUCO_ERR_UNSUPPORTED);
+	assert_contains(err.msg, "ncclBroadcast");
+	cuco_strbuf_release(&out);
+}
+
+/* Stage A: compile error -> fed back -> fixed; stage B: no markers -> asked again -> good. */
+static void test_agent_no_gpu(void **state)
+{
+	static const char *const replies[] = {"a_compile_error", "a_fixed", "b_no_markers",
+	                                      "b_good", NULL};
+	struct server srv;
+	struct cuco_store *store = NULL;
+	struct cuco_fastpath_agent_config c;
+	struct cuco_fastpath_agent_result res;
+	struct cuco_evolve_block blocks[4];
+	struct cuco_directive d;
+	struct fake_judge j;
+	struct cuco_err err;
+	struct cuco_strbuf file = CUCO_STRBUF_INIT;
+	char path[128], *req[8], *s, sql[256];
+	int64_t run_id;
+	int n, nb = 0;
+	sqlite3 *db;
+
+	(void)state;
+	memset(&j, 0, sizeof(j));
+	j.no_gpu = 1;
+	server_start(&srv, "nogpu", replies);
+	snprintf(path, sizeof(path), "%s/agent.db", tmp);
+	assert_int_equal(cuco_store_open(path, &store, &err), CUCO_OK);
+	run_id = begin_run(store);
+	agent_config(&c, srv.base, store, run_id, &j);
+	cuco_fastpath_agent_result_init(&res);
+	if (cuco_fastpath_agent_run(&c, &res, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	n = server_requests(&srv, req, 8);
+	server_stop(&srv);
+
+	/* the outcome */
+	assert_int_equal(n, 4);
+	assert_int_equal(res.calls, 4);
+	assert_int_equal(res.attempts[0], 2);
+	assert_int_equal(res.attempts[1], 2);
+	assert_int_equal(res.verified, 0);
+	assert_contains(res.note, "verification needs >= 2 GPUs");
+	assert_int_equal(j.calls[0], 1); /* asked once, then compile checks only */
+	assert_int_equal(j.calls[1], 0);
+	assert_non_null(res.stage_a);
+	assert_contains(res.stage_a, "ncclBroadcast"); /* stage A keeps the collective */
+	assert_contains(res.stage_a, "req->devcomm = 1");
+	assert_non_null(res.seed);
+	assert_null(strstr(res.seed, "ncclBroadcast("));
+	assert_int_equal(cuco_evolve_blocks_find("seed", res.seed, blocks, 4, &nb, &err), CUCO_OK);
+	assert_int_equal(nb, 1);
+	assert_int_equal(cuco_directive_find_line(res.seed), 1);
+	assert_int_equal(cuco_directive_parse("seed", res.seed, &d, &err), CUCO_OK);
+	cuco_directive_release(&d);
+	assert_contains(res.directive_json, "\"backend\":\"lsa\"");
+
+	/* the feedback: nvcc's error, then the missing markers */
+	assert_contains(req[0], "This is stage A");
+	assert_contains(req[0], "ncclBroadcast");     /* the host program */
+	assert_contains(req[0], "cuco_requirements"); /* the ABI header */
+	assert_contains(req[0], "lsa_peer");          /* the device-library guide */
+	assert_contains(req[0], "broadcasts rank 0"); /* the workload description */
+	assert_contains(req[0], "None: this is the first attempt.");
+	assert_contains(req[1], "It does not compile. nvcc said:");
+	assert_contains(req[1], "COMM_CTAS");
+	assert_contains(req[1], "undefined");
+	assert_contains(req[1], "lsa_barrier_count = COMM_CTAS"); /* the previous attempt */
+	assert_contains(req[2], "This is stage B");
+	assert_contains(req[2], "lsa_barrier_count = 32"); /* stage A's result is the input */
+	assert_contains(req[3], "no EVOLVE-BLOCKs");
+	for (int i = 0; i < n; i++) {
+		/* the key goes in the header only, never into a prompt */
+		assert_contains(req[i], "Bearer " KEY);
+		assert_non_null(strstr(req[i], "\"request\""));
+		assert_null(strstr(strstr(req[i], "\"request\""), KEY));
+		free(req[i]);
+	}
+
+	/* the store */
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM llm_calls WHERE run_id = %lld",
+	         (long long)run_id);
+	assert_int_equal(q_int(db, sql), 4);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM llm_calls WHERE error LIKE "
+	                           "'%stage A attempt 1/3: does not compile%'"),
+	                 1);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM llm_calls WHERE error LIKE "
+	                           "'%stage B attempt 1/3: program rejected%no EVOLVE-BLOCKs%'"),
+	                 1);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM programs WHERE origin = 'seed' AND "
+	                           "operator = 'llm-fastpath'"),
+	                 1);
+	assert_int_equal(q_int(db, "SELECT program_id FROM llm_calls ORDER BY id DESC LIMIT 1"),
+	                 res.program_id);
+	s = q_text(db, "SELECT status || '/' || stage_reached FROM evaluations");
+	assert_string_equal(s, "no_gpu/compile");
+	free(s);
+	s = q_text(db, "SELECT code FROM programs WHERE operator = 'llm-fastpath'");
+	assert_string_equal(s, res.seed);
+	free(s);
+	sqlite3_close(db);
+	cuco_store_close(store);
+	assert_int_equal(cuco_strbuf_read_file(&file, path), 0);
+	assert_null(memmem(file.buf, file.len, KEY, strlen(KEY)));
+	cuco_strbuf_release(&file);
+	cuco_fastpath_agent_result_release(&res);
+}
+
+/* With a (fake) GPU stage: a failed verification is fed back; the seed is stored verified. */
+static void test_agent_verify(void **state)
+{
+	static const char *const replies[] = {"a_fixed", "b_good", "b_good", NULL};
+	struct server srv;
+	struct cuco_store *store = NULL;
+	struct cuco_fastpath_agent_config c;
+	struct cuco_fastpath_agent_result res;
+	struct fake_judge j;
+	struct cuco_err err;
+	char path[128], *req[8], *s;
+	int n;
+	sqlite3 *db;
+
+	(void)state;
+	memset(&j, 0, sizeof(j));
+	j.fail_first = 1;
+	server_start(&srv, "verify", replies);
+	snprintf(path, sizeof(path), "%s/verify.db", tmp);
+	assert_int_equal(cuco_store_open(path, &store, &err), CUCO_OK);
+	agent_config(&c, srv.base, store, begin_run(store), &j);
+	cuco_fastpath_agent_result_init(&res);
+	if (cuco_fastpath_agent_run(&c, &res, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	n = server_requests(&srv, req, 8);
+	server_stop(&srv);
+	assert_int_equal(n, 3);
+	assert_int_equal(res.verified, 1);
+	assert_string_equal(res.note, "");
+	assert_int_equal(res.attempts[0], 1);
+	assert_int_equal(res.attempts[1], 2);
+	assert_int_equal(j.calls[0], 1);
+	assert_int_equal(j.calls[1], 2);
+	assert_contains(req[2], "the run stage failed");
+	assert_contains(req[2], "rank 1 output differs");
+	assert_contains(req[2], "max relative error against the reference: 0.5");
+	for (int i = 0; i < n; i++)
+		free(req[i]);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	s = q_text(db, "SELECT status || '/' || printf('%.2f', fitness) FROM evaluations");
+	assert_string_equal(s, "ok/1.25");
+	free(s);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM llm_calls WHERE error LIKE "
+	                           "'%run stage failed%'"),
+	                 1);
+	sqlite3_close(db);
+	cuco_store_close(store);
+	cuco_fastpath_agent_result_release(&res);
+}
+
+/* Every attempt of a stage refused: a clear error naming the stage and the last failure. */
+static void test_agent_gives_up(void **state)
+{
+	static const char *const replies[] = {"a_fixed", "b_no_markers", "b_no_markers", NULL};
+	struct server srv;
+	struct cuco_fastpath_agent_config c;
+	struct cuco_fastpath_agent_result res;
+	struct fake_judge j;
+	struct cuco_err err;
+
+	(void)state;
+	memset(&j, 0, sizeof(j));
+	j.no_gpu = 1;
+	server_start(&srv, "giveup", replies);
+	agent_config(&c, srv.base, NULL, 0, &j);
+	c.iterations = 2;
+	cuco_fastpath_agent_result_init(&res);
+	assert_int_equal(cuco_fastpath_agent_run(&c, &res, &err), CUCO_ERR_INVALID);
+	server_stop(&srv);
+	assert_contains(err.msg, "stage B: no acceptable program after 2 attempts");
+	assert_contains(err.msg, "no EVOLVE-BLOCKs");
+	assert_non_null(res.stage_a);
+	assert_null(res.seed);
+	cuco_fastpath_agent_result_release(&res);
+}
+
+/* `cuco fastpath --llm` without an endpoint: exit 5 naming the flag and the variable. */
+static void test_cli_no_endpoint(void **state)
+{
+	char cmd[512], buf[4096];
+	size_t n;
+	FILE *p;
+	int st;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd),
+	         "env -u CUCO_LLM_BASE_URL -u CUCO_LLM_MODEL CUCO_STORE=%s/cli.db %s/cuco fastpath "
+	         "--llm %s 2>&1",
+	         tmp, CUCO_BINARY_DIR, HOST);
+	if (access(CUCO_BINARY_DIR "/cuco", X_OK) != 0)
+		skip();
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	n = fread(buf, 1, sizeof(buf) - 1, p);
+	buf[n] = '\0';
+	st = pclose(p);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), CUCO_ERR_USAGE);
+	assert_contains(buf, "--llm needs an OpenAI-compatible endpoint: give --llm-base-url URL "
+	                     "or set CUCO_LLM_BASE_URL");
+	snprintf(cmd, sizeof(cmd),
+	         "env -u CUCO_LLM_MODEL CUCO_LLM_BASE_URL=http://127.0.0.1:9 %s/cuco fastpath "
+	         "--llm %s 2>&1",
+	         CUCO_BINARY_DIR, HOST);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	n = fread(buf, 1, sizeof(buf) - 1, p);
+	buf[n] = '\0';
+	st = pclose(p);
+	assert_int_equal(WEXITSTATUS(st), CUCO_ERR_USAGE);
+	assert_contains(buf, "give --llm-model NAME or set CUCO_LLM_MODEL");
+	snprintf(cmd, sizeof(cmd), "%s/cuco fastpath %s --llm-base-url http://x 2>&1",
+	         CUCO_BINARY_DIR, HOST);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	n = fread(buf, 1, sizeof(buf) - 1, p);
+	buf[n] = '\0';
+	st = pclose(p);
+	assert_int_equal(WEXITSTATUS(st), CUCO_ERR_USAGE);
+	assert_contains(buf, "the --llm-* flags need --llm");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_rules_refuse),    cmocka_unit_test(test_agent_no_gpu),
+	    cmocka_unit_test(test_agent_verify),    cmocka_unit_test(test_agent_gives_up),
+	    cmocka_unit_test(test_cli_no_endpoint),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
