@@ -132,20 +132,27 @@ static void check_seed(const char *name, const char *out, int nkinds, const int 
 	assert_int_equal(fclose(f), 0);
 }
 
-static void test_allgather(void **unused)
+/* Transform good fixture `name` with the default options and run check_seed on it. */
+static void transform_seed(const char *name, int nkinds, const int *kinds, const int *lines,
+                           struct cuco_fastpath_report *report, struct cuco_strbuf *out)
 {
 	struct cuco_fastpath_opts opts;
+	struct cuco_err err;
+
+	opts_default(&opts);
+	cuco_fastpath_report_init(report);
+	if (transform(name, &opts, out, report, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	check_seed(name, out->buf, nkinds, kinds, lines, report);
+}
+
+static void test_allgather(void **unused)
+{
 	struct cuco_fastpath_report report;
 	struct cuco_strbuf out = CUCO_STRBUF_INIT;
-	struct cuco_err err;
-	(void)unused;
-	opts_default(&opts);
-	cuco_fastpath_report_init(&report);
-	int rc = transform("allgather.cu", &opts, &out, &report, &err);
-	if (rc != CUCO_OK)
-		fail_msg("%s", err.msg);
 	int kinds[] = {CUCO_FASTPATH_ALLGATHER}, lines[] = {48};
-	check_seed("allgather.cu", out.buf, 1, kinds, lines, &report);
+	(void)unused;
+	transform_seed("allgather.cu", 1, kinds, lines, &report, &out);
 	assert_int_equal(report.sites[0].column, 12);
 	assert_string_equal(report.sites[0].call, "ncclAllGather");
 	assert_string_equal(report.sites[0].replacement, "cuco_seed_allgather_0");
@@ -165,18 +172,11 @@ static void test_allgather(void **unused)
 
 static void test_reducescatter(void **unused)
 {
-	struct cuco_fastpath_opts opts;
 	struct cuco_fastpath_report report;
 	struct cuco_strbuf out = CUCO_STRBUF_INIT;
-	struct cuco_err err;
-	(void)unused;
-	opts_default(&opts);
-	cuco_fastpath_report_init(&report);
-	int rc = transform("reducescatter.cu", &opts, &out, &report, &err);
-	if (rc != CUCO_OK)
-		fail_msg("%s", err.msg);
 	int kinds[] = {CUCO_FASTPATH_REDUCESCATTER}, lines[] = {36};
-	check_seed("reducescatter.cu", out.buf, 1, kinds, lines, &report);
+	(void)unused;
+	transform_seed("reducescatter.cu", 1, kinds, lines, &report, &out);
 	assert_non_null(strstr(out.buf, "ncclResult_t r = cuco_seed_reducescatter_0(tensors, "
 	                                "tensors[0].ptr, tensors[1].ptr, tensors[1].elems,"));
 	assert_non_null(strstr(out.buf, "cuco_seed_reduce_sum<T>("));
@@ -187,18 +187,11 @@ static void test_reducescatter(void **unused)
 
 static void test_allreduce(void **unused)
 {
-	struct cuco_fastpath_opts opts;
 	struct cuco_fastpath_report report;
 	struct cuco_strbuf out = CUCO_STRBUF_INIT;
-	struct cuco_err err;
-	(void)unused;
-	opts_default(&opts);
-	cuco_fastpath_report_init(&report);
-	int rc = transform("allreduce.cu", &opts, &out, &report, &err);
-	if (rc != CUCO_OK)
-		fail_msg("%s", err.msg);
 	int kinds[] = {CUCO_FASTPATH_ALLREDUCE}, lines[] = {35};
-	check_seed("allreduce.cu", out.buf, 1, kinds, lines, &report);
+	(void)unused;
+	transform_seed("allreduce.cu", 1, kinds, lines, &report, &out);
 	assert_non_null(
 	    strstr(out.buf, "if (CHECK_NCCL(cuco_seed_allreduce_0(t, t[1].ptr, t[1].ptr,"));
 	cuco_fastpath_report_release(&report);
@@ -207,38 +200,24 @@ static void test_allreduce(void **unused)
 
 static void test_alltoall(void **unused)
 {
-	struct cuco_fastpath_opts opts;
 	struct cuco_fastpath_report report;
 	struct cuco_strbuf out = CUCO_STRBUF_INIT;
-	struct cuco_err err;
-	(void)unused;
-	opts_default(&opts);
-	cuco_fastpath_report_init(&report);
-	int rc = transform("alltoall.cu", &opts, &out, &report, &err);
-	if (rc != CUCO_OK)
-		fail_msg("%s", err.msg);
 	int kinds[] = {CUCO_FASTPATH_ALLTOALL}, lines[] = {40};
-	check_seed("alltoall.cu", out.buf, 1, kinds, lines, &report);
+	(void)unused;
+	transform_seed("alltoall.cu", 1, kinds, lines, &report, &out);
 	cuco_fastpath_report_release(&report);
 	cuco_strbuf_release(&out);
 }
 
 static void test_sendrecv(void **unused)
 {
-	struct cuco_fastpath_opts opts;
 	struct cuco_fastpath_report report;
 	struct cuco_strbuf out = CUCO_STRBUF_INIT;
-	struct cuco_err err;
-	(void)unused;
-	opts_default(&opts);
-	cuco_fastpath_report_init(&report);
-	int rc = transform("sendrecv.cu", &opts, &out, &report, &err);
-	if (rc != CUCO_OK)
-		fail_msg("%s", err.msg);
 	int kinds[] = {CUCO_FASTPATH_GROUP_START, CUCO_FASTPATH_SEND, CUCO_FASTPATH_RECV,
 	               CUCO_FASTPATH_SEND,        CUCO_FASTPATH_RECV, CUCO_FASTPATH_GROUP_END};
 	int lines[] = {43, 45, 46, 49, 51, 52};
-	check_seed("sendrecv.cu", out.buf, 6, kinds, lines, &report);
+	(void)unused;
+	transform_seed("sendrecv.cu", 6, kinds, lines, &report, &out);
 	assert_int_equal(report.ngroups, 1);
 	assert_int_equal(report.ncollectives, 1);
 	assert_non_null(strstr(out.buf, "cuco_seed_group_start(&cuco_seed_group_0, "

@@ -6,7 +6,7 @@
  * without EVOLVE-BLOCK markers, then a good one), with real nvcc compiles and
  * the run stage absent (no GPUs) or faked through the judge hook.
  */
-#define _GNU_SOURCE /* nftw, memmem, strndup */
+#define _GNU_SOURCE /* memmem; nftw, in llm_loopback.h */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,16 +14,11 @@
 
 #include <cmocka.h>
 
-#include <errno.h>
-#include <ftw.h>
 #include <math.h>
-#include <poll.h>
-#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,9 +29,10 @@
 #include "util/proc.h"
 #include "util/strbuf.h"
 
+#include "llm_loopback.h"
+
 #define FIXTURES CUCO_SOURCE_DIR "/tests/fixtures/llm/fastpath"
 #define HOST FIXTURES "/host.cu"
-#define SERVER CUCO_SOURCE_DIR "/tests/llm_server.py"
 #define DESIGN_SPACE CUCO_SOURCE_DIR "/share/design_space.json"
 #define KEY_ENV "CUCO_TEST_FASTPATH_AGENT_KEY"
 #define KEY "sk-cuco-fastpath-9f8e7d6c5b4a"
@@ -45,25 +41,6 @@ static struct cuco_design_space ds;
 static const struct cuco_hw_facts facts = {0, 1, 2, 132};
 static char tmp[64];
 static char *host_code, *ds_text;
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static char *read_all(const char *path)
-{
-	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
-
-	if (cuco_strbuf_read_file(&sb, path)) {
-		cuco_strbuf_release(&sb);
-		return NULL;
-	}
-	return cuco_strbuf_detach(&sb, NULL);
-}
 
 static int group_setup(void **state)
 {
@@ -74,8 +51,8 @@ static int group_setup(void **state)
 	if (cuco_design_space_load(DESIGN_SPACE, &ds, &err) != CUCO_OK)
 		return -1;
 	snprintf(tmp, sizeof(tmp), "/tmp/cuco-test-fastpath-agent-XXXXXX");
-	host_code = read_all(HOST);
-	ds_text = read_all(DESIGN_SPACE);
+	host_code = llm_read_all(HOST);
+	ds_text = llm_read_all(DESIGN_SPACE);
 	if (!mkdtemp(tmp) || !host_code || !ds_text)
 		return -1;
 	if (!getenv("CUCO_HOME") || !*getenv("CUCO_HOME"))
@@ -93,7 +70,7 @@ static int group_teardown(void **state)
 	free(host_code);
 	free(ds_text);
 	if (tmp[0] && !getenv("CUCO_TEST_KEEP"))
-		nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		llm_rm_tree(tmp);
 	else if (tmp[0])
 		fprintf(stderr, "kept %s\n", tmp);
 	return 0;
@@ -105,83 +82,15 @@ static void assert_contains(const char *hay, const char *needle)
 		fail_msg("expected to find\n  %s\nin\n%.3000s", needle, hay ? hay : "(null)");
 }
 
-/* ---- the loopback server ---- */
+/* ---- the loopback server and the store ---- */
 
-struct server {
-	pid_t pid;
-	int out_fd;
+/* llm_server.py replaying names, logging to <tmp>/requests-<tag>.jsonl. */
+static void start_server(struct llm_server *s, const char *tag, const char *const *names)
+{
 	char log[128];
-	char base[64];
-};
 
-static void server_start(struct server *s, const char *tag, const char *const *names)
-{
-	char *argv[40], line[64], *end;
-	struct pollfd pfd;
-	size_t n = 0;
-	int i = 0;
-	long port;
-
-	memset(s, 0, sizeof(*s));
-	snprintf(s->log, sizeof(s->log), "%s/requests-%s.jsonl", tmp, tag);
-	argv[i++] = "python3";
-	argv[i++] = SERVER;
-	argv[i++] = "--fixtures";
-	argv[i++] = FIXTURES;
-	argv[i++] = "--log";
-	argv[i++] = s->log;
-	argv[i++] = "--lifetime";
-	argv[i++] = "300";
-	for (; *names && i < 38; names++)
-		argv[i++] = (char *)*names;
-	argv[i] = NULL;
-	s->pid = cuco_proc_start(argv, NULL, &s->out_fd, NULL);
-	assert_true(s->pid > 0);
-	while (n + 1 < sizeof(line)) {
-		pfd.fd = s->out_fd;
-		pfd.events = POLLIN;
-		if (poll(&pfd, 1, 10000) <= 0)
-			fail_msg("llm_server.py did not start");
-		if (read(s->out_fd, line + n, 1) != 1)
-			fail_msg("llm_server.py exited before printing its port");
-		if (line[n] == '\n')
-			break;
-		n++;
-	}
-	line[n] = '\0';
-	assert_int_equal(strncmp(line, "PORT ", 5), 0);
-	errno = 0;
-	port = strtol(line + 5, &end, 10);
-	assert_true(errno == 0 && *end == '\0' && port > 0 && port < 65536);
-	snprintf(s->base, sizeof(s->base), "http://127.0.0.1:%ld", port);
-}
-
-static void server_stop(struct server *s)
-{
-	if (s->pid > 0) {
-		kill(s->pid, SIGKILL);
-		waitpid(s->pid, NULL, 0);
-	}
-	close(s->out_fd);
-}
-
-/* The requests the server saw, one JSON line each, into lines[] (malloc'd); returns how many. */
-static int server_requests(const struct server *s, char **lines, int max)
-{
-	struct cuco_strbuf log = CUCO_STRBUF_INIT;
-	int n = 0;
-
-	if (cuco_strbuf_read_file(&log, s->log) == 0)
-		for (const char *p = log.buf; *p && n < max;) {
-			size_t len = strcspn(p, "\n");
-			lines[n] = strndup(p, len);
-			n++;
-			p += len;
-			if (*p)
-				p++;
-		}
-	cuco_strbuf_release(&log);
-	return n;
+	snprintf(log, sizeof(log), "%s/requests-%s.jsonl", tmp, tag);
+	llm_server_start(s, FIXTURES, log, 300, names);
 }
 
 static long long q_int(sqlite3 *db, const char *sql)
@@ -310,7 +219,7 @@ static void test_agent_no_gpu(void **state)
 {
 	static const char *const replies[] = {"a_compile_error", "a_fixed", "b_no_markers",
 	                                      "b_good", NULL};
-	struct server srv;
+	struct llm_server srv;
 	struct cuco_store *store = NULL;
 	struct cuco_fastpath_agent_config c;
 	struct cuco_fastpath_agent_result res;
@@ -327,7 +236,7 @@ static void test_agent_no_gpu(void **state)
 	(void)state;
 	memset(&j, 0, sizeof(j));
 	j.no_gpu = 1;
-	server_start(&srv, "nogpu", replies);
+	start_server(&srv, "nogpu", replies);
 	snprintf(path, sizeof(path), "%s/agent.db", tmp);
 	assert_int_equal(cuco_store_open(path, &store, &err), CUCO_OK);
 	run_id = begin_run(store);
@@ -335,8 +244,8 @@ static void test_agent_no_gpu(void **state)
 	cuco_fastpath_agent_result_init(&res);
 	if (cuco_fastpath_agent_run(&c, &res, &err) != CUCO_OK)
 		fail_msg("%s", err.msg);
-	n = server_requests(&srv, req, 8);
-	server_stop(&srv);
+	n = llm_server_request_lines(&srv, req, 8);
+	llm_server_stop(&srv);
 
 	/* the outcome */
 	assert_int_equal(n, 4);
@@ -415,7 +324,7 @@ static void test_agent_no_gpu(void **state)
 static void test_agent_verify(void **state)
 {
 	static const char *const replies[] = {"a_fixed", "b_good", "b_good", NULL};
-	struct server srv;
+	struct llm_server srv;
 	struct cuco_store *store = NULL;
 	struct cuco_fastpath_agent_config c;
 	struct cuco_fastpath_agent_result res;
@@ -428,15 +337,15 @@ static void test_agent_verify(void **state)
 	(void)state;
 	memset(&j, 0, sizeof(j));
 	j.fail_first = 1;
-	server_start(&srv, "verify", replies);
+	start_server(&srv, "verify", replies);
 	snprintf(path, sizeof(path), "%s/verify.db", tmp);
 	assert_int_equal(cuco_store_open(path, &store, &err), CUCO_OK);
 	agent_config(&c, srv.base, store, begin_run(store), &j);
 	cuco_fastpath_agent_result_init(&res);
 	if (cuco_fastpath_agent_run(&c, &res, &err) != CUCO_OK)
 		fail_msg("%s", err.msg);
-	n = server_requests(&srv, req, 8);
-	server_stop(&srv);
+	n = llm_server_request_lines(&srv, req, 8);
+	llm_server_stop(&srv);
 	assert_int_equal(n, 3);
 	assert_int_equal(res.verified, 1);
 	assert_string_equal(res.note, "");
@@ -465,7 +374,7 @@ static void test_agent_verify(void **state)
 static void test_agent_gives_up(void **state)
 {
 	static const char *const replies[] = {"a_fixed", "b_no_markers", "b_no_markers", NULL};
-	struct server srv;
+	struct llm_server srv;
 	struct cuco_fastpath_agent_config c;
 	struct cuco_fastpath_agent_result res;
 	struct fake_judge j;
@@ -474,12 +383,12 @@ static void test_agent_gives_up(void **state)
 	(void)state;
 	memset(&j, 0, sizeof(j));
 	j.no_gpu = 1;
-	server_start(&srv, "giveup", replies);
+	start_server(&srv, "giveup", replies);
 	agent_config(&c, srv.base, NULL, 0, &j);
 	c.iterations = 2;
 	cuco_fastpath_agent_result_init(&res);
 	assert_int_equal(cuco_fastpath_agent_run(&c, &res, &err), CUCO_ERR_INVALID);
-	server_stop(&srv);
+	llm_server_stop(&srv);
 	assert_contains(err.msg, "stage B: no acceptable program after 2 attempts");
 	assert_contains(err.msg, "no EVOLVE-BLOCKs");
 	assert_non_null(res.stage_a);

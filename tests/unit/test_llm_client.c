@@ -4,6 +4,7 @@
  * good replies end to end, malformed and truncated bodies, retries on 429/5xx,
  * timeouts, missing usage, budgets, and the API key kept out of every record.
  */
+#define _XOPEN_SOURCE 700 /* nftw, in llm_loopback.h */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,16 +13,12 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
-#include <errno.h>
 #include <math.h>
 #include <netinet/in.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "llm/client.h"
@@ -32,106 +29,39 @@
 #include "util/proc.h"
 #include "util/strbuf.h"
 
+#include "llm_loopback.h"
+
 #define FIXTURES CUCO_SOURCE_DIR "/tests/fixtures/llm"
-#define SERVER CUCO_SOURCE_DIR "/tests/llm_server.py"
 #define KEY_ENV "CUCO_TEST_LLM_KEY"
 #define KEY "sk-cuco-test-9f8e7d6c5b4a"
 #define MODEL "test-model"
 
-/* One running llm_server.py. */
+/* One llm_server.py with a temp dir of its own: its request log, the key test's store. */
 struct server {
-	pid_t pid;
-	int out_fd;
-	int port;
+	struct llm_server srv;
 	char dir[64];
-	char log[128];
-	char base[64];
 };
 
 static void server_start(struct server *s, const char *const *names)
 {
-	char *argv[32];
-	char line[64], *end;
-	struct pollfd pfd;
-	size_t n = 0;
-	int i = 0;
-	long port;
+	char log[128];
 
-	memset(s, 0, sizeof(*s));
 	snprintf(s->dir, sizeof(s->dir), "/tmp/cuco-test-llm-XXXXXX");
 	assert_non_null(mkdtemp(s->dir));
-	snprintf(s->log, sizeof(s->log), "%s/requests.jsonl", s->dir);
-	argv[i++] = "python3";
-	argv[i++] = SERVER;
-	argv[i++] = "--fixtures";
-	argv[i++] = FIXTURES;
-	argv[i++] = "--log";
-	argv[i++] = s->log;
-	argv[i++] = "--lifetime";
-	argv[i++] = "20";
-	for (; *names && i < 30; names++)
-		argv[i++] = (char *)*names;
-	argv[i] = NULL;
-	s->pid = cuco_proc_start(argv, NULL, &s->out_fd, NULL);
-	assert_true(s->pid > 0);
-	/* "PORT <n>\n" within 10 s */
-	while (n + 1 < sizeof(line)) {
-		pfd.fd = s->out_fd;
-		pfd.events = POLLIN;
-		if (poll(&pfd, 1, 10000) <= 0)
-			fail_msg("llm_server.py did not start");
-		if (read(s->out_fd, line + n, 1) != 1)
-			fail_msg("llm_server.py exited before printing its port");
-		if (line[n] == '\n')
-			break;
-		n++;
-	}
-	line[n] = '\0';
-	assert_int_equal(strncmp(line, "PORT ", 5), 0);
-	errno = 0;
-	port = strtol(line + 5, &end, 10);
-	assert_true(errno == 0 && *end == '\0' && port > 0 && port < 65536);
-	s->port = (int)port;
-	snprintf(s->base, sizeof(s->base), "http://127.0.0.1:%d", s->port);
+	snprintf(log, sizeof(log), "%s/requests.jsonl", s->dir);
+	llm_server_start(&s->srv, FIXTURES, log, 20, names);
 }
 
 static void server_stop(struct server *s)
 {
-	char path[160];
-
-	if (s->pid > 0) {
-		kill(s->pid, SIGKILL);
-		waitpid(s->pid, NULL, 0);
-	}
-	close(s->out_fd);
-	unlink(s->log);
-	snprintf(path, sizeof(path), "%s/cuco.db", s->dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/cuco.db-wal", s->dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/cuco.db-shm", s->dir);
-	unlink(path);
-	rmdir(s->dir);
-}
-
-/* Requests the server saw (one JSON line each). */
-static int server_requests(const struct server *s, struct cuco_strbuf *log)
-{
-	const char *p;
-	int n = 0;
-
-	cuco_strbuf_reset(log);
-	if (cuco_strbuf_read_file(log, s->log) != 0)
-		return 0;
-	for (p = log->buf; *p; p++)
-		n += *p == '\n';
-	return n;
+	llm_server_stop(&s->srv);
+	llm_rm_tree(s->dir);
 }
 
 static void config(struct cuco_llm_config *cfg, const struct server *s)
 {
 	cuco_llm_config_init(cfg);
-	cfg->base_url = s->base;
+	cfg->base_url = s->srv.base;
 	cfg->model = MODEL;
 	cfg->temperature = 0.25;
 	cfg->max_tokens = 100;
@@ -151,13 +81,12 @@ static const struct cuco_llm_message msgs[] = {
 
 static char *fixture(const char *name)
 {
-	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
-	char path[512];
+	char path[512], *text;
 
 	snprintf(path, sizeof(path), "%s/%s", FIXTURES, name);
-	if (cuco_strbuf_read_file(&sb, path) != 0)
+	if (!(text = llm_read_all(path)))
 		fail_msg("cannot read %s", path);
-	return cuco_strbuf_detach(&sb, NULL);
+	return text;
 }
 
 static void assert_contains(const char *hay, const char *needle)
@@ -172,6 +101,29 @@ static void assert_no_key(const char *s)
 		fail_msg("the API key leaked into \"%s\"", s);
 }
 
+/* A client on a fresh server replaying names, configured by config() and then tweak (or NULL). */
+static struct cuco_llm_client *client_start(struct server *s, const char *const *names,
+                                            struct cuco_llm_config *cfg,
+                                            void (*tweak)(struct cuco_llm_config *))
+{
+	struct cuco_llm_client *c = NULL;
+	struct cuco_err err;
+
+	server_start(s, names);
+	config(cfg, s);
+	if (tweak)
+		tweak(cfg);
+	assert_int_equal(cuco_llm_client_new(cfg, &c, &err), CUCO_OK);
+	return c;
+}
+
+/* Free the client and stop its server. */
+static void client_stop(struct server *s, struct cuco_llm_client *c)
+{
+	cuco_llm_client_free(c);
+	server_stop(s);
+}
+
 /* One call against a server replaying names; the client is returned for budget checks. */
 static int call(const char *const *names, struct cuco_llm_config *cfg_out,
                 void (*tweak)(struct cuco_llm_config *), struct cuco_llm_result *res,
@@ -179,21 +131,15 @@ static int call(const char *const *names, struct cuco_llm_config *cfg_out,
 {
 	struct server s;
 	struct cuco_llm_config cfg;
-	struct cuco_llm_client *c = NULL;
+	struct cuco_llm_client *c = client_start(&s, names, &cfg, tweak);
 	int rc;
 
-	server_start(&s, names);
-	config(&cfg, &s);
-	if (tweak)
-		tweak(&cfg);
-	assert_int_equal(cuco_llm_client_new(&cfg, &c, err), CUCO_OK);
 	rc = cuco_llm_chat(c, msgs, 2, NULL, res, err);
 	if (log)
-		*nreq = server_requests(&s, log);
+		*nreq = llm_server_requests(&s.srv, log);
 	if (cfg_out)
 		*cfg_out = cfg;
-	cuco_llm_client_free(c);
-	server_stop(&s);
+	client_stop(&s, c);
 	return rc;
 }
 
@@ -480,9 +426,7 @@ static void test_missing_usage(void **state)
 	struct cuco_err err;
 
 	(void)state;
-	server_start(&s, names);
-	config(&cfg, &s);
-	assert_int_equal(cuco_llm_client_new(&cfg, &c, &err), CUCO_OK);
+	c = client_start(&s, names, &cfg, NULL);
 	cuco_llm_result_init(&res);
 	assert_int_equal(cuco_llm_chat(c, msgs, 2, NULL, &res, &err), CUCO_OK);
 	assert_int_equal(res.tokens_in, CUCO_STORE_NO_INT);
@@ -492,8 +436,12 @@ static void test_missing_usage(void **state)
 	assert_int_equal(cuco_llm_client_budget(c)->tokens_used, res.charged_tokens);
 	assert_int_equal(cuco_llm_client_budget(c)->calls, 1);
 	cuco_llm_result_release(&res);
-	cuco_llm_client_free(c);
-	server_stop(&s);
+	client_stop(&s, c);
+}
+
+static void token_budget(struct cuco_llm_config *cfg)
+{
+	cfg->budget_tokens = 300; /* one call uses 200; the next may take ~120 more */
 }
 
 static void test_budget_tokens(void **state)
@@ -507,10 +455,7 @@ static void test_budget_tokens(void **state)
 	struct cuco_err err;
 
 	(void)state;
-	server_start(&s, names);
-	config(&cfg, &s);
-	cfg.budget_tokens = 300; /* one call uses 200; the next may take ~120 more */
-	assert_int_equal(cuco_llm_client_new(&cfg, &c, &err), CUCO_OK);
+	c = client_start(&s, names, &cfg, token_budget);
 	cuco_llm_result_init(&res);
 	assert_int_equal(cuco_llm_chat(c, msgs, 2, NULL, &res, &err), CUCO_OK);
 	assert_int_equal(cuco_llm_client_budget(c)->tokens_used, 200);
@@ -522,10 +467,10 @@ static void test_budget_tokens(void **state)
 	assert_contains(err.msg, "raise the token budget");
 	assert_int_equal(cuco_llm_client_budget(c)->exhausted, 1);
 	assert_int_equal(cuco_llm_client_budget(c)->calls, 1);
-	assert_int_equal(server_requests(&s, &log), 1); /* nothing sent for the refused call */
+	/* nothing sent for the refused call */
+	assert_int_equal(llm_server_requests(&s.srv, &log), 1);
 	cuco_llm_result_release(&res);
-	cuco_llm_client_free(c);
-	server_stop(&s);
+	client_stop(&s, c);
 	cuco_strbuf_release(&log);
 }
 
@@ -561,8 +506,7 @@ static void test_budget_cost(void **state)
 	assert_true(fabs(cuco_llm_price_cost(&cfg, MODEL, 1000000, 0) - 1.0) < 1e-12);
 	assert_true(isnan(cuco_llm_price_cost(&cfg, "unknown", 1, 1)));
 	cuco_llm_result_release(&res);
-	cuco_llm_client_free(c);
-	server_stop(&s);
+	client_stop(&s, c);
 }
 
 /* Store every column of res and read it back; none may hold the key. */
@@ -609,9 +553,7 @@ static void test_key_never_recorded(void **state)
 	struct cuco_err err;
 
 	(void)state;
-	server_start(&s, names);
-	config(&cfg, &s);
-	assert_int_equal(cuco_llm_client_new(&cfg, &c, &err), CUCO_OK);
+	c = client_start(&s, names, &cfg, NULL);
 	cuco_llm_result_init(&res);
 
 	/* a server that echoes the Authorization header in its error page */
@@ -633,8 +575,7 @@ static void test_key_never_recorded(void **state)
 	assert_stored_without_key(&s, &res);
 
 	cuco_llm_result_release(&res);
-	cuco_llm_client_free(c);
-	server_stop(&s);
+	client_stop(&s, c);
 }
 
 static void test_no_key_no_header(void **state)

@@ -5,7 +5,7 @@
  * stage real (nvcc builds every child) and a fake GPU stage (fitness from
  * the directive, once the .so exists).
  */
-#define _XOPEN_SOURCE 700 /* nftw */
+#define _XOPEN_SOURCE 700 /* nftw, in llm_loopback.h */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,17 +13,12 @@
 
 #include <cmocka.h>
 
-#include <errno.h>
-#include <ftw.h>
 #include <math.h>
-#include <poll.h>
-#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cascade/cascade.h"
@@ -34,11 +29,12 @@
 #include "util/proc.h"
 #include "util/strbuf.h"
 
+#include "llm_loopback.h"
+
 #include "search_fake.h"
 
 #define FIXTURES CUCO_SOURCE_DIR "/tests/fixtures/llm/evolve"
 #define SEED FIXTURES "/seed.cu"
-#define SERVER CUCO_SOURCE_DIR "/tests/llm_server.py"
 #define DESIGN_SPACE CUCO_SOURCE_DIR "/share/design_space.json"
 #define KEY_ENV "CUCO_TEST_LLM_EVOLVE_KEY"
 #define KEY "sk-cuco-evolve-1a2b3c4d5e6f"
@@ -47,25 +43,6 @@ static struct cuco_design_space ds;
 static const struct cuco_hw_facts facts = {0, 1, 2, 132};
 static char tmp[64];
 static char *seed_code, *ds_text;
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static char *read_all(const char *path)
-{
-	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
-
-	if (cuco_strbuf_read_file(&sb, path)) {
-		cuco_strbuf_release(&sb);
-		return NULL;
-	}
-	return cuco_strbuf_detach(&sb, NULL);
-}
 
 static int group_setup(void **state)
 {
@@ -76,8 +53,8 @@ static int group_setup(void **state)
 	if (cuco_design_space_load(DESIGN_SPACE, &ds, &err) != CUCO_OK)
 		return -1;
 	snprintf(tmp, sizeof(tmp), "/tmp/cuco-test-llm-evolve-XXXXXX");
-	seed_code = read_all(SEED);
-	ds_text = read_all(DESIGN_SPACE);
+	seed_code = llm_read_all(SEED);
+	ds_text = llm_read_all(DESIGN_SPACE);
 	if (!mkdtemp(tmp) || !seed_code || !ds_text)
 		return -1;
 	if (!getenv("CUCO_HOME") || !*getenv("CUCO_HOME"))
@@ -95,7 +72,7 @@ static int group_teardown(void **state)
 	free(seed_code);
 	free(ds_text);
 	if (tmp[0] && !getenv("CUCO_TEST_KEEP")) /* set it to look at the store afterwards */
-		nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		llm_rm_tree(tmp);
 	else if (tmp[0])
 		fprintf(stderr, "kept %s\n", tmp);
 	return 0;
@@ -276,77 +253,6 @@ static void test_prompt_assembly(void **state)
 
 /* ---- the slow path against the loopback server ---- */
 
-struct server {
-	pid_t pid;
-	int out_fd;
-	char log[128];
-	char base[64];
-};
-
-static void server_start(struct server *s, const char *const *names)
-{
-	char *argv[40], line[64], *end;
-	struct pollfd pfd;
-	size_t n = 0;
-	int i = 0;
-	long port;
-
-	memset(s, 0, sizeof(*s));
-	snprintf(s->log, sizeof(s->log), "%s/requests.jsonl", tmp);
-	argv[i++] = "python3";
-	argv[i++] = SERVER;
-	argv[i++] = "--fixtures";
-	argv[i++] = FIXTURES;
-	argv[i++] = "--log";
-	argv[i++] = s->log;
-	argv[i++] = "--lifetime";
-	argv[i++] = "300";
-	for (; *names && i < 38; names++)
-		argv[i++] = (char *)*names;
-	argv[i] = NULL;
-	s->pid = cuco_proc_start(argv, NULL, &s->out_fd, NULL);
-	assert_true(s->pid > 0);
-	while (n + 1 < sizeof(line)) {
-		pfd.fd = s->out_fd;
-		pfd.events = POLLIN;
-		if (poll(&pfd, 1, 10000) <= 0)
-			fail_msg("llm_server.py did not start");
-		if (read(s->out_fd, line + n, 1) != 1)
-			fail_msg("llm_server.py exited before printing its port");
-		if (line[n] == '\n')
-			break;
-		n++;
-	}
-	line[n] = '\0';
-	assert_int_equal(strncmp(line, "PORT ", 5), 0);
-	errno = 0;
-	port = strtol(line + 5, &end, 10);
-	assert_true(errno == 0 && *end == '\0' && port > 0 && port < 65536);
-	snprintf(s->base, sizeof(s->base), "http://127.0.0.1:%ld", port);
-}
-
-static void server_stop(struct server *s)
-{
-	if (s->pid > 0) {
-		kill(s->pid, SIGKILL);
-		waitpid(s->pid, NULL, 0);
-	}
-	close(s->out_fd);
-}
-
-/* Requests the server saw (one JSON line each) into log; returns how many. */
-static int server_requests_seen(const struct server *s, struct cuco_strbuf *log)
-{
-	int n = 0;
-
-	cuco_strbuf_reset(log);
-	if (cuco_strbuf_read_file(log, s->log) != 0)
-		return 0;
-	for (const char *p = log->buf; *p; p++)
-		n += *p == '\n';
-	return n;
-}
-
 /* Real nvcc compile, then the fake GPU stage of search_fake.h. */
 struct compile_eval {
 	struct cuco_compile_opts copts;
@@ -433,7 +339,7 @@ static void test_slow_path(void **state)
 	    "malformed",     "rewrite_overlap", "no_directive", "rewrite_syntax", "summary",
 	    "reply_outside", "rewrite_ctas64",  "diff_threads", "summary",        NULL,
 	};
-	struct server srv;
+	struct llm_server srv;
 	struct cuco_store *store = NULL;
 	struct cuco_llm_operator_config c;
 	struct cuco_llm_operator *op = NULL;
@@ -458,7 +364,8 @@ static void test_slow_path(void **state)
 	snprintf(ce.cache, sizeof(ce.cache), "%s/cache", tmp);
 	ce.copts.cache_dir = ce.cache;
 	ce.copts.jobs = 2;
-	server_start(&srv, replies);
+	snprintf(path, sizeof(path), "%s/requests.jsonl", tmp);
+	llm_server_start(&srv, FIXTURES, path, 300, replies);
 	snprintf(path, sizeof(path), "%s/evolve.db", tmp);
 	assert_int_equal(cuco_store_open(path, &store, &err), CUCO_OK);
 	op_config(&c, store, srv.base);
@@ -489,10 +396,10 @@ static void test_slow_path(void **state)
 	assert_int_equal(stats[0].accepted + stats[1].accepted, 4);
 	assert_int_equal(stats[0].calls + stats[1].calls, 9);
 	assert_true(ce.compiles <= 6);
-	assert_int_equal(server_requests_seen(&srv, &log), 9);
+	assert_int_equal(llm_server_requests(&srv, &log), 9);
 	cuco_llm_operator_free(op);
 	cuco_store_close(store);
-	server_stop(&srv);
+	llm_server_stop(&srv);
 
 	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
 	/* every call stored; the accepted ones linked to their candidates */
