@@ -444,10 +444,16 @@ int hx_launch_env(const struct hx_opts *o)
 			return CUCO_ERR_IO;
 		}
 	}
-	if (me.rank < 0 || me.nranks < 1 || me.rank >= me.nranks) {
+	if (me.rank < 0 || me.nranks < 1) {
 		hx_emit_failure(1, -1, CUCO_ERR_USAGE, "launch",
 		                "--launch env needs the rank and size from mpirun, srun, or "
 		                "CUCO_RANK/CUCO_NRANKS");
+		return CUCO_ERR_USAGE;
+	}
+	if (me.rank >= me.nranks) {
+		snprintf(err, sizeof(err), "rank %d is out of range for %d ranks", me.rank,
+		         me.nranks);
+		hx_emit_failure(1, -1, CUCO_ERR_USAGE, "launch", err);
 		return CUCO_ERR_USAGE;
 	}
 	if (me.local_rank < 0)

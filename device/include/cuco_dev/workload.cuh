@@ -32,6 +32,10 @@ static inline int gemm_dims_get(const struct cuco_shape *s, int nranks, char spl
 		snprintf(err, len, "shape '%s' needs positive M, N and K", s->name);
 		return 1;
 	}
+	if (nranks < 1) {
+		snprintf(err, len, "shape '%s': %d ranks; need at least 1", s->name, nranks);
+		return 1;
+	}
 	whole = split == 'M' ? d->M : d->N;
 	if (whole % nranks) {
 		snprintf(err, len, "shape '%s': %c=%lld is not divisible by %d ranks", s->name, split,
