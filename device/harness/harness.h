@@ -67,6 +67,8 @@ const char *hx_stage_name(void);
 
 /* --- rank.c: what each rank does */
 int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUniqueId *id);
+/* The rank count failure lines report before hx_rank_main sets it. */
+void hx_set_nranks(int n);
 /* Name the program in later failure lines (the fork parent, for a dead rank). */
 void hx_set_program(const char *name);
 /* Write one JSON failure line {"harness":1,"status":...} to fd. */

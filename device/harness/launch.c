@@ -170,6 +170,7 @@ int hx_launch_fork(const struct hx_opts *o)
 		hx_emit_failure(1, -1, CUCO_ERR_NO_GPU, "launch", msg);
 		return CUCO_ERR_NO_GPU;
 	}
+	hx_set_nranks(n);
 	ch = calloc((size_t)n, sizeof(*ch));
 	down = calloc((size_t)n, sizeof(*down));
 	if (!ch || !down || pipe(up))
@@ -445,7 +446,7 @@ int hx_launch_env(const struct hx_opts *o)
 		}
 	}
 	if (me.rank < 0 || me.nranks < 1) {
-		hx_emit_failure(1, -1, CUCO_ERR_USAGE, "launch",
+		hx_emit_failure(me.out_fd, -1, CUCO_ERR_USAGE, "launch",
 		                "--launch env needs the rank and size from mpirun, srun, or "
 		                "CUCO_RANK/CUCO_NRANKS");
 		return CUCO_ERR_USAGE;
@@ -453,13 +454,14 @@ int hx_launch_env(const struct hx_opts *o)
 	if (me.rank >= me.nranks) {
 		snprintf(err, sizeof(err), "rank %d is out of range for %d ranks", me.rank,
 		         me.nranks);
-		hx_emit_failure(1, -1, CUCO_ERR_USAGE, "launch", err);
+		hx_emit_failure(me.out_fd, -1, CUCO_ERR_USAGE, "launch", err);
 		return CUCO_ERR_USAGE;
 	}
+	hx_set_nranks(me.nranks);
 	if (me.local_rank < 0)
 		me.local_rank = me.rank;
 	if (tcp_bootstrap(me.rank, me.nranks, &id, o->timeout_s, err, sizeof(err))) {
-		hx_emit_failure(1, me.rank, CUCO_ERR_TIMEOUT, "bootstrap", err);
+		hx_emit_failure(me.out_fd, me.rank, CUCO_ERR_TIMEOUT, "bootstrap", err);
 		return CUCO_ERR_TIMEOUT;
 	}
 	return hx_rank_main(o, &me, &id);

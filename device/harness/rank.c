@@ -106,6 +106,11 @@ void hx_emit_failure(int fd, int rank, int code, const char *stage, const char *
 	cuco_strbuf_release(&sb);
 }
 
+void hx_set_nranks(int n)
+{
+	g_nranks = n;
+}
+
 void hx_set_program(const char *name)
 {
 	static char copy[128];
