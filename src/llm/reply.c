@@ -983,6 +983,43 @@ static int reject(struct cuco_llm_edit *out, struct cuco_err *err, int code, con
 	return cuco_err_set(err, code, "%s", why);
 }
 
+/*
+ * The directive found at reply line dline_idx must come before the code and
+ * (with ds) lie in the design space; on success its canonical JSON goes to
+ * out->directive_json. Returns CUCO_OK or a rejection (reason in out and err).
+ */
+static int accept_directive(const struct lines *L, int dline_idx, struct cuco_llm_edit *out,
+                            const struct cuco_design_space *ds, const struct cuco_hw_facts *facts,
+                            struct cuco_err *err)
+{
+	struct cuco_strbuf why = CUCO_STRBUF_INIT;
+	struct cuco_err e;
+	int i = first_code_line(L), rc, ret = CUCO_OK;
+
+	if (i < dline_idx) {
+		cuco_strbuf_addf(
+		    &why,
+		    "directive: stated at reply line %d, after the code that starts at "
+		    "line %d; state the directive first, then the code",
+		    dline_idx + 1, i + 1);
+		ret = reject(out, err, CUCO_ERR_PARSE, why.buf);
+		goto out;
+	}
+	if (ds) {
+		cuco_err_clear(&e);
+		rc = cuco_directive_validate(&out->directive, ds, facts, &e);
+		if (rc != CUCO_OK) {
+			cuco_strbuf_addf(&why, "directive: %s", e.msg);
+			ret = reject(out, err, rc, why.buf);
+			goto out;
+		}
+	}
+	out->directive_json = cuco_directive_to_json(&out->directive);
+out:
+	cuco_strbuf_release(&why);
+	return ret;
+}
+
 int cuco_llm_reply_apply(const char *file, const char *parent, const char *reply, int mode,
                          const struct cuco_design_space *ds, const struct cuco_hw_facts *facts,
                          struct cuco_llm_edit *out, struct cuco_err *err)
@@ -1017,25 +1054,9 @@ int cuco_llm_reply_apply(const char *file, const char *parent, const char *reply
 		ret = reject(out, err, CUCO_ERR_PARSE, why.buf);
 		goto out;
 	}
-	i = first_code_line(&L);
-	if (i < dline_idx) {
-		cuco_strbuf_addf(
-		    &why,
-		    "directive: stated at reply line %d, after the code that starts at "
-		    "line %d; state the directive first, then the code",
-		    dline_idx + 1, i + 1);
-		ret = reject(out, err, CUCO_ERR_PARSE, why.buf);
+	ret = accept_directive(&L, dline_idx, out, ds, facts, err);
+	if (ret)
 		goto out;
-	}
-	if (ds) {
-		rc = cuco_directive_validate(&out->directive, ds, facts, &e);
-		if (rc != CUCO_OK) {
-			cuco_strbuf_addf(&why, "directive: %s", e.msg);
-			ret = reject(out, err, rc, why.buf);
-			goto out;
-		}
-	}
-	out->directive_json = cuco_directive_to_json(&out->directive);
 
 	/* 2. the code */
 	if (mode == CUCO_LLM_MODE_DIFF) {
@@ -1141,25 +1162,9 @@ int cuco_llm_reply_program(const char *reply, int need_directive,
 		goto out;
 	}
 	if (have_directive) {
-		i = first_code_line(&L);
-		if (i < dline_idx) {
-			cuco_strbuf_addf(&why,
-			                 "directive: stated at reply line %d, after the code that "
-			                 "starts at line %d; state the directive first, then the "
-			                 "code",
-			                 dline_idx + 1, i + 1);
-			ret = reject(out, err, CUCO_ERR_PARSE, why.buf);
+		ret = accept_directive(&L, dline_idx, out, ds, facts, err);
+		if (ret)
 			goto out;
-		}
-		if (ds) {
-			rc = cuco_directive_validate(&out->directive, ds, facts, &e);
-			if (rc != CUCO_OK) {
-				cuco_strbuf_addf(&why, "directive: %s", e.msg);
-				ret = reject(out, err, rc, why.buf);
-				goto out;
-			}
-		}
-		out->directive_json = cuco_directive_to_json(&out->directive);
 	}
 
 	/* 2. the program: one fenced block (the longest when there are several) */
