@@ -30,6 +30,7 @@
 #include "util/strbuf.h"
 
 #include "llm_loopback.h"
+#include "store_query.h"
 
 #define FIXTURES CUCO_SOURCE_DIR "/tests/fixtures/llm/fastpath"
 #define HOST FIXTURES "/host.cu"
@@ -91,32 +92,6 @@ static void start_server(struct llm_server *s, const char *tag, const char *cons
 
 	snprintf(log, sizeof(log), "%s/requests-%s.jsonl", tmp, tag);
 	llm_server_start(s, FIXTURES, log, 300, names);
-}
-
-static long long q_int(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt *st;
-	long long v = -1;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
-static char *q_text(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt *st;
-	char *v = NULL;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-		v = strdup((const char *)sqlite3_column_text(st, 0));
-	sqlite3_finalize(st);
-	return v;
 }
 
 /* ---- the fake run stage ---- */

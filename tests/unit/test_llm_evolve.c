@@ -30,6 +30,7 @@
 #include "util/strbuf.h"
 
 #include "llm_loopback.h"
+#include "store_query.h"
 
 #include "search_fake.h"
 
@@ -290,32 +291,6 @@ static int compile_batch(void *ctx, const struct cuco_candidate *c, int n,
 	for (int i = 0; i < n; i++)
 		cuco_compile_job_release(&jobs[i]);
 	return rc;
-}
-
-static long long q_int(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt *st;
-	long long v = -1;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
-static char *q_text(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt *st;
-	char *v = NULL;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-		v = strdup((const char *)sqlite3_column_text(st, 0));
-	sqlite3_finalize(st);
-	return v;
 }
 
 static int count(const char *hay, const char *needle)
