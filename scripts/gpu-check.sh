@@ -2,7 +2,9 @@
 # gpu-check.sh - everything cuco checks on a GPU node, in one go (one device
 # lease): doctor, device-library tests (plain and under compute-sanitizer),
 # the harness's failure modes, the mpirun launch path, and the benchmark.
-# Usage: scripts/gpu-check.sh [quick|full] [OUTDIR]
+# Usage: scripts/gpu-check.sh [quick|full|slowpath] [OUTDIR]
+# slowpath reads SHAPES ('--shape 4096 --shape 8192'), EVOLVE_SHAPE,
+# EVOLVE_EVALS and EVOLVE_GENERATIONS from the environment.
 set -u
 mode=${1:-quick}
 out=${2:-${OUT:-bench/results/tmp}}
@@ -28,6 +30,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 nvidia-smi topo -m
 step doctor $B/cuco doctor
 step fastpath $B/cuco fastpath gemm_allgather
+if [ "$mode" != slowpath ]; then
 step test_lsa timeout 120 $B/test_lsa
 step test_gemm_quick timeout 120 $B/test_gemm --quick
 W=workloads/gemm_allgather
@@ -39,6 +42,7 @@ step eval_gin $B/cuco eval tests/gpu/programs/gin.cu --workload gemm_allgather -
 step eval_seed_after_crash $B/cuco eval .cuco/seeds/gemm_allgather.seed.cu --workload gemm_allgather --shape 2048
 step eval_seed_mpirun $B/cuco eval .cuco/seeds/gemm_allgather.seed.cu --workload gemm_allgather --shape 4096 \
 	--launcher "mpirun -np 2 --allow-run-as-root -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x CUCO_MASTER_PORT=29533"
+fi
 if [ "$mode" = full ]; then
 	step sanitizer_memcheck timeout 300 compute-sanitizer --tool memcheck --report-api-errors no --target-processes all $B/test_lsa --small --timeout 250
 	step sanitizer_racecheck timeout 300 compute-sanitizer --tool racecheck --target-processes all $B/test_lsa --small --timeout 250
@@ -52,6 +56,24 @@ if [ "$mode" = full ]; then
 		--program $V/fused_producer.cu --program $V/specialized.cu
 	step evolve timeout 150 $B/cuco evolve gemm_allgather --shape 8192 --budget-evals 24 \
 		--budget-minutes 2 --freeze tile_m,stages
+elif [ "$mode" = slowpath ]; then
+	# the slow path's GPU-side pieces: allgather_gemm with its variants and
+	# the PyTorch peers, a short evolve run with its re-check and report.
+	V=$CUCO_STATE/variants
+	mkdir -p "$V"
+	progs=()
+	for f in workloads/allgather_gemm/variants/*.json; do
+		x=$(basename "$f" .json)
+		$B/cuco realize allgather_gemm --directive-file "$f" -o "$V/ag_$x.cu" && progs+=(--program "$V/ag_$x.cu")
+	done
+	step bench_allgather_gemm $B/cuco bench allgather_gemm ${SHAPES:+$SHAPES} --json "$out/bench-allgather_gemm.json" "${progs[@]}"
+	step torch_async_tp timeout 300 python3 bench/torch_async_tp.py ${SHAPES:+$SHAPES} --json "$out/torch-async-tp.json"
+	step bench_evolve_shape $B/cuco bench gemm_allgather --shape ${EVOLVE_SHAPE:-4096} --json "$out/bench-gemm_allgather.json"
+	step evolve timeout 400 $B/cuco evolve gemm_allgather --shape ${EVOLVE_SHAPE:-4096} \
+		--budget-evals ${EVOLVE_EVALS:-12} --generations ${EVOLVE_GENERATIONS:-20}
+	run=$($B/cuco show runs 2>/dev/null | awk '$3 == "evolve" {r=$2} END {print r}')
+	step report $B/cuco report "${run:-1}" -o "$out/report"
+	cp "$CUCO_STATE/cuco.db" "$out/cuco.db" 2>/dev/null
 else
 	step bench_quick $B/cuco bench gemm_allgather --shape 2048 --shape 8192 --json "$out/bench-quick.json"
 fi
