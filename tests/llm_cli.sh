@@ -2,7 +2,8 @@
 # llm_cli.sh - scenario test of `cuco evolve`'s LLM flags without a model
 # server: an LLM operator without an endpoint or model is refused (exit 5)
 # before anything runs, naming the flag and the variable to set; flag misuse
-# is a usage error; --help documents the flags.
+# is a usage error; --resume reloads the stored operator settings (and which
+# flags may differ); --help documents the flags.
 #
 #   bash tests/llm_cli.sh <path-to-cuco>      (CUCO_HOME: the source tree)
 set -u
@@ -53,7 +54,58 @@ if [ -e "$TMP/cuco.db" ]; then
 else
 	pass=$((pass + 1))
 fi
+# --resume takes the operator and its settings from the stored run config: no
+# --llm-* flag is needed (nor read from the environment); --operator,
+# --llm-share and --llm-model must match; budgets and the like replace the
+# stored value with a note. The runs have no stored seed, so a resume that
+# passes the checks stops right after them with "has no stored seed".
+if command -v sqlite3 >/dev/null 2>&1; then
+	export CUCO_STORE=$TMP/resume.db
+	"$CUCO" evolve --resume 1 >/dev/null 2>&1 # makes the store; it has no run 1
+	llm='"llm":{"base_url":"http://127.0.0.1:9","models":["model-a","model-b"],'
+	llm+='"key_env":"CUCO_TEST_NO_KEY","budget_tokens":3000,"timeout_ms":300000}'
+	for cfg in "{\"seed\":1,\"operator\":\"llm\",\"llm_share\":1,$llm}" \
+		'{"seed":1,"operator":"builtin","llm_share":0}' \
+		"{\"seed\":1,\"operator\":\"mixed\",\"llm_share\":0.5,$llm}" \
+		'{"seed":1,"operator":"llm","llm_share":1,"llm":{"models":[]}}' \
+		'{"seed":1}'; do
+		sqlite3 "$CUCO_STORE" "INSERT INTO runs(created_at, kind, workload, shape, config) \
+			VALUES ('2026-01-01T00:00:00.000Z', 'evolve', 'gemm_allgather', '2048', '$cfg')"
+	done
+	expect 14 "run 1 has no stored seed" evolve --resume 1 --no-recheck
+	CUCO_LLM_MODEL=model-z CUCO_LLM_BASE_URL=http://x expect 14 "run 1 has no stored seed" \
+		evolve --resume 1
+	expect 5 "--llm-model model-a --llm-model model-c: run 1 was made with --llm-model \
+model-a --llm-model model-b, which a resumed run keeps" evolve --resume 1 --llm-model model-a \
+		--llm-model model-c
+	expect 14 "run 1 has no stored seed" evolve --resume 1 --llm-model model-a \
+		--llm-model model-b
+	expect 5 "--operator mixed: run 1 was made with --operator llm, which a resumed run keeps" \
+		evolve --resume 1 --operator mixed
+	expect 5 "--llm-share 0.3: run 1 was made with --operator llm, which takes no share" \
+		evolve --resume 1 --llm-share 0.3
+	expect 5 "--operator llm: run 2 was made with --operator builtin" evolve --resume 2 \
+		--operator llm
+	expect 5 "--llm-share 0.3: run 3 was made with --llm-share 0.5" evolve --resume 3 \
+		--llm-share 0.3
+	expect 14 "--llm-budget-tokens 5000 replaces the stored 3000 for this resume" \
+		evolve --resume 1 --llm-budget-tokens 5000
+	expect 14 "--llm-timeout 20 replaces the stored 300 s for this resume" \
+		evolve --resume 3 --llm-timeout 20
+	expect 3 "run config: llm.models: not an array of 1 to 8 names" evolve --resume 4
+	expect 14 "run 5 has no stored seed" evolve --resume 5
+	export CUCO_STORE=$TMP/cuco.db
+else
+	echo "FAIL: the sqlite3 command is not installed (scripts/setup-deps.sh installs it)"
+	fail=$((fail + 1))
+fi
 help=$("$CUCO" evolve --help)
+if [[ $help == *"--llm-model must equal the stored values"* ]]; then
+	pass=$((pass + 1))
+else
+	echo "FAIL: cuco evolve --help does not say how --resume treats the LLM flags"
+	fail=$((fail + 1))
+fi
 for flag in --operator --llm-share --llm-base-url --llm-model --llm-key-env \
 	--llm-budget-tokens --llm-budget-cost --llm-price --llm-timeout; do
 	if [[ $help == *"$flag"* ]]; then

@@ -19,6 +19,7 @@
 #include "search/recheck.h"
 #include "search/llm_operator.h"
 #include "util/paths.h"
+#include "util/strbuf.h"
 
 static const char usage[] =
     "usage: cuco evolve <workload> --shape S [options]\n"
@@ -48,14 +49,21 @@ static const char usage[] =
     "LLM operator (docs/llm.md):\n"
     "  --operator K          builtin (default), llm, or mixed (both)\n"
     "  --llm-share F         mixed: fraction of children the LLM makes (default 0.5)\n";
+static const char resume_llm_help[] =
+    "With --resume the operator and its settings come from the run's stored config\n"
+    "(endpoint, models, key variable name, budgets, timeouts, prices, temperatures,\n"
+    "meta-summaries; never the API key): no --llm-* flag is needed. --operator,\n"
+    "--llm-share and --llm-model must equal the stored values (exit 5 otherwise);\n"
+    "--llm-base-url, --llm-key-env, --llm-budget-tokens, --llm-budget-cost,\n"
+    "--llm-timeout and --llm-price replace them for that process, with a note.\n";
 static const char run_header[] = "Run options (the harness's input seed is fixed at 1 here):\n";
 
 static volatile sig_atomic_t stop_flag;
 
 /* The LLM operator's flags: --operator, --llm-share and the shared endpoint flags. */
 struct llm_flags {
-	const char *operator_; /* "builtin", "llm", "mixed" */
-	double share;
+	const char *operator_; /* "builtin", "llm", "mixed"; NULL: not given */
+	double share;          /* < 0: not given */
 	struct cli_llm_flags ep;
 };
 
@@ -89,17 +97,20 @@ static int llm_flag(struct llm_flags *f, int argc, char **argv, int *i)
 }
 
 /*
- * Check the LLM flags before anything runs: an LLM operator needs an endpoint
- * and a model, from the flags or the environment. Returns 0 or CUCO_ERR_USAGE
- * (printed).
+ * Check the LLM flags of a fresh run before anything runs: an LLM operator
+ * needs an endpoint and a model, from the flags or the environment. Returns
+ * 0 or CUCO_ERR_USAGE (printed).
  */
 static int llm_check(struct llm_flags *f)
 {
 	char who[64];
 
+	if (!f->operator_)
+		f->operator_ = "builtin";
 	if (!strcmp(f->operator_, "builtin")) {
 		if (f->share >= 0)
 			return cli_usage_error("evolve", "--llm-share needs --operator mixed");
+		f->share = 0;
 		return 0;
 	}
 	snprintf(who, sizeof(who), "--operator %s", f->operator_);
@@ -112,11 +123,133 @@ static int llm_check(struct llm_flags *f)
 	return 0;
 }
 
-/* Create the LLM operator for the run (flags checked by llm_check()). */
-static int llm_setup(struct llm_flags *f, struct cuco_store *store, const struct cuco_manifest *m,
-                     const char *shape, const struct cuco_design_space *ds, const char *ds_text,
+/* A flag given on resume that replaces a stored setting, for this process only. */
+static void llm_note(long long run, const char *flag, const char *given, const char *stored)
+{
+	fprintf(stderr,
+	        "cuco evolve: run %lld: %s %s replaces the stored %s for this resume (the stored "
+	        "config is unchanged)\n",
+	        run, flag, given, stored);
+}
+
+/*
+ * Resume: the operator and its settings come from the run config. --operator,
+ * --llm-share and --llm-model must match what is stored (they shape the search:
+ * who breeds, the bandit's arms); --llm-base-url, --llm-key-env, the budgets,
+ * --llm-timeout and --llm-price replace the stored values for this process,
+ * with a note. The environment (CUCO_LLM_BASE_URL, CUCO_LLM_MODEL) is not
+ * read. A config stored before the operator was recorded takes the flags as
+ * a fresh run does. *have says whether *st holds the stored settings.
+ * Returns 0, CUCO_ERR_USAGE (printed) or CUCO_ERR_PARSE (err set).
+ */
+static int llm_resume(struct llm_flags *f, const struct cuco_evolve_config *cfg, const char *config,
+                      long long run, struct cuco_llm_stored *st, int *have, struct cuco_err *err)
+{
+	struct cuco_llm_operator_config *c = &st->cfg;
+	struct cuco_strbuf a = CUCO_STRBUF_INIT, b = CUCO_STRBUF_INIT;
+	int rc = 0, found;
+
+	*have = 0;
+	if (!cfg->operator_[0])
+		return llm_check(f);
+	if (f->operator_ && strcmp(f->operator_, cfg->operator_))
+		return cli_usage_error(
+		    "evolve",
+		    "--operator %s: run %lld was made with --operator %s, which a "
+		    "resumed run keeps; drop --operator",
+		    f->operator_, run, cfg->operator_);
+	if (f->share >= 0 &&
+	    (strcmp(cfg->operator_, "mixed") || fabs(f->share - cfg->llm_share) > 1e-9)) {
+		if (strcmp(cfg->operator_, "mixed"))
+			return cli_usage_error(
+			    "evolve",
+			    "--llm-share %g: run %lld was made with --operator %s, "
+			    "which takes no share; drop --llm-share",
+			    f->share, run, cfg->operator_);
+		return cli_usage_error(
+		    "evolve",
+		    "--llm-share %g: run %lld was made with --llm-share %g, which "
+		    "a resumed run keeps; drop --llm-share",
+		    f->share, run, cfg->llm_share);
+	}
+	f->operator_ = cfg->operator_;
+	f->share = cfg->llm_share;
+	if (!strcmp(f->operator_, "builtin"))
+		return 0;
+	if ((rc = cuco_llm_stored_from_json(config, st, &found, err)))
+		return rc;
+	if (!found)
+		return cuco_err_set(err, CUCO_ERR_PARSE,
+		                    "run %lld: its config says operator %s but holds no \"llm\" "
+		                    "settings",
+		                    run, cfg->operator_);
+	*have = 1;
+	for (int i = 0; i < c->nmodels; i++)
+		cuco_strbuf_addf(&a, "%s--llm-model %s", i ? " " : "", c->models[i]);
+	for (int i = 0; i < f->ep.nmodels; i++)
+		cuco_strbuf_addf(&b, "%s--llm-model %s", i ? " " : "", f->ep.models[i]);
+	if (f->ep.nmodels && strcmp(a.buf, b.buf)) {
+		rc =
+		    cli_usage_error("evolve",
+		                    "%s: run %lld was made with %s, which a resumed run keeps (the "
+		                    "bandit's arms); drop --llm-model",
+		                    b.buf, run, a.buf);
+		goto out;
+	}
+	if (f->ep.base_url && strcmp(f->ep.base_url, c->llm.base_url ? c->llm.base_url : "")) {
+		llm_note(run, "--llm-base-url", f->ep.base_url,
+		         c->llm.base_url ? c->llm.base_url : "(none)");
+		c->llm.base_url = f->ep.base_url;
+	}
+	if (f->ep.key_env && strcmp(f->ep.key_env, c->llm.api_key_env)) {
+		llm_note(run, "--llm-key-env", f->ep.key_env, c->llm.api_key_env);
+		c->llm.api_key_env = f->ep.key_env;
+	}
+	if (f->ep.budget_tokens > 0 && f->ep.budget_tokens != c->llm.budget_tokens) {
+		cuco_strbuf_reset(&a);
+		cuco_strbuf_reset(&b);
+		cuco_strbuf_addf(&a, "%lld", f->ep.budget_tokens);
+		cuco_strbuf_addf(&b, "%lld", (long long)c->llm.budget_tokens);
+		llm_note(run, "--llm-budget-tokens", a.buf, b.buf);
+		c->llm.budget_tokens = f->ep.budget_tokens;
+	}
+	if (f->ep.budget_cost > 0 && f->ep.budget_cost != c->llm.budget_cost) {
+		cuco_strbuf_reset(&a);
+		cuco_strbuf_reset(&b);
+		cuco_strbuf_addf(&a, "%g", f->ep.budget_cost);
+		cuco_strbuf_addf(&b, "%g", c->llm.budget_cost);
+		llm_note(run, "--llm-budget-cost", a.buf, b.buf);
+		c->llm.budget_cost = f->ep.budget_cost;
+	}
+	if (f->ep.timeout_s > 0 && (long)(f->ep.timeout_s * 1000) != c->llm.timeout_ms) {
+		cuco_strbuf_reset(&a);
+		cuco_strbuf_reset(&b);
+		cuco_strbuf_addf(&a, "%g", f->ep.timeout_s);
+		cuco_strbuf_addf(&b, "%g s", (double)c->llm.timeout_ms / 1000.0);
+		llm_note(run, "--llm-timeout", a.buf, b.buf);
+		c->llm.timeout_ms = (long)(f->ep.timeout_s * 1000);
+	}
+	if (f->ep.nprices) {
+		llm_note(run, "--llm-price", "(all of them)", "prices");
+		memcpy(c->llm.prices, f->ep.prices, sizeof(f->ep.prices));
+		c->llm.nprices = f->ep.nprices;
+	}
+out:
+	cuco_strbuf_release(&a);
+	cuco_strbuf_release(&b);
+	return rc;
+}
+
+/*
+ * Create the LLM operator for the run: from the stored settings st on resume,
+ * else from the flags (checked by llm_check()), whose settings then go into
+ * *json (malloc'd) for the run config.
+ */
+static int llm_setup(struct llm_flags *f, const struct cuco_llm_stored *st,
+                     struct cuco_store *store, const struct cuco_manifest *m, const char *shape,
+                     const struct cuco_design_space *ds, const char *ds_text,
                      const struct cuco_hw_facts *facts, uint64_t seed,
-                     struct cuco_llm_operator **op, struct cuco_err *err)
+                     struct cuco_llm_operator **op, char **json, struct cuco_err *err)
 {
 	struct cuco_llm_operator_config c;
 	static char share[PATH_MAX];
@@ -125,11 +258,18 @@ static int llm_setup(struct llm_flags *f, struct cuco_store *store, const struct
 	if (!home)
 		return err->code ? err->code : CUCO_ERR_NOT_FOUND;
 	snprintf(share, sizeof(share), "%s/share", home);
-	memset(&c, 0, sizeof(c));
-	cli_llm_config(&f->ep, seed, &c.llm);
-	for (int i = 0; i < f->ep.nmodels && i < CUCO_LLM_MAX_MODELS; i++)
-		c.models[i] = f->ep.models[i];
-	c.nmodels = f->ep.nmodels;
+	if (st) {
+		c = st->cfg;
+	} else {
+		cuco_llm_operator_config_init(&c);
+		cli_llm_config(&f->ep, seed, &c.llm);
+		for (int i = 0; i < f->ep.nmodels && i < CUCO_LLM_MAX_MODELS; i++)
+			c.models[i] = f->ep.models[i];
+		c.nmodels = f->ep.nmodels;
+		if (!(*json = cuco_llm_operator_config_to_json(&c)))
+			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+	}
+	c.llm.seed = seed;
 	c.share_dir = share;
 	c.workload = m->name;
 	c.workload_description = m->description;
@@ -139,7 +279,6 @@ static int llm_setup(struct llm_flags *f, struct cuco_store *store, const struct
 	c.facts = facts;
 	c.store = store;
 	c.seed = seed;
-	c.meta_summaries = 1;
 	return cuco_llm_operator_new(&c, op, err);
 }
 
@@ -204,6 +343,7 @@ int cmd_evolve(int argc, char **argv)
 	struct cuco_strbuf seed = CUCO_STRBUF_INIT, tmpl = CUCO_STRBUF_INIT,
 	                   ds_text = CUCO_STRBUF_INIT;
 	struct llm_flags lf;
+	struct cuco_llm_stored llm_stored;
 	struct cuco_llm_operator *llm_op = NULL;
 	struct cuco_child_operator child_op;
 	struct cuco_store *store = NULL;
@@ -216,8 +356,8 @@ int cmd_evolve(int argc, char **argv)
 	double budget_minutes = -1;
 	int rc, have_m = 0, have_ds = 0, tty = isatty(2);
 	int64_t run_id = 0;
-	int no_recheck = 0;
-	char tpath[PATH_MAX];
+	int no_recheck = 0, have_stored = 0;
+	char tpath[PATH_MAX], *llm_json = NULL;
 
 	cuco_err_clear(&err);
 	cuco_run_opts_default(&run);
@@ -225,8 +365,8 @@ int cmd_evolve(int argc, char **argv)
 	cuco_run_rec_init(&stored);
 	memset(&fin, 0, sizeof(fin));
 	memset(&lf, 0, sizeof(lf));
+	memset(&llm_stored, 0, sizeof(llm_stored));
 	cli_llm_flags_init(&lf.ep);
-	lf.operator_ = "builtin";
 	lf.share = -1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
@@ -236,7 +376,7 @@ int cmd_evolve(int argc, char **argv)
 			continue;
 		}
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			printf("%s%s%s%s", usage, cli_llm_flags_help, run_header,
+			printf("%s%s%s%s%s", usage, cli_llm_flags_help, resume_llm_help, run_header,
 			       cli_run_flags_help);
 			return 0;
 		}
@@ -290,7 +430,7 @@ int cmd_evolve(int argc, char **argv)
 	if (budget_evals > 0 && budget_minutes > 0)
 		return cli_usage_error("evolve",
 		                       "give --budget-evals or --budget-minutes, not both");
-	if (llm_check(&lf))
+	if (!resume && llm_check(&lf))
 		return CUCO_ERR_USAGE;
 	if ((rc = cli_open_store(store_path, &store, &err)))
 		return cli_fail(&err);
@@ -315,6 +455,12 @@ int cmd_evolve(int argc, char **argv)
 		}
 		if (!template_path && cfg.template_path[0])
 			template_path = cfg.template_path;
+		if ((rc = llm_resume(&lf, &cfg, stored.config, resume, &llm_stored, &have_stored,
+		                     &err))) {
+			if (rc != CUCO_ERR_USAGE)
+				cli_fail(&err);
+			goto out;
+		}
 	} else {
 		if (islands > 0)
 			cfg.islands = (int)islands;
@@ -324,6 +470,8 @@ int cmd_evolve(int argc, char **argv)
 			cfg.seed = (uint64_t)search_seed;
 		if (freeze)
 			snprintf(cfg.freeze, sizeof(cfg.freeze), "%s", freeze);
+		snprintf(cfg.operator_, sizeof(cfg.operator_), "%s", lf.operator_);
+		cfg.llm_share = lf.share;
 	}
 	if (generations > 0)
 		cfg.generations = (int)generations;
@@ -388,8 +536,9 @@ int cmd_evolve(int argc, char **argv)
 			cli_fail(&err);
 			goto out;
 		}
-		if ((rc = llm_setup(&lf, store, &m, shape->name, &ds, ds_text.buf, &facts, cfg.seed,
-		                    &llm_op, &err))) {
+		if ((rc =
+		         llm_setup(&lf, have_stored ? &llm_stored : NULL, store, &m, shape->name,
+		                   &ds, ds_text.buf, &facts, cfg.seed, &llm_op, &llm_json, &err))) {
 			cli_fail(&err);
 			goto out;
 		}
@@ -409,6 +558,7 @@ int cmd_evolve(int argc, char **argv)
 	o.progress = progress;
 	o.progress_arg = &tty;
 	o.child_op = llm_op ? &child_op : NULL;
+	o.llm_json = llm_json;
 	fprintf(stderr,
 	        "cuco evolve: %s at shape %s, %d islands x %d children, %d generations, "
 	        "seed %llu, %s\n",
@@ -463,6 +613,8 @@ int cmd_evolve(int argc, char **argv)
 out:
 	cuco_cascade_evaluator_free(ce);
 	cuco_llm_operator_free(llm_op);
+	cuco_llm_stored_release(&llm_stored);
+	free(llm_json);
 	cuco_strbuf_release(&ds_text);
 	if (have_ds)
 		cuco_design_space_release(&ds);

@@ -58,15 +58,20 @@ void cuco_evolve_config_default(struct cuco_evolve_config *cfg)
 	cfg->summary_interval = 4;
 	cfg->top_k = 2;
 	cfg->diverse_k = 1;
+	snprintf(cfg->operator_, sizeof(cfg->operator_), "builtin");
 }
 
-char *cuco_evolve_config_to_json(const struct cuco_evolve_config *c)
+/* The config as JSON, with llm_json (may be NULL) as its "llm" object. */
+static char *config_json(const struct cuco_evolve_config *c, const char *llm_json)
 {
-	json_t *o = json_object();
+	json_t *o = json_object(), *llm = llm_json ? json_loads(llm_json, 0, NULL) : NULL;
 	char *s;
 
-	if (!o)
+	if (!o || (llm_json && !json_is_object(llm))) {
+		json_decref(o);
+		json_decref(llm);
 		return NULL;
+	}
 	json_object_set_new(o, "seed", json_integer((json_int_t)c->seed));
 	json_object_set_new(o, "islands", json_integer(c->islands));
 	json_object_set_new(o, "generations", json_integer(c->generations));
@@ -85,9 +90,18 @@ char *cuco_evolve_config_to_json(const struct cuco_evolve_config *c)
 	json_object_set_new(o, "budget_minutes", json_real(c->budget_minutes));
 	json_object_set_new(o, "template", json_string(c->template_path));
 	json_object_set_new(o, "freeze", json_string(c->freeze));
+	json_object_set_new(o, "operator", json_string(c->operator_));
+	json_object_set_new(o, "llm_share", json_real(c->llm_share));
+	if (llm)
+		json_object_set_new(o, "llm", llm);
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
 	json_decref(o);
 	return s;
+}
+
+char *cuco_evolve_config_to_json(const struct cuco_evolve_config *c)
+{
+	return config_json(c, NULL);
 }
 
 static void get_int(json_t *o, const char *k, int *v)
@@ -141,6 +155,19 @@ int cuco_evolve_config_from_json(const char *json, struct cuco_evolve_config *c,
 	x = json_object_get(o, "freeze");
 	if (json_is_string(x))
 		snprintf(c->freeze, sizeof(c->freeze), "%s", json_string_value(x));
+	get_real(o, "llm_share", &c->llm_share);
+	x = json_object_get(o, "operator");
+	c->operator_[0] = '\0'; /* absent: a config stored before the operator was */
+	if (x && (!json_is_string(x) ||
+	          (strcmp(json_string_value(x), "builtin") && strcmp(json_string_value(x), "llm") &&
+	           strcmp(json_string_value(x), "mixed")))) {
+		json_decref(o);
+		return cuco_err_set(
+		    err, CUCO_ERR_PARSE,
+		    "evolve config: operator: not \"builtin\", \"llm\" or \"mixed\"");
+	}
+	if (x)
+		snprintf(c->operator_, sizeof(c->operator_), "%s", json_string_value(x));
 	json_decref(o);
 	return CUCO_OK;
 }
@@ -1168,7 +1195,7 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 			goto out;
 		}
 		e.start_code = strdup(o->seed_code);
-		config = cuco_evolve_config_to_json(cfg);
+		config = config_json(cfg, o->llm_json);
 		if (!e.start_code || !config) {
 			rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 			goto out;

@@ -139,7 +139,10 @@ struct cuco_evolve_config {
 	int budget_evals;           /* stop after this many evaluations (0: no limit) */
 	double budget_minutes;      /* stop after this many minutes of this process (0: no limit) */
 	char template_path[1024];   /* program template used ("" without) */
-	char freeze[256]; /* dimensions and knobs the operator leaves alone, comma-separated */
+	char freeze[256];   /* dimensions and knobs the operator leaves alone, comma-separated */
+	char operator_[16]; /* who breeds: "builtin", "llm", "mixed"; "" in configs stored
+	                       before it was recorded */
+	double llm_share;   /* fraction of children the LLM makes (mixed; 1 for llm, 0 builtin) */
 };
 
 /* Defaults as documented above, seed 1. */
@@ -192,6 +195,8 @@ struct cuco_evolve_opts {
 	void *progress_arg;
 	const char *gpu;                            /* for the run row, may be NULL */
 	const struct cuco_child_operator *child_op; /* NULL: the built-in operator only */
+	const char *llm_json; /* the LLM operator's settings (a JSON object), stored as the
+	                         run config's "llm" by a fresh run; NULL: none */
 };
 
 /*

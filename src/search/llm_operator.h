@@ -64,7 +64,18 @@ void cuco_bandit_reward(struct cuco_bandit *b, int arm, double gain, double cost
 /* Current UCB1 score of arm (INFINITY when never pulled). */
 double cuco_bandit_score(const struct cuco_bandit *b, int arm);
 
-/* Operator configuration. Borrowed; everything must outlive the operator. */
+/* Temperatures of the operator's calls. */
+struct cuco_llm_temps {
+	double explore[3]; /* full rewrites while exploring, in rotation: 0.2, 0.5, 0.8 */
+	double exploit;    /* diffs and rewrites while exploiting: 0.2 */
+	double crossover;  /* crossovers: 0.5 */
+	double summary;    /* meta-summaries: 0.3 */
+};
+
+/*
+ * Operator configuration. Borrowed; everything must outlive the operator.
+ * cuco_llm_operator_config_init() sets the defaults noted here.
+ */
 struct cuco_llm_operator_config {
 	struct cuco_llm_config llm; /* endpoint, key variable, timeouts, budgets, prices;
 	                               llm.model is ignored: models[] below */
@@ -79,8 +90,42 @@ struct cuco_llm_operator_config {
 	const struct cuco_hw_facts *facts; /* NULL: none known */
 	struct cuco_store *store;
 	uint64_t seed;      /* of mode, temperature and bandit choices */
-	int meta_summaries; /* 1: LLM recommendations beside each statistical summary */
+	int meta_summaries; /* 1 (default): LLM recommendations beside each statistical summary */
+	int summary_max_tokens;      /* completion limit of a meta-summary call: 1024 */
+	struct cuco_llm_temps temps; /* defaults above */
 };
+
+/* Defaults: those of cuco_llm_config_init() and the fields above; no endpoint or model. */
+void cuco_llm_operator_config_init(struct cuco_llm_operator_config *c);
+
+/*
+ * The settings of c that a run keeps, as a JSON object (malloc'd; NULL out
+ * of memory): endpoint, models, key variable (its name only: the key itself
+ * is never in c), max_tokens, timeouts, retries, budgets, prices,
+ * temperatures, meta-summary settings. cuco evolve stores it as the run
+ * config's "llm".
+ */
+char *cuco_llm_operator_config_to_json(const struct cuco_llm_operator_config *c);
+
+/* Operator settings read back from a run config; owns the strings cfg points to. */
+struct cuco_llm_stored {
+	struct cuco_llm_operator_config cfg; /* the stored settings over the defaults */
+	void *json;                          /* the parsed config (owner of the strings) */
+};
+
+/*
+ * Read the "llm" object of a run config (JSON text) into *out: the stored
+ * settings over cuco_llm_operator_config_init()'s defaults (store, share_dir,
+ * workload, ... stay unset). *found is 0 when the config has no "llm" (a
+ * builtin run, or one made before settings were stored); *out is then just
+ * the defaults. Errors: CUCO_ERR_PARSE naming the field ("llm.models[1]: not
+ * a string"). Release *out with cuco_llm_stored_release() in every case.
+ */
+int cuco_llm_stored_from_json(const char *run_config, struct cuco_llm_stored *out, int *found,
+                              struct cuco_err *err);
+
+/* Free what cuco_llm_stored_from_json() kept; NULL is allowed. */
+void cuco_llm_stored_release(struct cuco_llm_stored *s);
 
 struct cuco_llm_operator;
 

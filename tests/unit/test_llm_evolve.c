@@ -139,13 +139,99 @@ static void test_bandit(void **state)
 	}
 }
 
+/* ---- the settings a run keeps ---- */
+
+static void test_settings_json(void **state)
+{
+	struct cuco_llm_operator_config c;
+	struct cuco_llm_stored st;
+	struct cuco_err err;
+	struct cuco_strbuf cfg = CUCO_STRBUF_INIT;
+	char *json;
+	int found;
+	static const struct {
+		const char *llm, *msg;
+	} bad[] = {
+	    {"[1]", "run config: llm: not an object"},
+	    {"{\"models\":[]}", "run config: llm.models: not an array of 1 to 8 names"},
+	    {"{\"models\":[\"a\",2]}", "run config: llm.models[1]: not a string"},
+	    {"{\"base_url\":7}", "run config: llm.base_url: not a string"},
+	    {"{\"timeout_ms\":-5}", "run config: llm.timeout_ms: not an integer from 0"},
+	    {"{\"budget_cost\":\"x\"}", "run config: llm.budget_cost: not a number"},
+	    {"{\"prices\":[{\"model\":\"a\"}]}", "run config: llm.prices[0]: not"},
+	    {"{\"temperatures\":{\"explore\":[0.1,0.2]}}",
+	     "run config: llm.temperatures.explore: not 3 numbers"},
+	    {"{\"temperatures\":{\"summary\":9}}",
+	     "run config: llm.temperatures.summary: not a number from 0 to 2"},
+	    {"{\"meta_summaries\":1}", "run config: llm.meta_summaries: not true or false"},
+	};
+
+	(void)state;
+	cuco_llm_operator_config_init(&c);
+	c.llm.base_url = "http://127.0.0.1:8000";
+	c.llm.api_key_env = KEY_ENV;
+	c.llm.timeout_ms = 12345;
+	c.llm.budget_tokens = 3000000;
+	c.llm.budget_cost = 2.5;
+	c.llm.prices[0].model = "model-a";
+	c.llm.prices[0].in_per_mtok = 0.25;
+	c.llm.prices[0].out_per_mtok = 1.5;
+	c.llm.nprices = 1;
+	c.models[0] = "model-a";
+	c.models[1] = "model-b";
+	c.nmodels = 2;
+	c.temps.explore[2] = 0.9;
+	c.temps.summary = 0.1;
+	c.meta_summaries = 0;
+	c.summary_max_tokens = 512;
+	json = cuco_llm_operator_config_to_json(&c);
+	assert_non_null(json);
+	assert_null(strstr(json, KEY));
+	cuco_strbuf_addf(&cfg, "{\"seed\":1,\"operator\":\"llm\",\"llm\":%s}", json);
+	free(json);
+	assert_int_equal(cuco_llm_stored_from_json(cfg.buf, &st, &found, &err), CUCO_OK);
+	assert_int_equal(found, 1);
+	assert_string_equal(st.cfg.llm.base_url, "http://127.0.0.1:8000");
+	assert_string_equal(st.cfg.llm.api_key_env, KEY_ENV);
+	assert_int_equal(st.cfg.llm.timeout_ms, 12345);
+	assert_int_equal(st.cfg.llm.connect_timeout_ms, c.llm.connect_timeout_ms);
+	assert_int_equal(st.cfg.llm.max_retries, c.llm.max_retries);
+	assert_int_equal(st.cfg.llm.max_tokens, c.llm.max_tokens);
+	assert_int_equal(st.cfg.llm.budget_tokens, 3000000);
+	assert_true(st.cfg.llm.budget_cost == 2.5);
+	assert_int_equal(st.cfg.llm.nprices, 1);
+	assert_string_equal(st.cfg.llm.prices[0].model, "model-a");
+	assert_true(st.cfg.llm.prices[0].out_per_mtok == 1.5);
+	assert_int_equal(st.cfg.nmodels, 2);
+	assert_string_equal(st.cfg.models[1], "model-b");
+	assert_true(st.cfg.temps.explore[0] == 0.2 && st.cfg.temps.explore[2] == 0.9);
+	assert_true(st.cfg.temps.summary == 0.1 && st.cfg.temps.crossover == 0.5);
+	assert_int_equal(st.cfg.meta_summaries, 0);
+	assert_int_equal(st.cfg.summary_max_tokens, 512);
+	cuco_llm_stored_release(&st);
+	/* a builtin run has no "llm": the defaults, not found */
+	assert_int_equal(cuco_llm_stored_from_json("{\"operator\":\"builtin\"}", &st, &found, &err),
+	                 CUCO_OK);
+	assert_int_equal(found, 0);
+	assert_int_equal(st.cfg.meta_summaries, 1);
+	cuco_llm_stored_release(&st);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cuco_strbuf_reset(&cfg);
+		cuco_strbuf_addf(&cfg, "{\"llm\":%s}", bad[i].llm);
+		assert_int_equal(cuco_llm_stored_from_json(cfg.buf, &st, &found, &err),
+		                 CUCO_ERR_PARSE);
+		assert_contains(err.msg, bad[i].msg);
+		cuco_llm_stored_release(&st);
+	}
+	cuco_strbuf_release(&cfg);
+}
+
 /* ---- prompt assembly ---- */
 
 static void op_config(struct cuco_llm_operator_config *c, struct cuco_store *store,
                       const char *base)
 {
-	memset(c, 0, sizeof(*c));
-	cuco_llm_config_init(&c->llm);
+	cuco_llm_operator_config_init(c);
 	c->llm.base_url = base;
 	c->llm.api_key_env = KEY_ENV;
 	c->llm.retry_base_ms = 5;
@@ -327,7 +413,7 @@ static void test_slow_path(void **state)
 	struct cuco_err err;
 	sqlite3 *db;
 	int64_t run_id = 0;
-	char path[128], *s;
+	char path[128], *s, *llm_json;
 	const char *const *models;
 	const struct cuco_llm_model_stats *stats;
 	long long n;
@@ -363,8 +449,12 @@ static void test_slow_path(void **state)
 	o.evaluator.evaluate_batch = compile_batch;
 	o.evaluator.ctx = &ce;
 	o.child_op = &co;
+	o.llm_json = llm_json = cuco_llm_operator_config_to_json(&c);
+	snprintf(cfg.operator_, sizeof(cfg.operator_), "llm");
+	cfg.llm_share = 1.0;
 	if (cuco_evolve_run(&o, &cfg, 0, &run_id, &fin, &err))
 		fail_msg("evolve: %s", err.msg);
+	free(llm_json);
 	assert_int_equal(cuco_llm_operator_finish(op, run_id, &err), CUCO_OK);
 	cuco_llm_operator_print_stats(op, stdout);
 	assert_int_equal(cuco_llm_operator_stats(op, &models, &stats), 2);
@@ -428,6 +518,14 @@ static void test_slow_path(void **state)
 	s = q_text(db, "SELECT value FROM meta WHERE key = 'llm_models.run1'");
 	assert_contains(s, "\"model\":\"model-a\"");
 	free(s);
+	/* the operator's settings are in the run config: the key's variable, not the key */
+	s = q_text(db, "SELECT config FROM runs WHERE id = 1");
+	assert_contains(s, "\"operator\":\"llm\"");
+	assert_contains(s, "\"models\":[\"model-a\",\"model-b\"]");
+	assert_contains(s, "\"key_env\":\"" KEY_ENV "\"");
+	assert_contains(s, "\"max_tokens\":800");
+	assert_null(strstr(s, KEY));
+	free(s);
 	sqlite3_close(db);
 
 	/* the generation-2 prompts carried the LLM summary and the compile failure */
@@ -449,6 +547,7 @@ int main(void)
 	(void)fake_evaluator;
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_bandit),
+	    cmocka_unit_test(test_settings_json),
 	    cmocka_unit_test(test_prompt_assembly),
 	    cmocka_unit_test(test_slow_path),
 	};
