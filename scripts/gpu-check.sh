@@ -3,8 +3,9 @@
 # lease): doctor, device-library tests (plain and under compute-sanitizer),
 # the harness's failure modes, the mpirun launch path, and the benchmark.
 # Usage: scripts/gpu-check.sh [quick|full|slowpath] [OUTDIR]
-# slowpath reads SHAPES ('--shape 4096 --shape 8192'), EVOLVE_SHAPE,
-# EVOLVE_EVALS and EVOLVE_GENERATIONS from the environment.
+# full reads VARIANTS (names under workloads/gemm_allgather/variants); slowpath
+# reads SHAPES ('--shape 4096 --shape 8192'), EVOLVE_SHAPE, EVOLVE_EVALS,
+# EVOLVE_GENERATIONS, SKIP_AG and SKIP_BENCH from the environment.
 set -u
 mode=${1:-quick}
 out=${2:-${OUT:-bench/results/tmp}}
@@ -23,6 +24,22 @@ step() { # name, command...
 	"$@"; local rc=$?
 	summary+=("$(printf "%-28s rc=%-3s %6ss" "$name" "$rc" "$(awk -v a="$t0" -v b="$(date +%s.%N)" "BEGIN{printf \"%.1f\", b-a}")")")
 	return $rc
+}
+# rank 1 of tests/gpu/programs/oob.cu writes out of bounds: memcheck, put in
+# front of the harness the way the winner re-check does, must report it.
+oob_memcheck() {
+	$B/cuco eval tests/gpu/programs/oob.cu --workload gemm_allgather --shape 2048 --timeout 120 \
+		--wrapper 'compute-sanitizer --tool memcheck --target-processes all' \
+		--verify-runs 1 --iters 1 --warmup 1 --bench-seconds 0.01
+	python3 - "$CUCO_STATE/cuco.db" >"$out/oob.log" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+run = c.execute("select max(run_id) from evaluations").fetchone()[0]
+for (log,) in c.execute("select coalesce(run_log, '') from evaluations where run_id = ?", (run,)):
+    print(log)
+PY
+	grep -m3 'Invalid __global__ write\|ERROR SUMMARY' "$out/oob.log"
+	grep -q 'Invalid __global__ write' "$out/oob.log"
 }
 {
 echo "# gpu-check $mode, $(date -u +%FT%TZ), commit $CUCO_COMMIT"
@@ -46,16 +63,18 @@ fi
 if [ "$mode" = full ]; then
 	step sanitizer_memcheck timeout 300 compute-sanitizer --tool memcheck --report-api-errors no --target-processes all $B/test_lsa --small --timeout 250
 	step sanitizer_racecheck timeout 300 compute-sanitizer --tool racecheck --target-processes all $B/test_lsa --small --timeout 250
+	# the winner re-check's wrapper must follow the forked ranks: rank 1's
+	# invalid write has to show up in the log
+	step eval_oob_memcheck oob_memcheck
 	V=$CUCO_STATE/variants
 	mkdir -p "$V"
-	for x in stream_overlap_ce sequential_lsa_n128 fused_producer specialized; do
-		$B/cuco realize gemm_allgather --directive-file workloads/gemm_allgather/variants/$x.json -o "$V/$x.cu"
+	progs=()
+	for x in ${VARIANTS:-stream_overlap_ce8 stream_overlap_signal_ce8 stream_overlap_signal_ce16 \
+		stream_overlap_signal_ce32 stream_overlap_signal_lsa16 fused_producer specialized}; do
+		$B/cuco realize gemm_allgather --directive-file workloads/gemm_allgather/variants/$x.json \
+			-o "$V/$x.cu" && progs+=(--program "$V/$x.cu")
 	done
-	step bench_all $B/cuco bench gemm_allgather --json "$out/bench-gemm_allgather.json" \
-		--program $V/stream_overlap_ce.cu --program $V/sequential_lsa_n128.cu \
-		--program $V/fused_producer.cu --program $V/specialized.cu
-	step evolve timeout 150 $B/cuco evolve gemm_allgather --shape 8192 --budget-evals 24 \
-		--budget-minutes 2 --freeze tile_m,stages
+	step bench_all $B/cuco bench gemm_allgather --json "$out/bench-gemm_allgather.json" "${progs[@]}"
 elif [ "$mode" = slowpath ]; then
 	# the slow path's GPU-side pieces: allgather_gemm with its variants and
 	# the PyTorch peers, a short evolve run with its re-check and report.
@@ -66,9 +85,9 @@ elif [ "$mode" = slowpath ]; then
 		x=$(basename "$f" .json)
 		$B/cuco realize allgather_gemm --directive-file "$f" -o "$V/ag_$x.cu" && progs+=(--program "$V/ag_$x.cu")
 	done
-	step bench_allgather_gemm $B/cuco bench allgather_gemm ${SHAPES:+$SHAPES} --json "$out/bench-allgather_gemm.json" "${progs[@]}"
-	step torch_async_tp timeout 300 python3 bench/torch_async_tp.py ${SHAPES:+$SHAPES} --json "$out/torch-async-tp.json"
-	step bench_evolve_shape $B/cuco bench gemm_allgather --shape ${EVOLVE_SHAPE:-4096} --json "$out/bench-gemm_allgather.json"
+	[ -n "${SKIP_AG:-}" ] || step bench_allgather_gemm $B/cuco bench allgather_gemm ${SHAPES:+$SHAPES} --json "$out/bench-allgather_gemm.json" "${progs[@]}"
+	[ -n "${SKIP_AG:-}" ] || step torch_async_tp timeout 300 python3 bench/torch_async_tp.py ${SHAPES:+$SHAPES} --json "$out/torch-async-tp.json"
+	[ -n "${SKIP_BENCH:-}" ] || step bench_evolve_shape $B/cuco bench gemm_allgather --shape ${EVOLVE_SHAPE:-4096} --json "$out/bench-gemm_allgather.json"
 	step evolve timeout 400 $B/cuco evolve gemm_allgather --shape ${EVOLVE_SHAPE:-4096} \
 		--budget-evals ${EVOLVE_EVALS:-12} --generations ${EVOLVE_GENERATIONS:-20}
 	run=$($B/cuco show runs 2>/dev/null | awk '$3 == "evolve" {r=$2} END {print r}')

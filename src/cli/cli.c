@@ -125,6 +125,8 @@ const char cli_run_flags_help[] =
     "  --ranks N           ranks (GPUs) per evaluation (default 2)\n"
     "  --launcher CMD      start ranks with CMD (e.g. 'mpirun -np 2 --allow-run-as-root')\n"
     "                      instead of forking one per GPU on this node\n"
+    "  --wrapper CMD       fork mode: run the harness under CMD (e.g. 'compute-sanitizer\n"
+    "                      --tool memcheck --target-processes all')\n"
     "  --timeout S         watchdog per stage, seconds (default 60)\n"
     "  --warmup N          warm-up runs (default 5)\n"
     "  --iters N           timed runs, at least (default 20)\n"
@@ -138,7 +140,8 @@ int cli_run_flag(const char *cmd, int argc, char **argv, int *i, struct cuco_run
 	long long n;
 	double d;
 
-	if (strcmp(f, "--ranks") && strcmp(f, "--launcher") && strcmp(f, "--timeout") &&
+	if (strcmp(f, "--ranks") && strcmp(f, "--launcher") && strcmp(f, "--wrapper") &&
+	    strcmp(f, "--timeout") &&
 	    strcmp(f, "--iters") && strcmp(f, "--warmup") && strcmp(f, "--bench-seconds") &&
 	    strcmp(f, "--verify-runs") && strcmp(f, "--seed"))
 		return 0;
@@ -147,6 +150,8 @@ int cli_run_flag(const char *cmd, int argc, char **argv, int *i, struct cuco_run
 		return -1;
 	if (!strcmp(f, "--launcher")) {
 		o->launcher = v;
+	} else if (!strcmp(f, "--wrapper")) {
+		o->wrapper = v;
 	} else if (!strcmp(f, "--ranks")) {
 		if (cli_int(cmd, f, v, 1, 4096, &n))
 			return -1;

@@ -518,6 +518,11 @@ int cmd_evolve(int argc, char **argv)
 			goto out;
 		}
 		snprintf(cfg.template_path, sizeof(cfg.template_path), "%s", template_path);
+		/* Children stay inside what the template realises. */
+		if ((rc = cuco_design_space_narrow(&ds, template_path, tmpl.buf, &err))) {
+			cli_fail(&err);
+			goto out;
+		}
 	}
 	if (!resume && (rc = cli_make_seed(&m, &seed, NULL, &err))) {
 		cuco_err_prefix(&err, "fast-path seed: ");

@@ -81,14 +81,16 @@ int cmd_realize(int argc, char **argv)
 	if ((rc = cuco_design_space_load(path, &ds, &err)))
 		goto fail;
 	have_ds = 1;
-	if ((rc = cuco_directive_validate(&d, &ds, NULL, &err)))
-		goto fail;
 	snprintf(path, sizeof(path), "%s/share/realize/%s.cu.in", home, workload);
 	if (cuco_strbuf_read_file(&tmpl, path)) {
 		rc = cuco_err_set(&err, CUCO_ERR_NOT_FOUND, "%s: no template for workload %s (%s)",
 		                  path, workload, strerror(errno));
 		goto fail;
 	}
+	/* What the template realises, so an unsupported value is refused here, by name. */
+	if ((rc = cuco_design_space_narrow(&ds, path, tmpl.buf, &err)) ||
+	    (rc = cuco_directive_validate(&d, &ds, NULL, &err)))
+		goto fail;
 	if ((rc = cuco_realize_template(path, tmpl.buf, &d, &out, &err)))
 		goto fail;
 	if (!out_path) {

@@ -14,7 +14,7 @@ static const char usage[] =
     "usage: cuco recheck RUN [--store PATH] [--no-sanitizer] [run options]\n"
     "\n"
     "Re-verify the best program of evolve run RUN at every shape of its workload\n"
-    "with a fresh input seed, then at the run's shape under compute-sanitizer\n"
+    "with a fresh input seed, then at the smallest shape under compute-sanitizer\n"
     "(memcheck, racecheck). Each check is stored as an evaluation (a sanitizer\n"
     "finding has status 'sanitizer'); when all pass, meta run.RUN.best_checked\n"
     "names the program. 'cuco report RUN' shows the results.\n"

@@ -485,6 +485,162 @@ const struct cuco_ds_knob *cuco_design_space_knob(const struct cuco_design_space
 	return NULL;
 }
 
+/* --- narrowing to a template ---------------------------------------------------- */
+
+#define REALIZES_TAG "cuco-realizes:"
+
+/* 1 when array holds the string s. */
+static int has_string(const json_t *array, const char *s)
+{
+	size_t i;
+	const json_t *v;
+
+	json_array_foreach(array, i, v) if (json_is_string(v) && !strcmp(json_string_value(v), s)) return 1;
+	return 0;
+}
+
+static int has_integer(const json_t *array, long long x)
+{
+	size_t i;
+	const json_t *v;
+
+	json_array_foreach(array, i, v) if (json_is_integer(v) && json_integer_value(v) == x) return 1;
+	return 0;
+}
+
+/* Check one narrowing entry against ds (nothing changes yet). */
+static int narrow_check(const struct cuco_design_space *ds, const char *key, const json_t *v,
+                        const char *where, struct cuco_err *err)
+{
+	size_t i;
+	const json_t *x;
+	int d = dim_index(key);
+
+	if (d >= 0) {
+		if (!json_is_array(v) || json_array_size(v) == 0)
+			return cuco_err_set(err, CUCO_ERR_PARSE, "%s: %s: expected a non-empty array of values",
+			                    where, key);
+		json_array_foreach(v, i, x)
+		{
+			if (!json_is_string(x) || ds_value_index(&ds->dims[d], json_string_value(x)) < 0)
+				return cuco_err_set(err, CUCO_ERR_INVALID,
+				                    "%s: %s[%zu]: not a value of the design space's %s", where,
+				                    key, i, key);
+		}
+		return CUCO_OK;
+	}
+	if (strcmp(key, "knobs") != 0)
+		return cuco_err_set(err, CUCO_ERR_INVALID,
+		                    "%s: %s: neither a dimension nor \"knobs\"", where, key);
+	if (!json_is_object(v))
+		return cuco_err_set(err, CUCO_ERR_PARSE, "%s: knobs: expected an object", where);
+	const char *kn;
+	json_object_foreach((json_t *)v, kn, x)
+	{
+		const struct cuco_ds_knob *k = cuco_design_space_knob(ds, kn);
+		const json_t *vals = json_object_get(x, "values");
+		const json_t *lo = json_object_get(x, "min"), *hi = json_object_get(x, "max");
+		size_t j;
+		const json_t *e;
+
+		if (!k)
+			return cuco_err_set(err, CUCO_ERR_INVALID,
+			                    "%s: knobs.%s: not a knob of the design space", where, kn);
+		if (!json_is_object(x) || json_object_size(x) != (size_t)(!!vals + !!lo + !!hi))
+			return cuco_err_set(err, CUCO_ERR_PARSE,
+			                    "%s: knobs.%s: expected {\"values\": [...]} or {\"min\": N, "
+			                    "\"max\": N}",
+			                    where, kn);
+		if (vals) {
+			if (k->type != CUCO_KNOB_ENUM || !json_is_array(vals) || json_array_size(vals) == 0)
+				return cuco_err_set(err, CUCO_ERR_INVALID,
+				                    "%s: knobs.%s.values: only for an enum knob, non-empty",
+				                    where, kn);
+			json_array_foreach(vals, j, e)
+			{
+				int ok = 0;
+				for (int m = 0; json_is_integer(e) && m < k->nvalues; m++)
+					ok |= k->values[m] == json_integer_value(e);
+				if (!ok)
+					return cuco_err_set(err, CUCO_ERR_INVALID,
+					                    "%s: knobs.%s.values[%zu]: not a value of the knob",
+					                    where, kn, j);
+			}
+		} else {
+			if (k->type != CUCO_KNOB_INT || !json_is_integer(lo) || !json_is_integer(hi) ||
+			    json_integer_value(lo) > json_integer_value(hi) ||
+			    json_integer_value(lo) < k->min || json_integer_value(hi) > k->max)
+				return cuco_err_set(err, CUCO_ERR_INVALID,
+				                    "%s: knobs.%s: min..max must lie in %lld..%lld (an int knob)",
+				                    where, kn, k->min, k->max);
+		}
+	}
+	return CUCO_OK;
+}
+
+/* Apply a checked narrowing entry. */
+static void narrow_apply(struct cuco_design_space *ds, const char *key, const json_t *v)
+{
+	int d = dim_index(key), n = 0;
+
+	if (d >= 0) {
+		struct cuco_ds_dimension *dim = &ds->dims[d];
+		for (int i = 0; i < dim->nvalues; i++)
+			if (has_string(v, dim->values[i].name))
+				dim->values[n++] = dim->values[i];
+		dim->nvalues = n;
+		return;
+	}
+	const char *kn;
+	const json_t *x;
+	json_object_foreach((json_t *)v, kn, x)
+	{
+		struct cuco_ds_knob *k = (struct cuco_ds_knob *)cuco_design_space_knob(ds, kn);
+		const json_t *vals = json_object_get(x, "values");
+		if (vals) {
+			n = 0;
+			for (int i = 0; i < k->nvalues; i++)
+				if (has_integer(vals, k->values[i]))
+					k->values[n++] = k->values[i];
+			k->nvalues = n;
+		} else {
+			k->min = json_integer_value(json_object_get(x, "min"));
+			k->max = json_integer_value(json_object_get(x, "max"));
+		}
+	}
+}
+
+int cuco_design_space_narrow(struct cuco_design_space *ds, const char *name, const char *text,
+                             struct cuco_err *err)
+{
+	const char *tag = strstr(text, REALIZES_TAG), *eol;
+	char where[1024];
+	json_error_t je;
+	json_t *root;
+	const char *key;
+	json_t *v;
+	int line = 1, rc = CUCO_OK;
+
+	if (!tag)
+		return CUCO_OK;
+	for (const char *c = text; c < tag; c++)
+		line += *c == '\n';
+	snprintf(where, sizeof(where), "%s:%d: cuco-realizes", name, line);
+	tag += strlen(REALIZES_TAG);
+	eol = strchr(tag, '\n');
+	root = json_loadb(tag, eol ? (size_t)(eol - tag) : strlen(tag), JSON_REJECT_DUPLICATES, &je);
+	if (!json_is_object(root)) {
+		json_decref(root);
+		return cuco_err_set(err, CUCO_ERR_PARSE, "%s column %d: expected one JSON object (%s)",
+		                    where, je.column, root ? "not an object" : je.text);
+	}
+	json_object_foreach(root, key, v) if ((rc = narrow_check(ds, key, v, where, err))) break;
+	if (!rc)
+		json_object_foreach(root, key, v) narrow_apply(ds, key, v);
+	json_decref(root);
+	return rc;
+}
+
 /* --- finding the directive line ------------------------------------------------ */
 
 struct dscan {

@@ -143,6 +143,19 @@ struct cuco_design_space {
 int cuco_design_space_load(const char *path, struct cuco_design_space *out, struct cuco_err *err);
 void cuco_design_space_release(struct cuco_design_space *ds);
 
+/*
+ * Narrow ds to what a realiser supports. text (a program template, shown as
+ * name in messages) may hold one line "// cuco-realizes: {...}" whose JSON
+ * object maps a dimension to the array of its values the template realises
+ * and "knobs" to {knob: {"values": [...]}} (enum knobs: the values kept) or
+ * {knob: {"min": a, "max": b}} (int knobs: the range kept). Everything named
+ * must already be allowed by ds. No such line: ds is unchanged. Returns
+ * CUCO_OK or CUCO_ERR_PARSE / CUCO_ERR_INVALID with `name:line: cuco-realizes:
+ * field: message` in err; ds is then unchanged.
+ */
+int cuco_design_space_narrow(struct cuco_design_space *ds, const char *name, const char *text,
+                             struct cuco_err *err);
+
 /* The knob spec called name, or NULL. */
 const struct cuco_ds_knob *cuco_design_space_knob(const struct cuco_design_space *ds,
                                                   const char *name);

@@ -147,6 +147,14 @@ static int store_check(const struct cuco_recheck_opts *o, struct cuco_recheck_re
 	return CUCO_OK;
 }
 
+static double shape_volume(const struct cuco_shape *s)
+{
+	double v = 1;
+	for (int i = 0; i < s->nparams; i++)
+		v *= (double)s->params[i];
+	return v;
+}
+
 /* One cascade call: the best program (and the baseline when given) at shapes. */
 static int check_pass(const struct cuco_recheck_opts *o, struct cuco_recheck_result *res,
                       json_t *checks, const char *pass, const struct cuco_shape *const *shapes,
@@ -240,7 +248,7 @@ int cuco_recheck_run(const struct cuco_recheck_opts *o, struct cuco_recheck_resu
 	struct cuco_strbuf base = CUCO_STRBUF_INIT;
 	struct cuco_run_opts ro;
 	const struct cuco_shape **shapes = NULL;
-	const struct cuco_shape *own;
+	const struct cuco_shape *small;
 	json_t *checks = json_array(), *meta = NULL;
 	char key[64], cfg[160], idtext[32], *text = NULL;
 	int rc;
@@ -255,7 +263,6 @@ int cuco_recheck_run(const struct cuco_recheck_opts *o, struct cuco_recheck_resu
 		goto out;
 	if ((rc = cuco_store_program_get(o->store, res->program_id, &prog, err)))
 		goto out;
-	own = cuco_manifest_shape(o->m, run.shape ? run.shape : o->m->default_shape);
 	shapes = calloc((size_t)o->m->nshapes + 1, sizeof(*shapes));
 	if (!shapes || !checks) {
 		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
@@ -263,8 +270,13 @@ int cuco_recheck_run(const struct cuco_recheck_opts *o, struct cuco_recheck_resu
 	}
 	for (int i = 0; i < o->m->nshapes; i++)
 		shapes[i] = &o->m->shapes[i];
-	if (!own)
-		own = shapes[0];
+	/* The sanitizers run at the smallest shape (product of its parameters):
+	 * racecheck at 4096^3 takes minutes, and a program's synchronisation does
+	 * not change with the shape. */
+	small = shapes[0];
+	for (int i = 1; i < o->m->nshapes; i++)
+		if (shape_volume(shapes[i]) < shape_volume(small))
+			small = shapes[i];
 	for (int i = 0; i < o->m->nprograms; i++)
 		if (o->m->programs[i].role == CUCO_PROGRAM_BASELINE &&
 		    cuco_strbuf_read_file(&base, o->m->programs[i].file)) {
@@ -297,10 +309,10 @@ int cuco_recheck_run(const struct cuco_recheck_opts *o, struct cuco_recheck_resu
 		ro.timeout_s = o->run.timeout_s * 20;
 		ro.samples = 0;
 		ro.wrapper = o->memcheck ? o->memcheck : CUCO_RECHECK_MEMCHECK;
-		rc = check_pass(o, res, checks, "memcheck", &own, 1, &ro, prog.code, NULL, err);
+		rc = check_pass(o, res, checks, "memcheck", &small, 1, &ro, prog.code, NULL, err);
 		ro.wrapper = o->racecheck ? o->racecheck : CUCO_RECHECK_RACECHECK;
 		if (!rc)
-			rc = check_pass(o, res, checks, "racecheck", &own, 1, &ro, prog.code, NULL,
+			rc = check_pass(o, res, checks, "racecheck", &small, 1, &ro, prog.code, NULL,
 			                err);
 	}
 	cuco_store_run_finish(o->store, res->recheck_run, rc ? "failed" : "done", NULL);

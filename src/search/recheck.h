@@ -70,7 +70,7 @@ int cuco_recheck_sanitizer_verdict(const char *log, struct cuco_strbuf *summary)
 
 /*
  * Re-check the best program of o->run_id: every shape of o->m with a fresh
- * seed, then (o->sanitize) memcheck and racecheck at the run's shape. Stores
+ * seed, then (o->sanitize) memcheck and racecheck at the smallest shape. Stores
  * a run of kind 'recheck', one evaluation per check (a sanitizer finding is
  * status 'sanitizer', stage 'verify', error = the sanitizer's summary), the
  * meta key `run.<id>.recheck` (JSON: recheck run, program, seed, passed,

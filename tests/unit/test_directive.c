@@ -61,7 +61,10 @@ static void test_design_space(void **state)
 			            10); /* every value says what it means */
 		}
 	}
-	assert_int_equal(ds.nknobs, 8);
+	assert_int_equal(ds.nknobs, 9);
+	k = cuco_design_space_knob(&ds, "device_signal");
+	assert_non_null(k);
+	assert_int_equal(k->type, CUCO_KNOB_BOOL);
 	k = cuco_design_space_knob(&ds, "threads");
 	assert_non_null(k);
 	assert_int_equal(k->type, CUCO_KNOB_INT);
@@ -358,6 +361,78 @@ static void test_small_space(void **state)
 	cuco_design_space_release(&small);
 }
 
+/* A template's "cuco-realizes" line narrows the space; bad lines say where and what. */
+static void test_narrow(void **state)
+{
+	static const char tmpl[] =
+	    "{{DIRECTIVE}}\n"
+	    "// cuco-realizes: {\"backend\": [\"lsa\", \"ce\"], \"placement\": [\"sequential\", "
+	    "\"stream_overlap\"], \"knobs\": {\"tile_n\": {\"values\": [128, 256]}, \"chunks\": "
+	    "{\"min\": 2, \"max\": 8}}}\n";
+	static const char dir[] = "// cuco-directive: {\"backend\":\"%s\",\"placement\":\"%s\","
+	                          "\"sync_scope\":\"grid\",\"issuer\":\"cta\",\"granularity\":"
+	                          "\"chunk\",\"knobs\":{\"tile_n\":%d,\"chunks\":%d}}\n";
+	static const struct {
+		const char *line, *msg;
+	} bad[] = {
+	    {"// cuco-realizes: {\"backend\": [\"nvlink\"]}",
+	     "t.cu.in:2: cuco-realizes: backend[0]: not a value of the design space's backend"},
+	    {"// cuco-realizes: {\"knobs\": {\"tile_n\": {\"values\": [96]}}}",
+	     "t.cu.in:2: cuco-realizes: knobs.tile_n.values[0]: not a value of the knob"},
+	    {"// cuco-realizes: {\"knobs\": {\"threads\": {\"min\": 0, \"max\": 64}}}",
+	     "t.cu.in:2: cuco-realizes: knobs.threads: min..max must lie in 32..1024 (an int knob)"},
+	    {"// cuco-realizes: {\"knobz\": {}}",
+	     "t.cu.in:2: cuco-realizes: knobz: neither a dimension nor \"knobs\""},
+	    {"// cuco-realizes: [1]", NULL},
+	};
+	struct cuco_design_space n;
+	struct cuco_directive d;
+	struct cuco_err err;
+	char buf[512];
+
+	(void)state;
+	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &n, &err), CUCO_OK);
+	assert_int_equal(cuco_design_space_narrow(&n, "t.cu.in", "no line here\n", &err), CUCO_OK);
+	assert_int_equal(n.dims[CUCO_DIM_BACKEND].nvalues, 3);
+	assert_int_equal(cuco_design_space_narrow(&n, "t.cu.in", tmpl, &err), CUCO_OK);
+	assert_int_equal(n.dims[CUCO_DIM_BACKEND].nvalues, 2);
+	assert_int_equal(n.dims[CUCO_DIM_PLACEMENT].nvalues, 2);
+	assert_int_equal(cuco_design_space_knob(&n, "tile_n")->nvalues, 2);
+	assert_int_equal(cuco_design_space_knob(&n, "chunks")->max, 8);
+	snprintf(buf, sizeof(buf), dir, "ce", "stream_overlap", 256, 8);
+	assert_int_equal(cuco_directive_parse("p.cu", buf, &d, &err), CUCO_OK);
+	assert_int_equal(cuco_directive_validate(&d, &n, NULL, &err), CUCO_OK);
+	cuco_directive_release(&d);
+	snprintf(buf, sizeof(buf), dir, "gin", "stream_overlap", 256, 8);
+	assert_int_equal(cuco_directive_parse("p.cu", buf, &d, &err), CUCO_OK);
+	assert_int_equal(cuco_directive_validate(&d, &n, NULL, &err), CUCO_ERR_INVALID);
+	assert_non_null(strstr(err.msg, "expected one of lsa, ce"));
+	cuco_directive_release(&d);
+	snprintf(buf, sizeof(buf), dir, "lsa", "stream_overlap", 64, 8);
+	assert_int_equal(cuco_directive_parse("p.cu", buf, &d, &err), CUCO_OK);
+	assert_int_equal(cuco_directive_validate(&d, &n, NULL, &err), CUCO_ERR_INVALID);
+	cuco_directive_release(&d);
+	snprintf(buf, sizeof(buf), dir, "lsa", "stream_overlap", 128, 9);
+	assert_int_equal(cuco_directive_parse("p.cu", buf, &d, &err), CUCO_OK);
+	assert_int_equal(cuco_directive_validate(&d, &n, NULL, &err), CUCO_ERR_INVALID);
+	cuco_directive_release(&d);
+	cuco_design_space_release(&n);
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &n, &err), CUCO_OK);
+		snprintf(buf, sizeof(buf), "{{DIRECTIVE}}\n%s\n", bad[i].line);
+		assert_int_not_equal(cuco_design_space_narrow(&n, "t.cu.in", buf, &err), CUCO_OK);
+		if (bad[i].msg)
+			assert_string_equal(err.msg, bad[i].msg);
+		else
+			assert_non_null(strstr(err.msg, "t.cu.in:2: cuco-realizes"));
+		/* a refused line leaves the space as it was */
+		assert_int_equal(n.dims[CUCO_DIM_BACKEND].nvalues, 3);
+		assert_int_equal(cuco_design_space_knob(&n, "threads")->min, 32);
+		cuco_design_space_release(&n);
+	}
+}
+
 static void test_find_line(void **state)
 {
 	(void)state;
@@ -409,6 +484,7 @@ int main(void)
 	    cmocka_unit_test(test_round_trip),
 	    cmocka_unit_test(test_facts),
 	    cmocka_unit_test(test_small_space),
+	    cmocka_unit_test(test_narrow),
 	    cmocka_unit_test(test_find_line),
 	    cmocka_unit_test(test_parse_errors_inline),
 	};

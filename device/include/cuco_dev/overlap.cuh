@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include <cuda_bf16.h>
+#include <cuda.h> /* CUresult, CUstream (types only; no libcuda link) */
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 #include <nccl_device.h>
@@ -304,6 +305,43 @@ template <class Epi> static inline int overlap_preload(const cuco_ctx *ctx)
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, overlap_push_kernel), ctx);
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, overlap_allgather_kernel), ctx);
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, overlap_tile_comm_kernel), ctx);
+	return 0;
+}
+
+/*
+ * Make stream s wait (on the GPU, no host involvement) until the low 32 bits
+ * of *counter reach v: cuStreamWaitValue32 with CU_STREAM_WAIT_VALUE_GEQ, whose
+ * test is (int32_t)(*addr - v) >= 0, so a counter that never resets may wrap.
+ * The counter is a uint64_t bumped by overlap_signal_epilogue
+ * (red.release.sys after the tile's stores and a gpu-scope fence), so work
+ * queued on s after the wait - a copy-engine memcpy or a kernel - sees the
+ * tiles counted. Fetched through the runtime (no libcuda link), like the
+ * GEMM's tensor-map encoder. The stream-overlap placement's device_signal
+ * knob uses it: one GEMM launch instead of one per chunk, each chunk's
+ * copies triggered by the GEMM itself.
+ */
+typedef CUresult (*overlap_wait_value32_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+
+static inline int overlap_stream_wait_ge(const cuco_ctx *ctx, cudaStream_t s, const uint64_t *counter,
+					 uint64_t v)
+{
+	static overlap_wait_value32_fn fn;
+	if (!fn) {
+		void *f = NULL;
+		cudaDriverEntryPointQueryResult q;
+		if (cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &f, 12000, cudaEnableDefault, &q) !=
+			    cudaSuccess ||
+		    q != cudaDriverEntryPointSuccess || !f) {
+			CUCO_ERRF(ctx, "cuStreamWaitValue32: not available from this driver");
+			return 1;
+		}
+		fn = (overlap_wait_value32_fn)f;
+	}
+	CUresult r = fn((CUstream)s, (CUdeviceptr)(uintptr_t)counter, (cuuint32_t)v, CU_STREAM_WAIT_VALUE_GEQ);
+	if (r != CUDA_SUCCESS) {
+		CUCO_ERRF(ctx, "cuStreamWaitValue32: CUresult %d", (int)r);
+		return 1;
+	}
 	return 0;
 }
 
