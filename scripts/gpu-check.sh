@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 . scripts/gpu-env.sh
 export CUCO_COMMIT=${CUCO_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 export CUCO_STATE=${CUCO_STATE:-.cuco}
-B=build
+B=${CUCO_BUILD:-build}
 log() { printf '\n=== %s\n' "$*"; }
 summary=()
 step() { # name, command...
