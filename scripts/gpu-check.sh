@@ -88,7 +88,7 @@ elif [ "$mode" = slowpath ]; then
 	[ -n "${SKIP_AG:-}" ] || step bench_allgather_gemm $B/cuco bench allgather_gemm ${SHAPES:+$SHAPES} --json "$out/bench-allgather_gemm.json" "${progs[@]}"
 	[ -n "${SKIP_AG:-}" ] || step torch_async_tp timeout 300 python3 bench/torch_async_tp.py ${SHAPES:+$SHAPES} --json "$out/torch-async-tp.json"
 	[ -n "${SKIP_BENCH:-}" ] || step bench_evolve_shape $B/cuco bench gemm_allgather --shape ${EVOLVE_SHAPE:-4096} --json "$out/bench-gemm_allgather.json"
-	step evolve timeout 400 $B/cuco evolve gemm_allgather --shape ${EVOLVE_SHAPE:-4096} \
+	step evolve timeout ${EVOLVE_TIMEOUT:-400} $B/cuco evolve gemm_allgather --shape ${EVOLVE_SHAPE:-4096} \
 		--budget-evals ${EVOLVE_EVALS:-12} --generations ${EVOLVE_GENERATIONS:-20}
 	run=$($B/cuco show runs 2>/dev/null | awk '$3 == "evolve" {r=$2} END {print r}')
 	step report $B/cuco report "${run:-1}" -o "$out/report"
