@@ -547,6 +547,11 @@ int cmd_evolve(int argc, char **argv)
 			cli_fail(&err);
 			goto out;
 		}
+		if (resume && (rc = cuco_llm_operator_resume(llm_op, resume, &err))) {
+			cuco_err_prefix(&err, "resuming run %lld: ", resume);
+			cli_fail(&err);
+			goto out;
+		}
 		cuco_llm_operator_bind(llm_op, lf.share, &child_op);
 	}
 	memset(&o, 0, sizeof(o));

@@ -244,6 +244,14 @@ const struct cuco_llm_budget *cuco_llm_client_budget(const struct cuco_llm_clien
 	return &c->budget;
 }
 
+void cuco_llm_client_charge(struct cuco_llm_client *c, int64_t tokens, double cost)
+{
+	if (tokens > 0)
+		c->budget.tokens_used += tokens;
+	if (!isnan(cost))
+		c->budget.cost_used += cost;
+}
+
 const char *cuco_llm_client_endpoint(const struct cuco_llm_client *c)
 {
 	return c->endpoint;

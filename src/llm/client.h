@@ -141,6 +141,13 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 /* The client's budget state (owned by the client). */
 const struct cuco_llm_budget *cuco_llm_client_budget(const struct cuco_llm_client *c);
 
+/*
+ * Charge the budget for calls made before this client existed (a resumed
+ * run's earlier calls): tokens, and cost when it is not NaN. The budget is
+ * checked as usual at the next call.
+ */
+void cuco_llm_client_charge(struct cuco_llm_client *c, int64_t tokens, double cost);
+
 /* The full URL calls go to (owned by the client). */
 const char *cuco_llm_client_endpoint(const struct cuco_llm_client *c);
 

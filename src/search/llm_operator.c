@@ -20,6 +20,11 @@
 #define MAX_FEEDBACK 2000 /* bytes of an error or compile log in a prompt */
 #define MAX_STATS 6000    /* bytes of the statistical summary in a prompt */
 #define MAX_INSP_CODE 6000 /* bytes of the best inspiration's EVOLVE-BLOCKs */
+#define BYTES_PER_TOKEN 4  /* the client's estimate when a reply had no usage */
+
+/* How stored calls without a program begin their error (read back on resume). */
+#define WHY_SUMMARY "meta-summary call failed"
+#define WHY_DROPPED "reply dropped"
 
 /* ---- the bandit ---- */
 
@@ -716,9 +721,9 @@ static const char *op_name(int mode)
 static int drop_waiting(struct cuco_llm_operator *op, int i, int64_t run_id, struct cuco_err *err)
 {
 	struct waiting *w = &op->wait[i];
-	int rc = store_call(
-	    op, run_id ? run_id : w->run_id, &w->res, 0,
-	    "reply dropped: the child was a near-duplicate of an existing candidate", err);
+	int rc = store_call(op, run_id ? run_id : w->run_id, &w->res, 0,
+	                    WHY_DROPPED ": the child was a near-duplicate of an existing candidate",
+	                    err);
 
 	cuco_bandit_reward(&op->bandit, w->arm, 0, w->cost);
 	cuco_llm_result_release(&w->res);
@@ -836,6 +841,9 @@ out:
 	return rc;
 }
 
+static int add_judged(struct cuco_llm_operator *op, int64_t id, int arm, double parent_fitness,
+                      double cost, struct cuco_err *err);
+
 static int op_stored(void *ctx, const char *const *names, const int64_t *ids, int n,
                      struct cuco_err *err)
 {
@@ -854,18 +862,8 @@ static int op_stored(void *ctx, const char *const *names, const int64_t *ids, in
 		}
 		if ((rc = store_call(op, w->run_id, &w->res, id, NULL, err)))
 			break;
-		if (op->njudged == op->ajudged) {
-			int na = op->ajudged ? 2 * op->ajudged : 16;
-			struct judged *nj = realloc(op->judged, (size_t)na * sizeof(*nj));
-			if (!nj)
-				return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-			op->judged = nj;
-			op->ajudged = na;
-		}
-		op->judged[op->njudged].program_id = id;
-		op->judged[op->njudged].arm = w->arm;
-		op->judged[op->njudged].parent_fitness = w->parent_fitness;
-		op->judged[op->njudged++].cost = w->cost;
+		if ((rc = add_judged(op, id, w->arm, w->parent_fitness, w->cost, err)))
+			break;
 		cuco_llm_result_release(&w->res);
 		op->wait[i] = op->wait[--op->nwait];
 	}
@@ -1017,7 +1015,7 @@ static int op_summarize(void *ctx, int64_t run_id, int generation, const char *s
 		goto out;
 	}
 	if (rc) {
-		rc = store_call(op, run_id, &res, 0, "meta-summary call failed", err);
+		rc = store_call(op, run_id, &res, 0, WHY_SUMMARY, err);
 		goto out;
 	}
 	if ((rc = store_call(op, run_id, &res, 0, NULL, err)) ||
@@ -1105,4 +1103,208 @@ out:
 	json_decref(o);
 	free(text);
 	return rc;
+}
+
+/* ---- resume: the operator's state from the run's stored history ---- */
+
+/* A program of the run as the loop saw it: its first evaluation and its parent. */
+struct seen {
+	int64_t id, parent;
+	int evaluated, correct;
+	double fitness;
+};
+
+struct history {
+	struct cuco_llm_operator *op;
+	struct seen *p; /* ascending ids: programs come oldest first */
+	int n, alloc;
+	int summary_calls, stat_summaries;
+	int64_t stat_generation, llm_generation;
+	int64_t tokens;
+	double cost;
+};
+
+static struct seen *seen_find(struct history *h, int64_t id)
+{
+	int lo = 0, hi = h->n - 1;
+
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+		if (h->p[mid].id == id)
+			return &h->p[mid];
+		if (h->p[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return NULL;
+}
+
+static int hist_program(const struct cuco_program_rec *p, void *arg, struct cuco_err *err)
+{
+	struct history *h = arg;
+	struct seen *x;
+
+	if (h->n == h->alloc) {
+		int na = h->alloc ? 2 * h->alloc : 64;
+		struct seen *np = realloc(h->p, (size_t)na * sizeof(*np));
+		if (!np)
+			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		h->p = np;
+		h->alloc = na;
+	}
+	x = &h->p[h->n++];
+	memset(x, 0, sizeof(*x));
+	x->id = p->id;
+	for (size_t i = 0; i < p->nparents && !x->parent; i++)
+		if (!p->parents[i].kind || !strcmp(p->parents[i].kind, "parent"))
+			x->parent = p->parents[i].id;
+	return 0;
+}
+
+static int hist_eval(const struct cuco_eval_rec *ev, void *arg, struct cuco_err *err)
+{
+	struct seen *x = seen_find(arg, ev->program_id);
+
+	(void)err;
+	if (!x || x->evaluated) /* the loop keeps a program's first evaluation */
+		return 0;
+	x->evaluated = 1;
+	x->correct = ev->error_code == CUCO_OK && !strcmp(ev->status, "ok");
+	x->fitness = x->correct && isfinite(ev->fitness) ? ev->fitness : 0;
+	return 0;
+}
+
+/* Remember a stored child whose evaluation is still to come. */
+static int add_judged(struct cuco_llm_operator *op, int64_t id, int arm, double parent_fitness,
+                      double cost, struct cuco_err *err)
+{
+	if (op->njudged == op->ajudged) {
+		int na = op->ajudged ? 2 * op->ajudged : 16;
+		struct judged *nj = realloc(op->judged, (size_t)na * sizeof(*nj));
+		if (!nj)
+			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		op->judged = nj;
+		op->ajudged = na;
+	}
+	op->judged[op->njudged].program_id = id;
+	op->judged[op->njudged].arm = arm;
+	op->judged[op->njudged].parent_fitness = parent_fitness;
+	op->judged[op->njudged++].cost = cost;
+	return CUCO_OK;
+}
+
+/* One stored call, counted as the live operator counted it. */
+static int hist_call(const struct cuco_llm_call_rec *c, void *arg, struct cuco_err *err)
+{
+	struct history *h = arg;
+	struct cuco_llm_operator *op = h->op;
+	struct cuco_llm_model_stats *s;
+	struct seen *x, *parent;
+	int64_t tokens;
+	double cost, pf;
+	int arm = -1;
+
+	if (c->tokens_in >= 0 && c->tokens_out >= 0)
+		tokens = c->tokens_in + c->tokens_out;
+	else /* no usage: the client's estimate, from what was stored */
+		tokens = (int64_t)((strlen(c->prompt ? c->prompt : "") + BYTES_PER_TOKEN - 1) /
+		                       BYTES_PER_TOKEN +
+		                   (strlen(c->reply ? c->reply : "") + BYTES_PER_TOKEN - 1) /
+		                       BYTES_PER_TOKEN);
+	h->tokens += tokens;
+	if (isfinite(c->cost))
+		h->cost += c->cost;
+	for (int i = 0; i < op->cfg.nmodels && arm < 0; i++)
+		if (c->model && !strcmp(c->model, op->cfg.models[i]))
+			arm = i;
+	if (arm < 0)
+		return 0;
+	s = &op->stats[arm];
+	s->calls++;
+	s->tokens += tokens;
+	if (isfinite(c->cost))
+		s->cost += c->cost;
+	if (!c->program_id && (!c->error || !strncmp(c->error, WHY_SUMMARY, strlen(WHY_SUMMARY)))) {
+		h->summary_calls++;
+		return 0;
+	}
+	/* a mutation: the pull, then its reward as the live run gave it */
+	op->bandit.pulls[arm]++;
+	op->bandit.total++;
+	cost = isfinite(c->cost) && c->cost > 0 ? c->cost
+	       : tokens > 0                     ? (double)tokens / 1000.0
+	                                        : 1.0;
+	if (!c->program_id) {
+		if (c->error && !strncmp(c->error, WHY_DROPPED, strlen(WHY_DROPPED)))
+			s->accepted++;
+		cuco_bandit_reward(&op->bandit, arm, 0, cost);
+		return 0;
+	}
+	s->accepted++;
+	x = seen_find(h, c->program_id);
+	parent = x ? seen_find(h, x->parent) : NULL;
+	pf = parent && parent->correct ? parent->fitness : 0;
+	if (!x || !x->evaluated)
+		return add_judged(op, c->program_id, arm, pf, cost, err);
+	cuco_bandit_reward(&op->bandit, arm, (x->correct ? x->fitness : 0) - pf, cost);
+	if (x->correct && x->fitness > pf)
+		s->improved++;
+	return 0;
+}
+
+static int hist_summary(const struct cuco_summary_rec *sum, void *arg, struct cuco_err *err)
+{
+	struct history *h = arg;
+	int stat = !strcmp(sum->kind, "statistical");
+
+	if (!stat && strcmp(sum->kind, "llm"))
+		return 0;
+	if (stat) {
+		h->stat_summaries++;
+		h->stat_generation = sum->generation;
+	} else {
+		h->llm_generation = sum->generation;
+	}
+	return cuco_llm_operator_set_summary(h->op, stat ? sum->text : NULL,
+	                                     stat ? NULL : sum->text, err);
+}
+
+int cuco_llm_operator_resume(struct cuco_llm_operator *op, int64_t run_id, struct cuco_err *err)
+{
+	struct history h;
+	int rc;
+
+	memset(&h, 0, sizeof(h));
+	h.op = op;
+	h.stat_generation = h.llm_generation = -1;
+	if ((rc = cuco_store_program_each(op->cfg.store, run_id, hist_program, &h, err)) ||
+	    (rc = cuco_store_eval_each_run(op->cfg.store, run_id, hist_eval, &h, err)) ||
+	    (rc = cuco_store_llm_call_each_run(op->cfg.store, run_id, hist_call, &h, err)) ||
+	    (rc = cuco_store_summary_each_run(op->cfg.store, run_id, hist_summary, &h, err)))
+		goto out;
+	cuco_llm_client_charge(op->client, h.tokens, h.cost);
+	/* Stopped between a statistical summary and its meta-summary: write it now. */
+	if (op->cfg.meta_summaries && op->stat_summary && h.stat_summaries > h.summary_calls &&
+	    h.llm_generation < h.stat_generation) {
+		char *stat = strdup(op->stat_summary);
+		rc = stat ? op_summarize(op, run_id, (int)h.stat_generation, stat, err)
+		          : cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		free(stat);
+	}
+out:
+	free(h.p);
+	return rc;
+}
+
+const struct cuco_bandit *cuco_llm_operator_bandit(const struct cuco_llm_operator *op)
+{
+	return &op->bandit;
+}
+
+void cuco_llm_operator_summaries(const struct cuco_llm_operator *op, const char **statistical,
+                                 const char **llm)
+{
+	*statistical = op->stat_summary;
+	*llm = op->llm_summary;
 }

@@ -161,6 +161,26 @@ int cuco_llm_operator_stats(const struct cuco_llm_operator *op, const char *cons
 void cuco_llm_operator_print_stats(const struct cuco_llm_operator *op, FILE *f);
 
 /*
+ * Resume run_id: rebuild from the store what the operator had learnt, as if
+ * it had not stopped: per-model statistics and the bandit from the run's
+ * llm_calls and the evaluations of the children they became (children
+ * stored but not yet evaluated are credited when they are), the budget
+ * spent, and the latest statistical and LLM meta-summaries. A run stopped
+ * between a statistical summary and its meta-summary gets the meta-summary
+ * now (one call). Call before cuco_evolve_run(). Calls whose reply had no
+ * usage are counted at the client's estimate from the stored prompt and
+ * reply. Errors: those of the store, CUCO_ERR_NOMEM, and a meta-summary's.
+ */
+int cuco_llm_operator_resume(struct cuco_llm_operator *op, int64_t run_id, struct cuco_err *err);
+
+/* The model bandit (owned by the operator). */
+const struct cuco_bandit *cuco_llm_operator_bandit(const struct cuco_llm_operator *op);
+
+/* The latest meta-summaries the operator puts into prompts (owned by it; NULL: none yet). */
+void cuco_llm_operator_summaries(const struct cuco_llm_operator *op, const char **statistical,
+                                 const char **llm);
+
+/*
  * Build the two messages of one mutation (mode: enum cuco_llm_mode) of
  * parent_id with partner_id (crossover; 0 otherwise) and inspirations, from
  * the store: the system prompt (design space, hardware, NCCL guide, the

@@ -1247,16 +1247,34 @@ int cuco_store_eval_get(struct cuco_store *store, int64_t id, struct cuco_eval_r
 	               "an evaluation", err);
 }
 
-/* Walk the evaluations "SELECT <eval_cols> <rest>" returns, with key bound to ?1. */
-static int eval_walk(struct cuco_store *s, const char *rest, int64_t key,
-                     int (*fn)(const struct cuco_eval_rec *ev, void *arg, struct cuco_err *err),
-                     void *arg, struct cuco_err *err)
+/* The caller's callback of a walk, whichever record type it takes. */
+struct walk {
+	int (*eval)(const struct cuco_eval_rec *ev, void *arg, struct cuco_err *err);
+	int (*call)(const struct cuco_llm_call_rec *call, void *arg, struct cuco_err *err);
+	int (*summary)(const struct cuco_summary_rec *sum, void *arg, struct cuco_err *err);
+	void *arg;
+};
+
+static int visit(const struct walk *w, const void *rec, struct cuco_err *err)
 {
-	struct cuco_eval_rec rec;
+	if (w->eval)
+		return w->eval(rec, w->arg, err);
+	if (w->call)
+		return w->call(rec, w->arg, err);
+	return w->summary(rec, w->arg, err);
+}
+
+/*
+ * Walk the rows "SELECT <cols> <rest>" returns, with key bound to ?1: each is
+ * read into rec (a record of cols), handed to w, then its strings freed.
+ */
+static int rec_walk(struct cuco_store *s, const struct rec_col *cols, const char *rest, int64_t key,
+                    void *rec, const struct walk *w, const char *what, struct cuco_err *err)
+{
 	sqlite3_stmt *st = NULL;
 	int rc, ret;
 
-	ret = prepare_select(s, eval_cols, rest, &st, err);
+	ret = prepare_select(s, cols, rest, &st, err);
 	if (ret)
 		goto out;
 	sqlite3_bind_int64(st, 1, key);
@@ -1265,18 +1283,30 @@ static int eval_walk(struct cuco_store *s, const char *rest, int64_t key,
 		if (rc == SQLITE_DONE)
 			break;
 		if (rc != SQLITE_ROW) {
-			ret = sql_fail(s, err, rc, "listing evaluations");
+			ret = sql_fail(s, err, rc, what);
 			goto out;
 		}
-		read_rec(st, eval_cols, &rec);
-		ret = fn(&rec, arg, err);
-		cuco_eval_rec_release(&rec);
+		read_rec(st, cols, rec);
+		ret = visit(w, rec, err);
+		free_rec_strs(cols, rec);
 		if (ret)
 			goto out;
 	}
 out:
 	sqlite3_finalize(st);
 	return ret;
+}
+
+/* Walk the evaluations "SELECT <eval_cols> <rest>" returns, with key bound to ?1. */
+static int eval_walk(struct cuco_store *s, const char *rest, int64_t key,
+                     int (*fn)(const struct cuco_eval_rec *ev, void *arg, struct cuco_err *err),
+                     void *arg, struct cuco_err *err)
+{
+	struct cuco_eval_rec rec;
+	struct walk w = {fn, NULL, NULL, arg};
+
+	cuco_eval_rec_init(&rec);
+	return rec_walk(s, eval_cols, rest, key, &rec, &w, "listing evaluations", err);
 }
 
 int cuco_store_eval_each_program(struct cuco_store *store, int64_t program_id,
@@ -1351,6 +1381,42 @@ int cuco_store_llm_call_get(struct cuco_store *store, int64_t id, struct cuco_ll
 	cuco_llm_call_rec_init(out);
 	return get_rec(store, llm_call_cols, "FROM llm_calls WHERE id = ?", id, out, "LLM call",
 	               "an LLM call", err);
+}
+
+int cuco_store_llm_call_each_run(struct cuco_store *store, int64_t run_id,
+                                 int (*fn)(const struct cuco_llm_call_rec *call, void *arg,
+                                           struct cuco_err *err),
+                                 void *arg, struct cuco_err *err)
+{
+	struct cuco_llm_call_rec rec;
+	struct walk w = {NULL, fn, NULL, arg};
+
+	cuco_llm_call_rec_init(&rec);
+	return rec_walk(store, llm_call_cols, "FROM llm_calls WHERE run_id = ?1 ORDER BY id",
+	                run_id, &rec, &w, "listing LLM calls", err);
+}
+
+static const struct rec_col summary_cols[] = {
+    {"id", COL_ID, offsetof(struct cuco_summary_rec, id)},
+    {"run_id", COL_ID, offsetof(struct cuco_summary_rec, run_id)},
+    {"generation", COL_OPT_INT, offsetof(struct cuco_summary_rec, generation)},
+    {"kind", COL_TEXT, offsetof(struct cuco_summary_rec, kind)},
+    {"text", COL_TEXT, offsetof(struct cuco_summary_rec, text)},
+    {"created_at", COL_TEXT, offsetof(struct cuco_summary_rec, created_at)},
+    {NULL},
+};
+
+int cuco_store_summary_each_run(struct cuco_store *store, int64_t run_id,
+                                int (*fn)(const struct cuco_summary_rec *sum, void *arg,
+                                          struct cuco_err *err),
+                                void *arg, struct cuco_err *err)
+{
+	struct cuco_summary_rec rec;
+	struct walk w = {NULL, NULL, fn, arg};
+
+	memset(&rec, 0, sizeof(rec));
+	return rec_walk(store, summary_cols, "FROM summaries WHERE run_id = ?1 ORDER BY id", run_id,
+	                &rec, &w, "listing summaries", err);
 }
 
 int cuco_store_summary_add(struct cuco_store *store, int64_t run_id, int64_t generation,

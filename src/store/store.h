@@ -119,6 +119,16 @@ struct cuco_llm_call_rec {
 	const char *created_at; /* ISO 8601 UTC; NULL on input means now */
 };
 
+/* One row of `summaries`, as read back (strings owned by the store during a walk). */
+struct cuco_summary_rec {
+	int64_t id;
+	int64_t run_id;
+	int64_t generation; /* CUCO_STORE_NO_INT: the whole run */
+	const char *kind;   /* 'statistical' | 'llm' */
+	const char *text;
+	const char *created_at;
+};
+
 /*
  * The store file to use: $CUCO_STORE when set and not empty, else ".cuco/cuco.db"
  * (relative to the current directory). Returns a static or environment string;
@@ -302,6 +312,24 @@ int cuco_store_llm_call_add(struct cuco_store *store, const struct cuco_llm_call
  */
 int cuco_store_llm_call_get(struct cuco_store *store, int64_t id, struct cuco_llm_call_rec *out,
                             struct cuco_err *err);
+
+/*
+ * Call fn for every LLM call of run_id, oldest first. Record lifetime and fn's
+ * contract as for cuco_store_run_each().
+ */
+int cuco_store_llm_call_each_run(struct cuco_store *store, int64_t run_id,
+                                 int (*fn)(const struct cuco_llm_call_rec *call, void *arg,
+                                           struct cuco_err *err),
+                                 void *arg, struct cuco_err *err);
+
+/*
+ * Call fn for every summary of run_id, oldest first. Record lifetime and fn's
+ * contract as for cuco_store_run_each().
+ */
+int cuco_store_summary_each_run(struct cuco_store *store, int64_t run_id,
+                                int (*fn)(const struct cuco_summary_rec *sum, void *arg,
+                                          struct cuco_err *err),
+                                void *arg, struct cuco_err *err);
 
 /*
  * Insert a summary of a run's generation (generation CUCO_STORE_NO_INT: the whole

@@ -542,14 +542,183 @@ static void test_slow_path(void **state)
 	cuco_strbuf_release(&log);
 }
 
+/* ---- resume: the operator's state rebuilt from the store ---- */
+
+static volatile sig_atomic_t stop_flag;
+static int stop_after; /* stop once this many candidates are evaluated; 0: never */
+
+static void stop_progress(void *arg, const struct cuco_evolve_progress *p)
+{
+	(void)arg;
+	if (stop_after && p->evaluated >= stop_after)
+		stop_flag = 1;
+}
+
+/* The bandit, per-model statistics and meta-summaries of a and b are the same. */
+static void assert_same_state(const struct cuco_llm_operator *a, const struct cuco_llm_operator *b)
+{
+	const struct cuco_bandit *x = cuco_llm_operator_bandit(a), *y = cuco_llm_operator_bandit(b);
+	const struct cuco_llm_model_stats *sa, *sb;
+	const char *const *models;
+	const char *stat_a, *llm_a, *stat_b, *llm_b;
+	int n = cuco_llm_operator_stats(a, &models, &sa);
+
+	assert_int_equal(cuco_llm_operator_stats(b, &models, &sb), n);
+	assert_int_equal(x->narms, y->narms);
+	assert_int_equal(x->total, y->total);
+	assert_true(fabs(x->max_reward - y->max_reward) < 1e-12);
+	for (int i = 0; i < x->narms; i++) {
+		assert_int_equal(x->pulls[i], y->pulls[i]);
+		assert_true(fabs(x->sum[i] - y->sum[i]) < 1e-12);
+		assert_int_equal(sa[i].calls, sb[i].calls);
+		assert_int_equal(sa[i].tokens, sb[i].tokens);
+		assert_int_equal(sa[i].accepted, sb[i].accepted);
+		assert_int_equal(sa[i].improved, sb[i].improved);
+		assert_true(fabs(sa[i].cost - sb[i].cost) < 1e-12);
+	}
+	cuco_llm_operator_summaries(a, &stat_a, &llm_a);
+	cuco_llm_operator_summaries(b, &stat_b, &llm_b);
+	assert_non_null(stat_a);
+	assert_non_null(llm_a);
+	assert_non_null(stat_b);
+	assert_non_null(llm_b);
+	assert_string_equal(stat_a, stat_b);
+	assert_string_equal(llm_a, llm_b);
+}
+
+static void test_resume_state(void **state)
+{
+	/* Generation 1 explores (rewrites), 2 and 3 exploit (mostly diffs). */
+	static const char *const replies[] = {
+	    "rewrite_ctas64",
+	    "rewrite_overlap",
+	    "summary",
+	    "diff_threads",
+	    "diff_threads128",
+	    "summary",
+	    "reply_outside",
+	    "diff_threads",
+	    "diff_threads128",
+	    "rewrite_ctas64",
+	    "summary",
+	    "summary",
+	    NULL,
+	};
+	struct llm_server srv;
+	struct cuco_store *store = NULL;
+	struct cuco_llm_operator_config c;
+	struct cuco_llm_operator *live = NULL, *back = NULL, *again = NULL;
+	struct cuco_child_operator co;
+	struct cuco_evolve_config cfg;
+	struct cuco_evolve_opts o;
+	struct cuco_evolve_progress fin;
+	struct fake_eval fake;
+	struct cuco_err err;
+	const struct cuco_bandit *b;
+	char path[128], *lines[64];
+	int64_t run_id = 0;
+	int n0, n, mutations = 0;
+	sqlite3 *db;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/resume-requests.jsonl", tmp);
+	llm_server_start(&srv, FIXTURES, path, 300, replies);
+	snprintf(path, sizeof(path), "%s/resume.db", tmp);
+	assert_int_equal(cuco_store_open(path, &store, &err), CUCO_OK);
+	op_config(&c, store, srv.base);
+	if (cuco_llm_operator_new(&c, &live, &err))
+		fail_msg("%s", err.msg);
+	cuco_llm_operator_bind(live, 1.0, &co);
+	cuco_evolve_config_default(&cfg);
+	cfg.islands = 1;
+	cfg.generations = 3;
+	cfg.explore_fraction = 0.3;
+	cfg.children_per_island = 2;
+	cfg.summary_interval = 1;
+	fake_init(&fake);
+	memset(&o, 0, sizeof(o));
+	o.store = store;
+	o.workload = "toy_scale";
+	o.shape = "small";
+	o.ds = &ds;
+	o.facts = &facts;
+	o.seed_code = seed_code;
+	o.evaluator = fake_evaluator(&fake, 1); /* one candidate a batch: a stop can split a
+	                                           generation */
+	o.child_op = &co;
+	o.stop = &stop_flag;
+	o.progress = stop_progress;
+	/* Stop inside generation 2: the seed, generation 1 and one child of generation 2 judged. */
+	stop_flag = 0;
+	stop_after = 4;
+	if (cuco_evolve_run(&o, &cfg, 0, &run_id, &fin, &err))
+		fail_msg("evolve: %s", err.msg);
+	assert_true(fin.interrupted);
+	assert_int_equal(fin.generation, 2);
+	assert_int_equal(fin.evaluated, 4);
+	b = cuco_llm_operator_bandit(live);
+	assert_true(b->total >= 4); /* the run asked the model: there is something to rebuild */
+
+	/* A new operator resumed from the store knows what the live one knew. */
+	if (cuco_llm_operator_new(&c, &back, &err))
+		fail_msg("%s", err.msg);
+	if (cuco_llm_operator_resume(back, run_id, &err))
+		fail_msg("resume: %s", err.msg);
+	assert_same_state(live, back);
+	cuco_llm_operator_free(live);
+
+	/* The resumed run continues with that state: its prompts carry the summaries. */
+	n0 = llm_server_request_lines(&srv, lines, 64);
+	for (int i = 0; i < n0; i++)
+		free(lines[i]);
+	cuco_llm_operator_bind(back, 1.0, &co);
+	stop_flag = 0;
+	stop_after = 0;
+	if (cuco_evolve_run(&o, &cfg, run_id, &run_id, &fin, &err))
+		fail_msg("resume: %s", err.msg);
+	assert_false(fin.interrupted);
+	assert_int_equal(cuco_llm_operator_finish(back, run_id, &err), CUCO_OK);
+	n = llm_server_request_lines(&srv, lines, 64);
+	assert_true(n > n0);
+	for (int i = 0; i < n; i++) {
+		if (i >= n0 && strstr(lines[i], "\"role\": \"system\"")) {
+			assert_contains(lines[i], "Recommendations:");
+			assert_contains(lines[i], "Statistics (JSON");
+			mutations++;
+		}
+		free(lines[i]);
+	}
+	assert_true(mutations > 0);
+
+	/* And what it ends with is again what the stored history says. */
+	if (cuco_llm_operator_new(&c, &again, &err))
+		fail_msg("%s", err.msg);
+	if (cuco_llm_operator_resume(again, run_id, &err))
+		fail_msg("resume: %s", err.msg);
+	assert_same_state(back, again);
+	b = cuco_llm_operator_bandit(again);
+	assert_true(b->total > 4);
+	cuco_llm_operator_free(back);
+	cuco_llm_operator_free(again);
+	cuco_store_close(store);
+	llm_server_stop(&srv);
+
+	/* The stored history, read straight from SQLite: every mutation call is a pull. */
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM llm_calls WHERE program_id IS NOT NULL OR "
+	                           "(error IS NOT NULL AND error NOT LIKE 'meta-summary%')"),
+	                 b->total);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM summaries WHERE kind = 'statistical'"), 3);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM summaries WHERE kind = 'llm'"), 3);
+	sqlite3_close(db);
+}
+
 int main(void)
 {
-	(void)fake_evaluator;
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_bandit),
-	    cmocka_unit_test(test_settings_json),
-	    cmocka_unit_test(test_prompt_assembly),
-	    cmocka_unit_test(test_slow_path),
+	    cmocka_unit_test(test_bandit),          cmocka_unit_test(test_settings_json),
+	    cmocka_unit_test(test_prompt_assembly), cmocka_unit_test(test_slow_path),
+	    cmocka_unit_test(test_resume_state),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
