@@ -2,8 +2,8 @@
 # gpu-check.sh - everything cuco checks on a GPU node, in one go (one device
 # lease): doctor, device-library tests (plain and under compute-sanitizer),
 # the harness's failure modes, the mpirun launch path, and the benchmark.
-# Usage: scripts/gpu-check.sh [quick|full|slowpath] [OUTDIR]
-# full reads VARIANTS (names under workloads/gemm_allgather/variants); slowpath
+# Usage: scripts/gpu-check.sh [quick|full|bench|slowpath] [OUTDIR]
+# bench is full's benchmark alone; full and bench read VARIANTS (names under workloads/gemm_allgather/variants); slowpath
 # reads SHAPES ('--shape 4096 --shape 8192'), EVOLVE_SHAPE, EVOLVE_EVALS,
 # EVOLVE_GENERATIONS, SKIP_AG and SKIP_BENCH from the environment.
 set -u
@@ -47,7 +47,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 nvidia-smi topo -m
 step doctor $B/cuco doctor
 step fastpath $B/cuco fastpath gemm_allgather
-if [ "$mode" != slowpath ]; then
+if [ "$mode" = quick ] || [ "$mode" = full ]; then
 step test_lsa timeout 120 $B/test_lsa
 step test_gemm_quick timeout 120 $B/test_gemm --quick
 W=workloads/gemm_allgather
@@ -66,6 +66,8 @@ if [ "$mode" = full ]; then
 	# the winner re-check's wrapper must follow the forked ranks: rank 1's
 	# invalid write has to show up in the log
 	step eval_oob_memcheck oob_memcheck
+fi
+if [ "$mode" = full ] || [ "$mode" = bench ]; then
 	V=$CUCO_STATE/variants
 	mkdir -p "$V"
 	progs=()
@@ -74,7 +76,7 @@ if [ "$mode" = full ]; then
 		$B/cuco realize gemm_allgather --directive-file workloads/gemm_allgather/variants/$x.json \
 			-o "$V/$x.cu" && progs+=(--program "$V/$x.cu")
 	done
-	step bench_all $B/cuco bench gemm_allgather --json "$out/bench-gemm_allgather.json" "${progs[@]}"
+	step bench_all $B/cuco bench gemm_allgather ${SHAPES:+$SHAPES} --json "$out/bench-gemm_allgather.json" "${progs[@]}"
 elif [ "$mode" = slowpath ]; then
 	# the slow path's GPU-side pieces: allgather_gemm with its variants and
 	# the PyTorch peers, a short evolve run with its re-check and report.
@@ -93,7 +95,7 @@ elif [ "$mode" = slowpath ]; then
 	run=$($B/cuco show runs 2>/dev/null | awk '$3 == "evolve" {r=$2} END {print r}')
 	step report $B/cuco report "${run:-1}" -o "$out/report"
 	cp "$CUCO_STATE/cuco.db" "$out/cuco.db" 2>/dev/null
-else
+elif [ "$mode" = quick ]; then
 	step bench_quick $B/cuco bench gemm_allgather --shape 2048 --shape 8192 --json "$out/bench-quick.json"
 fi
 log summary
