@@ -5,7 +5,8 @@
 # Usage: scripts/gpu-check.sh [quick|full|bench|slowpath] [OUTDIR]
 # bench is full's benchmark alone; full and bench read VARIANTS (names under workloads/gemm_allgather/variants); slowpath
 # reads SHAPES ('--shape 4096 --shape 8192'), EVOLVE_SHAPE, EVOLVE_EVALS,
-# EVOLVE_GENERATIONS, SKIP_AG and SKIP_BENCH from the environment.
+# EVOLVE_GENERATIONS, EVOLVE_EXTRA (more evolve flags), SKIP_AG and SKIP_BENCH
+# from the environment.
 set -u
 mode=${1:-quick}
 out=${2:-${OUT:-bench/results/tmp}}
@@ -91,7 +92,7 @@ elif [ "$mode" = slowpath ]; then
 	[ -n "${SKIP_AG:-}" ] || step torch_async_tp timeout 300 python3 bench/torch_async_tp.py ${SHAPES:+$SHAPES} --json "$out/torch-async-tp.json"
 	[ -n "${SKIP_BENCH:-}" ] || step bench_evolve_shape $B/cuco bench gemm_allgather --shape ${EVOLVE_SHAPE:-4096} --json "$out/bench-gemm_allgather.json"
 	step evolve timeout ${EVOLVE_TIMEOUT:-400} $B/cuco evolve gemm_allgather --shape ${EVOLVE_SHAPE:-4096} \
-		--budget-evals ${EVOLVE_EVALS:-12} --generations ${EVOLVE_GENERATIONS:-20}
+		--budget-evals ${EVOLVE_EVALS:-12} --generations ${EVOLVE_GENERATIONS:-20} ${EVOLVE_EXTRA:-}
 	run=$($B/cuco show runs 2>/dev/null | awk '$3 == "evolve" {r=$2} END {print r}')
 	step report $B/cuco report "${run:-1}" -o "$out/report"
 	cp "$CUCO_STATE/cuco.db" "$out/cuco.db" 2>/dev/null
