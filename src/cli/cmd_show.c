@@ -102,6 +102,13 @@ int cmd_show(int argc, char **argv)
 			       p.origin, p.workload, (long long)p.run_id, p.hash);
 			if (p.directive)
 				printf("directive: %s\n", p.directive);
+			if (p.flags && *p.flags) { /* one "flag:" line per contradiction */
+				for (const char *f = p.flags; *f;) {
+					size_t n = strcspn(f, "\n");
+					printf("flag: %.*s\n", (int)n, f);
+					f += n + (f[n] == '\n');
+				}
+			}
 			for (size_t k = 0; k < p.nparents; k++)
 				printf("parent: %lld (%s)\n", (long long)p.parents[k].id,
 				       p.parents[k].kind);

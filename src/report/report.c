@@ -24,6 +24,7 @@
 struct prog {
 	int64_t id;
 	char *name, *origin, *op, *directive, *code;
+	char *flags; /* where its code contradicts its directive, one per line; NULL: none */
 	int64_t island, generation, parent;
 	double fitness, median_us; /* best correct evaluation; NaN when none */
 };
@@ -93,6 +94,7 @@ static int add_prog(const struct cuco_program_rec *p, void *arg, struct cuco_err
 	q->name = xdup(p->name);
 	q->origin = xdup(p->origin);
 	q->op = xdup(p->operator_);
+	q->flags = xdup(p->flags);
 	q->directive = xdup(p->directive);
 	q->code = xdup(p->code);
 	q->island = p->island;
@@ -253,6 +255,7 @@ static void release(struct report *r)
 		free(r->progs[i].name);
 		free(r->progs[i].origin);
 		free(r->progs[i].op);
+		free(r->progs[i].flags);
 		free(r->progs[i].directive);
 		free(r->progs[i].code);
 	}
@@ -963,6 +966,56 @@ static void section_lineage(struct report *r, const struct prog *best, struct cu
 	cuco_strbuf_adds(md, "\n");
 }
 
+/* The programs whose code contradicts its directive (LLM replies), with what contradicts it. */
+static void section_flags(struct report *r, struct cuco_strbuf *h, struct cuco_strbuf *md)
+{
+	int n = 0;
+
+	for (int i = 0; i < r->nprogs; i++)
+		n += r->progs[i].flags && *r->progs[i].flags;
+	cuco_strbuf_adds(h, "<h2>Code that contradicts its directive</h2>\n");
+	cuco_strbuf_adds(md, "## Code that contradicts its directive\n\n");
+	if (!n) {
+		cuco_strbuf_adds(h, "<p>None flagged.</p>\n");
+		cuco_strbuf_adds(md, "None flagged.\n\n");
+		return;
+	}
+	cuco_strbuf_addf(h,
+	                 "<p>%d programs were accepted with code that does not do what their "
+	                 "directive says.</p>\n<table><tr><th>program</th><th>operator</th>"
+	                 "<th>fitness</th><th>flags</th></tr>\n",
+	                 n);
+	cuco_strbuf_addf(md,
+	                 "%d programs were accepted with code that does not do what their "
+	                 "directive says.\n\n| program | operator | fitness | flags |\n"
+	                 "|---|---|---|---|\n",
+	                 n);
+	for (int i = 0; i < r->nprogs; i++) {
+		const struct prog *p = &r->progs[i];
+		char fit[32];
+		if (!p->flags || !*p->flags)
+			continue;
+		if (isfinite(p->fitness))
+			snprintf(fit, sizeof(fit), "%.3f", p->fitness);
+		else
+			snprintf(fit, sizeof(fit), "-");
+		cuco_strbuf_addf(h, "<tr><td>%lld ", (long long)p->id);
+		cuco_report_escape(h, p->name);
+		cuco_strbuf_adds(h, "</td><td>");
+		cuco_report_escape(h, p->op ? p->op : "-");
+		cuco_strbuf_addf(h, "</td><td class=\"num\">%s</td><td>", fit);
+		cuco_report_escape(h, p->flags);
+		cuco_strbuf_adds(h, "</td></tr>\n");
+		cuco_strbuf_addf(md, "| %lld ", (long long)p->id);
+		md_cell(md, p->name);
+		cuco_strbuf_addf(md, " | %s | %s | ", p->op ? p->op : "-", fit);
+		md_cell(md, p->flags);
+		cuco_strbuf_adds(md, " |\n");
+	}
+	cuco_strbuf_adds(h, "</table>\n");
+	cuco_strbuf_adds(md, "\n");
+}
+
 /* By dimension, then best mean fitness first, then value: a stable, readable order. */
 static int stat_cmp(const void *x, const void *y)
 {
@@ -1210,6 +1263,7 @@ int cuco_report_build(struct cuco_store *store, int64_t run_id, struct cuco_strb
 	section_summary(&r, best, html, md);
 	island_chart(&r, html, md);
 	section_lineage(&r, best, html, md);
+	section_flags(&r, html, md);
 	if ((rc = section_stats(&r, html, md, err)) || (rc = section_recheck(&r, html, md, err)))
 		goto out;
 	section_code(&r, best, html, md);

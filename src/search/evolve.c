@@ -182,6 +182,7 @@ struct pending {
 	const char *op;
 	char *code;
 	char *json;
+	char *flags; /* programs.flags, or NULL */
 	struct cuco_directive d;
 	struct cuco_parent edges[MAX_EDGES];
 	int nedges;
@@ -215,6 +216,7 @@ static void pend_clear(struct engine *e)
 	for (int i = 0; i < e->npend; i++) {
 		free(e->pend[i].code);
 		free(e->pend[i].json);
+		free(e->pend[i].flags);
 	}
 	e->npend = 0;
 }
@@ -404,6 +406,7 @@ static int store_pending(struct engine *e, int g, struct cuco_err *err)
 		rec.island = p->island;
 		rec.generation = g;
 		rec.operator_ = p->op;
+		rec.flags = p->flags;
 		rec.parents = p->edges;
 		rec.nparents = (size_t)p->nedges;
 		if ((rc = cuco_store_program_add(e->o->store, &rec, &p->program_id, err))) {
@@ -727,6 +730,7 @@ static int breed_external(struct engine *e, int g, int isl, int slot,
 		    cuco_directive_from_json(child.directive_json, &d, &e2)) {
 			free(child.code);
 			free(child.directive_json);
+			free(child.flags);
 			if (rc || e->op_exhausted)
 				return rc;
 			continue;
@@ -737,6 +741,7 @@ static int breed_external(struct engine *e, int g, int isl, int slot,
 			cuco_directive_release(&d);
 			free(child.code);
 			free(child.directive_json);
+			free(child.flags);
 			continue;
 		}
 		/* Members breed through the built-in operator too (mixed): complete the
@@ -751,6 +756,7 @@ static int breed_external(struct engine *e, int g, int isl, int slot,
 			cuco_directive_release(&d);
 			free(child.code);
 			free(child.directive_json);
+			free(child.flags);
 			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 		}
 		p->island = isl;
@@ -758,6 +764,7 @@ static int breed_external(struct engine *e, int g, int isl, int slot,
 		p->op = child.op_name ? child.op_name : "external";
 		p->code = child.code;
 		p->json = child.directive_json;
+		p->flags = child.flags;
 		p->d = d;
 		add_edge(p, rq.parent_id, "parent");
 		if (child.partner_id && child.partner_id != rq.parent_id)

@@ -86,6 +86,8 @@ struct cuco_breed_child {
 	char *directive_json; /* its canonical directive */
 	const char *op_name;  /* static, stored as programs.operator, e.g. "llm-diff" */
 	int64_t partner_id;   /* second parent of a crossover (one of the inspirations), or 0 */
+	char *flags; /* where the code contradicts its directive, one per line, or NULL; the
+	                loop stores it as programs.flags and frees it */
 };
 
 /*

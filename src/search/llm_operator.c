@@ -829,7 +829,8 @@ static int op_breed(void *ctx, const struct cuco_breed_request *rq, struct cuco_
 	op->stats[arm].accepted++;
 	out->code = edit.code;
 	out->directive_json = edit.directive_json;
-	edit.code = edit.directive_json = NULL;
+	out->flags = edit.flags;
+	edit.code = edit.directive_json = edit.flags = NULL;
 	out->op_name = op_name(mode);
 	out->partner_id = partner;
 out:

@@ -123,6 +123,18 @@ static const char schema_v1[] =
     "  value TEXT\n"
     ");\n";
 
+/*
+ * Migrations: migrations[v - 1] takes a store from version v to v + 1. Only
+ * columns are added; older rows keep their meaning (NULL in a new column).
+ * schema_v1 followed by every step is the current schema.
+ */
+static const char *const migrations[] = {
+    /* 1 -> 2: contradictions between a program's code and its directive */
+    "ALTER TABLE programs ADD COLUMN flags TEXT;\n",
+};
+_Static_assert(sizeof(migrations) / sizeof(migrations[0]) == CUCO_STORE_SCHEMA_VERSION - 1,
+               "one migration per schema version after 1");
+
 /* SQL for "now" in the format every created_at column uses. */
 #define NOW_SQL "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
 
@@ -594,7 +606,42 @@ static int check_file(struct cuco_store *s, int *fresh, struct cuco_err *err)
 	return CUCO_OK;
 }
 
-/* Create schema version 1 in a new database; a concurrent opener may have won the race. */
+/*
+ * Bring an older store up to CUCO_STORE_SCHEMA_VERSION in place, one version
+ * per transaction; a concurrent opener may have done a step already.
+ */
+static int migrate(struct cuco_store *s, struct cuco_err *err)
+{
+	struct cuco_strbuf sql = CUCO_STRBUF_INIT;
+	int64_t version = 0;
+	int ret = CUCO_OK;
+
+	for (;;) {
+		if ((ret = exec_sql(s, "BEGIN IMMEDIATE", "starting a schema migration", err)))
+			break;
+		ret = pragma_int(s, "PRAGMA user_version", &version, err);
+		if (ret || version < 1 || version >= CUCO_STORE_SCHEMA_VERSION) {
+			sqlite3_exec(s->db, ret ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
+			break;
+		}
+		cuco_strbuf_reset(&sql);
+		cuco_strbuf_addf(&sql, "%sPRAGMA user_version = %lld;", migrations[version - 1],
+		                 (long long)version + 1);
+		ret = exec_sql(s, sql.buf, "migrating the schema", err);
+		if (!ret)
+			ret = exec_sql(s, "COMMIT", "committing a schema migration", err);
+		if (ret) {
+			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+			cuco_err_prefix(err, "store schema %lld -> %lld: ", (long long)version,
+			                (long long)version + 1);
+			break;
+		}
+	}
+	cuco_strbuf_release(&sql);
+	return ret;
+}
+
+/* Create the current schema in a new database; a concurrent opener may have won the race. */
 static int create_schema(struct cuco_store *s, struct cuco_err *err)
 {
 	struct cuco_strbuf sql = CUCO_STRBUF_INIT;
@@ -613,6 +660,8 @@ static int create_schema(struct cuco_store *s, struct cuco_err *err)
 		goto out;
 	}
 	ret = exec_sql(s, schema_v1, "creating the schema", err);
+	for (size_t i = 0; !ret && i < sizeof(migrations) / sizeof(migrations[0]); i++)
+		ret = exec_sql(s, migrations[i], "creating the schema", err);
 	if (ret)
 		goto out;
 	/* PRAGMA takes no parameters; these are compile-time constants, not values. */
@@ -706,8 +755,7 @@ int cuco_store_open(const char *path, struct cuco_store **out, struct cuco_err *
 		if (ret)
 			goto out;
 	}
-	/* Future versions: migrate older schemas here, each step in one transaction. */
-	ret = CUCO_OK;
+	ret = migrate(s, err);
 out:
 	if (ret) {
 		cuco_store_close(s);
@@ -892,6 +940,7 @@ static const struct rec_col program_cols[] = {
     {"generation", COL_OPT_INT, offsetof(struct cuco_program_rec, generation)},
     {"operator", COL_TEXT, offsetof(struct cuco_program_rec, operator_)},
     {"created_at", COL_TEXT, offsetof(struct cuco_program_rec, created_at)},
+    {"flags", COL_TEXT, offsetof(struct cuco_program_rec, flags)},
     {NULL},
 };
 
@@ -1003,10 +1052,10 @@ int cuco_store_program_add(struct cuco_store *store, const struct cuco_program_r
 	opened = 1;
 	ret = insert_rec(store,
 	                 "INSERT INTO programs(run_id, workload, name, origin, hash, code, "
-	                 "directive, island, generation, operator, created_at) "
+	                 "directive, island, generation, operator, created_at, flags) "
 	                 "VALUES (:run_id, :workload, :name, :origin, :hash, :code, "
 	                 ":directive, :island, :generation, :operator, "
-	                 "COALESCE(:created_at, " NOW_SQL "))",
+	                 "COALESCE(:created_at, " NOW_SQL "), :flags)",
 	                 program_cols, &row, "a program", &pid, err);
 	if (ret)
 		goto out;

@@ -12,7 +12,7 @@
  * with every schema change and add a migration from the previous version; a
  * file with a newer version is refused (CUCO_ERR_SCHEMA), never rewritten.
  */
-#define CUCO_STORE_SCHEMA_VERSION 1
+#define CUCO_STORE_SCHEMA_VERSION 2
 
 /* `PRAGMA application_id` of a cuco store: "cuco" in ASCII. */
 #define CUCO_STORE_APPLICATION_ID 0x6375636f
@@ -75,6 +75,8 @@ struct cuco_program_rec {
 	int64_t island;         /* CUCO_STORE_NO_INT for none */
 	int64_t generation;     /* CUCO_STORE_NO_INT for none */
 	const char *operator_;  /* operator that made it (column `operator`; C++ reserves it) */
+	const char *flags;      /* where the code contradicts its directive, one line each (an
+	                           LLM reply's code); NULL: none found or not checked */
 	const char *created_at; /* ISO 8601 UTC; NULL on input means now */
 	const struct cuco_parent *parents; /* lineage edges, in insertion order */
 	size_t nparents;

@@ -500,6 +500,14 @@ static void test_slow_path(void **state)
 	assert_contains(s, "\"threads\":512");
 	assert_null(strstr(s, "\r")); /* the parent's line endings, not the reply's */
 	free(s);
+	/* its code still creates the parent's second stream: flagged against its directive */
+	s = q_text(db, "SELECT flags FROM programs WHERE operator = 'llm-diff'");
+	assert_contains(s, "directive says placement \"sequential\" but the code creates a "
+	                   "second stream");
+	free(s);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM programs WHERE operator = 'init' AND "
+	                           "flags IS NULL"),
+	                 1);
 	/* the rewrite to 64 CTAs compiled too */
 	assert_int_equal(q_int(db, "SELECT count(*) FROM programs p JOIN evaluations e ON "
 	                           "e.program_id = p.id WHERE p.operator = 'llm-rewrite' AND "
@@ -616,7 +624,7 @@ static void test_resume_state(void **state)
 	struct cuco_err err;
 	const struct cuco_bandit *b;
 	char path[128], *lines[64];
-	int64_t run_id = 0;
+	int64_t run_id = 0, pulls;
 	int n0, n, mutations = 0;
 	sqlite3 *db;
 
@@ -696,8 +704,8 @@ static void test_resume_state(void **state)
 	if (cuco_llm_operator_resume(again, run_id, &err))
 		fail_msg("resume: %s", err.msg);
 	assert_same_state(back, again);
-	b = cuco_llm_operator_bandit(again);
-	assert_true(b->total > 4);
+	pulls = cuco_llm_operator_bandit(again)->total;
+	assert_true(pulls > 4);
 	cuco_llm_operator_free(back);
 	cuco_llm_operator_free(again);
 	cuco_store_close(store);
@@ -707,7 +715,7 @@ static void test_resume_state(void **state)
 	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM llm_calls WHERE program_id IS NOT NULL OR "
 	                           "(error IS NOT NULL AND error NOT LIKE 'meta-summary%')"),
-	                 b->total);
+	                 pulls);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM summaries WHERE kind = 'statistical'"), 3);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM summaries WHERE kind = 'llm'"), 3);
 	sqlite3_close(db);

@@ -294,6 +294,40 @@ static void test_report_fixture(void **state)
 		unlink(html);
 		unlink(md);
 	}
+	/* Contradictions between code and directive: none in the fixture, then one. */
+	assert_non_null(strstr(h.buf, "<h2>Code that contradicts its directive</h2>\n<p>None "
+	                              "flagged.</p>"));
+	{
+		struct cuco_program_rec f;
+		int64_t fid;
+		cuco_program_rec_init(&f);
+		f.run_id = run;
+		f.workload = "mini";
+		f.name = "g9-i0-c0";
+		f.origin = "candidate";
+		f.operator_ = "llm-diff";
+		f.code = "// flagged\n";
+		f.flags = "directive says backend \"ce\" but <no> copy | at all\n";
+		assert_int_equal(cuco_store_program_add(s, &f, &fid, &err), CUCO_OK);
+		cuco_strbuf_reset(&h2);
+		cuco_strbuf_reset(&m2);
+		assert_int_equal(cuco_report_build(s, run, &h2, &m2, &err), CUCO_OK);
+		cuco_strbuf_reset(&want);
+		cuco_strbuf_addf(
+		    &want,
+		    "<tr><td>%lld g9-i0-c0</td><td>llm-diff</td><td class=\"num\">-</td>"
+		    "<td>directive says backend &quot;ce&quot; but &lt;no&gt; copy | at all",
+		    (long long)fid);
+		assert_non_null(strstr(h2.buf, "1 programs were accepted with code that does not"));
+		assert_non_null(strstr(h2.buf, want.buf));
+		cuco_strbuf_reset(&want);
+		cuco_strbuf_addf(
+		    &want,
+		    "| %lld g9-i0-c0 | llm-diff | - | directive says backend \"ce\" but "
+		    "<no> copy \\| at all  |",
+		    (long long)fid);
+		assert_non_null(strstr(m2.buf, want.buf));
+	}
 	/* Not an evolve run. */
 	assert_int_equal(cuco_report_build(s, run + 1, &h2, &m2, &err), CUCO_ERR_INVALID);
 
