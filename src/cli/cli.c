@@ -141,9 +141,8 @@ int cli_run_flag(const char *cmd, int argc, char **argv, int *i, struct cuco_run
 	double d;
 
 	if (strcmp(f, "--ranks") && strcmp(f, "--launcher") && strcmp(f, "--wrapper") &&
-	    strcmp(f, "--timeout") &&
-	    strcmp(f, "--iters") && strcmp(f, "--warmup") && strcmp(f, "--bench-seconds") &&
-	    strcmp(f, "--verify-runs") && strcmp(f, "--seed"))
+	    strcmp(f, "--timeout") && strcmp(f, "--iters") && strcmp(f, "--warmup") &&
+	    strcmp(f, "--bench-seconds") && strcmp(f, "--verify-runs") && strcmp(f, "--seed"))
 		return 0;
 	v = cli_value(cmd, argc, argv, i);
 	if (!v)

@@ -312,8 +312,8 @@ int cuco_recheck_run(const struct cuco_recheck_opts *o, struct cuco_recheck_resu
 		rc = check_pass(o, res, checks, "memcheck", &small, 1, &ro, prog.code, NULL, err);
 		ro.wrapper = o->racecheck ? o->racecheck : CUCO_RECHECK_RACECHECK;
 		if (!rc)
-			rc = check_pass(o, res, checks, "racecheck", &small, 1, &ro, prog.code, NULL,
-			                err);
+			rc = check_pass(o, res, checks, "racecheck", &small, 1, &ro, prog.code,
+			                NULL, err);
 	}
 	cuco_store_run_finish(o->store, res->recheck_run, rc ? "failed" : "done", NULL);
 	if (rc)
