@@ -52,6 +52,7 @@ struct report {
 	struct ref refs[16];
 	int nrefs;
 	double compute_us, comm_us, base_us;
+	char gpu[128]; /* from the first evaluation that names one (evolve runs store none) */
 };
 
 static char *xdup(const char *s)
@@ -123,6 +124,8 @@ static int add_ev(const struct cuco_eval_rec *e, void *arg, struct cuco_err *err
 		r->aevs = n;
 	}
 	v = &r->evs[r->nevs++];
+	if (!r->gpu[0] && e->gpu && e->gpu[0])
+		snprintf(r->gpu, sizeof(r->gpu), "%s", e->gpu);
 	v->program_id = e->program_id;
 	v->median_us = e->median_us;
 	v->fitness = e->fitness;
@@ -750,9 +753,12 @@ static void section_head(struct report *r, struct cuco_strbuf *h, struct cuco_st
 	cuco_strbuf_addf(md, "# %s\n\n", title);
 	{
 		const char *rows[][2] = {
-		    {"status", r->run.status},        {"started", r->run.created_at},
-		    {"finished", r->run.finished_at}, {"GPU", r->run.gpu},
-		    {"cuco", r->run.cuco_version},    {"config", r->run.config}};
+		    {"status", r->run.status},
+		    {"started", r->run.created_at},
+		    {"finished", r->run.finished_at},
+		    {"GPU", r->run.gpu ? r->run.gpu : (r->gpu[0] ? r->gpu : NULL)},
+		    {"cuco", r->run.cuco_version},
+		    {"config", r->run.config}};
 		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 			cuco_strbuf_addf(h, "<tr><td>%s</td><td>", rows[i][0]);
 			cuco_report_escape(h, rows[i][1] ? rows[i][1] : "-");

@@ -115,6 +115,7 @@ static int batch(void *ctx, const struct cuco_candidate *c, int n, struct cuco_e
 		const struct cuco_program_result *r;
 
 		o->baseline_us = base_us;
+		snprintf(o->gpu, sizeof(o->gpu), "%s", sh.run.gpu);
 		snprintf(o->stage, sizeof(o->stage), "compile");
 		if (p->precheck_code) {
 			o->code = p->precheck_code;

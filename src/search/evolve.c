@@ -441,6 +441,7 @@ static int store_outcome(struct engine *e, const struct pending *p,
 		ev.run_log = out->log;
 	ev.median_us = out->median_us;
 	ev.rel_err = out->rel_err;
+	ev.gpu = out->gpu[0] ? out->gpu : NULL;
 	ev.fitness = out->code == CUCO_OK ? out->fitness : 0;
 	return cuco_store_eval_add(e->o->store, &ev, &id, err);
 }

@@ -41,6 +41,7 @@ struct cuco_eval_outcome {
 	double rel_err;     /* NaN when not checked */
 	char *error;        /* malloc'd human message or NULL */
 	char *log;          /* malloc'd compile or run log or NULL */
+	char gpu[64];       /* GPU model the harness ran on; "" when unknown */
 };
 
 /* Zero an outcome (status "ok", stage "bench", NaN latencies). */

@@ -105,10 +105,10 @@ int cuco_recheck_sanitizer_verdict(const char *log, struct cuco_strbuf *summary)
 
 /* A check's evaluation row, and its entry in the meta JSON. */
 static int store_check(const struct cuco_recheck_opts *o, struct cuco_recheck_result *res,
-                       json_t *checks, const char *pass, const struct cuco_shape *shape,
-                       const char *stage, const char *status, int code, const char *error,
-                       const struct cuco_program_result *r, const char *log, double base_us,
-                       int timed, struct cuco_err *err)
+                       json_t *checks, const char *pass, const char *gpu,
+                       const struct cuco_shape *shape, const char *stage, const char *status,
+                       int code, const char *error, const struct cuco_program_result *r,
+                       const char *log, double base_us, int timed, struct cuco_err *err)
 {
 	struct cuco_eval_rec ev;
 	int64_t id = 0;
@@ -124,6 +124,7 @@ static int store_check(const struct cuco_recheck_opts *o, struct cuco_recheck_re
 	ev.error_code = code;
 	ev.error = error;
 	ev.run_log = log && *log ? log : NULL;
+	ev.gpu = gpu && *gpu ? gpu : NULL;
 	if (r && timed) {
 		ev.median_us = r->median_us;
 		ev.p10_us = r->p10_us;
@@ -204,29 +205,30 @@ static int check_pass(const struct cuco_recheck_opts *o, struct cuco_recheck_res
 
 		if (bestp->precheck_code || bestp->job.code != CUCO_OK) {
 			rc = store_check(
-			    o, res, checks, pass, shapes[s], "compile", "compile",
+			    o, res, checks, pass, out[s].run.gpu, shapes[s], "compile", "compile",
 			    bestp->precheck_code ? bestp->precheck_code : bestp->job.code,
 			    bestp->precheck_code ? bestp->precheck_error : "nvcc failed", NULL,
 			    bestp->job.log.buf, NAN, 0, err);
 		} else if (!r) {
 			rc = store_check(
-			    o, res, checks, pass, shapes[s], "run",
+			    o, res, checks, pass, out[s].run.gpu, shapes[s], "run",
 			    cuco_result_token(out[s].code ? out[s].code : CUCO_ERR_RUN),
 			    out[s].code ? out[s].code : CUCO_ERR_RUN,
 			    out[s].error[0] ? out[s].error : "no result", NULL, log, NAN, 0, err);
 		} else if (sanit) {
 			struct cuco_strbuf sum = CUCO_STRBUF_INIT;
 			if (cuco_recheck_sanitizer_verdict(log, &sum))
-				rc = store_check(o, res, checks, pass, shapes[s], "verify",
-				                 "sanitizer", CUCO_ERR_VERIFY, sum.buf, r, log, NAN,
-				                 0, err);
+				rc = store_check(o, res, checks, pass, out[s].run.gpu, shapes[s],
+				                 "verify", "sanitizer", CUCO_ERR_VERIFY, sum.buf, r,
+				                 log, NAN, 0, err);
 			else
-				rc = store_check(o, res, checks, pass, shapes[s], r->stage,
-				                 r->status, r->code, r->error, r, log, NAN, 0, err);
+				rc = store_check(o, res, checks, pass, out[s].run.gpu, shapes[s],
+				                 r->stage, r->status, r->code, r->error, r, log,
+				                 NAN, 0, err);
 			cuco_strbuf_release(&sum);
 		} else {
-			rc = store_check(o, res, checks, pass, shapes[s], r->stage, r->status,
-			                 r->code, r->error, r, log, base_us, 1, err);
+			rc = store_check(o, res, checks, pass, out[s].run.gpu, shapes[s], r->stage,
+			                 r->status, r->code, r->error, r, log, base_us, 1, err);
 		}
 		if (rc)
 			goto out;
