@@ -110,6 +110,7 @@ static int fake_evaluate(void *ctx, const struct cuco_candidate *c, struct cuco_
 	snprintf(out->status, sizeof(out->status), "%s", status);
 	out->error = error ? strdup(error) : NULL;
 	out->baseline_us = f->base_us;
+	snprintf(out->gpu, sizeof(out->gpu), "Fake GPU");
 	out->fitness = code == CUCO_OK ? fitness : 0;
 	out->median_us = code == CUCO_OK ? f->base_us / fitness : NAN;
 	return CUCO_OK;

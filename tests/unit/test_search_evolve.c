@@ -240,6 +240,9 @@ static void check_run_rows(const char *path)
 	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM evaluations WHERE status != 'ok' AND "
 	                               "fitness != 0"),
 	                 0);
+	/* every evaluation names the GPU it ran on (the report shows it) */
+	assert_int_equal(
+	    sql_int(path, "SELECT COUNT(*) FROM evaluations WHERE gpu IS NOT 'Fake GPU'"), 0);
 }
 
 /* Every stored directive is valid against the design space and the facts. */
