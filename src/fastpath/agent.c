@@ -60,6 +60,7 @@ void cuco_fastpath_agent_result_release(struct cuco_fastpath_agent_result *r)
 	free(r->stage_a);
 	free(r->seed);
 	free(r->directive_json);
+	free(r->flags);
 	cuco_fastpath_agent_result_init(r);
 }
 
@@ -315,6 +316,7 @@ static int store_seed(const struct cuco_fastpath_agent_config *cfg,
 	rec.origin = "seed";
 	rec.code = out->seed;
 	rec.directive = out->directive_json;
+	rec.flags = out->flags;
 	rec.operator_ = CUCO_FASTPATH_OPERATOR;
 	rc = cuco_store_program_add(cfg->store, &rec, &out->program_id, err);
 	if (rc)
@@ -535,6 +537,9 @@ static int run_stage(struct agent *a, int stage, const char *program, char **acc
 			free(a->out->directive_json);
 			a->out->directive_json = edit.directive_json;
 			edit.directive_json = NULL;
+			free(a->out->flags);
+			a->out->flags = edit.flags;
+			edit.flags = NULL;
 			a->pending = res; /* stored with the seed */
 			cuco_llm_result_init(&res);
 			a->out->calls++;

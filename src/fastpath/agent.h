@@ -83,6 +83,7 @@ struct cuco_fastpath_agent_result {
 	char *stage_a;        /* stage A's accepted program */
 	char *seed;           /* stage B's accepted program: the seed */
 	char *directive_json; /* the seed's directive, canonical */
+	char *flags;          /* where the seed's code contradicts its directive, or NULL */
 	int verified;         /* 1: the seed was verified on GPUs; 0: compile-checked only */
 	int attempts[2];      /* attempts used per stage */
 	int calls;            /* model calls made (stored ones) */

@@ -345,6 +345,41 @@ static void test_agent_verify(void **state)
 	cuco_fastpath_agent_result_release(&res);
 }
 
+/* A verified seed whose code contradicts its directive is kept, with the contradiction stored. */
+static void test_agent_flags(void **state)
+{
+	static const char *const replies[] = {"a_fixed", "b_flagged", NULL};
+	struct llm_server srv;
+	struct cuco_store *store = NULL;
+	struct cuco_fastpath_agent_config c;
+	struct cuco_fastpath_agent_result res;
+	struct fake_judge j;
+	struct cuco_err err;
+	char path[128], *s;
+	sqlite3 *db;
+
+	(void)state;
+	memset(&j, 0, sizeof(j));
+	start_server(&srv, "flags", replies);
+	snprintf(path, sizeof(path), "%s/flags.db", tmp);
+	assert_int_equal(cuco_store_open(path, &store, &err), CUCO_OK);
+	agent_config(&c, srv.base, store, begin_run(store), &j);
+	cuco_fastpath_agent_result_init(&res);
+	if (cuco_fastpath_agent_run(&c, &res, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	llm_server_stop(&srv);
+	assert_int_equal(res.verified, 1);
+	assert_non_null(res.flags);
+	assert_contains(res.flags, "stream_overlap");
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	s = q_text(db, "SELECT flags FROM programs WHERE origin = 'seed'");
+	assert_string_equal(s, res.flags);
+	free(s);
+	sqlite3_close(db);
+	cuco_store_close(store);
+	cuco_fastpath_agent_result_release(&res);
+}
+
 /* Every attempt of a stage refused: a clear error naming the stage and the last failure. */
 static void test_agent_gives_up(void **state)
 {
@@ -420,9 +455,9 @@ static void test_cli_no_endpoint(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_rules_refuse),    cmocka_unit_test(test_agent_no_gpu),
-	    cmocka_unit_test(test_agent_verify),    cmocka_unit_test(test_agent_gives_up),
-	    cmocka_unit_test(test_cli_no_endpoint),
+	    cmocka_unit_test(test_rules_refuse),   cmocka_unit_test(test_agent_no_gpu),
+	    cmocka_unit_test(test_agent_verify),   cmocka_unit_test(test_agent_flags),
+	    cmocka_unit_test(test_agent_gives_up), cmocka_unit_test(test_cli_no_endpoint),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
