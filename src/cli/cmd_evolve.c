@@ -17,6 +17,7 @@
 #include "program/directive.h"
 #include "search/evolve.h"
 #include "search/recheck.h"
+#include "search/slots.h"
 #include "search/llm_operator.h"
 #include "util/paths.h"
 #include "util/strbuf.h"
@@ -44,6 +45,8 @@ static const char usage[] =
     "  --template FILE       program template (default share/realize/<workload>.cu.in)\n"
     "  --freeze LIST         dimensions and knobs to leave as the seed has them, e.g.\n"
     "                        tile_m,tile_n,stages (comma-separated)\n"
+    "  --slots N             candidate groups evaluated at once, each on its own GPUs\n"
+    "                        (default: GPUs / ranks, fork mode only; 1 = one at a time)\n"
     "  --no-recheck          skip the re-check of the best program (cuco recheck RUN)\n"
     "  --store PATH          SQLite store\n"
     "LLM operator (docs/llm.md):\n"
@@ -339,6 +342,7 @@ int cmd_evolve(int argc, char **argv)
 	struct cuco_design_space ds;
 	struct cuco_hw_facts facts;
 	struct cuco_cascade_evaluator *ce = NULL;
+	struct cuco_slots slots = {.n = 1};
 	struct cuco_run_rec stored;
 	struct cuco_strbuf seed = CUCO_STRBUF_INIT, tmpl = CUCO_STRBUF_INIT,
 	                   ds_text = CUCO_STRBUF_INIT;
@@ -352,7 +356,7 @@ int cmd_evolve(int argc, char **argv)
 	const char *ds_path, *freeze = NULL;
 	long long generations = -1, islands = -1, children = -1, budget_evals = -1,
 	          search_seed = -1;
-	long long resume = 0;
+	long long resume = 0, max_slots = 0;
 	double budget_minutes = -1;
 	int rc, have_m = 0, have_ds = 0, tty = isatty(2);
 	int64_t run_id = 0;
@@ -384,7 +388,7 @@ int cmd_evolve(int argc, char **argv)
 		    !strcmp(a, "--islands") || !strcmp(a, "--children") ||
 		    !strcmp(a, "--budget-evals") || !strcmp(a, "--budget-minutes") ||
 		    !strcmp(a, "--seed") || !strcmp(a, "--resume") || !strcmp(a, "--store") ||
-		    !strcmp(a, "--template") || !strcmp(a, "--freeze")) {
+		    !strcmp(a, "--template") || !strcmp(a, "--freeze") || !strcmp(a, "--slots")) {
 			if (!(v = cli_value("evolve", argc, argv, &i)))
 				return CUCO_ERR_USAGE;
 			if (!strcmp(a, "--shape"))
@@ -405,6 +409,7 @@ int cmd_evolve(int argc, char **argv)
 			                   : !strcmp(a, "--children")     ? &children
 			                   : !strcmp(a, "--budget-evals") ? &budget_evals
 			                   : !strcmp(a, "--seed")         ? &search_seed
+			                   : !strcmp(a, "--slots")        ? &max_slots
 			                                                  : &resume))
 				return CUCO_ERR_USAGE;
 			continue;
@@ -533,6 +538,13 @@ int cmd_evolve(int argc, char **argv)
 		cli_fail(&err);
 		goto out;
 	}
+	/* GPU slots: with mpirun/srun the launcher decides where ranks go, so one. */
+	if (!run.launcher && max_slots != 1) {
+		struct cuco_err gerr;
+		cuco_slots_plan(cuco_gpu_count(&gerr), run.ranks, (int)max_slots,
+		                getenv("CUDA_VISIBLE_DEVICES"), &slots);
+		cuco_cascade_evaluator_set_slots(ce, &slots);
+	}
 	if (strcmp(lf.operator_, "builtin")) {
 		const char *dsp = cli_share_dir("design_space.json");
 		if (!dsp || cuco_strbuf_read_file(&ds_text, dsp)) {
@@ -571,9 +583,9 @@ int cmd_evolve(int argc, char **argv)
 	o.llm_json = llm_json;
 	fprintf(stderr,
 	        "cuco evolve: %s at shape %s, %d islands x %d children, %d generations, "
-	        "seed %llu, %s\n",
+	        "seed %llu, %d GPU slot%s, %s\n",
 	        m.name, shape->name, cfg.islands, cfg.children_per_island, cfg.generations,
-	        (unsigned long long)cfg.seed,
+	        (unsigned long long)cfg.seed, slots.n, slots.n == 1 ? "" : "s",
 	        template_path ? template_path : "no template: the seed's knobs only");
 	stop_flag = 0;
 	signal(SIGINT, on_sigint);

@@ -10,6 +10,7 @@
 
 #include "cascade/cascade.h"
 #include "search/evolve.h"
+#include "search/slots.h"
 #include "util/strbuf.h"
 
 /* Context of the cascade evaluator. */
@@ -19,6 +20,7 @@ struct cuco_cascade_evaluator {
 	struct cuco_run_opts run;
 	struct cuco_compile_opts compile;
 	char *baseline_src; /* the host program's text */
+	struct cuco_slots slots;
 };
 
 int cuco_cascade_evaluator_new(const struct cuco_manifest *m, const struct cuco_shape *shape,
@@ -35,6 +37,7 @@ int cuco_cascade_evaluator_new(const struct cuco_manifest *m, const struct cuco_
 	ce->m = m;
 	ce->shape = shape;
 	ce->run = *run;
+	ce->slots.n = 1;
 	if ((rc = cuco_compile_opts_default(&ce->compile, err))) {
 		free(ce);
 		return rc;
@@ -162,6 +165,20 @@ out:
 	return rc;
 }
 
+static int batch_slots(void *ctx, const struct cuco_candidate *c, int n,
+                       struct cuco_eval_outcome *outs, struct cuco_err *err)
+{
+	struct cuco_cascade_evaluator *ce = ctx;
+	return cuco_slots_run(&ce->slots, batch, ce, c, n, outs, err);
+}
+
+void cuco_cascade_evaluator_set_slots(struct cuco_cascade_evaluator *ce, const struct cuco_slots *s)
+{
+	ce->slots = *s;
+	if (ce->slots.n < 1)
+		ce->slots.n = 1;
+}
+
 static int one(void *ctx, const struct cuco_candidate *c, struct cuco_eval_outcome *out,
                struct cuco_err *err)
 {
@@ -172,7 +189,8 @@ void cuco_cascade_evaluator_bind(struct cuco_cascade_evaluator *ce, struct cuco_
 {
 	memset(ev, 0, sizeof(*ev));
 	ev->evaluate = one;
-	ev->evaluate_batch = batch;
-	ev->max_batch = CUCO_CASCADE_MAX_PROGRAMS - 1; /* one slot for the baseline */
+	ev->evaluate_batch = ce->slots.n > 1 ? batch_slots : batch;
+	/* each harness run holds the baseline beside at most MAX - 1 candidates */
+	ev->max_batch = ce->slots.n * (CUCO_CASCADE_MAX_PROGRAMS - 1);
 	ev->ctx = ce;
 }

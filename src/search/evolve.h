@@ -241,6 +241,14 @@ struct cuco_cascade_evaluator;
 int cuco_cascade_evaluator_new(const struct cuco_manifest *m, const struct cuco_shape *shape,
                                const struct cuco_run_opts *run, struct cuco_cascade_evaluator **out,
                                struct cuco_err *err);
+/*
+ * Evaluate batches across GPU slots (search/slots.h): each batch is split
+ * into one group per slot, all run at once, each with its own baseline run.
+ * Call before cuco_cascade_evaluator_bind(). Default: one slot.
+ */
+struct cuco_slots;
+void cuco_cascade_evaluator_set_slots(struct cuco_cascade_evaluator *ce,
+                                      const struct cuco_slots *s);
 /* Fill ev with the cascade evaluator's callbacks and ce as context. */
 void cuco_cascade_evaluator_bind(struct cuco_cascade_evaluator *ce, struct cuco_evaluator *ev);
 /* Free it; NULL is allowed. */

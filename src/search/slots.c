@@ -1,0 +1,213 @@
+/*
+ * slots.c - several candidate groups evaluated at once, one forked process
+ * per GPU slot (see slots.h).
+ */
+#define _GNU_SOURCE
+#include "search/slots.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+void cuco_slots_plan(int gpus, int ranks, int max_slots, const char *visible, struct cuco_slots *s)
+{
+	char ids[CUCO_MAX_SLOTS * 8][16];
+	int n = ranks > 0 && gpus >= ranks ? gpus / ranks : 1, nids = 0;
+
+	if (max_slots > 0 && n > max_slots)
+		n = max_slots;
+	if (n > CUCO_MAX_SLOTS)
+		n = CUCO_MAX_SLOTS;
+	/* the caller's own device list, when it has one, names the GPUs */
+	for (const char *p = visible; p && *p && nids < (int)(sizeof(ids) / sizeof(ids[0]));) {
+		size_t len = strcspn(p, ",");
+		snprintf(ids[nids++], sizeof(ids[0]), "%.*s", (int)len, p);
+		p += len + (p[len] == ',');
+	}
+	if (nids && nids < n * ranks)
+		n = nids / ranks > 0 ? nids / ranks : 1;
+	memset(s, 0, sizeof(*s));
+	s->n = n;
+	for (int k = 0; n > 1 && k < n; k++) {
+		size_t len = 0;
+		for (int g = k * ranks; g < (k + 1) * ranks; g++) {
+			char num[16];
+			snprintf(num, sizeof(num), "%d", g);
+			len +=
+			    (size_t)snprintf(s->devices[k] + len, sizeof(s->devices[k]) - len,
+			                     "%s%s", g > k * ranks ? "," : "", nids ? ids[g] : num);
+		}
+	}
+}
+
+/* NaN travels as null: JSON has no NaN. */
+static json_t *real_or_null(double x)
+{
+	return isnan(x) ? json_null() : json_real(x);
+}
+
+static double real_of(const json_t *v)
+{
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static json_t *outcome_json(const struct cuco_eval_outcome *o)
+{
+	return json_pack("{s:i,s:s,s:s,s:o,s:o,s:o,s:o,s:s?,s:s?,s:s}", "code", o->code, "status",
+	                 o->status, "stage", o->stage, "fitness", real_or_null(o->fitness),
+	                 "median_us", real_or_null(o->median_us), "baseline_us",
+	                 real_or_null(o->baseline_us), "rel_err", real_or_null(o->rel_err), "error",
+	                 o->error, "log", o->log, "gpu", o->gpu);
+}
+
+static void outcome_from_json(const json_t *j, struct cuco_eval_outcome *o)
+{
+	const char *s;
+
+	o->code = (int)json_integer_value(json_object_get(j, "code"));
+	if ((s = json_string_value(json_object_get(j, "status"))))
+		snprintf(o->status, sizeof(o->status), "%s", s);
+	if ((s = json_string_value(json_object_get(j, "stage"))))
+		snprintf(o->stage, sizeof(o->stage), "%s", s);
+	if ((s = json_string_value(json_object_get(j, "gpu"))))
+		snprintf(o->gpu, sizeof(o->gpu), "%s", s);
+	o->fitness = real_of(json_object_get(j, "fitness"));
+	if (isnan(o->fitness))
+		o->fitness = 0;
+	o->median_us = real_of(json_object_get(j, "median_us"));
+	o->baseline_us = real_of(json_object_get(j, "baseline_us"));
+	o->rel_err = real_of(json_object_get(j, "rel_err"));
+	free(o->error);
+	free(o->log);
+	s = json_string_value(json_object_get(j, "error"));
+	o->error = s ? strdup(s) : NULL;
+	s = json_string_value(json_object_get(j, "log"));
+	o->log = s ? strdup(s) : NULL;
+}
+
+/* In the forked process: evaluate one group, write {"rc", "error", "outcomes"}. */
+static void run_group(const struct cuco_slots *s, int k, cuco_slot_batch_fn fn, void *ctx,
+                      const struct cuco_candidate *c, int n, struct cuco_eval_outcome *outs,
+                      const char *path)
+{
+	struct cuco_err e;
+	json_t *doc, *arr;
+	int rc;
+
+	if (s->devices[k][0])
+		setenv("CUDA_VISIBLE_DEVICES", s->devices[k], 1);
+	cuco_err_clear(&e);
+	rc = fn(ctx, c, n, outs, &e);
+	doc = json_pack("{s:i,s:s}", "rc", rc, "error", rc ? e.msg : "");
+	arr = json_array();
+	for (int i = 0; doc && arr && !rc && i < n; i++)
+		json_array_append_new(arr, outcome_json(&outs[i]));
+	if (!doc || !arr || json_object_set_new(doc, "outcomes", arr) ||
+	    json_dump_file(doc, path, JSON_COMPACT))
+		_exit(3);
+	_exit(0); /* no atexit handlers, no stdio flush twice, the store untouched */
+}
+
+/* Read group k's file into outs; CUCO_OK or its error. */
+static int collect(const char *path, int k, const struct cuco_slots *s, int n,
+                   struct cuco_eval_outcome *outs, struct cuco_err *err)
+{
+	json_error_t je;
+	json_t *doc = json_load_file(path, 0, &je), *arr;
+	int rc;
+
+	if (!doc)
+		return cuco_err_set(err, CUCO_ERR_SYSTEM,
+		                    "slot %d (GPUs %s): unreadable outcomes: %s", k, s->devices[k],
+		                    je.text);
+	rc = (int)json_integer_value(json_object_get(doc, "rc"));
+	arr = json_object_get(doc, "outcomes");
+	if (rc) {
+		cuco_err_set(err, rc, "slot %d (GPUs %s): %s", k, s->devices[k],
+		             json_string_value(json_object_get(doc, "error")));
+	} else if (!json_is_array(arr) || json_array_size(arr) != (size_t)n) {
+		rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "slot %d (GPUs %s): %zu outcomes for %d", k,
+		                  s->devices[k], json_is_array(arr) ? json_array_size(arr) : 0, n);
+	} else {
+		for (int i = 0; i < n; i++)
+			outcome_from_json(json_array_get(arr, (size_t)i), &outs[i]);
+	}
+	json_decref(doc);
+	return rc;
+}
+
+int cuco_slots_run(const struct cuco_slots *s, cuco_slot_batch_fn fn, void *ctx,
+                   const struct cuco_candidate *c, int n, struct cuco_eval_outcome *outs,
+                   struct cuco_err *err)
+{
+	int groups = s->n < n ? s->n : n, first[CUCO_MAX_SLOTS + 1], rc = CUCO_OK;
+	pid_t pid[CUCO_MAX_SLOTS];
+	char path[CUCO_MAX_SLOTS][64];
+	const char *tmp = getenv("TMPDIR");
+
+	if (groups <= 1)
+		return fn(ctx, c, n, outs, err);
+	for (int k = 0; k <= groups; k++) /* sizes n / groups, the first n % groups one more */
+		first[k] = k * (n / groups) + (k < n % groups ? k : n % groups);
+	for (int k = 0; k < groups; k++) {
+		pid[k] = -1;
+		path[k][0] = 0;
+	}
+	fflush(NULL); /* nothing buffered is written twice */
+	for (int k = 0; k < groups; k++) {
+		int fd;
+		snprintf(path[k], sizeof(path[k]), "%s/cuco-slot-XXXXXX",
+		         tmp && *tmp ? tmp : "/tmp");
+		if ((fd = mkstemp(path[k])) < 0) {
+			rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "slot %d: temporary file: %s", k,
+			                  strerror(errno));
+			path[k][0] = 0;
+			break;
+		}
+		close(fd);
+		pid[k] = fork();
+		if (pid[k] == 0)
+			run_group(s, k, fn, ctx, c + first[k], first[k + 1] - first[k],
+			          outs + first[k], path[k]);
+		if (pid[k] < 0) {
+			rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "slot %d: fork: %s", k,
+			                  strerror(errno));
+			break;
+		}
+	}
+	for (int k = 0; k < groups; k++) {
+		int status = 0, krc = CUCO_OK;
+		struct cuco_err e;
+
+		cuco_err_clear(&e);
+		if (pid[k] > 0) {
+			while (waitpid(pid[k], &status, 0) < 0 && errno == EINTR)
+				;
+			if (WIFSIGNALED(status))
+				krc = cuco_err_set(&e, CUCO_ERR_SYSTEM,
+				                   "slot %d (GPUs %s) died: signal %d", k,
+				                   s->devices[k], WTERMSIG(status));
+			else if (WEXITSTATUS(status))
+				krc = cuco_err_set(&e, CUCO_ERR_SYSTEM,
+				                   "slot %d (GPUs %s) could not write its outcomes",
+				                   k, s->devices[k]);
+			else
+				krc = collect(path[k], k, s, first[k + 1] - first[k],
+				              outs + first[k], &e);
+		}
+		if (path[k][0])
+			unlink(path[k]);
+		if (krc && !rc) {
+			rc = krc;
+			*err = e;
+		}
+	}
+	return rc;
+}
