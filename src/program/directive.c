@@ -470,6 +470,7 @@ void cuco_design_space_release(struct cuco_design_space *ds)
 		clauses_free(ds->constraints[i].then, ds->constraints[i].nthen);
 	}
 	free(ds->constraints);
+	free(ds->inert);
 	json_decref(ds->root);
 	memset(ds, 0, sizeof(*ds));
 }
@@ -495,7 +496,8 @@ static int has_string(const json_t *array, const char *s)
 	size_t i;
 	const json_t *v;
 
-	json_array_foreach(array, i, v) if (json_is_string(v) && !strcmp(json_string_value(v), s)) return 1;
+	json_array_foreach(array, i,
+	                   v) if (json_is_string(v) && !strcmp(json_string_value(v), s)) return 1;
 	return 0;
 }
 
@@ -504,7 +506,8 @@ static int has_integer(const json_t *array, long long x)
 	size_t i;
 	const json_t *v;
 
-	json_array_foreach(array, i, v) if (json_is_integer(v) && json_integer_value(v) == x) return 1;
+	json_array_foreach(array, i,
+	                   v) if (json_is_integer(v) && json_integer_value(v) == x) return 1;
 	return 0;
 }
 
@@ -518,20 +521,24 @@ static int narrow_check(const struct cuco_design_space *ds, const char *key, con
 
 	if (d >= 0) {
 		if (!json_is_array(v) || json_array_size(v) == 0)
-			return cuco_err_set(err, CUCO_ERR_PARSE, "%s: %s: expected a non-empty array of values",
-			                    where, key);
+			return cuco_err_set(err, CUCO_ERR_PARSE,
+			                    "%s: %s: expected a non-empty array of values", where,
+			                    key);
 		json_array_foreach(v, i, x)
 		{
-			if (!json_is_string(x) || ds_value_index(&ds->dims[d], json_string_value(x)) < 0)
-				return cuco_err_set(err, CUCO_ERR_INVALID,
-				                    "%s: %s[%zu]: not a value of the design space's %s", where,
-				                    key, i, key);
+			if (!json_is_string(x) ||
+			    ds_value_index(&ds->dims[d], json_string_value(x)) < 0)
+				return cuco_err_set(
+				    err, CUCO_ERR_INVALID,
+				    "%s: %s[%zu]: not a value of the design space's %s", where, key,
+				    i, key);
 		}
 		return CUCO_OK;
 	}
 	if (strcmp(key, "knobs") != 0)
 		return cuco_err_set(err, CUCO_ERR_INVALID,
-		                    "%s: %s: neither a dimension nor \"knobs\"", where, key);
+		                    "%s: %s: neither a dimension, \"knobs\" nor \"inert\"", where,
+		                    key);
 	if (!json_is_object(v))
 		return cuco_err_set(err, CUCO_ERR_PARSE, "%s: knobs: expected an object", where);
 	const char *kn;
@@ -545,34 +552,41 @@ static int narrow_check(const struct cuco_design_space *ds, const char *key, con
 
 		if (!k)
 			return cuco_err_set(err, CUCO_ERR_INVALID,
-			                    "%s: knobs.%s: not a knob of the design space", where, kn);
+			                    "%s: knobs.%s: not a knob of the design space", where,
+			                    kn);
 		if (!json_is_object(x) || json_object_size(x) != (size_t)(!!vals + !!lo + !!hi))
-			return cuco_err_set(err, CUCO_ERR_PARSE,
-			                    "%s: knobs.%s: expected {\"values\": [...]} or {\"min\": N, "
-			                    "\"max\": N}",
-			                    where, kn);
+			return cuco_err_set(
+			    err, CUCO_ERR_PARSE,
+			    "%s: knobs.%s: expected {\"values\": [...]} or {\"min\": N, "
+			    "\"max\": N}",
+			    where, kn);
 		if (vals) {
-			if (k->type != CUCO_KNOB_ENUM || !json_is_array(vals) || json_array_size(vals) == 0)
-				return cuco_err_set(err, CUCO_ERR_INVALID,
-				                    "%s: knobs.%s.values: only for an enum knob, non-empty",
-				                    where, kn);
+			if (k->type != CUCO_KNOB_ENUM || !json_is_array(vals) ||
+			    json_array_size(vals) == 0)
+				return cuco_err_set(
+				    err, CUCO_ERR_INVALID,
+				    "%s: knobs.%s.values: only for an enum knob, non-empty", where,
+				    kn);
 			json_array_foreach(vals, j, e)
 			{
 				int ok = 0;
 				for (int m = 0; json_is_integer(e) && m < k->nvalues; m++)
 					ok |= k->values[m] == json_integer_value(e);
 				if (!ok)
-					return cuco_err_set(err, CUCO_ERR_INVALID,
-					                    "%s: knobs.%s.values[%zu]: not a value of the knob",
-					                    where, kn, j);
+					return cuco_err_set(
+					    err, CUCO_ERR_INVALID,
+					    "%s: knobs.%s.values[%zu]: not a value of the knob",
+					    where, kn, j);
 			}
 		} else {
-			if (k->type != CUCO_KNOB_INT || !json_is_integer(lo) || !json_is_integer(hi) ||
+			if (k->type != CUCO_KNOB_INT || !json_is_integer(lo) ||
+			    !json_is_integer(hi) ||
 			    json_integer_value(lo) > json_integer_value(hi) ||
 			    json_integer_value(lo) < k->min || json_integer_value(hi) > k->max)
-				return cuco_err_set(err, CUCO_ERR_INVALID,
-				                    "%s: knobs.%s: min..max must lie in %lld..%lld (an int knob)",
-				                    where, kn, k->min, k->max);
+				return cuco_err_set(
+				    err, CUCO_ERR_INVALID,
+				    "%s: knobs.%s: min..max must lie in %lld..%lld (an int knob)",
+				    where, kn, k->min, k->max);
 		}
 	}
 	return CUCO_OK;
@@ -610,6 +624,145 @@ static void narrow_apply(struct cuco_design_space *ds, const char *key, const js
 	}
 }
 
+/* 1 when dimension d's value s is in ds and in the line's narrowing of d (root). */
+static int inert_dim_ok(const struct cuco_design_space *ds, const json_t *root, int d,
+                        const char *s)
+{
+	const json_t *nar = json_object_get(root, dim_names[d]);
+
+	return ds_value_index(&ds->dims[d], s) >= 0 && (!nar || has_string(nar, s));
+}
+
+/* 1 when v is a value of knob k in ds and in the line's narrowing of the knob (nar, may be NULL).
+ */
+static int inert_knob_ok(const struct cuco_ds_knob *k, const json_t *nar, long long v)
+{
+	const json_t *vals = json_object_get(nar, "values");
+	const json_t *lo = json_object_get(nar, "min"), *hi = json_object_get(nar, "max");
+	int ok = 0;
+
+	if (k->type == CUCO_KNOB_BOOL)
+		return v == 0 || v == 1;
+	if (k->type == CUCO_KNOB_ENUM) {
+		for (int i = 0; i < k->nvalues; i++)
+			ok |= k->values[i] == v;
+		return ok && (!vals || has_integer(vals, v));
+	}
+	if (v < k->min || v > k->max || v % k->multiple_of)
+		return 0;
+	return !lo || (v >= json_integer_value(lo) && v <= json_integer_value(hi));
+}
+
+/*
+ * Parse the line's "inert" member (v) into a malloc'd array (*out, *n), checked
+ * against ds and the line's own narrowing (root). On error *out is NULL.
+ */
+static int inert_parse(const struct cuco_design_space *ds, const json_t *root, const json_t *v,
+                       const char *where, struct cuco_ds_inert **out, int *n, struct cuco_err *err)
+{
+	const char *pl, *field;
+	const json_t *genes, *x;
+	int rc = CUCO_OK;
+
+	*out = NULL;
+	*n = 0;
+	if (!json_is_object(v))
+		return cuco_err_set(err, CUCO_ERR_PARSE,
+		                    "%s: inert: expected an object {placement: {dimension or knob: "
+		                    "value}}",
+		                    where);
+	json_object_foreach((json_t *)v, pl, genes)
+	{
+		if (!inert_dim_ok(ds, root, CUCO_DIM_PLACEMENT, pl)) {
+			rc = cuco_err_set(err, CUCO_ERR_INVALID,
+			                  "%s: inert.%s: not a placement this template realises",
+			                  where, pl);
+			goto out;
+		}
+		if (!json_is_object(genes)) {
+			rc = cuco_err_set(
+			    err, CUCO_ERR_PARSE,
+			    "%s: inert.%s: expected an object {dimension or knob: value}", where,
+			    pl);
+			goto out;
+		}
+		json_object_foreach((json_t *)genes, field, x)
+		{
+			struct cuco_ds_inert in;
+			const struct cuco_ds_knob *k = cuco_design_space_knob(ds, field);
+			int d = dim_index(field);
+
+			memset(&in, 0, sizeof(in));
+			if (strlen(pl) >= sizeof(in.placement) ||
+			    strlen(field) >= sizeof(in.name)) {
+				rc = cuco_err_set(err, CUCO_ERR_INVALID,
+				                  "%s: inert.%s.%s: name too long", where, pl,
+				                  field);
+				goto out;
+			}
+			snprintf(in.placement, sizeof(in.placement), "%s", pl);
+			snprintf(in.name, sizeof(in.name), "%s", field);
+			in.dim = d;
+			if (d == CUCO_DIM_PLACEMENT) {
+				rc = cuco_err_set(
+				    err, CUCO_ERR_INVALID,
+				    "%s: inert.%s.placement: the placement picks the code "
+				    "path, so it cannot be inert",
+				    where, pl);
+				goto out;
+			} else if (d >= 0) {
+				if (!json_is_string(x) ||
+				    !inert_dim_ok(ds, root, d, json_string_value(x))) {
+					rc = cuco_err_set(
+					    err, CUCO_ERR_INVALID,
+					    "%s: inert.%s.%s: expected a value of %s that "
+					    "this template realises",
+					    where, pl, field, field);
+					goto out;
+				}
+				snprintf(in.value, sizeof(in.value), "%s", json_string_value(x));
+			} else if (!k) {
+				rc = cuco_err_set(
+				    err, CUCO_ERR_INVALID,
+				    "%s: inert.%s.%s: neither a dimension nor a knob of the "
+				    "design space",
+				    where, pl, field);
+				goto out;
+			} else {
+				const json_t *nar =
+				    json_object_get(json_object_get(root, "knobs"), field);
+				in.is_bool = k->type == CUCO_KNOB_BOOL;
+				if (in.is_bool ? !json_is_boolean(x) : !json_is_integer(x)) {
+					rc = cuco_err_set(
+					    err, CUCO_ERR_INVALID, "%s: inert.%s.%s: expected %s",
+					    where, pl, field,
+					    in.is_bool ? "true or false" : "an integer");
+					goto out;
+				}
+				in.knob_value =
+				    in.is_bool ? json_is_true(x) : json_integer_value(x);
+				if (!inert_knob_ok(k, nar, in.knob_value)) {
+					rc = cuco_err_set(
+					    err, CUCO_ERR_INVALID,
+					    "%s: inert.%s.%s: %lld is not a value of the "
+					    "knob that this template realises",
+					    where, pl, field, in.knob_value);
+					goto out;
+				}
+			}
+			*out = cuco_xrealloc(*out, (size_t)(*n + 1) * sizeof(**out));
+			(*out)[(*n)++] = in;
+		}
+	}
+out:
+	if (rc) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
 int cuco_design_space_narrow(struct cuco_design_space *ds, const char *name, const char *text,
                              struct cuco_err *err)
 {
@@ -619,7 +772,8 @@ int cuco_design_space_narrow(struct cuco_design_space *ds, const char *name, con
 	json_t *root;
 	const char *key;
 	json_t *v;
-	int line = 1, rc = CUCO_OK;
+	struct cuco_ds_inert *inert = NULL;
+	int line = 1, rc = CUCO_OK, ninert = 0;
 
 	if (!tag)
 		return CUCO_OK;
@@ -628,15 +782,34 @@ int cuco_design_space_narrow(struct cuco_design_space *ds, const char *name, con
 	snprintf(where, sizeof(where), "%s:%d: cuco-realizes", name, line);
 	tag += strlen(REALIZES_TAG);
 	eol = strchr(tag, '\n');
-	root = json_loadb(tag, eol ? (size_t)(eol - tag) : strlen(tag), JSON_REJECT_DUPLICATES, &je);
+	root =
+	    json_loadb(tag, eol ? (size_t)(eol - tag) : strlen(tag), JSON_REJECT_DUPLICATES, &je);
 	if (!json_is_object(root)) {
 		json_decref(root);
-		return cuco_err_set(err, CUCO_ERR_PARSE, "%s column %d: expected one JSON object (%s)",
-		                    where, je.column, root ? "not an object" : je.text);
+		return cuco_err_set(err, CUCO_ERR_PARSE,
+		                    "%s column %d: expected one JSON object (%s)", where, je.column,
+		                    root ? "not an object" : je.text);
 	}
-	json_object_foreach(root, key, v) if ((rc = narrow_check(ds, key, v, where, err))) break;
-	if (!rc)
-		json_object_foreach(root, key, v) narrow_apply(ds, key, v);
+	json_object_foreach(root, key, v)
+	{
+		if (!strcmp(key, "inert"))
+			rc = inert_parse(ds, root, v, where, &inert, &ninert, err);
+		else
+			rc = narrow_check(ds, key, v, where, err);
+		if (rc)
+			break;
+	}
+	if (!rc) {
+		json_object_foreach(root, key, v) if (strcmp(key, "inert"))
+		    narrow_apply(ds, key, v);
+		if (json_object_get(root, "inert")) {
+			free(ds->inert);
+			ds->inert = inert;
+			ds->ninert = ninert;
+			inert = NULL;
+		}
+	}
+	free(inert);
 	json_decref(root);
 	return rc;
 }
@@ -1180,6 +1353,38 @@ int cuco_directive_set_knob(struct cuco_directive *d, const char *name, long lon
 	k->value = is_bool ? !!value : value;
 	k->is_bool = is_bool;
 	return CUCO_OK;
+}
+
+int cuco_directive_apply_inert(struct cuco_directive *d, const struct cuco_ds_inert *in)
+{
+	int i;
+
+	if (strcmp(d->dims[CUCO_DIM_PLACEMENT], in->placement))
+		return 0;
+	if (in->dim >= 0) {
+		if (!strcmp(d->dims[in->dim], in->value))
+			return 0;
+		snprintf(d->dims[in->dim], CUCO_NAME_MAX, "%s", in->value);
+		return 1;
+	}
+	for (i = 0; i < d->nknobs; i++)
+		if (!strcmp(d->knobs[i].name, in->name))
+			break;
+	if (i == d->nknobs && d->nknobs == 0)
+		return 0; /* a bare directive stays bare */
+	if (i < d->nknobs && d->knobs[i].value == in->knob_value &&
+	    d->knobs[i].is_bool == in->is_bool)
+		return 0;
+	return cuco_directive_set_knob(d, in->name, in->knob_value, in->is_bool) == CUCO_OK;
+}
+
+int cuco_directive_canonicalize(struct cuco_directive *d, const struct cuco_design_space *ds)
+{
+	int n = 0;
+
+	for (int i = 0; i < ds->ninert; i++)
+		n += cuco_directive_apply_inert(d, &ds->inert[i]);
+	return n;
 }
 
 char *cuco_directive_to_json(const struct cuco_directive *d)

@@ -119,6 +119,20 @@ struct cuco_ds_constraint {
 };
 
 /*
+ * A gene that a template ignores under one placement (the "inert" member of
+ * its cuco-realizes line): with that placement the dimension or knob changes
+ * nothing in the realised program, so it is held at one canonical value.
+ */
+struct cuco_ds_inert {
+	char placement[CUCO_NAME_MAX]; /* the placement it applies to */
+	int dim;                       /* enum cuco_dimension, or -1 for a knob */
+	char name[CUCO_NAME_MAX];      /* the dimension's or the knob's name */
+	char value[CUCO_NAME_MAX];     /* a dimension's canonical value */
+	long long knob_value;          /* a knob's canonical value (bools 0 or 1) */
+	int is_bool;
+};
+
+/*
  * The loaded design space. Caller-owned: cuco_design_space_load() fills it,
  * cuco_design_space_release() frees it. dims[] is indexed by enum
  * cuco_dimension. All strings point into root (a jansson json_t *).
@@ -131,6 +145,8 @@ struct cuco_design_space {
 	int knobs_cap; /* entries allocated: a knob that failed to load may own values */
 	struct cuco_ds_constraint *constraints;
 	int nconstraints;
+	struct cuco_ds_inert *inert; /* from cuco_design_space_narrow() (malloc'd); may be NULL */
+	int ninert;
 };
 
 /*
@@ -148,8 +164,12 @@ void cuco_design_space_release(struct cuco_design_space *ds);
  * name in messages) may hold one line "// cuco-realizes: {...}" whose JSON
  * object maps a dimension to the array of its values the template realises
  * and "knobs" to {knob: {"values": [...]}} (enum knobs: the values kept) or
- * {knob: {"min": a, "max": b}} (int knobs: the range kept). Everything named
- * must already be allowed by ds. No such line: ds is unchanged. Returns
+ * {knob: {"min": a, "max": b}} (int knobs: the range kept), and "inert" to
+ * {placement: {dimension or knob: value}}: the genes the template ignores
+ * under that placement, each with its canonical value (kept in ds->inert;
+ * see cuco_directive_canonicalize()). The placement itself cannot be inert.
+ * Everything named must be allowed by ds and by the line's own narrowing.
+ * No such line: ds is unchanged. Returns
  * CUCO_OK or CUCO_ERR_PARSE / CUCO_ERR_INVALID with `name:line: cuco-realizes:
  * field: message` in err; ds is then unchanged.
  */
@@ -211,6 +231,22 @@ char *cuco_directive_to_json(const struct cuco_directive *d);
 
 /* "// cuco-directive: <canonical JSON>" without a newline; malloc'd, NULL if out of memory. */
 char *cuco_directive_to_line(const struct cuco_directive *d);
+
+/*
+ * Set one inert gene of d to its canonical value when d's placement is
+ * in->placement. A knob that d lacks is added only when d already sets some
+ * knob (a directive completed for a template); a directive without knobs
+ * stays without. Returns 1 when d changed, else 0.
+ */
+int cuco_directive_apply_inert(struct cuco_directive *d, const struct cuco_ds_inert *in);
+
+/*
+ * Canonicalise d for the template that narrowed ds: every inert gene of d's
+ * placement (ds->inert) set as cuco_directive_apply_inert() does, so that
+ * directives that realise the same program are equal. Returns the number of
+ * genes changed. The result is not re-validated.
+ */
+int cuco_directive_canonicalize(struct cuco_directive *d, const struct cuco_design_space *ds);
 
 /* Free what d owns and re-initialise it. */
 void cuco_directive_release(struct cuco_directive *d);

@@ -380,9 +380,10 @@ static void test_narrow(void **state)
 	    {"// cuco-realizes: {\"knobs\": {\"tile_n\": {\"values\": [96]}}}",
 	     "t.cu.in:2: cuco-realizes: knobs.tile_n.values[0]: not a value of the knob"},
 	    {"// cuco-realizes: {\"knobs\": {\"threads\": {\"min\": 0, \"max\": 64}}}",
-	     "t.cu.in:2: cuco-realizes: knobs.threads: min..max must lie in 32..1024 (an int knob)"},
+	     "t.cu.in:2: cuco-realizes: knobs.threads: min..max must lie in 32..1024 (an int "
+	     "knob)"},
 	    {"// cuco-realizes: {\"knobz\": {}}",
-	     "t.cu.in:2: cuco-realizes: knobz: neither a dimension nor \"knobs\""},
+	     "t.cu.in:2: cuco-realizes: knobz: neither a dimension, \"knobs\" nor \"inert\""},
 	    {"// cuco-realizes: [1]", NULL},
 	};
 	struct cuco_design_space n;
@@ -429,6 +430,125 @@ static void test_narrow(void **state)
 		/* a refused line leaves the space as it was */
 		assert_int_equal(n.dims[CUCO_DIM_BACKEND].nvalues, 3);
 		assert_int_equal(cuco_design_space_knob(&n, "threads")->min, 32);
+		cuco_design_space_release(&n);
+	}
+}
+
+/* Parse directive JSON (one line) into *d. */
+static int parse_json(const char *json, struct cuco_directive *d)
+{
+	struct cuco_err err;
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf), "// cuco-directive: %s\n", json);
+	return cuco_directive_parse("d.cu", buf, d, &err);
+}
+
+/* "inert" in a cuco-realizes line: parsed, checked against the narrowed space, applied. */
+static void test_narrow_inert(void **state)
+{
+	static const char head[] =
+	    "{{DIRECTIVE}}\n// cuco-realizes: {\"placement\": [\"sequential\", "
+	    "\"stream_overlap\"], "
+	    "\"knobs\": {\"chunks\": {\"min\": 2, \"max\": 8}, \"tile_n\": {\"values\": [128, "
+	    "256]}}, \"inert\": %s}\n";
+	static const char good[] =
+	    "{\"sequential\": {\"granularity\": \"whole\", \"sync_scope\": \"grid\", "
+	    "\"chunks\": 4, \"device_signal\": false}, \"stream_overlap\": {\"issuer\": "
+	    "\"cta\"}}";
+	static const char where[] = "t.cu.in:2: cuco-realizes: ";
+	static const struct {
+		const char *inert, *msg;
+	} bad[] = {
+	    {"[1]", "inert: expected an object {placement: {dimension or knob: value}}"},
+	    {"{\"specialized\": {}}", "inert.specialized: not a placement this template realises"},
+	    {"{\"warp_drive\": {}}", "inert.warp_drive: not a placement this template realises"},
+	    {"{\"sequential\": 1}",
+	     "inert.sequential: expected an object {dimension or knob: value}"},
+	    {"{\"sequential\": {\"placement\": \"sequential\"}}",
+	     "inert.sequential.placement: the placement picks the code path, so it cannot be "
+	     "inert"},
+	    {"{\"sequential\": {\"issuer\": \"block\"}}",
+	     "inert.sequential.issuer: expected a value of issuer that this template realises"},
+	    {"{\"sequential\": {\"backend\": \"nvlink\"}}",
+	     "inert.sequential.backend: expected a value of backend that this template realises"},
+	    {"{\"sequential\": {\"chunkz\": 4}}",
+	     "inert.sequential.chunkz: neither a dimension nor a knob of the design space"},
+	    {"{\"sequential\": {\"device_signal\": 0}}",
+	     "inert.sequential.device_signal: expected true or false"},
+	    {"{\"sequential\": {\"chunks\": \"4\"}}",
+	     "inert.sequential.chunks: expected an integer"},
+	    {"{\"sequential\": {\"chunks\": 16}}",
+	     "inert.sequential.chunks: 16 is not a value of the knob that this template realises"},
+	    {"{\"sequential\": {\"tile_n\": 64}}",
+	     "inert.sequential.tile_n: 64 is not a value of the knob that this template realises"},
+	    {"{\"sequential\": {\"threads\": 100}}",
+	     "inert.sequential.threads: 100 is not a value of the knob that this template "
+	     "realises"},
+	};
+	struct cuco_design_space n;
+	struct cuco_directive d;
+	struct cuco_err err;
+	char buf[1024], msg[512];
+
+	(void)state;
+	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &n, &err), CUCO_OK);
+	snprintf(buf, sizeof(buf), head, good);
+	if (cuco_design_space_narrow(&n, "t.cu.in", buf, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(n.ninert, 5);
+	assert_string_equal(n.inert[0].placement, "sequential");
+	assert_int_equal(n.inert[0].dim, CUCO_DIM_GRANULARITY);
+	assert_string_equal(n.inert[0].value, "whole");
+	assert_int_equal(n.inert[2].dim, -1);
+	assert_string_equal(n.inert[2].name, "chunks");
+	assert_int_equal(n.inert[2].knob_value, 4);
+	assert_int_equal(n.inert[3].is_bool, 1);
+
+	/* a sequential directive: its inert genes take their canonical values */
+	assert_int_equal(
+	    parse_json("{\"backend\":\"lsa\",\"placement\":\"sequential\",\"sync_scope\":"
+	               "\"cta\",\"issuer\":\"warp\",\"granularity\":\"whole\",\"knobs\":{"
+	               "\"chunks\":8,\"threads\":256}}",
+	               &d),
+	    CUCO_OK);
+	assert_int_equal(cuco_directive_canonicalize(&d, &n), 3); /* sync_scope, chunks, +signal */
+	assert_string_equal(d.dims[CUCO_DIM_SYNC_SCOPE], "grid");
+	assert_string_equal(d.dims[CUCO_DIM_ISSUER], "warp"); /* not inert for sequential here */
+	assert_int_equal(cuco_directive_knob(&d, "chunks", -1), 4);
+	assert_int_equal(cuco_directive_knob(&d, "threads", -1), 256);
+	assert_int_equal(cuco_directive_knob(&d, "device_signal", -1), 0); /* added: d has knobs */
+	assert_int_equal(cuco_directive_canonicalize(&d, &n), 0);          /* idempotent */
+	/* another placement's entries do not apply */
+	snprintf(d.dims[CUCO_DIM_PLACEMENT], CUCO_NAME_MAX, "stream_overlap");
+	snprintf(d.dims[CUCO_DIM_GRANULARITY], CUCO_NAME_MAX, "chunk");
+	cuco_directive_set_knob(&d, "chunks", 8, 0);
+	assert_int_equal(cuco_directive_canonicalize(&d, &n), 1); /* issuer only */
+	assert_string_equal(d.dims[CUCO_DIM_ISSUER], "cta");
+	assert_int_equal(cuco_directive_knob(&d, "chunks", -1), 8);
+	cuco_directive_release(&d);
+	/* a directive without knobs stays without */
+	assert_int_equal(
+	    parse_json("{\"backend\":\"lsa\",\"placement\":\"sequential\",\"sync_scope\":"
+	               "\"grid\",\"issuer\":\"cta\",\"granularity\":\"whole\"}",
+	               &d),
+	    CUCO_OK);
+	assert_int_equal(cuco_directive_canonicalize(&d, &n), 0);
+	assert_int_equal(d.nknobs, 0);
+	cuco_directive_release(&d);
+	cuco_design_space_release(&n);
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &n, &err), CUCO_OK);
+		snprintf(buf, sizeof(buf), head, bad[i].inert);
+		assert_int_not_equal(cuco_design_space_narrow(&n, "t.cu.in", buf, &err), CUCO_OK);
+		snprintf(msg, sizeof(msg), "%s%s", where, bad[i].msg);
+		assert_string_equal(err.msg, msg);
+		/* nothing applied: neither the narrowing nor the inert genes */
+		assert_int_equal(n.dims[CUCO_DIM_PLACEMENT].nvalues, 5);
+		assert_int_equal(cuco_design_space_knob(&n, "chunks")->max, 64);
+		assert_int_equal(n.ninert, 0);
+		assert_null(n.inert);
 		cuco_design_space_release(&n);
 	}
 }
@@ -485,6 +605,7 @@ int main(void)
 	    cmocka_unit_test(test_facts),
 	    cmocka_unit_test(test_small_space),
 	    cmocka_unit_test(test_narrow),
+	    cmocka_unit_test(test_narrow_inert),
 	    cmocka_unit_test(test_find_line),
 	    cmocka_unit_test(test_parse_errors_inline),
 	};
