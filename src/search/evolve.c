@@ -931,6 +931,17 @@ static int setup_genes(struct engine *e, struct cuco_err *err)
 	}
 	if (rc || (rc = apply_freeze(e, err)))
 		return rc;
+	if (e->o->template_text) {
+		/* The seed's rendering (seed-realized) with the genes the template ignores
+		 * canonical, as every child will be; kept as it is if that is not valid. */
+		struct cuco_op_ctx op = {e->o->ds, e->o->facts, &e->genes, NULL};
+		struct cuco_directive c;
+		struct cuco_err e2;
+		cuco_directive_copy(&c, &e->start_d);
+		if (cuco_operator_canonicalize(&op, &c) &&
+		    cuco_directive_validate(&c, e->o->ds, e->o->facts, &e2) == CUCO_OK)
+			cuco_directive_copy(&e->start_d, &c);
+	}
 	if ((rc = cuco_directive_validate(&e->start_d, e->o->ds, e->o->facts, err)))
 		cuco_err_prefix(err, "the seed's directive: ");
 	return rc;

@@ -261,6 +261,27 @@ static int valid(const struct cuco_op_ctx *op, const struct cuco_directive *d)
 	return cuco_directive_validate(d, op->ds, op->facts, &e) == CUCO_OK;
 }
 
+/* 1 when the gene called name (a dimension or a knob) may change. */
+static int gene_free(const struct cuco_genes *g, int dim, const char *name)
+{
+	if (dim >= 0)
+		return g->dims[dim];
+	for (int k = 0; k < g->nknobs; k++)
+		if (!strcmp(g->knobs[k], name))
+			return 1;
+	return 0;
+}
+
+int cuco_operator_canonicalize(const struct cuco_op_ctx *op, struct cuco_directive *d)
+{
+	int n = 0;
+
+	for (int i = 0; i < op->ds->ninert; i++)
+		if (gene_free(op->genes, op->ds->inert[i].dim, op->ds->inert[i].name))
+			n += cuco_directive_apply_inert(d, &op->ds->inert[i]);
+	return n;
+}
+
 int cuco_operator_mutate(const struct cuco_op_ctx *op, const struct cuco_directive *parent,
                          const struct cuco_directive *inspiration, int nchanges,
                          struct cuco_rng *rng, struct cuco_directive *child, struct cuco_err *err)
@@ -269,10 +290,15 @@ int cuco_operator_mutate(const struct cuco_op_ctx *op, const struct cuco_directi
 	double w0[CUCO_NDIMS + CUCO_DIRECTIVE_MAX_KNOBS], w[CUCO_NDIMS + CUCO_DIRECTIVE_MAX_KNOBS];
 	int ngenes = list_genes(op, genes, w0);
 
+	struct cuco_directive canon;
+
 	if (nchanges < 1)
 		nchanges = 1;
 	if (nchanges > ngenes)
 		nchanges = ngenes;
+	/* A child that differs only in genes the template ignores is the parent's program. */
+	cuco_directive_copy(&canon, parent);
+	cuco_operator_canonicalize(op, &canon);
 	for (int attempt = 0; ngenes > 0 && attempt < OP_ATTEMPTS; attempt++) {
 		cuco_directive_copy(child, parent);
 		memcpy(w, w0, sizeof(w));
@@ -286,7 +312,8 @@ int cuco_operator_mutate(const struct cuco_op_ctx *op, const struct cuco_directi
 			else
 				mutate_dim(op, genes[g].dim, child, inspiration, rng);
 		}
-		if (!cuco_directive_equal(child, parent) && valid(op, child))
+		cuco_operator_canonicalize(op, child);
+		if (!cuco_directive_equal(child, &canon) && valid(op, child))
 			return CUCO_OK;
 	}
 	cuco_directive_init(child);
@@ -301,7 +328,12 @@ int cuco_operator_crossover(const struct cuco_op_ctx *op, const struct cuco_dire
 	struct gene genes[CUCO_NDIMS + CUCO_DIRECTIVE_MAX_KNOBS];
 	double w[CUCO_NDIMS + CUCO_DIRECTIVE_MAX_KNOBS];
 	int ngenes = list_genes(op, genes, w);
+	struct cuco_directive ca, cb;
 
+	cuco_directive_copy(&ca, a);
+	cuco_directive_copy(&cb, b);
+	cuco_operator_canonicalize(op, &ca);
+	cuco_operator_canonicalize(op, &cb);
 	for (int attempt = 0; ngenes > 0 && attempt < OP_ATTEMPTS; attempt++) {
 		cuco_directive_copy(child, a);
 		for (int g = 0; g < ngenes; g++) {
@@ -319,7 +351,8 @@ int cuco_operator_crossover(const struct cuco_op_ctx *op, const struct cuco_dire
 					    child, name, bv, genes[g].knob->type == CUCO_KNOB_BOOL);
 			}
 		}
-		if (!cuco_directive_equal(child, a) && !cuco_directive_equal(child, b) &&
+		cuco_operator_canonicalize(op, child);
+		if (!cuco_directive_equal(child, &ca) && !cuco_directive_equal(child, &cb) &&
 		    valid(op, child))
 			return CUCO_OK;
 	}

@@ -4,7 +4,9 @@
  * and realise a directive as a complete program file.
  *
  * Every child it returns passes cuco_directive_validate() against the design
- * space (and the hardware facts when given) and differs from its parent(s).
+ * space (and the hardware facts when given), is canonical for the template
+ * (genes the template ignores under the child's placement hold their
+ * canonical values; frozen genes excepted) and differs from its parent(s).
  * Children are realised either from a program template (share/realize/
  * <workload>.cu.in, placeholders {{...}}) or, without a template, from the
  * fast-path seed by rewriting its directive line and its CUCO_SEED_<KNOB>
@@ -74,10 +76,19 @@ int cuco_directive_equal(const struct cuco_directive *a, const struct cuco_direc
 int cuco_directive_from_json(const char *json, struct cuco_directive *out, struct cuco_err *err);
 
 /*
+ * Set d's genes that the template ignores under d's placement (op->ds->inert,
+ * from the template's cuco-realizes line) to their canonical values, but only
+ * the genes op->genes lets change. Returns the number of genes changed.
+ */
+int cuco_operator_canonicalize(const struct cuco_op_ctx *op, struct cuco_directive *d);
+
+/*
  * Child = parent with nchanges (>= 1) genes changed to other allowed values.
  * inspiration (may be NULL) lends its value to a changed gene now and then;
  * op->bias, when active, makes better-scoring values likelier. Tries random
- * changes until the child validates and differs from the parent. Returns
+ * changes; each try is canonicalised (cuco_operator_canonicalize()) and kept
+ * once it validates and differs from the canonicalised parent, so a change
+ * to genes the template ignores alone is never a child. Returns
  * CUCO_OK with *child filled (release it), or CUCO_ERR_NOT_FOUND when no valid
  * different child exists (e.g. nothing may change); *child is then released.
  */
@@ -87,7 +98,8 @@ int cuco_operator_mutate(const struct cuco_op_ctx *op, const struct cuco_directi
 
 /*
  * Child takes each changeable dimension and knob from a or b at random (the
- * rest from a). Tries until the child validates and differs from both.
+ * rest from a). Tries until the child, canonicalised, validates and differs
+ * from both (canonicalised).
  * Returns CUCO_OK, or CUCO_ERR_NOT_FOUND when a and b give no such child;
  * ownership as for cuco_operator_mutate().
  */

@@ -455,8 +455,15 @@ static void test_evolve_freeze(void **state)
 	assert_int_equal(f.calls, 0);
 }
 
-/* The shipped gemm_allgather template breeds a run from a bare seed directive. */
-static void test_evolve_shipped_template(void **state)
+/*
+ * Run 3 generations of the shipped gemm_allgather template (shipped) over space
+ * from seed_code in store <name>, then call each() on every program; path gets
+ * the store's path.
+ */
+static void shipped_run(const char *name, const char *shipped,
+                        const struct cuco_design_space *space, const char *seed_code,
+                        int (*each)(const struct cuco_program_rec *, void *, struct cuco_err *),
+                        void *arg, char *path, size_t size)
 {
 	struct cuco_evolve_config cfg;
 	struct cuco_evolve_progress fin;
@@ -464,28 +471,107 @@ static void test_evolve_shipped_template(void **state)
 	struct cuco_store *s;
 	struct cuco_err err;
 	struct fake_eval f;
-	char path[256], *shipped = read_all(CUCO_SOURCE_DIR "/share/realize/gemm_allgather.cu.in");
-	int bad = 0;
 
-	if (!shipped)
-		skip();
 	small_config(&cfg);
 	cfg.generations = 3;
-	store_path(path, sizeof(path), "shipped");
+	store_path(path, size, name);
 	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
 	fake_init(&f);
 	default_opts(&o, s, fake_evaluator(&f, 4), 1);
+	o.ds = space;
+	o.seed_code = seed_code;
 	o.template_text = shipped;
 	o.template_name = "gemm_allgather.cu.in";
 	if (cuco_evolve_run(&o, &cfg, 0, NULL, &fin, &err))
 		fail_msg("%s", err.msg);
 	assert_int_equal(fin.evaluated, 2 + 3 * 4 * 3);
-	assert_int_equal(cuco_store_program_each(s, 1, check_directive, &bad, &err), CUCO_OK);
-	assert_int_equal(bad, 0);
+	assert_int_equal(cuco_store_program_each(s, 1, each, arg, &err), CUCO_OK);
 	cuco_store_close(s);
+}
+
+/* The shipped gemm_allgather template breeds a run from a bare seed directive. */
+static void test_evolve_shipped_template(void **state)
+{
+	char path[256], *shipped = read_all(CUCO_SOURCE_DIR "/share/realize/gemm_allgather.cu.in");
+	int bad = 0;
+
+	if (!shipped)
+		skip();
+	shipped_run("shipped", shipped, &ds, seed, check_directive, &bad, path, sizeof(path));
+	assert_int_equal(bad, 0);
 	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM programs WHERE name != 'seed' AND "
 	                               "code LIKE '%{{%'"),
 	                 0);
+	free(shipped);
+}
+
+struct canon_check {
+	const struct cuco_design_space *ds;
+	int bad, n;
+};
+
+/* Every candidate's directive is valid and canonical for the template. */
+static int check_canonical(const struct cuco_program_rec *p, void *arg, struct cuco_err *err)
+{
+	struct canon_check *c = arg;
+	struct cuco_directive d;
+
+	if (!strcmp(p->name, "seed"))
+		return 0;
+	c->n++;
+	if (cuco_directive_from_json(p->directive, &d, err) ||
+	    cuco_directive_validate(&d, c->ds, &facts, err) ||
+	    cuco_directive_canonicalize(&d, c->ds)) {
+		fprintf(stderr, "program %lld (%s) not valid and canonical: %s\n", (long long)p->id,
+		        p->name, p->directive);
+		c->bad++;
+	}
+	cuco_directive_release(&d);
+	return 0;
+}
+
+/*
+ * Through the shipped template's narrowed space: the seed's rendering and every
+ * candidate are canonical (genes the template ignores at their canonical
+ * values); the fast-path seed itself keeps its directive.
+ */
+static void test_evolve_shipped_template_inert(void **state)
+{
+	struct cuco_design_space nds;
+	struct cuco_err err;
+	struct canon_check cc;
+	struct cuco_strbuf sd = CUCO_STRBUF_INIT;
+	char path[256], *shipped = read_all(CUCO_SOURCE_DIR "/share/realize/gemm_allgather.cu.in");
+	char *dir_seed, *dir_real;
+
+	if (!shipped)
+		skip();
+	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &nds, &err), CUCO_OK);
+	if (cuco_design_space_narrow(&nds, "gemm_allgather.cu.in", shipped, &err))
+		fail_msg("%s", err.msg);
+	/* the fixture seed with sync_scope cta: valid, not canonical for sequential */
+	cuco_strbuf_adds(&sd, "// cuco-directive: {\"backend\":\"lsa\",\"placement\":"
+	                      "\"sequential\",\"sync_scope\":\"cta\",\"issuer\":\"cta\","
+	                      "\"granularity\":\"whole\",\"knobs\":{\"comm_ctas\":32,"
+	                      "\"threads\":512}}");
+	cuco_strbuf_adds(&sd, strchr(seed, '\n'));
+	memset(&cc, 0, sizeof(cc));
+	cc.ds = &nds;
+	shipped_run("shipped-inert", shipped, &nds, sd.buf, check_canonical, &cc, path,
+	            sizeof(path));
+	assert_int_equal(cc.bad, 0);
+	assert_true(cc.n > 20);
+	dir_seed = sql_text(path, "SELECT directive FROM programs WHERE name = 'seed'");
+	dir_real = sql_text(path, "SELECT directive FROM programs WHERE name = 'seed-realized'");
+	assert_non_null(dir_seed);
+	assert_non_null(dir_real);
+	assert_non_null(strstr(dir_seed, "\"sync_scope\":\"cta\""));
+	assert_non_null(strstr(dir_real, "\"sync_scope\":\"grid\""));
+	assert_non_null(strstr(dir_real, "\"streams\":1")); /* the built-in default is 2 */
+	free(dir_seed);
+	free(dir_real);
+	cuco_strbuf_release(&sd);
+	cuco_design_space_release(&nds);
 	free(shipped);
 }
 
@@ -844,6 +930,7 @@ int main(void)
 	    cmocka_unit_test(test_evolve_seed_mode),
 	    cmocka_unit_test(test_evolve_freeze),
 	    cmocka_unit_test(test_evolve_shipped_template),
+	    cmocka_unit_test(test_evolve_shipped_template_inert),
 	    cmocka_unit_test(test_evolve_interrupt_and_resume),
 	    cmocka_unit_test(test_evolve_resume_after_sigkill),
 	    cmocka_unit_test(test_evolve_resume_wrong_run),

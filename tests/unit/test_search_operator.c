@@ -332,6 +332,265 @@ static void test_realize_seed(void **state)
 	free(seed);
 }
 
+/* A shipped template's narrowed space (with its inert genes) and its genes. */
+struct tmpl_space {
+	struct cuco_design_space ds;
+	struct cuco_genes genes;
+	char *text;
+};
+
+static int tmpl_load(const char *name, struct tmpl_space *t)
+{
+	char path[512];
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+	struct cuco_err err;
+
+	snprintf(path, sizeof(path), CUCO_SOURCE_DIR "/share/realize/%s", name);
+	if (cuco_strbuf_read_file(&sb, path)) {
+		cuco_strbuf_release(&sb);
+		return -1;
+	}
+	t->text = cuco_strbuf_detach(&sb, NULL);
+	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &t->ds, &err), CUCO_OK);
+	if (cuco_design_space_narrow(&t->ds, name, t->text, &err))
+		fail_msg("%s", err.msg);
+	assert_true(t->ds.ninert > 0);
+	memset(&t->genes, 0, sizeof(t->genes));
+	for (int d = 0; d < CUCO_NDIMS; d++)
+		t->genes.dims[d] = 1;
+	if (cuco_realize_template_knobs(t->text, &t->ds, &t->genes, NULL, &err))
+		fail_msg("%s", err.msg);
+	return 0;
+}
+
+static void tmpl_release(struct tmpl_space *t)
+{
+	cuco_design_space_release(&t->ds);
+	free(t->text);
+}
+
+/* parent, completed with the template's knobs (defaults where it lacks them). */
+static void tmpl_parse(const struct tmpl_space *t, const char *json, struct cuco_directive *d)
+{
+	struct cuco_genes g;
+	struct cuco_err err;
+
+	must_parse(json, d);
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(cuco_realize_template_knobs(t->text, &t->ds, &g, d, &err), CUCO_OK);
+	if (cuco_directive_validate(d, &t->ds, &facts, &err))
+		fail_msg("%s: %s", json, err.msg);
+}
+
+/* Every valid directive of each shipped template stays valid when canonicalised. */
+static void test_inert_canonical_valid(void **state)
+{
+	static const char *const names[] = {"gemm_allgather.cu.in", "allgather_gemm.cu.in"};
+
+	for (size_t t = 0; t < 2; t++) {
+		struct tmpl_space ts;
+		const struct cuco_ds_dimension *dm = ts.ds.dims;
+		int idx[CUCO_NDIMS] = {0}, nvalid = 0, nchanged = 0;
+		if (tmpl_load(names[t], &ts))
+			skip();
+		for (;;) {
+			struct cuco_directive d, c;
+			struct cuco_err err;
+			int k;
+			tmpl_parse(&ts, parents[0], &d);
+			for (int i = 0; i < CUCO_NDIMS; i++)
+				snprintf(d.dims[i], CUCO_NAME_MAX, "%s", dm[i].values[idx[i]].name);
+			/* every inert knob off its canonical value where the knob allows */
+			for (int i = 0; i < ts.ds.ninert; i++) {
+				const struct cuco_ds_inert *in = &ts.ds.inert[i];
+				const struct cuco_ds_knob *spec =
+				    cuco_design_space_knob(&ts.ds, in->name);
+				long long v = in->knob_value;
+				if (!spec)
+					continue; /* a dimension */
+				v = in->is_bool ? !v : v * 2 <= spec->max ? v * 2 : v / 2;
+				cuco_directive_set_knob(&d, in->name, v, in->is_bool);
+			}
+			if (cuco_directive_validate(&d, &ts.ds, &facts, &err) == CUCO_OK) {
+				nvalid++;
+				cuco_directive_copy(&c, &d);
+				nchanged += cuco_directive_canonicalize(&c, &ts.ds) > 0;
+				if (cuco_directive_validate(&c, &ts.ds, &facts, &err))
+					fail_msg("%s: canonical form of a valid directive: %s",
+					         names[t], err.msg);
+				assert_int_equal(cuco_directive_canonicalize(&c, &ts.ds), 0);
+			}
+			cuco_directive_release(&d);
+			for (k = 0; k < CUCO_NDIMS && ++idx[k] == dm[k].nvalues; k++)
+				idx[k] = 0;
+			if (k == CUCO_NDIMS)
+				break;
+		}
+		assert_true(nvalid > 20);
+		assert_true(nchanged > nvalid * 9 / 10); /* few are canonical already */
+		tmpl_release(&ts);
+	}
+}
+
+/* 1 when a and b differ only in genes inert for their (common) placement. */
+static int differ_only_inert(const struct cuco_design_space *space, const struct cuco_directive *a,
+                             const struct cuco_directive *b)
+{
+	struct cuco_directive ca, cb;
+
+	cuco_directive_copy(&ca, a);
+	cuco_directive_copy(&cb, b);
+	cuco_directive_canonicalize(&ca, space);
+	cuco_directive_canonicalize(&cb, space);
+	return cuco_directive_equal(&ca, &cb);
+}
+
+/* child is valid and canonical for the template. */
+static void check_child(const struct tmpl_space *t, const struct cuco_directive *child)
+{
+	struct cuco_directive canon;
+	struct cuco_err err;
+
+	if (cuco_directive_validate(child, &t->ds, &facts, &err))
+		fail_msg("invalid child: %s", err.msg);
+	cuco_directive_copy(&canon, child);
+	assert_int_equal(cuco_directive_canonicalize(&canon, &t->ds), 0);
+}
+
+static const char *const tmpl_parents[] = {
+    /* sequential with every inert gene off its canonical value */
+    "{\"backend\":\"lsa\",\"placement\":\"sequential\",\"sync_scope\":\"warp\",\"issuer\":"
+    "\"warp\",\"granularity\":\"whole\",\"knobs\":{\"comm_ctas\":32,\"threads\":512,"
+    "\"chunks\":8,\"streams\":2,\"device_signal\":true,\"tile_n\":256,\"sm_split\":0}}",
+    "{\"backend\":\"ce\",\"placement\":\"sequential\",\"sync_scope\":\"grid\",\"issuer\":"
+    "\"cta\",\"granularity\":\"whole\",\"knobs\":{\"chunks\":4,\"streams\":1}}",
+    "{\"backend\":\"ce\",\"placement\":\"stream_overlap\",\"sync_scope\":\"grid\",\"issuer\":"
+    "\"cta\",\"granularity\":\"chunk\",\"knobs\":{\"chunks\":8,\"streams\":2}}",
+    "{\"backend\":\"lsa\",\"placement\":\"fused_producer\",\"sync_scope\":\"cta\",\"issuer\":"
+    "\"thread\",\"granularity\":\"tile\",\"knobs\":{\"comm_ctas\":1,\"threads\":256}}",
+    "{\"backend\":\"lsa\",\"placement\":\"specialized\",\"sync_scope\":\"cta\",\"issuer\":"
+    "\"cta\",\"granularity\":\"chunk\",\"knobs\":{\"comm_ctas\":8,\"sm_split\":8,"
+    "\"chunks\":8}}",
+};
+
+/*
+ * Through the real gemm_allgather template: no mutation returns its parent's
+ * program (the canonical parent) or differs from it only in inert genes; every
+ * child is canonical and valid.
+ */
+static void test_mutation_inert(void **state)
+{
+	struct tmpl_space ts;
+	struct cuco_rng rng;
+	struct cuco_err err;
+	int same_placement = 0;
+
+	if (tmpl_load("gemm_allgather.cu.in", &ts))
+		skip();
+	cuco_rng_seed(&rng, 2024);
+	for (size_t p = 0; p < sizeof(tmpl_parents) / sizeof(tmpl_parents[0]); p++) {
+		struct cuco_op_ctx op = {&ts.ds, &facts, &ts.genes, NULL};
+		struct cuco_directive parent, insp;
+		tmpl_parse(&ts, tmpl_parents[p], &parent);
+		tmpl_parse(&ts, tmpl_parents[(p + 1) % 5], &insp);
+		for (int i = 0; i < 600; i++) {
+			struct cuco_directive child;
+			int n = 1 + i % 4;
+			if (cuco_operator_mutate(&op, &parent, i % 3 ? NULL : &insp, n, &rng,
+			                         &child, &err))
+				fail_msg("mutate %s (%d): %s", tmpl_parents[p], n, err.msg);
+			check_child(&ts, &child);
+			assert_false(cuco_directive_equal(&child, &parent));
+			assert_false(differ_only_inert(&ts.ds, &child, &parent));
+			same_placement += !strcmp(child.dims[CUCO_DIM_PLACEMENT],
+			                          parent.dims[CUCO_DIM_PLACEMENT]);
+			cuco_directive_release(&child);
+		}
+		cuco_directive_release(&parent);
+		cuco_directive_release(&insp);
+	}
+	assert_true(same_placement > 500);
+	tmpl_release(&ts);
+}
+
+/* Crossover through the real template: children canonical, valid, new programs. */
+static void test_crossover_inert(void **state)
+{
+	struct tmpl_space ts;
+	struct cuco_rng rng;
+	struct cuco_err err;
+	int made = 0;
+
+	if (tmpl_load("gemm_allgather.cu.in", &ts))
+		skip();
+	cuco_rng_seed(&rng, 99);
+	for (size_t a = 0; a < 5; a++)
+		for (size_t b = 0; b < 5; b++) {
+			struct cuco_op_ctx op = {&ts.ds, &facts, &ts.genes, NULL};
+			struct cuco_directive pa, pb;
+			if (a == b)
+				continue;
+			tmpl_parse(&ts, tmpl_parents[a], &pa);
+			tmpl_parse(&ts, tmpl_parents[b], &pb);
+			for (int i = 0; i < 100; i++) {
+				struct cuco_directive c;
+				if (cuco_operator_crossover(&op, &pa, &pb, &rng, &c, &err))
+					break;
+				made++;
+				check_child(&ts, &c);
+				assert_false(differ_only_inert(&ts.ds, &c, &pa));
+				assert_false(differ_only_inert(&ts.ds, &c, &pb));
+				cuco_directive_release(&c);
+			}
+			cuco_directive_release(&pa);
+			cuco_directive_release(&pb);
+		}
+	assert_true(made > 500);
+	tmpl_release(&ts);
+}
+
+/* Frozen genes are never canonicalised; the free inert genes still are. */
+static void test_inert_frozen(void **state)
+{
+	struct tmpl_space ts;
+	struct cuco_rng rng;
+	struct cuco_err err;
+	struct cuco_directive parent;
+	int k;
+
+	if (tmpl_load("gemm_allgather.cu.in", &ts))
+		skip();
+	/* freeze sync_scope and streams */
+	ts.genes.dims[CUCO_DIM_SYNC_SCOPE] = 0;
+	for (k = 0; k < ts.genes.nknobs && strcmp(ts.genes.knobs[k], "streams"); k++)
+		;
+	assert_true(k < ts.genes.nknobs);
+	memmove(ts.genes.knobs[k], ts.genes.knobs[k + 1],
+	        (size_t)(ts.genes.nknobs - k - 1) * sizeof(ts.genes.knobs[0]));
+	ts.genes.nknobs--;
+	tmpl_parse(&ts, tmpl_parents[0], &parent); /* sync_scope warp, streams 2, chunks 8 */
+	/* a frozen gene at a value that no canonical child can have (issuer cta needs
+	 * sync_scope grid or cta) would leave no valid child: freeze it at cta */
+	snprintf(parent.dims[CUCO_DIM_SYNC_SCOPE], CUCO_NAME_MAX, "cta");
+	cuco_rng_seed(&rng, 5);
+	for (int i = 0; i < 400; i++) {
+		struct cuco_op_ctx op = {&ts.ds, &facts, &ts.genes, NULL};
+		struct cuco_directive child;
+		if (cuco_operator_mutate(&op, &parent, NULL, 1 + i % 3, &rng, &child, &err))
+			fail_msg("%s", err.msg);
+		assert_string_equal(child.dims[CUCO_DIM_SYNC_SCOPE], "cta");
+		assert_int_equal(cuco_directive_knob(&child, "streams", -1), 2);
+		assert_string_equal(child.dims[CUCO_DIM_ISSUER], "cta"); /* inert everywhere */
+		if (!strcmp(child.dims[CUCO_DIM_PLACEMENT], "sequential")) {
+			assert_int_equal(cuco_directive_knob(&child, "chunks", -1), 4);
+			assert_int_equal(cuco_directive_knob(&child, "device_signal", -1), 0);
+		}
+		cuco_directive_release(&child);
+	}
+	cuco_directive_release(&parent);
+	tmpl_release(&ts);
+}
+
 /* Same seed, same numbers; weighted draws follow the weights; below() stays in range. */
 static void test_rng(void **state)
 {
@@ -364,6 +623,10 @@ int main(void)
 	    cmocka_unit_test(test_mutation_one_change),
 	    cmocka_unit_test(test_mutation_knobs_only),
 	    cmocka_unit_test(test_crossover_stays_valid),
+	    cmocka_unit_test(test_inert_canonical_valid),
+	    cmocka_unit_test(test_mutation_inert),
+	    cmocka_unit_test(test_crossover_inert),
+	    cmocka_unit_test(test_inert_frozen),
 	    cmocka_unit_test(test_realize_template),
 	    cmocka_unit_test(test_realize_shipped_template),
 	    cmocka_unit_test(test_realize_seed),
