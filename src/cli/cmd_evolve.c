@@ -44,7 +44,7 @@ static const char usage[] =
     "                        above may raise --generations and the budgets)\n"
     "  --template FILE       program template (default share/realize/<workload>.cu.in)\n"
     "  --freeze LIST         dimensions and knobs to leave as the seed has them, e.g.\n"
-    "                        tile_m,tile_n,stages (comma-separated)\n"
+    "                        tile_n,gemm_lib (comma-separated)\n"
     "  --slots N             candidate groups evaluated at once, each on its own GPUs\n"
     "                        (default: GPUs / ranks, fork mode only; 1 = one at a time)\n"
     "  --no-recheck          skip the re-check of the best program (cuco recheck RUN)\n"
