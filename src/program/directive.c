@@ -668,15 +668,29 @@ static int inert_parse(const struct cuco_design_space *ds, const json_t *root, c
 	*n = 0;
 	if (!json_is_object(v))
 		return cuco_err_set(err, CUCO_ERR_PARSE,
-		                    "%s: inert: expected an object {placement: {dimension or knob: "
+		                    "%s: inert: expected an object {condition: {dimension or knob: "
 		                    "value}}",
 		                    where);
 	json_object_foreach((json_t *)v, pl, genes)
 	{
-		if (!inert_dim_ok(ds, root, CUCO_DIM_PLACEMENT, pl)) {
-			rc = cuco_err_set(err, CUCO_ERR_INVALID,
-			                  "%s: inert.%s: not a placement this template realises",
-			                  where, pl);
+		/* "placement" or "dimension=value" */
+		const char *eq = strchr(pl, '=');
+		char dname[CUCO_NAME_MAX];
+		int wd = CUCO_DIM_PLACEMENT;
+		const char *wv = pl;
+
+		if (eq) {
+			snprintf(dname, sizeof(dname), "%.*s", (int)(eq - pl), pl);
+			wd = dim_index(dname);
+			wv = eq + 1;
+		}
+		if (wd < 0 || !inert_dim_ok(ds, root, wd, wv)) {
+			rc = cuco_err_set(
+			    err, CUCO_ERR_INVALID,
+			    eq ? "%s: inert.%s: not dimension=value with a value this "
+			         "template realises"
+			       : "%s: inert.%s: not a placement this template realises",
+			    where, pl);
 			goto out;
 		}
 		if (!json_is_object(genes)) {
@@ -693,22 +707,26 @@ static int inert_parse(const struct cuco_design_space *ds, const json_t *root, c
 			int d = dim_index(field);
 
 			memset(&in, 0, sizeof(in));
-			if (strlen(pl) >= sizeof(in.placement) ||
+			if (strlen(wv) >= sizeof(in.placement) ||
 			    strlen(field) >= sizeof(in.name)) {
 				rc = cuco_err_set(err, CUCO_ERR_INVALID,
 				                  "%s: inert.%s.%s: name too long", where, pl,
 				                  field);
 				goto out;
 			}
-			snprintf(in.placement, sizeof(in.placement), "%s", pl);
+			in.when_dim = wd;
+			snprintf(in.placement, sizeof(in.placement), "%s", wv);
 			snprintf(in.name, sizeof(in.name), "%s", field);
 			in.dim = d;
-			if (d == CUCO_DIM_PLACEMENT) {
-				rc = cuco_err_set(
-				    err, CUCO_ERR_INVALID,
-				    "%s: inert.%s.placement: the placement picks the code "
-				    "path, so it cannot be inert",
-				    where, pl);
+			if (d == CUCO_DIM_PLACEMENT || d == wd) {
+				rc = cuco_err_set(err, CUCO_ERR_INVALID,
+				                  d == CUCO_DIM_PLACEMENT
+				                      ? "%s: inert.%s.%s: the placement picks the "
+				                        "code path, so it "
+				                        "cannot be inert"
+				                      : "%s: inert.%s.%s: the condition's own "
+				                        "dimension cannot be inert",
+				                  where, pl, field);
 				goto out;
 			} else if (d >= 0) {
 				if (!json_is_string(x) ||
@@ -1359,7 +1377,7 @@ int cuco_directive_apply_inert(struct cuco_directive *d, const struct cuco_ds_in
 {
 	int i;
 
-	if (strcmp(d->dims[CUCO_DIM_PLACEMENT], in->placement))
+	if (strcmp(d->dims[in->when_dim], in->placement))
 		return 0;
 	if (in->dim >= 0) {
 		if (!strcmp(d->dims[in->dim], in->value))

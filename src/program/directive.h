@@ -119,12 +119,14 @@ struct cuco_ds_constraint {
 };
 
 /*
- * A gene that a template ignores under one placement (the "inert" member of
- * its cuco-realizes line): with that placement the dimension or knob changes
+ * A gene that a template ignores under one placement, or under one value of
+ * another dimension (the "inert" member of its cuco-realizes line, keyed
+ * "stream_overlap" or "backend=ce"): there the dimension or knob changes
  * nothing in the realised program, so it is held at one canonical value.
  */
 struct cuco_ds_inert {
-	char placement[CUCO_NAME_MAX]; /* the placement it applies to */
+	int when_dim; /* enum cuco_dimension of the condition (placement: bare key) */
+	char placement[CUCO_NAME_MAX]; /* the value that dimension must have */
 	int dim;                       /* enum cuco_dimension, or -1 for a knob */
 	char name[CUCO_NAME_MAX];      /* the dimension's or the knob's name */
 	char value[CUCO_NAME_MAX];     /* a dimension's canonical value */
@@ -165,9 +167,11 @@ void cuco_design_space_release(struct cuco_design_space *ds);
  * object maps a dimension to the array of its values the template realises
  * and "knobs" to {knob: {"values": [...]}} (enum knobs: the values kept) or
  * {knob: {"min": a, "max": b}} (int knobs: the range kept), and "inert" to
- * {placement: {dimension or knob: value}}: the genes the template ignores
- * under that placement, each with its canonical value (kept in ds->inert;
- * see cuco_directive_canonicalize()). The placement itself cannot be inert.
+ * {condition: {dimension or knob: value}}, the condition a placement
+ * ("stream_overlap") or "dimension=value" ("backend=ce"): the genes the
+ * template ignores there, each with its canonical value (kept in ds->inert;
+ * see cuco_directive_canonicalize()). Neither the placement nor the
+ * condition's own dimension can be inert.
  * Everything named must be allowed by ds and by the line's own narrowing.
  * No such line: ds is unchanged. Returns
  * CUCO_OK or CUCO_ERR_PARSE / CUCO_ERR_INVALID with `name:line: cuco-realizes:
@@ -233,16 +237,16 @@ char *cuco_directive_to_json(const struct cuco_directive *d);
 char *cuco_directive_to_line(const struct cuco_directive *d);
 
 /*
- * Set one inert gene of d to its canonical value when d's placement is
- * in->placement. A knob that d lacks is added only when d already sets some
- * knob (a directive completed for a template); a directive without knobs
- * stays without. Returns 1 when d changed, else 0.
+ * Set one inert gene of d to its canonical value when d's dimension
+ * in->when_dim has the value in->placement. A knob that d lacks is added only when d already sets
+ * some knob (a directive completed for a template); a directive without knobs stays without.
+ * Returns 1 when d changed, else 0.
  */
 int cuco_directive_apply_inert(struct cuco_directive *d, const struct cuco_ds_inert *in);
 
 /*
- * Canonicalise d for the template that narrowed ds: every inert gene of d's
- * placement (ds->inert) set as cuco_directive_apply_inert() does, so that
+ * Canonicalise d for the template that narrowed ds: every inert gene whose
+ * condition d meets (ds->inert) set as cuco_directive_apply_inert() does, so that
  * directives that realise the same program are equal. Returns the number of
  * genes changed. The result is not re-validated.
  */

@@ -455,12 +455,18 @@ static void test_narrow_inert(void **state)
 	static const char good[] =
 	    "{\"sequential\": {\"granularity\": \"whole\", \"sync_scope\": \"grid\", "
 	    "\"chunks\": 4, \"device_signal\": false}, \"stream_overlap\": {\"issuer\": "
-	    "\"cta\"}}";
+	    "\"cta\"}, \"backend=ce\": {\"threads\": 512}}";
 	static const char where[] = "t.cu.in:2: cuco-realizes: ";
 	static const struct {
 		const char *inert, *msg;
 	} bad[] = {
-	    {"[1]", "inert: expected an object {placement: {dimension or knob: value}}"},
+	    {"[1]", "inert: expected an object {condition: {dimension or knob: value}}"},
+	    {"{\"backend=nvlink\": {}}",
+	     "inert.backend=nvlink: not dimension=value with a value this template realises"},
+	    {"{\"fuel=ce\": {}}",
+	     "inert.fuel=ce: not dimension=value with a value this template realises"},
+	    {"{\"backend=ce\": {\"backend\": \"lsa\"}}",
+	     "inert.backend=ce.backend: the condition's own dimension cannot be inert"},
 	    {"{\"specialized\": {}}", "inert.specialized: not a placement this template realises"},
 	    {"{\"warp_drive\": {}}", "inert.warp_drive: not a placement this template realises"},
 	    {"{\"sequential\": 1}",
@@ -496,8 +502,11 @@ static void test_narrow_inert(void **state)
 	snprintf(buf, sizeof(buf), head, good);
 	if (cuco_design_space_narrow(&n, "t.cu.in", buf, &err))
 		fail_msg("%s", err.msg);
-	assert_int_equal(n.ninert, 5);
+	assert_int_equal(n.ninert, 6);
+	assert_int_equal(n.inert[0].when_dim, CUCO_DIM_PLACEMENT);
 	assert_string_equal(n.inert[0].placement, "sequential");
+	assert_int_equal(n.inert[5].when_dim, CUCO_DIM_BACKEND);
+	assert_string_equal(n.inert[5].placement, "ce");
 	assert_int_equal(n.inert[0].dim, CUCO_DIM_GRANULARITY);
 	assert_string_equal(n.inert[0].value, "whole");
 	assert_int_equal(n.inert[2].dim, -1);
@@ -526,6 +535,10 @@ static void test_narrow_inert(void **state)
 	assert_int_equal(cuco_directive_canonicalize(&d, &n), 1); /* issuer only */
 	assert_string_equal(d.dims[CUCO_DIM_ISSUER], "cta");
 	assert_int_equal(cuco_directive_knob(&d, "chunks", -1), 8);
+	/* a condition on another dimension: threads mean nothing to the copy engine */
+	snprintf(d.dims[CUCO_DIM_BACKEND], CUCO_NAME_MAX, "ce");
+	assert_int_equal(cuco_directive_canonicalize(&d, &n), 1);
+	assert_int_equal(cuco_directive_knob(&d, "threads", -1), 512);
 	cuco_directive_release(&d);
 	/* a directive without knobs stays without */
 	assert_int_equal(
