@@ -144,6 +144,9 @@ usage "fastpath --comm-ctas 0" "--comm-ctas 0" -- "$CUCO" fastpath gemm_allgathe
 usage "bench --store (no value)" "--store needs a value" -- "$CUCO" bench gemm_allgather --store
 usage "bench --shape nosuch" "--shape nosuch" -- "$CUCO" bench gemm_allgather --shape nosuch
 usage "bench two workloads" "unexpected argument" -- "$CUCO" bench gemm_allgather other
+set -- $(for i in 1 2 3 4 5 6 7 8 9 10 11; do printf -- '--program x%d.cu ' "$i"; done)
+usage "bench too many --program" "11 --program files do not fit" -- "$CUCO" bench gemm_allgather "$@"
+set --
 usage "show run abc" "run abc" -- "$CUCO" show run abc
 usage "show run (no id)" "run needs an ID" -- "$CUCO" show run
 usage "show (nothing)" "show what?" -- "$CUCO" show

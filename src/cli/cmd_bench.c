@@ -68,7 +68,7 @@ int cmd_bench(int argc, char **argv)
 				return CUCO_ERR_USAGE;
 			if (!strcmp(a, "--shape") && nshape_names < 64)
 				shape_names[nshape_names++] = v;
-			else if (!strcmp(a, "--program") && nfiles < 8)
+			else if (!strcmp(a, "--program") && nfiles < MAX_PROGS)
 				prog_files[nfiles++] = v;
 			else if (!strcmp(a, "--json"))
 				json_path = v;
@@ -127,6 +127,14 @@ int cmd_bench(int argc, char **argv)
 			progs[np].libs[l] = mp->libs[l];
 		np++;
 	}
+	if (np + !no_seed + nfiles > MAX_PROGS) {
+		rc = cli_usage_error("bench",
+		                     "%d --program files do not fit: one harness run takes %d "
+		                     "programs and workload %s brings %d (its own%s)",
+		                     nfiles, MAX_PROGS, m.name, np + !no_seed,
+		                     no_seed ? "" : " and the seed");
+		goto out_progs;
+	}
 	if (!no_seed) {
 		rc = cli_make_seed(&m, &seed, &nsites, &err);
 		if (rc) {
@@ -141,7 +149,7 @@ int cmd_bench(int argc, char **argv)
 			np++;
 		}
 	}
-	for (int i = 0; i < nfiles && np < MAX_PROGS; i++) {
+	for (int i = 0; i < nfiles; i++) {
 		const char *base = strrchr(prog_files[i], '/');
 		cuco_strbuf_init(&files[np], 0);
 		if (cuco_strbuf_read_file(&files[np], prog_files[i])) {
