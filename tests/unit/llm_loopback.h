@@ -147,6 +147,35 @@ static inline void llm_rm_tree(const char *dir)
 	nftw(dir, llm_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/*
+ * The LLM tests' environment: a fresh scratch directory made from the
+ * mkdtemp pattern in tmp (rewritten in place), CUCO_HOME (unless set),
+ * CUCO_STATE below tmp, and the API key in key_env. 0, or -1 when the
+ * directory cannot be made.
+ */
+static inline int llm_test_env(char *tmp, const char *key_env, const char *key)
+{
+	char path[256];
+
+	if (!mkdtemp(tmp))
+		return -1;
+	if (!getenv("CUCO_HOME") || !*getenv("CUCO_HOME"))
+		setenv("CUCO_HOME", CUCO_SOURCE_DIR, 1);
+	snprintf(path, sizeof(path), "%s/state", tmp);
+	setenv("CUCO_STATE", path, 1);
+	setenv(key_env, key, 1);
+	return 0;
+}
+
+/* Remove tmp, or keep it and say where when CUCO_TEST_KEEP is set (to look at the store). */
+static inline void llm_test_env_end(const char *tmp)
+{
+	if (tmp[0] && !getenv("CUCO_TEST_KEEP"))
+		llm_rm_tree(tmp);
+	else if (tmp[0])
+		fprintf(stderr, "kept %s\n", tmp);
+}
+
 /* The whole file at path (malloc'd, NUL-terminated), or NULL when it cannot be read. */
 static inline char *llm_read_all(const char *path)
 {

@@ -24,6 +24,7 @@
 #include <dirent.h>
 #include <jansson.h>
 
+#include "assert_text.h"
 #include "cascade/cascade.h"
 #include "store/store.h"
 #include "util/paths.h"
@@ -86,12 +87,6 @@ static void compile_opts(struct cuco_compile_opts *o)
 		fail_msg("cuco_compile_opts_default: %s", err.msg);
 	o->cache_dir = cache_dir;
 	o->jobs = 3; /* the three programs of test_compile at once */
-}
-
-static void assert_contains(const char *hay, const char *needle)
-{
-	if (!hay || !strstr(hay, needle))
-		fail_msg("expected to find\n  %s\nin\n%s", needle, hay ? hay : "(null)");
 }
 
 static int file_exists(const char *path)

@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "assert_text.h"
+
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -46,7 +48,6 @@ static char *host_code, *ds_text;
 static int group_setup(void **state)
 {
 	struct cuco_err err;
-	char path[128];
 
 	(void)state;
 	if (cuco_design_space_load(DESIGN_SPACE, &ds, &err) != CUCO_OK)
@@ -54,14 +55,9 @@ static int group_setup(void **state)
 	snprintf(tmp, sizeof(tmp), "/tmp/cuco-test-fastpath-agent-XXXXXX");
 	host_code = llm_read_all(HOST);
 	ds_text = llm_read_all(DESIGN_SPACE);
-	if (!mkdtemp(tmp) || !host_code || !ds_text)
+	if (!host_code || !ds_text)
 		return -1;
-	if (!getenv("CUCO_HOME") || !*getenv("CUCO_HOME"))
-		setenv("CUCO_HOME", CUCO_SOURCE_DIR, 1);
-	snprintf(path, sizeof(path), "%s/state", tmp);
-	setenv("CUCO_STATE", path, 1);
-	setenv(KEY_ENV, KEY, 1);
-	return 0;
+	return llm_test_env(tmp, KEY_ENV, KEY);
 }
 
 static int group_teardown(void **state)
@@ -70,17 +66,8 @@ static int group_teardown(void **state)
 	cuco_design_space_release(&ds);
 	free(host_code);
 	free(ds_text);
-	if (tmp[0] && !getenv("CUCO_TEST_KEEP"))
-		llm_rm_tree(tmp);
-	else if (tmp[0])
-		fprintf(stderr, "kept %s\n", tmp);
+	llm_test_env_end(tmp);
 	return 0;
-}
-
-static void assert_contains(const char *hay, const char *needle)
-{
-	if (!hay || !strstr(hay, needle))
-		fail_msg("expected to find\n  %s\nin\n%.3000s", needle, hay ? hay : "(null)");
 }
 
 /* ---- the loopback server and the store ---- */

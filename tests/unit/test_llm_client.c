@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "assert_text.h"
+
 #include <arpa/inet.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -87,12 +89,6 @@ static char *fixture(const char *name)
 	if (!(text = llm_read_all(path)))
 		fail_msg("cannot read %s", path);
 	return text;
-}
-
-static void assert_contains(const char *hay, const char *needle)
-{
-	if (!hay || !strstr(hay, needle))
-		fail_msg("expected \"%s\" in \"%s\"", needle, hay ? hay : "(null)");
 }
 
 static void assert_no_key(const char *s)

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "assert_text.h"
+
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -48,7 +50,6 @@ static char *seed_code, *ds_text;
 static int group_setup(void **state)
 {
 	struct cuco_err err;
-	char path[128];
 
 	(void)state;
 	if (cuco_design_space_load(DESIGN_SPACE, &ds, &err) != CUCO_OK)
@@ -56,14 +57,9 @@ static int group_setup(void **state)
 	snprintf(tmp, sizeof(tmp), "/tmp/cuco-test-llm-evolve-XXXXXX");
 	seed_code = llm_read_all(SEED);
 	ds_text = llm_read_all(DESIGN_SPACE);
-	if (!mkdtemp(tmp) || !seed_code || !ds_text)
+	if (!seed_code || !ds_text)
 		return -1;
-	if (!getenv("CUCO_HOME") || !*getenv("CUCO_HOME"))
-		setenv("CUCO_HOME", CUCO_SOURCE_DIR, 1);
-	snprintf(path, sizeof(path), "%s/state", tmp);
-	setenv("CUCO_STATE", path, 1);
-	setenv(KEY_ENV, KEY, 1);
-	return 0;
+	return llm_test_env(tmp, KEY_ENV, KEY);
 }
 
 static int group_teardown(void **state)
@@ -72,17 +68,8 @@ static int group_teardown(void **state)
 	cuco_design_space_release(&ds);
 	free(seed_code);
 	free(ds_text);
-	if (tmp[0] && !getenv("CUCO_TEST_KEEP")) /* set it to look at the store afterwards */
-		llm_rm_tree(tmp);
-	else if (tmp[0])
-		fprintf(stderr, "kept %s\n", tmp);
+	llm_test_env_end(tmp);
 	return 0;
-}
-
-static void assert_contains(const char *hay, const char *needle)
-{
-	if (!hay || !strstr(hay, needle))
-		fail_msg("expected to find\n  %s\nin\n%.3000s", needle, hay ? hay : "(null)");
 }
 
 /* ---- the bandit ---- */

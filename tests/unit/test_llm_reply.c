@@ -6,6 +6,8 @@
 
 #include <cmocka.h>
 
+#include "assert_text.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,12 +69,6 @@ static int apply(const char *name, int mode, struct cuco_llm_edit *e, struct cuc
 	rc = cuco_llm_reply_apply("parent.cu", parent.buf, reply, mode, &ds, NULL, e, err);
 	free(reply);
 	return rc;
-}
-
-static void assert_contains(const char *hay, const char *needle)
-{
-	if (!hay || !strstr(hay, needle))
-		fail_msg("expected \"%s\" in \"%s\"", needle, hay ? hay : "(null)");
 }
 
 /* An accepted candidate must pass the same checks the cascade applies. */

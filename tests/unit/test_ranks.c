@@ -31,6 +31,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "assert_text.h"
 #include "cascade/cascade.h"
 #include "fastpath/fastpath.h"
 #include "program/directive.h"
@@ -102,12 +103,6 @@ static int group_teardown(void **state)
 	if (tmp_dir[0])
 		nftw(tmp_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	return 0;
-}
-
-static void assert_contains(const char *hay, const char *needle)
-{
-	if (!hay || !strstr(hay, needle))
-		fail_msg("expected to find\n  %s\nin\n%s", needle, hay ? hay : "(null)");
 }
 
 /* Compile both workload.cu files once (two nvcc runs at most, cached) and dlopen them. */
