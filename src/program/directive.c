@@ -496,18 +496,34 @@ static int has_string(const json_t *array, const char *s)
 	size_t i;
 	const json_t *v;
 
-	json_array_foreach(array, i,
-	                   v) if (json_is_string(v) && !strcmp(json_string_value(v), s)) return 1;
+	json_array_foreach(array, i, v)
+	{
+		if (json_is_string(v) && !strcmp(json_string_value(v), s))
+			return 1;
+	}
 	return 0;
 }
 
+/* 1 when array holds the integer x. */
 static int has_integer(const json_t *array, long long x)
 {
 	size_t i;
 	const json_t *v;
 
-	json_array_foreach(array, i,
-	                   v) if (json_is_integer(v) && json_integer_value(v) == x) return 1;
+	json_array_foreach(array, i, v)
+	{
+		if (json_is_integer(v) && json_integer_value(v) == x)
+			return 1;
+	}
+	return 0;
+}
+
+/* 1 when x is one of enum knob k's values. */
+static int enum_has(const struct cuco_ds_knob *k, long long x)
+{
+	for (int i = 0; i < k->nvalues; i++)
+		if (k->values[i] == x)
+			return 1;
 	return 0;
 }
 
@@ -569,10 +585,7 @@ static int narrow_check(const struct cuco_design_space *ds, const char *key, con
 				    kn);
 			json_array_foreach(vals, j, e)
 			{
-				int ok = 0;
-				for (int m = 0; json_is_integer(e) && m < k->nvalues; m++)
-					ok |= k->values[m] == json_integer_value(e);
-				if (!ok)
+				if (!json_is_integer(e) || !enum_has(k, json_integer_value(e)))
 					return cuco_err_set(
 					    err, CUCO_ERR_INVALID,
 					    "%s: knobs.%s.values[%zu]: not a value of the knob",
@@ -639,15 +652,11 @@ static int inert_knob_ok(const struct cuco_ds_knob *k, const json_t *nar, long l
 {
 	const json_t *vals = json_object_get(nar, "values");
 	const json_t *lo = json_object_get(nar, "min"), *hi = json_object_get(nar, "max");
-	int ok = 0;
 
 	if (k->type == CUCO_KNOB_BOOL)
 		return v == 0 || v == 1;
-	if (k->type == CUCO_KNOB_ENUM) {
-		for (int i = 0; i < k->nvalues; i++)
-			ok |= k->values[i] == v;
-		return ok && (!vals || has_integer(vals, v));
-	}
+	if (k->type == CUCO_KNOB_ENUM)
+		return enum_has(k, v) && (!vals || has_integer(vals, v));
 	if (v < k->min || v > k->max || v % k->multiple_of)
 		return 0;
 	return !lo || (v >= json_integer_value(lo) && v <= json_integer_value(hi));
@@ -707,7 +716,7 @@ static int inert_parse(const struct cuco_design_space *ds, const json_t *root, c
 			int d = dim_index(field);
 
 			memset(&in, 0, sizeof(in));
-			if (strlen(wv) >= sizeof(in.placement) ||
+			if (strlen(wv) >= sizeof(in.when_value) ||
 			    strlen(field) >= sizeof(in.name)) {
 				rc = cuco_err_set(err, CUCO_ERR_INVALID,
 				                  "%s: inert.%s.%s: name too long", where, pl,
@@ -715,7 +724,7 @@ static int inert_parse(const struct cuco_design_space *ds, const json_t *root, c
 				goto out;
 			}
 			in.when_dim = wd;
-			snprintf(in.placement, sizeof(in.placement), "%s", wv);
+			snprintf(in.when_value, sizeof(in.when_value), "%s", wv);
 			snprintf(in.name, sizeof(in.name), "%s", field);
 			in.dim = d;
 			if (d == CUCO_DIM_PLACEMENT || d == wd) {
@@ -1221,16 +1230,12 @@ static int check_knobs(const struct cuco_directive *d, const struct cuco_design_
 			               "expected an integer, got %s", k->value ? "true" : "false");
 		if (spec->type == CUCO_KNOB_ENUM) {
 			struct cuco_strbuf list = CUCO_STRBUF_INIT;
-			int ok = 0, rc;
+			int rc;
 
-			for (j = 0; j < spec->nvalues; j++) {
-				ok |= spec->values[j] == k->value;
-				cuco_strbuf_addf(&list, "%s%lld", j ? ", " : "", spec->values[j]);
-			}
-			if (ok) {
-				cuco_strbuf_release(&list);
+			if (enum_has(spec, k->value))
 				continue;
-			}
+			for (j = 0; j < spec->nvalues; j++)
+				cuco_strbuf_addf(&list, "%s%lld", j ? ", " : "", spec->values[j]);
 			rc = dv_fail(d, err, CUCO_ERR_INVALID, k->col, field,
 			             "%lld is not allowed; expected one of %s", k->value, list.buf);
 			cuco_strbuf_release(&list);
@@ -1377,7 +1382,7 @@ int cuco_directive_apply_inert(struct cuco_directive *d, const struct cuco_ds_in
 {
 	int i;
 
-	if (strcmp(d->dims[in->when_dim], in->placement))
+	if (strcmp(d->dims[in->when_dim], in->when_value))
 		return 0;
 	if (in->dim >= 0) {
 		if (!strcmp(d->dims[in->dim], in->value))

@@ -126,11 +126,11 @@ struct cuco_ds_constraint {
  */
 struct cuco_ds_inert {
 	int when_dim; /* enum cuco_dimension of the condition (placement: bare key) */
-	char placement[CUCO_NAME_MAX]; /* the value that dimension must have */
-	int dim;                       /* enum cuco_dimension, or -1 for a knob */
-	char name[CUCO_NAME_MAX];      /* the dimension's or the knob's name */
-	char value[CUCO_NAME_MAX];     /* a dimension's canonical value */
-	long long knob_value;          /* a knob's canonical value (bools 0 or 1) */
+	char when_value[CUCO_NAME_MAX]; /* the value that dimension must have */
+	int dim;                        /* enum cuco_dimension, or -1 for a knob */
+	char name[CUCO_NAME_MAX];       /* the dimension's or the knob's name */
+	char value[CUCO_NAME_MAX];      /* a dimension's canonical value */
+	long long knob_value;           /* a knob's canonical value (bools 0 or 1) */
 	int is_bool;
 };
 
@@ -238,7 +238,7 @@ char *cuco_directive_to_line(const struct cuco_directive *d);
 
 /*
  * Set one inert gene of d to its canonical value when d's dimension
- * in->when_dim has the value in->placement. A knob that d lacks is added only when d already sets
+ * in->when_dim has the value in->when_value. A knob that d lacks is added only when d already sets
  * some knob (a directive completed for a template); a directive without knobs stays without.
  * Returns 1 when d changed, else 0.
  */

@@ -289,7 +289,6 @@ int cuco_operator_mutate(const struct cuco_op_ctx *op, const struct cuco_directi
 	struct gene genes[CUCO_NDIMS + CUCO_DIRECTIVE_MAX_KNOBS];
 	double w0[CUCO_NDIMS + CUCO_DIRECTIVE_MAX_KNOBS], w[CUCO_NDIMS + CUCO_DIRECTIVE_MAX_KNOBS];
 	int ngenes = list_genes(op, genes, w0);
-
 	struct cuco_directive canon;
 
 	if (nchanges < 1)

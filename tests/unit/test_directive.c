@@ -504,9 +504,9 @@ static void test_narrow_inert(void **state)
 		fail_msg("%s", err.msg);
 	assert_int_equal(n.ninert, 6);
 	assert_int_equal(n.inert[0].when_dim, CUCO_DIM_PLACEMENT);
-	assert_string_equal(n.inert[0].placement, "sequential");
+	assert_string_equal(n.inert[0].when_value, "sequential");
 	assert_int_equal(n.inert[5].when_dim, CUCO_DIM_BACKEND);
-	assert_string_equal(n.inert[5].placement, "ce");
+	assert_string_equal(n.inert[5].when_value, "ce");
 	assert_int_equal(n.inert[0].dim, CUCO_DIM_GRANULARITY);
 	assert_string_equal(n.inert[0].value, "whole");
 	assert_int_equal(n.inert[2].dim, -1);
