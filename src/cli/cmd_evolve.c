@@ -135,6 +135,17 @@ static void llm_note(long long run, const char *flag, const char *given, const c
 	        run, flag, given, stored);
 }
 
+/* llm_note() for a number; unit follows the stored value ("" or " s"). */
+static void llm_note_num(long long run, const char *flag, double given, double stored,
+                         const char *unit)
+{
+	char g[32], st[40];
+
+	snprintf(g, sizeof(g), "%.15g", given);
+	snprintf(st, sizeof(st), "%.15g%s", stored, unit);
+	llm_note(run, flag, g, st);
+}
+
 /*
  * Resume: the operator and its settings come from the run config. --operator,
  * --llm-share and --llm-model must match what is stored (they shape the search:
@@ -209,27 +220,17 @@ static int llm_resume(struct llm_flags *f, const struct cuco_evolve_config *cfg,
 		c->llm.api_key_env = f->ep.key_env;
 	}
 	if (f->ep.budget_tokens > 0 && f->ep.budget_tokens != c->llm.budget_tokens) {
-		cuco_strbuf_reset(&a);
-		cuco_strbuf_reset(&b);
-		cuco_strbuf_addf(&a, "%lld", f->ep.budget_tokens);
-		cuco_strbuf_addf(&b, "%lld", (long long)c->llm.budget_tokens);
-		llm_note(run, "--llm-budget-tokens", a.buf, b.buf);
+		llm_note_num(run, "--llm-budget-tokens", (double)f->ep.budget_tokens,
+		             (double)c->llm.budget_tokens, "");
 		c->llm.budget_tokens = f->ep.budget_tokens;
 	}
 	if (f->ep.budget_cost > 0 && f->ep.budget_cost != c->llm.budget_cost) {
-		cuco_strbuf_reset(&a);
-		cuco_strbuf_reset(&b);
-		cuco_strbuf_addf(&a, "%g", f->ep.budget_cost);
-		cuco_strbuf_addf(&b, "%g", c->llm.budget_cost);
-		llm_note(run, "--llm-budget-cost", a.buf, b.buf);
+		llm_note_num(run, "--llm-budget-cost", f->ep.budget_cost, c->llm.budget_cost, "");
 		c->llm.budget_cost = f->ep.budget_cost;
 	}
 	if (f->ep.timeout_s > 0 && (long)(f->ep.timeout_s * 1000) != c->llm.timeout_ms) {
-		cuco_strbuf_reset(&a);
-		cuco_strbuf_reset(&b);
-		cuco_strbuf_addf(&a, "%g", f->ep.timeout_s);
-		cuco_strbuf_addf(&b, "%g s", (double)c->llm.timeout_ms / 1000.0);
-		llm_note(run, "--llm-timeout", a.buf, b.buf);
+		llm_note_num(run, "--llm-timeout", f->ep.timeout_s, c->llm.timeout_ms / 1000.0,
+		             " s");
 		c->llm.timeout_ms = (long)(f->ep.timeout_s * 1000);
 	}
 	if (f->ep.nprices) {
