@@ -81,6 +81,7 @@ struct cuco_program_result {
 	int verify;      /* 1 if the program's output is checked */
 	double rel_err;  /* NaN when not checked */
 	double median_us, p10_us, p90_us, min_us, mean_us; /* NaN when not timed */
+	double host_us; /* host time to enqueue one run (median); NaN when not timed */
 	int iters;
 	char *samples_json; /* malloc'd JSON array or NULL */
 	char *error;        /* malloc'd message or NULL */

@@ -109,6 +109,7 @@ static void fill_program(struct cuco_program_result *p, json_t *e)
 	p->p90_us = num(e, "p90_us");
 	p->min_us = num(e, "min_us");
 	p->mean_us = num(e, "mean_us");
+	p->host_us = num(e, "host_us");
 	p->iters = json_is_integer(json_object_get(e, "iters"))
 	               ? (int)json_integer_value(json_object_get(e, "iters"))
 	               : 0;
@@ -172,7 +173,8 @@ int cuco_run_result_parse(const char *text, struct cuco_run_result *res, struct 
 		snprintf(p->name, sizeof(p->name), "%s", str(root, "program"));
 		snprintf(p->status, sizeof(p->status), "%s", status ? status : "run");
 		p->code = res->code;
-		p->rel_err = p->median_us = p->p10_us = p->p90_us = p->min_us = p->mean_us = NAN;
+		p->rel_err = p->median_us = p->p10_us = p->p90_us = p->min_us = p->mean_us =
+		    p->host_us = NAN;
 		snprintf(p->stage, sizeof(p->stage), "%s",
 		         stage && (!strcmp(stage, "verify") || !strcmp(stage, "bench")) ? stage
 		                                                                        : "run");

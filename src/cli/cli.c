@@ -330,8 +330,8 @@ void cli_print_shape_table(FILE *f, const struct cuco_manifest *m, const struct 
 		fprintf(f, "#   not run: %s\n", s->error);
 		return;
 	}
-	fprintf(f, "# %-16s %-9s %-8s %9s %11s %10s %10s %9s\n", "program", "role", "status",
-	        "rel_err", "median_us", "p10_us", "p90_us", "vs_base");
+	fprintf(f, "# %-16s %-9s %-8s %9s %11s %10s %10s %9s %8s\n", "program", "role", "status",
+	        "rel_err", "median_us", "p10_us", "p90_us", "vs_base", "host_us");
 	for (int i = 0; i < s->run.nresults; i++) {
 		const struct cuco_program_result *r = &s->run.results[i];
 		fprintf(f, "  %-16s %-9s %-8s ", r->name, role_of(progs, nprogs, r->name),
@@ -344,6 +344,10 @@ void cli_print_shape_table(FILE *f, const struct cuco_manifest *m, const struct 
 			fprintf(f, "%11.1f %10.1f %10.1f ", r->median_us, r->p10_us, r->p90_us);
 			if (isfinite(base) && r->verify)
 				fprintf(f, "%8.3fx", base / r->median_us);
+			else
+				fprintf(f, "%9s", "");
+			if (isfinite(r->host_us))
+				fprintf(f, " %8.1f", r->host_us);
 		} else {
 			fprintf(f, "%11s %10s %10s ", "-", "-", "-");
 		}

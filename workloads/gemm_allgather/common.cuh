@@ -11,11 +11,13 @@
 
 #include <cuco/program.h>
 #include <cuco_dev/gemm.cuh>
+#include <cuco_dev/graph.cuh>
 
 struct ga_state {
 	struct cuco_ctx *ctx;
 	long long M, N, K, Nr;
 	cublasHandle_t blas; /* NULL unless the program uses cuBLAS */
+	cuco::graph_cache graphs; /* programs that replay their run as a CUDA graph */
 };
 
 static inline int ga_fail(struct ga_state *st, const char *what, const char *why)
@@ -50,6 +52,7 @@ static inline void ga_fini(void *p)
 
 	if (st->blas)
 		cublasDestroy(st->blas);
+	cuco::graph_cache_release(&st->graphs);
 	free(st);
 }
 
