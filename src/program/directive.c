@@ -663,6 +663,40 @@ static int inert_knob_ok(const struct cuco_ds_knob *k, const json_t *nar, long l
 }
 
 /*
+ * The value s of the condition "KNOB=s" (key, for messages) for knob k: true or
+ * false for a bool knob, a decimal integer otherwise, allowed by ds and by the
+ * line's narrowing of the knob (root). Sets *v (bools 0 or 1).
+ */
+static int inert_when_knob(const struct cuco_ds_knob *k, const json_t *root, const char *s,
+                           const char *where, const char *key, long long *v, struct cuco_err *err)
+{
+	const json_t *nar = json_object_get(json_object_get(root, "knobs"), k->name);
+	char *end;
+
+	if (k->type == CUCO_KNOB_BOOL) {
+		if (strcmp(s, "true") && strcmp(s, "false"))
+			return cuco_err_set(
+			    err, CUCO_ERR_INVALID,
+			    "%s: inert.%s: expected %s=true or %s=false (a bool knob)", where, key,
+			    k->name, k->name);
+		*v = !strcmp(s, "true");
+		return CUCO_OK;
+	}
+	errno = 0;
+	*v = strtoll(s, &end, 10);
+	if (!*s || *end || errno || isspace((unsigned char)*s))
+		return cuco_err_set(err, CUCO_ERR_INVALID,
+		                    "%s: inert.%s: expected %s=N with N an integer", where, key,
+		                    k->name);
+	if (!inert_knob_ok(k, nar, *v))
+		return cuco_err_set(err, CUCO_ERR_INVALID,
+		                    "%s: inert.%s: %lld is not a value of the knob that this "
+		                    "template realises",
+		                    where, key, *v);
+	return CUCO_OK;
+}
+
+/*
  * Parse the line's "inert" member (v) into a malloc'd array (*out, *n), checked
  * against ds and the line's own narrowing (root). On error *out is NULL.
  */
@@ -682,18 +716,38 @@ static int inert_parse(const struct cuco_design_space *ds, const json_t *root, c
 		                    where);
 	json_object_foreach((json_t *)v, pl, genes)
 	{
-		/* "placement" or "dimension=value" */
+		/* "placement", "dimension=value" or "knob=value" */
 		const char *eq = strchr(pl, '=');
 		char dname[CUCO_NAME_MAX];
 		int wd = CUCO_DIM_PLACEMENT;
 		const char *wv = pl;
+		const struct cuco_ds_knob *wk = NULL; /* the condition's knob */
+		long long wkv = 0;
 
 		if (eq) {
+			if ((size_t)(eq - pl) >= sizeof(dname)) {
+				rc = cuco_err_set(err, CUCO_ERR_INVALID,
+				                  "%s: inert.%s: name too long", where, pl);
+				goto out;
+			}
 			snprintf(dname, sizeof(dname), "%.*s", (int)(eq - pl), pl);
 			wd = dim_index(dname);
 			wv = eq + 1;
+			if (wd < 0)
+				wk = cuco_design_space_knob(ds, dname);
+			if (wd < 0 && !wk) {
+				rc = cuco_err_set(err, CUCO_ERR_INVALID,
+				                  "%s: inert.%s: %s is neither a dimension nor a "
+				                  "knob of the design space",
+				                  where, pl, dname);
+				goto out;
+			}
 		}
-		if (wd < 0 || !inert_dim_ok(ds, root, wd, wv)) {
+		if (wk) {
+			rc = inert_when_knob(wk, root, wv, where, pl, &wkv, err);
+			if (rc)
+				goto out;
+		} else if (!inert_dim_ok(ds, root, wd, wv)) {
 			rc = cuco_err_set(
 			    err, CUCO_ERR_INVALID,
 			    eq ? "%s: inert.%s: not dimension=value with a value this "
@@ -716,18 +770,24 @@ static int inert_parse(const struct cuco_design_space *ds, const json_t *root, c
 			int d = dim_index(field);
 
 			memset(&in, 0, sizeof(in));
-			if (strlen(wv) >= sizeof(in.when_value) ||
+			if ((!wk && strlen(wv) >= sizeof(in.when_value)) ||
 			    strlen(field) >= sizeof(in.name)) {
 				rc = cuco_err_set(err, CUCO_ERR_INVALID,
 				                  "%s: inert.%s.%s: name too long", where, pl,
 				                  field);
 				goto out;
 			}
-			in.when_dim = wd;
-			snprintf(in.when_value, sizeof(in.when_value), "%s", wv);
+			if (wk) {
+				in.when_dim = -1;
+				snprintf(in.when_knob, sizeof(in.when_knob), "%s", wk->name);
+				in.when_knob_value = wkv;
+			} else {
+				in.when_dim = wd;
+				snprintf(in.when_value, sizeof(in.when_value), "%s", wv);
+			}
 			snprintf(in.name, sizeof(in.name), "%s", field);
 			in.dim = d;
-			if (d == CUCO_DIM_PLACEMENT || d == wd) {
+			if (d == CUCO_DIM_PLACEMENT || (!wk && d == wd)) {
 				rc = cuco_err_set(err, CUCO_ERR_INVALID,
 				                  d == CUCO_DIM_PLACEMENT
 				                      ? "%s: inert.%s.%s: the placement picks the "
@@ -736,6 +796,13 @@ static int inert_parse(const struct cuco_design_space *ds, const json_t *root, c
 				                      : "%s: inert.%s.%s: the condition's own "
 				                        "dimension cannot be inert",
 				                  where, pl, field);
+				goto out;
+			} else if (wk && k == wk) {
+				rc =
+				    cuco_err_set(err, CUCO_ERR_INVALID,
+				                 "%s: inert.%s.%s: the condition's own knob cannot "
+				                 "be inert",
+				                 where, pl, field);
 				goto out;
 			} else if (d >= 0) {
 				if (!json_is_string(x) ||
@@ -1382,8 +1449,15 @@ int cuco_directive_apply_inert(struct cuco_directive *d, const struct cuco_ds_in
 {
 	int i;
 
-	if (strcmp(d->dims[in->when_dim], in->when_value))
+	if (in->when_dim < 0) {
+		for (i = 0; i < d->nknobs; i++)
+			if (!strcmp(d->knobs[i].name, in->when_knob))
+				break;
+		if (i == d->nknobs || d->knobs[i].value != in->when_knob_value)
+			return 0;
+	} else if (strcmp(d->dims[in->when_dim], in->when_value)) {
 		return 0;
+	}
 	if (in->dim >= 0) {
 		if (!strcmp(d->dims[in->dim], in->value))
 			return 0;
@@ -1405,8 +1479,11 @@ int cuco_directive_canonicalize(struct cuco_directive *d, const struct cuco_desi
 {
 	int n = 0;
 
-	for (int i = 0; i < ds->ninert; i++)
-		n += cuco_directive_apply_inert(d, &ds->inert[i]);
+	/* dimension conditions first, knob conditions second: independent of the key order */
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < ds->ninert; i++)
+			if ((ds->inert[i].when_dim < 0) == pass)
+				n += cuco_directive_apply_inert(d, &ds->inert[i]);
 	return n;
 }
 

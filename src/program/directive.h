@@ -119,14 +119,17 @@ struct cuco_ds_constraint {
 };
 
 /*
- * A gene that a template ignores under one placement, or under one value of
- * another dimension (the "inert" member of its cuco-realizes line, keyed
- * "stream_overlap" or "backend=ce"): there the dimension or knob changes
- * nothing in the realised program, so it is held at one canonical value.
+ * A gene that a template ignores under one placement, under one value of
+ * another dimension, or under one value of a knob (the "inert" member of its
+ * cuco-realizes line, keyed "stream_overlap", "backend=ce" or
+ * "device_signal=true"): there the dimension or knob changes nothing in the
+ * realised program, so it is held at one canonical value.
  */
 struct cuco_ds_inert {
-	int when_dim; /* enum cuco_dimension of the condition (placement: bare key) */
-	char when_value[CUCO_NAME_MAX]; /* the value that dimension must have */
+	int when_dim; /* enum cuco_dimension of the condition (placement: bare key); -1: a knob */
+	char when_value[CUCO_NAME_MAX]; /* the value that dimension must have ("" for a knob) */
+	char when_knob[CUCO_NAME_MAX];  /* the condition's knob ("" for a dimension) */
+	long long when_knob_value;      /* the value the directive must set it to (bools 0 or 1) */
 	int dim;                        /* enum cuco_dimension, or -1 for a knob */
 	char name[CUCO_NAME_MAX];       /* the dimension's or the knob's name */
 	char value[CUCO_NAME_MAX];      /* a dimension's canonical value */
@@ -168,10 +171,11 @@ void cuco_design_space_release(struct cuco_design_space *ds);
  * and "knobs" to {knob: {"values": [...]}} (enum knobs: the values kept) or
  * {knob: {"min": a, "max": b}} (int knobs: the range kept), and "inert" to
  * {condition: {dimension or knob: value}}, the condition a placement
- * ("stream_overlap") or "dimension=value" ("backend=ce"): the genes the
- * template ignores there, each with its canonical value (kept in ds->inert;
- * see cuco_directive_canonicalize()). Neither the placement nor the
- * condition's own dimension can be inert.
+ * ("stream_overlap"), "dimension=value" ("backend=ce") or "knob=value"
+ * ("device_signal=true"; a bool knob takes true or false, an int or enum knob
+ * an integer it allows): the genes the template ignores there, each with its
+ * canonical value (kept in ds->inert; see cuco_directive_canonicalize()).
+ * Neither the placement nor the condition's own dimension or knob can be inert.
  * Everything named must be allowed by ds and by the line's own narrowing.
  * No such line: ds is unchanged. Returns
  * CUCO_OK or CUCO_ERR_PARSE / CUCO_ERR_INVALID with `name:line: cuco-realizes:
@@ -237,18 +241,23 @@ char *cuco_directive_to_json(const struct cuco_directive *d);
 char *cuco_directive_to_line(const struct cuco_directive *d);
 
 /*
- * Set one inert gene of d to its canonical value when d's dimension
- * in->when_dim has the value in->when_value. A knob that d lacks is added only when d already sets
- * some knob (a directive completed for a template); a directive without knobs stays without.
- * Returns 1 when d changed, else 0.
+ * Set one inert gene of d to its canonical value when d meets in's condition:
+ * d's dimension in->when_dim has the value in->when_value or, for a knob
+ * condition (when_dim -1), d sets knob in->when_knob to in->when_knob_value (a
+ * directive without that knob does not meet it). A knob that d lacks is added
+ * only when d already sets some knob (a directive completed for a template); a
+ * directive without knobs stays without. Returns 1 when d changed, else 0.
  */
 int cuco_directive_apply_inert(struct cuco_directive *d, const struct cuco_ds_inert *in);
 
 /*
  * Canonicalise d for the template that narrowed ds: every inert gene whose
  * condition d meets (ds->inert) set as cuco_directive_apply_inert() does, so that
- * directives that realise the same program are equal. Returns the number of
- * genes changed. The result is not re-validated.
+ * directives that realise the same program are equal. The entries conditioned
+ * on a placement or dimension=value are applied first, then those conditioned
+ * on knob=value (each group in line order), so a knob condition sees the knob
+ * as the other entries leave it, whatever the order of the line's JSON keys.
+ * Returns the number of genes changed. The result is not re-validated.
  */
 int cuco_directive_canonicalize(struct cuco_directive *d, const struct cuco_design_space *ds);
 

@@ -276,9 +276,13 @@ int cuco_operator_canonicalize(const struct cuco_op_ctx *op, struct cuco_directi
 {
 	int n = 0;
 
-	for (int i = 0; i < op->ds->ninert; i++)
-		if (gene_free(op->genes, op->ds->inert[i].dim, op->ds->inert[i].name))
-			n += cuco_directive_apply_inert(d, &op->ds->inert[i]);
+	/* in cuco_directive_canonicalize()'s order: dimension conditions, then knob conditions */
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < op->ds->ninert; i++) {
+			const struct cuco_ds_inert *in = &op->ds->inert[i];
+			if ((in->when_dim < 0) == pass && gene_free(op->genes, in->dim, in->name))
+				n += cuco_directive_apply_inert(d, in);
+		}
 	return n;
 }
 

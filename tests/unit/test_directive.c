@@ -467,7 +467,26 @@ static void test_narrow_inert(void **state)
 	    {"{\"backend=nvlink\": {}}",
 	     "inert.backend=nvlink: not dimension=value with a value this template realises"},
 	    {"{\"fuel=ce\": {}}",
-	     "inert.fuel=ce: not dimension=value with a value this template realises"},
+	     "inert.fuel=ce: fuel is neither a dimension nor a knob of the design space"},
+	    {"{\"device_signal=on\": {}}",
+	     "inert.device_signal=on: expected device_signal=true or device_signal=false (a bool "
+	     "knob)"},
+	    {"{\"device_signal=1\": {}}",
+	     "inert.device_signal=1: expected device_signal=true or device_signal=false (a bool "
+	     "knob)"},
+	    {"{\"chunks=four\": {}}", "inert.chunks=four: expected chunks=N with N an integer"},
+	    {"{\"chunks=\": {}}", "inert.chunks=: expected chunks=N with N an integer"},
+	    {"{\"chunks=4x\": {}}", "inert.chunks=4x: expected chunks=N with N an integer"},
+	    {"{\"chunks=16\": {}}",
+	     "inert.chunks=16: 16 is not a value of the knob that this template realises"},
+	    {"{\"tile_n=64\": {}}",
+	     "inert.tile_n=64: 64 is not a value of the knob that this template realises"},
+	    {"{\"tile_m=100\": {}}",
+	     "inert.tile_m=100: 100 is not a value of the knob that this template realises"},
+	    {"{\"device_signal=true\": {\"device_signal\": false}}",
+	     "inert.device_signal=true.device_signal: the condition's own knob cannot be inert"},
+	    {"{\"device_signal=true\": {\"gemm_lib\": 0}}",
+	     "inert.device_signal=true.gemm_lib: expected true or false"},
 	    {"{\"backend=ce\": {\"backend\": \"lsa\"}}",
 	     "inert.backend=ce.backend: the condition's own dimension cannot be inert"},
 	    {"{\"specialized\": {}}", "inert.specialized: not a placement this template realises"},
@@ -569,6 +588,119 @@ static void test_narrow_inert(void **state)
 	}
 }
 
+/* Set a knob of d, failing the test if it cannot. */
+static void set_knob(struct cuco_directive *d, const char *name, long long v, int is_bool)
+{
+	assert_int_equal(cuco_directive_set_knob(d, name, v, is_bool), CUCO_OK);
+}
+
+/*
+ * An inert condition on a knob ("device_signal=true"): parsed, fires only when
+ * the directive sets the knob to that value, and applied after the placement
+ * and dimension conditions whatever the order of the JSON keys.
+ */
+static void test_narrow_inert_knob(void **state)
+{
+	static const char head[] =
+	    "{{DIRECTIVE}}\n// cuco-realizes: {\"placement\": [\"sequential\", "
+	    "\"stream_overlap\"], \"knobs\": {\"chunks\": {\"min\": 2, \"max\": 8}}, "
+	    "\"inert\": %s}\n";
+	/* the knob rules before and after a placement rule that sets device_signal */
+	static const char *const orders[] = {
+	    "{\"device_signal=true\": {\"gemm_lib\": false, \"issuer\": \"cta\"}, "
+	    "\"chunks=8\": {\"streams\": 1}, \"sequential\": {\"device_signal\": false}}",
+	    "{\"sequential\": {\"device_signal\": false}, \"chunks=8\": {\"streams\": 1}, "
+	    "\"device_signal=true\": {\"gemm_lib\": false, \"issuer\": \"cta\"}}",
+	};
+	static const char so[] =
+	    "{\"backend\":\"lsa\",\"placement\":\"stream_overlap\",\"sync_scope\":\"grid\","
+	    "\"issuer\":\"warp\",\"granularity\":\"chunk\"}";
+
+	(void)state;
+	for (size_t o = 0; o < sizeof(orders) / sizeof(orders[0]); o++) {
+		struct cuco_design_space n;
+		struct cuco_directive d;
+		struct cuco_err err;
+		char buf[1024];
+		int found = 0;
+
+		assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &n, &err), CUCO_OK);
+		snprintf(buf, sizeof(buf), head, orders[o]);
+		if (cuco_design_space_narrow(&n, "t.cu.in", buf, &err))
+			fail_msg("%s", err.msg);
+		assert_int_equal(n.ninert, 4);
+		for (int i = 0; i < n.ninert; i++) {
+			const struct cuco_ds_inert *in = &n.inert[i];
+			if (!strcmp(in->name, "gemm_lib")) {
+				found++;
+				assert_int_equal(in->when_dim, -1);
+				assert_string_equal(in->when_knob, "device_signal");
+				assert_int_equal(in->when_knob_value, 1);
+				assert_string_equal(in->when_value, "");
+				assert_int_equal(in->dim, -1);
+				assert_int_equal(in->knob_value, 0);
+				assert_int_equal(in->is_bool, 1);
+			} else if (!strcmp(in->name, "streams")) {
+				found++;
+				assert_int_equal(in->when_dim, -1);
+				assert_string_equal(in->when_knob, "chunks");
+				assert_int_equal(in->when_knob_value, 8);
+			} else if (!strcmp(in->name, "device_signal")) {
+				found++;
+				assert_int_equal(in->when_dim, CUCO_DIM_PLACEMENT);
+				assert_string_equal(in->when_knob, "");
+			}
+		}
+		assert_int_equal(found, 3);
+
+		/* fires: stream_overlap with device_signal on */
+		assert_int_equal(parse_json(so, &d), CUCO_OK);
+		set_knob(&d, "device_signal", 1, 1);
+		set_knob(&d, "gemm_lib", 1, 1);
+		set_knob(&d, "chunks", 8, 0);
+		set_knob(&d, "streams", 2, 0);
+		assert_int_equal(cuco_directive_canonicalize(&d, &n),
+		                 3); /* gemm_lib, issuer, streams */
+		assert_int_equal(cuco_directive_knob(&d, "gemm_lib", -1), 0);
+		assert_string_equal(d.dims[CUCO_DIM_ISSUER], "cta");
+		assert_int_equal(cuco_directive_knob(&d, "streams", -1), 1);
+		assert_int_equal(cuco_directive_knob(&d, "device_signal", -1), 1);
+		assert_int_equal(cuco_directive_canonicalize(&d, &n), 0); /* idempotent */
+		/* does not fire: the knobs at other values */
+		set_knob(&d, "device_signal", 0, 1);
+		set_knob(&d, "gemm_lib", 1, 1);
+		set_knob(&d, "chunks", 4, 0);
+		set_knob(&d, "streams", 2, 0);
+		snprintf(d.dims[CUCO_DIM_ISSUER], CUCO_NAME_MAX, "warp");
+		assert_int_equal(cuco_directive_canonicalize(&d, &n), 0);
+		assert_int_equal(cuco_directive_knob(&d, "gemm_lib", -1), 1);
+		assert_string_equal(d.dims[CUCO_DIM_ISSUER], "warp");
+		cuco_directive_release(&d);
+		/* does not fire: a directive lacking the condition's knob (though it has others) */
+		assert_int_equal(parse_json(so, &d), CUCO_OK);
+		set_knob(&d, "gemm_lib", 1, 1);
+		set_knob(&d, "streams", 2, 0);
+		assert_int_equal(cuco_directive_canonicalize(&d, &n), 0);
+		assert_int_equal(cuco_directive_knob(&d, "gemm_lib", -1), 1);
+		assert_int_equal(d.nknobs, 2);
+		cuco_directive_release(&d);
+		/*
+		 * Order: sequential holds device_signal at false first, so the knob rule no
+		 * longer fires and gemm_lib stays, whichever key comes first in the line.
+		 */
+		assert_int_equal(parse_json(so, &d), CUCO_OK);
+		snprintf(d.dims[CUCO_DIM_PLACEMENT], CUCO_NAME_MAX, "sequential");
+		set_knob(&d, "device_signal", 1, 1);
+		set_knob(&d, "gemm_lib", 1, 1);
+		assert_int_equal(cuco_directive_canonicalize(&d, &n), 1);
+		assert_int_equal(cuco_directive_knob(&d, "device_signal", -1), 0);
+		assert_int_equal(cuco_directive_knob(&d, "gemm_lib", -1), 1);
+		assert_string_equal(d.dims[CUCO_DIM_ISSUER], "warp");
+		cuco_directive_release(&d);
+		cuco_design_space_release(&n);
+	}
+}
+
 static void test_find_line(void **state)
 {
 	(void)state;
@@ -613,17 +745,12 @@ static void test_parse_errors_inline(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_design_space),
-	    cmocka_unit_test(test_design_space_errors),
-	    cmocka_unit_test(test_fixtures),
-	    cmocka_unit_test(test_parse_fields),
-	    cmocka_unit_test(test_round_trip),
-	    cmocka_unit_test(test_facts),
-	    cmocka_unit_test(test_small_space),
-	    cmocka_unit_test(test_narrow),
-	    cmocka_unit_test(test_narrow_inert),
-	    cmocka_unit_test(test_find_line),
-	    cmocka_unit_test(test_parse_errors_inline),
+	    cmocka_unit_test(test_design_space), cmocka_unit_test(test_design_space_errors),
+	    cmocka_unit_test(test_fixtures),     cmocka_unit_test(test_parse_fields),
+	    cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_facts),
+	    cmocka_unit_test(test_small_space),  cmocka_unit_test(test_narrow),
+	    cmocka_unit_test(test_narrow_inert), cmocka_unit_test(test_narrow_inert_knob),
+	    cmocka_unit_test(test_find_line),    cmocka_unit_test(test_parse_errors_inline),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

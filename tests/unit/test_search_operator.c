@@ -591,6 +591,102 @@ static void test_inert_frozen(void **state)
 	tmpl_release(&ts);
 }
 
+/* Remove knob name from t's free genes (freeze it). */
+static void freeze_knob(struct tmpl_space *t, const char *name)
+{
+	int k;
+
+	for (k = 0; k < t->genes.nknobs && strcmp(t->genes.knobs[k], name); k++)
+		;
+	assert_true(k < t->genes.nknobs);
+	memmove(t->genes.knobs[k], t->genes.knobs[k + 1],
+	        (size_t)(t->genes.nknobs - k - 1) * sizeof(t->genes.knobs[0]));
+	t->genes.nknobs--;
+}
+
+/*
+ * gemm_allgather's "device_signal=true": {"gemm_lib": false} (the template
+ * #errors on the pair): a stream_overlap child with device_signal on comes
+ * out with gemm_lib off, unless gemm_lib is frozen.
+ */
+static void test_inert_knob_condition(void **state)
+{
+	static const char so[] =
+	    "{\"backend\":\"lsa\",\"placement\":\"stream_overlap\",\"sync_scope\":\"grid\","
+	    "\"issuer\":\"cta\",\"granularity\":\"chunk\",\"knobs\":{\"comm_ctas\":32,"
+	    "\"chunks\":8,\"device_signal\":true,\"gemm_lib\":false}}";
+	struct tmpl_space ts;
+	struct cuco_rng rng;
+	struct cuco_err err;
+	struct cuco_directive parent, d;
+	int signalled = 0;
+
+	if (tmpl_load("gemm_allgather.cu.in", &ts))
+		skip();
+	struct cuco_op_ctx op = {&ts.ds, &facts, &ts.genes, NULL};
+	tmpl_parse(&ts, so, &parent);
+
+	/* the child as an operator may draw it: both on */
+	cuco_directive_copy(&d, &parent);
+	cuco_directive_set_knob(&d, "gemm_lib", 1, 1);
+	assert_int_equal(cuco_operator_canonicalize(&op, &d), 1);
+	assert_int_equal(cuco_directive_knob(&d, "gemm_lib", -1), 0);
+	assert_int_equal(cuco_directive_knob(&d, "device_signal", -1), 1);
+	assert_true(cuco_directive_equal(&d, &parent));
+	/* device_signal off: gemm_lib is a real choice */
+	cuco_directive_set_knob(&d, "device_signal", 0, 1);
+	cuco_directive_set_knob(&d, "gemm_lib", 1, 1);
+	assert_int_equal(cuco_operator_canonicalize(&op, &d), 0);
+	assert_int_equal(cuco_directive_knob(&d, "gemm_lib", -1), 1);
+	/*
+	 * sequential holds device_signal at false first, so gemm_lib stays; also
+	 * with the knob rule moved to the front of the list (key order must not matter)
+	 */
+	for (int front = 0; front < 2; front++) {
+		if (front) {
+			struct cuco_ds_inert last = ts.ds.inert[ts.ds.ninert - 1];
+			assert_int_equal(last.when_dim, -1); /* the line's last key */
+			memmove(&ts.ds.inert[1], &ts.ds.inert[0],
+			        (size_t)(ts.ds.ninert - 1) * sizeof(ts.ds.inert[0]));
+			ts.ds.inert[0] = last;
+		}
+		snprintf(d.dims[CUCO_DIM_PLACEMENT], CUCO_NAME_MAX, "sequential");
+		snprintf(d.dims[CUCO_DIM_GRANULARITY], CUCO_NAME_MAX, "whole");
+		cuco_directive_set_knob(&d, "device_signal", 1, 1);
+		cuco_directive_set_knob(&d, "gemm_lib", 1, 1);
+		cuco_operator_canonicalize(&op, &d);
+		assert_int_equal(cuco_directive_knob(&d, "device_signal", -1), 0);
+		assert_int_equal(cuco_directive_knob(&d, "gemm_lib", -1), 1);
+	}
+	cuco_directive_release(&d);
+
+	/* mutation never yields the pair the template refuses */
+	cuco_rng_seed(&rng, 77);
+	for (int i = 0; i < 400; i++) {
+		struct cuco_directive child;
+		if (cuco_operator_mutate(&op, &parent, NULL, 1 + i % 3, &rng, &child, &err))
+			fail_msg("%s", err.msg);
+		check_child(&ts, &child);
+		if (cuco_directive_knob(&child, "device_signal", 0)) {
+			signalled++;
+			assert_int_equal(cuco_directive_knob(&child, "gemm_lib", -1), 0);
+		}
+		cuco_directive_release(&child);
+	}
+	assert_true(signalled > 50);
+
+	/* frozen gemm_lib stays, even where the condition holds */
+	freeze_knob(&ts, "gemm_lib");
+	cuco_directive_copy(&d, &parent);
+	cuco_directive_set_knob(&d, "gemm_lib", 1, 1);
+	assert_int_equal(cuco_operator_canonicalize(&op, &d), 0);
+	assert_int_equal(cuco_directive_knob(&d, "gemm_lib", -1), 1);
+	assert_int_equal(cuco_directive_canonicalize(&d, &ts.ds), 1); /* unfiltered: it would */
+	cuco_directive_release(&d);
+	cuco_directive_release(&parent);
+	tmpl_release(&ts);
+}
+
 /* Same seed, same numbers; weighted draws follow the weights; below() stays in range. */
 static void test_rng(void **state)
 {
@@ -627,6 +723,7 @@ int main(void)
 	    cmocka_unit_test(test_mutation_inert),
 	    cmocka_unit_test(test_crossover_inert),
 	    cmocka_unit_test(test_inert_frozen),
+	    cmocka_unit_test(test_inert_knob_condition),
 	    cmocka_unit_test(test_realize_template),
 	    cmocka_unit_test(test_realize_shipped_template),
 	    cmocka_unit_test(test_realize_seed),
