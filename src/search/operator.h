@@ -5,8 +5,9 @@
  *
  * Every child it returns passes cuco_directive_validate() against the design
  * space (and the hardware facts when given), is canonical for the template
- * (genes the template ignores under the child's placement hold their
- * canonical values; frozen genes excepted) and differs from its parent(s).
+ * (genes the template ignores under the child's placement, another
+ * dimension's value or a knob's value hold their canonical values; frozen
+ * genes excepted) and differs from its parent(s).
  * Children are realised either from a program template (share/realize/
  * <workload>.cu.in, placeholders {{...}}) or, without a template, from the
  * fast-path seed by rewriting its directive line and its CUCO_SEED_<KNOB>
@@ -76,9 +77,10 @@ int cuco_directive_equal(const struct cuco_directive *a, const struct cuco_direc
 int cuco_directive_from_json(const char *json, struct cuco_directive *out, struct cuco_err *err);
 
 /*
- * Set d's genes that the template ignores under d's placement (op->ds->inert,
- * from the template's cuco-realizes line) to their canonical values, but only
- * the genes op->genes lets change. Returns the number of genes changed.
+ * Set d's genes that the template ignores under d's placement, dimension
+ * values or knob values (op->ds->inert, from the template's cuco-realizes line;
+ * knob conditions after the others) to their canonical values, but only the
+ * genes op->genes lets change. Returns the number of genes changed.
  */
 int cuco_operator_canonicalize(const struct cuco_op_ctx *op, struct cuco_directive *d);
 

@@ -56,9 +56,56 @@ uint64_t cuco_recheck_seed(uint64_t search_seed)
 	return s == search_seed ? s + 1 : s;
 }
 
+/*
+ * Kernels of vendor libraries. racecheck reports shared-memory hazards inside
+ * cuBLAS's own Hopper kernels (nvjet_*) when it runs cuBLAS + NCCL alone, with
+ * no cuco code at all (docs/slowpath.md, "Winner re-check"); a race reported
+ * only there is the library's, not the candidate's. Names as racecheck prints
+ * them: plain, or C++ with an optional "void " before the namespace.
+ */
+static const char *const vendor_kernels[] = {"nvjet_",        "sm90_xmma_", "sm80_xmma_", "cutlass",
+                                             "ncclDevKernel", "ncclKernel", NULL};
+
+static int vendor_kernel(const char *name)
+{
+	if (!strncmp(name, "void ", 5))
+		name += 5;
+	for (int i = 0; vendor_kernels[i]; i++)
+		if (!strncmp(name, vendor_kernels[i], strlen(vendor_kernels[i])))
+			return 1;
+	return 0;
+}
+
+/*
+ * If t[0..len) is a race line ("Error: Race reported between Read access at
+ * K+0x10", "and Write access at 0x2c0 in K(float*)", "Warning: Race ..."),
+ * the kernel it names into name and 1 for the report's first line, 2 for its
+ * "and" line; else 0.
+ */
+static int race_line(const char *t, size_t len, char *name, size_t cap)
+{
+	char line[512];
+	const char *a, *k;
+	size_t n;
+
+	snprintf(line, sizeof(line), "%.*s", (int)(len < sizeof(line) - 1 ? len : sizeof(line) - 1),
+	         t);
+	if (!strstr(line, "Race reported") && strncmp(line, "and ", 4))
+		return 0;
+	if (!(a = strstr(line, " access at ")))
+		return 0;
+	k = a + 11;
+	if (!strncmp(k, "0x", 2) && (a = strstr(k, " in ")))
+		k = a + 4; /* "at 0x2c0 in kernel(args)" */
+	n = strcspn(k, "+( [");
+	snprintf(name, cap, "%.*s", (int)n, k);
+	return n == 0 ? 0 : strncmp(line, "and ", 4) ? 1 : 2;
+}
+
 int cuco_recheck_sanitizer_verdict(const char *log, struct cuco_strbuf *summary)
 {
-	int found = 0, kept = 0;
+	int counted = 0, kept = 0, own = 0, vendor = 0;
+	char first_vendor[64] = "";
 
 	for (const char *l = log ? log : ""; *l;) {
 		const char *nl = strchr(l, '\n');
@@ -68,6 +115,8 @@ int cuco_recheck_sanitizer_verdict(const char *log, struct cuco_strbuf *summary)
 
 		if (len > 9 && !strncmp(l, "=========", 9)) {
 			const char *t = l + 9;
+			char k[128];
+			int race;
 			while (t < l + len && *t == ' ')
 				t++;
 			es = strstr(t, "ERROR SUMMARY:");
@@ -77,12 +126,21 @@ int cuco_recheck_sanitizer_verdict(const char *log, struct cuco_strbuf *summary)
 				errno = 0;
 				n = strtoll(es + 14, &end, 10);
 				if (!errno && end != es + 14 && n > 0)
-					found = 1;
+					counted = 1;
 				keep = 1;
-			} else if (t < l + len && strncmp(t, "COMPUTE-SANITIZER", 17) &&
-			           kept < 12) {
-				keep =
-				    1; /* a finding: "Invalid __global__ read", "Race reported" */
+			} else if ((race = race_line(t, (size_t)(l + len - t), k, sizeof(k)))) {
+				if (!vendor_kernel(k))
+					own++;
+				else if (race == 1 && !vendor++)
+					snprintf(first_vendor, sizeof(first_vendor), "%s", k);
+				keep = kept < 12;
+			} else if (t < l + len && strncmp(t, "COMPUTE-SANITIZER", 17)) {
+				/* a finding: "Invalid __global__ read"; its "at"/"by" lines */
+				if (!strncmp(t, "Invalid", 7) || !strncmp(t, "Error", 5) ||
+				    !strncmp(t, "Program hit", 11) ||
+				    !strncmp(t, "Uninitialized", 13))
+					own++;
+				keep = kept < 12;
 			}
 		} else if (len > 13 && !strncmp(l, "cuco: wrapper", 13)) {
 			char line[96], pat[48];
@@ -90,7 +148,7 @@ int cuco_recheck_sanitizer_verdict(const char *log, struct cuco_strbuf *summary)
 			snprintf(pat, sizeof(pat), "exited with code %d",
 			         CUCO_RECHECK_SANITIZER_EXIT);
 			if (strstr(line, pat))
-				found = 1;
+				counted = 1;
 			keep = 1;
 		}
 		if (keep && summary) {
@@ -100,7 +158,17 @@ int cuco_recheck_sanitizer_verdict(const char *log, struct cuco_strbuf *summary)
 		}
 		l += len + (nl ? 1 : 0);
 	}
-	return found;
+	/* Every finding a race inside a vendor kernel: the errors counted are those. */
+	if (counted && vendor && !own) {
+		if (summary)
+			cuco_strbuf_addf(
+			    summary,
+			    "cuco: %d race reports, all inside vendor kernels (%s...): "
+			    "not the candidate's code, ignored\n",
+			    vendor, first_vendor);
+		return 0;
+	}
+	return counted;
 }
 
 /* A check's evaluation row, and its entry in the meta JSON. */

@@ -22,9 +22,10 @@ struct cuco_store;
 /* Default wrappers: in front of the harness; --target-processes all follows the forked ranks. */
 #define CUCO_RECHECK_MEMCHECK                                                              \
 	"compute-sanitizer --tool memcheck --report-api-errors no --target-processes all " \
+	"--print-limit 10000 --error-exitcode 86"
+#define CUCO_RECHECK_RACECHECK                                                           \
+	"compute-sanitizer --tool racecheck --target-processes all --print-limit 10000 " \
 	"--error-exitcode 86"
-#define CUCO_RECHECK_RACECHECK \
-	"compute-sanitizer --tool racecheck --target-processes all --error-exitcode 86"
 
 /* What to re-check and how. Borrowed; everything must outlive cuco_recheck_run(). */
 struct cuco_recheck_opts {
@@ -64,7 +65,10 @@ uint64_t cuco_recheck_seed(uint64_t search_seed);
  * wrapper's "=========" lines and cuco's "wrapper exited with code N" line,
  * as cuco_run_programs() leaves it): 1 when it reported errors ("ERROR
  * SUMMARY: N errors" with N > 0, or exit code CUCO_RECHECK_SANITIZER_EXIT),
- * else 0. summary (may be NULL) gets the sanitizer's finding and summary lines.
+ * else 0 - also 0 when every finding is a race inside a vendor library's kernel
+ * (cuBLAS's nvjet_*, CUTLASS, NCCL), which racecheck reports for cuBLAS + NCCL
+ * alone. summary (may be NULL) gets the sanitizer's finding and summary lines,
+ * and a cuco line saying when vendor races were set aside.
  */
 int cuco_recheck_sanitizer_verdict(const char *log, struct cuco_strbuf *summary);
 

@@ -395,6 +395,28 @@ static const char log_racecheck[] =
     "=========     and Read access at 0x2c0 in k(float*) [1024 hazards]\n"
     "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n"
     "========= ERROR SUMMARY: 1 error\n";
+/* racecheck on H200 with cuBLAS: hazards inside its nvjet kernel only (as seen for cublas_nccl). */
+static const char log_race_vendor[] =
+    "========= COMPUTE-SANITIZER\n"
+    "========= Error: Race reported between Read access at "
+    "nvjet_sm90_tst_64x64_64x13_2x1_v_bz_NNT+0xab0\n"
+    "=========     and Write access at nvjet_sm90_tst_64x64_64x13_2x1_v_bz_NNT+0xc40 [64 hazards]\n"
+    "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n"
+    "cuco: wrapper exited with code 86\n";
+static const char log_race_mixed[] =
+    "========= Error: Race reported between Read access at nvjet_sm90_tst_64x64+0xab0\n"
+    "=========     and Write access at nvjet_sm90_tst_64x64+0xc40 [64 hazards]\n"
+    "========= Error: Race reported between Write access at "
+    "cuco::overlap_push_kernel(ncclDevComm)+0x1a0\n"
+    "=========     and Read access at cuco::overlap_push_kernel(ncclDevComm)+0x2c0 [8 hazards]\n"
+    "========= RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)\n"
+    "cuco: wrapper exited with code 86\n";
+static const char log_vendor_race_and_oob[] =
+    "========= Error: Race reported between Read access at nvjet_sm90_tst_64x64+0xab0\n"
+    "=========     and Write access at nvjet_sm90_tst_64x64+0xc40 [64 hazards]\n"
+    "========= Invalid __global__ write of size 4 bytes\n"
+    "=========     at overlap_kernel(float *, int)+0x1b0 in seed.cu:88\n"
+    "========= ERROR SUMMARY: 2 errors\n";
 static const char log_exit_only[] = "cuco: wrapper exited with code 86\n";
 static const char log_crash[] = "========= ERROR SUMMARY: 0 errors\n"
                                 "cuco: wrapper exited with code 1\n";
@@ -417,6 +439,18 @@ static void test_sanitizer_verdict(void **state)
 	assert_non_null(strstr(sum.buf, "ERROR SUMMARY: 1 error\n"));
 	assert_non_null(strstr(sum.buf, "exited with code 86"));
 	assert_null(strstr(sum.buf, "COMPUTE-SANITIZER"));
+	cuco_strbuf_reset(&sum);
+	/* races only inside cuBLAS's kernel: set aside, and said so */
+	assert_int_equal(cuco_recheck_sanitizer_verdict(log_race_vendor, &sum), 0);
+	assert_non_null(strstr(sum.buf, "Race reported"));
+	assert_non_null(strstr(
+	    sum.buf,
+	    "1 race reports, all inside vendor kernels (nvjet_sm90_tst_64x64_64x13_2x1_v_bz_NNT"));
+	cuco_strbuf_reset(&sum);
+	/* ...but not a race in cuco's kernel beside them, nor a memcheck finding */
+	assert_int_equal(cuco_recheck_sanitizer_verdict(log_race_mixed, &sum), 1);
+	assert_null(strstr(sum.buf, "vendor kernels"));
+	assert_int_equal(cuco_recheck_sanitizer_verdict(log_vendor_race_and_oob, NULL), 1);
 	cuco_strbuf_release(&sum);
 	/* A fresh seed differs from the search's and is stable. */
 	assert_true(cuco_recheck_seed(1) != 1);
