@@ -1139,7 +1139,7 @@ static int section_recheck(struct report *r, struct cuco_strbuf *h, struct cuco_
 		    h,
 		    "<p>Program %lld at every shape with input seed %lld%s: <span "
 		    "class=\"%s\">%s</span>.</p>\n<table><tr><th>check</th><th>shape</th>"
-		    "<th>status</th><th>latency</th><th>fitness</th><th>error</th></tr>\n",
+		    "<th>status</th><th>latency</th><th>fitness</th><th>error or note</th></tr>\n",
 		    prog, seed,
 		    json_is_true(json_object_get(root, "sanitized"))
 		        ? ", then under memcheck and racecheck"
@@ -1147,7 +1147,7 @@ static int section_recheck(struct report *r, struct cuco_strbuf *h, struct cuco_
 		    passed ? "pass" : "fail", passed ? "passed" : "FAILED");
 		cuco_strbuf_addf(md,
 		                 "Program %lld at every shape with input seed %lld%s: **%s**.\n\n| "
-		                 "check | shape | status | latency | fitness | error |\n"
+		                 "check | shape | status | latency | fitness | error or note |\n"
 		                 "|---|---|---|---|---|---|\n",
 		                 prog, seed,
 		                 json_is_true(json_object_get(root, "sanitized"))

@@ -163,12 +163,20 @@ int cuco_recheck_sanitizer_verdict(const char *log, struct cuco_strbuf *summary)
 		if (summary)
 			cuco_strbuf_addf(
 			    summary,
-			    "cuco: %d race reports, all inside vendor kernels (%s...): "
-			    "not the candidate's code, ignored\n",
+			    "cuco: set aside: %d race reports, all inside vendor kernels "
+			    "(%s...), not the candidate's code\n",
 			    vendor, first_vendor);
 		return 0;
 	}
 	return counted;
+}
+
+/* The note of a verdict's summary on vendor races set aside (its last line), or NULL. */
+static const char *vendor_note(const char *summary)
+{
+	const char *n = summary ? strstr(summary, "cuco: set aside: ") : NULL;
+
+	return n ? n + 6 : NULL;
 }
 
 /* A check's evaluation row, and its entry in the meta JSON. */
@@ -289,9 +297,10 @@ static int check_pass(const struct cuco_recheck_opts *o, struct cuco_recheck_res
 				rc = store_check(o, res, checks, pass, out[s].run.gpu, shapes[s],
 				                 "verify", "sanitizer", CUCO_ERR_VERIFY, sum.buf, r,
 				                 log, NAN, 0, err);
-			else
+			else /* passed; the note on vendor races set aside, if any */
 				rc = store_check(o, res, checks, pass, out[s].run.gpu, shapes[s],
-				                 r->stage, r->status, r->code, r->error, r, log,
+				                 r->stage, r->status, r->code,
+				                 r->error ? r->error : vendor_note(sum.buf), r, log,
 				                 NAN, 0, err);
 			cuco_strbuf_release(&sum);
 		} else {
