@@ -385,6 +385,49 @@ struct overlap_set {
 	int chunk_row0[CUCO_OVERLAP_MAX_CHUNKS + 1]; /* first row of chunk i; [chunks] = M */
 };
 
+/*
+ * First row of each of chunks chunks over tiles_m 128-row tiles, row0[chunks]
+ * = tiles_m * 128. Chunk i gets a share of the tiles proportional to
+ * (taper / 100)^i, at least one tile: 100 gives equal chunks; below 100 the
+ * first chunk is the largest (an efficient GEMM) and the last the smallest
+ * (little copy left once the GEMM is done). Needs 1 <= chunks <= tiles_m.
+ */
+static inline void overlap_chunk_rows(int tiles_m, int chunks, int taper, int *row0)
+{
+	int size[CUCO_OVERLAP_MAX_CHUNKS], sum = 0;
+	double w = 1, total = 0, r = (taper < 1 ? 1 : taper) / 100.0;
+
+	if (taper >= 100) { /* equal chunks, as even as whole tiles allow */
+		for (int i = 0; i <= chunks; i++)
+			row0[i] = (int)((long long)tiles_m * i / chunks) * 128;
+		return;
+	}
+	for (int i = 0; i < chunks; i++, w *= r)
+		total += w;
+	/* Whole tiles, never increasing: floors (at least 1), then the tiles left
+	 * over one each to the first chunks, or the ones over taken from the end
+	 * of the largest chunks' run. */
+	w = 1;
+	for (int i = 0; i < chunks; i++, w *= r) {
+		size[i] = (int)(tiles_m * w / total);
+		if (size[i] < 1)
+			size[i] = 1;
+		sum += size[i];
+	}
+	for (int i = 0; sum < tiles_m; i = (i + 1) % chunks, sum++)
+		size[i]++;
+	while (sum > tiles_m) {
+		int j = 0;
+		while (j + 1 < chunks && size[j + 1] == size[0])
+			j++;
+		size[j]--;
+		sum--;
+	}
+	row0[0] = 0;
+	for (int i = 0; i < chunks; i++)
+		row0[i + 1] = row0[i] + size[i] * 128;
+}
+
 struct overlap_cache {
 	int nsets;
 	int chunks;
@@ -442,7 +485,8 @@ static inline int overlap_window_peers(const cuco_ctx *ctx, overlap_cache *c, nc
 /*
  * The cached set for (A, B, C) of gemm_allgather: C_r = A[M,K] B_r[K,Nr] into
  * this rank's block (block_C, row stride Nr), split into `chunks` row chunks
- * of whole 128-row tiles (as even as possible; chunks is clamped to M/128),
+ * of whole 128-row tiles (sized by overlap_chunk_rows with taper; chunks is
+ * clamped to M/128),
  * each with its own plan capped at max_ctas CTAs and tile width tile_n (see
  * overlap_plan_tile_n). want_peers: also resolve peer_c. Returns NULL with ctx->errbuf set on failure.
  */
@@ -450,7 +494,7 @@ static inline overlap_set *overlap_cache_get(const cuco_ctx *ctx, overlap_cache 
 					     const cuco_tensor *t, const __nv_bfloat16 *A,
 					     const __nv_bfloat16 *B, __nv_bfloat16 *block_C, int M,
 					     int Nr, int K, int chunks, int max_ctas, int want_peers,
-					     int tile_n = 256)
+					     int tile_n = 256, int taper = 100)
 {
 	for (int i = 0; i < c->nsets; i++)
 		if (c->sets[i].A == A && c->sets[i].B == B && c->sets[i].C == block_C)
@@ -471,8 +515,7 @@ static inline overlap_set *overlap_cache_get(const cuco_ctx *ctx, overlap_cache 
 	c->chunks = chunks;
 	if (window_find(ctx, t, block_C, (size_t)M * Nr * sizeof(__nv_bfloat16), &s->cwin, &s->coff))
 		return NULL;
-	for (int i = 0; i <= chunks; i++)
-		s->chunk_row0[i] = (int)((long long)tiles_m * i / chunks) * 128;
+	overlap_chunk_rows(tiles_m, chunks, taper, s->chunk_row0);
 	for (int i = 0; i < chunks; i++) {
 		int r0 = s->chunk_row0[i], rows = s->chunk_row0[i + 1] - r0;
 		gemm_bf16_args g = {A + (size_t)r0 * K, B, block_C + (size_t)r0 * Nr, rows, Nr, K,

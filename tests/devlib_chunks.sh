@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# devlib_chunks.sh - the stream-overlap chunk split (overlap_chunk_rows in
+# cuco_dev/overlap.cuh, the taper knob) on the host: fixed cases, then every
+# tile count to 128 x every chunk count x tapers 10..100: whole tiles, at
+# least one per chunk, never growing below taper 100, covering every row.
+# Host code only: compiled by nvcc, runs without a GPU.
+# Usage: bash tests/devlib_chunks.sh [ignored]   (CUCO_HOME = repo root)
+set -euo pipefail
+root="${CUCO_HOME:-$(cd "$(dirname "$0")/.." && pwd)}"
+nvcc="${NVCC:-nvcc}"
+if ! command -v "$nvcc" >/dev/null 2>&1; then
+	if [ -x /usr/local/cuda/bin/nvcc ]; then nvcc=/usr/local/cuda/bin/nvcc; else
+		echo "devlib_chunks: nvcc not found (set NVCC or PATH)" >&2; exit 1; fi
+fi
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+cat >"$tmp/chunks.cu" <<'CU'
+#include <stdio.h>
+#include <cuco_dev/overlap.cuh>
+static int fails;
+static void expect(int tiles, int chunks, int taper, const int *want)
+{
+	int row0[CUCO_OVERLAP_MAX_CHUNKS + 1];
+	cuco::overlap_chunk_rows(tiles, chunks, taper, row0);
+	for (int i = 0; i <= chunks; i++)
+		if (row0[i] != want[i] * 128) {
+			printf("overlap_chunk_rows(%d, %d, %d): row0[%d] = %d tiles, want %d\n", tiles, chunks,
+			       taper, i, row0[i] / 128, want[i]);
+			fails++;
+			return;
+		}
+}
+int main(void)
+{
+	const int even[] = {0, 16, 32, 48, 64}, thirds[] = {0, 21, 42, 64}, half[] = {0, 35, 52, 60, 64};
+	const int tiny[] = {0, 1, 2, 3}, steep[] = {0, 5, 6, 7, 8};
+	expect(64, 4, 100, even);
+	expect(64, 3, 100, thirds); /* equal chunks: floor(tiles * i / chunks), as before taper */
+	expect(64, 4, 50, half);
+	expect(3, 3, 50, tiny);     /* one tile each even when the weights say less */
+	expect(8, 4, 10, steep);    /* steep taper: the later chunks still get a tile */
+	for (int tiles = 1; tiles <= 128; tiles++)
+		for (int chunks = 1; chunks <= tiles && chunks <= CUCO_OVERLAP_MAX_CHUNKS; chunks++)
+			for (int taper = 10; taper <= 100; taper += 15) {
+				int row0[CUCO_OVERLAP_MAX_CHUNKS + 1];
+				cuco::overlap_chunk_rows(tiles, chunks, taper, row0);
+				for (int i = 0; i < chunks; i++)
+					if (row0[i + 1] - row0[i] < 128 || (i && taper < 100 &&
+					    row0[i + 1] - row0[i] > row0[i] - row0[i - 1])) {
+						printf("overlap_chunk_rows(%d, %d, %d): chunk %d has %d rows\n", tiles,
+						       chunks, taper, i, row0[i + 1] - row0[i]);
+						fails++;
+						i = chunks;
+					}
+				if (row0[0] != 0 || row0[chunks] != tiles * 128)
+					fails++;
+			}
+	printf("chunk rows: %s\n", fails ? "FAILED" : "ok");
+	return fails != 0;
+}
+CU
+cd "$root"
+"$nvcc" -gencode=arch=compute_90a,code=sm_90a -std=c++17 -I include -I device/include \
+	"$tmp/chunks.cu" -o "$tmp/chunks"
+"$tmp/chunks"
