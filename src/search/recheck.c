@@ -59,7 +59,7 @@ uint64_t cuco_recheck_seed(uint64_t search_seed)
 /*
  * Kernels of vendor libraries. racecheck reports shared-memory hazards inside
  * cuBLAS's own Hopper kernels (nvjet_*) when it runs cuBLAS + NCCL alone, with
- * no cuco code at all (docs/slowpath.md, "Winner re-check"); a race reported
+ * no cuco code at all (docs/report.md, "Winner re-check"); a race reported
  * only there is the library's, not the candidate's. Names as racecheck prints
  * them: plain, or C++ with an optional "void " before the namespace.
  */
