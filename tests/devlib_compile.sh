@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # devlib_compile.sh - compile a .cu that uses every public function of the
-# device library (lsa.cuh, gin.cuh, launch.cuh) for sm_90a; fails on any error.
+# device library (lsa.cuh, gin.cuh, launch.cuh, graph.cuh) for sm_90a; fails on any error.
 # Usage: bash tests/devlib_compile.sh [ignored]   (CUCO_HOME = repo root)
 set -euo pipefail
 root="${CUCO_HOME:-$(cd "$(dirname "$0")/.." && pwd)}"
@@ -15,6 +15,7 @@ cat >"$tmp/use_all.cu" <<'CU'
 #include <cuco_dev/lsa.cuh>
 #include <cuco_dev/gin.cuh>
 #include <cuco_dev/launch.cuh>
+#include <cuco_dev/graph.cuh>
 
 __global__ void lsa_all(ncclDevComm dc, ncclWindow_t w, size_t off, size_t bytes, size_t count,
 			uint64_t *flag)
@@ -97,6 +98,19 @@ extern "C" int host_all(cuco_ctx *ctx, const cuco_tensor *ts, cuco_requirements 
 	CUCO_NCCL_TRY_GOTO(ncclCommCount(ctx->comm, &rc), ctx, rc, out);
 	rc = 0;
 out:
+	return rc;
+}
+
+/* A run replayed through a graph per tensor set, as the templates' graph knob does. */
+extern "C" int graph_all(cuco_ctx *ctx, const cuco_tensor *ts, cudaStream_t st)
+{
+	static cuco::graph_cache graphs;
+	int rc = cuco::graph_run(ctx, &graphs, ts, 3, st, [&](cudaStream_t gs) {
+		lsa_all<<<1, 32, 0, gs>>>(*ctx->devcomm, ts[0].win, 0, 0, 0, nullptr);
+		CUCO_LAUNCH_TRY(ctx);
+		return 0;
+	});
+	cuco::graph_cache_release(&graphs);
 	return rc;
 }
 CU

@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1449,11 +1450,8 @@ int cuco_directive_apply_inert(struct cuco_directive *d, const struct cuco_ds_in
 {
 	int i;
 
-	if (in->when_dim < 0) {
-		for (i = 0; i < d->nknobs; i++)
-			if (!strcmp(d->knobs[i].name, in->when_knob))
-				break;
-		if (i == d->nknobs || d->knobs[i].value != in->when_knob_value)
+	if (in->when_dim < 0) { /* a directive without the knob does not meet it */
+		if (cuco_directive_knob(d, in->when_knob, LLONG_MIN) != in->when_knob_value)
 			return 0;
 	} else if (strcmp(d->dims[in->when_dim], in->when_value)) {
 		return 0;
