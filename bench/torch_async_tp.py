@@ -28,6 +28,7 @@ import math
 import os
 import statistics
 import sys
+import time
 
 # Before torch (and NCCL) read them: multicast is forbidden on our machines.
 for _var in ("TORCH_SYMM_MEM_DISABLE_MULTICAST",):
@@ -62,23 +63,52 @@ def load_shapes(names):
     return shapes
 
 
-def time_op(fn, sets, warmup, iters):
-    """Per-iteration latency in microseconds: ranks meet at a barrier, then the
-    op alone is bracketed by CUDA events on the current stream. Rotates over
-    the input sets so consecutive iterations do not reuse cached operands."""
+def time_op(fn, sets, warmup, iters, timing="barrier"):
+    """Per-iteration latency in microseconds, the op bracketed by CUDA events
+    on the current stream, rotating over the input sets so consecutive
+    iterations do not reuse cached operands. timing (as cuco-harness --timing):
+      barrier    ranks meet at a barrier and synchronize before every iteration
+                 (session 2's method; the GPU idles briefly between runs)
+      sustained  iterations back to back, no gap: the GPU runs at its power cap
+      burst      each iteration alone: an idle gap of twice the op's time, a
+                 barrier, a 200 us GPU spin while the host enqueues, then the op
+    """
     for i in range(warmup):
         fn(sets[i % len(sets)])
     torch.cuda.synchronize()
-    events = []
-    for i in range(iters):
-        dist.barrier()
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+              for _ in range(iters)]
+    if timing == "sustained":
+        for i, (start, end) in enumerate(events):
+            start.record()
+            fn(sets[i % len(sets)])
+            end.record()
         torch.cuda.synchronize()
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
+        return [s.elapsed_time(e) * 1000.0 for s, e in events]
+    gap_s = 0.0
+    if timing == "burst":  # the op's time from one back-to-back pass, agreed by all ranks
+        s0, e0 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s0.record()
+        for i in range(3):
+            fn(sets[i % len(sets)])
+        e0.record()
+        torch.cuda.synchronize()
+        t = torch.tensor([s0.elapsed_time(e0) / 3 * 1e-3], dtype=torch.float64, device="cuda")
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        gap_s = max(2 * t.item(), 100e-6)
+        spin_cycles = 400_000  # about 200 us at the H200 top clock (1980 MHz); longer when slower
+    for i, (start, end) in enumerate(events):
+        torch.cuda.synchronize()
+        if timing == "burst":
+            time.sleep(gap_s)
+        dist.barrier()
+        if timing == "burst":
+            torch.cuda._sleep(spin_cycles)
+        else:
+            torch.cuda.synchronize()
         start.record()
         fn(sets[i % len(sets)])
         end.record()
-        events.append((start, end))
     torch.cuda.synchronize()
     return [s.elapsed_time(e) * 1000.0 for s, e in events]
 
@@ -168,9 +198,10 @@ def run_shape(shape, rank, world, group_name, args):
         del ag, cs
 
     for name, fn in (("allgather", allgather), ("matmul", matmul), ("sequential", sequential)):
-        out[name] = summarize(time_op(fn, sets, args.warmup, args.iters))
+        out[name] = summarize(time_op(fn, sets, args.warmup, args.iters, args.timing))
     if out["status"] == "ok":
-        out["async_tp"] = summarize(time_op(async_tp, sets, args.warmup, args.iters))
+        out["async_tp"] = summarize(time_op(async_tp, sets, args.warmup, args.iters,
+                                                   args.timing))
     seq = out["sequential"]["median_us"]
     ideal = out["matmul"]["median_us"]
     out["ideal_us"] = ideal
@@ -226,9 +257,11 @@ def report(results, args):
     head = {"bench": "torch_async_tp", "workload": "allgather_gemm", "gpu": props.name,
             "torch": torch.__version__, "nccl": ".".join(map(str, torch.cuda.nccl.version())),
             "multicast": False, "warmup": args.warmup, "iters": args.iters, "seed": args.seed,
+            "timing": args.timing,
             "tolerance": TOLERANCE, "results": results}
     print("# allgather_gemm PyTorch peers, bf16, median us of the slower rank "
-          f"({props.name}, torch {torch.__version__}, {args.iters} iters, multicast off)")
+          f"({props.name}, torch {torch.__version__}, {args.iters} iters, {args.timing} timing, "
+          "multicast off)")
     print(f"# {'shape':>16} {'allgather':>10} {'matmul':>10} {'sequential':>10} "
           f"{'async_tp':>10} {'seq/atp':>8} {'rel_err':>9} {'#wrong':>7} status")
     for r in results:
@@ -254,6 +287,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--timing", choices=("barrier", "sustained", "burst"), default="barrier",
+                    help="barrier: a barrier and a sync before each iteration (default); "
+                         "sustained: back to back; burst: an idle gap, then each alone")
     ap.add_argument("--json", help="also write the JSON line to this file")
     args = ap.parse_args()
     if args.iters < 1 or args.warmup < 0 or args.ranks < 1:

@@ -6,7 +6,8 @@
 # bench is full's benchmark alone; full and bench read VARIANTS (names under workloads/gemm_allgather/variants); slowpath
 # reads SHAPES ('--shape 4096 --shape 8192'), EVOLVE_SHAPE, EVOLVE_EVALS,
 # EVOLVE_GENERATIONS, EVOLVE_EXTRA (more evolve flags), SKIP_AG and SKIP_BENCH
-# from the environment.
+# from the environment. BENCH_EXTRA goes to every cuco bench (e.g. '--timing
+# burst'), TORCH_TIMING to the PyTorch peers (barrier, sustained or burst).
 set -u
 mode=${1:-quick}
 out=${2:-${OUT:-bench/results/tmp}}
@@ -77,7 +78,7 @@ if [ "$mode" = full ] || [ "$mode" = bench ]; then
 		$B/cuco realize gemm_allgather --directive-file workloads/gemm_allgather/variants/$x.json \
 			-o "$V/$x.cu" && progs+=(--program "$V/$x.cu")
 	done
-	step bench_all $B/cuco bench gemm_allgather ${SHAPES:+$SHAPES} --json "$out/bench-gemm_allgather.json" "${progs[@]}"
+	step bench_all $B/cuco bench gemm_allgather ${SHAPES:+$SHAPES} ${BENCH_EXTRA:-} --json "$out/bench-gemm_allgather.json" "${progs[@]}"
 elif [ "$mode" = slowpath ]; then
 	# the slow path's GPU-side pieces: allgather_gemm with its variants and
 	# the PyTorch peers, a short evolve run with its re-check and report.
@@ -88,9 +89,9 @@ elif [ "$mode" = slowpath ]; then
 		x=$(basename "$f" .json)
 		$B/cuco realize allgather_gemm --directive-file "$f" -o "$V/ag_$x.cu" && progs+=(--program "$V/ag_$x.cu")
 	done
-	[ -n "${SKIP_AG:-}" ] || step bench_allgather_gemm $B/cuco bench allgather_gemm ${SHAPES:+$SHAPES} --json "$out/bench-allgather_gemm.json" "${progs[@]}"
-	[ -n "${SKIP_AG:-}" ] || step torch_async_tp timeout 300 python3 bench/torch_async_tp.py ${SHAPES:+$SHAPES} --json "$out/torch-async-tp.json"
-	[ -n "${SKIP_BENCH:-}" ] || step bench_evolve_shape $B/cuco bench gemm_allgather --shape ${EVOLVE_SHAPE:-4096} --json "$out/bench-gemm_allgather.json"
+	[ -n "${SKIP_AG:-}" ] || step bench_allgather_gemm $B/cuco bench allgather_gemm ${SHAPES:+$SHAPES} ${BENCH_EXTRA:-} --json "$out/bench-allgather_gemm.json" "${progs[@]}"
+	[ -n "${SKIP_AG:-}" ] || step torch_async_tp timeout 300 python3 bench/torch_async_tp.py ${SHAPES:+$SHAPES} --timing ${TORCH_TIMING:-barrier} --json "$out/torch-async-tp.json"
+	[ -n "${SKIP_BENCH:-}" ] || step bench_evolve_shape $B/cuco bench gemm_allgather --shape ${EVOLVE_SHAPE:-4096} ${BENCH_EXTRA:-} --json "$out/bench-gemm_allgather.json"
 	step evolve timeout ${EVOLVE_TIMEOUT:-400} $B/cuco evolve gemm_allgather --shape ${EVOLVE_SHAPE:-4096} \
 		--budget-evals ${EVOLVE_EVALS:-12} --generations ${EVOLVE_GENERATIONS:-20} ${EVOLVE_EXTRA:-}
 	run=$($B/cuco show runs 2>/dev/null | awk '$3 == "evolve" {r=$2} END {print r}')

@@ -155,6 +155,9 @@ usage "fastpath (no input)" "which workload or host program?" -- "$CUCO" fastpat
 usage "workloads extra" "unexpected argument extra" -- "$CUCO" workloads extra
 usage "doctor extra" "unexpected argument extra" -- "$CUCO" doctor extra
 usage "bench without workload" "which workload?" -- "$CUCO" bench
+usage "bench --timing bogus" "--timing bogus: expected sustained or burst" -- \
+	"$CUCO" bench gemm_allgather --timing bogus
+usage "evolve --timing (no value)" "--timing" -- "$CUCO" evolve gemm_allgather --timing
 check "bench nosuch" nonzero 'no workload "nosuch"' "cuco workloads" -- "$CUCO" bench nosuch
 expect "bench nosuch: one line" "$(printf '%s\n' "$err" | wc -l)" -eq 1
 

@@ -15,7 +15,7 @@ extern "C" {
 }
 
 extern "C" int hx_dev_devcomm_create(ncclComm_t comm, const struct cuco_requirements *req,
-				     struct ncclDevComm **out, char *err, size_t errlen)
+                                     struct ncclDevComm **out, char *err, size_t errlen)
 {
 	ncclDevCommRequirements r;
 	ncclDevComm *dc = new ncclDevComm;
@@ -31,15 +31,15 @@ extern "C" int hx_dev_devcomm_create(ncclComm_t comm, const struct cuco_requirem
 	nr = ncclDevCommCreate(comm, &r, dc);
 	if (nr != ncclSuccess) {
 		snprintf(err, errlen, "ncclDevCommCreate: %s (%s)", ncclGetErrorString(nr),
-			 ncclGetLastError(comm));
+		         ncclGetLastError(comm));
 		delete dc;
 		return 1;
 	}
 	if (req->gin_context_count > 0 && dc->ginContextCount == 0) {
 		snprintf(err, errlen,
-			 "program asks for GIN (gin_context_count=%d) but this node has no GIN "
-			 "support (no RDMA NIC); see 'cuco doctor'",
-			 req->gin_context_count);
+		         "program asks for GIN (gin_context_count=%d) but this node has no GIN "
+		         "support (no RDMA NIC); see 'cuco doctor'",
+		         req->gin_context_count);
 		ncclDevCommDestroy(comm, dc);
 		delete dc;
 		return 2;
@@ -155,8 +155,26 @@ __global__ void compare_kernel(const T *out, const T *ref, size_t n, dev_compare
 	}
 }
 
+/* One thread reads the global nanosecond timer until ns have passed. */
+__global__ void spin_kernel(unsigned long long ns)
+{
+	unsigned long long t0, t;
+
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+	do {
+		__nanosleep(1000);
+		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	} while (t - t0 < ns);
+}
+
+extern "C" cudaError_t hx_dev_spin(double us, cudaStream_t s)
+{
+	spin_kernel<<<1, 1, 0, s>>>((unsigned long long)(us * 1e3));
+	return cudaPeekAtLastError();
+}
+
 extern "C" int hx_dev_compare(const void *out, const void *ref, size_t n, int dtype,
-			      struct hx_compare *res, cudaStream_t s)
+                              struct hx_compare *res, cudaStream_t s)
 {
 	dev_compare *d, h;
 	int blocks = 132 * 4;
@@ -168,10 +186,11 @@ extern "C" int hx_dev_compare(const void *out, const void *ref, size_t n, int dt
 	switch (dtype) {
 	case CUCO_DTYPE_BF16:
 		compare_kernel<<<blocks, 256, 0, s>>>((const __nv_bfloat16 *)out,
-						      (const __nv_bfloat16 *)ref, n, d);
+		                                      (const __nv_bfloat16 *)ref, n, d);
 		break;
 	case CUCO_DTYPE_F16:
-		compare_kernel<<<blocks, 256, 0, s>>>((const __half *)out, (const __half *)ref, n, d);
+		compare_kernel<<<blocks, 256, 0, s>>>((const __half *)out, (const __half *)ref, n,
+		                                      d);
 		break;
 	case CUCO_DTYPE_F32:
 		compare_kernel<<<blocks, 256, 0, s>>>((const float *)out, (const float *)ref, n, d);
@@ -201,7 +220,7 @@ extern "C" int hx_dev_compare(const void *out, const void *ref, size_t n, int dt
 __global__ void lsa_selftest_kernel(ncclDevComm dc, ncclWindow_t win, int words, int *bad)
 {
 	ncclLsaBarrierSession<ncclCoopCta> bar(ncclCoopCta(), dc, ncclTeamLsa(dc), dc.lsaBarrier,
-						blockIdx.x);
+	                                       blockIdx.x);
 	bar.sync(ncclCoopCta(), cuda::memory_order_relaxed);
 	for (int p = 0; p < dc.lsaSize; p++) {
 		unsigned *dst = (unsigned *)ncclGetLsaPointer(win, 0, p) + dc.lsaRank * words;
@@ -217,8 +236,7 @@ __global__ void lsa_selftest_kernel(ncclDevComm dc, ncclWindow_t win, int words,
 	bar.sync(ncclCoopCta(), cuda::memory_order_relaxed);
 }
 
-extern "C" int hx_dev_lsa_selftest(ncclComm_t comm, int rank, int nranks, char *err,
-				   size_t errlen)
+extern "C" int hx_dev_lsa_selftest(ncclComm_t comm, int rank, int nranks, char *err, size_t errlen)
 {
 	const int words = 4096;
 	size_t bytes = (size_t)words * 4 * nranks;
@@ -234,15 +252,17 @@ extern "C" int hx_dev_lsa_selftest(ncclComm_t comm, int rank, int nranks, char *
 	req.devcomm = 1;
 	req.lsa_barrier_count = 1;
 	if (ncclMemAlloc(&buf, bytes) != ncclSuccess ||
-	    ncclCommWindowRegister(comm, buf, bytes, &win, NCCL_WIN_COLL_SYMMETRIC) != ncclSuccess) {
+	    ncclCommWindowRegister(comm, buf, bytes, &win, NCCL_WIN_COLL_SYMMETRIC) !=
+	        ncclSuccess) {
 		snprintf(err, errlen, "window registration failed: %s", ncclGetLastError(comm));
 		goto out;
 	}
 	if (hx_dev_devcomm_create(comm, &req, &dc, err, errlen))
 		goto out;
 	if (dc->lsaSize != nranks) {
-		snprintf(err, errlen, "LSA team has %d of %d ranks: not every rank is peer-reachable",
-			 dc->lsaSize, nranks);
+		snprintf(err, errlen,
+		         "LSA team has %d of %d ranks: not every rank is peer-reachable",
+		         dc->lsaSize, nranks);
 		goto out;
 	}
 	cudaStreamCreate(&s);
@@ -252,7 +272,7 @@ extern "C" int hx_dev_lsa_selftest(ncclComm_t comm, int rank, int nranks, char *
 	cudaMemcpyAsync(&bad, dbad, sizeof(int), cudaMemcpyDeviceToHost, s);
 	if (cudaStreamSynchronize(s) != cudaSuccess) {
 		snprintf(err, errlen, "LSA self-test kernel failed: %s",
-			 cudaGetErrorString(cudaGetLastError()));
+		         cudaGetErrorString(cudaGetLastError()));
 		goto out;
 	}
 	if (bad) {

@@ -34,6 +34,7 @@ struct hx_opts {
 	double bench_seconds; /* stop adding iterations after this much device time */
 	int verify_runs;      /* verifications per program (1 before timing, rest after) */
 	int rotate;           /* input sets; 0 = enough to defeat L2 */
+	int burst;            /* 1: time each run alone after an idle gap (--timing burst) */
 	uint64_t seed;
 	int probe;               /* doctor mode */
 	int samples;             /* print per-iteration samples */
@@ -58,6 +59,8 @@ int hx_launch_env(const struct hx_opts *o);
 int hx_count_gpus(void);
 /* Monotonic seconds. */
 double hx_now(void);
+/* Sleep the calling thread for us microseconds. */
+void hx_sleep_us(double us);
 
 /* --- watchdog.c: a rank that stops making progress ends itself */
 void hx_watchdog_start(int rank, int out_fd, double timeout_s);
@@ -94,6 +97,16 @@ int hx_dev_devcomm_lsa_size(const struct ncclDevComm *dc);
 /* Compare out with ref (same dtype and count) on stream; result copied to host at sync. */
 int hx_dev_compare(const void *out, const void *ref, size_t n, int dtype, struct hx_compare *res,
                    cudaStream_t s);
+/*
+ * Burst timing (--timing burst): the GPU idles for twice the run's time (at
+ * least HX_BURST_MIN_GAP_US) before each timed run, so that its power
+ * controller never lowers the clock; a one-thread spin of HX_BURST_SPIN_US
+ * covers the host's enqueue of the run. docs/harness.md explains.
+ */
+#define HX_BURST_MIN_GAP_US 100.0
+#define HX_BURST_SPIN_US 200.0
+/* One thread waits us microseconds of GPU time on stream s. */
+cudaError_t hx_dev_spin(double us, cudaStream_t s);
 /* LSA smoke test for doctor: every rank writes a pattern to its peers and checks it. */
 int hx_dev_lsa_selftest(ncclComm_t comm, int rank, int nranks, char *err, size_t errlen);
 

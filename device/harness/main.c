@@ -30,6 +30,8 @@ static const char usage_text[] =
     "  --bench-seconds S   add timed runs up to this much time (default 0.5; max 2000 runs)\n"
     "  --verify-runs N     verifications per program, one before timing (default 3)\n"
     "  --rotate N          input sets to rotate through (default: enough to defeat L2)\n"
+    "  --timing MODE       sustained: runs back to back (default); burst: each run\n"
+    "                      alone after an idle gap, below the power cap\n"
     "  --seed N            input seed (default 1)\n"
     "  --no-samples        leave per-run samples out of the JSON\n";
 
@@ -179,6 +181,10 @@ static int parse_args(int argc, char **argv, struct hx_opts *o)
 			if (parse_ll(v, 1, 8, &n))
 				return bad("--rotate %s: expected an integer in [1, 8]%s", v, "");
 			o->rotate = (int)n;
+		} else if (!strcmp(a, "--timing")) {
+			if (strcmp(v, "sustained") && strcmp(v, "burst"))
+				return bad("--timing %s: expected sustained or burst%s", v, "");
+			o->burst = !strcmp(v, "burst");
 		} else if (!strcmp(a, "--seed")) {
 			if (parse_ll(v, 0, (long long)1 << 62, &n))
 				return bad("--seed %s: expected a non-negative integer%s", v, "");

@@ -376,7 +376,7 @@ static void evaluate_program(struct rank_state *st, int idx)
 	float *samples = NULL;
 	cudaEvent_t *ev = NULL;
 	int iters = 0;
-	double host_us = 0;
+	double host_us = 0, per_run = 0, gap_us = 0;
 
 	current_program = o->program_names[idx];
 	{
@@ -495,28 +495,53 @@ static void evaluate_program(struct rank_state *st, int idx)
 		cudaEventDestroy(b);
 		t = ms / (o->warmup > 0 ? o->warmup : 1);
 		agree(st, &t, 1, ncclMax);
+		/* Burst timing: each run costs the run, the idle gap and the spin. */
+		per_run = o->burst ? 3 * t + HX_BURST_SPIN_US / 1000.0 : t;
+		if (o->burst)
+			gap_us =
+			    2000.0 * t > HX_BURST_MIN_GAP_US ? 2000.0 * t : HX_BURST_MIN_GAP_US;
 		iters = o->iters;
-		if (t > 0 && o->bench_seconds * 1000.0 / t > iters)
-			iters = (int)(o->bench_seconds * 1000.0 / t);
+		if (per_run > 0 && o->bench_seconds * 1000.0 / per_run > iters)
+			iters = (int)(o->bench_seconds * 1000.0 / per_run);
 		if (iters > 2000)
 			iters = 2000;
 	}
 	samples = calloc((size_t)iters, sizeof(*samples));
-	ev = calloc((size_t)iters + 1, sizeof(*ev));
+	ev = calloc((size_t)2 * iters + 1, sizeof(*ev));
 	if (!samples || !ev)
 		die(st, CUCO_ERR_NOMEM, "out of memory");
-	for (int i = 0; i <= iters; i++)
+	for (int i = 0; i <= 2 * iters; i++)
 		CUDA_OR_DIE(st, cudaEventCreate(&ev[i]));
-	CUDA_OR_DIE(st, cudaEventRecord(ev[0], st->stream));
-	for (int i = 0; i < iters; i++) {
-		if (run_once(st, &p, state, i % st->nsets, &ctx))
-			die(st, CUCO_ERR_RUN, "run failed while timing: %s", ctx.errbuf);
-		CUDA_OR_DIE(st, cudaEventRecord(ev[i + 1], st->stream));
+	if (o->burst) {
+		/* Each run alone: idle long enough that the power controller never
+		 * engages, line the ranks up with a one-element all-reduce, give the
+		 * host time to enqueue the run behind a short spin, then time it. */
+		for (int i = 0; i < iters; i++) {
+			CUDA_OR_DIE(st, cudaStreamSynchronize(st->stream));
+			hx_sleep_us(gap_us);
+			NCCL_OR_DIE(st, ncclAllReduce(st->dsamples, st->dsamples, 1, ncclFloat32,
+			                              ncclMax, st->comm, st->stream));
+			CUDA_OR_DIE(st, hx_dev_spin(HX_BURST_SPIN_US, st->stream));
+			CUDA_OR_DIE(st, cudaEventRecord(ev[2 * i], st->stream));
+			if (run_once(st, &p, state, i % st->nsets, &ctx))
+				die(st, CUCO_ERR_RUN, "run failed while timing: %s", ctx.errbuf);
+			CUDA_OR_DIE(st, cudaEventRecord(ev[2 * i + 1], st->stream));
+		}
+	} else {
+		CUDA_OR_DIE(st, cudaEventRecord(ev[0], st->stream));
+		for (int i = 0; i < iters; i++) {
+			if (run_once(st, &p, state, i % st->nsets, &ctx))
+				die(st, CUCO_ERR_RUN, "run failed while timing: %s", ctx.errbuf);
+			CUDA_OR_DIE(st, cudaEventRecord(ev[i + 1], st->stream));
+		}
 	}
-	CUDA_OR_DIE(st, cudaEventSynchronize(ev[iters]));
+	CUDA_OR_DIE(st, cudaStreamSynchronize(st->stream));
 	for (int i = 0; i < iters; i++) {
 		float ms;
-		CUDA_OR_DIE(st, cudaEventElapsedTime(&ms, ev[i], ev[i + 1]));
+		if (o->burst)
+			CUDA_OR_DIE(st, cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
+		else
+			CUDA_OR_DIE(st, cudaEventElapsedTime(&ms, ev[i], ev[i + 1]));
 		samples[i] = ms * 1000.0f;
 	}
 	/* Per iteration, the slowest rank is the program's time. */
@@ -629,7 +654,7 @@ report:
 		ncclMemFree(ctx.scratch);
 	}
 	if (ev)
-		for (int i = 0; i <= iters; i++)
+		for (int i = 0; i <= 2 * iters; i++)
 			cudaEventDestroy(ev[i]);
 	free(ev);
 	free(samples);
@@ -711,6 +736,7 @@ int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUni
 		ncclGetVersion(&v);
 		cuco_strbuf_addf(&out, ",\"nccl_version\":%d,\"sm_count\":%d,\"sets\":%d", v,
 		                 st.prop.multiProcessorCount, st.nsets);
+		cuco_strbuf_addf(&out, ",\"timing\":\"%s\"", o->burst ? "burst" : "sustained");
 	}
 	cuco_strbuf_addf(&out, ",\"seed\":%llu,\"tolerance\":%g,\"programs\":[",
 	                 (unsigned long long)o->seed, o->tolerance);

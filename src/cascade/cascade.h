@@ -66,6 +66,7 @@ struct cuco_run_opts {
 	int verify_runs;
 	uint64_t seed;
 	int samples;         /* keep per-iteration samples */
+	int burst;           /* 1: time each run alone after an idle gap (harness --timing burst) */
 	const char *wrapper; /* NULL: none; else a command put in front of the harness in fork
 	                        mode, e.g. CUCO_RECHECK_MEMCHECK; its "=========" lines and a
 	                        nonzero exit code are appended to the run log */
@@ -94,6 +95,7 @@ struct cuco_run_result {
 	char *raw_json;         /* malloc'd; the harness's JSON line */
 	struct cuco_strbuf log; /* the harness's stderr */
 	char gpu[64];
+	char timing[16]; /* "sustained" or "burst" (the harness's --timing); "" if unsaid */
 	int nresults;
 	struct cuco_program_result results[CUCO_CASCADE_MAX_PROGRAMS];
 };

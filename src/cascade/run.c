@@ -146,6 +146,8 @@ int cuco_run_result_parse(const char *text, struct cuco_run_result *res, struct 
 	gpu = str(root, "gpu");
 	if (gpu)
 		snprintf(res->gpu, sizeof(res->gpu), "%s", gpu);
+	gpu = str(root, "timing");
+	snprintf(res->timing, sizeof(res->timing), "%s", gpu ? gpu : "");
 	free(res->raw_json);
 	res->raw_json = strdup(text);
 	if (res->code != CUCO_OK) {
@@ -282,6 +284,10 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 	OWN("%llu", (unsigned long long)o->seed);
 	if (!o->samples)
 		push(argv, &argc, "--no-samples");
+	if (o->burst) {
+		push(argv, &argc, "--timing");
+		push(argv, &argc, "burst");
+	}
 	for (int i = 0; i < n; i++) {
 		push(argv, &argc, "--program");
 		OWN("%s=%s%s", progs[i].name, progs[i].so_path, progs[i].verify ? "" : ",noverify");

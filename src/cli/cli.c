@@ -132,7 +132,9 @@ const char cli_run_flags_help[] =
     "  --iters N           timed runs, at least (default 20)\n"
     "  --bench-seconds S   keep timing up to S seconds per program (default 0.5)\n"
     "  --verify-runs N     output checks per program (default 3)\n"
-    "  --seed N            input seed (default 1)\n";
+    "  --seed N            input seed (default 1)\n"
+    "  --timing MODE       sustained: runs back to back, the GPU at its power cap\n"
+    "                      (default); burst: each run alone after an idle gap\n";
 
 int cli_run_flag(const char *cmd, int argc, char **argv, int *i, struct cuco_run_opts *o)
 {
@@ -142,7 +144,8 @@ int cli_run_flag(const char *cmd, int argc, char **argv, int *i, struct cuco_run
 
 	if (strcmp(f, "--ranks") && strcmp(f, "--launcher") && strcmp(f, "--wrapper") &&
 	    strcmp(f, "--timeout") && strcmp(f, "--iters") && strcmp(f, "--warmup") &&
-	    strcmp(f, "--bench-seconds") && strcmp(f, "--verify-runs") && strcmp(f, "--seed"))
+	    strcmp(f, "--bench-seconds") && strcmp(f, "--verify-runs") && strcmp(f, "--seed") &&
+	    strcmp(f, "--timing"))
 		return 0;
 	v = cli_value(cmd, argc, argv, i);
 	if (!v)
@@ -175,6 +178,12 @@ int cli_run_flag(const char *cmd, int argc, char **argv, int *i, struct cuco_run
 		if (cli_int(cmd, f, v, 1, 1000, &n))
 			return -1;
 		o->verify_runs = (int)n;
+	} else if (!strcmp(f, "--timing")) {
+		if (strcmp(v, "sustained") && strcmp(v, "burst")) {
+			cli_usage_error(cmd, "--timing %s: expected sustained or burst", v);
+			return -1;
+		}
+		o->burst = !strcmp(v, "burst");
 	} else {
 		if (cli_int(cmd, f, v, 0, (long long)1 << 62, &n))
 			return -1;
@@ -325,7 +334,8 @@ void cli_print_shape_table(FILE *f, const struct cuco_manifest *m, const struct 
 	for (int i = 0; i < s->shape->nparams; i++)
 		fprintf(f, "%s%s=%lld", i ? " " : "", s->shape->param_names[i],
 		        s->shape->params[i]);
-	fprintf(f, "), %d ranks%s%s\n", ranks, s->run.gpu[0] ? ", " : "", s->run.gpu);
+	fprintf(f, "), %d ranks%s%s%s%s%s\n", ranks, s->run.gpu[0] ? ", " : "", s->run.gpu,
+	        s->run.timing[0] ? ", " : "", s->run.timing, s->run.timing[0] ? " timing" : "");
 	if (s->code && s->run.nresults == 0) {
 		fprintf(f, "#   not run: %s\n", s->error);
 		return;
