@@ -72,6 +72,11 @@ struct cuco_run_opts {
 	                        nonzero exit code are appended to the run log */
 };
 void cuco_run_opts_default(struct cuco_run_opts *o);
+/* "burst" or "sustained": how o times runs, the word runs store in their config. */
+const char *cuco_run_timing(const struct cuco_run_opts *o);
+/* The timing a run's config JSON records; "sustained" when it records none
+ * (runs stored before there was a choice were all timed back to back). */
+const char *cuco_run_config_timing(const char *config_json);
 
 /* One program's outcome in one harness run. */
 struct cuco_program_result {

@@ -187,6 +187,21 @@ out:
 	return rc;
 }
 
+const char *cuco_run_timing(const struct cuco_run_opts *o)
+{
+	return o->burst ? "burst" : "sustained";
+}
+
+const char *cuco_run_config_timing(const char *config_json)
+{
+	json_t *root = config_json ? json_loads(config_json, 0, NULL) : NULL;
+	const char *t = root ? json_string_value(json_object_get(root, "timing")) : NULL;
+	const char *out = t && !strcmp(t, "burst") ? "burst" : "sustained";
+
+	json_decref(root);
+	return out;
+}
+
 /* The line of out that carries the harness result: a failure beats a success. */
 static const char *pick_line(char *out)
 {

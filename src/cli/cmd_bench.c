@@ -43,7 +43,7 @@ int cmd_bench(int argc, char **argv)
 	struct cuco_store *store = NULL;
 	const char *workload = NULL;
 	int nshape_names = 0, nfiles = 0, no_seed = 0, compile_only = 0, np = 0, rc, nsites = 0;
-	char seed_path[PATH_MAX];
+	char seed_path[PATH_MAX], config[64];
 
 	memset(&req, 0, sizeof(req));
 	cuco_run_opts_default(&req.run);
@@ -169,7 +169,8 @@ int cmd_bench(int argc, char **argv)
 		cli_fail(&err);
 		goto out_progs;
 	}
-	rc = cli_run_begin(store, "bench", m.name, req.nshapes == 1 ? shapes[0]->name : NULL, NULL,
+	snprintf(config, sizeof(config), "{\"timing\":\"%s\"}", cuco_run_timing(&req.run));
+	rc = cli_run_begin(store, "bench", m.name, req.nshapes == 1 ? shapes[0]->name : NULL, config,
 	                   NULL, &req.run_id, &err);
 	if (rc) {
 		cli_fail(&err);

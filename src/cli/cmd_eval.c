@@ -33,7 +33,7 @@ int cmd_eval(int argc, char **argv)
 	const char *target = NULL, *workload = NULL, *store_path = NULL, *shape_names[32];
 	const struct cuco_shape *shapes[32];
 	int nshape = 0, rc, have_m = 0, failed = 0;
-	char *end;
+	char *end, config[64];
 	long long id = 0;
 
 	memset(&req, 0, sizeof(req));
@@ -126,7 +126,8 @@ int cmd_eval(int argc, char **argv)
 		cuco_eval_program_init(&progs[1], "program", id > 0 ? "candidate" : "file",
 		                       id > 0 ? virt : target, src.buf, 1);
 	}
-	if ((rc = cli_run_begin(store, "eval", m.name, shapes[0]->name, NULL, NULL, &req.run_id,
+	snprintf(config, sizeof(config), "{\"timing\":\"%s\"}", cuco_run_timing(&req.run));
+	if ((rc = cli_run_begin(store, "eval", m.name, shapes[0]->name, config, NULL, &req.run_id,
 	                        &err))) {
 		cli_fail(&err);
 		goto out_progs;

@@ -49,6 +49,7 @@ struct report {
 	struct ev *evs;
 	int nevs, aevs;
 	int64_t bench_run;
+	const char *timing; /* "sustained" or "burst": the run's, and its bench run's */
 	struct ref refs[16];
 	int nrefs;
 	double compute_us, comm_us, base_us;
@@ -204,6 +205,7 @@ static int load(struct report *r, int64_t run_id, struct cuco_err *err)
 
 	if ((rc = cuco_store_run_get(r->store, run_id, &r->run, err)))
 		return rc;
+	r->timing = cuco_run_config_timing(r->run.config);
 	if (strcmp(r->run.kind, "evolve"))
 		return cuco_err_set(err, CUCO_ERR_INVALID,
 		                    "run %lld is a %s run; the report is of evolve runs",
@@ -236,8 +238,10 @@ static int load(struct report *r, int64_t run_id, struct cuco_err *err)
 		struct cuco_run_rec b;
 		struct bench_rows br = {r, r->run.shape, 0};
 		cuco_run_rec_init(&b);
+		/* Only a bench run timed the same way (sustained or burst) is comparable. */
 		if (cuco_store_run_get(r->store, id, &b, err) == CUCO_OK &&
-		    !strcmp(b.kind, "bench") && b.workload && !strcmp(b.workload, bf.workload)) {
+		    !strcmp(b.kind, "bench") && b.workload && !strcmp(b.workload, bf.workload) &&
+		    !strcmp(cuco_run_config_timing(b.config), r->timing)) {
 			rc = cuco_store_eval_each_run(r->store, id, bench_row, &br, err);
 			if (!rc && br.n)
 				r->bench_run = id;
@@ -758,6 +762,7 @@ static void section_head(struct report *r, struct cuco_strbuf *h, struct cuco_st
 		    {"finished", r->run.finished_at},
 		    {"GPU", r->run.gpu ? r->run.gpu : (r->gpu[0] ? r->gpu : NULL)},
 		    {"cuco", r->run.cuco_version},
+		    {"timing", r->timing},
 		    {"config", r->run.config}};
 		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 			cuco_strbuf_addf(h, "<tr><td>%s</td><td>", rows[i][0]);
@@ -857,14 +862,15 @@ static void section_summary(struct report *r, const struct prog *best, struct cu
 	if (!r->bench_run) {
 		cuco_strbuf_adds(
 		    h, "</table>\n<p class=\"missing\">No bench run of this workload at "
-		       "this shape in the store: peers (cuBLAS), compute-alone, comm-alone "
+		       "this shape with the same timing in the store: peers (cuBLAS), compute-alone, comm-alone "
 		       "and the ideal bound are missing. Run <code>cuco bench</code>.</p>\n");
 		cuco_strbuf_adds(
-		    md, "\n*No bench run of this workload at this shape in the store: "
-		        "peers (cuBLAS), compute-alone, comm-alone and the ideal bound are "
+		    md, "\n*No bench run of this workload at this shape with the same timing in "
+		        "the store: peers (cuBLAS), compute-alone, comm-alone and the ideal bound are "
 		        "missing. Run `cuco bench`.*\n\n");
 	} else {
-		snprintf(note, sizeof(note), "bench run %lld", (long long)r->bench_run);
+		snprintf(note, sizeof(note), "bench run %lld (%s timing)", (long long)r->bench_run,
+		         r->timing);
 		for (int i = 0; i < r->nrefs; i++) {
 			add_bar_row(h, md, r->refs[i].label, r->refs[i].us, base, note);
 			if (n < 20 && strncmp(r->refs[i].label, "host", 4))

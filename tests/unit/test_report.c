@@ -130,6 +130,17 @@ static int64_t fixture(struct cuco_store *s, struct cuco_design_space *ds, int64
 	bench_row(s, bench, "cublas_nccl", "peer", "ok", 910.0);
 	bench_row(s, bench, "gemm_only", "compute", "ok", 520.0);
 	bench_row(s, bench, "allgather_only", "comm", "ok", 430.0);
+	/* A later bench run timed in bursts: not comparable with a sustained search. */
+	cuco_run_rec_init(&rr);
+	rr.kind = "bench";
+	rr.workload = "mini";
+	rr.shape = "small";
+	rr.config = "{\"timing\":\"burst\"}";
+	assert_int_equal(cuco_store_run_begin(s, &rr, &bench, &err), CUCO_OK);
+	bench_row(s, bench, "baseline", "baseline", "ok", 800.0);
+	bench_row(s, bench, "cublas_nccl", "peer", "ok", 707.0);
+	bench_row(s, bench, "gemm_only", "compute", "ok", 404.0);
+	bench_row(s, bench, "allgather_only", "comm", "ok", 303.0);
 
 	/* A stored re-check: a clean fresh-seed check, a memcheck finding. */
 	cuco_run_rec_init(&rr);
@@ -235,6 +246,11 @@ static void test_report_fixture(void **state)
 	assert_non_null(strstr(h.buf, "910.0 us"));
 	assert_non_null(strstr(m.buf, "| ideal bound: max(compute alone, comm alone) | 520.0 us"));
 	assert_null(strstr(h.buf, "No bench run"));
+	/* ... from the sustained bench run, not the later burst one. */
+	assert_non_null(strstr(m.buf, "- timing: sustained"));
+	assert_non_null(strstr(m.buf, "(sustained timing)"));
+	assert_null(strstr(h.buf, "707.0 us"));
+	assert_null(strstr(h.buf, "404.0 us"));
 	/* One polyline per island, three islands. */
 	assert_int_equal(count(h.buf, "<polyline class=\"island\""), 3);
 	assert_non_null(strstr(h.buf, "data-island=\"2\""));
