@@ -862,12 +862,14 @@ static void section_summary(struct report *r, const struct prog *best, struct cu
 	if (!r->bench_run) {
 		cuco_strbuf_adds(
 		    h, "</table>\n<p class=\"missing\">No bench run of this workload at "
-		       "this shape with the same timing in the store: peers (cuBLAS), compute-alone, comm-alone "
+		       "this shape with the same timing in the store: peers (cuBLAS), "
+		       "compute-alone, comm-alone "
 		       "and the ideal bound are missing. Run <code>cuco bench</code>.</p>\n");
 		cuco_strbuf_adds(
-		    md, "\n*No bench run of this workload at this shape with the same timing in "
-		        "the store: peers (cuBLAS), compute-alone, comm-alone and the ideal bound are "
-		        "missing. Run `cuco bench`.*\n\n");
+		    md,
+		    "\n*No bench run of this workload at this shape with the same timing in "
+		    "the store: peers (cuBLAS), compute-alone, comm-alone and the ideal bound are "
+		    "missing. Run `cuco bench`.*\n\n");
 	} else {
 		snprintf(note, sizeof(note), "bench run %lld (%s timing)", (long long)r->bench_run,
 		         r->timing);
