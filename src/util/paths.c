@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,11 +161,13 @@ int cuco_file_exists(const char *path)
 
 int cuco_write_file(const char *path, const char *data, size_t len)
 {
+	static atomic_uint seq; /* threads of one process never share a temporary name */
 	char tmp[PATH_MAX];
 	int fd, saved;
 	size_t off = 0;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp)) {
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d.%u", path, (int)getpid(),
+	             atomic_fetch_add(&seq, 1)) >= (int)sizeof(tmp)) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}

@@ -23,7 +23,11 @@ const char *cuco_state_dir(void);
 int cuco_mkdir_p(const char *path);
 /* 1 if path exists and is a regular file. */
 int cuco_file_exists(const char *path);
-/* Write data to path atomically (temp file + rename); 0 or -1 with errno. */
+/*
+ * Write data to path atomically (a temporary name unique to this process and
+ * call, then rename): a reader sees the old file or the whole new one, also
+ * when threads write the same path at once. 0 or -1 with errno.
+ */
 int cuco_write_file(const char *path, const char *data, size_t len);
 
 #endif

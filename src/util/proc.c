@@ -1,15 +1,97 @@
 /* proc.c - child processes with time limits. */
+#define _GNU_SOURCE /* pipe2, sched_setaffinity, SCHED_IDLE */
 #include "proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Held while a child is forked with pipes whose write ends the parent has not closed yet. */
+static pthread_mutex_t fork_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void cuco_proc_fork_lock(void)
+{
+	pthread_mutex_lock(&fork_mu);
+}
+
+void cuco_proc_fork_unlock(void)
+{
+	pthread_mutex_unlock(&fork_mu);
+}
+
+void cuco_cpus_add(struct cuco_cpus *s, int cpu)
+{
+	if (cpu >= 0 && cpu < CUCO_CPUS_MAX)
+		s->words[cpu / 64] |= (uint64_t)1 << (cpu % 64);
+}
+
+int cuco_cpus_has(const struct cuco_cpus *s, int cpu)
+{
+	return cpu >= 0 && cpu < CUCO_CPUS_MAX && (s->words[cpu / 64] >> (cpu % 64)) & 1;
+}
+
+int cuco_cpus_count(const struct cuco_cpus *s)
+{
+	int n = 0;
+
+	for (int i = 0; i < CUCO_CPUS_MAX / 64; i++)
+		n += __builtin_popcountll(s->words[i]);
+	return n;
+}
+
+int cuco_cpus_allowed(struct cuco_cpus *s)
+{
+	cpu_set_t set;
+	long online;
+
+	memset(s, 0, sizeof(*s));
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+		for (int c = 0; c < CUCO_CPUS_MAX && c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &set))
+				cuco_cpus_add(s, c);
+		if (cuco_cpus_count(s))
+			return cuco_cpus_count(s);
+	}
+	online = sysconf(_SC_NPROCESSORS_ONLN);
+	for (long c = 0; c < (online > 0 ? online : 1) && c < CUCO_CPUS_MAX; c++)
+		cuco_cpus_add(s, (int)c);
+	return cuco_cpus_count(s);
+}
+
+/* In the child, before exec: where and how eagerly it runs. Best effort. */
+static void apply_sched(const struct cuco_proc_sched *s)
+{
+	if (s->pin && cuco_cpus_count(&s->cpus)) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		for (int c = 0; c < CUCO_CPUS_MAX && c < CPU_SETSIZE; c++)
+			if (cuco_cpus_has(&s->cpus, c))
+				CPU_SET(c, &set);
+		(void)sched_setaffinity(0, sizeof(set), &set);
+	}
+	if (s->nice > 0) {
+		int now;
+		errno = 0;
+		now = getpriority(PRIO_PROCESS, 0);
+		if (errno == 0)
+			(void)setpriority(PRIO_PROCESS, 0, now + s->nice > 19 ? 19 : now + s->nice);
+	}
+	if (s->idle) {
+		struct sched_param sp;
+		memset(&sp, 0, sizeof(sp));
+		(void)sched_setscheduler(0, SCHED_IDLE, &sp);
+	}
+}
 
 double cuco_now(void)
 {
@@ -19,18 +101,42 @@ double cuco_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-pid_t cuco_proc_start(char *const argv[], char *const env[], int *out_fd, int *err_fd)
+pid_t cuco_proc_start_sched(char *const argv[], char *const env[], const struct cuco_proc_sched *s,
+                            int *out_fd, int *err_fd)
 {
-	int po[2] = {-1, -1}, pe[2] = {-1, -1};
+	int po[2] = {-1, -1}, pe[2] = {-1, -1}, saved;
 	pid_t pid;
 
-	if ((out_fd && pipe(po)) || (err_fd && pipe(pe)))
+	cuco_proc_fork_lock();
+	if ((out_fd && pipe2(po, O_CLOEXEC)) || (err_fd && pipe2(pe, O_CLOEXEC))) {
+		saved = errno;
+		for (int i = 0; i < 2; i++) {
+			if (po[i] >= 0)
+				close(po[i]);
+			if (pe[i] >= 0)
+				close(pe[i]);
+		}
+		cuco_proc_fork_unlock();
+		errno = saved;
 		return -1;
+	}
 	pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		saved = errno;
+		for (int i = 0; i < 2; i++) {
+			if (po[i] >= 0)
+				close(po[i]);
+			if (pe[i] >= 0)
+				close(pe[i]);
+		}
+		cuco_proc_fork_unlock();
+		errno = saved;
 		return -1;
+	}
 	if (pid == 0) {
 		setpgid(0, 0);
+		if (s)
+			apply_sched(s);
 		if (out_fd) {
 			dup2(po[1], 1);
 			close(po[0]);
@@ -62,7 +168,13 @@ pid_t cuco_proc_start(char *const argv[], char *const env[], int *out_fd, int *e
 		close(pe[1]);
 		*err_fd = pe[0];
 	}
+	cuco_proc_fork_unlock();
 	return pid;
+}
+
+pid_t cuco_proc_start(char *const argv[], char *const env[], int *out_fd, int *err_fd)
+{
+	return cuco_proc_start_sched(argv, env, NULL, out_fd, err_fd);
 }
 
 static void drain(int *fd, struct cuco_strbuf *sb)
@@ -82,8 +194,15 @@ static void drain(int *fd, struct cuco_strbuf *sb)
 int cuco_proc_wait(pid_t pid, int out_fd, int err_fd, struct cuco_strbuf *out,
                    struct cuco_strbuf *err, double timeout_s, struct cuco_proc_status *st)
 {
+	return cuco_proc_wait_cancel(pid, out_fd, err_fd, out, err, timeout_s, NULL, st);
+}
+
+int cuco_proc_wait_cancel(pid_t pid, int out_fd, int err_fd, struct cuco_strbuf *out,
+                          struct cuco_strbuf *err, double timeout_s, const atomic_int *cancel,
+                          struct cuco_proc_status *st)
+{
 	double start = cuco_now();
-	int status = 0, done = 0, killed = 0;
+	int status = 0, done = 0, killed = 0, cancelled = 0;
 
 	memset(st, 0, sizeof(*st));
 	while (!done || out_fd >= 0 || err_fd >= 0) {
@@ -108,6 +227,11 @@ int cuco_proc_wait(pid_t pid, int out_fd, int err_fd, struct cuco_strbuf *out,
 		}
 		if (!done && waitpid(pid, &status, WNOHANG) == pid)
 			done = 1;
+		if (!killed && !done && cancel && atomic_load(cancel)) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			killed = cancelled = 1;
+		}
 		if (!killed && timeout_s > 0 && cuco_now() - start > timeout_s) {
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
@@ -123,7 +247,8 @@ int cuco_proc_wait(pid_t pid, int out_fd, int err_fd, struct cuco_strbuf *out,
 		}
 	}
 	st->seconds = cuco_now() - start;
-	st->timed_out = killed;
+	st->timed_out = killed && !cancelled;
+	st->cancelled = cancelled;
 	if (WIFEXITED(status)) {
 		st->exited = 1;
 		st->code = WEXITSTATUS(status);

@@ -2,6 +2,8 @@
 #ifndef CUCO_PROC_H
 #define CUCO_PROC_H
 
+#include <stdatomic.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "util/strbuf.h"
@@ -11,7 +13,41 @@ struct cuco_proc_status {
 	int exited;    /* 1: exit(code); 0: killed by signal */
 	int code;      /* exit code, or the signal number */
 	int timed_out; /* 1 if we killed it at the time limit */
+	int cancelled; /* 1 if we killed it because the caller's cancel flag was set */
 	double seconds;
+};
+
+#define CUCO_CPUS_MAX 1024 /* CPU numbers a struct cuco_cpus holds (glibc's CPU_SETSIZE) */
+
+/* A set of CPUs: bit i % 64 of words[i / 64] is CPU i. Plain data; zero it to empty it. */
+struct cuco_cpus {
+	uint64_t words[CUCO_CPUS_MAX / 64];
+};
+
+/* Add cpu (0 <= cpu < CUCO_CPUS_MAX; others are ignored). */
+void cuco_cpus_add(struct cuco_cpus *s, int cpu);
+/* 1 if cpu is in s. */
+int cuco_cpus_has(const struct cuco_cpus *s, int cpu);
+/* How many CPUs s holds. */
+int cuco_cpus_count(const struct cuco_cpus *s);
+/*
+ * The CPUs the calling thread may run on (sched_getaffinity: a taskset or
+ * cgroup cpuset narrows it), or every online CPU when that fails. Returns
+ * how many.
+ */
+int cuco_cpus_allowed(struct cuco_cpus *s);
+
+/*
+ * How a child runs beside processes that time something (the harness's
+ * ranks): where and how eagerly. Plain data. Applied in the child before
+ * exec, so its own children (nvcc's cicc, ptxas, the host compiler) inherit
+ * it. Best effort: a setting the kernel refuses is skipped.
+ */
+struct cuco_proc_sched {
+	int pin;               /* 1: run only on cpus (ignored when cpus is empty) */
+	struct cuco_cpus cpus; /* where, with pin */
+	int nice;              /* niceness added: 0 none, 19 the lowest priority */
+	int idle;              /* 1: SCHED_IDLE, run only when a CPU has nothing else to do */
 };
 
 /*
@@ -19,9 +55,14 @@ struct cuco_proc_status {
  * "NAME=VALUE" strings from env (NULL-terminated, may be NULL) added to the
  * environment. Returns the pid, or -1 with errno set. out_fd/err_fd receive
  * the read ends of its stdout/stderr pipes (either pointer may be NULL to
- * inherit ours).
+ * inherit ours). The pipes are close-on-exec, so a child another thread
+ * starts at the same time never holds them open.
  */
 pid_t cuco_proc_start(char *const argv[], char *const env[], int *out_fd, int *err_fd);
+
+/* cuco_proc_start, scheduled as s says (NULL: as this process is). */
+pid_t cuco_proc_start_sched(char *const argv[], char *const env[], const struct cuco_proc_sched *s,
+                            int *out_fd, int *err_fd);
 
 /*
  * Wait for pid, draining out_fd and err_fd (either may be -1) into out/err
@@ -31,9 +72,27 @@ pid_t cuco_proc_start(char *const argv[], char *const env[], int *out_fd, int *e
 int cuco_proc_wait(pid_t pid, int out_fd, int err_fd, struct cuco_strbuf *out,
                    struct cuco_strbuf *err, double timeout_s, struct cuco_proc_status *st);
 
+/*
+ * cuco_proc_wait that also kills the process group (st->cancelled) within
+ * about 0.1 s of *cancel becoming nonzero (another thread sets it); cancel may
+ * be NULL.
+ */
+int cuco_proc_wait_cancel(pid_t pid, int out_fd, int err_fd, struct cuco_strbuf *out,
+                          struct cuco_strbuf *err, double timeout_s, const atomic_int *cancel,
+                          struct cuco_proc_status *st);
+
 /* cuco_proc_start + cuco_proc_wait; 0 when it ran (check st), -1 if it could not start. */
 int cuco_proc_run(char *const argv[], char *const env[], struct cuco_strbuf *out,
                   struct cuco_strbuf *err, double timeout_s, struct cuco_proc_status *st);
+
+/*
+ * Take around a fork() that does not exec (GPU slots) while other threads may
+ * start children: cuco_proc_start holds the same lock from making its pipes
+ * until the parent has closed their write ends, so such a child never keeps
+ * another thread's pipe open. Release it in the parent and in the child.
+ */
+void cuco_proc_fork_lock(void);
+void cuco_proc_fork_unlock(void);
 
 /* Monotonic seconds. */
 double cuco_now(void);
