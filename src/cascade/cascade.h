@@ -6,23 +6,38 @@
 #ifndef CUCO_CASCADE_H
 #define CUCO_CASCADE_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <cuco/program.h>
 
 #include "util/error.h"
+#include "util/proc.h"
 #include "util/strbuf.h"
 #include "workload/manifest.h"
 
 #define CUCO_CASCADE_MAX_PROGRAMS 16
 
-/* How to build programs. Caller-owned; strings must outlive the calls. */
+struct cuco_compile_inflight;
+
+/*
+ * How to build programs. Caller-owned; strings and pointers must outlive the
+ * calls. The cache is safe to share: a .so appears under its final name only
+ * once complete (nvcc writes a temporary name unique to the process and call,
+ * then rename(2)), so a reader never loads a half-written one.
+ */
 struct cuco_compile_opts {
 	const char *home;      /* cuco home (include/, device/include/) */
 	const char *cache_dir; /* compiled .so files by content hash */
 	const char *arch;      /* nvcc target, e.g. "90a" ($CUCO_ARCH or 90a) */
 	int jobs;              /* nvcc processes at once */
 	double timeout_s;      /* per nvcc process */
+	/* NULL: calls do not coordinate; else shared with the threads compiling (below) */
+	struct cuco_compile_inflight *inflight;
+	/* NULL: nvcc runs as cuco does; else e.g. pinned and niced (background compiles) */
+	const struct cuco_proc_sched *sched;
+	/* NULL: none; once nonzero, start no nvcc and kill those running (CUCO_ERR_SYSTEM) */
+	const atomic_int *cancel;
 };
 
 /* One program to compile: its source text and where it came from. */
@@ -48,12 +63,53 @@ void cuco_compile_job_release(struct cuco_compile_job *job);
 /*
  * Compile every job (in parallel, opts->jobs at a time, cached by hash). Each
  * job gets its own code and log; returns CUCO_OK unless the cascade itself
- * could not work (then err says why).
+ * could not work (then err says why). Thread-safe: concurrent calls share the
+ * cache (and, through opts->inflight, each other's compiles).
  */
 int cuco_compile_many(const struct cuco_compile_opts *opts, struct cuco_compile_job *jobs, int n,
                       struct cuco_err *err);
 /* The nvcc version line, or "" when nvcc cannot run. Static string. */
 const char *cuco_nvcc_version(void);
+
+/*
+ * Compiles in flight in this process, shared by threads that compile with
+ * the same options (a background prefetch and the evaluation that needs its
+ * results). A job whose hash another call is compiling waits for that call
+ * rather than racing it, then takes its outcome: the .so from the cache, or
+ * its failure (code and nvcc log, kept for the next call that compiles that
+ * hash; the CUCO_COMPILE_KEEP_FAILURES latest). Failures of cancelled
+ * compiles are not kept. Create with _new, free with _free once no call uses
+ * it; internally locked.
+ */
+#define CUCO_COMPILE_KEEP_FAILURES 64
+int cuco_compile_inflight_new(struct cuco_compile_inflight **out, struct cuco_err *err);
+void cuco_compile_inflight_free(struct cuco_compile_inflight *t);
+/*
+ * Keep job's failure (job->code != CUCO_OK, its log) as if a call of t had
+ * found it, for the next call that compiles that hash. CUCO_OK or
+ * CUCO_ERR_NOMEM; a job that did not fail is ignored.
+ */
+int cuco_compile_inflight_note(struct cuco_compile_inflight *t, const struct cuco_compile_job *job);
+
+/*
+ * Where background compiles run so that they do not steal CPU from the
+ * harness's ranks while those time: allowed minus its first `keep` CPUs (the
+ * lowest numbers) and, when siblings is not NULL, their SMT siblings
+ * (siblings(cpu, out) adds cpu's hardware threads to out). Applies only when
+ * allowed holds at least 2 * keep CPUs and something is left; otherwise *out
+ * is empty and 0 is returned (do not pin: a 2-core machine shares). Returns
+ * the number of CPUs in *out.
+ */
+int cuco_compile_background_cpus(const struct cuco_cpus *allowed, int keep,
+                                 void (*siblings)(int cpu, struct cuco_cpus *out),
+                                 struct cuco_cpus *out);
+/*
+ * The schedule of background compiles beside `ranks` timed ranks: pinned by
+ * cuco_compile_background_cpus() over this thread's CPUs with keep = ranks +
+ * 1 (the ranks and the harness's parent) and the SMT siblings from sysfs,
+ * niceness 19, SCHED_IDLE.
+ */
+void cuco_compile_background_sched(int ranks, struct cuco_proc_sched *s);
 
 /* How to run the harness. */
 struct cuco_run_opts {

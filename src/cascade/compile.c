@@ -7,11 +7,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cascade/cascade.h"
@@ -55,25 +58,29 @@ void cuco_compile_job_release(struct cuco_compile_job *job)
 	cuco_strbuf_release(&job->log);
 }
 
-const char *cuco_nvcc_version(void)
+static char nvcc_version[256];
+static pthread_once_t nvcc_version_once = PTHREAD_ONCE_INIT;
+
+static void read_nvcc_version(void)
 {
-	static char version[256];
-	static int done;
 	struct cuco_strbuf out = CUCO_STRBUF_INIT;
 	struct cuco_proc_status st;
 	char *argv[] = {(char *)cuco_nvcc_path(), "--version", NULL};
 
-	if (done)
-		return version;
-	done = 1;
 	if (cuco_proc_run(argv, NULL, &out, NULL, 60, &st) == 0 && st.exited && st.code == 0) {
 		char *last;
 		cuco_strbuf_rtrim(&out);
 		last = strrchr(out.buf, '\n');
-		snprintf(version, sizeof(version), "%s", last ? last + 1 : out.buf);
+		snprintf(nvcc_version, sizeof(nvcc_version), "%s", last ? last + 1 : out.buf);
 	}
 	cuco_strbuf_release(&out);
-	return version;
+}
+
+const char *cuco_nvcc_version(void)
+{
+	/* Once per process, also when a prefetch thread and the loop ask at the same time. */
+	pthread_once(&nvcc_version_once, read_nvcc_version);
+	return nvcc_version;
 }
 
 /* Hash every header file of dir (sorted names) into c. */
@@ -209,111 +216,466 @@ static int write_source(const char *dst, const struct cuco_compile_job *job)
 	return rc;
 }
 
+/* ---- compiles in flight, shared by the threads of this process ---- */
+
+/* A hash one call is compiling, or a failure kept for the next call that compiles it. */
+struct flight {
+	char hash[65];
+	int running;    /* 1: a call's nvcc is at it; 0: a kept failure */
+	int code;       /* the failure's code */
+	double seconds; /* its nvcc time */
+	char *log;      /* its log (malloc'd) */
+	uint64_t seq;   /* order kept: the oldest failure goes first */
+};
+
+struct cuco_compile_inflight {
+	pthread_mutex_t mu;
+	pthread_cond_t changed; /* a compile finished */
+	struct flight *f;
+	int n, cap;
+	uint64_t seq;
+};
+
+int cuco_compile_inflight_new(struct cuco_compile_inflight **out, struct cuco_err *err)
+{
+	struct cuco_compile_inflight *t = calloc(1, sizeof(*t));
+
+	*out = NULL;
+	if (!t)
+		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+	if (pthread_mutex_init(&t->mu, NULL)) {
+		free(t);
+		return cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot create a mutex");
+	}
+	if (pthread_cond_init(&t->changed, NULL)) {
+		pthread_mutex_destroy(&t->mu);
+		free(t);
+		return cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot create a condition variable");
+	}
+	*out = t;
+	return CUCO_OK;
+}
+
+void cuco_compile_inflight_free(struct cuco_compile_inflight *t)
+{
+	if (!t)
+		return;
+	for (int i = 0; i < t->n; i++)
+		free(t->f[i].log);
+	free(t->f);
+	pthread_cond_destroy(&t->changed);
+	pthread_mutex_destroy(&t->mu);
+	free(t);
+}
+
+/* Under t->mu. */
+static struct flight *flight_find(struct cuco_compile_inflight *t, const char *hash)
+{
+	for (int i = 0; i < t->n; i++)
+		if (!strcmp(t->f[i].hash, hash))
+			return &t->f[i];
+	return NULL;
+}
+
+/* Under t->mu. */
+static void flight_drop(struct cuco_compile_inflight *t, struct flight *fl)
+{
+	free(fl->log);
+	*fl = t->f[--t->n];
+}
+
+/* Under t->mu: a new entry for hash, or NULL out of memory. */
+static struct flight *flight_add(struct cuco_compile_inflight *t, const char *hash)
+{
+	struct flight *fl;
+
+	if (t->n == t->cap) {
+		int nc = t->cap ? 2 * t->cap : 16;
+		struct flight *nf = realloc(t->f, (size_t)nc * sizeof(*nf));
+		if (!nf)
+			return NULL;
+		t->f = nf;
+		t->cap = nc;
+	}
+	fl = &t->f[t->n++];
+	memset(fl, 0, sizeof(*fl));
+	snprintf(fl->hash, sizeof(fl->hash), "%s", hash);
+	return fl;
+}
+
+/* Under t->mu: fl (running or new) becomes job's kept failure; the oldest beyond the limit go. */
+static int flight_keep(struct cuco_compile_inflight *t, struct flight *fl,
+                       const struct cuco_compile_job *job)
+{
+	int kept = 0;
+
+	fl->log = strdup(job->log.buf);
+	if (!fl->log) {
+		flight_drop(t, fl);
+		return CUCO_ERR_NOMEM;
+	}
+	fl->running = 0;
+	fl->code = job->code;
+	fl->seconds = job->seconds;
+	fl->seq = t->seq++;
+	for (int i = 0; i < t->n; i++)
+		kept += !t->f[i].running;
+	while (kept-- > CUCO_COMPILE_KEEP_FAILURES) {
+		struct flight *old = NULL;
+		for (int i = 0; i < t->n; i++)
+			if (!t->f[i].running && (!old || t->f[i].seq < old->seq))
+				old = &t->f[i];
+		flight_drop(t, old);
+	}
+	return CUCO_OK;
+}
+
+int cuco_compile_inflight_note(struct cuco_compile_inflight *t, const struct cuco_compile_job *job)
+{
+	struct flight *fl;
+	int rc = CUCO_OK;
+
+	if (job->code == CUCO_OK || !job->hash[0])
+		return CUCO_OK;
+	pthread_mutex_lock(&t->mu);
+	fl = flight_find(t, job->hash);
+	if (!fl && !(fl = flight_add(t, job->hash)))
+		rc = CUCO_ERR_NOMEM;
+	else if (!fl->running) {
+		free(fl->log);
+		fl->log = NULL;
+		rc = flight_keep(t, fl, job);
+	}
+	pthread_mutex_unlock(&t->mu);
+	return rc;
+}
+
+/* What a job does now. */
+enum claim {
+	CLAIM_CACHED, /* the .so is in the cache */
+	CLAIM_TAKEN,  /* a failure another call found: code and log copied */
+	CLAIM_BUSY,   /* another call is compiling it: wait */
+	CLAIM_NOSLOT, /* to compile, once an nvcc slot is free */
+	CLAIM_MINE,   /* to compile now (registered as running) */
+};
+
+static enum claim claim(const struct cuco_compile_opts *o, struct cuco_compile_job *job,
+                        int may_start)
+{
+	struct cuco_compile_inflight *t = o->inflight;
+	struct flight *fl;
+	enum claim r;
+
+	if (!t) {
+		if (cuco_file_exists(job->so_path))
+			return CLAIM_CACHED;
+		return may_start ? CLAIM_MINE : CLAIM_NOSLOT;
+	}
+	pthread_mutex_lock(&t->mu);
+	fl = flight_find(t, job->hash);
+	if (cuco_file_exists(job->so_path)) {
+		r = CLAIM_CACHED;
+	} else if (fl && !fl->running) {
+		job->code = fl->code;
+		job->seconds = fl->seconds;
+		cuco_strbuf_adds(&job->log, fl->log);
+		flight_drop(t, fl);
+		r = CLAIM_TAKEN;
+	} else if (fl) {
+		r = CLAIM_BUSY;
+	} else if (!may_start) {
+		r = CLAIM_NOSLOT;
+	} else {
+		/* Out of memory: compile untracked (a racing call then compiles it too). */
+		if ((fl = flight_add(t, job->hash)))
+			fl->running = 1;
+		r = CLAIM_MINE;
+	}
+	pthread_mutex_unlock(&t->mu);
+	return r;
+}
+
+/* A job this call compiled is done: its hash is free; a real failure is kept. */
+static void unclaim(const struct cuco_compile_opts *o, const struct cuco_compile_job *job,
+                    int cancelled)
+{
+	struct cuco_compile_inflight *t = o->inflight;
+	struct flight *fl;
+
+	if (!t)
+		return;
+	pthread_mutex_lock(&t->mu);
+	fl = flight_find(t, job->hash);
+	if (fl && fl->running) {
+		if (job->code == CUCO_OK || cancelled)
+			flight_drop(t, fl);
+		else
+			flight_keep(t, fl, job); /* out of memory: forgotten, compiled again */
+	}
+	pthread_cond_broadcast(&t->changed);
+	pthread_mutex_unlock(&t->mu);
+}
+
+/* Wait (at most 0.25 s) until a compile of another call finishes. */
+static void wait_others(const struct cuco_compile_opts *o)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += 250 * 1000 * 1000;
+	if (ts.tv_nsec >= 1000 * 1000 * 1000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000 * 1000 * 1000;
+	}
+	pthread_mutex_lock(&o->inflight->mu);
+	pthread_cond_timedwait(&o->inflight->changed, &o->inflight->mu, &ts);
+	pthread_mutex_unlock(&o->inflight->mu);
+}
+
+/* ---- where background compiles run ---- */
+
+int cuco_compile_background_cpus(const struct cuco_cpus *allowed, int keep,
+                                 void (*siblings)(int cpu, struct cuco_cpus *out),
+                                 struct cuco_cpus *out)
+{
+	struct cuco_cpus kept;
+	int skipped = 0, left = 0;
+
+	memset(out, 0, sizeof(*out));
+	memset(&kept, 0, sizeof(kept));
+	if (keep <= 0 || cuco_cpus_count(allowed) < 2 * keep)
+		return 0;
+	for (int c = 0; c < CUCO_CPUS_MAX && skipped < keep; c++)
+		if (cuco_cpus_has(allowed, c)) {
+			cuco_cpus_add(&kept, c);
+			if (siblings)
+				siblings(c, &kept);
+			skipped++;
+		}
+	for (int c = 0; c < CUCO_CPUS_MAX; c++)
+		if (cuco_cpus_has(allowed, c) && !cuco_cpus_has(&kept, c)) {
+			cuco_cpus_add(out, c);
+			left++;
+		}
+	return left;
+}
+
+/* cpu's hardware threads from sysfs ("0,64" or "0-1"); nothing when unreadable. */
+static void sysfs_siblings(int cpu, struct cuco_cpus *out)
+{
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+	char path[128];
+	const char *p;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list",
+	         cpu);
+	if (cuco_strbuf_read_file(&sb, path) == 0) {
+		for (p = sb.buf; *p;) {
+			char *end;
+			long lo, hi;
+			errno = 0;
+			lo = strtol(p, &end, 10);
+			if (end == p || errno)
+				break;
+			hi = lo;
+			if (*end == '-') {
+				p = end + 1;
+				hi = strtol(p, &end, 10);
+				if (end == p || errno)
+					break;
+			}
+			for (long c = lo; c <= hi && c < CUCO_CPUS_MAX; c++)
+				cuco_cpus_add(out, (int)c);
+			p = *end == ',' ? end + 1 : end;
+			if (*end != ',')
+				break;
+		}
+	}
+	cuco_strbuf_release(&sb);
+}
+
+void cuco_compile_background_sched(int ranks, struct cuco_proc_sched *s)
+{
+	struct cuco_cpus allowed;
+
+	memset(s, 0, sizeof(*s));
+	cuco_cpus_allowed(&allowed);
+	s->pin = cuco_compile_background_cpus(&allowed, (ranks > 0 ? ranks : 1) + 1, sysfs_siblings,
+	                                      &s->cpus) > 0;
+	s->nice = 19;
+	s->idle = 1;
+}
+
+/* ---- compile ---- */
+
 struct running {
 	pid_t pid;
 	int out_fd, err_fd;
 	int job;
-	double start;
+	char tmp_out[PATH_MAX]; /* nvcc's output before the rename into the cache */
 };
+
+enum job_state { JOB_TODO, JOB_WAIT, JOB_RUN, JOB_DONE };
+
+static int cancelled(const struct cuco_compile_opts *o)
+{
+	return o->cancel && atomic_load(o->cancel);
+}
+
+/* Start nvcc for job i in a free slot of run; 0, or -1 with the job failed. */
+static int start(const struct cuco_compile_opts *o, struct cuco_compile_job *job, int i,
+                 struct running *run, int maxp)
+{
+	static atomic_uint seq; /* temporary names unique to this process and call */
+	char src[PATH_MAX], tmp_out[PATH_MAX], *argv[64], *store[32];
+	int nstore = 0, ofd, efd;
+	pid_t pid;
+
+	snprintf(src, sizeof(src), "%s/%.24s.cu", o->cache_dir, job->hash);
+	snprintf(tmp_out, sizeof(tmp_out), "%s.tmp%d.%u", job->so_path, (int)getpid(),
+	         atomic_fetch_add(&seq, 1));
+	if (write_source(src, job)) {
+		job->code = CUCO_ERR_IO;
+		cuco_strbuf_addf(&job->log, "cannot write %s: %s\n", src, strerror(errno));
+		return -1;
+	}
+	build_argv(o, job, src, tmp_out, argv, 64, store, &nstore);
+	for (int k = 0; argv[k]; k++)
+		cuco_strbuf_addf(&job->log, "%s%s", k ? " " : "$ ", argv[k]);
+	cuco_strbuf_addch(&job->log, '\n');
+	pid = cuco_proc_start_sched(argv, NULL, o->sched, &ofd, &efd);
+	for (int k = 0; k < nstore; k++)
+		free(store[k]);
+	if (pid < 0) {
+		job->code = CUCO_ERR_SYSTEM;
+		cuco_strbuf_addf(&job->log, "cannot start nvcc: %s\n", strerror(errno));
+		return -1;
+	}
+	for (int s = 0; s < maxp; s++)
+		if (!run[s].pid) {
+			run[s].pid = pid;
+			run[s].out_fd = ofd;
+			run[s].err_fd = efd;
+			run[s].job = i;
+			snprintf(run[s].tmp_out, sizeof(run[s].tmp_out), "%s", tmp_out);
+			break;
+		}
+	return 0;
+}
+
+/* Wait for the nvcc in slot r and settle its job. */
+static void reap(const struct cuco_compile_opts *o, struct cuco_compile_job *jobs,
+                 struct running *r)
+{
+	struct cuco_compile_job *job = &jobs[r->job];
+	struct cuco_proc_status st;
+
+	cuco_proc_wait_cancel(r->pid, r->out_fd, r->err_fd, &job->log, &job->log, o->timeout_s,
+	                      o->cancel, &st);
+	job->seconds = st.seconds;
+	if (st.cancelled) {
+		job->code = CUCO_ERR_SYSTEM;
+		cuco_strbuf_addf(&job->log, "nvcc stopped: the compile was cancelled\n");
+	} else if (st.timed_out) {
+		job->code = CUCO_ERR_COMPILE;
+		cuco_strbuf_addf(&job->log, "nvcc killed after %.0f s\n", o->timeout_s);
+	} else if (!st.exited || st.code != 0) {
+		job->code = CUCO_ERR_COMPILE;
+	} else if (rename(r->tmp_out, job->so_path)) {
+		job->code = CUCO_ERR_IO;
+		cuco_strbuf_addf(&job->log, "cannot move %s into the cache: %s\n", r->tmp_out,
+		                 strerror(errno));
+	} else {
+		job->code = CUCO_OK;
+	}
+	unlink(r->tmp_out);
+	unclaim(o, job, st.cancelled);
+	r->pid = 0;
+}
 
 int cuco_compile_many(const struct cuco_compile_opts *o, struct cuco_compile_job *jobs, int n,
                       struct cuco_err *err)
 {
-	int next = 0, active = 0, maxp = o->jobs > 0 ? o->jobs : 1;
+	int maxp = o->jobs > 0 ? o->jobs : 1, rc = CUCO_OK;
 	struct running *run = calloc((size_t)maxp, sizeof(*run));
+	enum job_state *state = calloc((size_t)n + 1, sizeof(*state));
 
-	if (!run)
-		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+	if (!run || !state) {
+		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		goto out;
+	}
 	if (cuco_mkdir_p(o->cache_dir)) {
-		free(run);
-		return cuco_err_set(err, CUCO_ERR_IO, "cannot create cache directory %s: %s",
-		                    o->cache_dir, strerror(errno));
+		rc = cuco_err_set(err, CUCO_ERR_IO, "cannot create cache directory %s: %s",
+		                  o->cache_dir, strerror(errno));
+		goto out;
 	}
 	for (int i = 0; i < n; i++) {
 		job_hash(o, &jobs[i]);
 		snprintf(jobs[i].so_path, sizeof(jobs[i].so_path), "%s/%.24s.so", o->cache_dir,
 		         jobs[i].hash);
 		jobs[i].code = -1;
-		if (cuco_file_exists(jobs[i].so_path)) {
-			jobs[i].code = CUCO_OK;
-			jobs[i].cached = 1;
-		}
+		state[i] = JOB_TODO;
 	}
-	while (next < n || active) {
-		/* Start jobs while slots are free. */
-		while (active < maxp && next < n) {
-			struct cuco_compile_job *job = &jobs[next];
-			char src[PATH_MAX], tmp_out[PATH_MAX], *argv[64], *store[32];
-			int nstore = 0, ofd, efd;
-			pid_t pid;
+	for (;;) {
+		int active = 0, waiting = 0;
 
-			if (job->code != -1) {
-				next++;
+		for (int s = 0; s < maxp; s++)
+			active += run[s].pid != 0;
+		/* Settle what needs no nvcc; start what does while slots are free. */
+		for (int i = 0; i < n; i++) {
+			struct cuco_compile_job *job = &jobs[i];
+			if (state[i] != JOB_TODO && state[i] != JOB_WAIT)
 				continue;
-			}
-			snprintf(src, sizeof(src), "%s/%.24s.cu", o->cache_dir, job->hash);
-			snprintf(tmp_out, sizeof(tmp_out), "%s.tmp%d", job->so_path, (int)getpid());
-			if (write_source(src, job)) {
-				job->code = CUCO_ERR_IO;
-				cuco_strbuf_addf(&job->log, "cannot write %s: %s\n", src,
-				                 strerror(errno));
-				next++;
-				continue;
-			}
-			build_argv(o, job, src, tmp_out, argv, 64, store, &nstore);
-			for (int i = 0; argv[i]; i++)
-				cuco_strbuf_addf(&job->log, "%s%s", i ? " " : "$ ", argv[i]);
-			cuco_strbuf_addch(&job->log, '\n');
-			pid = cuco_proc_start(argv, NULL, &ofd, &efd);
-			for (int i = 0; i < nstore; i++)
-				free(store[i]);
-			if (pid < 0) {
+			if (cancelled(o)) {
 				job->code = CUCO_ERR_SYSTEM;
-				cuco_strbuf_addf(&job->log, "cannot start nvcc: %s\n",
-				                 strerror(errno));
-				next++;
+				cuco_strbuf_adds(&job->log, "compile cancelled before nvcc ran\n");
+				state[i] = JOB_DONE;
 				continue;
 			}
+			switch (claim(o, job, active < maxp)) {
+			case CLAIM_CACHED:
+				job->code = CUCO_OK;
+				job->cached = 1;
+				state[i] = JOB_DONE;
+				break;
+			case CLAIM_TAKEN:
+				state[i] = JOB_DONE;
+				break;
+			case CLAIM_BUSY:
+				state[i] = JOB_WAIT;
+				waiting++;
+				break;
+			case CLAIM_NOSLOT:
+				state[i] = JOB_TODO;
+				waiting++;
+				break;
+			case CLAIM_MINE:
+				if (start(o, job, i, run, maxp) == 0) {
+					state[i] = JOB_RUN;
+					active++;
+				} else {
+					unclaim(o, job, 0);
+					state[i] = JOB_DONE;
+				}
+				break;
+			}
+		}
+		if (!active && !waiting)
+			break;
+		if (active) {
+			/* Reap one. */
 			for (int s = 0; s < maxp; s++)
-				if (!run[s].pid) {
-					run[s] = (struct running){pid, ofd, efd, next, cuco_now()};
+				if (run[s].pid) {
+					state[run[s].job] = JOB_DONE;
+					reap(o, jobs, &run[s]);
 					break;
 				}
-			active++;
-			next++;
-		}
-		/* Reap one. */
-		for (int s = 0; s < maxp && active; s++) {
-			struct cuco_proc_status st;
-			struct cuco_compile_job *job;
-			char tmp_out[PATH_MAX];
-
-			if (!run[s].pid)
-				continue;
-			job = &jobs[run[s].job];
-			cuco_proc_wait(run[s].pid, run[s].out_fd, run[s].err_fd, &job->log,
-			               &job->log, o->timeout_s, &st);
-			snprintf(tmp_out, sizeof(tmp_out), "%s.tmp%d", job->so_path, (int)getpid());
-			job->seconds = st.seconds;
-			if (st.timed_out) {
-				job->code = CUCO_ERR_COMPILE;
-				cuco_strbuf_addf(&job->log, "nvcc killed after %.0f s\n",
-				                 o->timeout_s);
-			} else if (!st.exited || st.code != 0) {
-				job->code = CUCO_ERR_COMPILE;
-			} else if (rename(tmp_out, job->so_path)) {
-				job->code = CUCO_ERR_IO;
-				cuco_strbuf_addf(&job->log, "cannot move %s into the cache: %s\n",
-				                 tmp_out, strerror(errno));
-			} else {
-				job->code = CUCO_OK;
-			}
-			unlink(tmp_out);
-			run[s].pid = 0;
-			active--;
-			break;
+		} else if (o->inflight) {
+			wait_others(o); /* only jobs another call is compiling are left */
 		}
 	}
+out:
 	free(run);
-	return CUCO_OK;
+	free(state);
+	return rc;
 }
