@@ -1,9 +1,14 @@
 /*
  * evaluator.c - the real evaluator of the evolution loop: a batch of
  * candidates through the cascade (parallel compile, one harness run beside
- * the baseline) without storing anything; the loop stores the outcomes.
+ * the baseline) without storing anything; the loop stores the outcomes. Its
+ * prefetch compiles the next generation on a background thread while the
+ * GPUs run this one.
  */
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,17 +16,49 @@
 #include "cascade/cascade.h"
 #include "search/evolve.h"
 #include "search/slots.h"
+#include "util/paths.h"
 #include "util/strbuf.h"
+
+/* Candidates handed to prefetch, copied: the loop's strings are borrowed. */
+struct prefetch_req {
+	struct prefetch_req *next;
+	int n;
+	char **names, **codes;
+};
 
 /* Context of the cascade evaluator. */
 struct cuco_cascade_evaluator {
 	const struct cuco_manifest *m;
 	const struct cuco_shape *shape;
 	struct cuco_run_opts run;
-	struct cuco_compile_opts compile;
-	char *baseline_src; /* the host program's text */
+	struct cuco_compile_opts compile; /* batches: with the shared in-flight table */
+	char *baseline_src;               /* the host program's text */
 	struct cuco_slots slots;
+	/* the prefetch: one thread, a queue of requests */
+	struct cuco_compile_inflight *inflight; /* shared by the thread and the batches */
+	struct cuco_proc_sched bg;              /* how prefetched compiles run */
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* a request was queued, or the thread went idle */
+	pthread_t thread;
+	int started; /* the thread exists */
+	int quit;    /* the thread ends once the queue is empty */
+	int busy;    /* the thread is compiling a request */
+	struct prefetch_req *head, *tail;
+	atomic_int cancel; /* nonzero: the request in flight stops */
 };
+
+static void req_free(struct prefetch_req *r)
+{
+	if (!r)
+		return;
+	for (int i = 0; i < r->n; i++) {
+		free(r->names ? r->names[i] : NULL);
+		free(r->codes ? r->codes[i] : NULL);
+	}
+	free(r->names);
+	free(r->codes);
+	free(r);
+}
 
 int cuco_cascade_evaluator_new(const struct cuco_manifest *m, const struct cuco_shape *shape,
                                const struct cuco_run_opts *run, struct cuco_cascade_evaluator **out,
@@ -49,14 +86,55 @@ int cuco_cascade_evaluator_new(const struct cuco_manifest *m, const struct cuco_
 		                    m->host_program);
 	}
 	ce->baseline_src = cuco_strbuf_detach(&src, NULL);
+	if ((rc = cuco_compile_inflight_new(&ce->inflight, err))) {
+		free(ce->baseline_src);
+		free(ce);
+		return rc;
+	}
+	pthread_mutex_init(&ce->mu, NULL);
+	pthread_cond_init(&ce->cv, NULL);
+	ce->compile.inflight = ce->inflight;
+	cuco_compile_background_sched(run->ranks, &ce->bg);
+	/* Settle the lazily found paths before a second thread reads them. */
+	(void)cuco_nvcc_version();
 	*out = ce;
 	return CUCO_OK;
+}
+
+/* Drop the queue, stop the request in flight, wait until the thread is idle. */
+static void prefetch_cancel(void *ctx)
+{
+	struct cuco_cascade_evaluator *ce = ctx;
+	struct prefetch_req *r;
+
+	pthread_mutex_lock(&ce->mu);
+	while ((r = ce->head)) {
+		ce->head = r->next;
+		req_free(r);
+	}
+	ce->tail = NULL;
+	atomic_store(&ce->cancel, 1);
+	while (ce->busy)
+		pthread_cond_wait(&ce->cv, &ce->mu);
+	atomic_store(&ce->cancel, 0);
+	pthread_mutex_unlock(&ce->mu);
 }
 
 void cuco_cascade_evaluator_free(struct cuco_cascade_evaluator *ce)
 {
 	if (!ce)
 		return;
+	prefetch_cancel(ce);
+	if (ce->started) {
+		pthread_mutex_lock(&ce->mu);
+		ce->quit = 1;
+		pthread_cond_broadcast(&ce->cv);
+		pthread_mutex_unlock(&ce->mu);
+		pthread_join(ce->thread, NULL);
+	}
+	pthread_cond_destroy(&ce->cv);
+	pthread_mutex_destroy(&ce->mu);
+	cuco_compile_inflight_free(ce->inflight);
 	free(ce->baseline_src);
 	free(ce);
 }
@@ -66,10 +144,118 @@ static char *dup_or_null(const char *s)
 	return s && *s ? strdup(s) : NULL;
 }
 
-static int batch(void *ctx, const struct cuco_candidate *c, int n, struct cuco_eval_outcome *outs,
-                 struct cuco_err *err)
+/* Where candidate name compiles: beside the workload's files, for its includes. */
+static void candidate_path(const struct cuco_cascade_evaluator *ce, const char *name, char *out,
+                           size_t len)
+{
+	snprintf(out, len, "%s/%s.cu", ce->m->dir, name);
+}
+
+/* On the prefetch thread: compile one request into the cache, in the background. */
+static void prefetch_compile(struct cuco_cascade_evaluator *ce, struct prefetch_req *r)
+{
+	struct cuco_compile_opts o = ce->compile;
+	struct cuco_compile_job *jobs = calloc((size_t)r->n + 1, sizeof(*jobs));
+	char(*paths)[4200] = calloc((size_t)r->n + 1, sizeof(*paths));
+	struct cuco_err e;
+
+	if (!jobs || !paths)
+		goto out; /* the batch compiles them itself */
+	o.sched = &ce->bg;
+	o.cancel = &ce->cancel;
+	for (int i = 0; i < r->n; i++) {
+		candidate_path(ce, r->names[i], paths[i], sizeof(paths[i]));
+		cuco_compile_job_init(&jobs[i], r->names[i], paths[i], r->codes[i]);
+	}
+	cuco_err_clear(&e);
+	/* Outcomes stay in the cache and the in-flight table; errors are the batch's to find. */
+	(void)cuco_compile_many(&o, jobs, r->n, &e);
+	for (int i = 0; i < r->n; i++)
+		cuco_compile_job_release(&jobs[i]);
+out:
+	free(jobs);
+	free(paths);
+}
+
+static void *prefetch_main(void *arg)
+{
+	struct cuco_cascade_evaluator *ce = arg;
+
+	pthread_mutex_lock(&ce->mu);
+	for (;;) {
+		struct prefetch_req *r;
+		while (!ce->head && !ce->quit)
+			pthread_cond_wait(&ce->cv, &ce->mu);
+		if (!(r = ce->head))
+			break;
+		ce->head = r->next;
+		if (!ce->head)
+			ce->tail = NULL;
+		ce->busy = 1;
+		pthread_mutex_unlock(&ce->mu);
+		prefetch_compile(ce, r);
+		req_free(r);
+		pthread_mutex_lock(&ce->mu);
+		ce->busy = 0;
+		pthread_cond_broadcast(&ce->cv);
+	}
+	pthread_mutex_unlock(&ce->mu);
+	return NULL;
+}
+
+static int prefetch(void *ctx, const struct cuco_candidate *c, int n, struct cuco_err *err)
 {
 	struct cuco_cascade_evaluator *ce = ctx;
+	struct prefetch_req *r = NULL;
+	int rc = CUCO_OK;
+
+	if (n <= 0)
+		goto out;
+	if (!(r = calloc(1, sizeof(*r))) || !(r->names = calloc((size_t)n, sizeof(char *))) ||
+	    !(r->codes = calloc((size_t)n, sizeof(char *)))) {
+		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	r->n = n;
+	for (int i = 0; i < n; i++)
+		if (!(r->names[i] = strdup(c[i].name)) || !(r->codes[i] = strdup(c[i].code))) {
+			rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+			goto out;
+		}
+	pthread_mutex_lock(&ce->mu);
+	if (!ce->started) {
+		/* SIGINT stays with the loop's thread: the new thread inherits a mask blocking it.
+		 */
+		sigset_t block, old;
+		sigemptyset(&block);
+		sigaddset(&block, SIGINT);
+		pthread_sigmask(SIG_BLOCK, &block, &old);
+		if (pthread_create(&ce->thread, NULL, prefetch_main, ce) == 0)
+			ce->started = 1;
+		else
+			rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot start the prefetch thread");
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	if (rc == CUCO_OK) {
+		if (ce->tail)
+			ce->tail->next = r;
+		else
+			ce->head = r;
+		ce->tail = r;
+		r = NULL;
+		pthread_cond_broadcast(&ce->cv);
+	}
+	pthread_mutex_unlock(&ce->mu);
+out:
+	req_free(r);
+	return rc;
+}
+
+/* One batch through the cascade with compile options co (shared table or a slot's own). */
+static int batch_with(struct cuco_cascade_evaluator *ce, const struct cuco_compile_opts *co,
+                      const struct cuco_candidate *c, int n, struct cuco_eval_outcome *outs,
+                      struct cuco_err *err)
+{
 	struct cuco_eval_request req;
 	struct cuco_eval_program *progs = calloc((size_t)n + 1, sizeof(*progs));
 	char(*paths)[4200] = calloc((size_t)n + 1, sizeof(*paths));
@@ -93,8 +279,7 @@ static int batch(void *ctx, const struct cuco_candidate *c, int n, struct cuco_e
 	for (int l = 0; b && l < b->nlibs && l < 3; l++)
 		progs[0].libs[l] = b->libs[l];
 	for (int i = 0; i < n; i++) {
-		/* Candidates compile beside the workload's files, for its includes. */
-		snprintf(paths[i], sizeof(paths[i]), "%s/%s.cu", ce->m->dir, c[i].name);
+		candidate_path(ce, c[i].name, paths[i], sizeof(paths[i]));
 		cuco_eval_program_init(&progs[i + 1], c[i].name, "candidate", paths[i], c[i].code,
 		                       1);
 	}
@@ -104,7 +289,7 @@ static int batch(void *ctx, const struct cuco_candidate *c, int n, struct cuco_e
 	req.nshapes = 1;
 	req.progs = progs;
 	req.nprogs = n + 1;
-	req.compile = ce->compile;
+	req.compile = *co;
 	req.run = ce->run;
 	rc = cuco_evaluate(&req, &sh, err);
 	if (rc)
@@ -165,11 +350,72 @@ out:
 	return rc;
 }
 
+static int batch(void *ctx, const struct cuco_candidate *c, int n, struct cuco_eval_outcome *outs,
+                 struct cuco_err *err)
+{
+	struct cuco_cascade_evaluator *ce = ctx;
+
+	return batch_with(ce, &ce->compile, c, n, outs, err);
+}
+
+/* What a slot's forked process evaluates with: its own in-flight table. */
+struct slot_ctx {
+	struct cuco_cascade_evaluator *ce;
+	struct cuco_compile_opts compile;
+};
+
+static int batch_in_slot(void *ctx, const struct cuco_candidate *c, int n,
+                         struct cuco_eval_outcome *outs, struct cuco_err *err)
+{
+	struct slot_ctx *sc = ctx;
+
+	return batch_with(sc->ce, &sc->compile, c, n, outs, err);
+}
+
+/*
+ * Across slots: the candidates are compiled here first (waiting for the
+ * prefetch, through the shared table), then each slot's process finds them
+ * in the cache, their failures in a table of its own: the shared one's lock
+ * may be held by the prefetch thread when the slots fork.
+ */
 static int batch_slots(void *ctx, const struct cuco_candidate *c, int n,
                        struct cuco_eval_outcome *outs, struct cuco_err *err)
 {
 	struct cuco_cascade_evaluator *ce = ctx;
-	return cuco_slots_run(&ce->slots, batch, ce, c, n, outs, err);
+	struct cuco_compile_job *jobs = calloc((size_t)n + 1, sizeof(*jobs));
+	char(*paths)[4200] = calloc((size_t)n + 1, sizeof(*paths));
+	struct cuco_compile_inflight *own = NULL;
+	struct slot_ctx sc;
+	int rc;
+
+	if (!jobs || !paths) {
+		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		candidate_path(ce, c[i].name, paths[i], sizeof(paths[i]));
+		cuco_compile_job_init(&jobs[i], c[i].name, paths[i], c[i].code);
+	}
+	if ((rc = cuco_compile_many(&ce->compile, jobs, n, err)) ||
+	    (rc = cuco_compile_inflight_new(&own, err)))
+		goto release;
+	for (int i = 0; i < n && !rc; i++)
+		if (cuco_compile_inflight_note(own, &jobs[i]))
+			rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+	if (rc)
+		goto release;
+	sc.ce = ce;
+	sc.compile = ce->compile;
+	sc.compile.inflight = own;
+	rc = cuco_slots_run(&ce->slots, batch_in_slot, &sc, c, n, outs, err);
+release:
+	cuco_compile_inflight_free(own);
+	for (int i = 0; i < n; i++)
+		cuco_compile_job_release(&jobs[i]);
+out:
+	free(jobs);
+	free(paths);
+	return rc;
 }
 
 void cuco_cascade_evaluator_set_slots(struct cuco_cascade_evaluator *ce, const struct cuco_slots *s)
@@ -190,6 +436,8 @@ void cuco_cascade_evaluator_bind(struct cuco_cascade_evaluator *ce, struct cuco_
 	memset(ev, 0, sizeof(*ev));
 	ev->evaluate = one;
 	ev->evaluate_batch = ce->slots.n > 1 ? batch_slots : batch;
+	ev->prefetch = prefetch;
+	ev->prefetch_cancel = prefetch_cancel;
 	/* each harness run holds the baseline beside at most MAX - 1 candidates */
 	ev->max_batch = ce->slots.n * (CUCO_CASCADE_MAX_PROGRAMS - 1);
 	ev->ctx = ce;

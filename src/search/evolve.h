@@ -56,12 +56,27 @@ void cuco_eval_outcome_release(struct cuco_eval_outcome *o);
  * (a candidate that fails to compile is an outcome, not an error) and another
  * code with err set when the evaluator itself cannot work (no GPU), which
  * ends the run as 'failed'.
+ *
+ * prefetch (optional) starts preparing candidates that will be evaluated
+ * later, in the background, and returns at once: the cascade evaluator
+ * compiles them into its cache while the GPUs run the generation before.
+ * c and its strings are borrowed for the call only. An evaluation of a
+ * prefetched candidate must give the outcome it would have given without the
+ * prefetch (a compile failure the prefetch found is reported then, stage
+ * "compile" with the nvcc log) and waits for work on it still in flight.
+ * CUCO_OK, or an error that ends the run as 'failed'. With prefetch the loop
+ * pipelines generations (cuco_evolve_config.pipeline). prefetch_cancel
+ * (optional) drops prefetched work not started and stops what runs; it
+ * returns when nothing runs in the background. The loop calls it when the
+ * run ends, so nothing compiles behind what the caller does next.
  */
 struct cuco_evaluator {
 	int (*evaluate)(void *ctx, const struct cuco_candidate *c, struct cuco_eval_outcome *out,
 	                struct cuco_err *err);
 	int (*evaluate_batch)(void *ctx, const struct cuco_candidate *c, int n,
 	                      struct cuco_eval_outcome *outs, struct cuco_err *err);
+	int (*prefetch)(void *ctx, const struct cuco_candidate *c, int n, struct cuco_err *err);
+	void (*prefetch_cancel)(void *ctx);
 	int max_batch; /* candidates per evaluate_batch call; <= 0: all of a generation */
 	void *ctx;
 };
@@ -228,6 +243,10 @@ struct cuco_run_opts;
  * parallel (cached by content hash) and runs them with the workload's
  * baseline in one harness call, so fitness = baseline / candidate latency
  * from the same run. Nothing is stored: the loop stores the outcomes.
+ * Its prefetch compiles candidates on a background thread into the same
+ * cache, nvcc pinned away from the CPUs the harness's ranks use and at the
+ * lowest priority (cuco_compile_background_sched()); a batch waits for a
+ * prefetched compile of the same program in flight and takes its result.
  */
 struct cuco_cascade_evaluator;
 
@@ -251,7 +270,7 @@ void cuco_cascade_evaluator_set_slots(struct cuco_cascade_evaluator *ce,
                                       const struct cuco_slots *s);
 /* Fill ev with the cascade evaluator's callbacks and ce as context. */
 void cuco_cascade_evaluator_bind(struct cuco_cascade_evaluator *ce, struct cuco_evaluator *ev);
-/* Free it; NULL is allowed. */
+/* Free it (prefetches in flight are cancelled first); NULL is allowed. */
 void cuco_cascade_evaluator_free(struct cuco_cascade_evaluator *ce);
 
 #endif

@@ -16,6 +16,8 @@
 
 #include <jansson.h>
 
+#include "util/proc.h"
+
 void cuco_slots_plan(int gpus, int ranks, int max_slots, const char *visible, struct cuco_slots *s)
 {
 	char ids[CUCO_MAX_SLOTS * 8][16];
@@ -172,7 +174,10 @@ int cuco_slots_run(const struct cuco_slots *s, cuco_slot_batch_fn fn, void *ctx,
 			break;
 		}
 		close(fd);
+		/* No other thread's half-made pipe goes with the child (util/proc.h). */
+		cuco_proc_fork_lock();
 		pid[k] = fork();
+		cuco_proc_fork_unlock();
 		if (pid[k] == 0)
 			run_group(s, k, fn, ctx, c + first[k], first[k + 1] - first[k],
 			          outs + first[k], path[k]);

@@ -8,9 +8,11 @@
  * contiguous group per slot; each group is evaluated in a forked process whose
  * CUDA_VISIBLE_DEVICES names its slot's GPUs (the harness it starts then sees
  * only those), and the outcomes come back through a file in candidate order.
- * Forking keeps the evaluator free of threads: its children (nvcc, the
- * harness) and the store's connection are never shared between slots, and
- * the child never touches the store.
+ * Forking keeps slots apart: their children (nvcc, the harness) and the
+ * store's connection are never shared between slots, and the child never
+ * touches the store. The fork holds cuco_proc_fork_lock() so a child never
+ * inherits a half-made pipe of another thread (the evaluator's prefetch);
+ * fn must not use locks another thread may hold at the fork.
  */
 #ifndef CUCO_SEARCH_SLOTS_H
 #define CUCO_SEARCH_SLOTS_H

@@ -6,8 +6,10 @@
  * background compiles may run (2, 16, 32 CPUs, SMT siblings, a taskset),
  * that a child gets the schedule asked for, that a compile in flight is
  * waited for and not raced, that its failure reaches the next call with the
- * same log, that the cache never shows a half-written .so, and that a
- * cancelled compile stops at once and is not remembered as a failure.
+ * same log, that the cache never shows a half-written .so, that a
+ * cancelled compile stops at once and is not remembered as a failure, and
+ * the cascade evaluator's prefetch: in the background, at low priority,
+ * its failures reported by the later evaluation (also across GPU slots).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -31,6 +33,8 @@
 
 #include "assert_text.h"
 #include "cascade/cascade.h"
+#include "search/evolve.h"
+#include "search/slots.h"
 #include "util/paths.h"
 #include "util/proc.h"
 #include "util/strbuf.h"
@@ -509,6 +513,136 @@ static void test_share_cancel(void **state)
 		cuco_compile_job_release(&a[i]);
 	cuco_compile_job_release(&b);
 	cuco_compile_inflight_free(t);
+}
+
+/* ---- the cascade evaluator's prefetch ---- */
+
+/* A candidate: marker line (what the fake nvcc logs), the fixture seed, BROKEN. */
+static char *broken_candidate(const char *seed, const char *marker)
+{
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+
+	cuco_strbuf_addf(&sb, "// %s\n%sBROKEN\n", marker, seed);
+	return cuco_strbuf_detach(&sb, NULL);
+}
+
+/* Prefetch two candidates, then evaluate them: compiled once, failures reported as usual. */
+static void prefetch_then_evaluate(struct cuco_evaluator *ev, const char *seed, const char *ma,
+                                   const char *mb)
+{
+	struct cuco_candidate c[2];
+	struct cuco_eval_outcome outs[2];
+	struct cuco_err err;
+	char *code[2] = {broken_candidate(seed, ma), broken_candidate(seed, mb)}, want[96];
+	double t0;
+
+	cuco_err_clear(&err);
+	memset(c, 0, sizeof(c));
+	c[0].name = ma;
+	c[1].name = mb;
+	for (int i = 0; i < 2; i++) {
+		c[i].code = code[i];
+		c[i].program_id = i + 1;
+		cuco_eval_outcome_init(&outs[i]);
+	}
+	setenv("FAKE_NVCC_SLEEP", "0.5", 1);
+	t0 = cuco_now();
+	assert_int_equal(ev->prefetch(ev->ctx, c, 2, &err), CUCO_OK);
+	assert_true(cuco_now() - t0 < 0.3); /* at once: nvcc runs behind */
+	free(code[0]);                      /* borrowed for the call only */
+	code[0] = broken_candidate(seed, ma);
+	c[0].code = code[0];
+	wait_runs(ma, 1);
+	wait_runs(mb, 1);
+	/* both compiling in the background: the evaluation waits for them */
+	assert_int_equal(ev->evaluate_batch(ev->ctx, c, 2, outs, &err), CUCO_OK);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(outs[i].code, CUCO_ERR_COMPILE);
+		assert_string_equal(outs[i].stage, "compile");
+		assert_string_equal(outs[i].status, "compile");
+		assert_string_equal(outs[i].error, "nvcc failed (see the compile log)");
+		snprintf(want, sizeof(want), "%s: error: broken on purpose", c[i].name);
+		assert_contains(outs[i].log, want);
+		assert_contains(outs[i].log, "$ ");
+		assert_int_equal(nvcc_runs(c[i].name), 1);
+		cuco_eval_outcome_release(&outs[i]);
+		free(code[i]);
+	}
+}
+
+/*
+ * The cascade evaluator's prefetch compiles in the background (niceness 19,
+ * SCHED_IDLE) while its batches compile as cuco runs; an evaluation finds
+ * the prefetched failures with their logs, with one slot and across two
+ * (forked) slots; prefetch_cancel stops a compile in flight at once.
+ */
+static void test_evaluator_prefetch(void **state)
+{
+	struct cuco_manifest m;
+	struct cuco_run_opts run;
+	struct cuco_cascade_evaluator *ce;
+	struct cuco_evaluator ev;
+	struct cuco_slots slots;
+	struct cuco_candidate slow;
+	struct cuco_strbuf seed = CUCO_STRBUF_INIT;
+	struct cuco_err err;
+	char line[256], want[64];
+	double t0;
+	int base;
+
+	(void)state;
+	cuco_err_clear(&err);
+	assert_int_equal(
+	    cuco_strbuf_read_file(&seed, CUCO_SOURCE_DIR "/tests/fixtures/evolve/seed.cu"), 0);
+	if (cuco_manifest_load(CUCO_SOURCE_DIR "/workloads/gemm_allgather/manifest.json", &m, &err))
+		fail_msg("%s", err.msg);
+	cuco_run_opts_default(&run);
+	run.ranks = 2;
+	setenv("FAKE_NVCC_FAIL_HOST", "1", 1); /* no program runs: nothing needs a GPU */
+	assert_int_equal(
+	    cuco_cascade_evaluator_new(&m, cuco_manifest_shape(&m, "2048"), &run, &ce, &err),
+	    CUCO_OK);
+	cuco_cascade_evaluator_bind(ce, &ev);
+	assert_non_null(ev.prefetch);
+	assert_non_null(ev.prefetch_cancel);
+	prefetch_then_evaluate(&ev, seed.buf, "pf-one-a", "pf-one-b");
+	/* the prefetch ran nvcc in the background class, the batch its own compiles not */
+	errno = 0;
+	base = getpriority(PRIO_PROCESS, 0);
+	nvcc_line("pf-one-a", line, sizeof(line));
+	snprintf(want, sizeof(want), "pf-one-a %d 5 ", base + 19 > 19 ? 19 : base + 19);
+	assert_contains(line, want);
+	nvcc_line("// workload.cu", line, sizeof(line));
+	snprintf(want, sizeof(want), " %d 0 ", base);
+	assert_contains(line, want);
+	/* two slots: compiled here first, each forked slot finds the failures */
+	memset(&slots, 0, sizeof(slots));
+	slots.n = 2;
+	cuco_cascade_evaluator_set_slots(ce, &slots);
+	cuco_cascade_evaluator_bind(ce, &ev);
+	prefetch_then_evaluate(&ev, seed.buf, "pf-two-a", "pf-two-b");
+	/* cancel: the compile in flight stops, the call returns when nothing runs */
+	memset(&slow, 0, sizeof(slow));
+	slow.name = "pf-slow";
+	slow.code = "// pf-slow\nint slow;\n";
+	setenv("FAKE_NVCC_SLEEP", "20", 1);
+	assert_int_equal(ev.prefetch(ev.ctx, &slow, 1, &err), CUCO_OK);
+	wait_runs("pf-slow", 1);
+	t0 = cuco_now();
+	ev.prefetch_cancel(ev.ctx);
+	assert_true(cuco_now() - t0 < 5);
+	assert_int_equal(cache_files_with(".tmp"), 0);
+	/* a prefetch still in flight when the evaluator goes is cancelled too */
+	slow.code = "// pf-slow-2\nint slow2;\n";
+	assert_int_equal(ev.prefetch(ev.ctx, &slow, 1, &err), CUCO_OK);
+	wait_runs("pf-slow-2", 1);
+	t0 = cuco_now();
+	cuco_cascade_evaluator_free(ce);
+	assert_true(cuco_now() - t0 < 5);
+	setenv("FAKE_NVCC_SLEEP", "0", 1);
+	unsetenv("FAKE_NVCC_FAIL_HOST");
+	cuco_manifest_release(&m);
+	cuco_strbuf_release(&seed);
 }
 
 int main(void)
