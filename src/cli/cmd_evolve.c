@@ -48,6 +48,9 @@ static const char usage[] =
     "  --slots N             candidate groups evaluated at once, each on its own GPUs\n"
     "                        (default: GPUs / ranks, fork mode only; 1 = one at a time)\n"
     "  --no-recheck          skip the re-check of the best program (cuco recheck RUN)\n"
+    "  --no-pipeline         breed each generation after the one before is judged;\n"
+    "                        by default generation g+1 is bred from the results up to\n"
+    "                        g-1 and compiled while g runs on the GPUs (docs/search.md)\n"
     "  --store PATH          SQLite store\n"
     "LLM operator (docs/llm.md):\n"
     "  --operator K          builtin (default), llm, or mixed (both)\n"
@@ -361,7 +364,7 @@ int cmd_evolve(int argc, char **argv)
 	double budget_minutes = -1;
 	int rc, have_m = 0, have_ds = 0, tty = isatty(2);
 	int64_t run_id = 0;
-	int no_recheck = 0, have_stored = 0;
+	int no_recheck = 0, have_stored = 0, no_pipeline = 0;
 	char tpath[PATH_MAX], *llm_json = NULL;
 
 	cuco_err_clear(&err);
@@ -378,6 +381,10 @@ int cmd_evolve(int argc, char **argv)
 		int k;
 		if (!strcmp(a, "--no-recheck")) {
 			no_recheck = 1;
+			continue;
+		}
+		if (!strcmp(a, "--no-pipeline")) {
+			no_pipeline = 1;
 			continue;
 		}
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -485,6 +492,8 @@ int cmd_evolve(int argc, char **argv)
 		cfg.budget_evals = (int)budget_evals;
 	if (budget_minutes > 0)
 		cfg.budget_minutes = budget_minutes;
+	if (no_pipeline) /* on resume: the rest of the run, in this process */
+		cfg.pipeline = 0;
 	if ((rc = cli_load_workload(workload, &m, &err))) {
 		cli_fail(&err);
 		goto out;
@@ -584,9 +593,11 @@ int cmd_evolve(int argc, char **argv)
 	o.llm_json = llm_json;
 	fprintf(stderr,
 	        "cuco evolve: %s at shape %s, %d islands x %d children, %d generations, "
-	        "seed %llu, %d GPU slot%s, %s\n",
+	        "seed %llu, %d GPU slot%s, %s, %s\n",
 	        m.name, shape->name, cfg.islands, cfg.children_per_island, cfg.generations,
 	        (unsigned long long)cfg.seed, slots.n, slots.n == 1 ? "" : "s",
+	        cfg.pipeline ? "pipelined (next generation compiles while this one runs)"
+	                     : "strict order",
 	        template_path ? template_path : "no template: the seed's knobs only");
 	stop_flag = 0;
 	signal(SIGINT, on_sigint);

@@ -58,6 +58,7 @@ void cuco_evolve_config_default(struct cuco_evolve_config *cfg)
 	cfg->summary_interval = 4;
 	cfg->top_k = 2;
 	cfg->diverse_k = 1;
+	cfg->pipeline = 1;
 	snprintf(cfg->operator_, sizeof(cfg->operator_), "builtin");
 }
 
@@ -92,6 +93,7 @@ static char *config_json(const struct cuco_evolve_config *c, const char *llm_jso
 	json_object_set_new(o, "freeze", json_string(c->freeze));
 	json_object_set_new(o, "operator", json_string(c->operator_));
 	json_object_set_new(o, "llm_share", json_real(c->llm_share));
+	json_object_set_new(o, "pipeline", json_boolean(c->pipeline));
 	if (llm)
 		json_object_set_new(o, "llm", llm);
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
@@ -156,6 +158,11 @@ int cuco_evolve_config_from_json(const char *json, struct cuco_evolve_config *c,
 	if (json_is_string(x))
 		snprintf(c->freeze, sizeof(c->freeze), "%s", json_string_value(x));
 	get_real(o, "llm_share", &c->llm_share);
+	/* absent: a config stored before pipelining was, which ran in the strict order */
+	x = json_object_get(o, "pipeline");
+	c->pipeline = json_is_boolean(x)   ? json_is_true(x)
+	              : json_is_integer(x) ? json_integer_value(x) != 0
+	                                   : 0;
 	x = json_object_get(o, "operator");
 	c->operator_[0] = '\0'; /* absent: a config stored before the operator was */
 	if (x && (!json_is_string(x) ||
@@ -191,6 +198,12 @@ struct pending {
 	int correct;
 };
 
+/* The candidates of one generation, in the order they were bred. */
+struct pendlist {
+	struct pending *a;
+	int n, alloc;
+};
+
 struct engine {
 	const struct cuco_evolve_opts *o;
 	struct cuco_evolve_config cfg;
@@ -203,37 +216,37 @@ struct engine {
 	struct cuco_schedule sched;
 	char *start_code;              /* the fast-path seed */
 	struct cuco_directive start_d; /* its directive, completed for the template */
-	struct pending *pend;
-	int npend, apend;
+	struct pendlist cur;           /* the generation being evaluated */
+	struct pendlist next;          /* pipelined: the one after it, bred and stored ahead */
 	struct cuco_evolve_progress prog;
 	double t0;
 	int op_exhausted;   /* the child operator's budget is spent */
 	char *summary_text; /* statistical summary stored by the current batch, for the child op */
 };
 
-static void pend_clear(struct engine *e)
+static void pend_clear(struct pendlist *L)
 {
-	for (int i = 0; i < e->npend; i++) {
-		free(e->pend[i].code);
-		free(e->pend[i].json);
-		free(e->pend[i].flags);
+	for (int i = 0; i < L->n; i++) {
+		free(L->a[i].code);
+		free(L->a[i].json);
+		free(L->a[i].flags);
 	}
-	e->npend = 0;
+	L->n = 0;
 }
 
-static struct pending *pend_new(struct engine *e)
+static struct pending *pend_new(struct pendlist *L)
 {
 	struct pending *p;
 
-	if (e->npend == e->apend) {
-		int na = e->apend ? 2 * e->apend : 32;
-		struct pending *np = realloc(e->pend, (size_t)na * sizeof(*np));
+	if (L->n == L->alloc) {
+		int na = L->alloc ? 2 * L->alloc : 32;
+		struct pending *np = realloc(L->a, (size_t)na * sizeof(*np));
 		if (!np)
 			return NULL;
-		e->pend = np;
-		e->apend = na;
+		L->a = np;
+		L->alloc = na;
 	}
-	p = &e->pend[e->npend++];
+	p = &L->a[L->n++];
 	memset(p, 0, sizeof(*p));
 	cuco_directive_init(&p->d);
 	p->median_us = NAN;
@@ -282,11 +295,11 @@ static void note_best(struct engine *e, int64_t id, double fitness, double media
 	}
 }
 
-/* Members for the generation's candidates (initial programs go to every island). */
-static int add_members(struct engine *e, int g)
+/* Members for generation g's candidates L (initial programs go to every island). */
+static int add_members(struct engine *e, const struct pendlist *L, int g)
 {
-	for (int i = 0; i < e->npend; i++) {
-		struct pending *p = &e->pend[i];
+	for (int i = 0; i < L->n; i++) {
+		const struct pending *p = &L->a[i];
 		struct cuco_member m;
 		int first = p->island == CUCO_STORE_NO_INT ? 0 : p->island;
 		int last = p->island == CUCO_STORE_NO_INT ? e->pop.nislands - 1 : p->island;
@@ -355,8 +368,8 @@ static int finish_generation(struct engine *e, int g, struct cuco_err *err)
 	return CUCO_OK;
 }
 
-/* Tell the child operator which of its children were stored as which programs. */
-static int op_stored(struct engine *e, struct cuco_err *err)
+/* Tell the child operator which of its children (in L) were stored as which programs. */
+static int op_stored(struct engine *e, const struct pendlist *L, struct cuco_err *err)
 {
 	const struct cuco_child_operator *op = e->o->child_op;
 	const char **names;
@@ -365,16 +378,16 @@ static int op_stored(struct engine *e, struct cuco_err *err)
 
 	if (!op || !op->stored)
 		return CUCO_OK;
-	names = calloc((size_t)e->npend, sizeof(*names));
-	ids = calloc((size_t)e->npend, sizeof(*ids));
+	names = calloc((size_t)L->n, sizeof(*names));
+	ids = calloc((size_t)L->n, sizeof(*ids));
 	if (!names || !ids) {
 		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	for (int i = 0; i < e->npend; i++)
-		if (e->pend[i].island != CUCO_STORE_NO_INT) {
-			names[n] = e->pend[i].name;
-			ids[n++] = e->pend[i].program_id;
+	for (int i = 0; i < L->n; i++)
+		if (L->a[i].island != CUCO_STORE_NO_INT) {
+			names[n] = L->a[i].name;
+			ids[n++] = L->a[i].program_id;
 		}
 	rc = op->stored(op->ctx, names, ids, n, err);
 out:
@@ -383,17 +396,17 @@ out:
 	return rc;
 }
 
-/* Store the pending candidates (one transaction). */
-static int store_pending(struct engine *e, int g, struct cuco_err *err)
+/* Store generation g's candidates L (one transaction). */
+static int store_pending(struct engine *e, struct pendlist *L, int g, struct cuco_err *err)
 {
 	int rc;
 
-	if (!e->npend)
+	if (!L->n)
 		return CUCO_OK;
 	if ((rc = cuco_store_begin(e->o->store, err)))
 		return rc;
-	for (int i = 0; i < e->npend; i++) {
-		struct pending *p = &e->pend[i];
+	for (int i = 0; i < L->n; i++) {
+		struct pending *p = &L->a[i];
 		struct cuco_program_rec rec;
 
 		cuco_program_rec_init(&rec);
@@ -414,7 +427,7 @@ static int store_pending(struct engine *e, int g, struct cuco_err *err)
 			return rc;
 		}
 	}
-	if ((rc = op_stored(e, err))) {
+	if ((rc = op_stored(e, L, err))) {
 		cuco_store_rollback(e->o->store, NULL);
 		return rc;
 	}
@@ -465,7 +478,7 @@ static const char *should_stop(const struct engine *e)
 }
 
 /*
- * Evaluate the pending candidates that have no outcome, a batch at a time;
+ * Evaluate the current generation's candidates that have no outcome, a batch at a time;
  * each batch's outcomes (and the summary, after the generation's last batch
  * when one is due) land in one transaction. Stops early, leaving the rest
  * unevaluated, when should_stop() says so.
@@ -473,7 +486,7 @@ static const char *should_stop(const struct engine *e)
 static int evaluate_pending(struct engine *e, int g, struct cuco_err *err)
 {
 	const struct cuco_evaluator *ev = &e->o->evaluator;
-	int batch = ev->evaluate_batch ? (ev->max_batch > 0 ? ev->max_batch : e->npend) : 1;
+	int batch = ev->evaluate_batch ? (ev->max_batch > 0 ? ev->max_batch : e->cur.n) : 1;
 	struct cuco_candidate *c = calloc((size_t)batch + 1, sizeof(*c));
 	struct cuco_eval_outcome *outs = calloc((size_t)batch + 1, sizeof(*outs));
 	int *which = calloc((size_t)batch + 1, sizeof(*which)), rc = CUCO_OK;
@@ -484,8 +497,8 @@ static int evaluate_pending(struct engine *e, int g, struct cuco_err *err)
 	}
 	for (int next = 0;;) {
 		int n = 0, left;
-		while (next < e->npend && n < batch) {
-			struct pending *p = &e->pend[next];
+		while (next < e->cur.n && n < batch) {
+			struct pending *p = &e->cur.a[next];
 			if (!p->evaluated) {
 				c[n].name = p->name;
 				c[n].code = p->code;
@@ -507,10 +520,10 @@ static int evaluate_pending(struct engine *e, int g, struct cuco_err *err)
 		if ((rc = cuco_store_begin(e->o->store, err)))
 			goto release;
 		for (int k = 0; k < n && !rc; k++)
-			rc = store_outcome(e, &e->pend[which[k]], &outs[k], err);
+			rc = store_outcome(e, &e->cur.a[which[k]], &outs[k], err);
 		left = 0;
-		for (int i = next; i < e->npend; i++)
-			left += !e->pend[i].evaluated;
+		for (int i = next; i < e->cur.n; i++)
+			left += !e->cur.a[i].evaluated;
 		if (!rc && !left && summary_due(e, g))
 			rc = refresh_bias(e, g, 1, err);
 		if (rc) {
@@ -521,7 +534,7 @@ static int evaluate_pending(struct engine *e, int g, struct cuco_err *err)
 		if ((rc = cuco_store_commit(e->o->store, err)))
 			goto release;
 		for (int k = 0; k < n; k++) {
-			struct pending *p = &e->pend[which[k]];
+			struct pending *p = &e->cur.a[which[k]];
 			p->evaluated = 1;
 			p->correct = outs[k].code == CUCO_OK;
 			p->fitness = p->correct ? outs[k].fitness : 0;
@@ -555,12 +568,19 @@ out:
 	return rc;
 }
 
-static int all_evaluated(const struct engine *e)
+/* Candidates of L without an outcome. */
+static int unevaluated(const struct pendlist *L)
 {
-	for (int i = 0; i < e->npend; i++)
-		if (!e->pend[i].evaluated)
-			return 0;
-	return 1;
+	int n = 0;
+
+	for (int i = 0; i < L->n; i++)
+		n += !L->a[i].evaluated;
+	return n;
+}
+
+static int all_evaluated(const struct pendlist *L)
+{
+	return unevaluated(L) == 0;
 }
 
 /* Add a lineage edge unless (id, kind) is there already. */
@@ -587,11 +607,12 @@ static int pick_parent(struct engine *e, int isl, int slot, const struct cuco_ph
 }
 
 /*
- * Breed one child on island isl. Returns CUCO_OK (a child was added to
- * pending, or none could be found: *made says which) or an error.
+ * Breed one child of generation g on island isl into L. Returns CUCO_OK (a
+ * child was added, or none could be found: *made says which) or an error.
  */
-static int breed(struct engine *e, int g, int isl, int slot, const struct cuco_phase_params *pp,
-                 struct cuco_rng *rng, int *made, struct cuco_err *err)
+static int breed(struct engine *e, struct pendlist *L, int g, int isl, int slot,
+                 const struct cuco_phase_params *pp, struct cuco_rng *rng, int *made,
+                 struct cuco_err *err)
 {
 	struct cuco_op_ctx op = {e->o->ds, e->o->facts, &e->genes,
 	                         pp->use_bias && e->bias.active ? &e->bias : NULL};
@@ -653,7 +674,7 @@ static int breed(struct engine *e, int g, int isl, int slot, const struct cuco_p
 			free(json);
 			continue;
 		}
-		if (!(p = pend_new(e)) || cuco_novelty_add(&e->nov, code.buf, json, 0)) {
+		if (!(p = pend_new(L)) || cuco_novelty_add(&e->nov, code.buf, json, 0)) {
 			free(json);
 			rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 			goto out;
@@ -681,11 +702,12 @@ out:
 }
 
 /*
- * Breed one child on island isl with the child operator (up to OP_ATTEMPTS
- * asks). Returns CUCO_OK (*made says whether a child was added; the
- * operator's spent budget sets op_exhausted) or the operator's error.
+ * Breed one child of generation g on island isl into L with the child
+ * operator (up to OP_ATTEMPTS asks). Returns CUCO_OK (*made says whether a
+ * child was added; the operator's spent budget sets op_exhausted) or the
+ * operator's error.
  */
-static int breed_external(struct engine *e, int g, int isl, int slot,
+static int breed_external(struct engine *e, struct pendlist *L, int g, int isl, int slot,
                           const struct cuco_phase_params *pp, struct cuco_rng *rng, int *made,
                           struct cuco_err *err)
 {
@@ -752,7 +774,7 @@ static int breed_external(struct engine *e, int g, int isl, int slot,
 			memset(&tg, 0, sizeof(tg));
 			cuco_realize_template_knobs(e->o->template_text, e->o->ds, &tg, &d, NULL);
 		}
-		if (!(p = pend_new(e)) ||
+		if (!(p = pend_new(L)) ||
 		    cuco_novelty_add(&e->nov, child.code, child.directive_json, 0)) {
 			cuco_directive_release(&d);
 			free(child.code);
@@ -780,11 +802,15 @@ static int breed_external(struct engine *e, int g, int isl, int slot,
 	return rc;
 }
 
-/* Breed generation g into pending. */
-static int breed_generation(struct engine *e, int g, struct cuco_err *err)
+/*
+ * Breed generation g into L (empty). With an evaluation budget, the
+ * candidates bred never exceed what is left of it, counting those of the
+ * current generation still waiting for evaluation when L is the next one.
+ */
+static int breed_generation(struct engine *e, struct pendlist *L, int g, struct cuco_err *err)
 {
 	struct cuco_rng rng;
-	int rc;
+	int rc, waiting = L == &e->cur ? 0 : unevaluated(&e->cur);
 
 	cuco_rng_seed_stream(&rng, e->cfg.seed, (uint64_t)g);
 	for (int isl = 0; isl < e->pop.nislands; isl++) {
@@ -796,14 +822,14 @@ static int breed_generation(struct engine *e, int g, struct cuco_err *err)
 			const struct cuco_child_operator *op = e->o->child_op;
 			int made, use_op;
 			if (e->cfg.budget_evals > 0 &&
-			    e->prog.evaluated + e->npend >= e->cfg.budget_evals)
+			    e->prog.evaluated + waiting + L->n >= e->cfg.budget_evals)
 				return CUCO_OK;
 			/* No draw without a child operator: built-in runs breed as before. */
 			use_op =
 			    op && op->breed &&
 			    (op->share >= 1 || (op->share > 0 && cuco_rng_unit(&rng) < op->share));
-			rc = use_op ? breed_external(e, g, isl, slot, &pp, &rng, &made, err)
-			            : breed(e, g, isl, slot, &pp, &rng, &made, err);
+			rc = use_op ? breed_external(e, L, g, isl, slot, &pp, &rng, &made, err)
+			            : breed(e, L, g, isl, slot, &pp, &rng, &made, err);
 			if (rc)
 				return rc;
 			if (e->op_exhausted)
@@ -813,10 +839,10 @@ static int breed_generation(struct engine *e, int g, struct cuco_err *err)
 	return CUCO_OK;
 }
 
-/* The initial programs (generation 0): the seed and, with a template, its rendering. */
+/* The initial programs (generation 0, into cur): the seed and, with a template, its rendering. */
 static int initial_programs(struct engine *e, struct cuco_err *err)
 {
-	struct pending *p = pend_new(e);
+	struct pending *p = pend_new(&e->cur);
 	struct cuco_strbuf code = CUCO_STRBUF_INIT;
 	int rc = CUCO_OK;
 
@@ -837,7 +863,7 @@ static int initial_programs(struct engine *e, struct cuco_err *err)
 		if ((rc = realize(e, &e->start_d, &code, err)))
 			goto out;
 		if (strcmp(code.buf, e->start_code)) {
-			if (!(p = pend_new(e))) {
+			if (!(p = pend_new(&e->cur))) {
 				rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 				goto out;
 			}
@@ -853,8 +879,8 @@ static int initial_programs(struct engine *e, struct cuco_err *err)
 			}
 		}
 	}
-	for (int i = 0; i < e->npend; i++)
-		if (cuco_novelty_add(&e->nov, e->pend[i].code, e->pend[i].json, 0)) {
+	for (int i = 0; i < e->cur.n; i++)
+		if (cuco_novelty_add(&e->nov, e->cur.a[i].code, e->cur.a[i].json, 0)) {
 			rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 			goto out;
 		}
@@ -1049,18 +1075,23 @@ static void loader_free(struct loader *L)
 
 /*
  * Rebuild the islands from the run's stored candidates, generation by
- * generation, exactly as the live loop built them. The last stored
- * generation stays pending (*open = 1) when some of it lacks an evaluation.
- * *last_g gets the last stored generation, -1 when the run has none yet.
+ * generation, exactly as the live loop built them, up to the current
+ * generation: the first one with a candidate lacking an evaluation, or, in a
+ * pipelined run, the last stored one (the live loop bred the generation
+ * after it before adding it to the islands). The current generation is left
+ * in cur (*open = 1, *last_g = it); a pipelined run killed with two
+ * generations stored but not evaluated has the later one in next
+ * (*next_stored = 1). With nothing open, *last_g gets the last stored
+ * generation, -1 when the run has none yet.
  */
-static int rebuild(struct engine *e, int *last_g, int *open, struct cuco_err *err)
+static int rebuild(struct engine *e, int *last_g, int *open, int *next_stored, struct cuco_err *err)
 {
 	struct loader L;
-	int rc, gmax = -1, i = 0;
+	int rc, gmax = -1, gopen = -1, gcur, i = 0;
 
 	memset(&L, 0, sizeof(L));
 	L.e = e;
-	*open = 0;
+	*open = *next_stored = 0;
 	if ((rc = cuco_store_program_each(e->o->store, e->run_id, load_program, &L, err)))
 		goto out;
 	if ((rc = cuco_store_eval_each_run(e->o->store, e->run_id, load_eval, &L, err)))
@@ -1068,6 +1099,8 @@ static int rebuild(struct engine *e, int *last_g, int *open, struct cuco_err *er
 	for (int k = 0; k < L.n; k++) {
 		if (L.a[k].generation > gmax)
 			gmax = L.a[k].generation;
+		if (!L.a[k].evaluated && (gopen < 0 || L.a[k].generation < gopen))
+			gopen = L.a[k].generation;
 		if (L.a[k].generation == 0 && !strcmp(L.a[k].op, "init") &&
 		    !strcmp(L.a[k].name, "seed") && !e->start_code)
 			e->start_code = strdup(L.a[k].code);
@@ -1083,17 +1116,28 @@ static int rebuild(struct engine *e, int *last_g, int *open, struct cuco_err *er
 		                  (long long)e->run_id);
 		goto out;
 	}
+	if (gopen >= 0 && gmax > gopen + 1) {
+		rc = cuco_err_set(
+		    err, CUCO_ERR_INVALID,
+		    "run %lld: generation %d has candidates without an evaluation, but "
+		    "generation %d is stored too (at most the next one can be); it "
+		    "cannot be resumed",
+		    (long long)e->run_id, gopen, gmax);
+		goto out;
+	}
+	gcur = gopen >= 0 ? gopen : e->cfg.pipeline && gmax >= 1 ? gmax : gmax + 1;
 	if ((rc = setup_genes(e, err)))
 		goto out;
 	for (int g = 0; g <= gmax; g++) {
-		pend_clear(e);
+		struct pendlist *T = g > gcur ? &e->next : &e->cur;
+		pend_clear(T);
 		/* Programs come oldest first, generation by generation. */
 		for (; i < L.n && L.a[i].generation <= g; i++) {
 			struct loaded *x = &L.a[i];
 			struct pending *p;
 			if (x->generation < g)
 				continue;
-			if (!(p = pend_new(e))) {
+			if (!(p = pend_new(T))) {
 				rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 				goto out;
 			}
@@ -1126,15 +1170,15 @@ static int rebuild(struct engine *e, int *last_g, int *open, struct cuco_err *er
 					e->pop.m[at].nchildren++;
 			}
 		}
-		*last_g = g;
-		if (g == gmax && !all_evaluated(e)) {
-			*open = 1;
-			break;
-		}
-		if ((rc = add_members(e, g)) || (rc = finish_generation(e, g, err)))
+		if (g >= gcur)
+			continue; /* cur (and next) stay pending */
+		if ((rc = add_members(e, T, g)) || (rc = finish_generation(e, g, err)))
 			goto out;
-		pend_clear(e);
+		pend_clear(T);
 	}
+	*open = gcur <= gmax;
+	*last_g = *open ? gcur : gmax;
+	*next_stored = gmax == gcur + 1;
 out:
 	loader_free(&L);
 	return rc;
@@ -1142,12 +1186,52 @@ out:
 
 /* ---- the loop ---- */
 
+/* Hand L (stored) to the evaluator's prefetch, when it has one. */
+static int prefetch(struct engine *e, const struct pendlist *L, struct cuco_err *err)
+{
+	const struct cuco_evaluator *ev = &e->o->evaluator;
+	struct cuco_candidate *c;
+	int n = 0, rc;
+
+	if (!ev->prefetch || !unevaluated(L))
+		return CUCO_OK;
+	if (!(c = calloc((size_t)L->n, sizeof(*c))))
+		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+	for (int i = 0; i < L->n; i++)
+		if (!L->a[i].evaluated) {
+			c[n].name = L->a[i].name;
+			c[n].code = L->a[i].code;
+			c[n].directive_json = L->a[i].json;
+			c[n++].program_id = L->a[i].program_id;
+		}
+	rc = ev->prefetch(ev->ctx, c, n, err);
+	free(c);
+	return rc;
+}
+
+/*
+ * Pipelined, whether generation g+1 is bred now, before g is evaluated: from
+ * generation 1 on (the islands are empty before generation 0 is judged),
+ * within the generations, and only when the run goes on (no stop asked, the
+ * budgets and the child operator not spent by what is already bred).
+ */
+static int lag_due(const struct engine *e, int g)
+{
+	if (!e->cfg.pipeline || g < 1 || g + 1 > e->cfg.generations || e->op_exhausted ||
+	    should_stop(e))
+		return 0;
+	return !(e->cfg.budget_evals > 0 &&
+	         e->prog.evaluated + unevaluated(&e->cur) >= e->cfg.budget_evals);
+}
+
 int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_config *cfg,
                     int64_t resume_run, int64_t *run_id, struct cuco_evolve_progress *final,
                     struct cuco_err *err)
 {
 	struct engine e;
-	int rc = CUCO_OK, g = 0, open = 0, empty = 0;
+	/* open: cur holds generation g, stored; lagged: it was bred ahead by the pipeline;
+	 * have_next: next holds generation g+1, stored (prefetched once next_sent) */
+	int rc = CUCO_OK, g = 0, open = 0, lagged = 0, have_next = 0, next_sent = 0, empty = 0;
 	char *config = NULL;
 	const char *why = NULL;
 
@@ -1159,6 +1243,9 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 	e.prog.best_us = e.prog.baseline_us = NAN;
 	e.sched.generations = cfg->generations;
 	e.sched.explore_fraction = cfg->explore_fraction;
+	/* Pipelining needs a prefetch to gain anything; a fresh run stores the order it uses. */
+	if (!o->evaluator.prefetch)
+		e.cfg.pipeline = 0;
 	cuco_novelty_init(&e.nov, cfg->novelty_threshold);
 	if (!o->evaluator.evaluate && !o->evaluator.evaluate_batch) {
 		rc = cuco_err_set(err, CUCO_ERR_INVALID, "evolve: no evaluator");
@@ -1188,7 +1275,7 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 		e.prog.run_id = e.run_id;
 		g = 0;
 		if ((rc = cuco_store_run_finish(o->store, e.run_id, "running", err)) ||
-		    (rc = rebuild(&e, &g, &open, err)))
+		    (rc = rebuild(&e, &g, &open, &have_next, err)))
 			goto fail;
 		if (g < 0) {
 			e.start_code = strdup(o->seed_code);
@@ -1197,15 +1284,14 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 				goto fail;
 			}
 			if ((rc = setup_genes(&e, err)) || (rc = initial_programs(&e, err)) ||
-			    (rc = store_pending(&e, 0, err)))
+			    (rc = store_pending(&e, &e.cur, 0, err)))
 				goto fail;
 			g = 0;
 			open = 1;
 		} else if (!open) {
 			g++;
 		} else {
-			for (int i = 0; i < e.npend; i++)
-				e.prog.resumed_evals += !e.pend[i].evaluated;
+			e.prog.resumed_evals = unevaluated(&e.cur) + unevaluated(&e.next);
 		}
 	} else {
 		struct cuco_run_rec run;
@@ -1214,7 +1300,7 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 			goto out;
 		}
 		e.start_code = strdup(o->seed_code);
-		config = config_json(cfg, o->llm_json);
+		config = config_json(&e.cfg, o->llm_json);
 		if (!e.start_code || !config) {
 			rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 			goto out;
@@ -1232,7 +1318,7 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 			*run_id = e.run_id;
 		e.prog.run_id = e.run_id;
 		if ((rc = setup_genes(&e, err)) || (rc = initial_programs(&e, err)) ||
-		    (rc = store_pending(&e, 0, err)))
+		    (rc = store_pending(&e, &e.cur, 0, err)))
 			goto fail;
 		open = 1;
 		g = 0;
@@ -1252,25 +1338,57 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 				why = "budget-llm";
 				break;
 			}
-			pend_clear(&e);
-			if ((rc = breed_generation(&e, g, err)) || (rc = store_pending(&e, g, err)))
+			pend_clear(&e.cur);
+			if ((rc = breed_generation(&e, &e.cur, g, err)) ||
+			    (rc = store_pending(&e, &e.cur, g, err)))
 				goto fail;
-			empty = e.npend ? 0 : empty + 1;
+			empty = e.cur.n ? 0 : empty + 1;
+			if (empty >= EMPTY_LIMIT) {
+				why = "exhausted";
+				break;
+			}
+		} else if (lagged) {
+			/* Bred ahead: the checks the strict order makes before breeding it. It
+			 * stays stored, unevaluated, for --resume. */
+			if ((why = should_stop(&e)))
+				break;
 			if (empty >= EMPTY_LIMIT) {
 				why = "exhausted";
 				break;
 			}
 		}
-		open = 0;
+		open = lagged = 0;
+		if (have_next && !next_sent) {
+			/* Resumed with g+1 stored too: compile it while g runs. */
+			if ((rc = prefetch(&e, &e.next, err)))
+				goto fail;
+			next_sent = 1;
+		} else if (!have_next && lag_due(&e, g)) {
+			pend_clear(&e.next);
+			if ((rc = breed_generation(&e, &e.next, g + 1, err)) ||
+			    (rc = store_pending(&e, &e.next, g + 1, err)) ||
+			    (rc = prefetch(&e, &e.next, err)))
+				goto fail;
+			empty = e.next.n ? 0 : empty + 1;
+			have_next = next_sent = 1;
+		}
 		if ((rc = evaluate_pending(&e, g, err)))
 			goto fail;
-		if (!all_evaluated(&e)) {
+		if (!all_evaluated(&e.cur)) {
 			why = should_stop(&e);
 			break;
 		}
-		if ((rc = add_members(&e, g)) || (rc = finish_generation(&e, g, err)))
+		if ((rc = add_members(&e, &e.cur, g)) || (rc = finish_generation(&e, g, err)))
 			goto fail;
 		report(&e);
+		if (have_next) {
+			struct pendlist t = e.cur;
+			e.cur = e.next;
+			e.next = t;
+			open = lagged = 1;
+			have_next = next_sent = 0;
+		}
+		pend_clear(&e.next);
 	}
 	e.prog.stop_reason = why ? why : "generations";
 	e.prog.interrupted = why && !strcmp(why, "interrupted");
@@ -1281,10 +1399,15 @@ fail:
 	if (e.run_id)
 		cuco_store_run_finish(o->store, e.run_id, "failed", NULL);
 out:
+	/* Nothing compiles on behind the caller (a generation bred ahead stays stored). */
+	if (o->evaluator.prefetch_cancel)
+		o->evaluator.prefetch_cancel(o->evaluator.ctx);
 	if (final)
 		*final = e.prog;
-	pend_clear(&e);
-	free(e.pend);
+	pend_clear(&e.cur);
+	pend_clear(&e.next);
+	free(e.cur.a);
+	free(e.next.a);
 	free(e.start_code);
 	free(e.summary_text);
 	free(config);

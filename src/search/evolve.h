@@ -10,6 +10,12 @@
  * bests and stagnation, trim, migrate every M generations, summarise every K.
  * The RNG is reseeded from (seed, generation) at the start of each
  * generation, so a resumed run breeds exactly what an uninterrupted one would.
+ *
+ * Pipelined (config.pipeline, the default with an evaluator that prefetches),
+ * generation g+1 is bred and stored before generation g is evaluated, from
+ * the islands as they stand then (results up to g-1), and handed to the
+ * evaluator's prefetch, so its compiles overlap g's GPU runs. Generation 1 is
+ * bred after generation 0 is judged (the islands are empty before).
  */
 #ifndef CUCO_SEARCH_EVOLVE_H
 #define CUCO_SEARCH_EVOLVE_H
@@ -161,6 +167,15 @@ struct cuco_evolve_config {
 	char operator_[16]; /* who breeds: "builtin", "llm", "mixed"; "" in configs stored
 	                       before it was recorded */
 	double llm_share;   /* fraction of children the LLM makes (mixed; 1 for llm, 0 builtin) */
+	/*
+	 * 1 (default): from generation 1 on, breed and store generation g+1 from
+	 * the population as known before g is evaluated, and prefetch it while g
+	 * runs (parents one generation stale); 0: the strict order. Without an
+	 * evaluator prefetch a run (fresh or resumed) takes the strict order, and
+	 * a fresh run stores the order it takes; configs stored before this was
+	 * recorded read as 0, so they resume in the order they ran.
+	 */
+	int pipeline;
 };
 
 /* Defaults as documented above, seed 1. */

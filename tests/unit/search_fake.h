@@ -1,7 +1,9 @@
 /*
  * search_fake.h - a fake evaluator for the search tests: fitness is a fixed
  * function of the directive, some directives "fail to compile", some "time
- * out", some give "wrong" results. No GPU, no nvcc. Header-only (static).
+ * out", some give "wrong" results. No GPU, no nvcc. With prefetch on it also
+ * has the prefetch hooks (so the loop pipelines) and records the order of
+ * prefetches, evaluations and cancels. Header-only (static).
  */
 #ifndef CUCO_TEST_SEARCH_FAKE_H
 #define CUCO_TEST_SEARCH_FAKE_H
@@ -18,12 +20,22 @@
 #include "search/evolve.h"
 #include "search/operator.h"
 
+/* One call the fake saw, in order. */
+struct fake_event {
+	char kind;          /* 'P' prefetched, 'E' evaluated, 'C' prefetch_cancel */
+	int64_t program_id; /* the candidate's (0 for 'C') */
+};
+
 struct fake_eval {
 	int calls;      /* candidates judged by this process */
 	int kill_at;    /* raise SIGKILL on this call (1-based); 0: never */
 	int sleep_us;   /* pretend each candidate takes this long */
 	int log_fd;     /* append "program_id\n" per candidate judged; -1: none */
 	double base_us; /* the baseline's latency */
+	int prefetch;   /* 1: offer prefetch and prefetch_cancel */
+	int prefetch_calls, cancel_calls;
+	struct fake_event *events; /* with prefetch: every call in order (fake_release frees) */
+	int nevents, aevents;
 };
 
 static void fake_init(struct fake_eval *f)
@@ -31,6 +43,30 @@ static void fake_init(struct fake_eval *f)
 	memset(f, 0, sizeof(*f));
 	f->log_fd = -1;
 	f->base_us = 1000.0;
+}
+
+/* Free what fake_init set up (inline: not every test file uses it). */
+static inline void fake_release(struct fake_eval *f)
+{
+	free(f->events);
+	f->events = NULL;
+	f->nevents = f->aevents = 0;
+}
+
+static void fake_event(struct fake_eval *f, char kind, int64_t id)
+{
+	if (!f->prefetch)
+		return;
+	if (f->nevents == f->aevents) {
+		int na = f->aevents ? 2 * f->aevents : 256;
+		struct fake_event *ne = realloc(f->events, (size_t)na * sizeof(*ne));
+		if (!ne)
+			abort();
+		f->events = ne;
+		f->aevents = na;
+	}
+	f->events[f->nevents].kind = kind;
+	f->events[f->nevents++].program_id = id;
 }
 
 /* The fake's verdict for one directive: CUCO_OK with a fitness, or a failure. */
@@ -91,6 +127,7 @@ static int fake_evaluate(void *ctx, const struct cuco_candidate *c, struct cuco_
 	f->calls++;
 	if (f->kill_at && f->calls == f->kill_at)
 		raise(SIGKILL);
+	fake_event(f, 'E', c->program_id);
 	if (f->sleep_us) {
 		struct timespec ts = {0, (long)f->sleep_us * 1000};
 		nanosleep(&ts, NULL);
@@ -127,7 +164,30 @@ static int fake_evaluate_batch(void *ctx, const struct cuco_candidate *c, int n,
 	return CUCO_OK;
 }
 
-/* An evaluator around f: batches of max_batch (0: one at a time through evaluate). */
+/* Prefetch: nothing to prepare, the order is what matters. */
+static int fake_prefetch(void *ctx, const struct cuco_candidate *c, int n, struct cuco_err *err)
+{
+	struct fake_eval *f = ctx;
+
+	(void)err;
+	f->prefetch_calls++;
+	for (int i = 0; i < n; i++)
+		fake_event(f, 'P', c[i].program_id);
+	return CUCO_OK;
+}
+
+static void fake_prefetch_cancel(void *ctx)
+{
+	struct fake_eval *f = ctx;
+
+	f->cancel_calls++;
+	fake_event(f, 'C', 0);
+}
+
+/*
+ * An evaluator around f: batches of max_batch (0: one at a time through
+ * evaluate); the prefetch hooks when f->prefetch is set.
+ */
 static struct cuco_evaluator fake_evaluator(struct fake_eval *f, int max_batch)
 {
 	struct cuco_evaluator ev;
@@ -135,6 +195,10 @@ static struct cuco_evaluator fake_evaluator(struct fake_eval *f, int max_batch)
 	memset(&ev, 0, sizeof(ev));
 	ev.evaluate = fake_evaluate;
 	ev.evaluate_batch = max_batch > 0 ? fake_evaluate_batch : NULL;
+	if (f->prefetch) {
+		ev.prefetch = fake_prefetch;
+		ev.prefetch_cancel = fake_prefetch_cancel;
+	}
 	ev.max_batch = max_batch;
 	ev.ctx = f;
 	return ev;

@@ -1,7 +1,8 @@
 /*
  * test_search_evolve.c - the evolution loop through a fake evaluator: a whole
- * run, repeatability, batching, budgets, Ctrl-C, resume after SIGKILL, and
- * the statistical summary on a fixture store.
+ * run, repeatability, batching, budgets, Ctrl-C, resume after SIGKILL, the
+ * same for the pipelined loop (generation g+1 bred and prefetched before g is
+ * evaluated), and the statistical summary on a fixture store.
  */
 #include <dirent.h>
 #include <math.h>
@@ -627,19 +628,22 @@ static void test_evolve_interrupt_and_resume(void **state)
 }
 
 /*
- * Kill a run with SIGKILL (from inside the evaluator at call kill_at, or from
- * outside after delay_us), resume it, and check that nothing was lost, nothing
- * evaluated twice, and the result is the uninterrupted run.
+ * Kill a run (pipelined or not) with SIGKILL (from inside the evaluator at
+ * call kill_at, or from outside after delay_us), resume it, and check that
+ * nothing was lost, nothing evaluated twice, and the result is the
+ * uninterrupted run. Returns how many generations waited for evaluation
+ * when it was killed.
  */
-static void kill_and_resume(const char *ref_seq, const char *name, int kill_at, int delay_us)
+static int kill_and_resume(const char *ref_seq, const char *name, int kill_at, int delay_us,
+                           int pipelined)
 {
 	struct cuco_evolve_config cfg;
 	struct cuco_evolve_progress fin;
 	struct fake_eval f;
 	char path[256], log[300], *seq, *st, *evaluated_before;
-	int64_t programs, evals, missing;
+	int64_t programs, evals, missing, open_gens, last_gen_n = 0;
 	pid_t pid;
-	int wst;
+	int wst, first_eval;
 
 	small_config(&cfg);
 	store_path(path, sizeof(path), name);
@@ -651,6 +655,7 @@ static void kill_and_resume(const char *ref_seq, const char *name, int kill_at, 
 		fake_init(&f);
 		f.kill_at = kill_at;
 		f.sleep_us = delay_us ? 200 : 0;
+		f.prefetch = pipelined;
 		_exit(run_in(path, &cfg, &f, 3, 1, 0, NULL, NULL, NULL) ? 1 : 0);
 	}
 	if (delay_us) {
@@ -662,7 +667,7 @@ static void kill_and_resume(const char *ref_seq, const char *name, int kill_at, 
 	if (!delay_us)
 		assert_true(WIFSIGNALED(wst) && WTERMSIG(wst) == SIGKILL);
 	if (sql_int(path, "SELECT COUNT(*) FROM runs") != 1)
-		return; /* killed before the run row existed: nothing to resume */
+		return 0; /* killed before the run row existed: nothing to resume */
 	programs = sql_int(path, "SELECT COUNT(*) FROM programs");
 	evals = sql_int(path, "SELECT COUNT(*) FROM evaluations");
 	missing = sql_int(path, "SELECT COUNT(*) FROM programs p WHERE NOT EXISTS (SELECT 1 FROM "
@@ -680,12 +685,33 @@ static void kill_and_resume(const char *ref_seq, const char *name, int kill_at, 
 		assert_true(!strcmp(st, "running") || (!strcmp(st, "done") && missing == 0));
 		free(st);
 	}
+	/* at most two generations wait: the current one and the one bred ahead of it */
+	open_gens = sql_int(path, "SELECT COUNT(DISTINCT generation) FROM programs p WHERE NOT "
+	                          "EXISTS (SELECT 1 FROM evaluations e WHERE e.program_id = p.id)");
+	assert_true(open_gens <= (pipelined ? 2 : 1));
+	if (open_gens == 2) { /* the later one was bred ahead: nothing of it ran */
+		assert_int_equal(sql_int(path,
+		                         "SELECT COUNT(*) FROM evaluations e JOIN programs p "
+		                         "ON p.id = e.program_id WHERE p.generation = (SELECT "
+		                         "MAX(generation) FROM programs)"),
+		                 0);
+		last_gen_n = sql_int(path, "SELECT COUNT(*) FROM programs WHERE generation = "
+		                           "(SELECT MAX(generation) FROM programs)");
+	}
 	/* resume, logging every candidate the evaluator sees */
 	fake_init(&f);
+	f.prefetch = pipelined;
 	f.log_fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
 	assert_true(f.log_fd >= 0);
 	assert_int_equal(run_in(path, &cfg, &f, 3, 1, 1, NULL, NULL, &fin), CUCO_OK);
 	close(f.log_fd);
+	/* with two generations waiting, the later one compiles while the first runs */
+	for (first_eval = 0; first_eval < f.nevents && f.events[first_eval].kind != 'E';
+	     first_eval++)
+		;
+	if (open_gens == 2)
+		assert_int_equal(first_eval, last_gen_n);
+	fake_release(&f);
 	/* (a run killed before its seed was stored starts over: nothing to re-evaluate) */
 	assert_int_equal(fin.resumed_evals, WIFSIGNALED(wst) && programs ? missing : 0);
 	/* the resumed process evaluated exactly what had no evaluation, once */
@@ -709,6 +735,7 @@ static void kill_and_resume(const char *ref_seq, const char *name, int kill_at, 
 	st = sql_text(path, "SELECT status FROM runs WHERE id = 1");
 	assert_string_equal(st, "done");
 	free(st);
+	return (int)open_gens;
 }
 
 static void test_evolve_resume_after_sigkill(void **state)
@@ -726,11 +753,364 @@ static void test_evolve_resume_after_sigkill(void **state)
 	ref_seq = sequence(ref);
 	for (size_t i = 0; i < sizeof(kill_at) / sizeof(kill_at[0]); i++) {
 		snprintf(name, sizeof(name), "kill-at-%d", kill_at[i]);
-		kill_and_resume(ref_seq, name, kill_at[i], 0);
+		kill_and_resume(ref_seq, name, kill_at[i], 0, 0);
 	}
 	for (size_t i = 0; i < sizeof(delays_us) / sizeof(delays_us[0]); i++) {
 		snprintf(name, sizeof(name), "kill-after-%d", delays_us[i]);
-		kill_and_resume(ref_seq, name, 0, delays_us[i]);
+		kill_and_resume(ref_seq, name, 0, delays_us[i], 0);
+	}
+	free(ref_seq);
+}
+
+/* ---- the pipelined loop ---- */
+
+/* The generation of every program in the store at path, indexed by id; *n gets the size. */
+static int *generations_of(const char *path, int *n)
+{
+	int max = (int)sql_int(path, "SELECT MAX(id) FROM programs"), *gen;
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+
+	assert_true(max > 0);
+	gen = calloc((size_t)max + 1, sizeof(*gen));
+	assert_non_null(gen);
+	for (int i = 0; i <= max; i++)
+		gen[i] = -1;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_prepare_v2(db, "SELECT id, generation FROM programs", -1, &st, NULL),
+	    SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		gen[sqlite3_column_int(st, 0)] = sqlite3_column_int(st, 1);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	*n = max + 1;
+	return gen;
+}
+
+/* Index of the first (or last) event of kind for a program of generation g; -1 when none. */
+static int event_at(const struct fake_eval *f, const int *gen, int ngen, char kind, int g, int last)
+{
+	int at = -1;
+
+	for (int i = 0; i < f->nevents; i++) {
+		int64_t id = f->events[i].program_id;
+		if (f->events[i].kind != kind || id <= 0 || id >= ngen || gen[id] != g)
+			continue;
+		at = i;
+		if (!last)
+			break;
+	}
+	return at;
+}
+
+/*
+ * Pipelined: generation g+1 is bred from the results up to g-1 and
+ * prefetched before generation g is evaluated; every candidate is prefetched
+ * (from generation 2 on) and evaluated exactly once; the leftovers are
+ * cancelled once at the end.
+ */
+static void test_evolve_pipeline_order(void **state)
+{
+	struct cuco_evolve_config cfg;
+	struct cuco_evolve_progress fin;
+	struct fake_eval f;
+	char path[256], *config;
+	int *gen, ngen, *prefetched;
+	int64_t n;
+
+	small_config(&cfg);
+	store_path(path, sizeof(path), "pipe");
+	fake_init(&f);
+	f.prefetch = 1;
+	assert_int_equal(run_in(path, &cfg, &f, 5, 1, 0, NULL, NULL, &fin), CUCO_OK);
+	check_run_rows(path);
+	n = sql_int(path, "SELECT COUNT(*) FROM programs");
+	assert_int_equal(n, 2 + 3 * 4 * 8); /* as many as the strict order breeds */
+	assert_int_equal(fin.evaluated, n);
+	assert_int_equal(f.calls, n);
+	assert_string_equal(fin.stop_reason, "generations");
+	config = sql_text(path, "SELECT config FROM runs WHERE id = 1");
+	assert_non_null(strstr(config, "\"pipeline\":true"));
+	free(config);
+	/* generations 0 and 1 are bred after the one before is judged; the rest ahead */
+	gen = generations_of(path, &ngen);
+	prefetched = calloc((size_t)ngen, sizeof(*prefetched));
+	assert_non_null(prefetched);
+	for (int i = 0; i < f.nevents; i++)
+		if (f.events[i].kind == 'P')
+			prefetched[f.events[i].program_id]++;
+	for (int id = 1; id < ngen; id++)
+		assert_int_equal(prefetched[id], gen[id] >= 2 ? 1 : 0);
+	for (int g = 1; g < cfg.generations; g++) {
+		/* g+1 is in the evaluator's hands before g's first evaluation ... */
+		assert_true(event_at(&f, gen, ngen, 'P', g + 1, 1) <
+		            event_at(&f, gen, ngen, 'E', g, 0));
+		/* ... and was bred once g-1 was judged */
+		assert_true(event_at(&f, gen, ngen, 'P', g + 1, 0) >
+		            event_at(&f, gen, ngen, 'E', g - 1, 1));
+	}
+	/* parents, partners and inspirations of generation g >= 2 are from g-2 or older */
+	assert_int_equal(sql_int(path,
+	                         "SELECT COUNT(*) FROM program_parents q JOIN programs c ON "
+	                         "c.id = q.program_id JOIN programs p ON p.id = q.parent_id "
+	                         "WHERE c.generation >= 2 AND p.generation > c.generation - 2"),
+	                 0);
+	assert_true(sql_int(path,
+	                    "SELECT COUNT(*) FROM program_parents q JOIN programs c ON "
+	                    "c.id = q.program_id JOIN programs p ON p.id = q.parent_id "
+	                    "WHERE c.generation >= 3 AND p.generation = c.generation - 2") > 0);
+	/* the schedule's summaries as in the strict order */
+	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM summaries WHERE kind = 'statistical'"),
+	                 4);
+	/* nothing is left compiling behind the caller */
+	assert_int_equal(f.cancel_calls, 1);
+	assert_int_equal(f.events[f.nevents - 1].kind, 'C');
+	free(prefetched);
+	free(gen);
+	fake_release(&f);
+}
+
+/*
+ * The same seed gives the same pipelined run (batching does not matter); it
+ * differs from the strict order's, which pipeline = 0 still gives with a
+ * prefetching evaluator (and then nothing is prefetched).
+ */
+static void test_evolve_pipeline_repeatable(void **state)
+{
+	struct cuco_evolve_config cfg;
+	struct fake_eval f;
+	char a[256], b[256], c[256], d[256];
+	char *sa, *sb, *sc, *sd, *config;
+
+	small_config(&cfg);
+	store_path(a, sizeof(a), "pipe-rep-a");
+	store_path(b, sizeof(b), "pipe-rep-b");
+	store_path(c, sizeof(c), "pipe-rep-strict");
+	store_path(d, sizeof(d), "pipe-rep-off");
+	fake_init(&f);
+	f.prefetch = 1;
+	assert_int_equal(run_in(a, &cfg, &f, 0, 1, 0, NULL, NULL, NULL), CUCO_OK);
+	fake_release(&f);
+	fake_init(&f);
+	f.prefetch = 1;
+	assert_int_equal(run_in(b, &cfg, &f, 7, 1, 0, NULL, NULL, NULL), CUCO_OK);
+	fake_release(&f);
+	fake_init(&f); /* no prefetch: the strict order */
+	assert_int_equal(run_in(c, &cfg, &f, 7, 1, 0, NULL, NULL, NULL), CUCO_OK);
+	cfg.pipeline = 0;
+	fake_init(&f);
+	f.prefetch = 1;
+	assert_int_equal(run_in(d, &cfg, &f, 7, 1, 0, NULL, NULL, NULL), CUCO_OK);
+	assert_int_equal(f.prefetch_calls, 0);
+	fake_release(&f);
+	config = sql_text(d, "SELECT config FROM runs WHERE id = 1");
+	assert_non_null(strstr(config, "\"pipeline\":false"));
+	free(config);
+	config = sql_text(c, "SELECT config FROM runs WHERE id = 1");
+	assert_non_null(strstr(config, "\"pipeline\":false")); /* what it ran with */
+	free(config);
+	sa = sequence(a);
+	sb = sequence(b);
+	sc = sequence(c);
+	sd = sequence(d);
+	assert_true(strlen(sa) > 1000);
+	assert_string_equal(sa, sb);
+	assert_string_not_equal(sa, sc);
+	assert_string_equal(sc, sd);
+	free(sa);
+	free(sb);
+	free(sc);
+	free(sd);
+}
+
+/* The unevaluated candidates of a store: how many, in how many generations. */
+static void waiting(const char *path, int64_t *missing, int64_t *gens)
+{
+	*missing = sql_int(path, "SELECT COUNT(*) FROM programs p WHERE NOT EXISTS (SELECT 1 FROM "
+	                         "evaluations e WHERE e.program_id = p.id)");
+	*gens = sql_int(path, "SELECT COUNT(DISTINCT generation) FROM programs p WHERE NOT EXISTS "
+	                      "(SELECT 1 FROM evaluations e WHERE e.program_id = p.id)");
+}
+
+/*
+ * Budgets, pipelined: --budget-evals is never overshot (nothing is bred past
+ * it); --budget-minutes stops after a batch or before a generation bred ahead,
+ * which stays stored unevaluated, and a resume evaluates it once.
+ */
+static void test_evolve_pipeline_budget(void **state)
+{
+	struct cuco_evolve_config cfg;
+	struct cuco_evolve_progress fin;
+	struct fake_eval f;
+	char ref[256], path[256], *sa, *sb;
+	int64_t missing, gens, evals;
+
+	small_config(&cfg);
+	cfg.budget_evals = 31;
+	store_path(path, sizeof(path), "pipe-budget");
+	fake_init(&f);
+	f.prefetch = 1;
+	assert_int_equal(run_in(path, &cfg, &f, 4, 1, 0, NULL, NULL, &fin), CUCO_OK);
+	fake_release(&f);
+	assert_string_equal(fin.stop_reason, "budget-evals");
+	assert_int_equal(fin.evaluated, 31);
+	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM evaluations"), 31);
+	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM programs"), 31);
+	check_run_rows(path);
+
+	small_config(&cfg);
+	store_path(ref, sizeof(ref), "pipe-budget-ref");
+	fake_init(&f);
+	f.prefetch = 1;
+	assert_int_equal(run_in(ref, &cfg, &f, 4, 1, 0, NULL, NULL, NULL), CUCO_OK);
+	fake_release(&f);
+	cfg.budget_minutes = 0.002; /* 120 ms; the run takes 98 x 2 ms at least */
+	store_path(path, sizeof(path), "pipe-minutes");
+	fake_init(&f);
+	f.prefetch = 1;
+	f.sleep_us = 2000;
+	assert_int_equal(run_in(path, &cfg, &f, 4, 1, 0, NULL, NULL, &fin), CUCO_OK);
+	fake_release(&f);
+	assert_string_equal(fin.stop_reason, "budget-minutes");
+	evals = sql_int(path, "SELECT COUNT(*) FROM evaluations");
+	waiting(path, &missing, &gens);
+	assert_true(evals < 2 + 3 * 4 * 8);
+	assert_true(gens <= 2);
+	if (gens == 2) /* the generation bred ahead waits whole */
+		assert_int_equal(sql_int(path,
+		                         "SELECT COUNT(*) FROM evaluations e JOIN programs p "
+		                         "ON p.id = e.program_id WHERE p.generation = (SELECT "
+		                         "MAX(generation) FROM programs)"),
+		                 0);
+	cfg.budget_minutes = 0;
+	fake_init(&f);
+	f.prefetch = 1;
+	assert_int_equal(run_in(path, &cfg, &f, 4, 1, 1, NULL, NULL, &fin), CUCO_OK);
+	fake_release(&f);
+	assert_int_equal(fin.resumed_evals, missing);
+	assert_int_equal(f.calls, sql_int(path, "SELECT COUNT(*) FROM programs") - evals);
+	check_run_rows(path);
+	sa = sequence(ref);
+	sb = sequence(path);
+	assert_string_equal(sa, sb);
+	free(sa);
+	free(sb);
+}
+
+/*
+ * A finished pipelined run resumed with more generations breeds on as the
+ * pipeline does: generation G+1 from the results up to G-1 (its last
+ * generation is not added to the islands before G+1 is bred).
+ */
+static void test_evolve_pipeline_resume_more_generations(void **state)
+{
+	struct cuco_evolve_config cfg;
+	struct cuco_evolve_progress fin;
+	struct fake_eval f;
+	char path[256];
+
+	small_config(&cfg);
+	cfg.generations = 4;
+	store_path(path, sizeof(path), "pipe-more");
+	fake_init(&f);
+	f.prefetch = 1;
+	assert_int_equal(run_in(path, &cfg, &f, 5, 1, 0, NULL, NULL, &fin), CUCO_OK);
+	fake_release(&f);
+	assert_int_equal(sql_int(path, "SELECT MAX(generation) FROM programs"), 4);
+	cfg.generations = 6;
+	fake_init(&f);
+	f.prefetch = 1;
+	assert_int_equal(run_in(path, &cfg, &f, 5, 1, 1, NULL, NULL, &fin), CUCO_OK);
+	fake_release(&f);
+	assert_int_equal(fin.resumed_evals, 0);
+	assert_int_equal(fin.evaluated, 2 + 3 * 4 * 6);
+	check_run_rows(path);
+	assert_int_equal(sql_int(path,
+	                         "SELECT COUNT(*) FROM program_parents q JOIN programs c ON "
+	                         "c.id = q.program_id JOIN programs p ON p.id = q.parent_id "
+	                         "WHERE c.generation >= 2 AND p.generation > c.generation - 2"),
+	                 0);
+}
+
+/* Ctrl-C inside a generation with the next one bred ahead: both wait, resume finishes the run. */
+static void test_evolve_pipeline_interrupt_and_resume(void **state)
+{
+	struct cuco_evolve_config cfg;
+	struct cuco_evolve_progress fin;
+	struct fake_eval f;
+	volatile sig_atomic_t stop = 0;
+	char ref[256], path[256], *sa, *sb;
+	int64_t missing, gens, n_before;
+
+	small_config(&cfg);
+	store_path(ref, sizeof(ref), "pipe-int-ref");
+	store_path(path, sizeof(path), "pipe-int");
+	fake_init(&f);
+	f.prefetch = 1;
+	assert_int_equal(run_in(ref, &cfg, &f, 5, 1, 0, NULL, NULL, NULL), CUCO_OK);
+	fake_release(&f);
+	fake_init(&f);
+	f.prefetch = 1;
+	assert_int_equal(run_in(path, &cfg, &f, 5, 1, 0, &stop, stop_after_3, &fin), CUCO_OK);
+	assert_int_equal(f.cancel_calls, 1);
+	fake_release(&f);
+	assert_true(fin.interrupted);
+	/* stopped after a batch of generation 3, with generation 4 stored ahead */
+	assert_int_equal(sql_int(path, "SELECT MAX(generation) FROM programs"), 4);
+	waiting(path, &missing, &gens);
+	assert_int_equal(gens, 2);
+	n_before = sql_int(path, "SELECT COUNT(*) FROM evaluations");
+	stop = 0;
+	fake_init(&f);
+	f.prefetch = 1;
+	assert_int_equal(run_in(path, &cfg, &f, 5, 1, 1, &stop, NULL, &fin), CUCO_OK);
+	fake_release(&f);
+	assert_int_equal(fin.resumed_evals, missing);
+	assert_int_equal(f.calls + n_before, sql_int(path, "SELECT COUNT(*) FROM programs"));
+	check_run_rows(path);
+	sa = sequence(ref);
+	sb = sequence(path);
+	assert_string_equal(sa, sb);
+	free(sa);
+	free(sb);
+}
+
+/*
+ * SIGKILL at evaluation points and wall-clock delays of a pipelined run,
+ * including kills with two generations stored and not evaluated (the first
+ * evaluation of a generation, its successor already stored); each resume
+ * evaluates exactly what waited, once, and ends as the uninterrupted run.
+ */
+static void test_evolve_pipeline_resume_after_sigkill(void **state)
+{
+	struct cuco_evolve_config cfg;
+	struct fake_eval f;
+	char ref[256], *ref_seq, name[40];
+	/* calls 3, 15 and 27 open generations 1, 2 and 3 (2 + 12 + 12 + ...) */
+	static const int kill_at[] = {1, 2, 3, 4, 14, 15, 16, 27, 40, 77, 98};
+	static const int delays_us[] = {3000, 8000, 15000, 30000, 60000};
+	int two_open = 0;
+
+	small_config(&cfg);
+	store_path(ref, sizeof(ref), "pipe-kill-ref");
+	fake_init(&f);
+	f.prefetch = 1;
+	assert_int_equal(run_in(ref, &cfg, &f, 3, 1, 0, NULL, NULL, NULL), CUCO_OK);
+	fake_release(&f);
+	ref_seq = sequence(ref);
+	for (size_t i = 0; i < sizeof(kill_at) / sizeof(kill_at[0]); i++) {
+		int open;
+		snprintf(name, sizeof(name), "pipe-kill-at-%d", kill_at[i]);
+		open = kill_and_resume(ref_seq, name, kill_at[i], 0, 1);
+		if (kill_at[i] == 3 || kill_at[i] == 15 || kill_at[i] == 27)
+			assert_int_equal(open, 2);
+		two_open += open == 2;
+	}
+	assert_true(two_open >= 3);
+	for (size_t i = 0; i < sizeof(delays_us) / sizeof(delays_us[0]); i++) {
+		snprintf(name, sizeof(name), "pipe-kill-after-%d", delays_us[i]);
+		kill_and_resume(ref_seq, name, 0, delays_us[i], 1);
 	}
 	free(ref_seq);
 }
@@ -933,6 +1313,12 @@ int main(void)
 	    cmocka_unit_test(test_evolve_shipped_template_inert),
 	    cmocka_unit_test(test_evolve_interrupt_and_resume),
 	    cmocka_unit_test(test_evolve_resume_after_sigkill),
+	    cmocka_unit_test(test_evolve_pipeline_order),
+	    cmocka_unit_test(test_evolve_pipeline_repeatable),
+	    cmocka_unit_test(test_evolve_pipeline_budget),
+	    cmocka_unit_test(test_evolve_pipeline_resume_more_generations),
+	    cmocka_unit_test(test_evolve_pipeline_interrupt_and_resume),
+	    cmocka_unit_test(test_evolve_pipeline_resume_after_sigkill),
 	    cmocka_unit_test(test_evolve_resume_wrong_run),
 	    cmocka_unit_test(test_summary_fixture),
 	};
