@@ -212,6 +212,12 @@ check "bench without GPUs" 15 "execution needs 2 CUDA GPUs" "ok (cached)" -- \
 if printf '%s\n' "$err" | grep 'compile ' | grep -qv 'ok (cached)'; then
 	failed "bench without GPUs" "a program was compiled again instead of taken from the cache"
 fi
+# an evolve run stores its timing; resuming it with another one is refused
+EDB=$TMP/evolve.db
+check "evolve without GPUs" 15 "execution needs 2 CUDA GPUs" "--resume 1" -- \
+	"$CUCO" evolve gemm_allgather --shape 2048 --budget-evals 4 --store "$EDB"
+usage "evolve --resume --timing burst" "run 1 times candidates sustained" -- \
+	"$CUCO" evolve --resume 1 --timing burst --store "$EDB"
 
 check "show runs" 0 -- "$CUCO" show runs --store "$DB"
 expect "show runs: two runs" "$(printf '%s\n' "$out" | grep -c '^run ')" -eq 2

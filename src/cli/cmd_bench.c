@@ -170,8 +170,8 @@ int cmd_bench(int argc, char **argv)
 		goto out_progs;
 	}
 	snprintf(config, sizeof(config), "{\"timing\":\"%s\"}", cuco_run_timing(&req.run));
-	rc = cli_run_begin(store, "bench", m.name, req.nshapes == 1 ? shapes[0]->name : NULL, config,
-	                   NULL, &req.run_id, &err);
+	rc = cli_run_begin(store, "bench", m.name, req.nshapes == 1 ? shapes[0]->name : NULL,
+	                   config, NULL, &req.run_id, &err);
 	if (rc) {
 		cli_fail(&err);
 		goto out_store;

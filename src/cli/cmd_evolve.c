@@ -41,7 +41,8 @@ static const char usage[] =
     "  --budget-minutes M    stop after M minutes\n"
     "  --seed N              search seed (default 1): same seed, same candidates\n"
     "  --resume RUN          continue evolve run RUN (its stored config; the flags\n"
-    "                        above may raise --generations and the budgets)\n"
+    "                        above may raise --generations and the budgets; the\n"
+    "                        run's --timing stays)\n"
     "  --template FILE       program template (default share/realize/<workload>.cu.in)\n"
     "  --freeze LIST         dimensions and knobs to leave as the seed has them, e.g.\n"
     "                        tile_n,gemm_lib (comma-separated)\n"
@@ -369,6 +370,7 @@ int cmd_evolve(int argc, char **argv)
 
 	cuco_err_clear(&err);
 	cuco_run_opts_default(&run);
+	run.burst = -1; /* not given; set below from the flag or the stored run */
 	cuco_evolve_config_default(&cfg);
 	cuco_run_rec_init(&stored);
 	memset(&fin, 0, sizeof(fin));
@@ -494,6 +496,20 @@ int cmd_evolve(int argc, char **argv)
 		cfg.budget_minutes = budget_minutes;
 	if (no_pipeline) /* on resume: the rest of the run, in this process */
 		cfg.pipeline = 0;
+	/* The timing is the run's: a resumed run keeps it, so fitness never mixes the two. */
+	if (resume && run.burst >= 0 && strcmp(cuco_run_timing(&run), cfg.timing)) {
+		rc = cli_usage_error(
+		    "evolve",
+		    "run %lld times candidates %s; --timing %s would mix timings in "
+		    "one run (drop it)",
+		    resume, cfg.timing, cuco_run_timing(&run));
+		goto out;
+	}
+	if (resume)
+		run.burst = !strcmp(cfg.timing, "burst");
+	else if (run.burst < 0)
+		run.burst = 0;
+	snprintf(cfg.timing, sizeof(cfg.timing), "%s", cuco_run_timing(&run));
 	if ((rc = cli_load_workload(workload, &m, &err))) {
 		cli_fail(&err);
 		goto out;

@@ -59,6 +59,7 @@ void cuco_evolve_config_default(struct cuco_evolve_config *cfg)
 	cfg->top_k = 2;
 	cfg->diverse_k = 1;
 	cfg->pipeline = 1;
+	snprintf(cfg->timing, sizeof(cfg->timing), "sustained");
 	snprintf(cfg->operator_, sizeof(cfg->operator_), "builtin");
 }
 
@@ -94,6 +95,7 @@ static char *config_json(const struct cuco_evolve_config *c, const char *llm_jso
 	json_object_set_new(o, "operator", json_string(c->operator_));
 	json_object_set_new(o, "llm_share", json_real(c->llm_share));
 	json_object_set_new(o, "pipeline", json_boolean(c->pipeline));
+	json_object_set_new(o, "timing", json_string(c->timing[0] ? c->timing : "sustained"));
 	if (llm)
 		json_object_set_new(o, "llm", llm);
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
@@ -163,6 +165,15 @@ int cuco_evolve_config_from_json(const char *json, struct cuco_evolve_config *c,
 	c->pipeline = json_is_boolean(x)   ? json_is_true(x)
 	              : json_is_integer(x) ? json_integer_value(x) != 0
 	                                   : 0;
+	/* absent: a config stored before the timing was, which timed back to back */
+	x = json_object_get(o, "timing");
+	if (x && (!json_is_string(x) || (strcmp(json_string_value(x), "sustained") &&
+	                                 strcmp(json_string_value(x), "burst")))) {
+		json_decref(o);
+		return cuco_err_set(err, CUCO_ERR_PARSE,
+		                    "evolve config: timing: not \"sustained\" or \"burst\"");
+	}
+	snprintf(c->timing, sizeof(c->timing), "%s", x ? json_string_value(x) : "sustained");
 	x = json_object_get(o, "operator");
 	c->operator_[0] = '\0'; /* absent: a config stored before the operator was */
 	if (x && (!json_is_string(x) ||

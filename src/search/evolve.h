@@ -176,6 +176,9 @@ struct cuco_evolve_config {
 	 * recorded read as 0, so they resume in the order they ran.
 	 */
 	int pipeline;
+	/* how the harness times candidates: "sustained" or "burst" (harness --timing);
+	   configs stored before it was recorded read as "sustained" */
+	char timing[16];
 };
 
 /* Defaults as documented above, seed 1. */

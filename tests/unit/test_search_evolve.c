@@ -337,6 +337,25 @@ static void test_evolve_run(void **state)
 		assert_int_equal(back.seed, 5);
 		assert_int_equal(back.islands, 3);
 		assert_true(back.migration_rate == cfg.migration_rate);
+		assert_string_equal(back.timing, "sustained");
+	}
+	{
+		/* the timing: kept, read as sustained when absent, refused when unknown */
+		struct cuco_evolve_config c2;
+		char *j;
+		cuco_evolve_config_default(&c2);
+		snprintf(c2.timing, sizeof(c2.timing), "burst");
+		j = cuco_evolve_config_to_json(&c2);
+		assert_non_null(strstr(j, "\"timing\":\"burst\""));
+		cuco_evolve_config_default(&c2);
+		assert_int_equal(cuco_evolve_config_from_json(j, &c2, &err), CUCO_OK);
+		assert_string_equal(c2.timing, "burst");
+		free(j);
+		assert_int_equal(cuco_evolve_config_from_json("{\"seed\":2}", &c2, &err), CUCO_OK);
+		assert_string_equal(c2.timing, "sustained");
+		assert_int_equal(cuco_evolve_config_from_json("{\"timing\":\"fast\"}", &c2, &err),
+		                 CUCO_ERR_PARSE);
+		assert_non_null(strstr(err.msg, "timing"));
 	}
 	free(config);
 	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
