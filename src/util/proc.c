@@ -108,20 +108,8 @@ pid_t cuco_proc_start_sched(char *const argv[], char *const env[], const struct 
 	pid_t pid;
 
 	cuco_proc_fork_lock();
-	if ((out_fd && pipe2(po, O_CLOEXEC)) || (err_fd && pipe2(pe, O_CLOEXEC))) {
-		saved = errno;
-		for (int i = 0; i < 2; i++) {
-			if (po[i] >= 0)
-				close(po[i]);
-			if (pe[i] >= 0)
-				close(pe[i]);
-		}
-		cuco_proc_fork_unlock();
-		errno = saved;
-		return -1;
-	}
-	pid = fork();
-	if (pid < 0) {
+	if ((out_fd && pipe2(po, O_CLOEXEC)) || (err_fd && pipe2(pe, O_CLOEXEC)) ||
+	    (pid = fork()) < 0) {
 		saved = errno;
 		for (int i = 0; i < 2; i++) {
 			if (po[i] >= 0)

@@ -203,6 +203,16 @@ static char *sequence(const char *path)
 	return cuco_strbuf_detach(&sb, NULL);
 }
 
+/* The run in path bred the same candidates, in the same order, as the run in ref. */
+static void assert_same_sequence(const char *ref, const char *path)
+{
+	char *sa = sequence(ref), *sb = sequence(path);
+
+	assert_string_equal(sa, sb);
+	free(sa);
+	free(sb);
+}
+
 /* Checks that hold for every finished run in path. */
 static void check_run_rows(const char *path)
 {
@@ -611,7 +621,7 @@ static void test_evolve_interrupt_and_resume(void **state)
 	struct cuco_evolve_progress fin;
 	struct fake_eval f;
 	volatile sig_atomic_t stop = 0;
-	char ref[256], path[256], *st, *sa, *sb;
+	char ref[256], path[256], *st;
 	int64_t n_before, calls;
 
 	small_config(&cfg);
@@ -639,11 +649,7 @@ static void test_evolve_interrupt_and_resume(void **state)
 	assert_string_equal(st, "done");
 	free(st);
 	check_run_rows(path);
-	sa = sequence(ref);
-	sb = sequence(path);
-	assert_string_equal(sa, sb);
-	free(sa);
-	free(sb);
+	assert_same_sequence(ref, path);
 }
 
 /*
@@ -962,7 +968,7 @@ static void test_evolve_pipeline_budget(void **state)
 	struct cuco_evolve_config cfg;
 	struct cuco_evolve_progress fin;
 	struct fake_eval f;
-	char ref[256], path[256], *sa, *sb;
+	char ref[256], path[256];
 	int64_t missing, gens, evals;
 
 	small_config(&cfg);
@@ -1010,11 +1016,7 @@ static void test_evolve_pipeline_budget(void **state)
 	assert_int_equal(fin.resumed_evals, missing);
 	assert_int_equal(f.calls, sql_int(path, "SELECT COUNT(*) FROM programs") - evals);
 	check_run_rows(path);
-	sa = sequence(ref);
-	sb = sequence(path);
-	assert_string_equal(sa, sb);
-	free(sa);
-	free(sb);
+	assert_same_sequence(ref, path);
 }
 
 /*
@@ -1059,7 +1061,7 @@ static void test_evolve_pipeline_interrupt_and_resume(void **state)
 	struct cuco_evolve_progress fin;
 	struct fake_eval f;
 	volatile sig_atomic_t stop = 0;
-	char ref[256], path[256], *sa, *sb;
+	char ref[256], path[256];
 	int64_t missing, gens, n_before;
 
 	small_config(&cfg);
@@ -1088,11 +1090,7 @@ static void test_evolve_pipeline_interrupt_and_resume(void **state)
 	assert_int_equal(fin.resumed_evals, missing);
 	assert_int_equal(f.calls + n_before, sql_int(path, "SELECT COUNT(*) FROM programs"));
 	check_run_rows(path);
-	sa = sequence(ref);
-	sb = sequence(path);
-	assert_string_equal(sa, sb);
-	free(sa);
-	free(sb);
+	assert_same_sequence(ref, path);
 }
 
 /*
