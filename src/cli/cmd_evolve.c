@@ -23,7 +23,7 @@
 #include "util/strbuf.h"
 
 static const char usage[] =
-    "usage: cuco evolve <workload> --shape S [options]\n"
+    "usage: cuco evolve <workload> --shape S [--shape S2 ...] [options]\n"
     "       cuco evolve --resume RUN [options]\n"
     "\n"
     "Search the design space for the fastest correct program: islands of\n"
@@ -33,7 +33,12 @@ static const char usage[] =
     "the baseline (fitness = baseline / candidate latency). Every candidate and\n"
     "evaluation is stored; Ctrl-C stops after the current batch (status\n"
     "'interrupted'); --resume continues a run without evaluating anything twice.\n"
-    "  --shape S             shape to evolve for (default: the workload's default)\n"
+    "  --shape S             shape to evolve for (default: the workload's default);\n"
+    "                        repeat it (up to 4 shapes) to evolve for several at once:\n"
+    "                        fitness is then the geometric mean over the shapes of\n"
+    "                        baseline / candidate latency, a candidate failing at one\n"
+    "                        shape fails, and each batch runs once per shape; the\n"
+    "                        first is the primary (the run's shape, its latencies)\n"
     "  --generations N       generations (default 20)\n"
     "  --islands N           islands (default 2)\n"
     "  --children N          children per island per generation (default 4)\n"
@@ -42,7 +47,7 @@ static const char usage[] =
     "  --seed N              search seed (default 1): same seed, same candidates\n"
     "  --resume RUN          continue evolve run RUN (its stored config; the flags\n"
     "                        above may raise --generations and the budgets; the\n"
-    "                        run's --timing stays)\n"
+    "                        run's --timing and --shape list stay)\n"
     "  --template FILE       program template (default share/realize/<workload>.cu.in)\n"
     "  --freeze LIST         dimensions and knobs to leave as the seed has them, e.g.\n"
     "                        tile_n,gemm_lib (comma-separated)\n"
@@ -255,8 +260,8 @@ out:
  */
 static int llm_setup(struct llm_flags *f, const struct cuco_llm_stored *st,
                      struct cuco_store *store, const struct cuco_manifest *m, const char *shape,
-                     const struct cuco_design_space *ds, const char *ds_text,
-                     const struct cuco_hw_facts *facts, uint64_t seed,
+                     const char *fitness_shapes, const struct cuco_design_space *ds,
+                     const char *ds_text, const struct cuco_hw_facts *facts, uint64_t seed,
                      struct cuco_llm_operator **op, char **json, struct cuco_err *err)
 {
 	struct cuco_llm_operator_config c;
@@ -282,6 +287,7 @@ static int llm_setup(struct llm_flags *f, const struct cuco_llm_stored *st,
 	c.workload = m->name;
 	c.workload_description = m->description;
 	c.shape = shape;
+	c.fitness_shapes = fitness_shapes;
 	c.ds = ds;
 	c.design_space_text = ds_text;
 	c.facts = facts;
@@ -310,11 +316,19 @@ static void on_sigint(int sig)
 	signal(SIGINT, SIG_DFL); /* a second Ctrl-C ends cuco at once */
 }
 
+/* What the progress line needs beside the progress. */
+struct progress_ctx {
+	int tty;
+	const char *primary; /* the run's shape */
+	const char *shapes;  /* "4096, 8192" for a run over several shapes; NULL: one */
+};
+
 /* The live progress line on stderr: one line redrawn on a terminal, a line per update otherwise. */
 static void progress(void *arg, const struct cuco_evolve_progress *p)
 {
 	static int last_evaluated = -1, last_generation = -1;
-	int tty = *(int *)arg;
+	const struct progress_ctx *pc = arg;
+	int tty = pc->tty;
 
 	if (p->evaluated == last_evaluated && p->generation == last_generation)
 		return;
@@ -328,12 +342,95 @@ static void progress(void *arg, const struct cuco_evolve_progress *p)
 	        p->failed_run, p->failed_verify, p->failed_bench, p->failed_timeout);
 	if (isfinite(p->best_us))
 		fprintf(stderr, " | best %.1f us", p->best_us);
+	if (isfinite(p->best_us) && pc->shapes)
+		fprintf(stderr, " at %s", pc->primary);
 	if (p->best_fitness > 0)
 		fprintf(stderr, ", %.3fx", p->best_fitness);
+	if (p->best_fitness > 0 && pc->shapes)
+		fprintf(stderr, " (geometric mean over shapes %s)", pc->shapes);
 	if (isfinite(p->baseline_us))
 		fprintf(stderr, " vs baseline %.1f us", p->baseline_us);
+	if (isfinite(p->baseline_us) && pc->shapes)
+		fprintf(stderr, " at %s", pc->primary);
 	fputs(tty ? "" : "\n", stderr);
 	fflush(stderr);
+}
+
+/* "A, B, C" from names. */
+static void join_shapes(char (*names)[32], int n, char *out, size_t len)
+{
+	size_t at = 0;
+
+	out[0] = '\0';
+	for (int k = 0; k < n && at < len; k++) {
+		int w = snprintf(out + at, len - at, "%s%s", k ? ", " : "", names[k]);
+		at += w > 0 ? (size_t)w : 0;
+	}
+}
+
+/* One --shape value into the list: 0, or a usage error (printed) for a repeat or a fifth. */
+static int add_shape(char (*names)[32], int *n, const char *v)
+{
+	for (int k = 0; k < *n; k++)
+		if (!strcmp(names[k], v))
+			return cli_usage_error("evolve", "--shape %s: given twice", v);
+	if (*n == CUCO_EVOLVE_MAX_SHAPES)
+		return cli_usage_error("evolve", "--shape %s: at most %d shapes per run", v,
+		                       CUCO_EVOLVE_MAX_SHAPES);
+	if (strlen(v) >= sizeof(names[0]))
+		return cli_usage_error("evolve", "--shape %s: no shape has so long a name", v);
+	snprintf(names[(*n)++], sizeof(names[0]), "%s", v);
+	return 0;
+}
+
+/*
+ * The shapes of the run into cfg: a fresh run's from the flags (the
+ * workload's default when none), a resumed run's from its config (its row's
+ * shape when the config has none), where flags naming another list are
+ * refused. Then each is looked up in m into shapes[]. Returns 0 or
+ * CUCO_ERR_USAGE (printed).
+ */
+static int resolve_shapes(const struct cuco_manifest *m, char (*given)[32], int ngiven,
+                          long long resume, const char *stored_shape,
+                          struct cuco_evolve_config *cfg, const struct cuco_shape **shapes)
+{
+	char a[160], b[160];
+
+	if (resume && !cfg->nshapes && stored_shape)
+		snprintf(cfg->shapes[cfg->nshapes++], sizeof(cfg->shapes[0]), "%s", stored_shape);
+	if (resume && ngiven) {
+		int same = ngiven == cfg->nshapes;
+		for (int k = 0; same && k < ngiven; k++)
+			same = !strcmp(given[k], cfg->shapes[k]);
+		join_shapes(cfg->shapes, cfg->nshapes, a, sizeof(a));
+		join_shapes(given, ngiven, b, sizeof(b));
+		if (!same)
+			return cli_usage_error(
+			    "evolve",
+			    "run %lld evolves for shapes %s; --shape %s would change what its "
+			    "fitness means (drop --shape)",
+			    resume, a, b);
+	}
+	if (!resume) {
+		cfg->nshapes = 0;
+		for (int k = 0; k < ngiven; k++)
+			snprintf(cfg->shapes[cfg->nshapes++], sizeof(cfg->shapes[0]), "%s",
+			         given[k]);
+		if (!cfg->nshapes)
+			snprintf(cfg->shapes[cfg->nshapes++], sizeof(cfg->shapes[0]), "%s",
+			         m->default_shape);
+	}
+	for (int k = 0; k < cfg->nshapes; k++) {
+		if ((shapes[k] = cuco_manifest_shape(m, cfg->shapes[k])))
+			continue;
+		a[0] = '\0';
+		for (int j = 0; j < m->nshapes; j++)
+			snprintf(a + strlen(a), sizeof(a) - strlen(a), "%s%s", j ? ", " : "",
+			         m->shapes[j].name);
+		return cli_usage_error("evolve", "--shape %s: workload %s has no such shape (%s)",
+		                       cfg->shapes[k], m->name, a);
+	}
+	return 0;
 }
 
 int cmd_evolve(int argc, char **argv)
@@ -356,8 +453,11 @@ int cmd_evolve(int argc, char **argv)
 	struct cuco_llm_operator *llm_op = NULL;
 	struct cuco_child_operator child_op;
 	struct cuco_store *store = NULL;
-	const struct cuco_shape *shape;
-	const char *workload = NULL, *shape_name = NULL, *store_path = NULL, *template_path = NULL;
+	const struct cuco_shape *shape, *shapes[CUCO_EVOLVE_MAX_SHAPES];
+	const char *workload = NULL, *store_path = NULL, *template_path = NULL;
+	char shape_names[CUCO_EVOLVE_MAX_SHAPES][32], shapes_text[160], llm_shape[256];
+	int nshape_names = 0;
+	struct progress_ctx pc;
 	const char *ds_path, *freeze = NULL;
 	long long generations = -1, islands = -1, children = -1, budget_evals = -1,
 	          search_seed = -1;
@@ -401,9 +501,10 @@ int cmd_evolve(int argc, char **argv)
 		    !strcmp(a, "--template") || !strcmp(a, "--freeze") || !strcmp(a, "--slots")) {
 			if (!(v = cli_value("evolve", argc, argv, &i)))
 				return CUCO_ERR_USAGE;
-			if (!strcmp(a, "--shape"))
-				shape_name = v;
-			else if (!strcmp(a, "--store"))
+			if (!strcmp(a, "--shape")) {
+				if (add_shape(shape_names, &nshape_names, v))
+					return CUCO_ERR_USAGE;
+			} else if (!strcmp(a, "--store"))
 				store_path = v;
 			else if (!strcmp(a, "--template"))
 				template_path = v;
@@ -461,7 +562,6 @@ int cmd_evolve(int argc, char **argv)
 			goto out;
 		}
 		workload = stored.workload;
-		shape_name = stored.shape;
 		if (!workload) {
 			rc = cuco_err_set(&err, CUCO_ERR_INVALID, "run %lld names no workload",
 			                  resume);
@@ -515,12 +615,11 @@ int cmd_evolve(int argc, char **argv)
 		goto out;
 	}
 	have_m = 1;
-	shape = cuco_manifest_shape(&m, shape_name ? shape_name : m.default_shape);
-	if (!shape) {
-		rc = cli_usage_error("evolve", "--shape %s: workload %s has no such shape",
-		                     shape_name, m.name);
+	if ((rc =
+	         resolve_shapes(&m, shape_names, nshape_names, resume, stored.shape, &cfg, shapes)))
 		goto out;
-	}
+	shape = shapes[0];
+	join_shapes(cfg.shapes, cfg.nshapes, shapes_text, sizeof(shapes_text));
 	ds_path = cli_share_dir("design_space.json");
 	if (!ds_path || (rc = cuco_design_space_load(ds_path, &ds, &err))) {
 		if (!ds_path)
@@ -560,7 +659,7 @@ int cmd_evolve(int argc, char **argv)
 		cli_fail(&err);
 		goto out;
 	}
-	if ((rc = cuco_cascade_evaluator_new(&m, shape, &run, &ce, &err))) {
+	if ((rc = cuco_cascade_evaluator_new(&m, shapes, cfg.nshapes, &run, &ce, &err))) {
 		cli_fail(&err);
 		goto out;
 	}
@@ -579,9 +678,18 @@ int cmd_evolve(int argc, char **argv)
 			cli_fail(&err);
 			goto out;
 		}
-		if ((rc =
-		         llm_setup(&lf, have_stored ? &llm_stored : NULL, store, &m, shape->name,
-		                   &ds, ds_text.buf, &facts, cfg.seed, &llm_op, &llm_json, &err))) {
+		/* The prompts state what fitness covers (latencies stay the primary shape's). */
+		if (cfg.nshapes > 1)
+			snprintf(
+			    llm_shape, sizeof(llm_shape),
+			    "%s (fitness: the geometric mean over shapes %s of baseline latency / "
+			    "your latency; the latencies reported are at shape %s)",
+			    shapes_text, shapes_text, shape->name);
+		else
+			snprintf(llm_shape, sizeof(llm_shape), "%s", shape->name);
+		if ((rc = llm_setup(&lf, have_stored ? &llm_stored : NULL, store, &m, llm_shape,
+		                    cfg.nshapes > 1 ? shapes_text : NULL, &ds, ds_text.buf, &facts,
+		                    cfg.seed, &llm_op, &llm_json, &err))) {
 			cli_fail(&err);
 			goto out;
 		}
@@ -603,15 +711,20 @@ int cmd_evolve(int argc, char **argv)
 	o.template_name = template_path;
 	cuco_cascade_evaluator_bind(ce, &o.evaluator);
 	o.stop = &stop_flag;
+	pc.tty = tty;
+	pc.primary = shape->name;
+	pc.shapes = cfg.nshapes > 1 ? shapes_text : NULL;
 	o.progress = progress;
-	o.progress_arg = &tty;
+	o.progress_arg = &pc;
 	o.child_op = llm_op ? &child_op : NULL;
 	o.llm_json = llm_json;
 	fprintf(stderr,
-	        "cuco evolve: %s at shape %s, %d islands x %d children, %d generations, "
+	        "cuco evolve: %s at shape%s %s%s, %d islands x %d children, %d generations, "
 	        "seed %llu, %d GPU slot%s, %s, %s\n",
-	        m.name, shape->name, cfg.islands, cfg.children_per_island, cfg.generations,
-	        (unsigned long long)cfg.seed, slots.n, slots.n == 1 ? "" : "s",
+	        m.name, cfg.nshapes > 1 ? "s" : "", shapes_text,
+	        cfg.nshapes > 1 ? " (fitness: geometric mean; one harness run per shape)" : "",
+	        cfg.islands, cfg.children_per_island, cfg.generations, (unsigned long long)cfg.seed,
+	        slots.n, slots.n == 1 ? "" : "s",
 	        cfg.pipeline ? "pipelined (next generation compiles while this one runs)"
 	                     : "strict order",
 	        template_path ? template_path : "no template: the seed's knobs only");
@@ -634,7 +747,12 @@ int cmd_evolve(int argc, char **argv)
 	printf("# evolve run %lld: %s (%s), %d evaluated, %d correct, %d rejected as duplicates\n",
 	       (long long)run_id, fin.interrupted ? "interrupted" : "done", fin.stop_reason,
 	       fin.evaluated, fin.correct, fin.rejected);
-	if (fin.best_program)
+	if (fin.best_program && cfg.nshapes > 1)
+		printf("# best: program %lld, %.1f us at %s, %.3fx the baseline (geometric mean "
+		       "over shapes %s; baseline %.1f us at %s); 'cuco show %lld'\n",
+		       (long long)fin.best_program, fin.best_us, shape->name, fin.best_fitness,
+		       shapes_text, fin.baseline_us, shape->name, (long long)fin.best_program);
+	else if (fin.best_program)
 		printf("# best: program %lld, %.1f us, %.3fx the baseline (%.1f us); 'cuco show "
 		       "%lld'\n",
 		       (long long)fin.best_program, fin.best_us, fin.best_fitness, fin.baseline_us,

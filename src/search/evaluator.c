@@ -29,7 +29,9 @@ struct prefetch_req {
 /* Context of the cascade evaluator. */
 struct cuco_cascade_evaluator {
 	const struct cuco_manifest *m;
-	const struct cuco_shape *shape;
+	const struct cuco_shape *shapes[CUCO_EVOLVE_MAX_SHAPES]; /* the primary first */
+	const char *shape_names[CUCO_EVOLVE_MAX_SHAPES];
+	int nshapes;
 	struct cuco_run_opts run;
 	struct cuco_compile_opts compile; /* batches: with the shared in-flight table */
 	char *baseline_src;               /* the host program's text */
@@ -60,19 +62,27 @@ static void req_free(struct prefetch_req *r)
 	free(r);
 }
 
-int cuco_cascade_evaluator_new(const struct cuco_manifest *m, const struct cuco_shape *shape,
+int cuco_cascade_evaluator_new(const struct cuco_manifest *m,
+                               const struct cuco_shape *const *shapes, int nshapes,
                                const struct cuco_run_opts *run, struct cuco_cascade_evaluator **out,
                                struct cuco_err *err)
 {
 	struct cuco_strbuf src = CUCO_STRBUF_INIT;
-	struct cuco_cascade_evaluator *ce = calloc(1, sizeof(*ce));
+	struct cuco_cascade_evaluator *ce;
 	int rc;
 
 	*out = NULL;
-	if (!ce)
+	if (nshapes < 1 || nshapes > CUCO_EVOLVE_MAX_SHAPES)
+		return cuco_err_set(err, CUCO_ERR_INVALID, "%d shapes: give 1 to %d", nshapes,
+		                    CUCO_EVOLVE_MAX_SHAPES);
+	if (!(ce = calloc(1, sizeof(*ce))))
 		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 	ce->m = m;
-	ce->shape = shape;
+	for (int k = 0; k < nshapes; k++) {
+		ce->shapes[k] = shapes[k];
+		ce->shape_names[k] = shapes[k]->name;
+	}
+	ce->nshapes = nshapes;
 	ce->run = *run;
 	ce->slots.n = 1;
 	if ((rc = cuco_compile_opts_default(&ce->compile, err))) {
@@ -251,7 +261,43 @@ out:
 	return rc;
 }
 
-/* One batch through the cascade with compile options co (shared table or a slot's own). */
+/*
+ * Candidate p's outcome at one shape sh (whose baseline took base_us), into
+ * *o; p compiled. Precheck and compile failures are judged by batch_with().
+ */
+static void outcome_at(const struct cuco_eval_program *p, const struct cuco_eval_shape *sh,
+                       double base_us, struct cuco_eval_outcome *o)
+{
+	const struct cuco_program_result *r = cuco_eval_find(sh, p->name);
+
+	o->baseline_us = base_us;
+	snprintf(o->gpu, sizeof(o->gpu), "%s", sh->run.gpu);
+	if (!r) {
+		o->code = sh->code ? sh->code : CUCO_ERR_RUN;
+		snprintf(o->status, sizeof(o->status), "%s", cuco_result_token(o->code));
+		snprintf(o->stage, sizeof(o->stage), "run");
+		o->error = strdup(sh->error[0] ? sh->error : "no result from the harness");
+		o->log = dup_or_null(sh->run.log.buf);
+		return;
+	}
+	o->code = r->code;
+	snprintf(o->status, sizeof(o->status), "%s", r->status);
+	snprintf(o->stage, sizeof(o->stage), "%s", r->stage);
+	o->median_us = r->median_us;
+	o->rel_err = r->rel_err;
+	o->error = r->error ? strdup(r->error) : NULL;
+	if (r->code != CUCO_OK)
+		o->log = dup_or_null(sh->run.log.buf);
+	else if (isfinite(base_us) && r->median_us > 0)
+		o->fitness = base_us / r->median_us;
+	else /* correct but not comparable: keep it, rank it last */
+		o->fitness = 1e-6;
+}
+
+/*
+ * One batch through the cascade with compile options co (shared table or a
+ * slot's own): every shape, the baseline beside the candidates at each.
+ */
 static int batch_with(struct cuco_cascade_evaluator *ce, const struct cuco_compile_opts *co,
                       const struct cuco_candidate *c, int n, struct cuco_eval_outcome *outs,
                       struct cuco_err *err)
@@ -259,14 +305,13 @@ static int batch_with(struct cuco_cascade_evaluator *ce, const struct cuco_compi
 	struct cuco_eval_request req;
 	struct cuco_eval_program *progs = calloc((size_t)n + 1, sizeof(*progs));
 	char(*paths)[4200] = calloc((size_t)n + 1, sizeof(*paths));
-	const struct cuco_shape *shapes[1] = {ce->shape};
-	struct cuco_eval_shape sh;
+	struct cuco_eval_shape sh[CUCO_EVOLVE_MAX_SHAPES];
+	struct cuco_eval_outcome per[CUCO_EVOLVE_MAX_SHAPES];
 	const struct cuco_manifest_program *b = NULL;
-	const struct cuco_program_result *base;
-	double base_us = NAN;
+	double base_us[CUCO_EVOLVE_MAX_SHAPES];
 	int rc;
 
-	memset(&sh, 0, sizeof(sh));
+	memset(sh, 0, sizeof(sh));
 	if (!progs || !paths) {
 		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 		goto out;
@@ -285,25 +330,26 @@ static int batch_with(struct cuco_cascade_evaluator *ce, const struct cuco_compi
 	}
 	memset(&req, 0, sizeof(req));
 	req.m = ce->m;
-	req.shapes = shapes;
-	req.nshapes = 1;
+	req.shapes = ce->shapes;
+	req.nshapes = ce->nshapes;
 	req.progs = progs;
 	req.nprogs = n + 1;
 	req.compile = *co;
 	req.run = ce->run;
-	rc = cuco_evaluate(&req, &sh, err);
+	rc = cuco_evaluate(&req, sh, err);
 	if (rc)
 		goto release; /* no GPU or a broken cascade: the run cannot go on */
-	base = cuco_eval_find(&sh, "baseline");
-	if (base && base->code == CUCO_OK)
-		base_us = base->median_us;
-	for (int i = 0; i < n; i++) {
+	for (int k = 0; k < ce->nshapes; k++) {
+		const struct cuco_program_result *base = cuco_eval_find(&sh[k], "baseline");
+		base_us[k] = base && base->code == CUCO_OK ? base->median_us : NAN;
+	}
+	for (int i = 0; i < n && !rc; i++) {
 		struct cuco_eval_program *p = &progs[i + 1];
 		struct cuco_eval_outcome *o = &outs[i];
-		const struct cuco_program_result *r;
 
-		o->baseline_us = base_us;
-		snprintf(o->gpu, sizeof(o->gpu), "%s", sh.run.gpu);
+		/* Before the GPUs, so the same at every shape: the primary's baseline. */
+		o->baseline_us = base_us[0];
+		snprintf(o->gpu, sizeof(o->gpu), "%s", sh[0].run.gpu);
 		snprintf(o->stage, sizeof(o->stage), "compile");
 		if (p->precheck_code) {
 			o->code = p->precheck_code;
@@ -318,30 +364,19 @@ static int batch_with(struct cuco_cascade_evaluator *ce, const struct cuco_compi
 			o->log = dup_or_null(p->job.log.buf);
 			continue;
 		}
-		r = cuco_eval_find(&sh, p->name);
-		if (!r) {
-			o->code = sh.code ? sh.code : CUCO_ERR_RUN;
-			snprintf(o->status, sizeof(o->status), "%s", cuco_result_token(o->code));
-			snprintf(o->stage, sizeof(o->stage), "run");
-			o->error = strdup(sh.error[0] ? sh.error : "no result from the harness");
-			o->log = dup_or_null(sh.run.log.buf);
-			continue;
+		for (int k = 0; k < ce->nshapes; k++) {
+			cuco_eval_outcome_init(&per[k]);
+			outcome_at(p, &sh[k], base_us[k], &per[k]);
 		}
-		o->code = r->code;
-		snprintf(o->status, sizeof(o->status), "%s", r->status);
-		snprintf(o->stage, sizeof(o->stage), "%s", r->stage);
-		o->median_us = r->median_us;
-		o->rel_err = r->rel_err;
-		o->error = r->error ? strdup(r->error) : NULL;
-		if (r->code != CUCO_OK)
-			o->log = dup_or_null(sh.run.log.buf);
-		else if (isfinite(base_us) && r->median_us > 0)
-			o->fitness = base_us / r->median_us;
-		else /* correct but not comparable: keep it, rank it last */
-			o->fitness = 1e-6;
+		cuco_eval_outcome_release(o);
+		if (cuco_eval_outcome_combine(ce->shape_names, per, ce->nshapes, o))
+			rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		for (int k = 0; k < ce->nshapes; k++)
+			cuco_eval_outcome_release(&per[k]);
 	}
 release:
-	cuco_eval_shape_release(&sh);
+	for (int k = 0; k < ce->nshapes; k++)
+		cuco_eval_shape_release(&sh[k]);
 	for (int i = 0; i <= n; i++)
 		cuco_eval_program_release(&progs[i]);
 out:

@@ -38,7 +38,93 @@ void cuco_eval_outcome_release(struct cuco_eval_outcome *o)
 {
 	free(o->error);
 	free(o->log);
+	free(o->result_json);
 	cuco_eval_outcome_init(o);
+}
+
+static json_t *real_or_null(double x)
+{
+	return isfinite(x) ? json_real(x) : json_null();
+}
+
+/* The per-shape details of a combined outcome, as result_json. */
+static char *shapes_json(const char *const *shapes, const struct cuco_eval_outcome *per, int n)
+{
+	json_t *o = json_object(), *a = json_array();
+	char *s = NULL;
+
+	if (!o || !a)
+		goto out;
+	for (int k = 0; k < n; k++) {
+		const struct cuco_eval_outcome *q = &per[k];
+		int ok = q->code == CUCO_OK;
+		json_t *e = json_pack(
+		    "{s:s,s:s,s:s,s:o,s:o,s:o}", "shape", shapes[k], "status", q->status, "stage",
+		    q->stage, "median_us", real_or_null(ok ? q->median_us : NAN), "baseline_us",
+		    real_or_null(q->baseline_us), "speedup", real_or_null(ok ? q->fitness : NAN));
+		if (!e || json_array_append_new(a, e))
+			goto out;
+	}
+	json_object_set_new(o, "shapes", a);
+	a = NULL;
+	json_object_set_new(o, "fitness", json_string("geomean"));
+	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+out:
+	json_decref(a);
+	json_decref(o);
+	return s;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+int cuco_eval_outcome_combine(const char *const *shapes, const struct cuco_eval_outcome *per, int n,
+                              struct cuco_eval_outcome *out)
+{
+	const struct cuco_eval_outcome *from = &per[0]; /* the primary, or the first failure */
+	struct cuco_strbuf msg = CUCO_STRBUF_INIT;
+	double logsum = 0;
+	int bad = -1;
+
+	for (int k = 0; k < n && bad < 0; k++)
+		if (per[k].code != CUCO_OK)
+			bad = k;
+	if (n > 1 && bad >= 0)
+		from = &per[bad];
+	out->code = from->code;
+	snprintf(out->status, sizeof(out->status), "%s", from->status);
+	snprintf(out->stage, sizeof(out->stage), "%s", from->stage);
+	snprintf(out->gpu, sizeof(out->gpu), "%s", per[0].gpu);
+	out->fitness = from->fitness;
+	out->median_us = from->median_us;
+	out->baseline_us = per[0].baseline_us;
+	out->rel_err = from->rel_err;
+	out->log = dup_or_null(from->log);
+	if (n > 1 && bad >= 0) {
+		cuco_strbuf_addf(&msg, "at shape %s: %s", shapes[bad],
+		                 from->error ? from->error : from->status);
+		out->error = cuco_strbuf_detach(&msg, NULL);
+		out->fitness = 0;
+		out->median_us = NAN;
+	} else {
+		out->error = dup_or_null(from->error);
+	}
+	if (n > 1 && bad < 0) {
+		for (int k = 0; k < n; k++) {
+			logsum += log(per[k].fitness);
+			if (per[k].rel_err > out->rel_err || isnan(out->rel_err))
+				out->rel_err = per[k].rel_err;
+		}
+		out->fitness = exp(logsum / n);
+	}
+	if (n > 1)
+		out->result_json = shapes_json(shapes, per, n);
+	if ((from->log && !out->log) || (from->error && !out->error) ||
+	    (n > 1 && !out->result_json))
+		return CUCO_ERR_NOMEM;
+	return CUCO_OK;
 }
 
 void cuco_evolve_config_default(struct cuco_evolve_config *cfg)
@@ -96,6 +182,12 @@ static char *config_json(const struct cuco_evolve_config *c, const char *llm_jso
 	json_object_set_new(o, "llm_share", json_real(c->llm_share));
 	json_object_set_new(o, "pipeline", json_boolean(c->pipeline));
 	json_object_set_new(o, "timing", json_string(c->timing[0] ? c->timing : "sustained"));
+	if (c->nshapes > 0) {
+		json_t *a = json_array();
+		for (int k = 0; k < c->nshapes; k++)
+			json_array_append_new(a, json_string(c->shapes[k]));
+		json_object_set_new(o, "shapes", a);
+	}
 	if (llm)
 		json_object_set_new(o, "llm", llm);
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
@@ -186,6 +278,25 @@ int cuco_evolve_config_from_json(const char *json, struct cuco_evolve_config *c,
 	}
 	if (x)
 		snprintf(c->operator_, sizeof(c->operator_), "%s", json_string_value(x));
+	/* absent: a config stored before several shapes could be, which covers the run's */
+	x = json_object_get(o, "shapes");
+	c->nshapes = 0;
+	if (x && (!json_is_array(x) || json_array_size(x) < 1 ||
+	          json_array_size(x) > CUCO_EVOLVE_MAX_SHAPES)) {
+		json_decref(o);
+		return cuco_err_set(err, CUCO_ERR_PARSE,
+		                    "evolve config: shapes: not an array of 1 to %d shape names",
+		                    CUCO_EVOLVE_MAX_SHAPES);
+	}
+	for (size_t k = 0; x && k < json_array_size(x); k++) {
+		const char *name = json_string_value(json_array_get(x, k));
+		if (!name || !*name || strlen(name) >= sizeof(c->shapes[0])) {
+			json_decref(o);
+			return cuco_err_set(err, CUCO_ERR_PARSE,
+			                    "evolve config: shapes[%zu]: not a shape name", k);
+		}
+		snprintf(c->shapes[c->nshapes++], sizeof(c->shapes[0]), "%s", name);
+	}
 	json_decref(o);
 	return CUCO_OK;
 }
@@ -467,6 +578,7 @@ static int store_outcome(struct engine *e, const struct pending *p,
 	ev.rel_err = out->rel_err;
 	ev.gpu = out->gpu[0] ? out->gpu : NULL;
 	ev.fitness = out->code == CUCO_OK ? out->fitness : 0;
+	ev.result_json = out->result_json; /* per-shape details of a run over several shapes */
 	return cuco_store_eval_add(e->o->store, &ev, &id, err);
 }
 

@@ -48,12 +48,34 @@ struct cuco_eval_outcome {
 	char *error;        /* malloc'd human message or NULL */
 	char *log;          /* malloc'd compile or run log or NULL */
 	char gpu[64];       /* GPU model the harness ran on; "" when unknown */
+	/* malloc'd per-shape details of a run over several shapes, or NULL (one shape):
+	   {"shapes":[{"shape","status","stage","median_us","baseline_us","speedup"},...],
+	   "fitness":"geomean"}, stored as evaluations.result_json */
+	char *result_json;
 };
 
 /* Zero an outcome (status "ok", stage "bench", NaN latencies). */
 void cuco_eval_outcome_init(struct cuco_eval_outcome *o);
-/* Free error and log and re-init. */
+/* Free error, log and result_json and re-init. */
 void cuco_eval_outcome_release(struct cuco_eval_outcome *o);
+
+/* Most shapes one run's fitness covers. */
+#define CUCO_EVOLVE_MAX_SHAPES 4
+
+/*
+ * One candidate's outcome over several shapes from its outcome at each
+ * (per[k] at shapes[k], fitness = baseline / latency at that shape; shapes[0]
+ * is the primary), into *out (initialised by the caller; per is not
+ * changed). n == 1: a copy of per[0], result_json NULL, as a one-shape run
+ * has always stored. n > 1: correct only when correct at every shape, with
+ * fitness = the geometric mean of the per-shape fitnesses, median_us and
+ * baseline_us the primary shape's, rel_err the largest; otherwise the first
+ * failing shape's code, status, stage, rel_err and log, fitness 0, median_us
+ * NaN, and its error prefixed "at shape S: ". result_json gets every shape's
+ * details either way. Returns CUCO_OK or CUCO_ERR_NOMEM.
+ */
+int cuco_eval_outcome_combine(const char *const *shapes, const struct cuco_eval_outcome *per, int n,
+                              struct cuco_eval_outcome *out);
 
 /*
  * The cascade behind the loop. evaluate judges one candidate; evaluate_batch
@@ -179,6 +201,14 @@ struct cuco_evolve_config {
 	/* how the harness times candidates: "sustained" or "burst" (harness --timing);
 	   configs stored before it was recorded read as "sustained" */
 	char timing[16];
+	/*
+	 * The shapes fitness covers, the primary (the run row's shape) first:
+	 * fitness is the geometric mean over them of baseline / latency
+	 * (docs/search.md). nshapes 0: the run's shape alone (configs stored
+	 * before this was recorded); a one-shape run stores its one shape.
+	 */
+	char shapes[CUCO_EVOLVE_MAX_SHAPES][32];
+	int nshapes;
 };
 
 /* Defaults as documented above, seed 1. */
@@ -269,13 +299,18 @@ struct cuco_run_opts;
 struct cuco_cascade_evaluator;
 
 /*
- * A cascade evaluator for workload m at shape (both borrowed, must outlive
- * it) with run options (copied) and default compile options, into *out (free
- * with cuco_cascade_evaluator_free()). Returns CUCO_OK, CUCO_ERR_IO (host
- * program unreadable), CUCO_ERR_NOMEM, or the error of
- * cuco_compile_opts_default(); *out is NULL on error.
+ * A cascade evaluator for workload m at nshapes shapes (1 to
+ * CUCO_EVOLVE_MAX_SHAPES, the primary first; m and the shapes borrowed, must
+ * outlive it) with run options (copied) and default compile options, into
+ * *out (free with cuco_cascade_evaluator_free()). Each batch runs the
+ * candidates and the baseline at every shape (one harness run per shape)
+ * and combines them with cuco_eval_outcome_combine(). Returns CUCO_OK,
+ * CUCO_ERR_INVALID (no shape, or too many), CUCO_ERR_IO (host program
+ * unreadable), CUCO_ERR_NOMEM, or the error of cuco_compile_opts_default();
+ * *out is NULL on error.
  */
-int cuco_cascade_evaluator_new(const struct cuco_manifest *m, const struct cuco_shape *shape,
+int cuco_cascade_evaluator_new(const struct cuco_manifest *m,
+                               const struct cuco_shape *const *shapes, int nshapes,
                                const struct cuco_run_opts *run, struct cuco_cascade_evaluator **out,
                                struct cuco_err *err);
 /*

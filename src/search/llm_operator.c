@@ -481,6 +481,7 @@ int cuco_llm_operator_set_summary(struct cuco_llm_operator *op, const char *stat
 struct feedback {
 	struct cuco_strbuf *sb;
 	int n;
+	const char *shapes; /* the run's shapes when fitness covers several; NULL: one */
 };
 
 static int feedback_one(const struct cuco_eval_rec *ev, void *arg, struct cuco_err *err)
@@ -493,9 +494,17 @@ static int feedback_one(const struct cuco_eval_rec *ev, void *arg, struct cuco_e
 	f->n++;
 	cuco_strbuf_addf(sb, "- stage reached: %s, status: %s\n",
 	                 ev->stage_reached ? ev->stage_reached : "?", ev->status);
-	if (isfinite(ev->median_us))
+	if (isfinite(ev->median_us) && f->shapes)
+		cuco_strbuf_addf(sb, "- median latency at shape %s: %.2f us\n",
+		                 ev->shape ? ev->shape : "?", ev->median_us);
+	else if (isfinite(ev->median_us))
 		cuco_strbuf_addf(sb, "- median latency: %.2f us\n", ev->median_us);
-	if (isfinite(ev->fitness))
+	if (isfinite(ev->fitness) && f->shapes)
+		cuco_strbuf_addf(sb,
+		                 "- fitness (geometric mean over shapes %s of baseline / latency): "
+		                 "%.4f\n",
+		                 f->shapes, ev->fitness);
+	else if (isfinite(ev->fitness))
 		cuco_strbuf_addf(sb, "- fitness (baseline / latency): %.4f\n", ev->fitness);
 	if (isfinite(ev->rel_err))
 		cuco_strbuf_addf(sb, "- max relative error against the reference: %.3g\n",
@@ -521,7 +530,7 @@ static int add_feedback(struct cuco_llm_operator *op, int64_t id, struct cuco_st
                         struct cuco_err *err)
 {
 	struct cuco_strbuf one = CUCO_STRBUF_INIT;
-	struct feedback f = {&one, 0};
+	struct feedback f = {&one, 0, op->cfg.fitness_shapes};
 	int rc = cuco_store_eval_each_program(op->cfg.store, id, feedback_one, &f, err);
 
 	if (rc == CUCO_OK) {

@@ -85,6 +85,8 @@ struct cuco_llm_operator_config {
 	const char *workload;             /* name */
 	const char *workload_description; /* "" when none */
 	const char *shape;                /* name, or NULL */
+	const char *fitness_shapes;       /* "4096, 8192" when fitness is the geometric mean over
+	                                     several shapes (latencies the primary's); NULL: one */
 	const struct cuco_design_space *ds;
 	const char *design_space_text;     /* share/design_space.json as text */
 	const struct cuco_hw_facts *facts; /* NULL: none known */

@@ -62,11 +62,12 @@ static double real_of(const json_t *v)
 
 static json_t *outcome_json(const struct cuco_eval_outcome *o)
 {
-	return json_pack("{s:i,s:s,s:s,s:o,s:o,s:o,s:o,s:s?,s:s?,s:s}", "code", o->code, "status",
-	                 o->status, "stage", o->stage, "fitness", real_or_null(o->fitness),
-	                 "median_us", real_or_null(o->median_us), "baseline_us",
-	                 real_or_null(o->baseline_us), "rel_err", real_or_null(o->rel_err), "error",
-	                 o->error, "log", o->log, "gpu", o->gpu);
+	return json_pack("{s:i,s:s,s:s,s:o,s:o,s:o,s:o,s:s?,s:s?,s:s,s:s?}", "code", o->code,
+	                 "status", o->status, "stage", o->stage, "fitness",
+	                 real_or_null(o->fitness), "median_us", real_or_null(o->median_us),
+	                 "baseline_us", real_or_null(o->baseline_us), "rel_err",
+	                 real_or_null(o->rel_err), "error", o->error, "log", o->log, "gpu", o->gpu,
+	                 "result_json", o->result_json);
 }
 
 static void outcome_from_json(const json_t *j, struct cuco_eval_outcome *o)
@@ -88,10 +89,13 @@ static void outcome_from_json(const json_t *j, struct cuco_eval_outcome *o)
 	o->rel_err = real_of(json_object_get(j, "rel_err"));
 	free(o->error);
 	free(o->log);
+	free(o->result_json);
 	s = json_string_value(json_object_get(j, "error"));
 	o->error = s ? strdup(s) : NULL;
 	s = json_string_value(json_object_get(j, "log"));
 	o->log = s ? strdup(s) : NULL;
+	s = json_string_value(json_object_get(j, "result_json"));
+	o->result_json = s ? strdup(s) : NULL;
 }
 
 /* In the forked process: evaluate one group, write {"rc", "error", "outcomes"}. */

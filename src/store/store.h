@@ -99,7 +99,8 @@ struct cuco_eval_rec {
 	const char *samples_json; /* JSON array of samples in us (checked to be valid JSON) */
 	double rel_err;           /* max relative error against the reference; NaN for none */
 	double fitness;           /* NaN for none */
-	const char *result_json;  /* the harness's raw JSON, stored as given (may be truncated) */
+	const char *result_json;  /* the harness's raw JSON (evolve runs over several shapes:
+	                             the per-shape details), stored as given (may be truncated) */
 	const char *gpu;
 	const char *created_at; /* ISO 8601 UTC; NULL on input means now */
 };

@@ -588,6 +588,7 @@ static void test_evaluator_prefetch(void **state)
 	struct cuco_slots slots;
 	struct cuco_candidate slow;
 	struct cuco_strbuf seed = CUCO_STRBUF_INIT;
+	const struct cuco_shape *shape;
 	struct cuco_err err;
 	char line[256], want[64];
 	double t0;
@@ -602,9 +603,8 @@ static void test_evaluator_prefetch(void **state)
 	cuco_run_opts_default(&run);
 	run.ranks = 2;
 	setenv("FAKE_NVCC_FAIL_HOST", "1", 1); /* no program runs: nothing needs a GPU */
-	assert_int_equal(
-	    cuco_cascade_evaluator_new(&m, cuco_manifest_shape(&m, "2048"), &run, &ce, &err),
-	    CUCO_OK);
+	shape = cuco_manifest_shape(&m, "2048");
+	assert_int_equal(cuco_cascade_evaluator_new(&m, &shape, 1, &run, &ce, &err), CUCO_OK);
 	cuco_cascade_evaluator_bind(ce, &ev);
 	assert_non_null(ev.prefetch);
 	assert_non_null(ev.prefetch_cancel);
