@@ -218,6 +218,31 @@ check "evolve without GPUs" 15 "execution needs 2 CUDA GPUs" "--resume 1" -- \
 	"$CUCO" evolve gemm_allgather --shape 2048 --budget-evals 4 --store "$EDB"
 usage "evolve --resume --timing burst" "run 1 times candidates sustained" -- \
 	"$CUCO" evolve --resume 1 --timing burst --store "$EDB"
+# several shapes: up to 4 distinct ones of the manifest, kept on resume
+usage "evolve --resume --shape other" "run 1 evolves for shapes 2048; --shape 4096 would change" -- \
+	"$CUCO" evolve --resume 1 --shape 4096 --store "$EDB"
+usage "evolve --shape twice" "--shape 2048: given twice" -- \
+	"$CUCO" evolve gemm_allgather --shape 2048 --shape 4096 --shape 2048 --store "$EDB"
+usage "evolve five shapes" "--shape tall: at most 4 shapes per run" -- \
+	"$CUCO" evolve gemm_allgather --shape 2048 --shape 4096 --shape 8192 --shape 16384 \
+	--shape tall --store "$EDB"
+usage "evolve unknown shape" "--shape 999: workload gemm_allgather has no such shape (2048, 4096," -- \
+	"$CUCO" evolve gemm_allgather --shape 2048 --shape 999 --store "$EDB"
+check "evolve two shapes without GPUs" 15 "gemm_allgather at shapes 2048, 4096 (fitness: geometric mean" \
+	"--resume 2" -- "$CUCO" evolve gemm_allgather --shape 2048 --shape 4096 --budget-evals 4 \
+	--store "$EDB"
+check "evolve --resume keeps the shapes" 15 "gemm_allgather at shapes 2048, 4096" -- \
+	"$CUCO" evolve --resume 2 --store "$EDB"
+check "evolve --resume with the same shapes" 15 "gemm_allgather at shapes 2048, 4096" -- \
+	"$CUCO" evolve --resume 2 --shape 2048 --shape 4096 --store "$EDB"
+usage "evolve --resume --shape fewer" "run 2 evolves for shapes 2048, 4096; --shape 2048 would" -- \
+	"$CUCO" evolve --resume 2 --shape 2048 --store "$EDB"
+check "show run 2: the primary shape" 0 -- "$CUCO" show run 2 --store "$EDB"
+if printf '%s\n' "$out" | grep -q '^run 2 .*gemm_allgather .*2048 '; then
+	pass=$((pass + 1))
+else
+	failed "show run 2: the primary shape" "run 2 is not at shape 2048"
+fi
 
 check "show runs" 0 -- "$CUCO" show runs --store "$DB"
 expect "show runs: two runs" "$(printf '%s\n' "$out" | grep -c '^run ')" -eq 2

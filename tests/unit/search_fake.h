@@ -3,7 +3,9 @@
  * function of the directive, some directives "fail to compile", some "time
  * out", some give "wrong" results. No GPU, no nvcc. With prefetch on it also
  * has the prefetch hooks (so the loop pipelines) and records the order of
- * prefetches, evaluations and cancels. Header-only (static).
+ * prefetches, evaluations and cancels. With shapes set it judges each
+ * candidate at every shape (at_shape) and combines the verdicts as the cascade
+ * evaluator does (cuco_eval_outcome_combine). Header-only (static).
  */
 #ifndef CUCO_TEST_SEARCH_FAKE_H
 #define CUCO_TEST_SEARCH_FAKE_H
@@ -36,6 +38,12 @@ struct fake_eval {
 	int prefetch_calls, cancel_calls;
 	struct fake_event *events; /* with prefetch: every call in order (fake_release frees) */
 	int nevents, aevents;
+	/* several shapes (nshapes > 0): shape k's verdict from at_shape (fake_judge when NULL),
+	   its baseline base_us * (k + 1); the outcomes combined over the shapes */
+	int nshapes;
+	const char *shapes[CUCO_EVOLVE_MAX_SHAPES];
+	int (*at_shape)(const struct cuco_directive *d, int k, double *fitness, const char **stage,
+	                const char **status, const char **error);
 };
 
 static void fake_init(struct fake_eval *f)
@@ -115,6 +123,34 @@ static int fake_judge(const struct cuco_directive *d, double *fitness, const cha
 	return CUCO_OK;
 }
 
+/* The fake over f's shapes: each shape's verdict, combined into out. */
+static int fake_judge_shapes(const struct fake_eval *f, const struct cuco_directive *d,
+                             struct cuco_eval_outcome *out)
+{
+	struct cuco_eval_outcome per[CUCO_EVOLVE_MAX_SHAPES];
+	int rc;
+
+	for (int k = 0; k < f->nshapes; k++) {
+		const char *stage, *status, *error;
+		double fitness = 0;
+		int code = f->at_shape ? f->at_shape(d, k, &fitness, &stage, &status, &error)
+		                       : fake_judge(d, &fitness, &stage, &status, &error);
+		cuco_eval_outcome_init(&per[k]);
+		per[k].code = code;
+		snprintf(per[k].stage, sizeof(per[k].stage), "%s", stage);
+		snprintf(per[k].status, sizeof(per[k].status), "%s", status);
+		per[k].error = error ? strdup(error) : NULL;
+		per[k].baseline_us = f->base_us * (k + 1);
+		snprintf(per[k].gpu, sizeof(per[k].gpu), "Fake GPU");
+		per[k].fitness = code == CUCO_OK ? fitness : 0;
+		per[k].median_us = code == CUCO_OK ? per[k].baseline_us / fitness : NAN;
+	}
+	rc = cuco_eval_outcome_combine(f->shapes, per, f->nshapes, out);
+	for (int k = 0; k < f->nshapes; k++)
+		cuco_eval_outcome_release(&per[k]);
+	return rc;
+}
+
 static int fake_evaluate(void *ctx, const struct cuco_candidate *c, struct cuco_eval_outcome *out,
                          struct cuco_err *err)
 {
@@ -140,6 +176,11 @@ static int fake_evaluate(void *ctx, const struct cuco_candidate *c, struct cuco_
 	}
 	if (!c->directive_json || cuco_directive_from_json(c->directive_json, &d, err))
 		return cuco_err_set(err, CUCO_ERR_PARSE, "fake: no directive");
+	if (f->nshapes > 0) {
+		code = fake_judge_shapes(f, &d, out);
+		cuco_directive_release(&d);
+		return code;
+	}
 	code = fake_judge(&d, &fitness, &stage, &status, &error);
 	cuco_directive_release(&d);
 	out->code = code;

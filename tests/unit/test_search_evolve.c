@@ -1158,6 +1158,276 @@ static void test_evolve_resume_wrong_run(void **state)
 	cuco_store_close(s);
 }
 
+/* ---- fitness over several shapes ---- */
+
+static void per_shape(struct cuco_eval_outcome *o, int code, double base_us, double fitness,
+                      double rel_err, const char *error)
+{
+	cuco_eval_outcome_init(o);
+	o->code = code;
+	if (code != CUCO_OK) {
+		snprintf(o->status, sizeof(o->status), "wrong");
+		snprintf(o->stage, sizeof(o->stage), "verify");
+	}
+	o->baseline_us = base_us;
+	o->fitness = code == CUCO_OK ? fitness : 0;
+	o->median_us = code == CUCO_OK ? base_us / fitness : NAN;
+	o->rel_err = rel_err;
+	o->error = error ? strdup(error) : NULL;
+	snprintf(o->gpu, sizeof(o->gpu), "Fake GPU");
+}
+
+/* The combination: one shape is a copy; the geometric mean; a failure at one shape. */
+static void test_outcome_combine(void **state)
+{
+	const char *shapes[] = {"4096", "8192"};
+	struct cuco_eval_outcome per[2], out;
+
+	(void)state;
+	per_shape(&per[0], CUCO_OK, 100.0, 1.25, 1e-3, NULL);
+	cuco_eval_outcome_init(&out);
+	assert_int_equal(cuco_eval_outcome_combine(shapes, per, 1, &out), CUCO_OK);
+	assert_int_equal(out.code, CUCO_OK);
+	assert_true(out.fitness == 1.25);
+	assert_true(out.median_us == per[0].median_us);
+	assert_true(out.baseline_us == 100.0);
+	assert_null(out.result_json);
+	cuco_eval_outcome_release(&out);
+
+	/* fast at one shape, slow at the other: sqrt(2 * 0.5) = 1 */
+	cuco_eval_outcome_release(&per[0]);
+	per_shape(&per[0], CUCO_OK, 100.0, 2.0, 1e-3, NULL);
+	per_shape(&per[1], CUCO_OK, 800.0, 0.5, 4e-3, NULL);
+	assert_int_equal(cuco_eval_outcome_combine(shapes, per, 2, &out), CUCO_OK);
+	assert_int_equal(out.code, CUCO_OK);
+	assert_string_equal(out.status, "ok");
+	assert_true(fabs(out.fitness - 1.0) < 1e-12);
+	assert_true(out.median_us == 50.0); /* the primary shape's */
+	assert_true(out.baseline_us == 100.0);
+	assert_true(out.rel_err == 4e-3); /* the worst */
+	assert_string_equal(
+	    out.result_json,
+	    "{\"shapes\":[{\"shape\":\"4096\",\"status\":\"ok\",\"stage\":\"bench\","
+	    "\"median_us\":50.0,\"baseline_us\":100.0,\"speedup\":2.0},"
+	    "{\"shape\":\"8192\",\"status\":\"ok\",\"stage\":\"bench\","
+	    "\"median_us\":1600.0,\"baseline_us\":800.0,\"speedup\":0.5}],"
+	    "\"fitness\":\"geomean\"}");
+	cuco_eval_outcome_release(&out);
+
+	/* wrong at the second shape only: incorrect, the shape named */
+	cuco_eval_outcome_release(&per[1]);
+	per_shape(&per[1], CUCO_ERR_VERIFY, 800.0, 0, 0.3, "rel_err 3.0e-01 over tolerance");
+	assert_int_equal(cuco_eval_outcome_combine(shapes, per, 2, &out), CUCO_OK);
+	assert_int_equal(out.code, CUCO_ERR_VERIFY);
+	assert_string_equal(out.status, "wrong");
+	assert_string_equal(out.stage, "verify");
+	assert_string_equal(out.error, "at shape 8192: rel_err 3.0e-01 over tolerance");
+	assert_true(out.fitness == 0);
+	assert_true(isnan(out.median_us));
+	assert_true(out.baseline_us == 100.0);
+	assert_non_null(strstr(out.result_json, "{\"shape\":\"8192\",\"status\":\"wrong\","
+	                                        "\"stage\":\"verify\",\"median_us\":null"));
+	cuco_eval_outcome_release(&out);
+	for (int k = 0; k < 2; k++)
+		cuco_eval_outcome_release(&per[k]);
+}
+
+/*
+ * Shape A and B: stream overlap is twice the baseline's speed at A and half
+ * at B (geometric mean 1), a fused producer 1.2x at both, a specialized
+ * program 3x at A but wrong at B; anything else 1x.
+ */
+static int two_shapes(const struct cuco_directive *d, int k, double *fitness, const char **stage,
+                      const char **status, const char **error)
+{
+	const char *pl = d->dims[CUCO_DIM_PLACEMENT];
+	int code = fake_judge(d, fitness, stage, status, error);
+
+	if (code != CUCO_OK)
+		return code;
+	*fitness = 1.0;
+	if (!strcmp(pl, "stream_overlap"))
+		*fitness = k == 0 ? 2.0 : 0.5;
+	else if (!strcmp(pl, "fused_producer"))
+		*fitness = 1.2;
+	else if (!strcmp(pl, "specialized") && k == 0)
+		*fitness = 3.0;
+	else if (!strcmp(pl, "specialized")) {
+		*stage = "verify";
+		*status = "wrong";
+		*error = "rel_err 2.0e-01 over tolerance 1.0e-02";
+		return CUCO_ERR_VERIFY;
+	}
+	return CUCO_OK;
+}
+
+#define PLACEMENT_OF "json_extract(p.directive, '$.placement')"
+#define EVALS_OF(pl)                                                                              \
+	"FROM evaluations e JOIN programs p ON p.id = e.program_id WHERE " PLACEMENT_OF " = '" pl \
+	"'"
+
+/*
+ * A run over two shapes ranks by the geometric mean: the moderate program
+ * beats the one fast at the primary shape alone, and the one failing at the
+ * second shape is incorrect with the shape named. Over A alone the same
+ * fake ranks them the other way.
+ */
+static void test_evolve_shapes(void **state)
+{
+	struct cuco_evolve_config cfg;
+	struct cuco_evolve_progress fin;
+	struct fake_eval f;
+	char path[256], one[256], *t;
+
+	(void)state;
+	small_config(&cfg);
+	cfg.nshapes = 2;
+	snprintf(cfg.shapes[0], sizeof(cfg.shapes[0]), "A");
+	snprintf(cfg.shapes[1], sizeof(cfg.shapes[1]), "B");
+	store_path(path, sizeof(path), "shapes");
+	fake_init(&f);
+	f.nshapes = 2;
+	f.shapes[0] = "A";
+	f.shapes[1] = "B";
+	f.at_shape = two_shapes;
+	assert_int_equal(run_in(path, &cfg, &f, 5, 1, 0, NULL, NULL, &fin), CUCO_OK);
+	check_run_rows(path);
+	t = sql_text(path, "SELECT config FROM runs WHERE id = 1");
+	assert_non_null(strstr(t, "\"shapes\":[\"A\",\"B\"]"));
+	free(t);
+	/* every kind was bred */
+	assert_true(sql_int(path, "SELECT COUNT(*) " EVALS_OF("stream_overlap")) > 0);
+	assert_true(sql_int(path, "SELECT COUNT(*) " EVALS_OF("fused_producer")) > 0);
+	assert_true(sql_int(path, "SELECT COUNT(*) " EVALS_OF("specialized")) > 0);
+	/* the best is the moderate one: 1.2 at both, its latency at A, A's baseline */
+	assert_true(fabs(fin.best_fitness - 1.2) < 1e-9);
+	assert_true(fabs(fin.best_us - 1000.0 / 1.2) < 1e-6);
+	assert_true(fin.baseline_us == 1000.0);
+	t = sql_text(path,
+	             "SELECT " PLACEMENT_OF " FROM programs p WHERE p.id = (SELECT program_id "
+	             "FROM evaluations ORDER BY fitness DESC, id LIMIT 1)");
+	assert_string_equal(t, "fused_producer");
+	free(t);
+	/* fast at A alone: the lowest latency at A, yet fitness 1 */
+	assert_int_equal(
+	    sql_int(path,
+	            "SELECT COUNT(*) " EVALS_OF(
+	                "stream_overlap") " AND "
+	                                  "(e.status != 'ok' OR abs(e.fitness - 1.0) > 1e-9 OR "
+	                                  "abs(e.median_us - 500.0) > 1e-6)"),
+	    0);
+	/* correct at A, wrong at B: incorrect, B named, fitness 0 */
+	assert_int_equal(
+	    sql_int(
+	        path,
+	        "SELECT COUNT(*) " EVALS_OF(
+	            "specialized") " AND "
+	                           "(e.status != 'wrong' OR e.stage_reached != 'verify' OR "
+	                           "e.fitness != 0 OR e.error NOT LIKE 'at shape B: rel_err%')"),
+	    0);
+	assert_string_equal(
+	    t = sql_text(path, "SELECT json_extract(e.result_json, '$.shapes[0].status') " EVALS_OF(
+	                           "specialized") " LIMIT 1"),
+	    "ok");
+	free(t);
+	/* the per-shape details of every evaluation that ran */
+	assert_int_equal(
+	    sql_int(
+	        path,
+	        "SELECT COUNT(*) " EVALS_OF(
+	            "fused_producer") " AND "
+	                              "(json_extract(e.result_json, '$.shapes[1].shape') != 'B' OR "
+	                              "json_extract(e.result_json, '$.shapes[1].baseline_us') != "
+	                              "2000.0 OR abs(json_extract(e.result_json, "
+	                              "'$.shapes[1].speedup') - 1.2) > 1e-9 OR "
+	                              "json_extract(e.result_json, '$.fitness') != 'geomean')"),
+	    0);
+	assert_int_equal(
+	    sql_int(path, "SELECT COUNT(*) FROM evaluations WHERE result_json IS NULL"), 0);
+
+	/* over A alone the same fake prefers the specialized program (3x) */
+	cfg.nshapes = 1;
+	store_path(one, sizeof(one), "shapes-one");
+	fake_init(&f);
+	f.nshapes = 1;
+	f.shapes[0] = "A";
+	f.at_shape = two_shapes;
+	assert_int_equal(run_in(one, &cfg, &f, 5, 1, 0, NULL, NULL, &fin), CUCO_OK);
+	assert_true(fabs(fin.best_fitness - 3.0) < 1e-9);
+	assert_int_equal(sql_int(one, "SELECT COUNT(*) FROM evaluations WHERE result_json IS NOT "
+	                              "NULL"),
+	                 0);
+}
+
+/* A one-shape fake through the combination is the one-shape run of before, row for row. */
+static void test_evolve_one_shape_unchanged(void **state)
+{
+	struct cuco_evolve_config cfg;
+	struct fake_eval f;
+	char ref[256], path[256];
+	const char *sum = "SELECT printf('%.12f', SUM(fitness)) || ' ' || COUNT(*) || ' ' || "
+	                  "SUM(status = 'ok') || ' ' || group_concat(IFNULL(error, '-'), '|') "
+	                  "FROM evaluations";
+	char *a, *b;
+
+	(void)state;
+	small_config(&cfg);
+	store_path(ref, sizeof(ref), "one-ref");
+	store_path(path, sizeof(path), "one");
+	fake_init(&f);
+	assert_int_equal(run_in(ref, &cfg, &f, 5, 1, 0, NULL, NULL, NULL), CUCO_OK);
+	fake_init(&f);
+	f.nshapes = 1;
+	f.shapes[0] = "small";
+	assert_int_equal(run_in(path, &cfg, &f, 5, 1, 0, NULL, NULL, NULL), CUCO_OK);
+	assert_same_sequence(ref, path);
+	a = sql_text(ref, sum);
+	b = sql_text(path, sum);
+	assert_non_null(a);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM evaluations WHERE result_json IS NOT "
+	                               "NULL"),
+	                 0);
+}
+
+/* The shapes in the config: kept, absent in older configs, refused when malformed. */
+static void test_config_shapes(void **state)
+{
+	struct cuco_evolve_config c, back;
+	struct cuco_err err;
+	char *j;
+
+	(void)state;
+	cuco_evolve_config_default(&c);
+	j = cuco_evolve_config_to_json(&c);
+	assert_null(strstr(j, "\"shapes\"")); /* none set: the run's shape */
+	free(j);
+	c.nshapes = 2;
+	snprintf(c.shapes[0], sizeof(c.shapes[0]), "4096");
+	snprintf(c.shapes[1], sizeof(c.shapes[1]), "8192");
+	j = cuco_evolve_config_to_json(&c);
+	assert_non_null(strstr(j, "\"shapes\":[\"4096\",\"8192\"]"));
+	cuco_evolve_config_default(&back);
+	assert_int_equal(cuco_evolve_config_from_json(j, &back, &err), CUCO_OK);
+	assert_int_equal(back.nshapes, 2);
+	assert_string_equal(back.shapes[0], "4096");
+	assert_string_equal(back.shapes[1], "8192");
+	free(j);
+	assert_int_equal(cuco_evolve_config_from_json("{\"seed\":2}", &back, &err), CUCO_OK);
+	assert_int_equal(back.nshapes, 0);
+	assert_int_equal(cuco_evolve_config_from_json("{\"shapes\":[]}", &back, &err),
+	                 CUCO_ERR_PARSE);
+	assert_non_null(strstr(err.msg, "shapes"));
+	assert_int_equal(cuco_evolve_config_from_json(
+	                     "{\"shapes\":[\"a\",\"b\",\"c\",\"d\",\"e\"]}", &back, &err),
+	                 CUCO_ERR_PARSE);
+	assert_int_equal(cuco_evolve_config_from_json("{\"shapes\":[\"a\",7]}", &back, &err),
+	                 CUCO_ERR_PARSE);
+	assert_non_null(strstr(err.msg, "shapes[1]"));
+}
+
 /* ---- summary on a fixture store ---- */
 
 static int64_t put(struct cuco_store *s, int64_t run, int gen, const char *placement,
@@ -1338,6 +1608,10 @@ int main(void)
 	    cmocka_unit_test(test_evolve_pipeline_resume_after_sigkill),
 	    cmocka_unit_test(test_evolve_resume_wrong_run),
 	    cmocka_unit_test(test_summary_fixture),
+	    cmocka_unit_test(test_outcome_combine),
+	    cmocka_unit_test(test_evolve_shapes),
+	    cmocka_unit_test(test_evolve_one_shape_unchanged),
+	    cmocka_unit_test(test_config_shapes),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
