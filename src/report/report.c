@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "report/report.h"
+#include "search/evolve.h"
 #include "search/recheck.h"
 #include "search/summary.h"
 #include "store/store.h"
@@ -27,11 +28,13 @@ struct prog {
 	char *flags; /* where its code contradicts its directive, one per line; NULL: none */
 	int64_t island, generation, parent;
 	double fitness, median_us; /* best correct evaluation; NaN when none */
+	char *result_json;         /* that evaluation's per-shape details; NULL: one shape */
 };
 
 struct ev {
 	int64_t program_id;
 	double median_us, fitness;
+	double base_us; /* the host baseline timed beside it at the run's shape; NaN: unknown */
 	int ok;
 };
 
@@ -53,7 +56,9 @@ struct report {
 	struct ref refs[16];
 	int nrefs;
 	double compute_us, comm_us, base_us;
-	char gpu[128]; /* from the first evaluation that names one (evolve runs store none) */
+	int nshapes;      /* shapes the fitness covers (the config's "shapes"; 1 when absent) */
+	char shapes[160]; /* their names, "4096, 8192" */
+	char gpu[128];    /* from the first evaluation that names one (evolve runs store none) */
 };
 
 static char *xdup(const char *s)
@@ -110,6 +115,24 @@ static int add_prog(const struct cuco_program_rec *p, void *arg, struct cuco_err
 	return 0;
 }
 
+/* A number of a JSON object, NaN when absent or null. */
+static double num_of(const json_t *o, const char *key)
+{
+	const json_t *x = json_object_get(o, key);
+
+	return json_is_number(x) ? json_number_value(x) : NAN;
+}
+
+/* The primary shape's baseline in an evaluation's per-shape details; NaN when none. */
+static double primary_base(const char *result_json)
+{
+	json_t *o = json_loads(result_json, 0, NULL);
+	double us = num_of(json_array_get(json_object_get(o, "shapes"), 0), "baseline_us");
+
+	json_decref(o);
+	return us;
+}
+
 static int add_ev(const struct cuco_eval_rec *e, void *arg, struct cuco_err *err)
 {
 	struct report *r = arg;
@@ -131,10 +154,16 @@ static int add_ev(const struct cuco_eval_rec *e, void *arg, struct cuco_err *err
 	v->median_us = e->median_us;
 	v->fitness = e->fitness;
 	v->ok = !strcmp(e->status, "ok") && isfinite(e->median_us) && e->median_us > 0;
+	/* One shape: fitness = base / median. Several: fitness is a geometric mean, and the
+	   primary shape's baseline is in the per-shape details. */
+	v->base_us = e->result_json ? primary_base(e->result_json) : e->median_us * e->fitness;
 	p = find_prog(r, e->program_id);
 	if (p && v->ok && (isnan(p->fitness) || e->fitness > p->fitness)) {
 		p->fitness = e->fitness;
 		p->median_us = e->median_us;
+		free(p->result_json);
+		if (e->result_json && !(p->result_json = strdup(e->result_json)))
+			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 	}
 	return 0;
 }
@@ -210,6 +239,18 @@ static int load(struct report *r, int64_t run_id, struct cuco_err *err)
 		return cuco_err_set(err, CUCO_ERR_INVALID,
 		                    "run %lld is a %s run; the report is of evolve runs",
 		                    (long long)run_id, r->run.kind);
+	{
+		struct cuco_evolve_config cfg;
+		struct cuco_err e2;
+		cuco_evolve_config_default(&cfg);
+		if (r->run.config && cuco_evolve_config_from_json(r->run.config, &cfg, &e2))
+			cfg.nshapes = 0; /* an unreadable config: the run's shape, as always */
+		r->nshapes = cfg.nshapes > 1 ? cfg.nshapes : 1;
+		for (int k = 0; k < cfg.nshapes && cfg.nshapes > 1; k++)
+			snprintf(r->shapes + strlen(r->shapes),
+			         sizeof(r->shapes) - strlen(r->shapes), "%s%s", k ? ", " : "",
+			         cfg.shapes[k]);
+	}
 	if ((rc = cuco_store_program_each(r->store, run_id, add_prog, r, err)) ||
 	    (rc = cuco_store_eval_each_run(r->store, run_id, add_ev, r, err)))
 		return rc;
@@ -218,8 +259,9 @@ static int load(struct report *r, int64_t run_id, struct cuco_err *err)
 	if (!bases)
 		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 	for (int i = 0; i < r->nevs; i++)
-		if (r->evs[i].ok && isfinite(r->evs[i].fitness) && r->evs[i].fitness > 0)
-			bases[nb++] = r->evs[i].median_us * r->evs[i].fitness;
+		if (r->evs[i].ok && isfinite(r->evs[i].fitness) && r->evs[i].fitness > 0 &&
+		    isfinite(r->evs[i].base_us))
+			bases[nb++] = r->evs[i].base_us;
 	for (int i = 1; i < nb; i++) /* insertion sort: small, and stable */
 		for (int j = i; j > 0 && bases[j - 1] > bases[j]; j--) {
 			double t = bases[j];
@@ -265,6 +307,7 @@ static void release(struct report *r)
 		free(r->progs[i].flags);
 		free(r->progs[i].directive);
 		free(r->progs[i].code);
+		free(r->progs[i].result_json);
 	}
 	free(r->progs);
 	free(r->evs);
@@ -776,6 +819,17 @@ static void section_head(struct report *r, struct cuco_strbuf *h, struct cuco_st
 			cuco_strbuf_adds(md, "\n");
 		}
 	}
+	if (r->nshapes > 1) {
+		char what[320];
+		snprintf(what, sizeof(what),
+		         "geometric mean over shapes %s of baseline / latency (latencies at %s, "
+		         "the primary shape)",
+		         r->shapes, r->run.shape ? r->run.shape : "?");
+		cuco_strbuf_adds(h, "<tr><td>fitness</td><td>");
+		cuco_report_escape(h, what);
+		cuco_strbuf_adds(h, "</td></tr>\n");
+		cuco_strbuf_addf(md, "- fitness: %s\n", what);
+	}
 	cuco_strbuf_addf(h,
 	                 "<tr><td>programs</td><td>%d</td></tr>\n<tr><td>evaluations</td><td>%d "
 	                 "(%d correct)</td></tr>\n</table>\n",
@@ -811,6 +865,49 @@ static void add_bar_row(struct cuco_strbuf *h, struct cuco_strbuf *md, const cha
 	cuco_strbuf_adds(md, " |\n");
 }
 
+/* A run over several shapes: the best program at each, from its per-shape details. */
+static void best_per_shape(const struct report *r, const struct prog *best, struct cuco_strbuf *h,
+                           struct cuco_strbuf *md)
+{
+	json_t *o, *a;
+
+	if (r->nshapes < 2 || !best || !best->result_json)
+		return;
+	o = json_loads(best->result_json, 0, NULL);
+	a = json_object_get(o, "shapes");
+	cuco_strbuf_addf(h,
+	                 "<p>Fitness %.3f is the geometric mean of the speed-ups at the run's "
+	                 "shapes:</p>\n<table class=\"shapes\"><tr><th>shape</th><th>latency</th>"
+	                 "<th>baseline latency</th><th>speed-up</th></tr>\n",
+	                 best->fitness);
+	cuco_strbuf_addf(md,
+	                 "Fitness %.3f is the geometric mean of the speed-ups at the run's "
+	                 "shapes:\n\n| shape | latency | baseline latency | speed-up |\n"
+	                 "|---|---|---|---|\n",
+	                 best->fitness);
+	for (size_t k = 0; k < json_array_size(a); k++) {
+		const json_t *e = json_array_get(a, k);
+		const char *name = json_string_value(json_object_get(e, "shape"));
+		double us = num_of(e, "median_us"), base = num_of(e, "baseline_us");
+		char lat[32], bl[32], x[32];
+		fmt_us(lat, sizeof(lat), us);
+		fmt_us(bl, sizeof(bl), base);
+		fmt_x(x, sizeof(x), base, us);
+		cuco_strbuf_adds(h, "<tr><td>");
+		cuco_report_escape(h, name ? name : "?");
+		cuco_strbuf_addf(h,
+		                 "</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td "
+		                 "class=\"num\">%s</td></tr>\n",
+		                 lat, bl, x);
+		cuco_strbuf_adds(md, "| ");
+		md_cell(md, name ? name : "?");
+		cuco_strbuf_addf(md, " | %s | %s | %s |\n", lat, bl, x);
+	}
+	cuco_strbuf_adds(h, "</table>\n");
+	cuco_strbuf_adds(md, "\n");
+	json_decref(o);
+}
+
 static void section_summary(struct report *r, const struct prog *best, struct cuco_strbuf *h,
                             struct cuco_strbuf *md)
 {
@@ -832,6 +929,7 @@ static void section_summary(struct report *r, const struct prog *best, struct cu
 		cuco_strbuf_addf(md, "Best program: **%lld** (%s), **%.1f us**, fitness %.3f.\n\n",
 		                 (long long)best->id, best->name ? best->name : "", best->median_us,
 		                 best->fitness);
+		best_per_shape(r, best, h, md);
 	} else {
 		cuco_strbuf_adds(h, "<p class=\"missing\">No correct program in this run.</p>\n");
 		cuco_strbuf_adds(md, "No correct program in this run.\n\n");

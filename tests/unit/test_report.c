@@ -213,6 +213,105 @@ static int lineage_len(struct cuco_store *s, int64_t run, int64_t id)
 	return n;
 }
 
+/* Shape "large": the fake's speed-up times 0.8 (its baseline is twice the primary's). */
+static int slower_at_large(const struct cuco_directive *d, int k, double *fitness,
+                           const char **stage, const char **status, const char **error)
+{
+	int code = fake_judge(d, fitness, stage, status, error);
+
+	if (code == CUCO_OK && k == 1)
+		*fitness *= 0.8;
+	return code;
+}
+
+/*
+ * A run over two shapes: the header says what the fitness covers, the best
+ * program has a per-shape table, and the host baseline is the primary
+ * shape's (1000 us), not latency * fitness (which a geometric mean breaks).
+ */
+static void test_report_shapes(void **state)
+{
+	static const struct cuco_hw_facts facts = {0, 1, 2, 132};
+	struct cuco_design_space ds;
+	struct cuco_store *s = NULL;
+	struct cuco_evolve_config cfg;
+	struct cuco_evolve_opts o;
+	struct cuco_evolve_progress fin;
+	struct fake_eval f;
+	struct cuco_err err;
+	struct cuco_strbuf h = CUCO_STRBUF_INIT, m = CUCO_STRBUF_INIT, want = CUCO_STRBUF_INIT;
+	char path[128], *tmpl = read_all(FIXTURES "/mini.cu.in"),
+	                *seed = read_all(FIXTURES "/seed.cu");
+	int64_t run = 0, best_id = 0;
+	double x, best_us, best_fit;
+
+	(void)state;
+	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &ds, &err), CUCO_OK);
+	snprintf(path, sizeof(path), "%s/report-shapes.db", dir);
+	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
+	cuco_evolve_config_default(&cfg);
+	cfg.seed = 5;
+	cfg.generations = 4;
+	cfg.nshapes = 2;
+	snprintf(cfg.shapes[0], sizeof(cfg.shapes[0]), "small");
+	snprintf(cfg.shapes[1], sizeof(cfg.shapes[1]), "large");
+	fake_init(&f);
+	f.nshapes = 2;
+	f.shapes[0] = "small";
+	f.shapes[1] = "large";
+	f.at_shape = slower_at_large;
+	memset(&o, 0, sizeof(o));
+	o.store = s;
+	o.workload = "mini";
+	o.shape = "small";
+	o.ds = &ds;
+	o.facts = &facts;
+	o.seed_code = seed;
+	o.template_text = tmpl;
+	o.template_name = "mini.cu.in";
+	o.evaluator = fake_evaluator(&f, 4);
+	assert_int_equal(cuco_evolve_run(&o, &cfg, 0, &run, &fin, &err), CUCO_OK);
+	assert_true(fin.best_program > 0);
+	assert_int_equal(cuco_report_build(s, run, &h, &m, &err), CUCO_OK);
+
+	/* the header: which shapes the fitness covers; the title keeps the primary */
+	assert_non_null(strstr(m.buf, "# cuco evolve run 1: mini at small\n"));
+	assert_non_null(strstr(m.buf,
+	                       "- fitness: geometric mean over shapes small, large of "
+	                       "baseline / latency (latencies at small, the primary shape)\n"));
+	assert_non_null(strstr(h.buf, "<tr><td>fitness</td><td>geometric mean over shapes small, "
+	                              "large"));
+	/* the host baseline beside the candidates: the primary shape's */
+	assert_non_null(strstr(m.buf, "| host baseline (beside the candidates) | 1000.0 us | "
+	                              "1.000x |"));
+	/* the best program at each shape: x at small, 0.8 x at large, geometric mean = fitness */
+	x = 1000.0 / fin.best_us;
+	assert_true(fabs(sqrt(x * 0.8 * x) - fin.best_fitness) < 1e-9);
+	cuco_strbuf_addf(
+	    &want,
+	    "Fitness %.3f is the geometric mean of the speed-ups at the run's shapes:"
+	    "\n\n| shape | latency | baseline latency | speed-up |\n|---|---|---|---|\n"
+	    "| small | %.1f us | 1000.0 us | %.3fx |\n"
+	    "| large | %.1f us | 2000.0 us | %.3fx |\n",
+	    fin.best_fitness, fin.best_us, x, 2000.0 / (0.8 * x), 0.8 * x);
+	assert_non_null(strstr(m.buf, want.buf));
+	assert_int_equal(count(h.buf, "<table class=\"shapes\">"), 1);
+	/* the re-check takes the best by the geometric mean too */
+	assert_int_equal(cuco_recheck_best(s, run, &best_id, &best_us, &best_fit, &err), CUCO_OK);
+	assert_int_equal(best_id, fin.best_program);
+	assert_true(best_fit == fin.best_fitness);
+	assert_true(best_us == fin.best_us);
+	assert_int_equal(count(h.buf, "<table"), count(h.buf, "</table>"));
+	cuco_store_close(s);
+	cuco_design_space_release(&ds);
+	cuco_strbuf_release(&h);
+	cuco_strbuf_release(&m);
+	cuco_strbuf_release(&want);
+	fake_release(&f);
+	free(tmpl);
+	free(seed);
+}
+
 static void test_report_fixture(void **state)
 {
 	struct cuco_design_space ds;
@@ -584,6 +683,7 @@ int main(void)
 	    cmocka_unit_test(test_sanitizer_verdict),
 	    cmocka_unit_test(test_wrapper_argv),
 	    cmocka_unit_test(test_report_fixture),
+	    cmocka_unit_test(test_report_shapes),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
