@@ -79,24 +79,49 @@ static int64_t bench_row(struct cuco_store *s, int64_t run, const char *name, co
 	return pid;
 }
 
+/* An evolve run of "mini" at "small" through the fake f with cfg, from the fixtures; its id. */
+static int64_t fake_run(struct cuco_store *s, struct cuco_design_space *ds,
+                        const struct cuco_evolve_config *cfg, struct fake_eval *f,
+                        struct cuco_evolve_progress *fin)
+{
+	static const struct cuco_hw_facts facts = {0, 1, 2, 132};
+	struct cuco_evolve_opts o;
+	struct cuco_err err;
+	char *tmpl = read_all(FIXTURES "/mini.cu.in"), *seed = read_all(FIXTURES "/seed.cu");
+	int64_t run = 0;
+
+	assert_non_null(tmpl);
+	assert_non_null(seed);
+	memset(&o, 0, sizeof(o));
+	o.store = s;
+	o.workload = "mini";
+	o.shape = "small";
+	o.ds = ds;
+	o.facts = &facts;
+	o.seed_code = seed;
+	o.template_text = tmpl;
+	o.template_name = "mini.cu.in";
+	o.evaluator = fake_evaluator(f, 4);
+	assert_int_equal(cuco_evolve_run(&o, cfg, 0, &run, fin, &err), CUCO_OK);
+	assert_true(fin->best_program > 0);
+	free(tmpl);
+	free(seed);
+	return run;
+}
+
 /* The fixture: an evolve run through the fake evaluator, a bench run, a stored re-check. */
 static int64_t fixture(struct cuco_store *s, struct cuco_design_space *ds, int64_t *best,
                        double *best_us)
 {
-	static const struct cuco_hw_facts facts = {0, 1, 2, 132};
 	struct cuco_evolve_config cfg;
-	struct cuco_evolve_opts o;
 	struct cuco_evolve_progress fin;
 	struct fake_eval f;
 	struct cuco_run_rec rr;
 	struct cuco_eval_rec e;
 	struct cuco_err err;
-	char *tmpl = read_all(FIXTURES "/mini.cu.in"), *seed = read_all(FIXTURES "/seed.cu");
 	char meta[512];
 	int64_t run = 0, bench = 0, rc_run = 0, e1 = 0, e2 = 0;
 
-	assert_non_null(tmpl);
-	assert_non_null(seed);
 	cuco_evolve_config_default(&cfg);
 	cfg.seed = 5;
 	cfg.islands = 3;
@@ -107,18 +132,7 @@ static int64_t fixture(struct cuco_store *s, struct cuco_design_space *ds, int64
 	cfg.migration_interval = 2;
 	cfg.summary_interval = 2;
 	fake_init(&f);
-	memset(&o, 0, sizeof(o));
-	o.store = s;
-	o.workload = "mini";
-	o.shape = "small";
-	o.ds = ds;
-	o.facts = &facts;
-	o.seed_code = seed;
-	o.template_text = tmpl;
-	o.template_name = "mini.cu.in";
-	o.evaluator = fake_evaluator(&f, 4);
-	assert_int_equal(cuco_evolve_run(&o, &cfg, 0, &run, &fin, &err), CUCO_OK);
-	assert_true(fin.best_program > 0);
+	run = fake_run(s, ds, &cfg, &f, &fin);
 
 	/* Bench rows: what `cuco bench` stores for the manifest's programs. */
 	cuco_run_rec_init(&rr);
@@ -181,8 +195,6 @@ static int64_t fixture(struct cuco_store *s, struct cuco_design_space *ds, int64
 	}
 	*best = fin.best_program;
 	*best_us = fin.best_us;
-	free(tmpl);
-	free(seed);
 	return run;
 }
 
@@ -231,17 +243,14 @@ static int slower_at_large(const struct cuco_directive *d, int k, double *fitnes
  */
 static void test_report_shapes(void **state)
 {
-	static const struct cuco_hw_facts facts = {0, 1, 2, 132};
 	struct cuco_design_space ds;
 	struct cuco_store *s = NULL;
 	struct cuco_evolve_config cfg;
-	struct cuco_evolve_opts o;
 	struct cuco_evolve_progress fin;
 	struct fake_eval f;
 	struct cuco_err err;
 	struct cuco_strbuf h = CUCO_STRBUF_INIT, m = CUCO_STRBUF_INIT, want = CUCO_STRBUF_INIT;
-	char path[128], *tmpl = read_all(FIXTURES "/mini.cu.in"),
-	                *seed = read_all(FIXTURES "/seed.cu");
+	char path[128];
 	int64_t run = 0, best_id = 0;
 	double x, best_us, best_fit;
 
@@ -260,18 +269,7 @@ static void test_report_shapes(void **state)
 	f.shapes[0] = "small";
 	f.shapes[1] = "large";
 	f.at_shape = slower_at_large;
-	memset(&o, 0, sizeof(o));
-	o.store = s;
-	o.workload = "mini";
-	o.shape = "small";
-	o.ds = &ds;
-	o.facts = &facts;
-	o.seed_code = seed;
-	o.template_text = tmpl;
-	o.template_name = "mini.cu.in";
-	o.evaluator = fake_evaluator(&f, 4);
-	assert_int_equal(cuco_evolve_run(&o, &cfg, 0, &run, &fin, &err), CUCO_OK);
-	assert_true(fin.best_program > 0);
+	run = fake_run(s, &ds, &cfg, &f, &fin);
 	assert_int_equal(cuco_report_build(s, run, &h, &m, &err), CUCO_OK);
 
 	/* the header: which shapes the fitness covers; the title keeps the primary */
@@ -308,8 +306,6 @@ static void test_report_shapes(void **state)
 	cuco_strbuf_release(&m);
 	cuco_strbuf_release(&want);
 	fake_release(&f);
-	free(tmpl);
-	free(seed);
 }
 
 static void test_report_fixture(void **state)
