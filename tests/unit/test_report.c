@@ -109,6 +109,26 @@ static int64_t fake_run(struct cuco_store *s, struct cuco_design_space *ds,
 	return run;
 }
 
+/* A bench run of "mini" at "small" (config: NULL or JSON) with the manifest's four programs. */
+static void bench_run(struct cuco_store *s, const char *config, double base, double peer,
+                      double compute, double comm)
+{
+	struct cuco_run_rec rr;
+	struct cuco_err err;
+	int64_t bench = 0;
+
+	cuco_run_rec_init(&rr);
+	rr.kind = "bench";
+	rr.workload = "mini";
+	rr.shape = "small";
+	rr.config = config;
+	assert_int_equal(cuco_store_run_begin(s, &rr, &bench, &err), CUCO_OK);
+	bench_row(s, bench, "baseline", "baseline", "ok", base);
+	bench_row(s, bench, "cublas_nccl", "peer", "ok", peer);
+	bench_row(s, bench, "gemm_only", "compute", "ok", compute);
+	bench_row(s, bench, "allgather_only", "comm", "ok", comm);
+}
+
 /* The fixture: an evolve run through the fake evaluator, a bench run, a stored re-check. */
 static int64_t fixture(struct cuco_store *s, struct cuco_design_space *ds, int64_t *best,
                        double *best_us)
@@ -120,7 +140,7 @@ static int64_t fixture(struct cuco_store *s, struct cuco_design_space *ds, int64
 	struct cuco_eval_rec e;
 	struct cuco_err err;
 	char meta[512];
-	int64_t run = 0, bench = 0, rc_run = 0, e1 = 0, e2 = 0;
+	int64_t run = 0, rc_run = 0, e1 = 0, e2 = 0;
 
 	cuco_evolve_config_default(&cfg);
 	cfg.seed = 5;
@@ -135,26 +155,9 @@ static int64_t fixture(struct cuco_store *s, struct cuco_design_space *ds, int64
 	run = fake_run(s, ds, &cfg, &f, &fin);
 
 	/* Bench rows: what `cuco bench` stores for the manifest's programs. */
-	cuco_run_rec_init(&rr);
-	rr.kind = "bench";
-	rr.workload = "mini";
-	rr.shape = "small";
-	assert_int_equal(cuco_store_run_begin(s, &rr, &bench, &err), CUCO_OK);
-	bench_row(s, bench, "baseline", "baseline", "ok", 1000.0);
-	bench_row(s, bench, "cublas_nccl", "peer", "ok", 910.0);
-	bench_row(s, bench, "gemm_only", "compute", "ok", 520.0);
-	bench_row(s, bench, "allgather_only", "comm", "ok", 430.0);
+	bench_run(s, NULL, 1000.0, 910.0, 520.0, 430.0);
 	/* A later bench run timed in bursts: not comparable with a sustained search. */
-	cuco_run_rec_init(&rr);
-	rr.kind = "bench";
-	rr.workload = "mini";
-	rr.shape = "small";
-	rr.config = "{\"timing\":\"burst\"}";
-	assert_int_equal(cuco_store_run_begin(s, &rr, &bench, &err), CUCO_OK);
-	bench_row(s, bench, "baseline", "baseline", "ok", 800.0);
-	bench_row(s, bench, "cublas_nccl", "peer", "ok", 707.0);
-	bench_row(s, bench, "gemm_only", "compute", "ok", 404.0);
-	bench_row(s, bench, "allgather_only", "comm", "ok", 303.0);
+	bench_run(s, "{\"timing\":\"burst\"}", 800.0, 707.0, 404.0, 303.0);
 
 	/* A stored re-check: a clean fresh-seed check, a memcheck finding. */
 	cuco_run_rec_init(&rr);
