@@ -2,7 +2,7 @@
  * llm_loopback.h - scaffolding for the tests that talk to tests/llm_server.py,
  * the loopback OpenAI-compatible server replaying recorded replies from a
  * fixtures directory: start it and learn its port, stop it, read its request
- * log; plus the temp-dir and whole-file helpers those tests share.
+ * log; plus the whole-file helpers those tests share (temp dirs: rm_tree.h).
  * Header-only (static inline). Include it after <cmocka.h>; the including file
  * must define _XOPEN_SOURCE 700 (or _GNU_SOURCE) before its first include, for
  * nftw.
@@ -15,7 +15,6 @@
 #endif
 
 #include <errno.h>
-#include <ftw.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "rm_tree.h"
 #include "util/proc.h"
 #include "util/strbuf.h"
 
@@ -132,21 +132,6 @@ static inline int llm_server_request_lines(const struct llm_server *s, char **li
 	return n;
 }
 
-/* nftw callback for llm_rm_tree: remove one entry (children come first). */
-static inline int llm_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-/* Remove dir and everything below it. */
-static inline void llm_rm_tree(const char *dir)
-{
-	nftw(dir, llm_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /*
  * The LLM tests' environment: a fresh scratch directory made from the
  * mkdtemp pattern in tmp (rewritten in place), CUCO_HOME (unless set),
@@ -171,7 +156,7 @@ static inline int llm_test_env(char *tmp, const char *key_env, const char *key)
 static inline void llm_test_env_end(const char *tmp)
 {
 	if (tmp[0] && !getenv("CUCO_TEST_KEEP"))
-		llm_rm_tree(tmp);
+		rm_tree(tmp);
 	else if (tmp[0])
 		fprintf(stderr, "kept %s\n", tmp);
 }

@@ -8,7 +8,6 @@
  * later compile of the good program comes from the shared cache.
  */
 #define _XOPEN_SOURCE 700
-#include <ftw.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +24,7 @@
 #include <jansson.h>
 
 #include "assert_text.h"
+#include "rm_tree.h"
 #include "cascade/cascade.h"
 #include "store/store.h"
 #include "util/paths.h"
@@ -38,14 +38,6 @@
 static char tmp_dir[64];
 static char cache_dir[128];
 static char state_dir[128];
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 static int group_setup(void **state)
 {
@@ -67,7 +59,7 @@ static int group_teardown(void **state)
 {
 	(void)state;
 	if (tmp_dir[0])
-		nftw(tmp_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		rm_tree(tmp_dir);
 	return 0;
 }
 

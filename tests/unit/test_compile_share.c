@@ -14,7 +14,6 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <setjmp.h>
@@ -32,6 +31,7 @@
 #include <cmocka.h>
 
 #include "assert_text.h"
+#include "rm_tree.h"
 #include "cascade/cascade.h"
 #include "search/evolve.h"
 #include "search/slots.h"
@@ -62,14 +62,6 @@ static const char fake_nvcc[] =
     "  echo 'host.cu: error: no host program today' >&2; exit 1\n"
     "fi\n"
     "printf half > \"$out\"; sleep 0.2; printf ' whole\\n' >> \"$out\"\n";
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 static int group_setup(void **state)
 {
@@ -102,7 +94,7 @@ static int group_teardown(void **state)
 {
 	(void)state;
 	if (tmp_dir[0])
-		nftw(tmp_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		rm_tree(tmp_dir);
 	return 0;
 }
 

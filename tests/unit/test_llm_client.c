@@ -57,7 +57,7 @@ static void server_start(struct server *s, const char *const *names)
 static void server_stop(struct server *s)
 {
 	llm_server_stop(&s->srv);
-	llm_rm_tree(s->dir);
+	rm_tree(s->dir);
 }
 
 static void config(struct cuco_llm_config *cfg, const struct server *s)

@@ -13,7 +13,6 @@
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
-#include <ftw.h>
 #include <netinet/in.h>
 #include <regex.h>
 #include <setjmp.h>
@@ -32,6 +31,7 @@
 #include <jansson.h>
 
 #include "assert_text.h"
+#include "rm_tree.h"
 #include "cascade/cascade.h"
 #include "fastpath/fastpath.h"
 #include "program/directive.h"
@@ -56,14 +56,6 @@ static void *handles[NWL];
 static cuco_workload_describe_fn describe[NWL];
 static struct cuco_design_space ds;
 static int have_ds;
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 static int group_setup(void **state)
 {
@@ -101,7 +93,7 @@ static int group_teardown(void **state)
 	if (have_ds)
 		cuco_design_space_release(&ds);
 	if (tmp_dir[0])
-		nftw(tmp_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		rm_tree(tmp_dir);
 	return 0;
 }
 
