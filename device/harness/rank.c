@@ -375,7 +375,7 @@ static void evaluate_program(struct rank_state *st, int idx)
 	struct verdict ver = {1, 0, 0, 0, 0};
 	float *samples = NULL;
 	cudaEvent_t *ev = NULL;
-	int iters = 0;
+	int iters = 0, nev = 0;
 	double host_us = 0, per_run = 0, gap_us = 0;
 
 	current_program = o->program_names[idx];
@@ -506,11 +506,14 @@ static void evaluate_program(struct rank_state *st, int idx)
 		if (iters > 2000)
 			iters = 2000;
 	}
+	/* Run i lies between events lo and lo + 1: sustained, lo = i (each run ends
+	 * where the next begins); burst, lo = 2i (a start and an end per run). */
+	nev = o->burst ? 2 * iters : iters + 1;
 	samples = calloc((size_t)iters, sizeof(*samples));
-	ev = calloc((size_t)2 * iters + 1, sizeof(*ev));
+	ev = calloc((size_t)nev, sizeof(*ev));
 	if (!samples || !ev)
 		die(st, CUCO_ERR_NOMEM, "out of memory");
-	for (int i = 0; i <= 2 * iters; i++)
+	for (int i = 0; i < nev; i++)
 		CUDA_OR_DIE(st, cudaEventCreate(&ev[i]));
 	if (o->burst) {
 		/* Each run alone: idle long enough that the power controller never
@@ -537,11 +540,9 @@ static void evaluate_program(struct rank_state *st, int idx)
 	}
 	CUDA_OR_DIE(st, cudaStreamSynchronize(st->stream));
 	for (int i = 0; i < iters; i++) {
+		int lo = o->burst ? 2 * i : i;
 		float ms;
-		if (o->burst)
-			CUDA_OR_DIE(st, cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
-		else
-			CUDA_OR_DIE(st, cudaEventElapsedTime(&ms, ev[i], ev[i + 1]));
+		CUDA_OR_DIE(st, cudaEventElapsedTime(&ms, ev[lo], ev[lo + 1]));
 		samples[i] = ms * 1000.0f;
 	}
 	/* Per iteration, the slowest rank is the program's time. */
@@ -654,7 +655,7 @@ report:
 		ncclMemFree(ctx.scratch);
 	}
 	if (ev)
-		for (int i = 0; i <= 2 * iters; i++)
+		for (int i = 0; i < nev; i++)
 			cudaEventDestroy(ev[i]);
 	free(ev);
 	free(samples);
