@@ -90,18 +90,61 @@ struct gemm_no_epilogue {
   __device__ void operator()(int, int, int, int) const {}
 };
 
+/// Most copies of C besides the plan's own that gemm_push_epilogue sends to.
+constexpr int kGemmPushMax = 7;
+
+/// Epilogue that sends every finished tile to `n` other copies of C as well
+/// (dst[i] = element (0,0) of copy i, same ldc as the plan's C; e.g. peers'
+/// C through NVLink). Each consumer warp stages its 16 rows of the tile in
+/// shared memory, and 16 of its lanes issue one bulk copy per row and copy
+/// (cp.async.bulk, the TMA engine), which then run while the CTA computes its
+/// next tile; a warp waits for its previous copies to have read shared
+/// memory before it overwrites the staging rows, and for all of them to have
+/// completed before the kernel ends. No per-tile fence, barrier or hook call.
+/// Costs shared memory: 3 pipeline stages instead of 4 at tile_n 256.
+/// Needs 16-byte aligned C copies and ldc % 8 == 0 (else the launch returns
+/// cudaErrorInvalidValue).
+///
+/// Sync orders the copies against their readers. gemm_push_no_sync leaves
+/// that to the caller (e.g. barrier kernels before and after the GEMM).
+/// Otherwise Sync provides three device hooks:
+///   enter()        one thread of every CTA (threadIdx.x 32, a producer-
+///                  warpgroup thread that issues no loads; at most 40
+///                  registers), once, at kernel start;
+///   wait_entered() every copy-issuing lane, before the CTA's first copy;
+///   leave()        one consumer thread (threadIdx.x 128), once, after every
+///                  copy of the CTA has completed and the 256 consumer threads
+///                  met at named barrier 1.
+struct gemm_push_no_sync {
+  __device__ void enter() const {}
+  __device__ void wait_entered() const {}
+  __device__ void leave() const {}
+};
+template <class Sync = gemm_push_no_sync> struct gemm_push_epilogue {
+  int n;
+  __nv_bfloat16 *dst[kGemmPushMax];
+  Sync sync;
+  __device__ void operator()(int, int, int, int) const {}
+};
+
 namespace gemm_detail {
 
 constexpr int BM = 128;
 constexpr int BK = 64;
 constexpr int kThreads = 384;  // 3 warpgroups
-template <int BN> struct cfg {
-  static constexpr int kStages = (BN == 256) ? 4 : 6;
+// Push = gemm_push_epilogue: a BM x BN bf16 staging tile after the stages.
+template <int BN, bool Push = false> struct cfg {
+  static constexpr int kStages = (BN == 256) ? (Push ? 3 : 4) : 6;
   static constexpr int kABytes = BM * BK * 2;        // 16 KB
   static constexpr int kBBytes = BK * BN * 2;        // 32 or 16 KB
   static constexpr int kStageBytes = kABytes + kBBytes;
-  static constexpr int kSmem = 1024 /*align slack*/ + kStages * kStageBytes + 2 * kStages * 8;
+  static constexpr int kPushBytes = Push ? BM * BN * 2 : 0;  // 64 or 32 KB
+  static constexpr int kSmem = 1024 /*align slack*/ + kStages * kStageBytes + kPushBytes + 2 * kStages * 8;
 };
+template <class Epi> struct is_push_t : std::false_type {};
+template <class Sync> struct is_push_t<gemm_push_epilogue<Sync>> : std::true_type {};
+template <class Epi> struct push_sync_t { using type = gemm_push_no_sync; };
+template <class Sync> struct push_sync_t<gemm_push_epilogue<Sync>> { using type = Sync; };
 
 struct kparams {
   __nv_bfloat16 *C;
@@ -158,6 +201,19 @@ template <int N> __device__ __forceinline__ void wgmma_wait() {
 template <int R> __device__ __forceinline__ void fence_regs(float (&d)[R]) {
 #pragma unroll
   for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+// Bulk copy shared -> global (any global address, a peer's through NVLink too).
+__device__ __forceinline__ void bulk_s2g(void *dst, uint32_t src, uint32_t bytes) {
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(src), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_read_all() {
+  asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+}
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+__device__ __forceinline__ void fence_proxy_async_smem() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 __device__ __forceinline__ void named_bar_sync(int id, int nthreads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(nthreads) : "memory");
@@ -261,11 +317,13 @@ __global__ void __launch_bounds__(kThreads, 1)
 gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
                  const kparams p, const Epi epi) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using CF = cfg<BN>;
+  constexpr bool kPush = is_push_t<Epi>::value;
+  using CF = cfg<BN, kPush>;
   constexpr int S = CF::kStages;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-  const uint32_t bars = base + S * CF::kStageBytes;
+  const uint32_t stg = base + S * CF::kStageBytes;  // push: the staging tile
+  const uint32_t bars = stg + CF::kPushBytes;
   auto full = [&](int s) { return bars + 8u * s; };
   auto empty = [&](int s) { return bars + 8u * (S + s); };
   const int wg = threadIdx.x / 128;
@@ -285,6 +343,9 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
   if (wg == 0) {
     // ------------------------------------------------------------ producer
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    if constexpr (kPush && !std::is_same<typename push_sync_t<Epi>::type, gemm_push_no_sync>::value) {
+      if (threadIdx.x == 32) epi.sync.enter();
+    }
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0;
@@ -315,6 +376,8 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     int stage = 0;
     uint32_t phase = 0;
     for (int t = blockIdx.x; t < p.tiles; t += gridDim.x) {
+      const bool first = t == (int)blockIdx.x;
+      (void)first;
       int tm, tn;
       tile_coords(t, p, tm, tn);
       int prev = 0;
@@ -357,6 +420,13 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
         // 4-byte ones, and every 32-byte sector is written whole.
         __nv_bfloat16 *crow0 = p.C + row0 * p.ldc + (long long)tn * BN + 8 * q;
         const bool b1 = (q & 2) != 0, b0 = (q & 1) != 0;
+        // push: this warp's 16 rows of the staging tile (row-major, BN wide)
+        const int wrow = cw * 64 + warp * 16;
+        const uint32_t srow0 = stg + (uint32_t)((wrow + (lane >> 2)) * BN + 8 * q) * 2u;
+        if constexpr (kPush) {
+          if (lane < 16) bulk_wait_read_all();  // last tile's copies are done reading
+          __syncwarp();
+        }
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           __nv_bfloat16 *crow = crow0 + (h ? 8 * p.ldc : 0);
@@ -377,6 +447,21 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
             r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
             if (b0) { w[0] = r0; w[2] = r1; } else { w[1] = r0; w[3] = r1; }
             *reinterpret_cast<uint4 *>(crow + 32 * jb) = make_uint4(w[0], w[1], w[2], w[3]);
+            if constexpr (kPush)
+              asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(srow0 + (uint32_t)(h * 8 * BN + 32 * jb) * 2u),
+                           "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])
+                           : "memory");
+          }
+        }
+        if constexpr (kPush) {
+          fence_proxy_async_smem();  // the staged rows are visible to the bulk copies
+          __syncwarp();
+          if (lane < 16) {
+            if (first) epi.sync.wait_entered();
+            const long long grow = (long long)tm * BM + wrow + lane;
+            const uint32_t src = stg + (uint32_t)((wrow + lane) * BN) * 2u;
+            for (int i = 0; i < epi.n; ++i) bulk_s2g(epi.dst[i] + grow * p.ldc + (long long)tn * BN, src, BN * 2);
+            bulk_commit();
           }
         }
       } else {
@@ -388,10 +473,22 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           *reinterpret_cast<__nv_bfloat162 *>(c1 + 8 * j) = __floats2bfloat162_rn(d[4 * j + 2], d[4 * j + 3]);
         }
       }
-      if constexpr (!std::is_same<Epi, gemm_no_epilogue>::value) {
+      if constexpr (!std::is_same<Epi, gemm_no_epilogue>::value && !kPush) {
         __threadfence();          // this thread's part of the tile is visible device-wide
         named_bar_sync(1, 256);   // ... and so is everyone else's
         epi(tm, tn, BM, BN);
+      }
+    }
+    if constexpr (kPush) {
+      // Every copy complete (not only read) before the CTA's shared memory goes.
+      if (lane < 16) {
+        bulk_wait_all();
+        asm volatile("fence.proxy.async.global;" ::: "memory");
+      }
+      __syncwarp();
+      if constexpr (!std::is_same<typename push_sync_t<Epi>::type, gemm_push_no_sync>::value) {
+        named_bar_sync(1, 256);
+        if (threadIdx.x == 128) epi.sync.leave();
       }
     }
   }
@@ -449,7 +546,8 @@ inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &e
     arch_ok = (fa.ptxVersion == 0 || fa.ptxVersion >= 90) ? 1 : 0;
   }
   if (!arch_ok) return cudaErrorNotSupported;
-  cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg<BN>::kSmem);
+  using CF = cfg<BN, is_push_t<Epi>::value>;
+  cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, CF::kSmem);
   if (e != cudaSuccess) return e;
   kparams kp;
   kp.C = pl->C;
@@ -461,7 +559,12 @@ inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &e
   kp.group_m = pl->group_m < 1 ? 1 : pl->group_m;
   kp.start_tile = (pl->start_tile % kp.tiles + kp.tiles) % kp.tiles;
   kp.vec16 = (pl->ldc % 8 == 0) && ((reinterpret_cast<uintptr_t>(pl->C) & 15) == 0);
-  kern<<<pl->ctas, kThreads, cfg<BN>::kSmem, s>>>(pl->tmA, pl->tmB, kp, epi);
+  if constexpr (is_push_t<Epi>::value) {
+    if (!kp.vec16 || epi.n < 0 || epi.n > kGemmPushMax) return cudaErrorInvalidValue;
+    for (int i = 0; i < epi.n; ++i)
+      if (reinterpret_cast<uintptr_t>(epi.dst[i]) & 15) return cudaErrorInvalidValue;
+  }
+  kern<<<pl->ctas, kThreads, CF::kSmem, s>>>(pl->tmA, pl->tmB, kp, epi);
   return cudaGetLastError();
 }
 

@@ -168,6 +168,62 @@ struct overlap_push_epilogue {
 };
 
 /*
+ * The run's entry rendezvous and exit barrier inside the fused_producer GEMM
+ * (gemm_push_epilogue<overlap_kernel_sync>, knob fused_sync), instead of two
+ * barrier kernels around it. flags[0] ("entered") and flags[1] ("done") are
+ * this rank's private counters, never reset: run e (1-based) waits for
+ * entered >= e and counts done up to e * grid.
+ *   enter(): CTA 0 meets the peers on LSA barrier ENTRY (relaxed: every
+ *     peer's earlier stream work on its C is complete), then releases
+ *     entered = e. No other CTA waits for it until its first copy, which
+ *     comes a whole tile later.
+ *   wait_entered(): a copying lane waits (acquire) for entered >= e.
+ *   leave(): the CTA's copies are complete; a system-scope fence and an add
+ *     to done publish them. The CTA that brings done to e * grid has acquired
+ *     every other CTA's copies, and meets the peers on LSA barrier EXIT with
+ *     acq_rel: its release covers all of this rank's copies (cumulativity),
+ *     its acquire all of the peers'. It is the last CTA of the kernel, so
+ *     the kernel ends only after the peers' copies into our C are visible.
+ * Deadlock freedom: the only waits are CTA 0's on the peers' kernels
+ * (started independently), the lanes' on CTA 0 (resident: grid <= SMs, one
+ * CTA per SM, CTA 0 first) and the last CTA's on the peers. A wait that
+ * exceeds CUCO_OVERLAP_WAIT_NS gives up with a message (a wrong result, not
+ * a hung GPU).
+ */
+struct overlap_kernel_sync {
+	ncclDevComm dc;
+	uint64_t *flags;
+	uint64_t epoch;
+
+	__device__ void enter() const
+	{
+		if (blockIdx.x != 0)
+			return;
+		ncclLsaBarrierSession<ncclCoopThread> bar(ncclCoopThread(), dc, ncclTeamLsa(dc), dc.lsaBarrier,
+							  CUCO_OVERLAP_BARRIER_ENTRY, false);
+		bar.sync(ncclCoopThread(), cuda::memory_order_relaxed);
+		signal_store_release(&flags[0], epoch);
+	}
+	__device__ void wait_entered() const
+	{
+		if (!signal_wait_ge_timeout(&flags[0], epoch, CUCO_OVERLAP_WAIT_NS))
+			printf("cuco overlap: CTA %d gave up waiting for the entry rendezvous\n",
+			       (int)blockIdx.x);
+	}
+	__device__ void leave() const
+	{
+		__threadfence_system();
+		unsigned long long prev = atomicAdd((unsigned long long *)&flags[1], 1ull);
+		if (prev + 1 != epoch * gridDim.x)
+			return;
+		__threadfence_system(); /* acquire side of the other CTAs' adds */
+		ncclLsaBarrierSession<ncclCoopThread> bar(ncclCoopThread(), dc, ncclTeamLsa(dc), dc.lsaBarrier,
+							  CUCO_OVERLAP_BARRIER_EXIT, false);
+		bar.sync(ncclCoopThread(), cuda::memory_order_acq_rel);
+	}
+};
+
+/*
  * GEMM epilogue of the specialized placement: publish the finished tile by
  * adding 1 (release, system scope) to its counter. unit_rows_tiles = 0: one
  * counter per tile (index tm * tiles_n + tn); > 0: one counter per band of
