@@ -685,6 +685,20 @@ int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUni
 	CUDA_OR_DIE(&st, cudaSetDevice(st.device));
 	CUDA_OR_DIE(&st, cudaGetDeviceProperties(&st.prop, st.device));
 	CUDA_OR_DIE(&st, cudaStreamCreateWithFlags(&st.stream, cudaStreamNonBlocking));
+	{
+		/* The device API's structs (ncclDevComm, windows) change between NCCL
+		 * releases: a library other than the headers' corrupts them silently. */
+		int v = 0;
+		ncclGetVersion(&v);
+		if (v != NCCL_VERSION_CODE)
+			die(&st, CUCO_ERR_UNSUPPORTED,
+			    "libnccl at run time is %d.%d.%d, but cuco-harness was built with the "
+			    "headers of NCCL %d.%d.%d; their device-API structs differ. Put the "
+			    "matching libnccl first on LD_LIBRARY_PATH (on a node with the NCCL wheel: "
+			    ". scripts/gpu-env.sh)",
+			    v / 10000, v % 10000 / 100, v % 100, NCCL_VERSION_CODE / 10000,
+			    NCCL_VERSION_CODE % 10000 / 100, NCCL_VERSION_CODE % 100);
+	}
 	NCCL_OR_DIE(&st, ncclCommInitRank(&st.comm, r->nranks, *id, r->rank));
 	if (o->probe)
 		return hx_probe_rank(o, r, st.comm);
