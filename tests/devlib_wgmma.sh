@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# devlib_wgmma.sh - every GEMM kernel a gemm_allgather program can build keeps
+# its wgmma pipeline: realise one directive per GEMM epilogue (none, the
+# re-read push, tile counters, the bulk-copy push with and without in-kernel
+# sync), compile each for sm_90a with ptxas verbose, and fail on ptxas's C7510
+# ("wgmma.mma_async instructions are serialized"), which a call anywhere in the
+# kernel (a printf, say) causes and which cost 14 % at 8192^3 when it slipped in.
+# Also checks that the realised bulk-copy programs define what their knobs say.
+# Usage: bash tests/devlib_wgmma.sh CUCO   (CUCO_HOME = repo root)
+set -euo pipefail
+cuco="$1"
+root="${CUCO_HOME:-$(cd "$(dirname "$0")/.." && pwd)}"
+nvcc="${NVCC:-nvcc}"
+if ! command -v "$nvcc" >/dev/null 2>&1; then
+	if [ -x /usr/local/cuda/bin/nvcc ]; then nvcc=/usr/local/cuda/bin/nvcc; else
+		echo "devlib_wgmma: nvcc not found (set NVCC or PATH)" >&2; exit 1; fi
+fi
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+cd "$root"
+inc=()
+[ -n "${CUCO_NCCL_HOME:-}" ] && inc+=(-I"$CUCO_NCCL_HOME/include")
+fail=0
+for v in sequential_lsa_n128 fused_producer specialized fused_producer_tma fused_producer_tma_sync_n128; do
+	"$cuco" realize gemm_allgather --directive-file "workloads/gemm_allgather/variants/$v.json" \
+		-o "$tmp/$v.cu" >/dev/null
+	"$nvcc" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Idevice/include -Iinclude \
+		"${inc[@]}" -Xptxas -v -c "$tmp/$v.cu" -o "$tmp/$v.o" >"$tmp/$v.log" 2>&1 ||
+		{ echo "devlib_wgmma: $v does not compile:"; tail -20 "$tmp/$v.log"; fail=1; continue; }
+	grep -q 'gemm_bf16_kernel' "$tmp/$v.log" ||
+		{ echo "devlib_wgmma: $v: no GEMM kernel in ptxas's report"; fail=1; }
+	if grep -q C7510 "$tmp/$v.log"; then
+		echo "devlib_wgmma: $v: ptxas serialises the wgmma pipeline:"
+		grep C7510 "$tmp/$v.log" | head -3
+		fail=1
+	fi
+done
+grep -q '^#define CUCO_TMA_PUSH 1' "$tmp/fused_producer_tma.cu" || { echo "devlib_wgmma: tma_push not realised"; fail=1; }
+grep -q '^#define CUCO_FUSED_SYNC 0' "$tmp/fused_producer_tma.cu" || { echo "devlib_wgmma: fused_sync default not 0"; fail=1; }
+grep -q '^#define CUCO_FUSED_SYNC 1' "$tmp/fused_producer_tma_sync_n128.cu" || { echo "devlib_wgmma: fused_sync not realised"; fail=1; }
+# fused_sync without tma_push is refused at compile time, with the reason
+sed 's/"tma_push":true/"tma_push":false/' workloads/gemm_allgather/variants/fused_producer_tma_sync.json >"$tmp/bad.json"
+"$cuco" realize gemm_allgather --directive-file "$tmp/bad.json" -o "$tmp/bad.cu" >/dev/null
+if "$nvcc" -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Idevice/include -Iinclude "${inc[@]}" \
+	-c "$tmp/bad.cu" -o "$tmp/bad.o" >"$tmp/bad.log" 2>&1; then
+	echo "devlib_wgmma: fused_sync without tma_push compiled"; fail=1
+elif ! grep -q 'fused_sync: the in-kernel barriers come with the bulk-copy push' "$tmp/bad.log"; then
+	echo "devlib_wgmma: fused_sync without tma_push failed for another reason:"; tail -5 "$tmp/bad.log"; fail=1
+fi
+[ $fail = 0 ] && echo "devlib_wgmma: ok"
+exit $fail
