@@ -694,7 +694,7 @@ int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUni
 			die(&st, CUCO_ERR_UNSUPPORTED,
 			    "libnccl at run time is %d.%d.%d, but cuco-harness was built with the "
 			    "headers of NCCL %d.%d.%d; their device-API structs differ. Put the "
-			    "matching libnccl first on LD_LIBRARY_PATH (on a node with the NCCL wheel: "
+			    "matching libnccl first on LD_LIBRARY_PATH (with the NCCL wheel: "
 			    ". scripts/gpu-env.sh)",
 			    v / 10000, v % 10000 / 100, v % 100, NCCL_VERSION_CODE / 10000,
 			    NCCL_VERSION_CODE % 10000 / 100, NCCL_VERSION_CODE % 100);
