@@ -318,6 +318,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
                  const kparams p, const Epi epi) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr bool kPush = is_push_t<Epi>::value;
+  constexpr bool kPushSync = kPush && !std::is_same<typename push_sync_t<Epi>::type, gemm_push_no_sync>::value;
   using CF = cfg<BN, kPush>;
   constexpr int S = CF::kStages;
   extern __shared__ uint8_t smem_raw[];
@@ -343,7 +344,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
   if (wg == 0) {
     // ------------------------------------------------------------ producer
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
-    if constexpr (kPush && !std::is_same<typename push_sync_t<Epi>::type, gemm_push_no_sync>::value) {
+    if constexpr (kPushSync) {
       if (threadIdx.x == 32) epi.sync.enter();
     }
     if (threadIdx.x == 0) {
@@ -486,7 +487,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
         asm volatile("fence.proxy.async.global;" ::: "memory");
       }
       __syncwarp();
-      if constexpr (!std::is_same<typename push_sync_t<Epi>::type, gemm_push_no_sync>::value) {
+      if constexpr (kPushSync) {
         named_bar_sync(1, 256);
         if (threadIdx.x == 128) epi.sync.leave();
       }

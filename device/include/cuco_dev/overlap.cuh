@@ -186,9 +186,10 @@ struct overlap_push_epilogue {
  *     the kernel ends only after the peers' copies into our C are visible.
  * Deadlock freedom: the only waits are CTA 0's on the peers' kernels
  * (started independently), the lanes' on CTA 0 (resident: grid <= SMs, one
- * CTA per SM, CTA 0 first) and the last CTA's on the peers. A wait that
- * exceeds CUCO_OVERLAP_WAIT_NS gives up with a message (a wrong result, not
- * a hung GPU).
+ * CTA per SM, CTA 0 first) and the last CTA's on the peers. A lane that
+ * waits longer than CUCO_OVERLAP_WAIT_NS for CTA 0 traps (the run fails
+ * instead of hanging the GPU; no printf, see wait_entered); the two LSA
+ * barrier waits have no timeout, as in overlap_barrier_kernel.
  */
 struct overlap_kernel_sync {
 	ncclDevComm dc;
