@@ -8,6 +8,8 @@
 # EVOLVE_GENERATIONS, EVOLVE_EXTRA (more evolve flags), SKIP_AG and SKIP_BENCH
 # from the environment. BENCH_EXTRA goes to every cuco bench (e.g. '--timing
 # burst'), TORCH_TIMING to the PyTorch peers (barrier, sustained or burst).
+# PUSH_PROBE=1 (full, bench) first runs test_gemm --push: GEMM alone against
+# GEMM + bulk-copy push, local and to the other GPU, per tile width.
 set -u
 mode=${1:-quick}
 out=${2:-${OUT:-bench/results/tmp}}
@@ -70,6 +72,7 @@ if [ "$mode" = full ]; then
 	step eval_oob_memcheck oob_memcheck
 fi
 if [ "$mode" = full ] || [ "$mode" = bench ]; then
+	[ -z "${PUSH_PROBE:-}" ] || step test_gemm_push timeout 300 $B/test_gemm --push
 	V=$CUCO_STATE/variants
 	mkdir -p "$V"
 	progs=()

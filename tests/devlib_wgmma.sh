@@ -5,7 +5,8 @@
 # sync), compile each for sm_90a with ptxas verbose, and fail on ptxas's C7510
 # ("wgmma.mma_async instructions are serialized"), which a call anywhere in the
 # kernel (a printf, say) causes and which cost 14 % at 8192^3 when it slipped in.
-# Also checks that the realised bulk-copy programs define what their knobs say.
+# Also checks that the realised bulk-copy programs define what their knobs say,
+# and the pipeline depth each tile width keeps beside the push's staging rows.
 # Usage: bash tests/devlib_wgmma.sh CUCO   (CUCO_HOME = repo root)
 set -euo pipefail
 cuco="$1"
@@ -21,7 +22,8 @@ cd "$root"
 inc=()
 [ -n "${CUCO_NCCL_HOME:-}" ] && inc+=(-I"$CUCO_NCCL_HOME/include")
 fail=0
-for v in sequential_lsa_n128 fused_producer specialized fused_producer_tma fused_producer_tma_sync_n128; do
+for v in sequential_lsa_n128 fused_producer specialized fused_producer_tma fused_producer_tma_sync_n128 \
+	fused_producer_tma_sync_n64; do
 	"$cuco" realize gemm_allgather --directive-file "workloads/gemm_allgather/variants/$v.json" \
 		-o "$tmp/$v.cu" >/dev/null
 	"$nvcc" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Idevice/include -Iinclude \
@@ -47,5 +49,20 @@ if "$nvcc" -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Idevice/include -Ii
 elif ! grep -q 'fused_sync: the in-kernel barriers come with the bulk-copy push' "$tmp/bad.log"; then
 	echo "devlib_wgmma: fused_sync without tma_push failed for another reason:"; tail -5 "$tmp/bad.log"; fail=1
 fi
+# the bulk-copy push keeps the 4th pipeline stage at tile_n 256 (two 8-row
+# staging rounds), 16-row rounds would leave 3; every width fits the CTA
+cat >"$tmp/stages.cu" <<'EOF'
+#include <cuco_dev/gemm.cuh>
+using namespace cuco;
+using namespace cuco::gemm_detail;
+static_assert(push_rows_t<gemm_push_epilogue<>, 256>::value == 8, "default push rows at 256");
+static_assert(cfg<256, push_rows_t<gemm_push_epilogue<>, 256>::value>::kStages == 4, "4 stages with push");
+static_assert(cfg<256, 16>::kStages == 3 && cfg<256, 0>::kStages == 4, "stages at 256");
+static_assert(cfg<128, push_rows_t<gemm_push_epilogue<>, 128>::value>::kStages == 6, "6 stages at 128");
+static_assert(cfg<64, push_rows_t<gemm_push_epilogue<>, 64>::value>::kStages == 8, "8 stages at 64");
+int main() { return 0; }
+EOF
+"$nvcc" -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Idevice/include -c "$tmp/stages.cu" -o "$tmp/stages.o" \
+	>"$tmp/stages.log" 2>&1 || { echo "devlib_wgmma: pipeline stages:"; grep -m3 error "$tmp/stages.log"; fail=1; }
 [ $fail = 0 ] && echo "devlib_wgmma: ok"
 exit $fail

@@ -4,13 +4,18 @@
 //   test_gemm            full table (correctness + timing of every shape)
 //   test_gemm --quick    correctness only, small/medium shapes
 //   test_gemm --sweep    timing of the tile-order group size per shape
+//   test_gemm --push     the bulk-copy push epilogue per tile width and
+//                        staging round: correct copies (local, and to GPU 1
+//                        when it is a peer), then GEMM alone vs GEMM + push
+//                        timed at the per-rank shapes of gemm_allgather
 //
 // Checks per shape: C poisoned with NaN before the run; relative L2 error
 // ||C - ref|| / ||ref|| < 1e-2 against cuBLAS; no NaN/unwritten element;
 // #wrong = elements with |C-ref| > 0.05*|ref| + 0.02*rms(ref); 64 sampled
 // elements against a float64 host dot product. Also: epilogue hook (each
 // tile exactly once, tile visible when the hook runs), max_ctas, start_tile,
-// plan_set_A, and rejection of bad shapes. Exit status 1 on any failure.
+// plan_set_A, narrowed tiles (tile_n 128 and 64), the push epilogue (every
+// copy equal to C), and rejection of bad shapes. Exit status 1 on any failure.
 #include <cuco_dev/gemm.cuh>
 
 #include <cublas_v2.h>
@@ -415,6 +420,175 @@ static void run_features(cublasHandle_t h, cudaStream_t st) {
   CK(cudaFree(probe)); CK(cudaFree(visits));
 }
 
+// ---------------------------------------------------------------- push
+// One GEMM configuration of --push and of the feature checks: tile width tn
+// (the plan narrowed to it when narrower), push rows R (-1: no push, 0: the
+// default for the width, 8 or 16) to ndst copies.
+struct PushCase {
+  int tn, rows;
+};
+template <int R>
+static cudaError_t run_push(const cuco::gemm_bf16_plan *pl, cudaStream_t st, __nv_bfloat16 *const *dst, int ndst) {
+  cuco::gemm_push_epilogue<cuco::gemm_push_no_sync, R> ep{};
+  ep.n = ndst;
+  for (int i = 0; i < ndst; ++i) ep.dst[i] = dst[i];
+  return cuco::gemm_bf16_run_epilogue(pl, st, ep);
+}
+static cudaError_t run_case(const cuco::gemm_bf16_plan *pl, cudaStream_t st, PushCase c, __nv_bfloat16 *const *dst,
+                            int ndst) {
+  switch (c.rows) {
+  case -1: return cuco::gemm_bf16_run(pl, st);
+  case 0: return run_push<0>(pl, st, dst, ndst);
+  case 8: return run_push<8>(pl, st, dst, ndst);
+  default: return run_push<16>(pl, st, dst, ndst);
+  }
+}
+static bool plan_for(cuco::gemm_bf16_plan *pl, const cuco::gemm_bf16_args &a, int tn, int max_ctas) {
+  CK(cuco::gemm_bf16_plan_init(pl, a, max_ctas));
+  if (tn == pl->bn) return true;
+  return cuco::gemm_bf16_plan_narrow(pl, tn, max_ctas) == cudaSuccess;
+}
+static bool same_bytes(const __nv_bfloat16 *x, const __nv_bfloat16 *y, size_t n) {
+  std::vector<__nv_bfloat16> hx(n), hy(n);
+  CK(cudaMemcpy(hx.data(), x, n * 2, cudaMemcpyDefault));
+  CK(cudaMemcpy(hy.data(), y, n * 2, cudaMemcpyDefault));
+  return memcmp(hx.data(), hy.data(), n * 2) == 0;
+}
+// Feature check: every narrowed width and push round, few CTAs (so each one
+// reuses its staging rows many times); C against cuBLAS, both copies = C.
+static void run_push_features(cublasHandle_t h, cudaStream_t st) {
+  const int M = 2048, N = 1024, K = 1024;
+  __nv_bfloat16 *A, *B, *C, *R, *D[2];
+  CK(cudaMalloc(&A, (size_t)M * K * 2));
+  CK(cudaMalloc(&B, (size_t)K * N * 2));
+  CK(cudaMalloc(&C, (size_t)M * N * 2));
+  CK(cudaMalloc(&R, (size_t)M * N * 2));
+  for (auto &d : D) CK(cudaMalloc(&d, (size_t)M * N * 2));
+  fill_rand<<<1024, 256, 0, st>>>(A, (size_t)M * K, 31);
+  fill_rand<<<1024, 256, 0, st>>>(B, (size_t)K * N, 32);
+  CK(cudaGetLastError());
+  cublas_ref(h, A, B, R, M, N, K, st);
+  const PushCase cases[] = {{256, -1}, {128, -1}, {64, -1}, {256, 0}, {256, 16}, {128, 0}, {128, 8}, {64, 0}, {64, 8}};
+  cuco::gemm_bf16_args a{A, B, C, M, N, K, K, N, N};
+  for (const PushCase &c : cases) {
+    cuco::gemm_bf16_plan pl;
+    bool planned = plan_for(&pl, a, c.tn, 7);
+    CK(cudaMemsetAsync(C, 0xFF, (size_t)M * N * 2, st));
+    for (auto &d : D) CK(cudaMemsetAsync(d, 0xFF, (size_t)M * N * 2, st));
+    cudaError_t e = planned ? run_case(&pl, st, c, D, 2) : cudaErrorInvalidValue;
+    bool ok = e == cudaSuccess && pl.bn == c.tn;
+    if (ok) {
+      sync_or_die(st, 30, "push gemm");
+      CheckResult cr = check(C, R, A, B, M, N, K);
+      ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
+      if (c.rows >= 0) ok = ok && same_bytes(C, D[0], (size_t)M * N) && same_bytes(C, D[1], (size_t)M * N);
+    }
+    printf("# feature tile_n %d push %s (%dx%dx%d, 7 CTAs): %s\n", c.tn,
+           c.rows < 0 ? "none" : c.rows == 0 ? "default rows" : c.rows == 8 ? "8 rows" : "16 rows", M, N, K,
+           ok ? "ok" : "FAIL");
+    if (!ok) g_fail = 1;
+  }
+  // narrowing is refused for widths other than 128 / 64 and wider than the plan
+  cuco::gemm_bf16_plan pl;
+  CK(cuco::gemm_bf16_plan_init(&pl, a, 0));
+  int refused = (cuco::gemm_bf16_plan_narrow(&pl, 96) == cudaErrorInvalidValue) +
+                (cuco::gemm_bf16_plan_narrow(&pl, 256) == cudaErrorInvalidValue);
+  CK(cuco::gemm_bf16_plan_narrow(&pl, 64));
+  refused += cuco::gemm_bf16_plan_narrow(&pl, 128) == cudaErrorInvalidValue;
+  printf("# feature plan_narrow refusals: %d/3: %s\n", refused, refused == 3 ? "ok" : "FAIL");
+  if (refused != 3) g_fail = 1;
+  CK(cudaFree(A)); CK(cudaFree(B)); CK(cudaFree(C)); CK(cudaFree(R));
+  for (auto &d : D) CK(cudaFree(d));
+}
+
+// --push: GEMM alone vs GEMM + push to a local copy vs GEMM + push to GPU 1's
+// copy (through NVLink when it is a peer), per tile width and staging round.
+static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
+  const Shape shapes[] = {{2048, 1024, 2048}, {4096, 2048, 4096}, {8192, 4096, 8192}};
+  const PushCase cases[] = {{256, -1}, {256, 0}, {256, 16}, {128, -1}, {128, 0}, {64, -1}, {64, 0}};
+  int ndev = 0, peer = 0, dev = 0;
+  CK(cudaGetDeviceCount(&ndev));
+  CK(cudaGetDevice(&dev));
+  if (ndev > 1) {
+    CK(cudaDeviceCanAccessPeer(&peer, dev, dev == 0 ? 1 : 0));
+    if (peer) {
+      cudaError_t e = cudaDeviceEnablePeerAccess(dev == 0 ? 1 : 0, 0);
+      if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) CK(e);
+      cudaGetLastError();
+    }
+  }
+  printf("# push timing: median of %d single launches (CUDA events), 5 warm-up; peer copy on GPU %d: %s\n", iters,
+         dev == 0 ? 1 : 0, peer ? "yes" : "no (not a peer)");
+  printf("#     M      N      K tile_n rows  ctas   alone_us  local_us   peer_us  peer_GB/s_over_alone  status\n");
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  for (const Shape &sh : shapes) {
+    const int M = sh.M, N = sh.N, K = sh.K;
+    __nv_bfloat16 *A, *B, *C, *R, *L, *P = nullptr;
+    CK(cudaMalloc(&A, (size_t)M * K * 2));
+    CK(cudaMalloc(&B, (size_t)K * N * 2));
+    CK(cudaMalloc(&C, (size_t)M * N * 2));
+    CK(cudaMalloc(&R, (size_t)M * N * 2));
+    CK(cudaMalloc(&L, (size_t)M * N * 2));
+    if (peer) {
+      CK(cudaSetDevice(dev == 0 ? 1 : 0));
+      CK(cudaMalloc(&P, (size_t)M * N * 2));
+      CK(cudaSetDevice(dev));
+    }
+    fill_rand<<<2048, 256, 0, st>>>(A, (size_t)M * K, 41);
+    fill_rand<<<2048, 256, 0, st>>>(B, (size_t)K * N, 42);
+    cublas_ref(h, A, B, R, M, N, K, st);
+    cuco::gemm_bf16_args a{A, B, C, M, N, K, K, N, N};
+    auto time = [&](const cuco::gemm_bf16_plan *pl, PushCase c, __nv_bfloat16 *d) {
+      __nv_bfloat16 *dd[1] = {d};
+      std::vector<float> t;
+      for (int i = 0; i < 5 + iters; ++i) {
+        CK(cudaEventRecord(e0, st));
+        CK(run_case(pl, st, c, dd, d ? 1 : 0));
+        CK(cudaEventRecord(e1, st));
+        CK(cudaEventSynchronize(e1));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (i >= 5) t.push_back(ms);
+      }
+      return median(t) * 1e3;
+    };
+    double alone = 0;
+    for (const PushCase &c : cases) {
+      cuco::gemm_bf16_plan pl;
+      if (!plan_for(&pl, a, c.tn, 0) || pl.bn != c.tn) continue;
+      bool ok = true;
+      double tl = 0, tp = 0, ta = 0;
+      if (c.rows < 0) {
+        ta = alone = time(&pl, c, nullptr);
+        CheckResult cr = check(C, R, A, B, M, N, K);
+        ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
+      } else {
+        CK(cudaMemset(L, 0xFF, (size_t)M * N * 2));
+        tl = time(&pl, c, L);
+        CheckResult cr = check(C, R, A, B, M, N, K);
+        ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0 && same_bytes(C, L, (size_t)M * N);
+        if (P) {
+          CK(cudaMemset(P, 0xFF, (size_t)M * N * 2));
+          tp = time(&pl, c, P);
+          ok = ok && same_bytes(C, P, (size_t)M * N);
+        }
+      }
+      const double gbs = (tp > alone && c.rows >= 0) ? (double)M * N * 2 / ((tp - alone) * 1e3) : 0;
+      printf("%7d %6d %6d %6d %4s %5d %10.1f %9.1f %9.1f %21.0f  %s\n", M, N, K, c.tn,
+             c.rows < 0 ? "-" : c.rows == 0 ? (c.tn == 256 ? "8" : "16") : "16", pl.ctas, ta, tl, tp, gbs,
+             ok ? "ok" : "FAIL");
+      fflush(stdout);
+      if (!ok) g_fail = 1;
+    }
+    CK(cudaFree(A)); CK(cudaFree(B)); CK(cudaFree(C)); CK(cudaFree(R)); CK(cudaFree(L));
+    if (P) CK(cudaFree(P));
+  }
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+}
+
 // --sweep: time the tile-order group size (plan.group_m) per shape.
 static void run_sweep(cudaStream_t st, int iters) {
   Shape shapes[] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 1024, 8192}, {8192, 8192, 1024}, {16384, 4096, 8192}};
@@ -459,13 +633,14 @@ static void run_sweep(cudaStream_t st, int iters) {
 }
 
 int main(int argc, char **argv) {
-  bool quick = false, sweep = false;
+  bool quick = false, sweep = false, push = false;
   int iters = 30;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--quick")) quick = true;
     else if (!strcmp(argv[i], "--sweep")) sweep = true;
+    else if (!strcmp(argv[i], "--push")) push = true;
     else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
-    else { fprintf(stderr, "usage: %s [--quick] [--sweep] [--iters N]\n", argv[0]); return 2; }
+    else { fprintf(stderr, "usage: %s [--quick] [--sweep] [--push] [--iters N]\n", argv[0]); return 2; }
   }
   int dev = 0, major = 0;
   CK(cudaGetDevice(&dev));
@@ -483,6 +658,14 @@ int main(int argc, char **argv) {
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
 
+  if (push) {
+    run_push_features(h, st);
+    run_push_timing(h, st, iters);
+    CKB(cublasDestroy(h));
+    CK(cudaStreamDestroy(st));
+    printf("# result: %s\n", g_fail ? "FAIL" : "PASS");
+    return g_fail;
+  }
   if (sweep) {
     run_sweep(st, iters);
     CKB(cublasDestroy(h));
@@ -507,6 +690,7 @@ int main(int argc, char **argv) {
          "host status\n");
   for (auto &s : shapes) run_shape(h, st, s, !quick, iters);
   run_features(h, st);
+  run_push_features(h, st);
   CKB(cublasDestroy(h));
   CK(cudaStreamDestroy(st));
   printf("# result: %s\n", g_fail ? "FAIL" : "PASS");

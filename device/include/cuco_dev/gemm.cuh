@@ -10,9 +10,11 @@
 //     setmaxnreg.dec to 40), warpgroups 1 and 2 = consumers (setmaxnreg.inc to
 //     232), each consumer owns 64 rows of the 128-row CTA tile and issues
 //     wgmma.m64n{BN}k16 (A and B from shared memory, B "N-major" = tnspB).
-//   * CTA tile 128 x BN x 64, BN = 256 when N % 256 == 0, else 128.
-//   * TMA (cp.async.bulk.tensor.2d, 128-byte swizzle) into a 4-stage (BN=256)
-//     or 6-stage (BN=128) shared-memory ring, full/empty mbarrier pairs.
+//   * CTA tile 128 x BN x 64, BN = 256 when N % 256 == 0, else 128; a plan
+//     may be narrowed to 128 or 64 (gemm_bf16_plan_narrow) for more tiles.
+//   * TMA (cp.async.bulk.tensor.2d, 128-byte swizzle) into a 4-stage (BN=256),
+//     6-stage (BN=128) or 8-stage (BN=64) shared-memory ring, full/empty
+//     mbarrier pairs.
 //   * static persistent schedule: CTA b handles tiles b, b+grid, b+2*grid...;
 //     linear tile index -> (tile_m, tile_n) in groups of `group_m` tile rows
 //     (all tile columns of a group before the next group) for L2 reuse, with
@@ -50,7 +52,7 @@ struct gemm_bf16_args {
 /// Tile geometry of a plan (what gemm_bf16_tiles returns).
 struct gemm_bf16_tile_info {
   int tile_m;   ///< rows of C per tile (128)
-  int tile_n;   ///< columns of C per tile (128 or 256)
+  int tile_n;   ///< columns of C per tile (64, 128 or 256)
   int tiles_m;  ///< M / tile_m
   int tiles_n;  ///< N / tile_n
   int tiles;    ///< tiles_m * tiles_n
@@ -72,7 +74,7 @@ struct gemm_bf16_plan {
   __nv_bfloat16 *C;
   long long ldc;
   int M, N, K;
-  int bn;          ///< tile_n: 256 or 128
+  int bn;          ///< tile_n: 256 or 128 (or 64: gemm_bf16_plan_narrow)
   int tiles_m, tiles_n;
   int ctas;        ///< grid size
   int group_m;     ///< tile rows per L2 group of the tile order (>= 1)
@@ -96,12 +98,15 @@ constexpr int kGemmPushMax = 7;
 /// Epilogue that sends every finished tile to `n` other copies of C as well
 /// (dst[i] = element (0,0) of copy i, same ldc as the plan's C; e.g. peers'
 /// C through NVLink). Each consumer warp stages its 16 rows of the tile in
-/// shared memory, and 16 of its lanes issue one bulk copy per row and copy
-/// (cp.async.bulk, the TMA engine), which then run while the CTA computes its
-/// next tile; a warp waits for its previous copies to have read shared
-/// memory before it overwrites the staging rows, and for all of them to have
-/// completed before the kernel ends. No per-tile fence, barrier or hook call.
-/// Costs shared memory: 3 pipeline stages instead of 4 at tile_n 256.
+/// shared memory, Rows at a time, and Rows of its lanes issue one bulk copy
+/// per row and copy (cp.async.bulk, the TMA engine), which then run while the
+/// CTA computes its next tile; a warp waits for its previous copies to have
+/// read shared memory before it overwrites the staging rows, and for all of
+/// them to have completed before the kernel ends. No per-tile fence, barrier
+/// or hook call. Rows = 16 stages the 16 rows at once; Rows = 8 in two rounds
+/// (the second waits for the first's copies to read), which halves the
+/// staging area; Rows = 0 picks 8 at tile_n 256 (so the GEMM keeps its 4
+/// pipeline stages; 16 rows would leave room for 3) and 16 otherwise.
 /// Needs 16-byte aligned C copies and ldc % 8 == 0 (else the launch returns
 /// cudaErrorInvalidValue).
 ///
@@ -120,7 +125,7 @@ struct gemm_push_no_sync {
   __device__ void wait_entered() const {}
   __device__ void leave() const {}
 };
-template <class Sync = gemm_push_no_sync> struct gemm_push_epilogue {
+template <class Sync = gemm_push_no_sync, int Rows = 0> struct gemm_push_epilogue {
   int n;
   __nv_bfloat16 *dst[kGemmPushMax];
   Sync sync;
@@ -132,19 +137,31 @@ namespace gemm_detail {
 constexpr int BM = 128;
 constexpr int BK = 64;
 constexpr int kThreads = 384;  // 3 warpgroups
-// Push = gemm_push_epilogue: a BM x BN bf16 staging tile after the stages.
-template <int BN, bool Push = false> struct cfg {
-  static constexpr int kStages = (BN == 256) ? (Push ? 3 : 4) : 6;
+// PushRows = rows each consumer warp stages per round of gemm_push_epilogue
+// (0 = no push; 16 = the warp's whole 16-row share at once; 8 = two rounds of
+// 8). The staging area (8 warps x PushRows rows x BN) follows the stages.
+template <int BN, int PushRows = 0> struct cfg {
+  static_assert(BN == 64 || BN == 128 || BN == 256, "tile_n is 64, 128 or 256");
+  static_assert(PushRows == 0 || PushRows == 8 || PushRows == 16, "push rounds of 8 or 16 rows");
+  static constexpr int kStages = (BN == 256) ? (PushRows == 16 ? 3 : 4) : (BN == 128 ? 6 : 8);
   static constexpr int kABytes = BM * BK * 2;        // 16 KB
-  static constexpr int kBBytes = BK * BN * 2;        // 32 or 16 KB
+  static constexpr int kBBytes = BK * BN * 2;        // 32, 16 or 8 KB
   static constexpr int kStageBytes = kABytes + kBBytes;
-  static constexpr int kPushBytes = Push ? BM * BN * 2 : 0;  // 64 or 32 KB
+  static constexpr int kPushBytes = (BM / 16) * PushRows * BN * 2;  // 8 warps' staging rows
   static constexpr int kSmem = 1024 /*align slack*/ + kStages * kStageBytes + kPushBytes + 2 * kStages * 8;
+  static_assert(kSmem <= 232448, "more shared memory than an H100/H200 CTA may have");
 };
 template <class Epi> struct is_push_t : std::false_type {};
-template <class Sync> struct is_push_t<gemm_push_epilogue<Sync>> : std::true_type {};
+template <class Sync, int Rows> struct is_push_t<gemm_push_epilogue<Sync, Rows>> : std::true_type {};
 template <class Epi> struct push_sync_t { using type = gemm_push_no_sync; };
-template <class Sync> struct push_sync_t<gemm_push_epilogue<Sync>> { using type = Sync; };
+template <class Sync, int Rows> struct push_sync_t<gemm_push_epilogue<Sync, Rows>> { using type = Sync; };
+// Staging rows per round for tile width BN: 8 at BN 256 (keeps the 4th
+// pipeline stage), 16 otherwise (the stages fit either way), unless the
+// epilogue type fixes it.
+template <class Epi, int BN> struct push_rows_t { static constexpr int value = 0; };
+template <class Sync, int Rows, int BN> struct push_rows_t<gemm_push_epilogue<Sync, Rows>, BN> {
+  static constexpr int value = Rows ? Rows : (BN == 256 ? 8 : 16);
+};
 
 struct kparams {
   __nv_bfloat16 *C;
@@ -289,6 +306,22 @@ __device__ __forceinline__ void wgmma_m64n128k16_ss_tb(float (&d)[64], uint64_t 
       : "l"(da), "l"(db), "r"(scale_d));
 }
 
+__device__ __forceinline__ void wgmma_m64n64k16_ss_tb(float (&d)[32], uint64_t da, uint64_t db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+      "}, %32, %33, p, 1, 1, 0, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(da), "l"(db), "r"(scale_d));
+}
+
 // Linear tile index (already offset by the CTA's persistent loop) -> (tm, tn).
 // Order: groups of `group_m` tile rows; inside a group, column-major over
 // (row-in-group, tile column), so the CTAs running at one time share a band
@@ -309,7 +342,23 @@ __device__ __forceinline__ void tile_coords(int t, const kparams &p, int &tm, in
 template <int BN>
 __device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], uint64_t da, uint64_t db, int scale_d) {
   if constexpr (BN == 256) wgmma_m64n256k16_ss_tb(d, da, db, scale_d);
-  else wgmma_m64n128k16_ss_tb(d, da, db, scale_d);
+  else if constexpr (BN == 128) wgmma_m64n128k16_ss_tb(d, da, db, scale_d);
+  else wgmma_m64n64k16_ss_tb(d, da, db, scale_d);
+}
+
+// Push epilogue: lanes [0, R) of a warp send its R staged rows (at swarp,
+// BN wide) to every copy of C: row grow0 + lane, tile column tn.
+template <int R, int BN, class Epi>
+__device__ __forceinline__ void push_send(const Epi &epi, long long ldc, uint32_t swarp, long long grow0, int tn,
+                                          int lane, bool wait_entered) {
+  fence_proxy_async_smem();  // the staged rows are visible to the bulk copies
+  __syncwarp();
+  if (lane < R) {
+    if (wait_entered) epi.sync.wait_entered();
+    const uint32_t src = swarp + (uint32_t)(lane * BN) * 2u;
+    for (int i = 0; i < epi.n; ++i) bulk_s2g(epi.dst[i] + (grow0 + lane) * ldc + (long long)tn * BN, src, BN * 2);
+    bulk_commit();
+  }
 }
 
 template <int BN, class Epi>
@@ -319,7 +368,8 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr bool kPush = is_push_t<Epi>::value;
   constexpr bool kPushSync = kPush && !std::is_same<typename push_sync_t<Epi>::type, gemm_push_no_sync>::value;
-  using CF = cfg<BN, kPush>;
+  constexpr int R = push_rows_t<Epi, BN>::value;  // staging rows per round (push)
+  using CF = cfg<BN, R>;
   constexpr int S = CF::kStages;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -421,16 +471,19 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
         // 4-byte ones, and every 32-byte sector is written whole.
         __nv_bfloat16 *crow0 = p.C + row0 * p.ldc + (long long)tn * BN + 8 * q;
         const bool b1 = (q & 2) != 0, b0 = (q & 1) != 0;
-        // push: this warp's 16 rows of the staging tile (row-major, BN wide)
+        // push: this warp's staging rows (R per round, row-major, BN wide);
+        // round h holds the tile rows r + 8h when R == 8, all 16 when R == 16.
         const int wrow = cw * 64 + warp * 16;
-        const uint32_t srow0 = stg + (uint32_t)((wrow + (lane >> 2)) * BN + 8 * q) * 2u;
-        if constexpr (kPush) {
-          if (lane < 16) bulk_wait_read_all();  // last tile's copies are done reading
+        const uint32_t swarp = stg + (uint32_t)((cw * 4 + warp) * R * BN) * 2u;
+        auto reuse = [&]() {  // the staging rows' previous copies are done reading
+          if (lane < R) bulk_wait_read_all();
           __syncwarp();
-        }
+        };
+        if constexpr (kPush) reuse();
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           __nv_bfloat16 *crow = crow0 + (h ? 8 * p.ldc : 0);
+          const uint32_t srow = swarp + (uint32_t)(((lane >> 2) + (R == 16 ? 8 * h : 0)) * BN + 8 * q) * 2u;
 #pragma unroll
           for (int jb = 0; jb < BN / 32; ++jb) {
             uint32_t w[4];
@@ -449,20 +502,16 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
             if (b0) { w[0] = r0; w[2] = r1; } else { w[1] = r0; w[3] = r1; }
             *reinterpret_cast<uint4 *>(crow + 32 * jb) = make_uint4(w[0], w[1], w[2], w[3]);
             if constexpr (kPush)
-              asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(srow0 + (uint32_t)(h * 8 * BN + 32 * jb) * 2u),
+              asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(srow + (uint32_t)(32 * jb) * 2u),
                            "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])
                            : "memory");
           }
-        }
-        if constexpr (kPush) {
-          fence_proxy_async_smem();  // the staged rows are visible to the bulk copies
-          __syncwarp();
-          if (lane < 16) {
-            if (first) epi.sync.wait_entered();
-            const long long grow = (long long)tm * BM + wrow + lane;
-            const uint32_t src = stg + (uint32_t)((wrow + lane) * BN) * 2u;
-            for (int i = 0; i < epi.n; ++i) bulk_s2g(epi.dst[i] + grow * p.ldc + (long long)tn * BN, src, BN * 2);
-            bulk_commit();
+          if constexpr (kPush) {
+            if (R == 16 && h == 0) continue;
+            // round h's rows to every copy; the tile's first send waits for the entry
+            push_send<R, BN>(epi, p.ldc, swarp, (long long)tm * BM + wrow + (R == 8 ? 8 * h : 0), tn, lane,
+                             first && (R == 16 || h == 0));
+            if (R == 8 && h == 0) reuse();
           }
         }
       } else {
@@ -547,7 +596,7 @@ inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &e
     arch_ok = (fa.ptxVersion == 0 || fa.ptxVersion >= 90) ? 1 : 0;
   }
   if (!arch_ok) return cudaErrorNotSupported;
-  using CF = cfg<BN, is_push_t<Epi>::value>;
+  using CF = cfg<BN, push_rows_t<Epi, BN>::value>;
   cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, CF::kSmem);
   if (e != cudaSuccess) return e;
   kparams kp;
@@ -646,6 +695,27 @@ inline cudaError_t gemm_bf16_plan_set_C(gemm_bf16_plan *p, __nv_bfloat16 *C) {
   return cudaSuccess;
 }
 
+/// Narrows a plan's CTA tile to tile_n columns (128 or 64, no wider than the
+/// plan's own), for more tiles than 128 x 256 gives: e.g. a GEMM whose tiles
+/// would leave SMs idle, or one whose finished tiles should arrive in more
+/// waves. Only the launch geometry changes (B is loaded as 64-column boxes,
+/// BN/64 per stage, so the tensor maps stay); max_ctas as for init.
+/// Returns cudaErrorInvalidValue for any other tile_n.
+inline cudaError_t gemm_bf16_plan_narrow(gemm_bf16_plan *p, int tile_n, int max_ctas = 0) {
+  if (!p || (tile_n != 128 && tile_n != 64) || tile_n > p->bn || max_ctas < 0) return cudaErrorInvalidValue;
+  int sms = 0;
+  cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->device);
+  if (e != cudaSuccess) return e;
+  p->bn = tile_n;
+  p->tiles_n = p->N / tile_n;
+  p->group_m = p->tiles_m < 8 ? p->tiles_m : 8;
+  const int tiles = p->tiles_m * p->tiles_n;
+  int ctas = sms < tiles ? sms : tiles;
+  if (max_ctas > 0 && max_ctas < ctas) ctas = max_ctas;
+  p->ctas = ctas;
+  return cudaSuccess;
+}
+
 /// Tile geometry of a plan: tile size, tile counts and grid size.
 inline gemm_bf16_tile_info gemm_bf16_tiles(const gemm_bf16_plan *p) {
   gemm_bf16_tile_info t;
@@ -668,7 +738,7 @@ inline gemm_bf16_tile_info gemm_bf16_tiles(const gemm_bf16_plan *p) {
 /// It is passed by value as a kernel parameter. For every tile of C
 /// (tile_m in [0, tiles_m), tile_n in [0, tiles_n), covering rows
 /// [tile_m*tile_rows, +tile_rows) and columns [tile_n*tile_cols, +tile_cols);
-/// tile_rows = 128, tile_cols = 128 or 256) it is invoked exactly once per
+/// tile_rows = 128, tile_cols = the plan's tile_n) it is invoked exactly once per
 /// calling thread, by ALL 256 threads of the two consumer warpgroups of the
 /// CTA that computed the tile (threadIdx.x in [128, 384); threadIdx.x - 128
 /// is a dense consumer index, warps 4..11), uniformly (no divergence at
@@ -692,7 +762,10 @@ inline gemm_bf16_tile_info gemm_bf16_tiles(const gemm_bf16_plan *p) {
 template <class Epi>
 inline cudaError_t gemm_bf16_run_epilogue(const gemm_bf16_plan *p, cudaStream_t s, const Epi &epi) {
   if (!p || p->tiles_m <= 0 || p->tiles_n <= 0 || p->ctas <= 0) return cudaErrorInvalidValue;
-  return p->bn == 256 ? gemm_detail::launch<256, Epi>(p, s, epi) : gemm_detail::launch<128, Epi>(p, s, epi);
+  if (p->bn == 256) return gemm_detail::launch<256, Epi>(p, s, epi);
+  if (p->bn == 128) return gemm_detail::launch<128, Epi>(p, s, epi);
+  if (p->bn == 64) return gemm_detail::launch<64, Epi>(p, s, epi);
+  return cudaErrorInvalidValue;
 }
 
 /// Launches the planned GEMM on stream s (asynchronous).

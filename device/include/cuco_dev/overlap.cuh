@@ -404,26 +404,16 @@ static inline int overlap_stream_wait_ge(const cuco_ctx *ctx, cudaStream_t s, co
 }
 
 /*
- * Narrow a plan's CTA tile to 128 columns (tile_n knob). The tensor maps do
- * not depend on the tile width (B is loaded as 64-column boxes, BN/64 per
- * stage), so only the launch geometry changes - the same path gemm.cuh takes
- * for N % 256 != 0. Worth it when 128x256 tiles leave SMs idle (2048^3 on 2
- * ranks: 64 tiles for 132 SMs). No-op unless tile_n == 128 and bn == 256.
+ * Narrow a plan's CTA tile to tile_n columns (the tile_n knob: 128 or 64; 256
+ * keeps the plan's own width). Worth it when 128x256 tiles leave SMs idle
+ * (2048^3 on 2 ranks: 64 tiles for 132 SMs) or when a fused producer wants
+ * its finished tiles in more waves. No-op unless tile_n is narrower.
  */
-static inline void overlap_plan_tile_n(gemm_bf16_plan *p, int tile_n, int max_ctas)
+static inline cudaError_t overlap_plan_tile_n(gemm_bf16_plan *p, int tile_n, int max_ctas)
 {
-	int sms = 0;
-	if (tile_n != 128 || p->bn != 256)
-		return;
-	cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->device);
-	p->bn = 128;
-	p->tiles_n = p->N / 128;
-	p->group_m = p->tiles_m < 8 ? p->tiles_m : 8;
-	int tiles = p->tiles_m * p->tiles_n;
-	int ctas = sms < tiles ? sms : tiles;
-	if (max_ctas > 0 && max_ctas < ctas)
-		ctas = max_ctas;
-	p->ctas = ctas;
+	if (tile_n >= p->bn)
+		return cudaSuccess;
+	return gemm_bf16_plan_narrow(p, tile_n, max_ctas);
 }
 
 /*
@@ -584,7 +574,12 @@ static inline overlap_set *overlap_cache_get(const cuco_ctx *ctx, overlap_cache 
 				  cudaGetErrorString(e));
 			return NULL;
 		}
-		overlap_plan_tile_n(&s->plan[i], tile_n, max_ctas);
+		e = overlap_plan_tile_n(&s->plan[i], tile_n, max_ctas);
+		if (e != cudaSuccess) {
+			CUCO_ERRF(ctx, "gemm_bf16_plan_narrow (chunk %d, tile_n %d): %s", i, tile_n,
+				  cudaGetErrorString(e));
+			return NULL;
+		}
 	}
 	if (want_peers) {
 		char *base[CUCO_LSA_MAX_PEERS];
