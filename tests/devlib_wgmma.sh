@@ -49,14 +49,14 @@ if "$nvcc" -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Idevice/include -Ii
 elif ! grep -q 'fused_sync: the in-kernel barriers come with the bulk-copy push' "$tmp/bad.log"; then
 	echo "devlib_wgmma: fused_sync without tma_push failed for another reason:"; tail -5 "$tmp/bad.log"; fail=1
 fi
-# the bulk-copy push keeps the 4th pipeline stage at tile_n 256 (two 8-row
-# staging rounds), 16-row rounds would leave 3; every width fits the CTA
+# pipeline depth beside the push's staging rows: 16-row rounds (the default)
+# leave 3 stages at tile_n 256, two 8-row rounds keep 4; every width fits
 cat >"$tmp/stages.cu" <<'EOF'
 #include <cuco_dev/gemm.cuh>
 using namespace cuco;
 using namespace cuco::gemm_detail;
-static_assert(push_rows_t<gemm_push_epilogue<>, 256>::value == 8, "default push rows at 256");
-static_assert(cfg<256, push_rows_t<gemm_push_epilogue<>, 256>::value>::kStages == 4, "4 stages with push");
+static_assert(push_rows_t<gemm_push_epilogue<>, 256>::value == 16, "default push rows");
+static_assert(cfg<256, push_rows_t<gemm_push_epilogue<gemm_push_no_sync, 8>, 256>::value>::kStages == 4, "8 rows");
 static_assert(cfg<256, 16>::kStages == 3 && cfg<256, 0>::kStages == 4, "stages at 256");
 static_assert(cfg<128, push_rows_t<gemm_push_epilogue<>, 128>::value>::kStages == 6, "6 stages at 128");
 static_assert(cfg<64, push_rows_t<gemm_push_epilogue<>, 64>::value>::kStages == 8, "8 stages at 64");

@@ -505,7 +505,7 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
 // copy (through NVLink when it is a peer), per tile width and staging round.
 static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
   const Shape shapes[] = {{2048, 1024, 2048}, {4096, 2048, 4096}, {8192, 4096, 8192}};
-  const PushCase cases[] = {{256, -1}, {256, 0}, {256, 16}, {128, -1}, {128, 0}, {64, -1}, {64, 0}};
+  const PushCase cases[] = {{256, -1}, {256, 0}, {256, 8}, {128, -1}, {128, 0}, {64, -1}, {64, 0}};
   int ndev = 0, peer = 0, dev = 0;
   CK(cudaGetDeviceCount(&ndev));
   CK(cudaGetDevice(&dev));
@@ -540,9 +540,13 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
     fill_rand<<<2048, 256, 0, st>>>(B, (size_t)K * N, 42);
     cublas_ref(h, A, B, R, M, N, K, st);
     cuco::gemm_bf16_args a{A, B, C, M, N, K, K, N, N};
+    // each timed series also prints its wall-clock window, so a GPU sampler
+    // running beside (bench/probes/push_clocks.sh) can average clocks over it
     auto time = [&](const cuco::gemm_bf16_plan *pl, PushCase c, __nv_bfloat16 *d) {
       __nv_bfloat16 *dd[1] = {d};
       std::vector<float> t;
+      struct timespec w0, w1;
+      clock_gettime(CLOCK_REALTIME, &w0);
       for (int i = 0; i < 5 + iters; ++i) {
         CK(cudaEventRecord(e0, st));
         CK(run_case(pl, st, c, dd, d ? 1 : 0));
@@ -552,6 +556,9 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
         CK(cudaEventElapsedTime(&ms, e0, e1));
         if (i >= 5) t.push_back(ms);
       }
+      clock_gettime(CLOCK_REALTIME, &w1);
+      printf("# window %d %d %d %d %s %.3f %.3f\n", M, N, K, c.tn, c.rows < 0 ? "alone" : d == L ? "local" : "peer",
+             w0.tv_sec + w0.tv_nsec * 1e-9, w1.tv_sec + w1.tv_nsec * 1e-9);
       return median(t) * 1e3;
     };
     double alone = 0;
@@ -577,7 +584,7 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
       }
       const double gbs = (tp > alone && c.rows >= 0) ? (double)M * N * 2 / ((tp - alone) * 1e3) : 0;
       printf("%7d %6d %6d %6d %4s %5d %10.1f %9.1f %9.1f %21.0f  %s\n", M, N, K, c.tn,
-             c.rows < 0 ? "-" : c.rows == 0 ? (c.tn == 256 ? "8" : "16") : "16", pl.ctas, ta, tl, tp, gbs,
+             c.rows < 0 ? "-" : c.rows == 8 ? "8" : "16", pl.ctas, ta, tl, tp, gbs,
              ok ? "ok" : "FAIL");
       fflush(stdout);
       if (!ok) g_fail = 1;
