@@ -27,17 +27,17 @@ for line in open(sys.argv[1]):
     except ValueError:
         pass
 print('# per timed series: mean SM clock (MHz), power (W), temperature (C) of each GPU, nvidia-smi every 50 ms')
-print('#     M      N      K tile_n kind    n  gpu0_MHz gpu0_W gpu0_C  gpu1_MHz gpu1_W gpu1_C')
+print('#     M      N      K tile_n rows kind    n  gpu0_MHz gpu0_W gpu0_C  gpu1_MHz gpu1_W gpu1_C')
 for line in open(sys.argv[2]):
     if not line.startswith('# window '):
         continue
-    _, _, M, N, K, tn, kind, t0, t1 = line.split()
+    _, _, M, N, K, tn, rows, kind, t0, t1 = line.split()
     t0, t1 = float(t0), float(t1)
     row = []
     for g in (0, 1):
         s = [x for x in samples if x[1] == g and t0 <= x[0] <= t1]
         row.append((len(s),) + tuple(sum(x[i] for x in s) / len(s) if s else float('nan') for i in (2, 3, 4)))
-    print('%7s %6s %6s %6s %-5s %4d %9.0f %6.0f %6.0f %9.0f %6.0f %6.0f' % (M, N, K, tn, kind, row[0][0],
+    print('%7s %6s %6s %6s %4s %-5s %4d %9.0f %6.0f %6.0f %9.0f %6.0f %6.0f' % (M, N, K, tn, rows, kind, row[0][0],
           row[0][1], row[0][2], row[0][3], row[1][1], row[1][2], row[1][3]))
 PY
 exit $rc

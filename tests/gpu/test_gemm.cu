@@ -422,8 +422,12 @@ static void run_features(cublasHandle_t h, cudaStream_t st) {
 
 // ---------------------------------------------------------------- push
 // One GEMM configuration of --push and of the feature checks: tile width tn
-// (the plan narrowed to it when narrower), push rows R (-1: no push, 0: the
-// default for the width, 8 or 16) to ndst copies.
+// (the plan narrowed to it when narrower), push rows (kNoPush; 0: the
+// default, 8 or 16 rows per staging round; kDirect: stores from registers).
+enum { kNoPush = -100, kDirectPush = -1 };
+static const char *rows_label(int rows) {
+  return rows == kNoPush ? "-" : rows == kDirectPush ? "reg" : rows == 8 ? "8" : "16";
+}
 struct PushCase {
   int tn, rows;
 };
@@ -437,7 +441,8 @@ static cudaError_t run_push(const cuco::gemm_bf16_plan *pl, cudaStream_t st, __n
 static cudaError_t run_case(const cuco::gemm_bf16_plan *pl, cudaStream_t st, PushCase c, __nv_bfloat16 *const *dst,
                             int ndst) {
   switch (c.rows) {
-  case -1: return cuco::gemm_bf16_run(pl, st);
+  case kNoPush: return cuco::gemm_bf16_run(pl, st);
+  case kDirectPush: return run_push<-1>(pl, st, dst, ndst);
   case 0: return run_push<0>(pl, st, dst, ndst);
   case 8: return run_push<8>(pl, st, dst, ndst);
   default: return run_push<16>(pl, st, dst, ndst);
@@ -468,7 +473,9 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
   fill_rand<<<1024, 256, 0, st>>>(B, (size_t)K * N, 32);
   CK(cudaGetLastError());
   cublas_ref(h, A, B, R, M, N, K, st);
-  const PushCase cases[] = {{256, -1}, {128, -1}, {64, -1}, {256, 0}, {256, 16}, {128, 0}, {128, 8}, {64, 0}, {64, 8}};
+  const PushCase cases[] = {{256, kNoPush}, {128, kNoPush}, {64, kNoPush}, {256, 0},           {256, 8},
+                            {128, 0},       {128, 8},       {64, 0},        {64, 8},           {256, kDirectPush},
+                            {128, kDirectPush}, {64, kDirectPush}};
   cuco::gemm_bf16_args a{A, B, C, M, N, K, K, N, N};
   for (const PushCase &c : cases) {
     cuco::gemm_bf16_plan pl;
@@ -481,10 +488,14 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
       sync_or_die(st, 30, "push gemm");
       CheckResult cr = check(C, R, A, B, M, N, K);
       ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
-      if (c.rows >= 0) ok = ok && same_bytes(C, D[0], (size_t)M * N) && same_bytes(C, D[1], (size_t)M * N);
+      if (c.rows != kNoPush) ok = ok && same_bytes(C, D[0], (size_t)M * N) && same_bytes(C, D[1], (size_t)M * N);
     }
     printf("# feature tile_n %d push %s (%dx%dx%d, 7 CTAs): %s\n", c.tn,
-           c.rows < 0 ? "none" : c.rows == 0 ? "default rows" : c.rows == 8 ? "8 rows" : "16 rows", M, N, K,
+           c.rows == kNoPush        ? "none"
+           : c.rows == kDirectPush ? "direct"
+           : c.rows == 8           ? "8 rows"
+                                   : "16 rows",
+           M, N, K,
            ok ? "ok" : "FAIL");
     if (!ok) g_fail = 1;
   }
@@ -505,7 +516,8 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
 // copy (through NVLink when it is a peer), per tile width and staging round.
 static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
   const Shape shapes[] = {{2048, 1024, 2048}, {4096, 2048, 4096}, {8192, 4096, 8192}};
-  const PushCase cases[] = {{256, -1}, {256, 0}, {256, 8}, {128, -1}, {128, 0}, {64, -1}, {64, 0}};
+  const PushCase cases[] = {{256, kNoPush}, {256, 0},      {256, 8},           {256, kDirectPush}, {128, kNoPush},
+                            {128, 0},       {128, kDirectPush}, {64, kNoPush}, {64, 0}, {64, kDirectPush}};
   int ndev = 0, peer = 0, dev = 0;
   CK(cudaGetDeviceCount(&ndev));
   CK(cudaGetDevice(&dev));
@@ -557,8 +569,9 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
         if (i >= 5) t.push_back(ms);
       }
       clock_gettime(CLOCK_REALTIME, &w1);
-      printf("# window %d %d %d %d %s %.3f %.3f\n", M, N, K, c.tn, c.rows < 0 ? "alone" : d == L ? "local" : "peer",
-             w0.tv_sec + w0.tv_nsec * 1e-9, w1.tv_sec + w1.tv_nsec * 1e-9);
+      printf("# window %d %d %d %d %s %s %.3f %.3f\n", M, N, K, c.tn, rows_label(c.rows),
+             c.rows == kNoPush ? "alone" : d == L ? "local" : "peer", w0.tv_sec + w0.tv_nsec * 1e-9,
+             w1.tv_sec + w1.tv_nsec * 1e-9);
       return median(t) * 1e3;
     };
     double alone = 0;
@@ -567,7 +580,7 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
       if (!plan_for(&pl, a, c.tn, 0) || pl.bn != c.tn) continue;
       bool ok = true;
       double tl = 0, tp = 0, ta = 0;
-      if (c.rows < 0) {
+      if (c.rows == kNoPush) {
         ta = alone = time(&pl, c, nullptr);
         CheckResult cr = check(C, R, A, B, M, N, K);
         ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
@@ -582,9 +595,9 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
           ok = ok && same_bytes(C, P, (size_t)M * N);
         }
       }
-      const double gbs = (tp > alone && c.rows >= 0) ? (double)M * N * 2 / ((tp - alone) * 1e3) : 0;
+      const double gbs = (tp > alone && c.rows != kNoPush) ? (double)M * N * 2 / ((tp - alone) * 1e3) : 0;
       printf("%7d %6d %6d %6d %4s %5d %10.1f %9.1f %9.1f %21.0f  %s\n", M, N, K, c.tn,
-             c.rows < 0 ? "-" : c.rows == 8 ? "8" : "16", pl.ctas, ta, tl, tp, gbs,
+             rows_label(c.rows), pl.ctas, ta, tl, tp, gbs,
              ok ? "ok" : "FAIL");
       fflush(stdout);
       if (!ok) g_fail = 1;

@@ -107,6 +107,10 @@ constexpr int kGemmPushMax = 7;
 /// which costs a pipeline stage at tile_n 256 (3 instead of 4); Rows = 8
 /// stages them in two rounds (the second waits for the first's copies to
 /// have read), which halves the staging area and keeps the 4th stage.
+/// Rows = -1 (direct) stages nothing: every consumer thread stores its
+/// 16-byte pieces of the tile to each copy from registers, right beside its
+/// store to C (st.global, through NVLink for a peer), and fences them at
+/// system scope before the kernel ends; the TMA engine then only loads.
 /// Needs 16-byte aligned C copies and ldc % 8 == 0 (else the launch returns
 /// cudaErrorInvalidValue).
 ///
@@ -116,7 +120,8 @@ constexpr int kGemmPushMax = 7;
 ///   enter()        one thread of every CTA (threadIdx.x 32, a producer-
 ///                  warpgroup thread that issues no loads; at most 40
 ///                  registers), once, at kernel start;
-///   wait_entered() every copy-issuing lane, before the CTA's first copy;
+///   wait_entered() every copy-issuing lane (direct: lane 0 of each consumer
+///                  warp), before the CTA's first copy;
 ///   leave()        one consumer thread (threadIdx.x 128), once, after every
 ///                  copy of the CTA has completed and the 256 consumer threads
 ///                  met at named barrier 1.
@@ -139,15 +144,17 @@ constexpr int BK = 64;
 constexpr int kThreads = 384;  // 3 warpgroups
 // PushRows = rows each consumer warp stages per round of gemm_push_epilogue
 // (0 = no push; 16 = the warp's whole 16-row share at once; 8 = two rounds of
-// 8). The staging area (8 warps x PushRows rows x BN) follows the stages.
+// 8; -1 = direct stores, no staging). The staging area (8 warps x PushRows
+// rows x BN) follows the stages.
 template <int BN, int PushRows = 0> struct cfg {
   static_assert(BN == 64 || BN == 128 || BN == 256, "tile_n is 64, 128 or 256");
-  static_assert(PushRows == 0 || PushRows == 8 || PushRows == 16, "push rounds of 8 or 16 rows");
+  static_assert(PushRows == -1 || PushRows == 0 || PushRows == 8 || PushRows == 16,
+                "push: direct (-1), or staging rounds of 8 or 16 rows");
   static constexpr int kStages = (BN == 256) ? (PushRows == 16 ? 3 : 4) : (BN == 128 ? 6 : 8);
   static constexpr int kABytes = BM * BK * 2;        // 16 KB
   static constexpr int kBBytes = BK * BN * 2;        // 32, 16 or 8 KB
   static constexpr int kStageBytes = kABytes + kBBytes;
-  static constexpr int kPushBytes = (BM / 16) * PushRows * BN * 2;  // 8 warps' staging rows
+  static constexpr int kPushBytes = PushRows > 0 ? (BM / 16) * PushRows * BN * 2 : 0;  // 8 warps' staging rows
   static constexpr int kSmem = 1024 /*align slack*/ + kStages * kStageBytes + kPushBytes + 2 * kStages * 8;
   static_assert(kSmem <= 232448, "more shared memory than an H100/H200 CTA may have");
 };
@@ -368,6 +375,8 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr bool kPush = is_push_t<Epi>::value;
   constexpr bool kPushSync = kPush && !std::is_same<typename push_sync_t<Epi>::type, gemm_push_no_sync>::value;
+  constexpr bool kStaged = kPush && push_rows_t<Epi, BN>::value > 0;  // bulk copies from shared memory
+  constexpr bool kDirect = kPush && !kStaged;                           // st.global from registers
   constexpr int R = push_rows_t<Epi, BN>::value;  // staging rows per round (push)
   using CF = cfg<BN, R>;
   constexpr int S = CF::kStages;
@@ -479,7 +488,11 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           if (lane < R) bulk_wait_read_all();
           __syncwarp();
         };
-        if constexpr (kPush) reuse();
+        if constexpr (kStaged) reuse();
+        if constexpr (kDirect) {  // the first tile's stores wait for the entry
+          if (first && lane == 0) epi.sync.wait_entered();
+          __syncwarp();
+        }
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           __nv_bfloat16 *crow = crow0 + (h ? 8 * p.ldc : 0);
@@ -501,12 +514,17 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
             r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
             if (b0) { w[0] = r0; w[2] = r1; } else { w[1] = r0; w[3] = r1; }
             *reinterpret_cast<uint4 *>(crow + 32 * jb) = make_uint4(w[0], w[1], w[2], w[3]);
-            if constexpr (kPush)
+            if constexpr (kDirect) {
+              const long long off = crow + 32 * jb - p.C;
+              for (int i = 0; i < epi.n; ++i)
+                *reinterpret_cast<uint4 *>(epi.dst[i] + off) = make_uint4(w[0], w[1], w[2], w[3]);
+            }
+            if constexpr (kStaged)
               asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(srow + (uint32_t)(32 * jb) * 2u),
                            "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])
                            : "memory");
           }
-          if constexpr (kPush) {
+          if constexpr (kStaged) {
             if (R == 16 && h == 0) continue;
             // round h's rows to every copy; the tile's first send waits for the entry
             push_send<R, BN>(epi, p.ldc, swarp, (long long)tm * BM + wrow + (R == 8 ? 8 * h : 0), tn, lane,
@@ -529,13 +547,16 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
         epi(tm, tn, BM, BN);
       }
     }
-    if constexpr (kPush) {
+    if constexpr (kStaged) {
       // Every copy complete (not only read) before the CTA's shared memory goes.
       if (lane < 16) {
         bulk_wait_all();
         asm volatile("fence.proxy.async.global;" ::: "memory");
       }
       __syncwarp();
+    }
+    if constexpr (kDirect) __threadfence_system();  // this thread's peer stores, before leave()'s release
+    if constexpr (kPush) {
       if constexpr (kPushSync) {
         named_bar_sync(1, 256);
         if (threadIdx.x == 128) epi.sync.leave();
