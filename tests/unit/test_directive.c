@@ -83,8 +83,9 @@ static void test_design_space(void **state)
 	k = cuco_design_space_knob(&ds, "tile_n");
 	assert_non_null(k);
 	assert_int_equal(k->type, CUCO_KNOB_ENUM);
-	assert_int_equal(k->nvalues, 3);
-	assert_int_equal(k->values[2], 256);
+	assert_int_equal(k->nvalues, 4);
+	assert_int_equal(k->values[0], 0);
+	assert_int_equal(k->values[3], 256);
 	k = cuco_design_space_knob(&ds, "sm_split");
 	assert_non_null(k);
 	assert_int_equal(k->min, 0);

@@ -403,14 +403,26 @@ static inline int overlap_stream_wait_ge(const cuco_ctx *ctx, cudaStream_t s, co
 	return 0;
 }
 
+/* tile_n 0 narrows 256-column tiles to 128 below this many waves over the grid */
+#define CUCO_OVERLAP_AUTO_WAVES 4
+
 /*
  * Narrow a plan's CTA tile to tile_n columns (the tile_n knob: 128 or 64; 256
  * keeps the plan's own width). Worth it when 128x256 tiles leave SMs idle
  * (2048^3 on 2 ranks: 64 tiles for 132 SMs) or when a fused producer wants
  * its finished tiles in more waves. No-op unless tile_n is narrower.
+ * tile_n 0 picks per shape: 128 where 256-column tiles would run in fewer than
+ * CUCO_OVERLAP_AUTO_WAVES waves, else the plan's own. (Measured, 2 x H200,
+ * fused producer: 128 wins at 2048^3 and 4096^3 - 1 and 2 waves at 256 - and
+ * 256 from 8192^3 on - 8 waves and more; docs/overlap.md.)
  */
 static inline cudaError_t overlap_plan_tile_n(gemm_bf16_plan *p, int tile_n, int max_ctas)
 {
+	if (tile_n == 0) {
+		int tiles = p->tiles_m * p->tiles_n;
+		int waves = (tiles + p->ctas - 1) / p->ctas;
+		tile_n = (p->bn == 256 && waves < CUCO_OVERLAP_AUTO_WAVES) ? 128 : p->bn;
+	}
 	if (tile_n >= p->bn)
 		return cudaSuccess;
 	return gemm_bf16_plan_narrow(p, tile_n, max_ctas);
