@@ -6,12 +6,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define OP_ATTEMPTS 256    /* random tries before giving up on a valid, different child */
 #define INSPIRE_PROB 0.3   /* chance a changed gene copies the inspiration's value */
+#define WAKE_PROB 0.5      /* chance a gene the change made live gets a fresh value */
 #define KNOB_BIAS_PROB 0.5 /* chance a knob change draws from the summary's good values */
 
 /* One changeable gene: a dimension (knob == NULL) or a knob. */
@@ -272,6 +274,54 @@ static int gene_free(const struct cuco_genes *g, int dim, const char *name)
 	return 0;
 }
 
+/* 1 when an inert rule of op's space pins gene g (a dimension or a knob) under d as it is. */
+static int gene_inert(const struct cuco_op_ctx *op, const struct cuco_directive *d,
+                      const struct gene *g)
+{
+	for (int i = 0; i < op->ds->ninert; i++) {
+		const struct cuco_ds_inert *in = &op->ds->inert[i];
+		if (g->knob ? in->dim >= 0 || strcmp(in->name, g->knob->name) : in->dim != g->dim)
+			continue;
+		if (in->when_dim < 0 ? cuco_directive_knob(d, in->when_knob, LLONG_MIN) ==
+		                           in->when_knob_value
+		                     : !strcmp(d->dims[in->when_dim], in->when_value))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Genes that the parent left inert (their value only the canonical
+ * placeholder) and the child's changes made live get a fresh value, each with
+ * WAKE_PROB: a child that moves to fused_producer would otherwise always start
+ * from its plainest corner (no tma_push, so no fused_sync). Rounds follow
+ * cascades (tma_push woken to true wakes fused_sync). changed[g] marks genes
+ * already changed; woken ones are marked too.
+ */
+static void wake_genes(const struct cuco_op_ctx *op, const struct cuco_directive *parent,
+                       struct cuco_directive *child, const struct gene *genes, int ngenes,
+                       int *changed, struct cuco_rng *rng)
+{
+	for (int round = 0; round < 3; round++) {
+		int woke = 0;
+		for (int g = 0; g < ngenes; g++) {
+			if (changed[g] || !gene_inert(op, parent, &genes[g]) ||
+			    gene_inert(op, child, &genes[g]))
+				continue;
+			changed[g] = 1;
+			if (cuco_rng_unit(rng) >= WAKE_PROB)
+				continue;
+			if (genes[g].knob)
+				mutate_knob(op, genes[g].knob, child, NULL, rng);
+			else
+				mutate_dim(op, genes[g].dim, child, NULL, rng);
+			woke++;
+		}
+		if (!woke)
+			break;
+	}
+}
+
 int cuco_operator_canonicalize(const struct cuco_op_ctx *op, struct cuco_directive *d)
 {
 	int n = 0;
@@ -303,6 +353,7 @@ int cuco_operator_mutate(const struct cuco_op_ctx *op, const struct cuco_directi
 	cuco_directive_copy(&canon, parent);
 	cuco_operator_canonicalize(op, &canon);
 	for (int attempt = 0; ngenes > 0 && attempt < OP_ATTEMPTS; attempt++) {
+		int changed[CUCO_NDIMS + CUCO_DIRECTIVE_MAX_KNOBS] = {0};
 		cuco_directive_copy(child, parent);
 		memcpy(w, w0, sizeof(w));
 		for (int c = 0; c < nchanges; c++) {
@@ -310,11 +361,13 @@ int cuco_operator_mutate(const struct cuco_op_ctx *op, const struct cuco_directi
 			if (g < 0)
 				break;
 			w[g] = 0; /* without replacement: nchanges distinct genes */
+			changed[g] = 1;
 			if (genes[g].knob)
 				mutate_knob(op, genes[g].knob, child, inspiration, rng);
 			else
 				mutate_dim(op, genes[g].dim, child, inspiration, rng);
 		}
+		wake_genes(op, parent, child, genes, ngenes, changed, rng);
 		cuco_operator_canonicalize(op, child);
 		if (!cuco_directive_equal(child, &canon) && valid(op, child))
 			return CUCO_OK;

@@ -513,6 +513,48 @@ static void test_mutation_inert(void **state)
 	tmpl_release(&ts);
 }
 
+/*
+ * Genes a change makes live are woken: from a canonical sequential parent, one
+ * change that moves to fused_producer gives tma_push true about half the time
+ * (it was only the canonical false), and fused_sync - live once tma_push is
+ * true - true in some of those; children stay canonical and valid.
+ */
+static void test_mutation_wakes(void **state)
+{
+	struct tmpl_space ts;
+	struct cuco_rng rng;
+	struct cuco_err err;
+	struct cuco_directive parent;
+	int fused = 0, tma = 0, sync = 0;
+
+	if (tmpl_load("gemm_allgather.cu.in", &ts))
+		skip();
+	struct cuco_op_ctx op = {&ts.ds, &facts, &ts.genes, NULL};
+	cuco_rng_seed(&rng, 99);
+	tmpl_parse(&ts, tmpl_parents[0], &parent); /* lsa, sequential */
+	cuco_directive_canonicalize(&parent, &ts.ds);
+	assert_int_equal(cuco_directive_knob(&parent, "tma_push", -1), 0);
+	for (int i = 0; i < 4000; i++) {
+		struct cuco_directive child;
+		if (cuco_operator_mutate(&op, &parent, NULL, 1, &rng, &child, &err))
+			fail_msg("mutate: %s", err.msg);
+		check_child(&ts, &child);
+		if (!strcmp(child.dims[CUCO_DIM_PLACEMENT], "fused_producer")) {
+			fused++;
+			tma += cuco_directive_knob(&child, "tma_push", 0) == 1;
+			sync += cuco_directive_knob(&child, "fused_sync", 0) == 1;
+		} else {
+			assert_int_equal(cuco_directive_knob(&child, "tma_push", -1), 0);
+		}
+		cuco_directive_release(&child);
+	}
+	assert_true(fused > 100);
+	assert_true(tma > fused / 4 && tma < fused * 3 / 4);
+	assert_true(sync > tma / 5 && sync < tma * 4 / 5);
+	cuco_directive_release(&parent);
+	tmpl_release(&ts);
+}
+
 /* Crossover through the real template: children canonical, valid, new programs. */
 static void test_crossover_inert(void **state)
 {
@@ -721,6 +763,7 @@ int main(void)
 	    cmocka_unit_test(test_crossover_stays_valid),
 	    cmocka_unit_test(test_inert_canonical_valid),
 	    cmocka_unit_test(test_mutation_inert),
+	    cmocka_unit_test(test_mutation_wakes),
 	    cmocka_unit_test(test_crossover_inert),
 	    cmocka_unit_test(test_inert_frozen),
 	    cmocka_unit_test(test_inert_knob_condition),
