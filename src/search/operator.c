@@ -282,9 +282,10 @@ static int gene_inert(const struct cuco_op_ctx *op, const struct cuco_directive 
 		const struct cuco_ds_inert *in = &op->ds->inert[i];
 		if (g->knob ? in->dim >= 0 || strcmp(in->name, g->knob->name) : in->dim != g->dim)
 			continue;
-		if (in->when_dim < 0 ? cuco_directive_knob(d, in->when_knob, LLONG_MIN) ==
-		                           in->when_knob_value
-		                     : !strcmp(d->dims[in->when_dim], in->when_value))
+		if (in->when_dim >= 0 && !strcmp(d->dims[in->when_dim], in->when_value))
+			return 1;
+		if (in->when_dim < 0 &&
+		    cuco_directive_knob(d, in->when_knob, LLONG_MIN) == in->when_knob_value)
 			return 1;
 	}
 	return 0;
