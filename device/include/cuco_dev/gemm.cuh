@@ -162,9 +162,10 @@ template <class Epi> struct is_push_t : std::false_type {};
 template <class Sync, int Rows> struct is_push_t<gemm_push_epilogue<Sync, Rows>> : std::true_type {};
 template <class Epi> struct push_sync_t { using type = gemm_push_no_sync; };
 template <class Sync, int Rows> struct push_sync_t<gemm_push_epilogue<Sync, Rows>> { using type = Sync; };
-// Staging rows per round: 16 unless the epilogue type asks for 8. (Two 8-row
-// rounds keep a 4th pipeline stage at BN 256 but measured no faster: the
-// stage count is not what the push costs; docs/gemm.md.)
+// Staging rows per round: 16 unless the epilogue type asks for 8 (or -1:
+// direct stores, no staging). Two 8-row rounds keep a 4th pipeline stage at
+// BN 256 but measured no faster: the stage count is not what the push costs
+// (docs/gemm.md).
 template <class Epi, int BN> struct push_rows_t { static constexpr int value = 0; };
 template <class Sync, int Rows, int BN> struct push_rows_t<gemm_push_epilogue<Sync, Rows>, BN> {
   static constexpr int value = Rows ? Rows : 16;
