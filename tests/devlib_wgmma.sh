@@ -6,7 +6,8 @@
 # ("wgmma.mma_async instructions are serialized"), which a call anywhere in the
 # kernel (a printf, say) causes and which cost 14 % at 8192^3 when it slipped in.
 # Also checks that the realised bulk-copy programs define what their knobs say,
-# and the pipeline depth each tile width keeps beside the push's staging rows.
+# the pipeline depth each tile width keeps beside the push's staging rows, and
+# the width tile_n 0 picks per shape.
 # Usage: bash tests/devlib_wgmma.sh CUCO   (CUCO_HOME = repo root)
 set -euo pipefail
 cuco="$1"
@@ -64,5 +65,22 @@ int main() { return 0; }
 EOF
 "$nvcc" -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Idevice/include -c "$tmp/stages.cu" -o "$tmp/stages.o" \
 	>"$tmp/stages.log" 2>&1 || { echo "devlib_wgmma: pipeline stages:"; grep -m3 error "$tmp/stages.log"; fail=1; }
+# tile_n 0's width per shape (gemm_allgather on 2 ranks, 132 SMs: one rank's
+# M x N/2 in 128 x 256 tiles): 128 at 2048^3 and 4096^3, 256 from 8192^3 on,
+# and never wider than the plan (N/2 % 256 != 0 gives 128-column plans)
+cat >"$tmp/auto.cu" <<'EOF'
+#include <cuco_dev/overlap.cuh>
+static_assert(cuco::overlap_auto_tile_n(256, 16 * 4, 64) == 128, "2048^3: 64 tiles, 1 wave");
+static_assert(cuco::overlap_auto_tile_n(256, 32 * 8, 132) == 128, "4096^3: 2 waves");
+static_assert(cuco::overlap_auto_tile_n(256, 64 * 16, 132) == 256, "8192^3: 8 waves");
+static_assert(cuco::overlap_auto_tile_n(256, 128 * 8, 132) == 256, "16384x4096x8192: 8 waves");
+static_assert(cuco::overlap_auto_tile_n(256, 32 * 32, 132) == 256, "4096x16384x4096: 8 waves");
+static_assert(cuco::overlap_auto_tile_n(256, 4 * 132, 132) == 256, "exactly 4 waves keeps 256");
+static_assert(cuco::overlap_auto_tile_n(128, 8, 8) == 128, "a 128-column plan stays");
+int main() { return 0; }
+EOF
+"$nvcc" -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Idevice/include -Iinclude "${inc[@]}" \
+	-c "$tmp/auto.cu" -o "$tmp/auto.o" >"$tmp/auto.log" 2>&1 ||
+	{ echo "devlib_wgmma: tile_n 0:"; grep -m3 error "$tmp/auto.log"; fail=1; }
 [ $fail = 0 ] && echo "devlib_wgmma: ok"
 exit $fail

@@ -406,6 +406,12 @@ static inline int overlap_stream_wait_ge(const cuco_ctx *ctx, cudaStream_t s, co
 /* tile_n 0 narrows 256-column tiles to 128 below this many waves over the grid */
 #define CUCO_OVERLAP_AUTO_WAVES 4
 
+/* tile_n 0's width for a plan of bn-column tiles: tiles of them on ctas CTAs */
+static constexpr int overlap_auto_tile_n(int bn, int tiles, int ctas)
+{
+	return bn == 256 && (tiles + ctas - 1) / ctas < CUCO_OVERLAP_AUTO_WAVES ? 128 : bn;
+}
+
 /*
  * Narrow a plan's CTA tile to tile_n columns (the tile_n knob: 128 or 64; 256
  * keeps the plan's own width). Worth it when 128x256 tiles leave SMs idle
@@ -418,11 +424,8 @@ static inline int overlap_stream_wait_ge(const cuco_ctx *ctx, cudaStream_t s, co
  */
 static inline cudaError_t overlap_plan_tile_n(gemm_bf16_plan *p, int tile_n, int max_ctas)
 {
-	if (tile_n == 0) {
-		int tiles = p->tiles_m * p->tiles_n;
-		int waves = (tiles + p->ctas - 1) / p->ctas;
-		tile_n = (p->bn == 256 && waves < CUCO_OVERLAP_AUTO_WAVES) ? 128 : p->bn;
-	}
+	if (tile_n == 0)
+		tile_n = overlap_auto_tile_n(p->bn, p->tiles_m * p->tiles_n, p->ctas);
 	if (tile_n >= p->bn)
 		return cudaSuccess;
 	return gemm_bf16_plan_narrow(p, tile_n, max_ctas);
