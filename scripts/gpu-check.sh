@@ -77,7 +77,8 @@ if [ "$mode" = full ] || [ "$mode" = bench ]; then
 	mkdir -p "$V"
 	progs=()
 	for x in ${VARIANTS:-stream_overlap_ce8 stream_overlap_signal_ce8 stream_overlap_signal_ce16 \
-		stream_overlap_signal_ce32 stream_overlap_signal_lsa16 fused_producer specialized specialized_n64}; do
+		stream_overlap_signal_ce32 stream_overlap_signal_lsa16 fused_producer specialized specialized_n64 \
+		fused_producer_tma_sync_auto}; do
 		$B/cuco realize gemm_allgather --directive-file workloads/gemm_allgather/variants/$x.json \
 			-o "$V/$x.cu" && progs+=(--program "$V/$x.cu")
 	done
