@@ -188,6 +188,28 @@ static double median(std::vector<float> v) {
 
 struct CheckResult { double rel; unsigned long long nan, wrong; int host_bad; };
 
+// Median microseconds of `iters` single runs of launch() on st, CUDA events
+// around each, after `warm` untimed ones. launch() enqueues and checks.
+template <class F> static double launch_us(cudaStream_t st, int warm, int iters, F launch) {
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  for (int i = 0; i < warm; ++i) launch();
+  std::vector<float> t;
+  for (int i = 0; i < iters; ++i) {
+    CK(cudaEventRecord(e0, st));
+    launch();
+    CK(cudaEventRecord(e1, st));
+    CK(cudaEventSynchronize(e1));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    t.push_back(ms);
+  }
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  return median(t) * 1e3;
+}
+
 static CheckResult check(const __nv_bfloat16 *dC, const __nv_bfloat16 *dR, const __nv_bfloat16 *dA,
                          const __nv_bfloat16 *dB, int M, int N, int K) {
   size_t n = (size_t)M * N;
@@ -266,35 +288,8 @@ static void run_shape(cublasHandle_t h, cudaStream_t st, Shape sh, bool timing, 
 
   double us = 0, us_cb = 0;
   if (timing) {
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    std::vector<float> t;
-    for (int i = 0; i < 5; ++i) CK(cuco::gemm_bf16_run(&plan, st));
-    for (int i = 0; i < iters; ++i) {
-      CK(cudaEventRecord(e0, st));
-      CK(cuco::gemm_bf16_run(&plan, st));
-      CK(cudaEventRecord(e1, st));
-      CK(cudaEventSynchronize(e1));
-      float ms;
-      CK(cudaEventElapsedTime(&ms, e0, e1));
-      t.push_back(ms);
-    }
-    us = median(t) * 1e3;
-    t.clear();
-    for (int i = 0; i < 5; ++i) cublas_ref(h, A, B, R, M, N, K, st);
-    for (int i = 0; i < iters; ++i) {
-      CK(cudaEventRecord(e0, st));
-      cublas_ref(h, A, B, R, M, N, K, st);
-      CK(cudaEventRecord(e1, st));
-      CK(cudaEventSynchronize(e1));
-      float ms;
-      CK(cudaEventElapsedTime(&ms, e0, e1));
-      t.push_back(ms);
-    }
-    us_cb = median(t) * 1e3;
-    CK(cudaEventDestroy(e0));
-    CK(cudaEventDestroy(e1));
+    us = launch_us(st, 5, iters, [&] { CK(cuco::gemm_bf16_run(&plan, st)); });
+    us_cb = launch_us(st, 5, iters, [&] { cublas_ref(h, A, B, R, M, N, K, st); });
   }
   double fl = 2.0 * M * N * (double)K;
   cuco::gemm_bf16_tile_info ti = cuco::gemm_bf16_tiles(&plan);
@@ -532,9 +527,6 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
   printf("# push timing: median of %d single launches (CUDA events), 5 warm-up; peer copy on GPU %d: %s\n", iters,
          dev == 0 ? 1 : 0, peer ? "yes" : "no (not a peer)");
   printf("#     M      N      K tile_n rows  ctas   alone_us  local_us   peer_us  peer_GB/s_over_alone  status\n");
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
   for (const Shape &sh : shapes) {
     const int M = sh.M, N = sh.N, K = sh.K;
     __nv_bfloat16 *A, *B, *C, *R, *L, *P = nullptr;
@@ -556,23 +548,14 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
     // running beside (bench/probes/push_clocks.sh) can average clocks over it
     auto time = [&](const cuco::gemm_bf16_plan *pl, PushCase c, __nv_bfloat16 *d) {
       __nv_bfloat16 *dd[1] = {d};
-      std::vector<float> t;
       struct timespec w0, w1;
       clock_gettime(CLOCK_REALTIME, &w0);
-      for (int i = 0; i < 5 + iters; ++i) {
-        CK(cudaEventRecord(e0, st));
-        CK(run_case(pl, st, c, dd, d ? 1 : 0));
-        CK(cudaEventRecord(e1, st));
-        CK(cudaEventSynchronize(e1));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        if (i >= 5) t.push_back(ms);
-      }
+      const double us = launch_us(st, 5, iters, [&] { CK(run_case(pl, st, c, dd, d ? 1 : 0)); });
       clock_gettime(CLOCK_REALTIME, &w1);
       printf("# window %d %d %d %d %s %s %.3f %.3f\n", M, N, K, c.tn, rows_label(c.rows),
              c.rows == kNoPush ? "alone" : d == L ? "local" : "peer", w0.tv_sec + w0.tv_nsec * 1e-9,
              w1.tv_sec + w1.tv_nsec * 1e-9);
-      return median(t) * 1e3;
+      return us;
     };
     double alone = 0;
     for (const PushCase &c : cases) {
@@ -605,8 +588,6 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
     CK(cudaFree(A)); CK(cudaFree(B)); CK(cudaFree(C)); CK(cudaFree(R)); CK(cudaFree(L));
     if (P) CK(cudaFree(P));
   }
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
 }
 
 // --sweep: time the tile-order group size (plan.group_m) per shape.
@@ -627,27 +608,12 @@ static void run_sweep(cudaStream_t st, int iters) {
     cuco::gemm_bf16_plan plan;
     CK(cuco::gemm_bf16_plan_init(&plan, a, 0));
     printf("%7d %6d %6d", sh.M, sh.N, sh.K);
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
     for (int g : gms) {
       plan.group_m = g;
-      std::vector<float> t;
-      for (int i = 0; i < 3; ++i) CK(cuco::gemm_bf16_run(&plan, st));
-      for (int i = 0; i < iters; ++i) {
-        CK(cudaEventRecord(e0, st));
-        CK(cuco::gemm_bf16_run(&plan, st));
-        CK(cudaEventRecord(e1, st));
-        CK(cudaEventSynchronize(e1));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        t.push_back(ms);
-      }
-      printf(" %9.1f", median(t) * 1e3);
+      printf(" %9.1f", launch_us(st, 3, iters, [&] { CK(cuco::gemm_bf16_run(&plan, st)); }));
     }
     printf("\n");
     fflush(stdout);
-    CK(cudaEventDestroy(e0)); CK(cudaEventDestroy(e1));
     CK(cudaFree(A)); CK(cudaFree(B)); CK(cudaFree(C));
   }
 }

@@ -438,7 +438,6 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     uint32_t phase = 0;
     for (int t = blockIdx.x; t < p.tiles; t += gridDim.x) {
       const bool first = t == (int)blockIdx.x;
-      (void)first;
       int tm, tn;
       tile_coords(t, p, tm, tn);
       int prev = 0;
@@ -604,6 +603,21 @@ inline cudaError_t encode_2d(CUtensorMap *map, const void *ptr, unsigned long lo
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
+// A plan's launch geometry for tile width bn (tiles_m and N already set):
+// tiles_n, group_m and the persistent grid on sms SMs, capped at max_ctas.
+inline void plan_geometry(gemm_bf16_plan *p, int bn, int sms, int max_ctas) {
+  p->bn = bn;
+  p->tiles_n = p->N / bn;
+  // group_m tile rows x (ctas/group_m) tile columns are in flight together;
+  // pick group_m so that band is roughly square in elements.
+  p->group_m = (bn == 256) ? 16 : 8;
+  if (p->group_m > p->tiles_m) p->group_m = p->tiles_m;
+  const int tiles = p->tiles_m * p->tiles_n;
+  int ctas = sms < tiles ? sms : tiles;
+  if (max_ctas > 0 && max_ctas < ctas) ctas = max_ctas;
+  p->ctas = ctas;
+}
+
 template <int BN, class Epi>
 inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &epi) {
   auto kern = gemm_bf16_kernel<BN, Epi>;
@@ -676,18 +690,9 @@ inline cudaError_t gemm_bf16_plan_init(gemm_bf16_plan *p, const gemm_bf16_args &
   p->M = a.M; p->N = a.N; p->K = a.K;
   p->lda = a.lda; p->ldb = a.ldb; p->ldc = a.ldc;
   p->device = dev;
-  p->bn = (a.N % 256 == 0) ? 256 : 128;
   p->tiles_m = a.M / 128;
-  p->tiles_n = a.N / p->bn;
-  const int tiles = p->tiles_m * p->tiles_n;
-  // group_m tile rows x (ctas/group_m) tile columns are in flight together;
-  // pick group_m so that band is roughly square in elements.
-  p->group_m = (p->bn == 256) ? 16 : 8;
-  if (p->group_m > p->tiles_m) p->group_m = p->tiles_m;
   p->start_tile = 0;
-  int ctas = sms < tiles ? sms : tiles;
-  if (max_ctas > 0 && max_ctas < ctas) ctas = max_ctas;
-  p->ctas = ctas;
+  gemm_detail::plan_geometry(p, (a.N % 256 == 0) ? 256 : 128, sms, max_ctas);
   if ((e = gemm_detail::encode_2d(&p->tmA, a.A, a.K, a.M, a.lda, 64, 128)) != cudaSuccess) return e;
   if ((e = gemm_detail::encode_2d(&p->tmB, a.B, a.N, a.K, a.ldb, 64, 64)) != cudaSuccess) return e;
   return cudaSuccess;
@@ -728,13 +733,7 @@ inline cudaError_t gemm_bf16_plan_narrow(gemm_bf16_plan *p, int tile_n, int max_
   int sms = 0;
   cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->device);
   if (e != cudaSuccess) return e;
-  p->bn = tile_n;
-  p->tiles_n = p->N / tile_n;
-  p->group_m = p->tiles_m < 8 ? p->tiles_m : 8;
-  const int tiles = p->tiles_m * p->tiles_n;
-  int ctas = sms < tiles ? sms : tiles;
-  if (max_ctas > 0 && max_ctas < ctas) ctas = max_ctas;
-  p->ctas = ctas;
+  gemm_detail::plan_geometry(p, tile_n, sms, max_ctas);
   return cudaSuccess;
 }
 
