@@ -4,6 +4,10 @@
 //   test_gemm            full table (correctness + timing of every shape)
 //   test_gemm --quick    correctness only, small/medium shapes
 //   test_gemm --sweep    timing of the tile-order group size per shape
+//   test_gemm --group    grouped launches (problems sharing A, some gated on
+//                        flags their copies set): correct C for every problem,
+//                        then the own GEMM alone vs own + peer's problem with
+//                        the peer's B pulled from GPU 1 by the copy engine
 //   test_gemm --push     the bulk-copy push epilogue per tile width and
 //                        staging round: correct copies (local, and to GPU 1
 //                        when it is a peer), then GEMM alone vs GEMM + push
@@ -15,7 +19,8 @@
 // elements against a float64 host dot product. Also: epilogue hook (each
 // tile exactly once, tile visible when the hook runs), max_ctas, start_tile,
 // plan_set_A, narrowed tiles (tile_n 128 and 64), the push epilogue (every
-// copy equal to C), and rejection of bad shapes. Exit status 1 on any failure.
+// copy equal to C), grouped launches with gated problems, and rejection of
+// bad shapes. Exit status 1 on any failure.
 #include <cuco_dev/gemm.cuh>
 
 #include <cublas_v2.h>
@@ -590,6 +595,213 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
   }
 }
 
+// ---------------------------------------------------------------- group
+// Busy-waits ~us microseconds on one SM: holds a copy stream back so that a
+// gated GEMM launched after it really has to wait for its flags.
+__global__ void spin_us(unsigned us) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); while (t - t0 < us * 1000ull);
+}
+
+// Fills dst from src in `chunks` row chunks of K rows x N columns on stream c,
+// each followed by its gate flag set to v: what a program does to feed a
+// gated problem of a grouped GEMM.
+static void copy_gated(cudaStream_t c, __nv_bfloat16 *dst, const __nv_bfloat16 *src, int K, int N, int chunks,
+                       const unsigned *flags, unsigned v) {
+  const size_t rows = (size_t)K / chunks;
+  for (int i = 0; i < chunks; ++i) {
+    CK(cudaMemcpyAsync(dst + i * rows * N, src + i * rows * N, rows * N * 2, cudaMemcpyDefault, c));
+    CK(cuco::gemm_gate_set(c, flags + i, v));
+  }
+}
+
+// Feature check of grouped launches: n problems sharing A, problem `first`
+// computed first, the others gated on flags their (delayed) copies set; every
+// C_i against cuBLAS. Two epochs, so a flag left from the first run must not
+// open the second's gates. Also the argument checks.
+static void run_group_features(cublasHandle_t h, cudaStream_t st) {
+  const int M = 1024, N = 512, K = 1024, n = 3, chunks = 4;
+  cudaStream_t c;
+  CK(cudaStreamCreateWithFlags(&c, cudaStreamNonBlocking));
+  __nv_bfloat16 *A, *Bsrc[n], *Bdst[n], *C[n], *R[n];
+  unsigned *flags;
+  CK(cudaMalloc(&A, (size_t)M * K * 2));
+  CK(cudaMalloc(&flags, n * chunks * sizeof(unsigned)));
+  CK(cudaMemset(flags, 0, n * chunks * sizeof(unsigned)));
+  fill_rand<<<1024, 256, 0, st>>>(A, (size_t)M * K, 51);
+  for (int i = 0; i < n; ++i) {
+    CK(cudaMalloc(&Bsrc[i], (size_t)K * N * 2));
+    CK(cudaMalloc(&Bdst[i], (size_t)K * N * 2));
+    CK(cudaMalloc(&C[i], (size_t)M * N * 2));
+    CK(cudaMalloc(&R[i], (size_t)M * N * 2));
+    fill_rand<<<1024, 256, 0, st>>>(Bsrc[i], (size_t)K * N, 52 + i);
+    cublas_ref(h, A, Bsrc[i], R[i], M, N, K, st);
+  }
+  CK(cudaGetLastError());
+  const int first = 1;  // problem 1 is ready (reads Bsrc[1]); 2 and 0 are gated
+  unsigned epoch = 0;
+  const int widths[] = {256, 128, 64};
+  const int ctas[] = {0, 5};
+  for (int tn : widths)
+    for (int mc : ctas) {
+      cuco::gemm_bf16_args a{A, Bsrc[first], C[first], M, N, K, K, N, N};
+      cuco::gemm_bf16_plan pl;
+      bool ok = plan_for(&pl, a, tn, mc) && pl.bn == tn;
+      const __nv_bfloat16 *B[n];
+      const unsigned *gate[n];
+      for (int i = 0; i < n; ++i) {
+        B[i] = i == first ? Bsrc[i] : Bdst[i];
+        gate[i] = i == first ? nullptr : flags + i * chunks;
+      }
+      cuco::gemm_bf16_group g;
+      if (ok) CK(cuco::gemm_bf16_group_init(&g, &pl, n, B, C, gate, chunks, first, mc));
+      for (int run = 0; ok && run < 2; ++run) {
+        g.epoch = ++epoch;  // flags only grow: each run's gates open at a new value
+        for (int i = 0; i < n; ++i) {
+          CK(cudaMemsetAsync(C[i], 0xFF, (size_t)M * N * 2, st));
+          if (i != first) CK(cudaMemsetAsync(Bdst[i], 0xFF, (size_t)K * N * 2, st));  // NaN until copied
+        }
+        CK(cudaStreamSynchronize(st));
+        spin_us<<<1, 1, 0, c>>>(300);
+        CK(cudaGetLastError());
+        for (int i = 0; i < n; ++i)
+          if (i != first) copy_gated(c, Bdst[i], Bsrc[i], K, N, chunks, gate[i], g.epoch);
+        CK(cuco::gemm_bf16_run_group(&pl, &g, st));
+        sync_or_die(st, 30, "grouped gemm");
+        sync_or_die(c, 30, "gated copies");
+        for (int i = 0; i < n; ++i) {
+          CheckResult cr = check(C[i], R[i], A, Bsrc[i], M, N, K);
+          ok = ok && cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
+        }
+      }
+      printf("# feature group of %d, tile_n %d, %s CTAs, gated copies in %d chunks, 2 epochs: %s\n", n, tn,
+             mc ? "5" : "all", chunks, ok ? "ok" : "FAIL");
+      if (!ok) g_fail = 1;
+    }
+  // refusals: chunks not dividing K/64, first out of range, too many problems
+  {
+    cuco::gemm_bf16_args a{A, Bsrc[0], C[0], M, N, K, K, N, N};
+    cuco::gemm_bf16_plan pl;
+    CK(cuco::gemm_bf16_plan_init(&pl, a, 0));
+    const __nv_bfloat16 *B[cuco::kGemmGroupMax + 1];
+    __nv_bfloat16 *CC[cuco::kGemmGroupMax + 1];
+    for (int i = 0; i <= cuco::kGemmGroupMax; ++i) { B[i] = Bsrc[0]; CC[i] = C[0]; }
+    cuco::gemm_bf16_group g;
+    int refused = (cuco::gemm_bf16_group_init(&g, &pl, 2, B, CC, nullptr, 3, 0) == cudaErrorInvalidValue) +
+                  (cuco::gemm_bf16_group_init(&g, &pl, 2, B, CC, nullptr, 1, 2) == cudaErrorInvalidValue) +
+                  (cuco::gemm_bf16_group_init(&g, &pl, cuco::kGemmGroupMax + 1, B, CC, nullptr, 1, 0) ==
+                   cudaErrorInvalidValue);
+    printf("# feature group_init refusals: %d/3: %s\n", refused, refused == 3 ? "ok" : "FAIL");
+    if (refused != 3) g_fail = 1;
+  }
+  CK(cudaFree(A));
+  CK(cudaFree(flags));
+  for (int i = 0; i < n; ++i) {
+    CK(cudaFree(Bsrc[i])); CK(cudaFree(Bdst[i])); CK(cudaFree(C[i])); CK(cudaFree(R[i]));
+  }
+  CK(cudaStreamDestroy(c));
+}
+
+// --group: one rank of gemm_allgather computing its peer's block too, from the
+// peer's B pulled over NVLink by the copy engine (GPU 1's memory; local when
+// it is not a peer). Per tile width and chunk count: the own GEMM alone, both
+// GEMMs in one grouped launch (B already local), the copy then the grouped
+// GEMM, and the grouped GEMM with the peer problem gated on the copy's chunks.
+static void run_group_timing(cublasHandle_t h, cudaStream_t st, int iters) {
+  const Shape shapes[] = {{2048, 1024, 2048}, {4096, 2048, 4096}};
+  const int widths[] = {256, 128, 64};
+  const int chunk_counts[] = {1, 2, 4, 8};
+  int ndev = 0, peer = 0, dev = 0, other = 0;
+  CK(cudaGetDeviceCount(&ndev));
+  CK(cudaGetDevice(&dev));
+  other = dev == 0 ? 1 : 0;
+  if (ndev > 1) {
+    CK(cudaDeviceCanAccessPeer(&peer, dev, other));
+    if (peer) {
+      cudaError_t e = cudaDeviceEnablePeerAccess(other, 0);
+      if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) CK(e);
+      cudaGetLastError();
+    }
+  }
+  cudaStream_t c;
+  CK(cudaStreamCreateWithFlags(&c, cudaStreamNonBlocking));
+  cudaEvent_t fork, join;
+  CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+  CK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+  printf("# group timing: median of %d launches (CUDA events), 5 warm-up; peer B on GPU %d: %s\n", iters, other,
+         peer ? "yes" : "no (local copy)");
+  printf("#     M      N      K tile_n chunks  ctas  own_us  both_us  copy+both_us  gated_us  status\n");
+  unsigned epoch = 0;
+  for (const Shape &sh : shapes) {
+    const int M = sh.M, N = sh.N, K = sh.K;
+    __nv_bfloat16 *A, *B0, *B1, *Bp, *C0, *C1, *R1;
+    unsigned *flags;
+    CK(cudaMalloc(&A, (size_t)M * K * 2));
+    CK(cudaMalloc(&B0, (size_t)K * N * 2));
+    CK(cudaMalloc(&B1, (size_t)K * N * 2));
+    CK(cudaMalloc(&C0, (size_t)M * N * 2));
+    CK(cudaMalloc(&C1, (size_t)M * N * 2));
+    CK(cudaMalloc(&R1, (size_t)M * N * 2));
+    CK(cudaMalloc(&flags, 64 * sizeof(unsigned)));
+    CK(cudaMemset(flags, 0, 64 * sizeof(unsigned)));
+    if (peer) CK(cudaSetDevice(other));
+    CK(cudaMalloc(&Bp, (size_t)K * N * 2));
+    fill_rand<<<1024, 256>>>(Bp, (size_t)K * N, 62);
+    CK(cudaDeviceSynchronize());
+    if (peer) CK(cudaSetDevice(dev));
+    fill_rand<<<1024, 256, 0, st>>>(A, (size_t)M * K, 60);
+    fill_rand<<<1024, 256, 0, st>>>(B0, (size_t)K * N, 61);
+    CK(cudaGetLastError());
+    CK(cudaMemcpyAsync(B1, Bp, (size_t)K * N * 2, cudaMemcpyDefault, st));
+    cublas_ref(h, A, B1, R1, M, N, K, st);
+    cuco::gemm_bf16_args a{A, B0, C0, M, N, K, K, N, N};
+    for (int tn : widths) {
+      cuco::gemm_bf16_plan pl;
+      if (!plan_for(&pl, a, tn, 0) || pl.bn != tn) continue;
+      const __nv_bfloat16 *B[2] = {B0, B1};
+      __nv_bfloat16 *C[2] = {C0, C1};
+      cuco::gemm_bf16_group both;
+      CK(cuco::gemm_bf16_group_init(&both, &pl, 2, B, C, nullptr, 1, 0));
+      const double own = launch_us(st, 5, iters, [&] { CK(cuco::gemm_bf16_run(&pl, st)); });
+      const double two = launch_us(st, 5, iters, [&] { CK(cuco::gemm_bf16_run_group(&pl, &both, st)); });
+      const double serial = launch_us(st, 5, iters, [&] {
+        CK(cudaMemcpyAsync(B1, Bp, (size_t)K * N * 2, cudaMemcpyDefault, st));
+        CK(cuco::gemm_bf16_run_group(&pl, &both, st));
+      });
+      for (int ch : chunk_counts) {
+        const unsigned *gate[2] = {nullptr, flags};
+        cuco::gemm_bf16_group g;
+        CK(cuco::gemm_bf16_group_init(&g, &pl, 2, B, C, gate, ch, 0));
+        CK(cudaMemsetAsync(C1, 0xFF, (size_t)M * N * 2, st));
+        const double gated = launch_us(st, 5, iters, [&] {
+          g.epoch = ++epoch;
+          CK(cudaEventRecord(fork, st));
+          CK(cudaStreamWaitEvent(c, fork, 0));
+          copy_gated(c, B1, Bp, K, N, ch, flags, g.epoch);
+          CK(cuco::gemm_bf16_run_group(&pl, &g, st));
+          CK(cudaEventRecord(join, c));
+          CK(cudaStreamWaitEvent(st, join, 0));
+        });
+        CheckResult cr = check(C1, R1, A, B1, M, N, K);
+        const bool ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
+        printf("%7d %6d %6d %6d %6d %5d %7.1f %8.1f %13.1f %9.1f  %s\n", M, N, K, tn, ch, g.ctas, own, two, serial,
+               gated, ok ? "ok" : "FAIL");
+        fflush(stdout);
+        if (!ok) g_fail = 1;
+      }
+    }
+    CK(cudaFree(A)); CK(cudaFree(B0)); CK(cudaFree(B1)); CK(cudaFree(C0)); CK(cudaFree(C1)); CK(cudaFree(R1));
+    CK(cudaFree(flags));
+    if (peer) CK(cudaSetDevice(other));
+    CK(cudaFree(Bp));
+    if (peer) CK(cudaSetDevice(dev));
+  }
+  CK(cudaEventDestroy(fork));
+  CK(cudaEventDestroy(join));
+  CK(cudaStreamDestroy(c));
+}
+
 // --sweep: time the tile-order group size (plan.group_m) per shape.
 static void run_sweep(cudaStream_t st, int iters) {
   Shape shapes[] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 1024, 8192}, {8192, 8192, 1024}, {16384, 4096, 8192}};
@@ -619,14 +831,15 @@ static void run_sweep(cudaStream_t st, int iters) {
 }
 
 int main(int argc, char **argv) {
-  bool quick = false, sweep = false, push = false;
+  bool quick = false, sweep = false, push = false, group = false;
   int iters = 30;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--quick")) quick = true;
     else if (!strcmp(argv[i], "--sweep")) sweep = true;
     else if (!strcmp(argv[i], "--push")) push = true;
+    else if (!strcmp(argv[i], "--group")) group = true;
     else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
-    else { fprintf(stderr, "usage: %s [--quick] [--sweep] [--push] [--iters N]\n", argv[0]); return 2; }
+    else { fprintf(stderr, "usage: %s [--quick] [--sweep] [--push] [--group] [--iters N]\n", argv[0]); return 2; }
   }
   int dev = 0, major = 0;
   CK(cudaGetDevice(&dev));
@@ -647,6 +860,14 @@ int main(int argc, char **argv) {
   if (push) {
     run_push_features(h, st);
     run_push_timing(h, st, iters);
+    CKB(cublasDestroy(h));
+    CK(cudaStreamDestroy(st));
+    printf("# result: %s\n", g_fail ? "FAIL" : "PASS");
+    return g_fail;
+  }
+  if (group) {
+    run_group_features(h, st);
+    run_group_timing(h, st, iters);
     CKB(cublasDestroy(h));
     CK(cudaStreamDestroy(st));
     printf("# result: %s\n", g_fail ? "FAIL" : "PASS");
@@ -677,6 +898,7 @@ int main(int argc, char **argv) {
   for (auto &s : shapes) run_shape(h, st, s, !quick, iters);
   run_features(h, st);
   run_push_features(h, st);
+  run_group_features(h, st);
   CKB(cublasDestroy(h));
   CK(cudaStreamDestroy(st));
   printf("# result: %s\n", g_fail ? "FAIL" : "PASS");

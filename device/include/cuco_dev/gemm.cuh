@@ -34,6 +34,7 @@
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
+#include <string.h>
 #include <type_traits>
 
 namespace cuco {
@@ -136,6 +137,33 @@ template <class Sync = gemm_push_no_sync, int Rows = 0> struct gemm_push_epilogu
   Sync sync;
   __device__ void operator()(int, int, int, int) const {}
 };
+
+/// Most problems one grouped launch computes (gemm_bf16_group).
+constexpr int kGemmGroupMax = 8;
+
+/// Several GEMMs of one shape that share A, in one persistent launch:
+/// C_i = A * B_i for i in [0, n), each B_i and C_i with the plan's ldb and
+/// ldc. Problems are computed whole, one after the other in tile order:
+/// `first`, first + 1, ... (mod n), so the CTAs of the first waves work on
+/// problem `first` while the later ones' B may still be arriving. A problem
+/// whose gate[i] is not null is gated: before the producer loads k-block kb
+/// of one of its tiles it waits until gate[i][c] - epoch >= 0 (as int32)
+/// for chunk c = kb * chunks / kblocks, i.e. until rows [c * K / chunks,
+/// (c + 1) * K / chunks) of B_i are in place. Whoever fills B_i (a copy-engine
+/// memcpy followed by a stream write of the flag, a kernel...) must make the
+/// rows visible before the flag; the producer reads the flag with acquire at
+/// system scope and fences the async proxy before its TMA loads. Built by
+/// gemm_bf16_group_init; a plain value passed as one kernel parameter.
+struct gemm_bf16_group {
+  CUtensorMap tmB[kGemmGroupMax];       ///< B_i: dims {N, K}, box {64, 64}
+  __nv_bfloat16 *C[kGemmGroupMax];      ///< C_i, element (0, 0)
+  const unsigned *gate[kGemmGroupMax];  ///< null: B_i is ready at launch
+  unsigned epoch;                       ///< value a gate flag must reach
+  int n, first, chunks, ctas;
+};
+
+/// No grouping: the plan's own A, B and C (what gemm_bf16_run launches).
+struct gemm_no_group {};
 
 namespace gemm_detail {
 
@@ -334,9 +362,7 @@ __device__ __forceinline__ void wgmma_m64n64k16_ss_tb(float (&d)[32], uint64_t d
 // Order: groups of `group_m` tile rows; inside a group, column-major over
 // (row-in-group, tile column), so the CTAs running at one time share a band
 // of A rows and a band of B columns in L2.
-__device__ __forceinline__ void tile_coords(int t, const kparams &p, int &tm, int &tn) {
-  t += p.start_tile;
-  if (t >= p.tiles) t -= p.tiles;
+__device__ __forceinline__ void tile_coords_in(int t, const kparams &p, int &tm, int &tn) {
   const int per_group = p.group_m * p.tiles_n;
   const int g = t / per_group;
   const int first_m = g * p.group_m;
@@ -345,6 +371,33 @@ __device__ __forceinline__ void tile_coords(int t, const kparams &p, int &tm, in
   const int r = t - g * per_group;
   tm = first_m + r % gsz;
   tn = r / gsz;
+}
+__device__ __forceinline__ void tile_coords(int t, const kparams &p, int &tm, int &tn) {
+  t += p.start_tile;
+  if (t >= p.tiles) t -= p.tiles;
+  tile_coords_in(t, p, tm, tn);
+}
+// Grouped launch: linear tile t -> (problem, tm, tn); problems whole, in the
+// order first, first + 1, ... (mod n), each in the order above.
+__device__ __forceinline__ void group_coords(int t, const kparams &p, const gemm_bf16_group &g, int &i, int &tm,
+                                             int &tn) {
+  const int per = p.tiles_m * p.tiles_n;
+  const int j = t / per;
+  i = g.first + j;
+  if (i >= g.n) i -= g.n;
+  tile_coords_in(t - j * per, p, tm, tn);
+}
+__device__ __forceinline__ __nv_bfloat16 *grp_c(const gemm_bf16_group &g, int i) { return g.C[i]; }
+__device__ __forceinline__ __nv_bfloat16 *grp_c(const gemm_no_group &, int) { return nullptr; }
+// A gated problem's producer waits here until chunk flag f reaches v.
+__device__ __forceinline__ void gate_wait(const unsigned *f, unsigned v) {
+  for (;;) {
+    unsigned x;
+    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(x) : "l"(f) : "memory");
+    if ((int)(x - v) >= 0) break;
+    __nanosleep(64);
+  }
+  asm volatile("fence.proxy.async.global;" ::: "memory");  // B's rows, before the TMA reads them
 }
 
 template <int BN>
@@ -369,12 +422,19 @@ __device__ __forceinline__ void push_send(const Epi &epi, long long ldc, uint32_
   }
 }
 
-template <int BN, class Epi>
+template <int BN, class Epi, class Grp = gemm_no_group>
 __global__ void __launch_bounds__(kThreads, 1)
 gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
-                 const kparams p, const Epi epi) {
+                 const kparams p, const Epi epi, const __grid_constant__ Grp grp) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr bool kGroup = std::is_same<Grp, gemm_bf16_group>::value;
   constexpr bool kPush = is_push_t<Epi>::value;
+  static_assert(!(kGroup && kPush), "a grouped launch has no push epilogue");
+  // tile t -> (problem i, tm, tn); problem i's B map, gate and C
+  auto coords = [&](int t, int &i, int &tm, int &tn) {
+    if constexpr (kGroup) group_coords(t, p, grp, i, tm, tn);
+    else { i = 0; tile_coords(t, p, tm, tn); }
+  };
   constexpr bool kPushSync = kPush && !std::is_same<typename push_sync_t<Epi>::type, gemm_push_no_sync>::value;
   constexpr bool kStaged = kPush && push_rows_t<Epi, BN>::value > 0;  // bulk copies from shared memory
   constexpr bool kDirect = kPush && !kStaged;                           // st.global from registers
@@ -397,7 +457,11 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     tma_prefetch_desc(&tmA);
-    tma_prefetch_desc(&tmB);
+    if constexpr (kGroup) {
+      for (int i = 0; i < grp.n; ++i) tma_prefetch_desc(&grp.tmB[i]);
+    } else {
+      tma_prefetch_desc(&tmB);
+    }
   }
   __syncthreads();
 
@@ -411,10 +475,24 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
       int stage = 0;
       uint32_t phase = 0;
       for (int t = blockIdx.x; t < p.tiles; t += gridDim.x) {
-        int tm, tn;
-        tile_coords(t, p, tm, tn);
+        int pi, tm, tn;
+        coords(t, pi, tm, tn);
         const int m0 = tm * BM, n0 = tn * BN;
+        const CUtensorMap *mB = &tmB;
+        const unsigned *gate = nullptr;
+        if constexpr (kGroup) {
+          mB = &grp.tmB[pi];
+          gate = grp.gate[pi];
+        }
+        int waited = -1;  // the last gate chunk this tile waited for
         for (int kb = 0; kb < p.kblocks; ++kb) {
+          if constexpr (kGroup) {
+            const int c = kb * grp.chunks / p.kblocks;
+            if (gate && c != waited) {
+              gate_wait(gate + c, grp.epoch);
+              waited = c;
+            }
+          }
           mbar_wait(empty(stage), phase ^ 1u);
           const uint32_t sA = base + stage * CF::kStageBytes;
           const uint32_t sB = sA + CF::kABytes;
@@ -422,7 +500,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           tma_load_2d(sA, &tmA, full(stage), kb * BK, m0);
 #pragma unroll
           for (int i = 0; i < BN / 64; ++i)
-            tma_load_2d(sB + i * (BK * 64 * 2), &tmB, full(stage), n0 + 64 * i, kb * BK);
+            tma_load_2d(sB + i * (BK * 64 * 2), mB, full(stage), n0 + 64 * i, kb * BK);
           if (++stage == S) { stage = 0; phase ^= 1u; }
         }
       }
@@ -438,8 +516,9 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     uint32_t phase = 0;
     for (int t = blockIdx.x; t < p.tiles; t += gridDim.x) {
       const bool first = t == (int)blockIdx.x;
-      int tm, tn;
-      tile_coords(t, p, tm, tn);
+      int pi, tm, tn;
+      coords(t, pi, tm, tn);
+      __nv_bfloat16 *const Cp = kGroup ? grp_c(grp, pi) : p.C;  // this tile's C
       int prev = 0;
       for (int kb = 0; kb < p.kblocks; ++kb) {
         mbar_wait(full(stage), phase);
@@ -478,7 +557,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
         // butterfly steps) so that lane q owns 8 consecutive columns
         // [32*jb + 8*q, +8) of its row: one 16-byte store instead of four
         // 4-byte ones, and every 32-byte sector is written whole.
-        __nv_bfloat16 *crow0 = p.C + row0 * p.ldc + (long long)tn * BN + 8 * q;
+        __nv_bfloat16 *crow0 = Cp + row0 * p.ldc + (long long)tn * BN + 8 * q;
         const bool b1 = (q & 2) != 0, b0 = (q & 1) != 0;
         // push: this warp's staging rows (R per round, row-major, BN wide);
         // round h holds the tile rows r + 8h when R == 8, all 16 when R == 16.
@@ -515,7 +594,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
             if (b0) { w[0] = r0; w[2] = r1; } else { w[1] = r0; w[3] = r1; }
             *reinterpret_cast<uint4 *>(crow + 32 * jb) = make_uint4(w[0], w[1], w[2], w[3]);
             if constexpr (kDirect) {
-              const long long off = crow + 32 * jb - p.C;
+              const long long off = crow + 32 * jb - Cp;
               for (int i = 0; i < epi.n; ++i)
                 *reinterpret_cast<uint4 *>(epi.dst[i] + off) = make_uint4(w[0], w[1], w[2], w[3]);
             }
@@ -533,7 +612,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           }
         }
       } else {
-        __nv_bfloat16 *c0 = p.C + row0 * p.ldc + (long long)tn * BN + q * 2;
+        __nv_bfloat16 *c0 = Cp + row0 * p.ldc + (long long)tn * BN + q * 2;
         __nv_bfloat16 *c1 = c0 + 8 * p.ldc;
 #pragma unroll
         for (int j = 0; j < BN / 8; ++j) {
@@ -618,9 +697,10 @@ inline void plan_geometry(gemm_bf16_plan *p, int bn, int sms, int max_ctas) {
   p->ctas = ctas;
 }
 
-template <int BN, class Epi>
-inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &epi) {
-  auto kern = gemm_bf16_kernel<BN, Epi>;
+template <int BN, class Epi, class Grp = gemm_no_group>
+inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &epi, const Grp &grp = Grp{}) {
+  constexpr bool kGroup = std::is_same<Grp, gemm_bf16_group>::value;
+  auto kern = gemm_bf16_kernel<BN, Epi, Grp>;
   // Refuse (instead of trapping in the kernel) when this translation unit was
   // not compiled for sm_90a, e.g. a build whose CUDA architectures default to
   // an older target: its kernel body is empty and would only __trap().
@@ -645,12 +725,21 @@ inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &e
   kp.group_m = pl->group_m < 1 ? 1 : pl->group_m;
   kp.start_tile = (pl->start_tile % kp.tiles + kp.tiles) % kp.tiles;
   kp.vec16 = (pl->ldc % 8 == 0) && ((reinterpret_cast<uintptr_t>(pl->C) & 15) == 0);
+  int ctas = pl->ctas;
+  if constexpr (kGroup) {
+    kp.tiles *= grp.n;
+    kp.start_tile = 0;
+    kp.vec16 = pl->ldc % 8 == 0;
+    for (int i = 0; i < grp.n; ++i)
+      if (reinterpret_cast<uintptr_t>(grp.C[i]) & 15) kp.vec16 = 0;
+    ctas = grp.ctas;
+  }
   if constexpr (is_push_t<Epi>::value) {
     if (!kp.vec16 || epi.n < 0 || epi.n > kGemmPushMax) return cudaErrorInvalidValue;
     for (int i = 0; i < epi.n; ++i)
       if (reinterpret_cast<uintptr_t>(epi.dst[i]) & 15) return cudaErrorInvalidValue;
   }
-  kern<<<pl->ctas, kThreads, CF::kSmem, s>>>(pl->tmA, pl->tmB, kp, epi);
+  kern<<<ctas, kThreads, CF::kSmem, s>>>(pl->tmA, pl->tmB, kp, epi, grp);
   return cudaGetLastError();
 }
 
@@ -792,6 +881,80 @@ inline cudaError_t gemm_bf16_run_epilogue(const gemm_bf16_plan *p, cudaStream_t 
 /// Launches the planned GEMM on stream s (asynchronous).
 inline cudaError_t gemm_bf16_run(const gemm_bf16_plan *p, cudaStream_t s) {
   return gemm_bf16_run_epilogue(p, s, gemm_no_epilogue{});
+}
+
+/// Builds a grouped launch (see gemm_bf16_group) over n problems of plan p's
+/// shape, tile width and A: problem i multiplies A by B[i] (the plan's ldb)
+/// into C[i] (the plan's ldc); gate[i] null or a device array of `chunks`
+/// flags; computed in the order first, first + 1, ... (mod n) on
+/// min(SMs, n x tiles, max_ctas) CTAs (0 = no cap). chunks must divide
+/// K / 64. Narrow the plan (gemm_bf16_plan_narrow) before, not after.
+/// Host-only. Returns cudaErrorInvalidValue for arguments outside these
+/// rules, like gemm_bf16_plan_init for B and C alignment.
+inline cudaError_t gemm_bf16_group_init(gemm_bf16_group *g, const gemm_bf16_plan *p, int n,
+                                        const __nv_bfloat16 *const *B, __nv_bfloat16 *const *C,
+                                        const unsigned *const *gate, int chunks, int first, int max_ctas = 0) {
+  if (!g || !p || !B || !C || n < 1 || n > kGemmGroupMax || first < 0 || first >= n || max_ctas < 0)
+    return cudaErrorInvalidValue;
+  const int kblocks = p->K / gemm_detail::BK;
+  if (chunks < 1 || kblocks % chunks) return cudaErrorInvalidValue;
+  int sms = 0;
+  cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->device);
+  if (e != cudaSuccess) return e;
+  memset(g, 0, sizeof(*g));
+  for (int i = 0; i < n; ++i) {
+    if (!B[i] || !C[i] || (reinterpret_cast<uintptr_t>(B[i]) & 15) || (reinterpret_cast<uintptr_t>(C[i]) & 3))
+      return cudaErrorInvalidValue;
+    if ((e = gemm_detail::encode_2d(&g->tmB[i], B[i], p->N, p->K, p->ldb, 64, 64)) != cudaSuccess) return e;
+    g->C[i] = C[i];
+    g->gate[i] = gate ? gate[i] : nullptr;
+  }
+  const long long tiles = (long long)n * p->tiles_m * p->tiles_n;
+  g->n = n;
+  g->first = first;
+  g->chunks = chunks;
+  g->epoch = 1;
+  g->ctas = tiles < sms ? (int)tiles : sms;
+  if (max_ctas > 0 && max_ctas < g->ctas) g->ctas = max_ctas;
+  return cudaSuccess;
+}
+
+/// Points problem i of a grouped launch at a new B (same shape and ldb).
+inline cudaError_t gemm_bf16_group_set_B(gemm_bf16_group *g, const gemm_bf16_plan *p, int i,
+                                         const __nv_bfloat16 *B) {
+  if (!g || !p || i < 0 || i >= g->n || !B || (reinterpret_cast<uintptr_t>(B) & 15)) return cudaErrorInvalidValue;
+  return gemm_detail::encode_2d(&g->tmB[i], B, p->N, p->K, p->ldb, 64, 64);
+}
+
+/// Enqueues on stream s: set gate flag *flag = v once all work before it on s
+/// is complete and visible (cuStreamWriteValue32 with its default memory
+/// barrier; fetched through the runtime, no libcuda link). What a copy that
+/// fills a gated problem's B follows with. Graph-capturable.
+inline cudaError_t gemm_gate_set(cudaStream_t s, const unsigned *flag, unsigned v) {
+  typedef CUresult (*write_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+  static write_fn fn = []() -> write_fn {
+    void *f = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", &f, 12000, cudaEnableDefault, &q) !=
+            cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      return nullptr;
+    return reinterpret_cast<write_fn>(f);
+  }();
+  if (!fn) return cudaErrorNotSupported;
+  return fn((CUstream)s, (CUdeviceptr)(uintptr_t)flag, v, 0) == CUDA_SUCCESS ? cudaSuccess : cudaErrorUnknown;
+}
+
+/// Launches a grouped GEMM on stream s (asynchronous; graph-capturable).
+/// Its gated problems wait on the GPU for their flags, so whatever sets them
+/// must be able to run beside it (the copy engine, another stream's kernel on
+/// SMs the grid leaves free: max_ctas), or the launch never finishes.
+inline cudaError_t gemm_bf16_run_group(const gemm_bf16_plan *p, const gemm_bf16_group *g, cudaStream_t s) {
+  if (!p || !g || p->tiles_m <= 0 || p->tiles_n <= 0 || g->n < 1 || g->ctas <= 0) return cudaErrorInvalidValue;
+  if (p->bn == 256) return gemm_detail::launch<256>(p, s, gemm_no_epilogue{}, *g);
+  if (p->bn == 128) return gemm_detail::launch<128>(p, s, gemm_no_epilogue{}, *g);
+  if (p->bn == 64) return gemm_detail::launch<64>(p, s, gemm_no_epilogue{}, *g);
+  return cudaErrorInvalidValue;
 }
 
 /// Convenience: plan + run (pays the host-side plan cost, ~2-4 us, per call).
