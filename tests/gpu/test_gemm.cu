@@ -12,6 +12,8 @@
 //                        staging round: correct copies (local, and to GPU 1
 //                        when it is a peer), then GEMM alone vs GEMM + push
 //                        timed at the per-rank shapes of gemm_allgather
+//   --iters N, --warm N  timed and untimed launches per series (30, 5)
+//   --shape M N K        --push / --group: time this shape only
 //
 // Checks per shape: C poisoned with NaN before the run; relative L2 error
 // ||C - ref|| / ||ref|| < 1e-2 against cuBLAS; no NaN/unwritten element;
@@ -53,6 +55,8 @@
   } while (0)
 
 static int g_fail = 0;
+static int g_warm = 5;         // untimed launches before each timed series (--warm)
+static int g_shape[3] = {0};   // --shape M N K: the only shape of --push / --group timing
 
 __device__ __forceinline__ uint32_t hash32(uint64_t x) {
   x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL; x ^= x >> 33;
@@ -293,8 +297,8 @@ static void run_shape(cublasHandle_t h, cudaStream_t st, Shape sh, bool timing, 
 
   double us = 0, us_cb = 0;
   if (timing) {
-    us = launch_us(st, 5, iters, [&] { CK(cuco::gemm_bf16_run(&plan, st)); });
-    us_cb = launch_us(st, 5, iters, [&] { cublas_ref(h, A, B, R, M, N, K, st); });
+    us = launch_us(st, g_warm, iters, [&] { CK(cuco::gemm_bf16_run(&plan, st)); });
+    us_cb = launch_us(st, g_warm, iters, [&] { cublas_ref(h, A, B, R, M, N, K, st); });
   }
   double fl = 2.0 * M * N * (double)K;
   cuco::gemm_bf16_tile_info ti = cuco::gemm_bf16_tiles(&plan);
@@ -515,7 +519,8 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
 // --push: GEMM alone vs GEMM + push to a local copy vs GEMM + push to GPU 1's
 // copy (through NVLink when it is a peer), per tile width and staging round.
 static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
-  const Shape shapes[] = {{2048, 1024, 2048}, {4096, 2048, 4096}, {8192, 4096, 8192}};
+  std::vector<Shape> shapes = {{2048, 1024, 2048}, {4096, 2048, 4096}, {8192, 4096, 8192}};
+  if (g_shape[0]) shapes = {{g_shape[0], g_shape[1], g_shape[2]}};
   const PushCase cases[] = {{256, kNoPush}, {256, 0},      {256, 8},           {256, kDirectPush}, {128, kNoPush},
                             {128, 0},       {128, kDirectPush}, {64, kNoPush}, {64, 0}, {64, kDirectPush}};
   int ndev = 0, peer = 0, dev = 0;
@@ -555,7 +560,7 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
       __nv_bfloat16 *dd[1] = {d};
       struct timespec w0, w1;
       clock_gettime(CLOCK_REALTIME, &w0);
-      const double us = launch_us(st, 5, iters, [&] { CK(run_case(pl, st, c, dd, d ? 1 : 0)); });
+      const double us = launch_us(st, g_warm, iters, [&] { CK(run_case(pl, st, c, dd, d ? 1 : 0)); });
       clock_gettime(CLOCK_REALTIME, &w1);
       printf("# window %d %d %d %d %s %s %.3f %.3f\n", M, N, K, c.tn, rows_label(c.rows),
              c.rows == kNoPush ? "alone" : d == L ? "local" : "peer", w0.tv_sec + w0.tv_nsec * 1e-9,
@@ -616,89 +621,116 @@ static void copy_gated(cudaStream_t c, __nv_bfloat16 *dst, const __nv_bfloat16 *
   }
 }
 
-// Feature check of grouped launches: n problems sharing A, problem `first`
-// computed first, the others gated on flags their (delayed) copies set; every
-// C_i against cuBLAS. Two epochs, so a flag left from the first run must not
+// The same for A [M, K]: chunk i is K columns [i K / chunks, +K / chunks) of
+// every row, a 2-D copy.
+static void copy_gated_cols(cudaStream_t c, __nv_bfloat16 *dst, const __nv_bfloat16 *src, int M, int K, int chunks,
+                            const unsigned *flags, unsigned v) {
+  const size_t cols = (size_t)K / chunks;
+  for (int i = 0; i < chunks; ++i) {
+    CK(cudaMemcpy2DAsync(dst + i * cols, (size_t)K * 2, src + i * cols, (size_t)K * 2, cols * 2, M,
+                         cudaMemcpyDefault, c));
+    CK(cuco::gemm_gate_set(c, flags + i, v));
+  }
+}
+
+// Feature check of grouped launches: n problems sharing A (each its own B)
+// or sharing B (each its own A), problem `first` computed first, the others
+// gated on flags their (delayed) copies set, K chunk by K chunk; every C_i
+// against cuBLAS. Two epochs, so a flag left from the first run must not
 // open the second's gates. Also the argument checks.
 static void run_group_features(cublasHandle_t h, cudaStream_t st) {
   const int M = 1024, N = 512, K = 1024, n = 3, chunks = 4;
   cudaStream_t c;
   CK(cudaStreamCreateWithFlags(&c, cudaStreamNonBlocking));
-  __nv_bfloat16 *A, *Bsrc[n], *Bdst[n], *C[n], *R[n];
+  __nv_bfloat16 *Asrc[n], *Adst[n], *Bsrc[n], *Bdst[n], *C[n], *R[n];
   unsigned *flags;
-  CK(cudaMalloc(&A, (size_t)M * K * 2));
   CK(cudaMalloc(&flags, n * chunks * sizeof(unsigned)));
   CK(cudaMemset(flags, 0, n * chunks * sizeof(unsigned)));
-  fill_rand<<<1024, 256, 0, st>>>(A, (size_t)M * K, 51);
   for (int i = 0; i < n; ++i) {
+    CK(cudaMalloc(&Asrc[i], (size_t)M * K * 2));
+    CK(cudaMalloc(&Adst[i], (size_t)M * K * 2));
     CK(cudaMalloc(&Bsrc[i], (size_t)K * N * 2));
     CK(cudaMalloc(&Bdst[i], (size_t)K * N * 2));
     CK(cudaMalloc(&C[i], (size_t)M * N * 2));
     CK(cudaMalloc(&R[i], (size_t)M * N * 2));
-    fill_rand<<<1024, 256, 0, st>>>(Bsrc[i], (size_t)K * N, 52 + i);
-    cublas_ref(h, A, Bsrc[i], R[i], M, N, K, st);
+    fill_rand<<<1024, 256, 0, st>>>(Asrc[i], (size_t)M * K, 51 + i);
+    fill_rand<<<1024, 256, 0, st>>>(Bsrc[i], (size_t)K * N, 55 + i);
   }
   CK(cudaGetLastError());
-  const int first = 1;  // problem 1 is ready (reads Bsrc[1]); 2 and 0 are gated
+  const int first = 1;  // problem 1 reads its sources in place; 2 and 0 are gated
   unsigned epoch = 0;
   const int widths[] = {256, 128, 64};
   const int ctas[] = {0, 5};
-  for (int tn : widths)
-    for (int mc : ctas) {
-      cuco::gemm_bf16_args a{A, Bsrc[first], C[first], M, N, K, K, N, N};
-      cuco::gemm_bf16_plan pl;
-      bool ok = plan_for(&pl, a, tn, mc) && pl.bn == tn;
-      const __nv_bfloat16 *B[n];
-      const unsigned *gate[n];
-      for (int i = 0; i < n; ++i) {
-        B[i] = i == first ? Bsrc[i] : Bdst[i];
-        gate[i] = i == first ? nullptr : flags + i * chunks;
-      }
-      cuco::gemm_bf16_group g;
-      if (ok) CK(cuco::gemm_bf16_group_init(&g, &pl, n, B, C, gate, chunks, first, mc));
-      for (int run = 0; ok && run < 2; ++run) {
-        g.epoch = ++epoch;  // flags only grow: each run's gates open at a new value
+  for (int share_b = 0; share_b < 2; ++share_b) {
+    // references: sharing A, C_i = A_1 * B_i; sharing B, C_i = A_i * B_1
+    for (int i = 0; i < n; ++i)
+      cublas_ref(h, share_b ? Asrc[i] : Asrc[first], share_b ? Bsrc[first] : Bsrc[i], R[i], M, N, K, st);
+    for (int tn : widths)
+      for (int mc : ctas) {
+        cuco::gemm_bf16_args a{Asrc[first], Bsrc[first], C[first], M, N, K, K, N, N};
+        cuco::gemm_bf16_plan pl;
+        bool ok = plan_for(&pl, a, tn, mc) && pl.bn == tn;
+        const __nv_bfloat16 *X[n];  // the per-problem operand: B_i (sharing A) or A_i
+        const unsigned *gate[n];
         for (int i = 0; i < n; ++i) {
-          CK(cudaMemsetAsync(C[i], 0xFF, (size_t)M * N * 2, st));
-          if (i != first) CK(cudaMemsetAsync(Bdst[i], 0xFF, (size_t)K * N * 2, st));  // NaN until copied
+          X[i] = i == first ? (share_b ? Asrc[i] : Bsrc[i]) : (share_b ? Adst[i] : Bdst[i]);
+          gate[i] = i == first ? nullptr : flags + i * chunks;
         }
-        CK(cudaStreamSynchronize(st));
-        spin_us<<<1, 1, 0, c>>>(300);
-        CK(cudaGetLastError());
-        for (int i = 0; i < n; ++i)
-          if (i != first) copy_gated(c, Bdst[i], Bsrc[i], K, N, chunks, gate[i], g.epoch);
-        CK(cuco::gemm_bf16_run_group(&pl, &g, st));
-        sync_or_die(st, 30, "grouped gemm");
-        sync_or_die(c, 30, "gated copies");
-        for (int i = 0; i < n; ++i) {
-          CheckResult cr = check(C[i], R[i], A, Bsrc[i], M, N, K);
-          ok = ok && cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
+        cuco::gemm_bf16_group g;
+        if (ok)
+          CK(cuco::gemm_bf16_group_init(&g, &pl, n, share_b ? X : nullptr, share_b ? nullptr : X, C, gate, chunks,
+                                        first, mc));
+        for (int run = 0; ok && run < 2; ++run) {
+          g.epoch = ++epoch;  // flags only grow: each run's gates open at a new value
+          for (int i = 0; i < n; ++i) {
+            CK(cudaMemsetAsync(C[i], 0xFF, (size_t)M * N * 2, st));
+            if (i != first)  // NaN until copied
+              CK(cudaMemsetAsync(share_b ? Adst[i] : Bdst[i], 0xFF, (size_t)(share_b ? M : N) * K * 2, st));
+          }
+          CK(cudaStreamSynchronize(st));
+          spin_us<<<1, 1, 0, c>>>(300);
+          CK(cudaGetLastError());
+          for (int i = 0; i < n; ++i) {
+            if (i == first) continue;
+            if (share_b)  // K columns of A_i per chunk: a 2-D copy
+              copy_gated_cols(c, Adst[i], Asrc[i], M, K, chunks, gate[i], g.epoch);
+            else
+              copy_gated(c, Bdst[i], Bsrc[i], K, N, chunks, gate[i], g.epoch);
+          }
+          CK(cuco::gemm_bf16_run_group(&pl, &g, st));
+          sync_or_die(st, 30, "grouped gemm");
+          sync_or_die(c, 30, "gated copies");
+          for (int i = 0; i < n; ++i) {
+            CheckResult cr = check(C[i], R[i], share_b ? Asrc[i] : Asrc[first], share_b ? Bsrc[first] : Bsrc[i], M,
+                                   N, K);
+            ok = ok && cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
+          }
         }
+        printf("# feature group of %d sharing %s, tile_n %d, %s CTAs, gated copies in %d chunks, 2 epochs: %s\n", n,
+               share_b ? "B" : "A", tn, mc ? "5" : "all", chunks, ok ? "ok" : "FAIL");
+        if (!ok) g_fail = 1;
       }
-      printf("# feature group of %d, tile_n %d, %s CTAs, gated copies in %d chunks, 2 epochs: %s\n", n, tn,
-             mc ? "5" : "all", chunks, ok ? "ok" : "FAIL");
-      if (!ok) g_fail = 1;
-    }
+  }
   // refusals: chunks not dividing K/64, first out of range, too many problems
   {
-    cuco::gemm_bf16_args a{A, Bsrc[0], C[0], M, N, K, K, N, N};
+    cuco::gemm_bf16_args a{Asrc[0], Bsrc[0], C[0], M, N, K, K, N, N};
     cuco::gemm_bf16_plan pl;
     CK(cuco::gemm_bf16_plan_init(&pl, a, 0));
     const __nv_bfloat16 *B[cuco::kGemmGroupMax + 1];
     __nv_bfloat16 *CC[cuco::kGemmGroupMax + 1];
     for (int i = 0; i <= cuco::kGemmGroupMax; ++i) { B[i] = Bsrc[0]; CC[i] = C[0]; }
     cuco::gemm_bf16_group g;
-    int refused = (cuco::gemm_bf16_group_init(&g, &pl, 2, B, CC, nullptr, 3, 0) == cudaErrorInvalidValue) +
-                  (cuco::gemm_bf16_group_init(&g, &pl, 2, B, CC, nullptr, 1, 2) == cudaErrorInvalidValue) +
-                  (cuco::gemm_bf16_group_init(&g, &pl, cuco::kGemmGroupMax + 1, B, CC, nullptr, 1, 0) ==
+    int refused = (cuco::gemm_bf16_group_init(&g, &pl, 2, nullptr, B, CC, nullptr, 3, 0) == cudaErrorInvalidValue) +
+                  (cuco::gemm_bf16_group_init(&g, &pl, 2, nullptr, B, CC, nullptr, 1, 2) == cudaErrorInvalidValue) +
+                  (cuco::gemm_bf16_group_init(&g, &pl, cuco::kGemmGroupMax + 1, nullptr, B, CC, nullptr, 1, 0) ==
                    cudaErrorInvalidValue);
     printf("# feature group_init refusals: %d/3: %s\n", refused, refused == 3 ? "ok" : "FAIL");
     if (refused != 3) g_fail = 1;
   }
-  CK(cudaFree(A));
   CK(cudaFree(flags));
   for (int i = 0; i < n; ++i) {
-    CK(cudaFree(Bsrc[i])); CK(cudaFree(Bdst[i])); CK(cudaFree(C[i])); CK(cudaFree(R[i]));
+    CK(cudaFree(Asrc[i])); CK(cudaFree(Adst[i])); CK(cudaFree(Bsrc[i])); CK(cudaFree(Bdst[i]));
+    CK(cudaFree(C[i])); CK(cudaFree(R[i]));
   }
   CK(cudaStreamDestroy(c));
 }
@@ -709,7 +741,8 @@ static void run_group_features(cublasHandle_t h, cudaStream_t st) {
 // GEMMs in one grouped launch (B already local), the copy then the grouped
 // GEMM, and the grouped GEMM with the peer problem gated on the copy's chunks.
 static void run_group_timing(cublasHandle_t h, cudaStream_t st, int iters) {
-  const Shape shapes[] = {{2048, 1024, 2048}, {4096, 2048, 4096}};
+  std::vector<Shape> shapes = {{2048, 1024, 2048}, {4096, 2048, 4096}};
+  if (g_shape[0]) shapes = {{g_shape[0], g_shape[1], g_shape[2]}};
   const int widths[] = {256, 128, 64};
   const int chunk_counts[] = {1, 2, 4, 8};
   int ndev = 0, peer = 0, dev = 0, other = 0;
@@ -762,19 +795,19 @@ static void run_group_timing(cublasHandle_t h, cudaStream_t st, int iters) {
       const __nv_bfloat16 *B[2] = {B0, B1};
       __nv_bfloat16 *C[2] = {C0, C1};
       cuco::gemm_bf16_group both;
-      CK(cuco::gemm_bf16_group_init(&both, &pl, 2, B, C, nullptr, 1, 0));
-      const double own = launch_us(st, 5, iters, [&] { CK(cuco::gemm_bf16_run(&pl, st)); });
-      const double two = launch_us(st, 5, iters, [&] { CK(cuco::gemm_bf16_run_group(&pl, &both, st)); });
-      const double serial = launch_us(st, 5, iters, [&] {
+      CK(cuco::gemm_bf16_group_init(&both, &pl, 2, nullptr, B, C, nullptr, 1, 0));
+      const double own = launch_us(st, g_warm, iters, [&] { CK(cuco::gemm_bf16_run(&pl, st)); });
+      const double two = launch_us(st, g_warm, iters, [&] { CK(cuco::gemm_bf16_run_group(&pl, &both, st)); });
+      const double serial = launch_us(st, g_warm, iters, [&] {
         CK(cudaMemcpyAsync(B1, Bp, (size_t)K * N * 2, cudaMemcpyDefault, st));
         CK(cuco::gemm_bf16_run_group(&pl, &both, st));
       });
       for (int ch : chunk_counts) {
         const unsigned *gate[2] = {nullptr, flags};
         cuco::gemm_bf16_group g;
-        CK(cuco::gemm_bf16_group_init(&g, &pl, 2, B, C, gate, ch, 0));
+        CK(cuco::gemm_bf16_group_init(&g, &pl, 2, nullptr, B, C, gate, ch, 0));
         CK(cudaMemsetAsync(C1, 0xFF, (size_t)M * N * 2, st));
-        const double gated = launch_us(st, 5, iters, [&] {
+        const double gated = launch_us(st, g_warm, iters, [&] {
           g.epoch = ++epoch;
           CK(cudaEventRecord(fork, st));
           CK(cudaStreamWaitEvent(c, fork, 0));
@@ -839,7 +872,18 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--push")) push = true;
     else if (!strcmp(argv[i], "--group")) group = true;
     else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
-    else { fprintf(stderr, "usage: %s [--quick] [--sweep] [--push] [--group] [--iters N]\n", argv[0]); return 2; }
+    else if (!strcmp(argv[i], "--warm") && i + 1 < argc) g_warm = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--shape") && i + 3 < argc) {
+      for (int j = 0; j < 3; ++j) g_shape[j] = atoi(argv[++i]);
+    } else {
+      fprintf(stderr, "usage: %s [--quick] [--sweep] [--push] [--group] [--iters N] [--warm N] [--shape M N K]\n",
+              argv[0]);
+      return 2;
+    }
+  }
+  if (iters < 1 || g_warm < 0 || (g_shape[0] && (g_shape[0] % 128 || g_shape[1] % 128 || g_shape[2] % 64))) {
+    fprintf(stderr, "test_gemm: --iters >= 1, --warm >= 0, --shape M N K with M, N multiples of 128, K of 64\n");
+    return 2;
   }
   int dev = 0, major = 0;
   CK(cudaGetDevice(&dev));

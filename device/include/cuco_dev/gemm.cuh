@@ -141,25 +141,30 @@ template <class Sync = gemm_push_no_sync, int Rows = 0> struct gemm_push_epilogu
 /// Most problems one grouped launch computes (gemm_bf16_group).
 constexpr int kGemmGroupMax = 8;
 
-/// Several GEMMs of one shape that share A, in one persistent launch:
-/// C_i = A * B_i for i in [0, n), each B_i and C_i with the plan's ldb and
-/// ldc. Problems are computed whole, one after the other in tile order:
-/// `first`, first + 1, ... (mod n), so the CTAs of the first waves work on
-/// problem `first` while the later ones' B may still be arriving. A problem
-/// whose gate[i] is not null is gated: before the producer loads k-block kb
-/// of one of its tiles it waits until gate[i][c] - epoch >= 0 (as int32)
-/// for chunk c = kb * chunks / kblocks, i.e. until rows [c * K / chunks,
-/// (c + 1) * K / chunks) of B_i are in place. Whoever fills B_i (a copy-engine
-/// memcpy followed by a stream write of the flag, a kernel...) must make the
-/// rows visible before the flag; the producer reads the flag with acquire at
-/// system scope and fences the async proxy before its TMA loads. Built by
-/// gemm_bf16_group_init; a plain value passed as one kernel parameter.
+/// Several GEMMs of one shape in one persistent launch: C_i = A_i * B_i for
+/// i in [0, n), where every A_i may be the plan's A (problems sharing A, e.g.
+/// the column blocks of a column-parallel layer) or every B_i the plan's B
+/// (problems sharing B, e.g. the row shards of a gathered A), with the plan's
+/// lda, ldb and ldc. Problems are computed whole, one after the other in tile
+/// order: `first`, first + 1, ... (mod n), so the CTAs of the first waves work
+/// on problem `first` while the later ones' operands may still be arriving. A
+/// problem whose gate[i] is not null is gated: before the producer loads
+/// k-block kb of one of its tiles it waits until gate[i][c] - epoch >= 0 (as
+/// int32) for chunk c = kb * chunks / kblocks, i.e. until K columns
+/// [c * K / chunks, (c + 1) * K / chunks) of A_i and K rows of B_i are in
+/// place. Whoever fills them (a copy-engine memcpy followed by
+/// gemm_gate_set, a kernel...) must make them visible before the flag; the
+/// producer reads the flag with acquire at system scope and fences the async
+/// proxy before its TMA loads. Built by gemm_bf16_group_init; a plain value
+/// passed as one kernel parameter.
 struct gemm_bf16_group {
-  CUtensorMap tmB[kGemmGroupMax];       ///< B_i: dims {N, K}, box {64, 64}
+  CUtensorMap tmA[kGemmGroupMax];       ///< A_i (per_a): dims {K, M}, box {64, 128}
+  CUtensorMap tmB[kGemmGroupMax];       ///< B_i (per_b): dims {N, K}, box {64, 64}
   __nv_bfloat16 *C[kGemmGroupMax];      ///< C_i, element (0, 0)
-  const unsigned *gate[kGemmGroupMax];  ///< null: B_i is ready at launch
+  const unsigned *gate[kGemmGroupMax];  ///< null: problem i's operands are ready at launch
   unsigned epoch;                       ///< value a gate flag must reach
   int n, first, chunks, ctas;
+  int per_a, per_b;                     ///< 1: problem i reads tmA[i] / tmB[i], 0: the plan's
 };
 
 /// No grouping: the plan's own A, B and C (what gemm_bf16_run launches).
@@ -456,10 +461,15 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
       mbar_init(empty(s), 8);  // lane 0 of each of the 8 consumer warps
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    tma_prefetch_desc(&tmA);
     if constexpr (kGroup) {
-      for (int i = 0; i < grp.n; ++i) tma_prefetch_desc(&grp.tmB[i]);
+      for (int i = 0; i < grp.n; ++i) {
+        if (grp.per_a) tma_prefetch_desc(&grp.tmA[i]);
+        if (grp.per_b) tma_prefetch_desc(&grp.tmB[i]);
+      }
+      if (!grp.per_a) tma_prefetch_desc(&tmA);
+      if (!grp.per_b) tma_prefetch_desc(&tmB);
     } else {
+      tma_prefetch_desc(&tmA);
       tma_prefetch_desc(&tmB);
     }
   }
@@ -478,10 +488,11 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
         int pi, tm, tn;
         coords(t, pi, tm, tn);
         const int m0 = tm * BM, n0 = tn * BN;
-        const CUtensorMap *mB = &tmB;
+        const CUtensorMap *mA = &tmA, *mB = &tmB;
         const unsigned *gate = nullptr;
         if constexpr (kGroup) {
-          mB = &grp.tmB[pi];
+          if (grp.per_a) mA = &grp.tmA[pi];
+          if (grp.per_b) mB = &grp.tmB[pi];
           gate = grp.gate[pi];
         }
         int waited = -1;  // the last gate chunk this tile waited for
@@ -497,7 +508,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           const uint32_t sA = base + stage * CF::kStageBytes;
           const uint32_t sB = sA + CF::kABytes;
           mbar_expect_tx(full(stage), CF::kStageBytes);
-          tma_load_2d(sA, &tmA, full(stage), kb * BK, m0);
+          tma_load_2d(sA, mA, full(stage), kb * BK, m0);
 #pragma unroll
           for (int i = 0; i < BN / 64; ++i)
             tma_load_2d(sB + i * (BK * 64 * 2), mB, full(stage), n0 + 64 * i, kb * BK);
@@ -884,17 +895,19 @@ inline cudaError_t gemm_bf16_run(const gemm_bf16_plan *p, cudaStream_t s) {
 }
 
 /// Builds a grouped launch (see gemm_bf16_group) over n problems of plan p's
-/// shape, tile width and A: problem i multiplies A by B[i] (the plan's ldb)
-/// into C[i] (the plan's ldc); gate[i] null or a device array of `chunks`
-/// flags; computed in the order first, first + 1, ... (mod n) on
+/// shape and tile width: problem i multiplies A[i] (or the plan's A when A is
+/// null) by B[i] (or the plan's B when B is null) into C[i], with the plan's
+/// lda, ldb and ldc; gate null, or gate[i] null or a device array of
+/// `chunks` flags; computed in the order first, first + 1, ... (mod n) on
 /// min(SMs, n x tiles, max_ctas) CTAs (0 = no cap). chunks must divide
 /// K / 64. Narrow the plan (gemm_bf16_plan_narrow) before, not after.
 /// Host-only. Returns cudaErrorInvalidValue for arguments outside these
-/// rules, like gemm_bf16_plan_init for B and C alignment.
+/// rules, with gemm_bf16_plan_init's alignment rules for A, B and C.
 inline cudaError_t gemm_bf16_group_init(gemm_bf16_group *g, const gemm_bf16_plan *p, int n,
-                                        const __nv_bfloat16 *const *B, __nv_bfloat16 *const *C,
-                                        const unsigned *const *gate, int chunks, int first, int max_ctas = 0) {
-  if (!g || !p || !B || !C || n < 1 || n > kGemmGroupMax || first < 0 || first >= n || max_ctas < 0)
+                                        const __nv_bfloat16 *const *A, const __nv_bfloat16 *const *B,
+                                        __nv_bfloat16 *const *C, const unsigned *const *gate, int chunks, int first,
+                                        int max_ctas = 0) {
+  if (!g || !p || !C || n < 1 || n > kGemmGroupMax || first < 0 || first >= n || max_ctas < 0)
     return cudaErrorInvalidValue;
   const int kblocks = p->K / gemm_detail::BK;
   if (chunks < 1 || kblocks % chunks) return cudaErrorInvalidValue;
@@ -902,10 +915,14 @@ inline cudaError_t gemm_bf16_group_init(gemm_bf16_group *g, const gemm_bf16_plan
   cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->device);
   if (e != cudaSuccess) return e;
   memset(g, 0, sizeof(*g));
+  g->per_a = A != nullptr;
+  g->per_b = B != nullptr;
   for (int i = 0; i < n; ++i) {
-    if (!B[i] || !C[i] || (reinterpret_cast<uintptr_t>(B[i]) & 15) || (reinterpret_cast<uintptr_t>(C[i]) & 3))
-      return cudaErrorInvalidValue;
-    if ((e = gemm_detail::encode_2d(&g->tmB[i], B[i], p->N, p->K, p->ldb, 64, 64)) != cudaSuccess) return e;
+    if (!C[i] || (reinterpret_cast<uintptr_t>(C[i]) & 3)) return cudaErrorInvalidValue;
+    if (A && (!A[i] || (reinterpret_cast<uintptr_t>(A[i]) & 15))) return cudaErrorInvalidValue;
+    if (B && (!B[i] || (reinterpret_cast<uintptr_t>(B[i]) & 15))) return cudaErrorInvalidValue;
+    if (A && (e = gemm_detail::encode_2d(&g->tmA[i], A[i], p->K, p->M, p->lda, 64, 128)) != cudaSuccess) return e;
+    if (B && (e = gemm_detail::encode_2d(&g->tmB[i], B[i], p->N, p->K, p->ldb, 64, 64)) != cudaSuccess) return e;
     g->C[i] = C[i];
     g->gate[i] = gate ? gate[i] : nullptr;
   }
@@ -917,13 +934,6 @@ inline cudaError_t gemm_bf16_group_init(gemm_bf16_group *g, const gemm_bf16_plan
   g->ctas = tiles < sms ? (int)tiles : sms;
   if (max_ctas > 0 && max_ctas < g->ctas) g->ctas = max_ctas;
   return cudaSuccess;
-}
-
-/// Points problem i of a grouped launch at a new B (same shape and ldb).
-inline cudaError_t gemm_bf16_group_set_B(gemm_bf16_group *g, const gemm_bf16_plan *p, int i,
-                                         const __nv_bfloat16 *B) {
-  if (!g || !p || i < 0 || i >= g->n || !B || (reinterpret_cast<uintptr_t>(B) & 15)) return cudaErrorInvalidValue;
-  return gemm_detail::encode_2d(&g->tmB[i], B, p->N, p->K, p->ldb, 64, 64);
 }
 
 /// Enqueues on stream s: set gate flag *flag = v once all work before it on s

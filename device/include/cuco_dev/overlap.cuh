@@ -358,6 +358,8 @@ template <class Epi> static inline int overlap_preload(const cuco_ctx *ctx)
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<128, Epi>), ctx);
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<256, gemm_no_epilogue>), ctx);
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<128, gemm_no_epilogue>), ctx);
+	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<64, Epi>), ctx);
+	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<64, gemm_no_epilogue>), ctx);
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, overlap_barrier_kernel), ctx);
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, overlap_probe_kernel), ctx);
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, overlap_push_kernel), ctx);
