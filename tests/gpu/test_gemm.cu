@@ -4,10 +4,11 @@
 //   test_gemm            full table (correctness + timing of every shape)
 //   test_gemm --quick    correctness only, small/medium shapes
 //   test_gemm --sweep    timing of the tile-order group size per shape
-//   test_gemm --group    grouped launches (problems sharing A, some gated on
-//                        flags their copies set): correct C for every problem,
-//                        then the own GEMM alone vs own + peer's problem with
-//                        the peer's B pulled from GPU 1 by the copy engine
+//   test_gemm --group    grouped launches (problems sharing A or B, some gated
+//                        on flags their copies set): correct C for every
+//                        problem, then the own GEMM alone vs own + peer's
+//                        problem, its operand pulled from GPU 1 by the copy
+//                        engine
 //   test_gemm --push     the bulk-copy push epilogue per tile width and
 //                        staging round: correct copies (local, and to GPU 1
 //                        when it is a peer), then GEMM alone vs GEMM + push
@@ -735,16 +736,21 @@ static void run_group_features(cublasHandle_t h, cudaStream_t st) {
   CK(cudaStreamDestroy(c));
 }
 
-// --group: one rank of gemm_allgather computing its peer's block too, from the
-// peer's B pulled over NVLink by the copy engine (GPU 1's memory; local when
-// it is not a peer). Per tile width and chunk count: the own GEMM alone, both
-// GEMMs in one grouped launch (B already local), the copy then the grouped
-// GEMM, and the grouped GEMM with the peer problem gated on the copy's chunks.
+// --group: one rank computing two problems of one grouped launch, the second
+// one's operand pulled from GPU 1 (over NVLink when it is a peer) by the
+// copy engine. Sharing A: gemm_allgather's rank computing its peer's block
+// too from the peer's B. Sharing B: allgather_gemm's fused consumer, the
+// peer's rows of A. Per tile width and chunk count: the own GEMM alone, both
+// problems as two launches and as one grouped launch (operand already
+// local), the copy then the grouped launch, and the grouped launch with the
+// peer's problem gated on the copy's chunks.
 static void run_group_timing(cublasHandle_t h, cudaStream_t st, int iters) {
-  std::vector<Shape> shapes = {{2048, 1024, 2048}, {4096, 2048, 4096}};
-  if (g_shape[0]) shapes = {{g_shape[0], g_shape[1], g_shape[2]}};
+  struct Case { Shape sh; int share_b; };
+  std::vector<Case> cases = {{{2048, 1024, 2048}, 0}, {{4096, 2048, 4096}, 0}, {{2048, 4096, 4096}, 1},
+                             {{4096, 8192, 8192}, 1}};
+  if (g_shape[0]) cases = {{{g_shape[0], g_shape[1], g_shape[2]}, 0}, {{g_shape[0], g_shape[1], g_shape[2]}, 1}};
   const int widths[] = {256, 128, 64};
-  const int chunk_counts[] = {1, 2, 4, 8};
+  const int chunk_counts[] = {1, 4, 8};
   int ndev = 0, peer = 0, dev = 0, other = 0;
   CK(cudaGetDeviceCount(&ndev));
   CK(cudaGetDevice(&dev));
@@ -762,72 +768,85 @@ static void run_group_timing(cublasHandle_t h, cudaStream_t st, int iters) {
   cudaEvent_t fork, join;
   CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
   CK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
-  printf("# group timing: median of %d launches (CUDA events), 5 warm-up; peer B on GPU %d: %s\n", iters, other,
-         peer ? "yes" : "no (local copy)");
-  printf("#     M      N      K tile_n chunks  ctas  own_us  both_us  copy+both_us  gated_us  status\n");
+  printf("# group timing: median of %d launches (CUDA events), %d warm-up; peer operand on GPU %d: %s\n", iters,
+         g_warm, other, peer ? "yes" : "no (local copy)");
+  printf("#     M      N      K share tile_n chunks ctas  own_us  2launch_us  group_us  copy+group_us  gated_us  "
+         "status\n");
   unsigned epoch = 0;
-  for (const Shape &sh : shapes) {
-    const int M = sh.M, N = sh.N, K = sh.K;
-    __nv_bfloat16 *A, *B0, *B1, *Bp, *C0, *C1, *R1;
+  for (const Case &cs : cases) {
+    const int M = cs.sh.M, N = cs.sh.N, K = cs.sh.K, sb = cs.share_b;
+    const size_t xn = sb ? (size_t)M * K : (size_t)K * N;  // elements of the per-problem operand
+    __nv_bfloat16 *A, *B, *X1, *Xp, *C0, *C1, *R1;
     unsigned *flags;
     CK(cudaMalloc(&A, (size_t)M * K * 2));
-    CK(cudaMalloc(&B0, (size_t)K * N * 2));
-    CK(cudaMalloc(&B1, (size_t)K * N * 2));
+    CK(cudaMalloc(&B, (size_t)K * N * 2));
+    CK(cudaMalloc(&X1, xn * 2));
     CK(cudaMalloc(&C0, (size_t)M * N * 2));
     CK(cudaMalloc(&C1, (size_t)M * N * 2));
     CK(cudaMalloc(&R1, (size_t)M * N * 2));
     CK(cudaMalloc(&flags, 64 * sizeof(unsigned)));
     CK(cudaMemset(flags, 0, 64 * sizeof(unsigned)));
     if (peer) CK(cudaSetDevice(other));
-    CK(cudaMalloc(&Bp, (size_t)K * N * 2));
-    fill_rand<<<1024, 256>>>(Bp, (size_t)K * N, 62);
+    CK(cudaMalloc(&Xp, xn * 2));
+    fill_rand<<<1024, 256>>>(Xp, xn, 62);
     CK(cudaDeviceSynchronize());
     if (peer) CK(cudaSetDevice(dev));
     fill_rand<<<1024, 256, 0, st>>>(A, (size_t)M * K, 60);
-    fill_rand<<<1024, 256, 0, st>>>(B0, (size_t)K * N, 61);
+    fill_rand<<<1024, 256, 0, st>>>(B, (size_t)K * N, 61);
     CK(cudaGetLastError());
-    CK(cudaMemcpyAsync(B1, Bp, (size_t)K * N * 2, cudaMemcpyDefault, st));
-    cublas_ref(h, A, B1, R1, M, N, K, st);
-    cuco::gemm_bf16_args a{A, B0, C0, M, N, K, K, N, N};
+    CK(cudaMemcpyAsync(X1, Xp, xn * 2, cudaMemcpyDefault, st));
+    const __nv_bfloat16 *A1 = sb ? X1 : A, *B1 = sb ? B : X1;  // problem 1's operands
+    cublas_ref(h, A1, B1, R1, M, N, K, st);
+    auto copy = [&](int ch, unsigned v) {
+      if (sb) copy_gated_cols(c, X1, Xp, M, K, ch, flags, v);
+      else copy_gated(c, X1, Xp, K, N, ch, flags, v);
+    };
+    cuco::gemm_bf16_args a{A, B, C0, M, N, K, K, N, N};
     for (int tn : widths) {
-      cuco::gemm_bf16_plan pl;
+      cuco::gemm_bf16_plan pl, pl1;
       if (!plan_for(&pl, a, tn, 0) || pl.bn != tn) continue;
-      const __nv_bfloat16 *B[2] = {B0, B1};
+      cuco::gemm_bf16_args a1{A1, B1, C1, M, N, K, K, N, N};
+      if (!plan_for(&pl1, a1, tn, 0)) continue;
+      const __nv_bfloat16 *X[2] = {sb ? A : B, X1};
       __nv_bfloat16 *C[2] = {C0, C1};
       cuco::gemm_bf16_group both;
-      CK(cuco::gemm_bf16_group_init(&both, &pl, 2, nullptr, B, C, nullptr, 1, 0));
+      CK(cuco::gemm_bf16_group_init(&both, &pl, 2, sb ? X : nullptr, sb ? nullptr : X, C, nullptr, 1, 0));
       const double own = launch_us(st, g_warm, iters, [&] { CK(cuco::gemm_bf16_run(&pl, st)); });
+      const double two_launch = launch_us(st, g_warm, iters, [&] {
+        CK(cuco::gemm_bf16_run(&pl, st));
+        CK(cuco::gemm_bf16_run(&pl1, st));
+      });
       const double two = launch_us(st, g_warm, iters, [&] { CK(cuco::gemm_bf16_run_group(&pl, &both, st)); });
       const double serial = launch_us(st, g_warm, iters, [&] {
-        CK(cudaMemcpyAsync(B1, Bp, (size_t)K * N * 2, cudaMemcpyDefault, st));
+        CK(cudaMemcpyAsync(X1, Xp, xn * 2, cudaMemcpyDefault, st));
         CK(cuco::gemm_bf16_run_group(&pl, &both, st));
       });
       for (int ch : chunk_counts) {
         const unsigned *gate[2] = {nullptr, flags};
         cuco::gemm_bf16_group g;
-        CK(cuco::gemm_bf16_group_init(&g, &pl, 2, nullptr, B, C, gate, ch, 0));
+        CK(cuco::gemm_bf16_group_init(&g, &pl, 2, sb ? X : nullptr, sb ? nullptr : X, C, gate, ch, 0));
         CK(cudaMemsetAsync(C1, 0xFF, (size_t)M * N * 2, st));
         const double gated = launch_us(st, g_warm, iters, [&] {
           g.epoch = ++epoch;
           CK(cudaEventRecord(fork, st));
           CK(cudaStreamWaitEvent(c, fork, 0));
-          copy_gated(c, B1, Bp, K, N, ch, flags, g.epoch);
+          copy(ch, g.epoch);
           CK(cuco::gemm_bf16_run_group(&pl, &g, st));
           CK(cudaEventRecord(join, c));
           CK(cudaStreamWaitEvent(st, join, 0));
         });
-        CheckResult cr = check(C1, R1, A, B1, M, N, K);
+        CheckResult cr = check(C1, R1, A1, B1, M, N, K);
         const bool ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
-        printf("%7d %6d %6d %6d %6d %5d %7.1f %8.1f %13.1f %9.1f  %s\n", M, N, K, tn, ch, g.ctas, own, two, serial,
-               gated, ok ? "ok" : "FAIL");
+        printf("%7d %6d %6d     %c %6d %6d %4d %7.1f %11.1f %9.1f %14.1f %9.1f  %s\n", M, N, K, sb ? 'B' : 'A', tn,
+               ch, g.ctas, own, two_launch, two, serial, gated, ok ? "ok" : "FAIL");
         fflush(stdout);
         if (!ok) g_fail = 1;
       }
     }
-    CK(cudaFree(A)); CK(cudaFree(B0)); CK(cudaFree(B1)); CK(cudaFree(C0)); CK(cudaFree(C1)); CK(cudaFree(R1));
+    CK(cudaFree(A)); CK(cudaFree(B)); CK(cudaFree(X1)); CK(cudaFree(C0)); CK(cudaFree(C1)); CK(cudaFree(R1));
     CK(cudaFree(flags));
     if (peer) CK(cudaSetDevice(other));
-    CK(cudaFree(Bp));
+    CK(cudaFree(Xp));
     if (peer) CK(cudaSetDevice(dev));
   }
   CK(cudaEventDestroy(fork));

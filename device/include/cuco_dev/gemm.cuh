@@ -138,8 +138,10 @@ template <class Sync = gemm_push_no_sync, int Rows = 0> struct gemm_push_epilogu
   __device__ void operator()(int, int, int, int) const {}
 };
 
-/// Most problems one grouped launch computes (gemm_bf16_group).
+/// Most problems one grouped launch computes (gemm_bf16_group), and most
+/// gate chunks per problem.
 constexpr int kGemmGroupMax = 8;
+constexpr int kGemmGateChunksMax = 64;
 
 /// Several GEMMs of one shape in one persistent launch: C_i = A_i * B_i for
 /// i in [0, n), where every A_i may be the plan's A (problems sharing A, e.g.
@@ -394,15 +396,22 @@ __device__ __forceinline__ void group_coords(int t, const kparams &p, const gemm
 }
 __device__ __forceinline__ __nv_bfloat16 *grp_c(const gemm_bf16_group &g, int i) { return g.C[i]; }
 __device__ __forceinline__ __nv_bfloat16 *grp_c(const gemm_no_group &, int) { return nullptr; }
-// A gated problem's producer waits here until chunk flag f reaches v.
-__device__ __forceinline__ void gate_wait(const unsigned *f, unsigned v) {
-  for (;;) {
-    unsigned x;
-    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(x) : "l"(f) : "memory");
-    if ((int)(x - v) >= 0) break;
-    __nanosleep(64);
-  }
-  asm volatile("fence.proxy.async.global;" ::: "memory");  // B's rows, before the TMA reads them
+// Gate chunk flag f has reached v (acquire: what was written before it is visible).
+__device__ __forceinline__ bool gate_open(const unsigned *f, unsigned v) {
+  unsigned x;
+  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(x) : "l"(f) : "memory");
+  return (int)(x - v) >= 0;
+}
+// A gated problem's producer, at chunk c of flags f not yet seen open: waits
+// for it, takes every later chunk already open in the same go, and fences the
+// async proxy once, before the TMA reads what the flags published.
+__device__ __forceinline__ uint64_t gate_wait(const unsigned *f, int c, int chunks, unsigned v, uint64_t open) {
+  while (!gate_open(f + c, v)) __nanosleep(64);
+  open |= 1ull << c;
+  for (int j = c + 1; j < chunks; ++j)
+    if (!((open >> j) & 1u) && gate_open(f + j, v)) open |= 1ull << j;
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+  return open;
 }
 
 template <int BN>
@@ -484,6 +493,9 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0;
+      // gate chunks this CTA has seen open, per problem: flags only grow during a
+      // launch, so each is waited for (and the async proxy fenced) once per CTA
+      uint64_t open[kGroup ? kGemmGroupMax : 1] = {};
       for (int t = blockIdx.x; t < p.tiles; t += gridDim.x) {
         int pi, tm, tn;
         coords(t, pi, tm, tn);
@@ -495,14 +507,10 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           if (grp.per_b) mB = &grp.tmB[pi];
           gate = grp.gate[pi];
         }
-        int waited = -1;  // the last gate chunk this tile waited for
         for (int kb = 0; kb < p.kblocks; ++kb) {
           if constexpr (kGroup) {
             const int c = kb * grp.chunks / p.kblocks;
-            if (gate && c != waited) {
-              gate_wait(gate + c, grp.epoch);
-              waited = c;
-            }
+            if (gate && !((open[pi] >> c) & 1u)) open[pi] = gate_wait(gate, c, grp.chunks, grp.epoch, open[pi]);
           }
           mbar_wait(empty(stage), phase ^ 1u);
           const uint32_t sA = base + stage * CF::kStageBytes;
@@ -900,7 +908,7 @@ inline cudaError_t gemm_bf16_run(const gemm_bf16_plan *p, cudaStream_t s) {
 /// lda, ldb and ldc; gate null, or gate[i] null or a device array of
 /// `chunks` flags; computed in the order first, first + 1, ... (mod n) on
 /// min(SMs, n x tiles, max_ctas) CTAs (0 = no cap). chunks must divide
-/// K / 64. Narrow the plan (gemm_bf16_plan_narrow) before, not after.
+/// K / 64 and be at most kGemmGateChunksMax. Narrow the plan (gemm_bf16_plan_narrow) before, not after.
 /// Host-only. Returns cudaErrorInvalidValue for arguments outside these
 /// rules, with gemm_bf16_plan_init's alignment rules for A, B and C.
 inline cudaError_t gemm_bf16_group_init(gemm_bf16_group *g, const gemm_bf16_plan *p, int n,
@@ -910,7 +918,7 @@ inline cudaError_t gemm_bf16_group_init(gemm_bf16_group *g, const gemm_bf16_plan
   if (!g || !p || !C || n < 1 || n > kGemmGroupMax || first < 0 || first >= n || max_ctas < 0)
     return cudaErrorInvalidValue;
   const int kblocks = p->K / gemm_detail::BK;
-  if (chunks < 1 || kblocks % chunks) return cudaErrorInvalidValue;
+  if (chunks < 1 || chunks > kGemmGateChunksMax || kblocks % chunks) return cudaErrorInvalidValue;
   int sms = 0;
   cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->device);
   if (e != cudaSuccess) return e;
@@ -956,9 +964,10 @@ inline cudaError_t gemm_gate_set(cudaStream_t s, const unsigned *flag, unsigned 
 }
 
 /// Launches a grouped GEMM on stream s (asynchronous; graph-capturable).
-/// Its gated problems wait on the GPU for their flags, so whatever sets them
-/// must be able to run beside it (the copy engine, another stream's kernel on
-/// SMs the grid leaves free: max_ctas), or the launch never finishes.
+/// Its gated problems wait on the GPU for their flags, so whatever sets them,
+/// and every kernel queued before that on its stream, must be able to run
+/// beside it: the copy engine and stream memory operations need no SM, any
+/// kernel does, so leave SMs free (max_ctas) or the launch never finishes.
 inline cudaError_t gemm_bf16_run_group(const gemm_bf16_plan *p, const gemm_bf16_group *g, cudaStream_t s) {
   if (!p || !g || p->tiles_m <= 0 || p->tiles_n <= 0 || g->n < 1 || g->ctas <= 0) return cudaErrorInvalidValue;
   if (p->bn == 256) return gemm_detail::launch<256>(p, s, gemm_no_epilogue{}, *g);
