@@ -5,6 +5,7 @@
 # sync), compile each for sm_90a with ptxas verbose, and fail on ptxas's C7510
 # ("wgmma.mma_async instructions are serialized"), which a call anywhere in the
 # kernel (a printf, say) causes and which cost 14 % at 8192^3 when it slipped in.
+# The same for allgather_gemm's fused consumers (the grouped, gated GEMM).
 # Also checks that the realised bulk-copy programs define what their knobs say,
 # the pipeline depth each tile width keeps beside the push's staging rows, and
 # the width tile_n 0 picks per shape.
@@ -35,6 +36,22 @@ for v in sequential_lsa_n128 fused_producer specialized fused_producer_tma fused
 	if grep -q C7510 "$tmp/$v.log"; then
 		echo "devlib_wgmma: $v: ptxas serialises the wgmma pipeline:"
 		grep C7510 "$tmp/$v.log" | head -3
+		fail=1
+	fi
+done
+# allgather_gemm's fused consumers: the grouped, gated GEMM (copy engine and
+# LSA pull kernel), whose producer polls flags between its TMA loads
+for v in fused_consumer_ce fused_consumer; do
+	"$cuco" realize allgather_gemm --directive-file "workloads/allgather_gemm/variants/$v.json" \
+		-o "$tmp/ag_$v.cu" >/dev/null
+	"$nvcc" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Idevice/include -Iinclude \
+		"${inc[@]}" -Xptxas -v -c "$tmp/ag_$v.cu" -o "$tmp/ag_$v.o" >"$tmp/ag_$v.log" 2>&1 ||
+		{ echo "devlib_wgmma: allgather_gemm $v does not compile:"; tail -20 "$tmp/ag_$v.log"; fail=1; continue; }
+	grep -q 'gemm_bf16_kernel.*gemm_bf16_group' "$tmp/ag_$v.log" ||
+		{ echo "devlib_wgmma: allgather_gemm $v: no grouped GEMM kernel in ptxas's report"; fail=1; }
+	if grep -q C7510 "$tmp/ag_$v.log"; then
+		echo "devlib_wgmma: allgather_gemm $v: ptxas serialises the wgmma pipeline:"
+		grep C7510 "$tmp/ag_$v.log" | head -3
 		fail=1
 	fi
 done
