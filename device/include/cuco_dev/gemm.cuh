@@ -444,7 +444,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
   constexpr bool kGroup = std::is_same<Grp, gemm_bf16_group>::value;
   constexpr bool kPush = is_push_t<Epi>::value;
   static_assert(!(kGroup && kPush), "a grouped launch has no push epilogue");
-  // tile t -> (problem i, tm, tn); problem i's B map, gate and C
+  // tile t -> (problem i, tm, tn): the problem picks its A or B map, gate and C
   auto coords = [&](int t, int &i, int &tm, int &tn) {
     if constexpr (kGroup) group_coords(t, p, grp, i, tm, tn);
     else { i = 0; tile_coords(t, p, tm, tn); }
