@@ -8,7 +8,7 @@
 # The same for allgather_gemm's fused consumers (the grouped, gated GEMM).
 # Also checks that the realised bulk-copy programs define what their knobs say,
 # the pipeline depth each tile width keeps beside the push's staging rows, and
-# the width tile_n 0 picks per shape.
+# the width tile_n 0 picks per shape (both rules).
 # Usage: bash tests/devlib_wgmma.sh CUCO   (CUCO_HOME = repo root)
 set -euo pipefail
 cuco="$1"
@@ -94,6 +94,12 @@ static_assert(cuco::overlap_auto_tile_n(256, 128 * 8, 132) == 256, "16384x4096x8
 static_assert(cuco::overlap_auto_tile_n(256, 32 * 32, 132) == 256, "4096x16384x4096: 8 waves");
 static_assert(cuco::overlap_auto_tile_n(256, 4 * 132, 132) == 256, "exactly 4 waves keeps 256");
 static_assert(cuco::overlap_auto_tile_n(128, 8, 8) == 128, "a 128-column plan stays");
+// allgather_gemm (no per-tile push): 128 only where 256-column tiles idle half the SMs
+static_assert(cuco::overlap_auto_tile_n_plain(256, 8 * 8, 132) == 128, "2048^3, one shard: 64 tiles");
+static_assert(cuco::overlap_auto_tile_n_plain(256, 2 * 8 * 8, 131) == 256, "2048^3, both shards in one launch");
+static_assert(cuco::overlap_auto_tile_n_plain(256, 16 * 16, 132) == 256, "4096^3, one shard: 2 waves");
+static_assert(cuco::overlap_auto_tile_n_plain(256, 66, 132) == 128, "exactly half the SMs narrows");
+static_assert(cuco::overlap_auto_tile_n_plain(128, 8, 132) == 128, "a 128-column plan stays");
 int main() { return 0; }
 EOF
 "$nvcc" -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Idevice/include -Iinclude "${inc[@]}" \
