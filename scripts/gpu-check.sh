@@ -4,7 +4,8 @@
 # the harness's failure modes, the mpirun launch path, and the benchmark.
 # Usage: scripts/gpu-check.sh [quick|full|bench|slowpath] [OUTDIR]
 # bench is full's benchmark alone; full and bench read VARIANTS (names under workloads/gemm_allgather/variants); slowpath
-# reads SHAPES ('--shape 4096 --shape 8192'), EVOLVE_SHAPE, EVOLVE_EVALS (or EVOLVE_MINUTES),
+# reads SHAPES ('--shape 4096 --shape 8192'), EVOLVE_WORKLOAD (gemm_allgather),
+# EVOLVE_SHAPE, EVOLVE_EVALS (or EVOLVE_MINUTES),
 # EVOLVE_GENERATIONS, EVOLVE_EXTRA (more evolve flags), SKIP_AG and SKIP_BENCH
 # from the environment. BENCH_EXTRA goes to every cuco bench (e.g. '--timing
 # burst'), TORCH_TIMING to the PyTorch peers (barrier, sustained or burst).
@@ -95,8 +96,9 @@ elif [ "$mode" = slowpath ]; then
 	done
 	[ -n "${SKIP_AG:-}" ] || step bench_allgather_gemm $B/cuco bench allgather_gemm ${SHAPES:+$SHAPES} ${BENCH_EXTRA:-} --json "$out/bench-allgather_gemm.json" "${progs[@]}"
 	[ -n "${SKIP_AG:-}" ] || step torch_async_tp timeout 300 python3 bench/torch_async_tp.py ${SHAPES:+$SHAPES} --timing ${TORCH_TIMING:-barrier} --json "$out/torch-async-tp.json"
-	[ -n "${SKIP_BENCH:-}" ] || step bench_evolve_shape $B/cuco bench gemm_allgather --shape ${EVOLVE_SHAPE:-4096} ${BENCH_EXTRA:-} --json "$out/bench-gemm_allgather.json"
-	step evolve timeout ${EVOLVE_TIMEOUT:-400} $B/cuco evolve gemm_allgather --shape ${EVOLVE_SHAPE:-4096} \
+	EW=${EVOLVE_WORKLOAD:-gemm_allgather}
+	[ -n "${SKIP_BENCH:-}" ] || step bench_evolve_shape $B/cuco bench $EW --shape ${EVOLVE_SHAPE:-4096} ${BENCH_EXTRA:-} --json "$out/bench-$EW.json"
+	step evolve timeout ${EVOLVE_TIMEOUT:-400} $B/cuco evolve $EW --shape ${EVOLVE_SHAPE:-4096} \
 		$([ -n "${EVOLVE_MINUTES:-}" ] && echo "--budget-minutes $EVOLVE_MINUTES" || echo "--budget-evals ${EVOLVE_EVALS:-12}") --generations ${EVOLVE_GENERATIONS:-20} ${EVOLVE_EXTRA:-}
 	run=$($B/cuco show runs 2>/dev/null | awk '$3 == "evolve" {r=$2} END {print r}')
 	step report $B/cuco report "${run:-1}" -o "$out/report"
