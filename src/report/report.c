@@ -676,6 +676,15 @@ static void axes(struct cuco_strbuf *h, const struct chart *c, const char *xlabe
 	                 ylabel);
 }
 
+/* Evaluation i counts for island k: correct, and of a program of island k or of none
+   (the seed belongs to every island). */
+static int on_island(struct report *r, int i, int k)
+{
+	struct prog *p = find_prog(r, r->evs[i].program_id);
+
+	return p && r->evs[i].ok && (p->island < 0 || p->island == k);
+}
+
 /* Best latency so far per island over the run's evaluations; one polyline per island. */
 static void island_chart(struct report *r, struct cuco_strbuf *h, struct cuco_strbuf *md)
 {
@@ -689,11 +698,19 @@ static void island_chart(struct report *r, struct cuco_strbuf *h, struct cuco_st
 			nisl = (int)r->progs[i].island + 1;
 	for (int k = 0; k < MAX_ISLANDS; k++)
 		best[k] = INFINITY;
-	for (int i = 0; i < r->nevs; i++)
-		if (r->evs[i].ok) {
-			lo = fmin(lo, r->evs[i].median_us);
-			hi = fmax(hi, r->evs[i].median_us);
-		}
+	/* The y axis spans the curves, not every evaluation: a curve starts at its island's
+	   first correct latency and only falls, so one slow candidate later on must not
+	   flatten them all against the floor. */
+	for (int k = 0; k < nisl; k++) {
+		int first = 1;
+		for (int i = 0; i < r->nevs; i++)
+			if (on_island(r, i, k)) {
+				if (first)
+					hi = fmax(hi, r->evs[i].median_us);
+				first = 0;
+				lo = fmin(lo, r->evs[i].median_us);
+			}
+	}
 	cuco_strbuf_adds(h, "<h2>Best latency per island</h2>\n");
 	cuco_strbuf_adds(md, "## Best latency per island\n\n");
 	if (!nisl || !isfinite(lo)) {
@@ -720,9 +737,7 @@ static void island_chart(struct report *r, struct cuco_strbuf *h, struct cuco_st
 		int first = 0, at = 0;
 		best[k] = INFINITY;
 		for (int i = 0; i < r->nevs; i++) {
-			struct prog *p = find_prog(r, r->evs[i].program_id);
-			/* Programs without an island (the seed) belong to every island. */
-			if (!p || !r->evs[i].ok || (p->island >= 0 && p->island != k))
+			if (!on_island(r, i, k))
 				continue;
 			if (r->evs[i].median_us < best[k]) {
 				if (isfinite(best[k]))

@@ -311,6 +311,49 @@ static void test_report_shapes(void **state)
 	fake_release(&f);
 }
 
+/* The island chart's y axis spans the best-so-far curves: a correct but very slow
+   candidate evaluated late must not stretch it (a real run's chart went flat that way). */
+static void test_report_island_axis(void **state)
+{
+	struct cuco_design_space ds;
+	struct cuco_store *s = NULL;
+	struct cuco_eval_rec e;
+	struct cuco_err err;
+	struct cuco_strbuf h = CUCO_STRBUF_INIT, m = CUCO_STRBUF_INIT;
+	char path[128];
+	int64_t run, best_id, id = 0;
+	double best_us;
+
+	(void)state;
+	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &ds, &err), CUCO_OK);
+	snprintf(path, sizeof(path), "%s/report-axis.db", dir);
+	remove(path);
+	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
+	run = fixture(s, &ds, &best_id, &best_us);
+	assert_int_equal(cuco_report_build(s, run, &h, &m, &err), CUCO_OK);
+	assert_null(strstr(h.buf, ">4e+06<"));
+	cuco_strbuf_reset(&h);
+	cuco_strbuf_reset(&m);
+	cuco_eval_rec_init(&e);
+	e.program_id = best_id;
+	e.run_id = run;
+	e.shape = "small";
+	e.stage_reached = "bench";
+	e.status = "ok";
+	e.median_us = 5e6;
+	e.fitness = 1000.0 / e.median_us;
+	assert_int_equal(cuco_store_eval_add(s, &e, &id, &err), CUCO_OK);
+	assert_int_equal(cuco_report_build(s, run, &h, &m, &err), CUCO_OK);
+	/* the slow evaluation is in the run, but no y tick reaches toward 5e6 us */
+	assert_int_equal(count(h.buf, "<polyline class=\"island\""), 3);
+	assert_null(strstr(h.buf, "e+06<"));
+	assert_null(strstr(h.buf, ">1e+06<"));
+	cuco_store_close(s);
+	cuco_design_space_release(&ds);
+	cuco_strbuf_release(&h);
+	cuco_strbuf_release(&m);
+}
+
 static void test_report_fixture(void **state)
 {
 	struct cuco_design_space ds;
@@ -682,6 +725,7 @@ int main(void)
 	    cmocka_unit_test(test_sanitizer_verdict),
 	    cmocka_unit_test(test_wrapper_argv),
 	    cmocka_unit_test(test_report_fixture),
+	    cmocka_unit_test(test_report_island_axis),
 	    cmocka_unit_test(test_report_shapes),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
