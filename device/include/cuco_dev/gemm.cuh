@@ -369,7 +369,7 @@ __device__ __forceinline__ void wgmma_m64n64k16_ss_tb(float (&d)[32], uint64_t d
 // Order: groups of `group_m` tile rows; inside a group, column-major over
 // (row-in-group, tile column), so the CTAs running at one time share a band
 // of A rows and a band of B columns in L2.
-__device__ __forceinline__ void tile_coords_in(int t, const kparams &p, int &tm, int &tn) {
+__host__ __device__ __forceinline__ void tile_coords_in(int t, const kparams &p, int &tm, int &tn) {
   const int per_group = p.group_m * p.tiles_n;
   const int g = t / per_group;
   const int first_m = g * p.group_m;
@@ -379,15 +379,16 @@ __device__ __forceinline__ void tile_coords_in(int t, const kparams &p, int &tm,
   tm = first_m + r % gsz;
   tn = r / gsz;
 }
-__device__ __forceinline__ void tile_coords(int t, const kparams &p, int &tm, int &tn) {
+__host__ __device__ __forceinline__ void tile_coords(int t, const kparams &p, int &tm, int &tn) {
   t += p.start_tile;
   if (t >= p.tiles) t -= p.tiles;
   tile_coords_in(t, p, tm, tn);
 }
 // Grouped launch: linear tile t -> (problem, tm, tn); problems whole, in the
-// order first, first + 1, ... (mod n), each in the order above.
-__device__ __forceinline__ void group_coords(int t, const kparams &p, const gemm_bf16_group &g, int &i, int &tm,
-                                             int &tn) {
+// order first, first + 1, ... (mod n), each in the order above. (Host too:
+// tests/devlib_group.sh checks the order.)
+__host__ __device__ __forceinline__ void group_coords(int t, const kparams &p, const gemm_bf16_group &g, int &i,
+                                                      int &tm, int &tn) {
   const int per = p.tiles_m * p.tiles_n;
   const int j = t / per;
   i = g.first + j;
@@ -396,6 +397,9 @@ __device__ __forceinline__ void group_coords(int t, const kparams &p, const gemm
 }
 __device__ __forceinline__ __nv_bfloat16 *grp_c(const gemm_bf16_group &g, int i) { return g.C[i]; }
 __device__ __forceinline__ __nv_bfloat16 *grp_c(const gemm_no_group &, int) { return nullptr; }
+// The gate chunk k-block kb of a gated problem's tile waits for: K columns
+// [c K / chunks, (c + 1) K / chunks) hold the block when chunks divides kblocks.
+__host__ __device__ __forceinline__ int gate_chunk(int kb, int chunks, int kblocks) { return kb * chunks / kblocks; }
 // Gate chunk flag f has reached v (acquire: what was written before it is visible).
 __device__ __forceinline__ bool gate_open(const unsigned *f, unsigned v) {
   unsigned x;
@@ -509,7 +513,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
         }
         for (int kb = 0; kb < p.kblocks; ++kb) {
           if constexpr (kGroup) {
-            const int c = kb * grp.chunks / p.kblocks;
+            const int c = gate_chunk(kb, grp.chunks, p.kblocks);
             if (gate && !((open[pi] >> c) & 1u)) open[pi] = gate_wait(gate, c, grp.chunks, grp.epoch, open[pi]);
           }
           mbar_wait(empty(stage), phase ^ 1u);
