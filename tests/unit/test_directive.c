@@ -61,7 +61,10 @@ static void test_design_space(void **state)
 			            10); /* every value says what it means */
 		}
 	}
-	assert_int_equal(ds.nknobs, 14);
+	assert_int_equal(ds.nknobs, 15);
+	k = cuco_design_space_knob(&ds, "pull");
+	assert_non_null(k);
+	assert_int_equal(k->type, CUCO_KNOB_BOOL);
 	k = cuco_design_space_knob(&ds, "tma_push");
 	assert_non_null(k);
 	assert_int_equal(k->type, CUCO_KNOB_BOOL);

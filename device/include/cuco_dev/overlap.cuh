@@ -369,21 +369,22 @@ template <class Epi> static inline int overlap_preload(const cuco_ctx *ctx)
 }
 
 /*
- * Make stream s wait (on the GPU, no host involvement) until the low 32 bits
- * of *counter reach v: cuStreamWaitValue32 with CU_STREAM_WAIT_VALUE_GEQ, whose
+ * Make stream s wait (on the GPU, no host involvement) until the 32-bit word
+ * at counter reaches v: cuStreamWaitValue32 with CU_STREAM_WAIT_VALUE_GEQ, whose
  * test is (int32_t)(*addr - v) >= 0, so a counter that never resets may wrap.
- * The counter is a uint64_t bumped by overlap_signal_epilogue
- * (red.release.sys after the tile's stores and a gpu-scope fence), so work
- * queued on s after the wait - a copy-engine memcpy or a kernel - sees the
- * tiles counted. Fetched through the runtime (no libcuda link), like the
- * GEMM's tensor-map encoder. The stream-overlap placement's device_signal
- * knob uses it: one GEMM launch instead of one per chunk, each chunk's
- * copies triggered by the GEMM itself.
+ * The counter is either a uint64_t bumped by overlap_signal_epilogue
+ * (red.release.sys after the tile's stores and a gpu-scope fence; the
+ * overload below), so work queued on s after the wait - a copy-engine memcpy
+ * or a kernel - sees the tiles counted, or a 32-bit flag that a peer's stream
+ * write sets (gemm_allgather's pull). Fetched through the runtime (no libcuda
+ * link), like the GEMM's tensor-map encoder. The stream-overlap placement's
+ * device_signal knob uses it: one GEMM launch instead of one per chunk, each
+ * chunk's copies triggered by the GEMM itself.
  */
 typedef CUresult (*overlap_wait_value32_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
 
-static inline int overlap_stream_wait_ge(const cuco_ctx *ctx, cudaStream_t s, const uint64_t *counter,
-					 uint64_t v)
+static inline int overlap_stream_wait_ge(const cuco_ctx *ctx, cudaStream_t s, const void *counter,
+					 uint32_t v)
 {
 	static overlap_wait_value32_fn fn;
 	if (!fn) {
@@ -403,6 +404,13 @@ static inline int overlap_stream_wait_ge(const cuco_ctx *ctx, cudaStream_t s, co
 		return 1;
 	}
 	return 0;
+}
+
+/* The same for a 64-bit counter (its low 32 bits, little-endian). */
+static inline int overlap_stream_wait_ge(const cuco_ctx *ctx, cudaStream_t s, const uint64_t *counter,
+					 uint64_t v)
+{
+	return overlap_stream_wait_ge(ctx, s, (const void *)counter, (uint32_t)v);
 }
 
 /* tile_n 0 narrows 256-column tiles to 128 below this many waves over the grid */
