@@ -574,6 +574,20 @@ static const char log_vendor_race_and_oob[] =
     "========= Invalid __global__ write of size 4 bytes\n"
     "=========     at overlap_kernel(float *, int)+0x1b0 in seed.cu:88\n"
     "========= ERROR SUMMARY: 2 errors\n";
+/* as racecheck printed it at 8192^3 (session 8): one report with no location */
+static const char log_race_vendor_unnamed[] =
+    "========= Error: Race reported between Read access at nvjet_sm90_tst_64x32+0xaf0\n"
+    "=========     and Write access at nvjet_sm90_tst_64x32+0x29b0 [512 hazards]\n"
+    "========= \n"
+    "========= Error: Race reported between Read access at \n"
+    "=========     and Write access at  [512 hazards]\n"
+    "========= RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)\n"
+    "cuco: wrapper exited with code 86\n";
+static const char log_race_unnamed[] =
+    "========= Error: Race reported between Read access at \n"
+    "=========     and Write access at  [512 hazards]\n"
+    "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n"
+    "cuco: wrapper exited with code 86\n";
 static const char log_exit_only[] = "cuco: wrapper exited with code 86\n";
 static const char log_crash[] = "========= ERROR SUMMARY: 0 errors\n"
                                 "cuco: wrapper exited with code 1\n";
@@ -607,6 +621,16 @@ static void test_sanitizer_verdict(void **state)
 	assert_int_equal(cuco_recheck_sanitizer_verdict(log_race_mixed, &sum), 1);
 	assert_null(strstr(sum.buf, "vendor kernels"));
 	assert_int_equal(cuco_recheck_sanitizer_verdict(log_vendor_race_and_oob, NULL), 1);
+	/* a race racecheck printed without a location: with the library's beside
+	 * located vendor races, said so; alone, a failure */
+	cuco_strbuf_reset(&sum);
+	assert_int_equal(cuco_recheck_sanitizer_verdict(log_race_vendor_unnamed, &sum), 0);
+	assert_non_null(strstr(sum.buf, "set aside: 2 race reports, all inside vendor kernels "
+	                                "(nvjet_sm90_tst_64x32...) but 1 racecheck printed without a "
+	                                "location, not the candidate's code"));
+	cuco_strbuf_reset(&sum);
+	assert_int_equal(cuco_recheck_sanitizer_verdict(log_race_unnamed, &sum), 1);
+	assert_null(strstr(sum.buf, "set aside"));
 	cuco_strbuf_release(&sum);
 	/* A fresh seed differs from the search's and is stable. */
 	assert_true(cuco_recheck_seed(1) != 1);
