@@ -167,12 +167,14 @@ int cuco_recheck_sanitizer_verdict(const char *log, struct cuco_strbuf *summary)
 	 * cuBLAS's kernel, with the same hazard count); alone it fails the check. */
 	if (counted && vendor && !own) {
 		if (summary) {
-			cuco_strbuf_addf(summary,
-			                 "cuco: set aside: %d race reports, all inside vendor kernels "
-			                 "(%s...)",
-			                 vendor + unnamed, first_vendor);
+			cuco_strbuf_addf(
+			    summary,
+			    "cuco: set aside: %d race reports, all inside vendor kernels "
+			    "(%s...)",
+			    vendor + unnamed, first_vendor);
 			if (unnamed)
-				cuco_strbuf_addf(summary, " but %d racecheck printed without a location",
+				cuco_strbuf_addf(summary,
+				                 " but %d racecheck printed without a location",
 				                 unnamed);
 			cuco_strbuf_addf(summary, ", not the candidate's code\n");
 		}

@@ -625,9 +625,10 @@ static void test_sanitizer_verdict(void **state)
 	 * located vendor races, said so; alone, a failure */
 	cuco_strbuf_reset(&sum);
 	assert_int_equal(cuco_recheck_sanitizer_verdict(log_race_vendor_unnamed, &sum), 0);
-	assert_non_null(strstr(sum.buf, "set aside: 2 race reports, all inside vendor kernels "
-	                                "(nvjet_sm90_tst_64x32...) but 1 racecheck printed without a "
-	                                "location, not the candidate's code"));
+	assert_non_null(strstr(sum.buf,
+	                       "set aside: 2 race reports, all inside vendor kernels "
+	                       "(nvjet_sm90_tst_64x32...) but 1 racecheck printed without a "
+	                       "location, not the candidate's code"));
 	cuco_strbuf_reset(&sum);
 	assert_int_equal(cuco_recheck_sanitizer_verdict(log_race_unnamed, &sum), 1);
 	assert_null(strstr(sum.buf, "set aside"));
