@@ -4,7 +4,8 @@
 # the harness's failure modes, the mpirun launch path, and the benchmark.
 # Usage: scripts/gpu-check.sh [quick|full|bench|slowpath] [OUTDIR]
 # bench is full's benchmark alone; full and bench read VARIANTS (names under workloads/gemm_allgather/variants); slowpath
-# reads SHAPES ('--shape 4096 --shape 8192'), EVOLVE_WORKLOAD (gemm_allgather),
+# reads SHAPES ('--shape 4096 --shape 8192'), AG_VARIANTS (names under
+# workloads/allgather_gemm/variants; default all), EVOLVE_WORKLOAD (gemm_allgather),
 # EVOLVE_SHAPE, EVOLVE_EVALS (or EVOLVE_MINUTES),
 # EVOLVE_GENERATIONS, EVOLVE_EXTRA (more evolve flags), SKIP_AG and SKIP_BENCH
 # from the environment. BENCH_EXTRA goes to every cuco bench (e.g. '--timing
@@ -22,6 +23,18 @@ export CUCO_STATE=${CUCO_STATE:-.cuco}
 B=${CUCO_BUILD:-build}
 log() { printf '\n=== %s\n' "$*"; }
 summary=()
+# cuco bench takes at most 10 --program files: bench_batches NAME WORKLOAD ARGS...
+# runs one cuco bench per 10 of the realised programs in progs (each batch
+# times the peers again), JSON in $out/bench-WORKLOAD[-k].json.
+bench_batches() {
+	local name=$1 w=$2; shift 2
+	local n=${#progs[@]} k=0 i
+	for ((i = 0; i == 0 || i < n; i += 20)); do
+		local sfx=$([ "$n" -gt 20 ] && echo "-$k")
+		step "$name$sfx" $B/cuco bench "$w" "$@" --json "$out/bench-$w$sfx.json" "${progs[@]:i:20}"
+		k=$((k + 1))
+	done
+}
 step() { # name, command...
 	local name=$1; shift
 	log "$name: $*"
@@ -83,18 +96,18 @@ if [ "$mode" = full ] || [ "$mode" = bench ]; then
 		$B/cuco realize gemm_allgather --directive-file workloads/gemm_allgather/variants/$x.json \
 			-o "$V/$x.cu" && progs+=(--program "$V/$x.cu")
 	done
-	step bench_all $B/cuco bench gemm_allgather ${SHAPES:+$SHAPES} ${BENCH_EXTRA:-} --json "$out/bench-gemm_allgather.json" "${progs[@]}"
+	bench_batches bench_all gemm_allgather ${SHAPES:+$SHAPES} ${BENCH_EXTRA:-}
 elif [ "$mode" = slowpath ]; then
 	# the slow path's GPU-side pieces: allgather_gemm with its variants and
 	# the PyTorch peers, a short evolve run with its re-check and report.
 	V=$CUCO_STATE/variants
 	mkdir -p "$V"
 	progs=()
-	for f in workloads/allgather_gemm/variants/*.json; do
-		x=$(basename "$f" .json)
-		$B/cuco realize allgather_gemm --directive-file "$f" -o "$V/ag_$x.cu" && progs+=(--program "$V/ag_$x.cu")
+	for x in ${AG_VARIANTS:-$(cd workloads/allgather_gemm/variants && ls *.json | sed 's/\.json$//')}; do
+		$B/cuco realize allgather_gemm --directive-file "workloads/allgather_gemm/variants/$x.json" \
+			-o "$V/ag_$x.cu" && progs+=(--program "$V/ag_$x.cu")
 	done
-	[ -n "${SKIP_AG:-}" ] || step bench_allgather_gemm $B/cuco bench allgather_gemm ${SHAPES:+$SHAPES} ${BENCH_EXTRA:-} --json "$out/bench-allgather_gemm.json" "${progs[@]}"
+	[ -n "${SKIP_AG:-}" ] || bench_batches bench_allgather_gemm allgather_gemm ${SHAPES:+$SHAPES} ${BENCH_EXTRA:-}
 	[ -n "${SKIP_AG:-}" ] || step torch_async_tp timeout 300 python3 bench/torch_async_tp.py ${SHAPES:+$SHAPES} --timing ${TORCH_TIMING:-barrier} --json "$out/torch-async-tp.json"
 	EW=${EVOLVE_WORKLOAD:-gemm_allgather}
 	[ -n "${SKIP_BENCH:-}" ] || step bench_evolve_shape $B/cuco bench $EW --shape ${EVOLVE_SHAPE:-4096} ${BENCH_EXTRA:-} --json "$out/bench-$EW.json"
