@@ -2,7 +2,9 @@
 # devlib_chunks.sh - the stream-overlap chunk split (overlap_chunk_rows in
 # cuco_dev/overlap.cuh, the taper knob) on the host: fixed cases, then every
 # tile count to 128 x every chunk count x tapers 10..100: whole tiles, at
-# least one per chunk, never growing below taper 100, covering every row.
+# least one per chunk, never growing below taper 100, covering every row;
+# and the tile-row groups the device_signal bands use (overlap_band_group_m)
+# keep each band's tiles before the next band's in the GEMM's tile order.
 # Host code only: compiled by nvcc, runs without a GPU.
 # Usage: bash tests/devlib_chunks.sh [ignored]   (CUCO_HOME = repo root)
 set -euo pipefail
@@ -55,6 +57,33 @@ int main(void)
 				if (row0[0] != 0 || row0[chunks] != tiles * 128)
 					fails++;
 			}
+	/* overlap_band_group_m: in the GEMM's tile order every tile of band b comes
+	 * before every tile of band b + 1, for every band height and tile grid */
+	for (int tiles_m = 1; tiles_m <= 64; tiles_m++)
+		for (int band_rows = 1; band_rows <= tiles_m; band_rows++)
+			for (int group_m = 8; group_m <= 16; group_m += 8) {
+				cuco::gemm_detail::kparams kp = {};
+				kp.tiles_m = tiles_m;
+				kp.tiles_n = 16;
+				kp.tiles = tiles_m * kp.tiles_n;
+				kp.group_m = cuco::overlap_band_group_m(group_m, band_rows);
+				int band = 0, tm, tn;
+				for (int t = 0; t < kp.tiles; t++) {
+					cuco::gemm_detail::tile_coords(t, kp, tm, tn);
+					if (tm / band_rows < band) {
+						printf("overlap_band_group_m(%d, %d) = %d: tile %d of band %d after band %d "
+						       "(%d tile rows)\n", group_m, band_rows, kp.group_m, t, tm / band_rows, band,
+						       tiles_m);
+						fails++;
+						t = kp.tiles;
+						break;
+					}
+					band = tm / band_rows;
+				}
+			}
+	static_assert(cuco::overlap_band_group_m(16, 8) == 8 && cuco::overlap_band_group_m(16, 64) == 16 &&
+		      cuco::overlap_band_group_m(16, 12) == 12 && cuco::overlap_band_group_m(8, 12) == 6 &&
+		      cuco::overlap_band_group_m(16, 7) == 7 && cuco::overlap_band_group_m(16, 1) == 1, "band groups");
 	printf("chunk rows: %s\n", fails ? "FAILED" : "ok");
 	return fails != 0;
 }

@@ -13,8 +13,16 @@
 //                        staging round: correct copies (local, and to GPU 1
 //                        when it is a peer), then GEMM alone vs GEMM + push
 //                        timed at the per-rank shapes of gemm_allgather
+//   test_gemm --chunks   where copy-engine stream overlap's time goes: cuBLAS
+//                        whole and in row chunks, alone and with each chunk
+//                        copied by the copy engine (locally, pushed to GPU 1,
+//                        pulled by GPU 1) as soon as it is computed; the time
+//                        to the GEMM's end and to the last copy's end; the
+//                        chunks on one stream, or alternating over two (so
+//                        that a chunk's CTAs may start while the previous
+//                        chunk's last wave drains)
 //   --iters N, --warm N  timed and untimed launches per series (30, 5)
-//   --shape M N K        --push / --group: time this shape only
+//   --shape M N K        --push / --group / --chunks: time this shape only
 //
 // Checks per shape: C poisoned with NaN before the run; relative L2 error
 // ||C - ref|| / ||ref|| < 1e-2 against cuBLAS; no NaN/unwritten element;
@@ -601,6 +609,172 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
   }
 }
 
+// ---------------------------------------------------------------- chunks
+// --chunks: C = A B (cuBLAS) in `chunks` row chunks on st, each chunk's rows
+// copied right after it is computed on a copy stream (event per chunk), with
+// the copy engine: to a local buffer, to GPU 1 (push: GPU 0's engine writes
+// over NVLink) or by GPU 1 (pull: GPU 1's engine reads over NVLink). Times per
+// run, medians: start to the last GEMM chunk's end (the GEMM, slowed by the
+// copies beside it) and start to the last copy's end (what the overlap costs
+// in all). Timed like the harness's burst mode: before each run the GPU idles
+// twice the last run's time, and a 200 us spin kernel holds it while the host
+// enqueues, so the GPU stays below its power cap and host time is not counted.
+// Checks every copy against C. cstreams 2: chunk i's GEMM on stream i % 2
+// (each with its own cuBLAS handle, so no workspace is shared), so a chunk
+// need not wait for the previous one's last wave.
+__global__ void spin_us(unsigned us);
+enum CopyMode { kNoCopy, kLocal, kPush, kPull };
+static const char *copy_label(int m) {
+  return m == kNoCopy ? "none" : m == kLocal ? "local" : m == kPush ? "push" : "pull";
+}
+static void run_chunks_timing(cublasHandle_t h, cudaStream_t st, int iters) {
+  const int M = g_shape[0] ? g_shape[0] : 8192, N = g_shape[0] ? g_shape[1] : 4096,
+            K = g_shape[0] ? g_shape[2] : 8192;
+  int ndev = 0, peer = 0, dev = 0;
+  CK(cudaGetDeviceCount(&ndev));
+  CK(cudaGetDevice(&dev));
+  const int other = dev == 0 ? 1 : 0;
+  if (ndev > 1) CK(cudaDeviceCanAccessPeer(&peer, dev, other));
+  if (peer) {
+    cudaError_t e = cudaDeviceEnablePeerAccess(other, 0);
+    if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) CK(e);
+    CK(cudaSetDevice(other));
+    e = cudaDeviceEnablePeerAccess(dev, 0);
+    if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) CK(e);
+    CK(cudaSetDevice(dev));
+    cudaGetLastError();
+  }
+  __nv_bfloat16 *A, *B, *C, *L, *P = nullptr;
+  const size_t cbytes = (size_t)M * N * 2;
+  CK(cudaMalloc(&A, (size_t)M * K * 2));
+  CK(cudaMalloc(&B, (size_t)K * N * 2));
+  CK(cudaMalloc(&C, cbytes));
+  CK(cudaMalloc(&L, cbytes));
+  cudaStream_t cs, ps = nullptr; // copy stream here; GPU 1's copy stream (pull)
+  CK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+  if (peer) {
+    CK(cudaSetDevice(other));
+    CK(cudaMalloc(&P, cbytes));
+    CK(cudaStreamCreateWithFlags(&ps, cudaStreamNonBlocking));
+    CK(cudaSetDevice(dev));
+  }
+  fill_rand<<<2048, 256, 0, st>>>(A, (size_t)M * K, 41);
+  fill_rand<<<2048, 256, 0, st>>>(B, (size_t)K * N, 42);
+  CK(cudaStreamSynchronize(st));
+  std::vector<cudaEvent_t> ev(65);
+  for (auto &e : ev) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  cudaEvent_t e0, eg, e1, ej, ejp = nullptr; // ejp: on GPU 1, for its copy stream
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&eg));
+  CK(cudaEventCreate(&e1));
+  CK(cudaEventCreateWithFlags(&ej, cudaEventDisableTiming));
+  if (peer) {
+    CK(cudaSetDevice(other));
+    CK(cudaEventCreateWithFlags(&ejp, cudaEventDisableTiming));
+    CK(cudaSetDevice(dev));
+  }
+  printf("# chunks timing: %d x %d x %d (cuBLAS), burst, median of %d runs after %d warm-up; copies by the copy engine, "
+         "GPU %d %s\n", M, N, K, iters, g_warm, other, peer ? "is a peer" : "is not a peer (push/pull skipped)");
+  printf("# streams chunks copy   gemm_end_us  total_us  GB/s_after_gemm  status\n");
+  cublasHandle_t h2;
+  CKB(cublasCreate(&h2));
+  cudaStream_t st2;
+  CK(cudaStreamCreateWithFlags(&st2, cudaStreamNonBlocking));
+  cudaEvent_t ef, e2;
+  CK(cudaEventCreateWithFlags(&ef, cudaEventDisableTiming));
+  CK(cudaEventCreateWithFlags(&e2, cudaEventDisableTiming));
+  const int chunk_list[] = {1, 4, 8, 16};
+  for (int cstreams = 1; cstreams <= 2; ++cstreams)
+  for (int chunks : chunk_list) {
+    if (M / 128 < chunks || (cstreams == 2 && chunks == 1)) continue;
+    for (int mode = kNoCopy; mode <= kPull; ++mode) {
+      if ((mode == kPush || mode == kPull) && !peer) continue;
+      __nv_bfloat16 *dst = mode == kLocal ? L : P;
+      if (mode != kNoCopy) {
+        if (mode != kLocal) CK(cudaSetDevice(other));
+        CK(cudaMemset(dst, 0xFF, cbytes));
+        CK(cudaDeviceSynchronize());
+        CK(cudaSetDevice(dev));
+      }
+      auto run = [&] {
+        cudaStream_t c = mode == kPull ? ps : cs;
+        if (cstreams == 2) {
+          CK(cudaEventRecord(ef, st));
+          CK(cudaStreamWaitEvent(st2, ef, 0));
+        }
+        for (int i = 0; i < chunks; ++i) {
+          const int r0 = (int)((long long)M / 128 * i / chunks) * 128;
+          const int r1 = (int)((long long)M / 128 * (i + 1) / chunks) * 128;
+          cudaStream_t gs = cstreams == 2 && i % 2 ? st2 : st;
+          cublas_ref(gs == st2 ? h2 : h, A + (size_t)r0 * K, B, C + (size_t)r0 * N, r1 - r0, N, K, gs);
+          if (mode == kNoCopy) continue;
+          CK(cudaEventRecord(ev[i], gs));
+          if (mode == kPull) CK(cudaSetDevice(other)); // GPU 1's engine, on its stream
+          CK(cudaStreamWaitEvent(c, ev[i], 0));
+          CK(cudaMemcpyAsync(dst + (size_t)r0 * N, C + (size_t)r0 * N, (size_t)(r1 - r0) * N * 2,
+                             cudaMemcpyDefault, c));
+          if (mode == kPull) CK(cudaSetDevice(dev));
+        }
+        if (cstreams == 2) {
+          CK(cudaEventRecord(e2, st2));
+          CK(cudaStreamWaitEvent(st, e2, 0));
+        }
+        CK(cudaEventRecord(eg, st));
+        if (mode != kNoCopy) {
+          if (mode == kPull) CK(cudaSetDevice(other));
+          CK(cudaEventRecord(mode == kPull ? ejp : ej, c));
+          if (mode == kPull) CK(cudaSetDevice(dev));
+          CK(cudaStreamWaitEvent(st, mode == kPull ? ejp : ej, 0));
+        }
+      };
+      for (int i = 0; i < g_warm; ++i) run();
+      std::vector<float> tg, tt;
+      for (int i = 0; i < iters; ++i) {
+        usleep(tt.empty() ? 2000 : (useconds_t)(2e3 * tt.back()) + 100);
+        spin_us<<<1, 1, 0, st>>>(200);
+        CK(cudaEventRecord(e0, st));
+        run();
+        CK(cudaEventRecord(e1, st));
+        sync_or_die(st, 10.0, "chunks timing");
+        float a, b;
+        CK(cudaEventElapsedTime(&a, e0, eg));
+        CK(cudaEventElapsedTime(&b, e0, e1));
+        tg.push_back(a);
+        tt.push_back(b);
+      }
+      bool ok = true;
+      if (mode != kNoCopy) {
+        if (mode != kLocal) {
+          CK(cudaSetDevice(other));
+          CK(cudaDeviceSynchronize());
+          CK(cudaSetDevice(dev));
+        }
+        ok = same_bytes(C, dst, (size_t)M * N);
+      }
+      const double g = median(tg) * 1e3, t = median(tt) * 1e3;
+      printf("%9d %6d %5s %12.1f %9.1f %16.0f  %s\n", cstreams, chunks, copy_label(mode), g, t,
+             mode != kNoCopy && t > g ? (double)cbytes / chunks / ((t - g) * 1e3) : 0.0, ok ? "ok" : "FAIL");
+      fflush(stdout);
+      if (!ok) g_fail = 1;
+    }
+  }
+  for (auto &e : ev) CK(cudaEventDestroy(e));
+  CKB(cublasDestroy(h2));
+  CK(cudaStreamDestroy(st2));
+  CK(cudaEventDestroy(ef));
+  CK(cudaEventDestroy(e2));
+  CK(cudaEventDestroy(e0)); CK(cudaEventDestroy(eg)); CK(cudaEventDestroy(e1)); CK(cudaEventDestroy(ej));
+  CK(cudaStreamDestroy(cs));
+  CK(cudaFree(A)); CK(cudaFree(B)); CK(cudaFree(C)); CK(cudaFree(L));
+  if (peer) {
+    CK(cudaSetDevice(other));
+    CK(cudaStreamDestroy(ps));
+    CK(cudaEventDestroy(ejp));
+    CK(cudaFree(P));
+    CK(cudaSetDevice(dev));
+  }
+}
+
 // ---------------------------------------------------------------- group
 // Busy-waits ~us microseconds on one SM: holds a copy stream back so that a
 // gated GEMM launched after it really has to wait for its flags.
@@ -883,19 +1057,21 @@ static void run_sweep(cudaStream_t st, int iters) {
 }
 
 int main(int argc, char **argv) {
-  bool quick = false, sweep = false, push = false, group = false;
+  bool quick = false, sweep = false, push = false, group = false, chunks = false;
   int iters = 30;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--quick")) quick = true;
     else if (!strcmp(argv[i], "--sweep")) sweep = true;
     else if (!strcmp(argv[i], "--push")) push = true;
     else if (!strcmp(argv[i], "--group")) group = true;
+    else if (!strcmp(argv[i], "--chunks")) chunks = true;
     else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--warm") && i + 1 < argc) g_warm = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--shape") && i + 3 < argc) {
       for (int j = 0; j < 3; ++j) g_shape[j] = atoi(argv[++i]);
     } else {
-      fprintf(stderr, "usage: %s [--quick] [--sweep] [--push] [--group] [--iters N] [--warm N] [--shape M N K]\n",
+      fprintf(stderr,
+              "usage: %s [--quick] [--sweep] [--push] [--group] [--chunks] [--iters N] [--warm N] [--shape M N K]\n",
               argv[0]);
       return 2;
     }
@@ -923,6 +1099,13 @@ int main(int argc, char **argv) {
   if (push) {
     run_push_features(h, st);
     run_push_timing(h, st, iters);
+    CKB(cublasDestroy(h));
+    CK(cudaStreamDestroy(st));
+    printf("# result: %s\n", g_fail ? "FAIL" : "PASS");
+    return g_fail;
+  }
+  if (chunks) {
+    run_chunks_timing(h, st, iters);
     CKB(cublasDestroy(h));
     CK(cudaStreamDestroy(st));
     printf("# result: %s\n", g_fail ? "FAIL" : "PASS");

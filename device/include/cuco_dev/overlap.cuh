@@ -413,6 +413,22 @@ static inline int overlap_stream_wait_ge(const cuco_ctx *ctx, cudaStream_t s, co
 	return overlap_stream_wait_ge(ctx, s, (const void *)counter, (uint32_t)v);
 }
 
+/*
+ * The GEMM's tile order walks groups of group_m tile rows column by column
+ * (gemm.cuh, tile_coords_in), so a group that spans two bands of band_rows
+ * tile rows finishes both together: with the default 16-row groups and 8-row
+ * bands, 8 bands complete in pairs and the last copy doubles. The largest
+ * divisor of band_rows that is at most group_m keeps every band's tiles before
+ * the next band's in the order (tests/devlib_chunks.sh checks it).
+ */
+static constexpr int overlap_band_group_m(int group_m, int band_rows)
+{
+	int g = group_m < band_rows ? group_m : band_rows;
+	while (g > 1 && band_rows % g)
+		g--;
+	return g < 1 ? 1 : g;
+}
+
 /* tile_n 0 narrows 256-column tiles to 128 below this many waves over the grid */
 #define CUCO_OVERLAP_AUTO_WAVES 4
 
