@@ -18,7 +18,13 @@ out=${2:-${OUT:-bench/results/tmp}}
 mkdir -p "$out"
 cd "$(dirname "$0")/.."
 . scripts/gpu-env.sh
-export CUCO_COMMIT=${CUCO_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+# The commit every log and JSON names. Set it where the tree was committed: a
+# working tree copied to a GPU node may carry stale git metadata (seen: the
+# device tool's copy reported an older HEAD), so git's answer here is marked.
+if [ -z "${CUCO_COMMIT:-}" ]; then
+	CUCO_COMMIT="$(git rev-parse --short HEAD 2>/dev/null || echo unknown) (from git on $(hostname), CUCO_COMMIT unset)"
+fi
+export CUCO_COMMIT
 export CUCO_STATE=${CUCO_STATE:-.cuco}
 B=${CUCO_BUILD:-build}
 log() { printf '\n=== %s\n' "$*"; }
