@@ -104,18 +104,56 @@ CUCO_DEV void copy_2d_multi(char *const *dst, int ndst, long long dld, const cha
 
 } /* namespace detail */
 
+/* The directive's issuer, as the comm kernels' template argument (the same
+ * numbers as the templates' CUCO_ISSUER_* defines). */
+enum overlap_issuer { overlap_issuer_thread = 1, overlap_issuer_warp = 2, overlap_issuer_cta = 3 };
+
+/*
+ * This kernel's part of copying [0, bytes) from src to dst when its issuers
+ * (every thread, every warp or every CTA of the grid) each take one contiguous
+ * slice, in order, and copy it on their own (copy_thread), as a warp
+ * (copy_warp) or as a CTA (copy_cta). Slices are whole 16-byte pieces, the last
+ * one shorter; issuers past the end copy nothing. Every thread of the grid
+ * calls it with the same arguments. The directive's issuer dimension picks I.
+ */
+template <int I> static __device__ void overlap_copy_issued(void *dst, const void *src, size_t bytes)
+{
+	const size_t warps = blockDim.x / 32;
+	const size_t units = I == overlap_issuer_thread ? (size_t)gridDim.x * blockDim.x
+			   : I == overlap_issuer_warp	? (size_t)gridDim.x * warps
+							: (size_t)gridDim.x;
+	const size_t unit = I == overlap_issuer_thread ? (size_t)blockIdx.x * blockDim.x + threadIdx.x
+			  : I == overlap_issuer_warp	 ? (size_t)blockIdx.x * warps + threadIdx.x / 32
+							 : (size_t)blockIdx.x;
+	const size_t per = ((bytes + units - 1) / units + 15) & ~(size_t)15;
+	const size_t b0 = unit * per < bytes ? unit * per : bytes;
+	const size_t n = bytes - b0 < per ? bytes - b0 : per;
+	if (n == 0 || (I == overlap_issuer_warp && threadIdx.x / 32 >= warps))
+		return;
+	char *d = (char *)dst + b0;
+	const char *s = (const char *)src + b0;
+	if (I == overlap_issuer_thread)
+		copy_thread(d, s, n);
+	else if (I == overlap_issuer_warp)
+		copy_warp(d, s, n);
+	else
+		copy_cta(d, s, n);
+}
+
 /*
  * Push bytes [off, off + bytes) of window w from this rank's copy to the same
- * offset of every other LSA peer's copy, split over the whole grid. Plain
- * weak stores: order them with a later release (the exit barrier kernel).
+ * offset of every other LSA peer's copy, split over the grid's issuers I
+ * (overlap_copy_issued). Plain weak stores: order them with a later release
+ * (the exit barrier kernel).
  */
+template <int I = overlap_issuer_cta>
 static __global__ void __launch_bounds__(1024) overlap_push_kernel(ncclDevComm dc, ncclWindow_t w, size_t off,
 							    size_t bytes)
 {
 	const void *src = lsa_local(w, off);
 	for (int i = 1; i < dc.lsaSize; i++) {
 		int peer = (dc.lsaRank + i) % dc.lsaSize;
-		copy_grid(lsa_peer(w, off, peer), src, bytes);
+		overlap_copy_issued<I>(lsa_peer(w, off, peer), src, bytes);
 	}
 }
 
@@ -127,6 +165,7 @@ static __global__ void __launch_bounds__(1024) overlap_push_kernel(ncclDevComm d
  * barrier, which publishes its stores to the same-index CTAs of the peers and
  * acquires theirs. Needs lsa_barrier_count >= barrier_base + grid.
  */
+template <int I = overlap_issuer_cta>
 static __global__ void __launch_bounds__(1024) overlap_allgather_kernel(ncclDevComm dc, ncclWindow_t w,
 								 size_t off, size_t bytes,
 								 int barrier_base)
@@ -136,7 +175,7 @@ static __global__ void __launch_bounds__(1024) overlap_allgather_kernel(ncclDevC
 	const void *src = lsa_local(w, off);
 	for (int i = 1; i < dc.lsaSize; i++) {
 		int peer = (dc.lsaRank + i) % dc.lsaSize;
-		copy_grid(lsa_peer(w, off, peer), src, bytes);
+		overlap_copy_issued<I>(lsa_peer(w, off, peer), src, bytes);
 	}
 	bar.sync_acq_rel();
 }
@@ -349,9 +388,10 @@ static inline int overlap_barrier(const cuco_ctx *ctx, int index, int acq_rel, c
  * kernel loads it and that can wait for the device to drain; if a comm kernel
  * is already spinning on counters only that kernel will set, it deadlocks
  * (seen on H200: the specialized placement hung until the GEMM was preloaded).
- * Epi is the GEMM epilogue the program uses. 0 or 1 with ctx->errbuf.
+ * Epi is the GEMM epilogue the program uses, I its comm kernels' issuer.
+ * 0 or 1 with ctx->errbuf.
  */
-template <class Epi> static inline int overlap_preload(const cuco_ctx *ctx)
+template <class Epi, int I = overlap_issuer_cta> static inline int overlap_preload(const cuco_ctx *ctx)
 {
 	cudaFuncAttributes fa;
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<256, Epi>), ctx);
@@ -362,8 +402,8 @@ template <class Epi> static inline int overlap_preload(const cuco_ctx *ctx)
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<64, gemm_no_epilogue>), ctx);
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, overlap_barrier_kernel), ctx);
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, overlap_probe_kernel), ctx);
-	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, overlap_push_kernel), ctx);
-	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, overlap_allgather_kernel), ctx);
+	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, overlap_push_kernel<I>), ctx);
+	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, overlap_allgather_kernel<I>), ctx);
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, overlap_tile_comm_kernel), ctx);
 	return 0;
 }
