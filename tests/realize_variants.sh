@@ -3,7 +3,8 @@
 # realises through its workload's template, and renders its pull knob as given;
 # the three code paths of gemm_allgather's pull (sequential, event-driven
 # stream overlap, device-signal bands) compile for sm_90a with host warnings as
-# errors; pull over LSA is refused at compile time, with the reason.
+# errors; the issuer dimension reaches the LSA comm kernels; pull over LSA is
+# refused at compile time, with the reason.
 # Usage: bash tests/realize_variants.sh CUCO   (CUCO_HOME = repo root)
 set -euo pipefail
 cuco="$1"
@@ -46,6 +47,19 @@ for v in sequential_ce_cublas_pull evolved_8192_burst_pull stream_overlap_ce8_si
 	wait "${pids[$i]}" || { echo "realize_variants: $v does not compile:"; tail -20 "$tmp/$v.nvcc"; fail=1; }
 	i=$((i + 1))
 done
+# the issuer dimension reaches the LSA comm kernels: a warp-issued sequential
+# program instantiates overlap_allgather_kernel<2>
+sed 's/"issuer":"cta"/"issuer":"warp"/' workloads/gemm_allgather/variants/sequential_lsa_cublas_graph.json >"$tmp/warp.json"
+"$cuco" realize gemm_allgather --directive-file "$tmp/warp.json" -o "$tmp/warp.cu" >/dev/null
+grep -q '^#define CUCO_ISSUER CUCO_ISSUER_warp' "$tmp/warp.cu" || { echo "realize_variants: issuer not rendered"; fail=1; }
+if "$nvcc" -std=c++17 -O1 -gencode=arch=compute_90a,code=sm_90a -Idevice/include -Iinclude "${inc[@]}" \
+	-c "$tmp/warp.cu" -o "$tmp/warp.o" >"$tmp/warp.nvcc" 2>&1; then
+	nm "$tmp/warp.o" >"$tmp/warp.nm"
+	grep -q 'overlap_allgather_kernelILi2E' "$tmp/warp.nm" ||
+		{ echo "realize_variants: no warp-issued allgather kernel in the object"; fail=1; }
+else
+	echo "realize_variants: the warp-issued program does not compile:"; tail -20 "$tmp/warp.nvcc"; fail=1
+fi
 # pull over LSA: kernels push, so the template refuses it with the reason
 sed 's/"backend":"ce"/"backend":"lsa"/' workloads/gemm_allgather/variants/sequential_ce_cublas_pull.json >"$tmp/bad.json"
 "$cuco" realize gemm_allgather --directive-file "$tmp/bad.json" -o "$tmp/bad.cu" >/dev/null
