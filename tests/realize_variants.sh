@@ -3,8 +3,8 @@
 # realises through its workload's template, and renders its pull knob as given;
 # the three code paths of gemm_allgather's pull (sequential, event-driven
 # stream overlap, device-signal bands) compile for sm_90a with host warnings as
-# errors; the issuer dimension reaches the LSA comm kernels; pull over LSA is
-# refused at compile time, with the reason.
+# errors; the issuer and sync_scope dimensions reach the LSA comm kernels; pull
+# over LSA is refused at compile time, with the reason.
 # Usage: bash tests/realize_variants.sh CUCO   (CUCO_HOME = repo root)
 set -euo pipefail
 cuco="$1"
@@ -60,6 +60,19 @@ if "$nvcc" -std=c++17 -O1 -gencode=arch=compute_90a,code=sm_90a -Idevice/include
 else
 	echo "realize_variants: the warp-issued program does not compile:"; tail -20 "$tmp/warp.nvcc"; fail=1
 fi
+# sync_scope for sequential lsa: cta launches the all-gather kernel (per-CTA
+# barriers), grid the push kernel between barrier kernels and no all-gather
+for scope in cta grid; do
+	sed "s/\"sync_scope\":\"cta\"/\"sync_scope\":\"$scope\"/" \
+		workloads/gemm_allgather/variants/sequential_lsa_cublas_graph.json >"$tmp/$scope.json"
+	"$cuco" realize gemm_allgather --directive-file "$tmp/$scope.json" -o "$tmp/$scope.cu" >/dev/null
+	"$nvcc" -std=c++17 -E -Idevice/include -Iinclude "${inc[@]}" "$tmp/$scope.cu" -o "$tmp/$scope.i" ||
+		{ echo "realize_variants: sync_scope $scope does not preprocess"; fail=1; continue; }
+	launches=$(grep -c 'overlap_allgather_kernel< *3 *> *<<<' "$tmp/$scope.i" || true)
+	want=$([ "$scope" = cta ] && echo 1 || echo 0)
+	[ "$launches" = "$want" ] ||
+		{ echo "realize_variants: sync_scope $scope: $launches all-gather kernel launches, want $want"; fail=1; }
+done
 # pull over LSA: kernels push, so the template refuses it with the reason
 sed 's/"backend":"ce"/"backend":"lsa"/' workloads/gemm_allgather/variants/sequential_ce_cublas_pull.json >"$tmp/bad.json"
 "$cuco" realize gemm_allgather --directive-file "$tmp/bad.json" -o "$tmp/bad.cu" >/dev/null

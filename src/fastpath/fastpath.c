@@ -898,7 +898,7 @@ static int assemble(struct fp *fp, struct cuco_strbuf *out)
 
 	cuco_strbuf_addf(&tmp,
 	                 "// cuco-directive: {\"backend\":\"lsa\",\"placement\":\"sequential\","
-	                 "\"sync_scope\":\"grid\",\"issuer\":\"cta\",\"granularity\":\"whole\","
+	                 "\"sync_scope\":\"cta\",\"issuer\":\"cta\",\"granularity\":\"whole\","
 	                 "\"knobs\":{\"comm_ctas\":%d,\"threads\":%d}}\n",
 	                 fp->opts->comm_ctas, fp->opts->threads);
 	/* the file name goes into a // comment: keep it on one line */

@@ -85,7 +85,7 @@ static void check_seed(const char *name, const char *out, int nkinds, const int 
 {
 	static const char directive[] =
 	    "// cuco-directive: {\"backend\":\"lsa\",\"placement\":\"sequential\","
-	    "\"sync_scope\":\"grid\",\"issuer\":\"cta\",\"granularity\":\"whole\","
+	    "\"sync_scope\":\"cta\",\"issuer\":\"cta\",\"granularity\":\"whole\","
 	    "\"knobs\":{\"comm_ctas\":32,\"threads\":512}}\n";
 	static const char *const host_calls[] = {
 	    "ncclAllGather(", "ncclReduceScatter(", "ncclAllReduce(",  "ncclAlltoAll(",

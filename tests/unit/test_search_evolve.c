@@ -579,10 +579,11 @@ static void test_evolve_shipped_template_inert(void **state)
 	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &nds, &err), CUCO_OK);
 	if (cuco_design_space_narrow(&nds, "gemm_allgather.cu.in", shipped, &err))
 		fail_msg("%s", err.msg);
-	/* the fixture seed with sync_scope cta: valid, not canonical for sequential */
+	/* the fixture seed with granularity chunk: valid, not canonical for sequential
+	 * (whole); its sync_scope cta is live there (per-CTA barriers) and stays */
 	cuco_strbuf_adds(&sd, "// cuco-directive: {\"backend\":\"lsa\",\"placement\":"
 	                      "\"sequential\",\"sync_scope\":\"cta\",\"issuer\":\"cta\","
-	                      "\"granularity\":\"whole\",\"knobs\":{\"comm_ctas\":32,"
+	                      "\"granularity\":\"chunk\",\"knobs\":{\"comm_ctas\":32,"
 	                      "\"threads\":512}}");
 	cuco_strbuf_adds(&sd, strchr(seed, '\n'));
 	memset(&cc, 0, sizeof(cc));
@@ -595,8 +596,9 @@ static void test_evolve_shipped_template_inert(void **state)
 	dir_real = sql_text(path, "SELECT directive FROM programs WHERE name = 'seed-realized'");
 	assert_non_null(dir_seed);
 	assert_non_null(dir_real);
-	assert_non_null(strstr(dir_seed, "\"sync_scope\":\"cta\""));
-	assert_non_null(strstr(dir_real, "\"sync_scope\":\"grid\""));
+	assert_non_null(strstr(dir_seed, "\"granularity\":\"chunk\""));
+	assert_non_null(strstr(dir_real, "\"granularity\":\"whole\""));
+	assert_non_null(strstr(dir_real, "\"sync_scope\":\"cta\""));
 	assert_non_null(strstr(dir_real, "\"streams\":1")); /* the built-in default is 2 */
 	free(dir_seed);
 	free(dir_real);

@@ -458,8 +458,9 @@ static void check_child(const struct tmpl_space *t, const struct cuco_directive 
 }
 
 static const char *const tmpl_parents[] = {
-    /* sequential with every inert gene off its canonical value */
-    "{\"backend\":\"lsa\",\"placement\":\"sequential\",\"sync_scope\":\"warp\",\"issuer\":"
+    /* sequential with every inert gene off its canonical value (sync_scope and
+     * issuer are live for sequential lsa) */
+    "{\"backend\":\"lsa\",\"placement\":\"sequential\",\"sync_scope\":\"cta\",\"issuer\":"
     "\"warp\",\"granularity\":\"whole\",\"knobs\":{\"comm_ctas\":32,\"threads\":512,"
     "\"chunks\":8,\"streams\":2,\"device_signal\":true,\"tile_n\":256,\"sm_split\":0}}",
     "{\"backend\":\"ce\",\"placement\":\"sequential\",\"sync_scope\":\"grid\",\"issuer\":"
@@ -642,6 +643,41 @@ static void test_inert_frozen(void **state)
 	tmpl_release(&ts);
 }
 
+/* sync_scope is live only for sequential lsa (per-CTA barriers in the copy
+ * kernel, or barrier kernels around it), grid everywhere else; the operator
+ * moves it there. */
+static void test_sync_scope_live(void **state)
+{
+	struct tmpl_space ts;
+	struct cuco_rng rng;
+	struct cuco_err err;
+	struct cuco_directive parent;
+	int grid = 0, cta = 0;
+
+	(void)state;
+	if (tmpl_load("gemm_allgather.cu.in", &ts))
+		skip();
+	tmpl_parse(&ts, tmpl_parents[0], &parent); /* sequential lsa, sync_scope cta */
+	cuco_rng_seed(&rng, 11);
+	for (int i = 0; i < 400; i++) {
+		struct cuco_op_ctx op = {&ts.ds, &facts, &ts.genes, NULL};
+		struct cuco_directive child;
+		if (cuco_operator_mutate(&op, &parent, NULL, 1 + i % 3, &rng, &child, &err))
+			fail_msg("%s", err.msg);
+		if (!strcmp(child.dims[CUCO_DIM_BACKEND], "lsa") &&
+		    !strcmp(child.dims[CUCO_DIM_PLACEMENT], "sequential")) {
+			grid += !strcmp(child.dims[CUCO_DIM_SYNC_SCOPE], "grid");
+			cta += !strcmp(child.dims[CUCO_DIM_SYNC_SCOPE], "cta");
+		} else {
+			assert_string_equal(child.dims[CUCO_DIM_SYNC_SCOPE], "grid");
+		}
+		cuco_directive_release(&child);
+	}
+	assert_true(grid > 0 && cta > 0);
+	cuco_directive_release(&parent);
+	tmpl_release(&ts);
+}
+
 /* Remove knob name from t's free genes (freeze it). */
 static void freeze_knob(struct tmpl_space *t, const char *name)
 {
@@ -775,6 +811,7 @@ int main(void)
 	    cmocka_unit_test(test_mutation_wakes),
 	    cmocka_unit_test(test_crossover_inert),
 	    cmocka_unit_test(test_inert_frozen),
+	    cmocka_unit_test(test_sync_scope_live),
 	    cmocka_unit_test(test_inert_knob_condition),
 	    cmocka_unit_test(test_realize_template),
 	    cmocka_unit_test(test_realize_shipped_template),
