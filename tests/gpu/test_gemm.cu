@@ -20,7 +20,8 @@
 //                        to the GEMM's end and to the last copy's end; the
 //                        chunks on one stream, or alternating over two (so
 //                        that a chunk's CTAs may start while the previous
-//                        chunk's last wave drains)
+//                        chunk's last wave drains); push2: each chunk's
+//                        push split in two halves on two copy streams
 //   --iters N, --warm N  timed and untimed launches per series (30, 5)
 //   --shape M N K        --push / --group / --chunks: time this shape only
 //
@@ -623,9 +624,9 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
 // (each with its own cuBLAS handle, so no workspace is shared), so a chunk
 // need not wait for the previous one's last wave.
 __global__ void spin_us(unsigned us);
-enum CopyMode { kNoCopy, kLocal, kPush, kPull };
+enum CopyMode { kNoCopy, kLocal, kPush, kPull, kPush2 };
 static const char *copy_label(int m) {
-  return m == kNoCopy ? "none" : m == kLocal ? "local" : m == kPush ? "push" : "pull";
+  return m == kNoCopy ? "none" : m == kLocal ? "local" : m == kPush ? "push" : m == kPull ? "pull" : "push2";
 }
 static void run_chunks_timing(cublasHandle_t h, cudaStream_t st, int iters) {
   const int M = g_shape[0] ? g_shape[0] : 8192, N = g_shape[0] ? g_shape[1] : 4096,
@@ -650,8 +651,9 @@ static void run_chunks_timing(cublasHandle_t h, cudaStream_t st, int iters) {
   CK(cudaMalloc(&B, (size_t)K * N * 2));
   CK(cudaMalloc(&C, cbytes));
   CK(cudaMalloc(&L, cbytes));
-  cudaStream_t cs, ps = nullptr; // copy stream here; GPU 1's copy stream (pull)
+  cudaStream_t cs, cs2, ps = nullptr; // copy streams here; GPU 1's copy stream (pull)
   CK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+  CK(cudaStreamCreateWithFlags(&cs2, cudaStreamNonBlocking));
   if (peer) {
     CK(cudaSetDevice(other));
     CK(cudaMalloc(&P, cbytes));
@@ -687,8 +689,9 @@ static void run_chunks_timing(cublasHandle_t h, cudaStream_t st, int iters) {
   for (int cstreams = 1; cstreams <= 2; ++cstreams)
   for (int chunks : chunk_list) {
     if (M / 128 < chunks || (cstreams == 2 && chunks == 1)) continue;
-    for (int mode = kNoCopy; mode <= kPull; ++mode) {
-      if ((mode == kPush || mode == kPull) && !peer) continue;
+    for (int mode = kNoCopy; mode <= kPush2; ++mode) {
+      if ((mode == kPush || mode == kPull || mode == kPush2) && !peer) continue;
+      if (mode == kPush2 && cstreams == 2) continue;
       __nv_bfloat16 *dst = mode == kLocal ? L : P;
       if (mode != kNoCopy) {
         if (mode != kLocal) CK(cudaSetDevice(other));
@@ -711,8 +714,12 @@ static void run_chunks_timing(cublasHandle_t h, cudaStream_t st, int iters) {
           CK(cudaEventRecord(ev[i], gs));
           if (mode == kPull) CK(cudaSetDevice(other)); // GPU 1's engine, on its stream
           CK(cudaStreamWaitEvent(c, ev[i], 0));
-          CK(cudaMemcpyAsync(dst + (size_t)r0 * N, C + (size_t)r0 * N, (size_t)(r1 - r0) * N * 2,
-                             cudaMemcpyDefault, c));
+          const size_t at = (size_t)r0 * N, n = (size_t)(r1 - r0) * N, h = mode == kPush2 ? n / 2 : n;
+          CK(cudaMemcpyAsync(dst + at, C + at, h * 2, cudaMemcpyDefault, c));
+          if (mode == kPush2) {
+            CK(cudaStreamWaitEvent(cs2, ev[i], 0));
+            CK(cudaMemcpyAsync(dst + at + h, C + at + h, (n - h) * 2, cudaMemcpyDefault, cs2));
+          }
           if (mode == kPull) CK(cudaSetDevice(dev));
         }
         if (cstreams == 2) {
@@ -725,6 +732,10 @@ static void run_chunks_timing(cublasHandle_t h, cudaStream_t st, int iters) {
           CK(cudaEventRecord(mode == kPull ? ejp : ej, c));
           if (mode == kPull) CK(cudaSetDevice(dev));
           CK(cudaStreamWaitEvent(st, mode == kPull ? ejp : ej, 0));
+          if (mode == kPush2) {
+            CK(cudaEventRecord(e2, cs2));
+            CK(cudaStreamWaitEvent(st, e2, 0));
+          }
         }
       };
       for (int i = 0; i < g_warm; ++i) run();
@@ -765,6 +776,7 @@ static void run_chunks_timing(cublasHandle_t h, cudaStream_t st, int iters) {
   CK(cudaEventDestroy(e2));
   CK(cudaEventDestroy(e0)); CK(cudaEventDestroy(eg)); CK(cudaEventDestroy(e1)); CK(cudaEventDestroy(ej));
   CK(cudaStreamDestroy(cs));
+  CK(cudaStreamDestroy(cs2));
   CK(cudaFree(A)); CK(cudaFree(B)); CK(cudaFree(C)); CK(cudaFree(L));
   if (peer) {
     CK(cudaSetDevice(other));
