@@ -4,7 +4,8 @@
 # tile count to 128 x every chunk count x tapers 10..100: whole tiles, at
 # least one per chunk, never growing below taper 100, covering every row;
 # and the tile-row groups the device_signal bands use (overlap_band_group_m)
-# keep each band's tiles before the next band's in the GEMM's tile order.
+# keep each band's tiles before the next band's in the GEMM's tile order; and
+# the LSA comm kernels' issuer slices (overlap_issued_slice) tile the bytes.
 # Host code only: compiled by nvcc, runs without a GPU.
 # Usage: bash tests/devlib_chunks.sh [ignored]   (CUCO_HOME = repo root)
 set -euo pipefail
@@ -84,6 +85,31 @@ int main(void)
 	static_assert(cuco::overlap_band_group_m(16, 8) == 8 && cuco::overlap_band_group_m(16, 64) == 16 &&
 		      cuco::overlap_band_group_m(16, 12) == 12 && cuco::overlap_band_group_m(8, 12) == 6 &&
 		      cuco::overlap_band_group_m(16, 7) == 7 && cuco::overlap_band_group_m(16, 1) == 1, "band groups");
+	/* overlap_issued_slice: the issuers' slices tile [0, bytes) in order, each
+	 * starting on a 16-byte boundary, none longer than the first */
+	const size_t sizes[] = {0, 1, 15, 16, 17, 4095, 65536, (4u << 20) + 48, (64u << 20) + 16};
+	const size_t unit_counts[] = {1, 7, 32, 513, 16384, 65536};
+	for (size_t bytes : sizes)
+		for (size_t units : unit_counts) {
+			size_t next = 0, first = 0;
+			for (size_t u = 0; u < units; u++) {
+				size_t b0, n;
+				cuco::overlap_issued_slice(bytes, units, u, &b0, &n);
+				if (u == 0)
+					first = n;
+				if ((n && (b0 != next || b0 % 16)) || n > first) {
+					printf("overlap_issued_slice(%zu, %zu, %zu) = [%zu, +%zu), expected from %zu\n",
+					       bytes, units, u, b0, n, next);
+					fails++;
+					break;
+				}
+				next += n;
+			}
+			if (next != bytes) {
+				printf("overlap_issued_slice(%zu bytes, %zu units) covers %zu\n", bytes, units, next);
+				fails++;
+			}
+		}
 	printf("chunk rows: %s\n", fails ? "FAILED" : "ok");
 	return fails != 0;
 }

@@ -116,6 +116,15 @@ enum overlap_issuer { overlap_issuer_thread = 1, overlap_issuer_warp = 2, overla
  * one shorter; issuers past the end copy nothing. Every thread of the grid
  * calls it with the same arguments. The directive's issuer dimension picks I.
  */
+/* Issuer unit of units' slice of [0, bytes): from *b0, *n bytes (0 past the end). */
+static __host__ __device__ inline void overlap_issued_slice(size_t bytes, size_t units, size_t unit, size_t *b0,
+							       size_t *n)
+{
+	const size_t per = ((bytes + units - 1) / units + 15) & ~(size_t)15;
+	*b0 = unit * per < bytes ? unit * per : bytes;
+	*n = bytes - *b0 < per ? bytes - *b0 : per;
+}
+
 template <int I> static __device__ void overlap_copy_issued(void *dst, const void *src, size_t bytes)
 {
 	const size_t warps = blockDim.x / 32;
@@ -125,9 +134,8 @@ template <int I> static __device__ void overlap_copy_issued(void *dst, const voi
 	const size_t unit = I == overlap_issuer_thread ? (size_t)blockIdx.x * blockDim.x + threadIdx.x
 			  : I == overlap_issuer_warp	 ? (size_t)blockIdx.x * warps + threadIdx.x / 32
 							 : (size_t)blockIdx.x;
-	const size_t per = ((bytes + units - 1) / units + 15) & ~(size_t)15;
-	const size_t b0 = unit * per < bytes ? unit * per : bytes;
-	const size_t n = bytes - b0 < per ? bytes - b0 : per;
+	size_t b0, n;
+	overlap_issued_slice(bytes, units, unit, &b0, &n);
 	if (n == 0 || (I == overlap_issuer_warp && threadIdx.x / 32 >= warps))
 		return;
 	char *d = (char *)dst + b0;
