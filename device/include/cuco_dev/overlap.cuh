@@ -108,14 +108,6 @@ CUCO_DEV void copy_2d_multi(char *const *dst, int ndst, long long dld, const cha
  * numbers as the templates' CUCO_ISSUER_* defines). */
 enum overlap_issuer { overlap_issuer_thread = 1, overlap_issuer_warp = 2, overlap_issuer_cta = 3 };
 
-/*
- * This kernel's part of copying [0, bytes) from src to dst when its issuers
- * (every thread, every warp or every CTA of the grid) each take one contiguous
- * slice, in order, and copy it on their own (copy_thread), as a warp
- * (copy_warp) or as a CTA (copy_cta). Slices are whole 16-byte pieces, the last
- * one shorter; issuers past the end copy nothing. Every thread of the grid
- * calls it with the same arguments. The directive's issuer dimension picks I.
- */
 /* Issuer unit of units' slice of [0, bytes): from *b0, *n bytes (0 past the end). */
 static __host__ __device__ inline void overlap_issued_slice(size_t bytes, size_t units, size_t unit, size_t *b0,
 							       size_t *n)
@@ -125,6 +117,14 @@ static __host__ __device__ inline void overlap_issued_slice(size_t bytes, size_t
 	*n = bytes - *b0 < per ? bytes - *b0 : per;
 }
 
+/*
+ * This kernel's part of copying [0, bytes) from src to dst when its issuers
+ * (every thread, every warp or every CTA of the grid) each take one contiguous
+ * slice, in order, and copy it on their own (copy_thread), as a warp
+ * (copy_warp) or as a CTA (copy_cta). Slices are whole 16-byte pieces, the last
+ * one shorter; issuers past the end copy nothing. Every thread of the grid
+ * calls it with the same arguments. The directive's issuer dimension picks I.
+ */
 template <int I> static __device__ void overlap_copy_issued(void *dst, const void *src, size_t bytes)
 {
 	const size_t warps = blockDim.x / 32;
