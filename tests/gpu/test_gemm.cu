@@ -22,8 +22,12 @@
 //                        that a chunk's CTAs may start while the previous
 //                        chunk's last wave drains); push2: each chunk's
 //                        push split in two halves on two copy streams
+//   test_gemm --split    the split tail (gemm_bf16_plan_split) per tile width
+//                        and ways against the unsplit plan: correct C, then
+//                        the time, and the MiB of C stored in the kernel's
+//                        last 10 and 25 us (from per-tile time stamps)
 //   --iters N, --warm N  timed and untimed launches per series (30, 5)
-//   --shape M N K        --push / --group / --chunks: time this shape only
+//   --shape M N K        --push / --group / --chunks / --split: time this shape only
 //
 // Checks per shape: C poisoned with NaN before the run; relative L2 error
 // ||C - ref|| / ||ref|| < 1e-2 against cuBLAS; no NaN/unwritten element;
@@ -31,8 +35,9 @@
 // elements against a float64 host dot product. Also: epilogue hook (each
 // tile exactly once, tile visible when the hook runs), max_ctas, start_tile,
 // plan_set_A, narrowed tiles (tile_n 128 and 64), the push epilogue (every
-// copy equal to C), grouped launches with gated problems, and rejection of
-// bad shapes. Exit status 1 on any failure.
+// copy equal to C), grouped launches with gated problems, split tails (2 to
+// 8 ways: each tile's epilogue once, the arrival counters back at zero after
+// every launch), and rejection of bad shapes. Exit status 1 on any failure.
 #include <cuco_dev/gemm.cuh>
 
 #include <cublas_v2.h>
@@ -1041,6 +1046,142 @@ static void run_group_timing(cublasHandle_t h, cudaStream_t st, int iters) {
 }
 
 // --sweep: time the tile-order group size (plan.group_m) per shape.
+// Epilogue of the split probe: counts visits per tile and stamps the time the
+// tile was stored (%globaltimer, ns) from one consumer thread.
+struct stamp_epilogue {
+  unsigned *visits;
+  unsigned long long *stamp;
+  int tiles_n;
+  __device__ void operator()(int tm, int tn, int, int) const {
+    if (threadIdx.x == 128) {
+      unsigned long long t;
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+      atomicAdd(&visits[tm * tiles_n + tn], 1u);
+      stamp[tm * tiles_n + tn] = t;
+    }
+  }
+};
+
+// One split case (gemm_bf16_plan_split, tile width tn, `ways`; 0 = unsplit):
+// two checked launches (NaN-poisoned C against cuBLAS's R; the second shows
+// the counters were left at zero), every tile's epilogue run exactly once, the
+// counters zero afterwards. With timing, also the median time and, from
+// per-tile store stamps of one more launch, the MiB of C stored in the last 10
+// and 25 us of the kernel: what a copy started per finished tile or band could
+// not hide. Prints one row; false when the plan would not split (skipped).
+static bool split_case(cudaStream_t st, const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C,
+                       const __nv_bfloat16 *R, int M, int N, int K, int tn, int ways, bool timing, int iters) {
+  cuco::gemm_bf16_args a{A, B, C, M, N, K, K, N, N};
+  cuco::gemm_bf16_plan pl;
+  CK(cuco::gemm_bf16_plan_init(&pl, a, 0));
+  if (tn != pl.bn) CK(cuco::gemm_bf16_plan_narrow(&pl, tn, 0));
+  const size_t bytes = cuco::gemm_bf16_split_bytes(&pl, ways);
+  if (ways && !bytes) return false;  // would not split: the same as ways 0
+  void *ws = nullptr;
+  if (bytes) {
+    CK(cudaMalloc(&ws, bytes));
+    CK(cudaMemset(ws, 0, bytes));
+  }
+  CK(cuco::gemm_bf16_plan_split(&pl, ways, ws, bytes));
+  const cuco::gemm_bf16_tile_info ti = cuco::gemm_bf16_tiles(&pl);
+  unsigned *visits;
+  unsigned long long *stamp;
+  CK(cudaMalloc(&visits, ti.tiles * sizeof(unsigned)));
+  CK(cudaMalloc(&stamp, ti.tiles * sizeof(unsigned long long)));
+  stamp_epilogue epi{visits, stamp, ti.tiles_n};
+  bool ok = (ways >= 2) == (ti.split >= 2);
+  CheckResult cr{};
+  for (int rep = 0; rep < 2; ++rep) {
+    CK(cudaMemsetAsync(C, 0xFF, (size_t)M * N * 2, st));  // NaN poison
+    CK(cudaMemsetAsync(visits, 0, ti.tiles * sizeof(unsigned), st));
+    CK(cuco::gemm_bf16_run_epilogue(&pl, st, epi));
+    sync_or_die(st, 30, "split gemm");
+    cr = check(C, R, A, B, M, N, K);
+    std::vector<unsigned> v(ti.tiles);
+    CK(cudaMemcpy(v.data(), visits, ti.tiles * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    for (int t = 0; t < ti.tiles; ++t)
+      if (v[t] != 1) {
+        fprintf(stderr, "  split %d: tile %d's epilogue ran %u times\n", ways, t, v[t]);
+        ok = false;
+        break;
+      }
+    ok = ok && cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
+  }
+  if (bytes) {  // every counter back at zero
+    const int tail = ti.tiles - ti.whole;
+    std::vector<unsigned> cnt(tail);
+    CK(cudaMemcpy(cnt.data(), ws, tail * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    for (int i = 0; i < tail; ++i)
+      if (cnt[i]) {
+        fprintf(stderr, "  split %d: counter %d left at %u\n", ways, i, cnt[i]);
+        ok = false;
+        break;
+      }
+  }
+  if (!ok) g_fail = 1;
+  double us = 0, t10 = 0, t25 = 0;
+  if (timing) {
+    us = launch_us(st, g_warm, iters, [&] { CK(cuco::gemm_bf16_run(&pl, st)); });
+    CK(cuco::gemm_bf16_run_epilogue(&pl, st, epi));  // stamps of one launch, after the timed ones
+    sync_or_die(st, 30, "split gemm");
+    std::vector<unsigned long long> ts(ti.tiles);
+    CK(cudaMemcpy(ts.data(), stamp, ti.tiles * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+    const unsigned long long end = *std::max_element(ts.begin(), ts.end());
+    const double tile_mib = 128.0 * ti.tile_n * 2 / (1024.0 * 1024.0);
+    for (unsigned long long x : ts) {
+      if (end - x <= 10000) t10 += tile_mib;
+      if (end - x <= 25000) t25 += tile_mib;
+    }
+  }
+  printf("%7d %6d %6d %6d %4d %4d %5d %6.1f %6.1f %7.2f %7.2f %8.1e %s\n", M, N, K, ti.tile_n, ti.split, ti.ctas,
+         ti.whole, us, timing ? 2.0 * M * N * K / us * 1e-6 : 0.0, t10, t25, cr.rel, ok ? "ok" : "FAIL");
+  fflush(stdout);
+  CK(cudaFree(visits));
+  CK(cudaFree(stamp));
+  if (ws) CK(cudaFree(ws));
+  return true;
+}
+
+// gemm_bf16_plan_split against the unsplit plan, per shape, tile width and
+// ways (split_case). timing: the --split probe (its shapes, or --shape);
+// otherwise the correctness cases of the default and --quick runs.
+static void run_split(cublasHandle_t h, cudaStream_t st, bool timing, int iters) {
+  std::vector<Shape> shapes = {{256, 256, 64}, {1024, 384, 512}, {8192, 512, 8192}, {2048, 1024, 2048}};
+  if (timing) shapes.insert(shapes.end(), {{4096, 2048, 4096}, {8192, 4096, 8192}});
+  if (timing && g_shape[0]) shapes = {{g_shape[0], g_shape[1], g_shape[2]}};
+  if (timing)
+    printf("# split: %d warm-up, median of %d; tail = MiB of C stored in the kernel's last 10 / 25 us\n", g_warm,
+           iters);
+  else
+    printf("# split: correctness (two launches each, epilogue visits, counters left at zero)\n");
+  printf("#     M      N      K tile_n ways ctas whole     us   TF/s  tail10  tail25  rel_err status\n");
+  for (const Shape &sh : shapes) {
+    const int M = sh.M, N = sh.N, K = sh.K;
+    __nv_bfloat16 *A, *B, *C, *R;
+    CK(cudaMalloc(&A, (size_t)M * K * 2));
+    CK(cudaMalloc(&B, (size_t)K * N * 2));
+    CK(cudaMalloc(&C, (size_t)M * N * 2));
+    CK(cudaMalloc(&R, (size_t)M * N * 2));
+    fill_rand<<<2048, 256, 0, st>>>(A, (size_t)M * K, 31 + M + 7ull * K);
+    fill_rand<<<2048, 256, 0, st>>>(B, (size_t)K * N, 37 + N + 13ull * K);
+    CK(cudaGetLastError());
+    cublas_ref(h, A, B, R, M, N, K, st);
+    if (timing) {
+      const double us_cb = launch_us(st, g_warm, iters, [&] { cublas_ref(h, A, B, R, M, N, K, st); });
+      printf("%7d %6d %6d cuBLAS    -    -     - %6.1f %6.1f\n", M, N, K, us_cb, 2.0 * M * N * K / us_cb * 1e-6);
+    }
+    const int tns[2] = {N % 256 == 0 ? 256 : 128, 128};
+    for (int w = 0; w < 2; ++w) {
+      if (w == 1 && tns[0] == 128) break;
+      for (int ways : {0, 2, 3, 4, 8}) split_case(st, A, B, C, R, M, N, K, tns[w], ways, timing, iters);
+    }
+    CK(cudaFree(A));
+    CK(cudaFree(B));
+    CK(cudaFree(C));
+    CK(cudaFree(R));
+  }
+}
+
 static void run_sweep(cudaStream_t st, int iters) {
   Shape shapes[] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 1024, 8192}, {8192, 8192, 1024}, {16384, 4096, 8192}};
   printf("# sweep: our_us (median of %d) by plan.group_m\n#     M      N      K", iters);
@@ -1069,7 +1210,7 @@ static void run_sweep(cudaStream_t st, int iters) {
 }
 
 int main(int argc, char **argv) {
-  bool quick = false, sweep = false, push = false, group = false, chunks = false;
+  bool quick = false, sweep = false, push = false, group = false, chunks = false, split = false;
   int iters = 30;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--quick")) quick = true;
@@ -1077,13 +1218,14 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--push")) push = true;
     else if (!strcmp(argv[i], "--group")) group = true;
     else if (!strcmp(argv[i], "--chunks")) chunks = true;
+    else if (!strcmp(argv[i], "--split")) split = true;
     else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--warm") && i + 1 < argc) g_warm = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--shape") && i + 3 < argc) {
       for (int j = 0; j < 3; ++j) g_shape[j] = atoi(argv[++i]);
     } else {
       fprintf(stderr,
-              "usage: %s [--quick] [--sweep] [--push] [--group] [--chunks] [--iters N] [--warm N] [--shape M N K]\n",
+              "usage: %s [--quick] [--sweep] [--push] [--group] [--chunks] [--split] [--iters N] [--warm N] [--shape M N K]\n",
               argv[0]);
       return 2;
     }
@@ -1123,6 +1265,13 @@ int main(int argc, char **argv) {
     printf("# result: %s\n", g_fail ? "FAIL" : "PASS");
     return g_fail;
   }
+  if (split) {
+    run_split(h, st, true, iters);
+    CKB(cublasDestroy(h));
+    CK(cudaStreamDestroy(st));
+    printf("# result: %s\n", g_fail ? "FAIL" : "PASS");
+    return g_fail;
+  }
   if (group) {
     run_group_features(h, st);
     run_group_timing(h, st, iters);
@@ -1157,6 +1306,7 @@ int main(int argc, char **argv) {
   run_features(h, st);
   run_push_features(h, st);
   run_group_features(h, st);
+  run_split(h, st, false, 0);
   CKB(cublasDestroy(h));
   CK(cudaStreamDestroy(st));
   printf("# result: %s\n", g_fail ? "FAIL" : "PASS");

@@ -18,7 +18,9 @@
 //   * static persistent schedule: CTA b handles tiles b, b+grid, b+2*grid...;
 //     linear tile index -> (tile_m, tile_n) in groups of `group_m` tile rows
 //     (all tile columns of a group before the next group) for L2 reuse, with
-//     an optional rotation `start_tile`.
+//     an optional rotation `start_tile`; optionally (gemm_bf16_plan_split)
+//     the last tiles are split along K over several CTAs in stages, so that
+//     the last wave's tiles finish a few at a time, not all together.
 //   * epilogue: fp32 accumulators -> bf16, a 4x4 shuffle transpose inside each
 //     lane quad, then 16-byte stores straight from registers to global memory
 //     (4-byte stores when C is not 16-byte aligned or ldc % 8 != 0), then the
@@ -58,6 +60,8 @@ struct gemm_bf16_tile_info {
   int tiles_n;  ///< N / tile_n
   int tiles;    ///< tiles_m * tiles_n
   int ctas;     ///< persistent grid size the plan launches
+  int split;    ///< K-split ways of the tail's full stages (0: no split)
+  int whole;    ///< tiles computed whole (the rest are split)
 };
 
 /// A plan: two TMA tensor maps plus launch geometry, built on the host by
@@ -85,6 +89,9 @@ struct gemm_bf16_plan {
   int device;      ///< device the plan was made for
   long long lda, ldb;
   const __nv_bfloat16 *A, *B;
+  int split;            ///< gemm_bf16_plan_split's ways (0: every tile whole)
+  float *split_ws;      ///< its workspace: partial sums, then ...
+  unsigned *split_cnt;  ///< ... one arrival counter per split tile
 };
 
 /// The default (no-op) epilogue. Using it compiles the hook and its
@@ -142,6 +149,9 @@ template <class Sync = gemm_push_no_sync, int Rows = 0> struct gemm_push_epilogu
 /// gate chunks per problem.
 constexpr int kGemmGroupMax = 8;
 constexpr int kGemmGateChunksMax = 64;
+
+/// Most ways gemm_bf16_plan_split splits one tile's K range.
+constexpr int kGemmSplitMax = 8;
 
 /// Several GEMMs of one shape in one persistent launch: C_i = A_i * B_i for
 /// i in [0, n), where every A_i may be the plan's A (problems sharing A, e.g.
@@ -206,13 +216,112 @@ template <class Sync, int Rows, int BN> struct push_rows_t<gemm_push_epilogue<Sy
   static constexpr int value = Rows ? Rows : 16;
 };
 
+// Split tail (gemm_bf16_plan_split). Linear tiles [0, whole) are computed
+// whole, CTA b taking b, b + ctas, ... (whole is a multiple of ctas, so all
+// CTAs end that phase together). The rest, the tail, run in stages: each of
+// the first stages - 1 takes n tiles and splits each g ways along K, the last
+// takes the n_last left and splits them g_last ways. In stage s, CTA b (when
+// b < tiles x ways) computes part b % ways of tail tile s * n + b / ways. One
+// part per tile, part s % ways (so the fix-ups rotate over the CTAs), is the
+// finisher: it waits for the other parts' fp32 partial sums, adds them and
+// runs the epilogue; the others store theirs and move on. So the tail's tiles
+// finish stage by stage, a few at a time, instead of in one last wave.
+struct split_params {
+  int whole;           // tiles computed whole (== tiles when not split)
+  int g, n;            // the full stages: n tiles each, g ways
+  int g_last, n_last;  // the last stage
+  int stages;          // 0 when not split
+  float *ws;           // partial sums: slot i at ws + i * BM * BN
+  unsigned *cnt;       // arrivals per tail tile; zero between launches
+};
+// One unit of a CTA's work: k-blocks [kb0, kb1) of linear tile t.
+struct split_unit {
+  int t, kb0, kb1;
+  int ways;  // 1: the whole tile
+  int rank;  // 0: the finisher; r > 0 stores partial-sum slot `slot + r - 1`
+  int slot;  // the tile's first slot (ways - 1 of them)
+  int ti;    // tail tile index: its arrival counter
+};
+
 struct kparams {
   __nv_bfloat16 *C;
   long long ldc;
   int tiles_m, tiles_n, tiles, kblocks;
   int group_m, start_tile;
   int vec16;  // C 16-byte aligned and ldc % 8 == 0: 16-byte epilogue stores
+  split_params sp;
 };
+
+// The split schedule of `tiles` tiles on `ctas` CTAs, `ways` ways (see
+// split_params); returns the partial-sum slots it needs, 0 (and no split:
+// every tile whole) when ways < 2, ways > kGemmSplitMax or kblocks, or
+// ctas < 2 * ways. The tail is the tiles past the last full wave, or the
+// last wave when the tiles fill whole waves. The last stage splits its n_last
+// tiles into as many ways as the CTAs allow, between ways and
+// min(2 * ways, kGemmSplitMax, kblocks), so a short last stage ends sooner.
+__host__ __device__ inline int split_layout(int tiles, int ctas, int kblocks, int ways, split_params *sp) {
+  sp->whole = tiles;
+  sp->g = sp->n = sp->g_last = sp->n_last = sp->stages = 0;
+  if (ways < 2 || ways > kGemmSplitMax || ways > kblocks || ctas < 2 * ways || tiles < 1) return 0;
+  const int rem = tiles % ctas;
+  const int tail = rem ? rem : ctas < tiles ? ctas : tiles;
+  const int n = ctas / ways;
+  const int full = (tail - 1) / n;
+  const int n_last = tail - full * n;
+  int cap = 2 * ways;
+  if (cap > kGemmSplitMax) cap = kGemmSplitMax;
+  if (cap > kblocks) cap = kblocks;
+  int gl = ctas / n_last;
+  if (gl > cap) gl = cap;
+  if (gl < ways) gl = ways;
+  sp->whole = tiles - tail;
+  sp->g = ways;
+  sp->n = n;
+  sp->g_last = gl;
+  sp->n_last = n_last;
+  sp->stages = full + 1;
+  return full * n * (ways - 1) + n_last * (gl - 1);
+}
+// CTA b's unit in tail stage s; false when b sits that stage out.
+__host__ __device__ inline bool split_unit_of(const split_params &sp, int kblocks, int b, int s, split_unit *u) {
+  const bool last = s == sp.stages - 1;
+  const int ways = last ? sp.g_last : sp.g, n = last ? sp.n_last : sp.n;
+  if (b >= n * ways) return false;
+  const int i = b / ways, part = b % ways;
+  u->ti = s * sp.n + i;
+  u->t = sp.whole + u->ti;
+  u->ways = ways;
+  u->kb0 = (int)((long long)part * kblocks / ways);
+  u->kb1 = (int)((long long)(part + 1) * kblocks / ways);
+  u->rank = (part - s % ways + ways) % ways;
+  u->slot = s * sp.n * (sp.g - 1) + i * (ways - 1);
+  return true;
+}
+// A CTA's next unit: its whole tiles (w = b, b + ctas, ...), then one per
+// tail stage it takes part in (s counts the stages). False when done.
+// Split = false (a launch with no split tail): every tile whole, and the
+// kernel's loops compile to the plain persistent schedule.
+template <bool Split>
+__host__ __device__ inline bool next_unit(const kparams &p, int ctas, int b, int &w, int &s, split_unit &u) {
+  if (!Split) {
+    if (w >= p.tiles) return false;
+    u.t = w;
+    w += ctas;
+    return true;
+  }
+  if (w < p.sp.whole) {
+    u.t = w;
+    u.kb0 = 0;
+    u.kb1 = p.kblocks;
+    u.ways = 1;
+    u.rank = u.slot = u.ti = 0;
+    w += ctas;
+    return true;
+  }
+  while (s < p.sp.stages)
+    if (split_unit_of(p.sp, p.kblocks, b, s++, &u)) return true;
+  return false;
+}
 
 // ---------------------------------------------------------------- PTX helpers
 __device__ __forceinline__ uint32_t smem_u32(const void *p) {
@@ -418,6 +527,52 @@ __device__ __forceinline__ uint64_t gate_wait(const unsigned *f, int c, int chun
   return open;
 }
 
+// Split tile, after a part's main loop (all 256 consumer threads, uniformly):
+// a non-finisher stores its fp32 accumulators as partial-sum slot
+// slot + rank - 1 (in fragment order: consumer thread c's float4 j at
+// j * 256 + c, so the finisher's same thread reads the same elements) and
+// releases the tile's counter once all 256 have stored; returns true (no
+// epilogue). The finisher waits (acquire) for ways - 1 arrivals, resets the
+// counter for the next launch and adds the partial sums; returns false.
+// CTAs wait for each other here: the whole grid must be resident at once.
+template <int BN>
+__device__ __forceinline__ bool split_fixup(const split_params &sp, const split_unit &u, float (&d)[BN / 2]) {
+  constexpr int kSlot = BM * BN / 4;  // float4 per slot
+  const int ct = threadIdx.x - 128;
+  float4 *ws = reinterpret_cast<float4 *>(sp.ws);
+  if (u.rank > 0) {
+    float4 *w = ws + (size_t)(u.slot + u.rank - 1) * kSlot + ct;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) __stcg(w + j * 256, make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]));
+    named_bar_sync(1, 256);
+    if (threadIdx.x == 128) asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(sp.cnt + u.ti) : "memory");
+    return true;
+  }
+  if (threadIdx.x == 128) {
+    const unsigned want = (unsigned)(u.ways - 1);
+    for (;;) {
+      unsigned x;
+      asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(x) : "l"(sp.cnt + u.ti) : "memory");
+      if (x >= want) break;
+      __nanosleep(32);
+    }
+    sp.cnt[u.ti] = 0;
+  }
+  named_bar_sync(1, 256);
+  for (int r = 1; r < u.ways; ++r) {
+    const float4 *w = ws + (size_t)(u.slot + r - 1) * kSlot + ct;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      const float4 v = __ldcg(w + j * 256);
+      d[4 * j] += v.x;
+      d[4 * j + 1] += v.y;
+      d[4 * j + 2] += v.z;
+      d[4 * j + 3] += v.w;
+    }
+  }
+  return false;
+}
+
 template <int BN>
 __device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], uint64_t da, uint64_t db, int scale_d) {
   if constexpr (BN == 256) wgmma_m64n256k16_ss_tb(d, da, db, scale_d);
@@ -440,7 +595,7 @@ __device__ __forceinline__ void push_send(const Epi &epi, long long ldc, uint32_
   }
 }
 
-template <int BN, class Epi, class Grp = gemm_no_group>
+template <int BN, class Epi, class Grp = gemm_no_group, bool Split = false>
 __global__ void __launch_bounds__(kThreads, 1)
 gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
                  const kparams p, const Epi epi, const __grid_constant__ Grp grp) {
@@ -500,9 +655,11 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
       // gate chunks this CTA has seen open, per problem: flags only grow during a
       // launch, so each is waited for (and the async proxy fenced) once per CTA
       uint64_t open[kGroup ? kGemmGroupMax : 1] = {};
-      for (int t = blockIdx.x; t < p.tiles; t += gridDim.x) {
+      split_unit u;
+      for (int w = blockIdx.x, s = 0; next_unit<Split>(p, gridDim.x, blockIdx.x, w, s, u);) {
         int pi, tm, tn;
-        coords(t, pi, tm, tn);
+        coords(u.t, pi, tm, tn);
+        const int kb0 = Split ? u.kb0 : 0, kb1 = Split ? u.kb1 : p.kblocks;
         const int m0 = tm * BM, n0 = tn * BN;
         const CUtensorMap *mA = &tmA, *mB = &tmB;
         const unsigned *gate = nullptr;
@@ -511,7 +668,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           if (grp.per_b) mB = &grp.tmB[pi];
           gate = grp.gate[pi];
         }
-        for (int kb = 0; kb < p.kblocks; ++kb) {
+        for (int kb = kb0; kb < kb1; ++kb) {
           if constexpr (kGroup) {
             const int c = gate_chunk(kb, grp.chunks, p.kblocks);
             if (gate && !((open[pi] >> c) & 1u)) open[pi] = gate_wait(gate, c, grp.chunks, grp.epoch, open[pi]);
@@ -537,13 +694,16 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     float d[BN / 2];
     int stage = 0;
     uint32_t phase = 0;
-    for (int t = blockIdx.x; t < p.tiles; t += gridDim.x) {
-      const bool first = t == (int)blockIdx.x;
+    bool stored = false;  // a tile of this CTA's has been stored (and sent)
+    split_unit u;
+    for (int w = blockIdx.x, s = 0; next_unit<Split>(p, gridDim.x, blockIdx.x, w, s, u);) {
+      const bool first = !stored;
       int pi, tm, tn;
-      coords(t, pi, tm, tn);
+      coords(u.t, pi, tm, tn);
+      const int kb0 = Split ? u.kb0 : 0, kb1 = Split ? u.kb1 : p.kblocks;
       __nv_bfloat16 *const Cp = kGroup ? grp_c(grp, pi) : p.C;  // this tile's C
       int prev = 0;
-      for (int kb = 0; kb < p.kblocks; ++kb) {
+      for (int kb = kb0; kb < kb1; ++kb) {
         mbar_wait(full(stage), phase);
         const uint32_t sA = base + stage * CF::kStageBytes + cw * (64 * BK * 2);
         const uint32_t sB = base + stage * CF::kStageBytes + CF::kABytes;
@@ -556,10 +716,10 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           // B: N-major, SW128: boxes of 64 N x 64 K (8 KB) side by side along N
           //    (LBO = 8192), 8-K-row groups 1024 B apart (SBO); k16 = 2048 B.
           const uint64_t db = make_desc_sw128(sB + kk * 2048, 8192, 1024);
-          wgmma_tile<BN>(d, da, db, (kb > 0 || kk > 0) ? 1 : 0);
+          wgmma_tile<BN>(d, da, db, (kb > kb0 || kk > 0) ? 1 : 0);
         }
         wgmma_commit();
-        if (kb > 0) {
+        if (kb > kb0) {
           wgmma_wait<1>();  // the group of k-block kb-1 is done: free its stage
           if (lane == 0) mbar_arrive(empty(prev));
         }
@@ -569,6 +729,9 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
       wgmma_wait<0>();
       fence_regs(d);
       if (lane == 0) mbar_arrive(empty(prev));
+      if constexpr (Split) {
+        if (u.ways > 1 && split_fixup<BN>(p.sp, u, d)) continue;  // a part: the finisher stores the tile
+      }
 
       // ---- epilogue: accumulator fragment -> bf16 C (row-major)
       // m64nN fp32 fragment: d[4j+{0,1}] = (row r, cols 8j + 2*(lane%4) + {0,1}),
@@ -648,6 +811,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
         named_bar_sync(1, 256);   // ... and so is everyone else's
         epi(tm, tn, BM, BN);
       }
+      stored = true;
     }
     if constexpr (kStaged) {
       // Every copy complete (not only read) before the CTA's shared memory goes.
@@ -720,13 +884,13 @@ inline void plan_geometry(gemm_bf16_plan *p, int bn, int sms, int max_ctas) {
   p->ctas = ctas;
 }
 
-template <int BN, class Epi, class Grp = gemm_no_group>
-inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &epi, const Grp &grp = Grp{}) {
-  constexpr bool kGroup = std::is_same<Grp, gemm_bf16_group>::value;
-  auto kern = gemm_bf16_kernel<BN, Epi, Grp>;
-  // Refuse (instead of trapping in the kernel) when this translation unit was
-  // not compiled for sm_90a, e.g. a build whose CUDA architectures default to
-  // an older target: its kernel body is empty and would only __trap().
+// One kernel instantiation, made ready once per process: refused (instead of
+// trapping in the kernel) when this translation unit was not compiled for
+// sm_90a, e.g. a build whose CUDA architectures default to an older target
+// (its kernel body is empty and would only __trap()); then its shared memory.
+template <int BN, class Epi, class Grp, bool Split>
+inline cudaError_t kernel_ready() {
+  auto kern = gemm_bf16_kernel<BN, Epi, Grp, Split>;
   static int arch_ok = -1;  // per instantiation; same answer on every cc 9.x device
   if (arch_ok < 0) {
     cudaFuncAttributes fa;
@@ -736,8 +900,13 @@ inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &e
   }
   if (!arch_ok) return cudaErrorNotSupported;
   using CF = cfg<BN, push_rows_t<Epi, BN>::value>;
-  cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, CF::kSmem);
-  if (e != cudaSuccess) return e;
+  return cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, CF::kSmem);
+}
+
+template <int BN, class Epi, class Grp = gemm_no_group>
+inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &epi, const Grp &grp = Grp{}) {
+  constexpr bool kGroup = std::is_same<Grp, gemm_bf16_group>::value;
+  using CF = cfg<BN, push_rows_t<Epi, BN>::value>;
   kparams kp;
   kp.C = pl->C;
   kp.ldc = pl->ldc;
@@ -757,12 +926,26 @@ inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &e
       if (reinterpret_cast<uintptr_t>(grp.C[i]) & 15) kp.vec16 = 0;
     ctas = grp.ctas;
   }
+  // split tail: the plan's ways on this launch's grid (a grouped launch: none)
+  split_layout(kp.tiles, ctas, kp.kblocks, kGroup ? 0 : pl->split, &kp.sp);
+  kp.sp.cnt = pl->split_cnt;
+  kp.sp.ws = pl->split_ws;
+  if (kp.sp.stages > 0 && (!kp.sp.cnt || !kp.sp.ws)) return cudaErrorInvalidValue;
   if constexpr (is_push_t<Epi>::value) {
     if (!kp.vec16 || epi.n < 0 || epi.n > kGemmPushMax) return cudaErrorInvalidValue;
     for (int i = 0; i < epi.n; ++i)
       if (reinterpret_cast<uintptr_t>(epi.dst[i]) & 15) return cudaErrorInvalidValue;
   }
-  kern<<<ctas, kThreads, CF::kSmem, s>>>(pl->tmA, pl->tmB, kp, epi, grp);
+  cudaError_t e;
+  if constexpr (!kGroup) {
+    if (kp.sp.stages > 0) {  // its own instantiation: the unsplit kernel stays the plain one
+      if ((e = kernel_ready<BN, Epi, Grp, true>()) != cudaSuccess) return e;
+      gemm_bf16_kernel<BN, Epi, Grp, true><<<ctas, kThreads, CF::kSmem, s>>>(pl->tmA, pl->tmB, kp, epi, grp);
+      return cudaGetLastError();
+    }
+  }
+  if ((e = kernel_ready<BN, Epi, Grp, false>()) != cudaSuccess) return e;
+  gemm_bf16_kernel<BN, Epi, Grp, false><<<ctas, kThreads, CF::kSmem, s>>>(pl->tmA, pl->tmB, kp, epi, grp);
   return cudaGetLastError();
 }
 
@@ -804,6 +987,9 @@ inline cudaError_t gemm_bf16_plan_init(gemm_bf16_plan *p, const gemm_bf16_args &
   p->device = dev;
   p->tiles_m = a.M / 128;
   p->start_tile = 0;
+  p->split = 0;
+  p->split_ws = nullptr;
+  p->split_cnt = nullptr;
   gemm_detail::plan_geometry(p, (a.N % 256 == 0) ? 256 : 128, sms, max_ctas);
   if ((e = gemm_detail::encode_2d(&p->tmA, a.A, a.K, a.M, a.lda, 64, 128)) != cudaSuccess) return e;
   if ((e = gemm_detail::encode_2d(&p->tmB, a.B, a.N, a.K, a.ldb, 64, 64)) != cudaSuccess) return e;
@@ -846,6 +1032,76 @@ inline cudaError_t gemm_bf16_plan_narrow(gemm_bf16_plan *p, int tile_n, int max_
   cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->device);
   if (e != cudaSuccess) return e;
   gemm_detail::plan_geometry(p, tile_n, sms, max_ctas);
+  p->split = 0;  // its workspace was sized for the old tiles
+  p->split_ws = nullptr;
+  p->split_cnt = nullptr;
+  return cudaSuccess;
+}
+
+namespace gemm_detail {
+// The grid a split plan launches: one CTA per SM, or per tile part when fewer.
+inline int split_ctas(const gemm_bf16_plan *p, int ways, int sms, int max_ctas) {
+  const long long parts = (long long)p->tiles_m * p->tiles_n * (ways > 1 ? ways : 1);
+  int ctas = parts < sms ? (int)parts : sms;
+  if (max_ctas > 0 && max_ctas < ctas) ctas = max_ctas;
+  return ctas;
+}
+// Workspace layout: the counters (one per tail tile), then the slots at a
+// 256-byte boundary. Bytes in all, 0 when the plan would not split.
+inline size_t split_bytes(const gemm_bf16_plan *p, int ways, int ctas, size_t *cnt_bytes) {
+  split_params sp;
+  const int slots = split_layout(p->tiles_m * p->tiles_n, ctas, p->K / BK, ways, &sp);
+  if (sp.stages == 0) return 0;
+  const size_t cb = ((size_t)(p->tiles_m * p->tiles_n - sp.whole) * sizeof(unsigned) + 255) & ~(size_t)255;
+  if (cnt_bytes) *cnt_bytes = cb;
+  return cb + (size_t)slots * BM * p->bn * sizeof(float);
+}
+}  // namespace gemm_detail
+
+/// Bytes of device memory gemm_bf16_plan_split needs to split plan p's tail
+/// `ways` ways on at most max_ctas CTAs (0: one per SM); 0 when it would not
+/// split (ways < 2 or > kGemmSplitMax, more ways than K / 64 k-blocks, or a
+/// grid under 2 x ways CTAs). Call it after any gemm_bf16_plan_narrow.
+inline size_t gemm_bf16_split_bytes(const gemm_bf16_plan *p, int ways, int max_ctas = 0) {
+  int sms = 0;
+  if (!p || max_ctas < 0 || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->device) != cudaSuccess)
+    return 0;
+  return gemm_detail::split_bytes(p, ways, gemm_detail::split_ctas(p, ways, sms, max_ctas), nullptr);
+}
+
+/// Splits the plan's last tiles along K (see split_params in gemm_detail):
+/// the tiles past the last full wave (or the last wave, when the tiles fill
+/// whole waves) run in stages of `ways`-way parts on all CTAs, so they finish
+/// a stage at a time instead of together at the end, and a short last wave no
+/// longer leaves SMs idle. The grid becomes one CTA per SM, or per tile part
+/// when there are fewer (max_ctas caps it as for init). ws: device memory of
+/// at least gemm_bf16_split_bytes(p, ways, max_ctas) bytes, ZEROED before the
+/// first launch (cudaMemset); every launch leaves its counters at zero again.
+/// One launch at a time may use a workspace. The grid's CTAs wait for each
+/// other, so all of them must be resident together: nothing else may hold
+/// the SMs it needs while it runs. ways 0 or 1 (or a plan that would not
+/// split, see gemm_bf16_split_bytes) computes every tile whole and needs no
+/// workspace. Re-split after gemm_bf16_plan_narrow, which clears it.
+inline cudaError_t gemm_bf16_plan_split(gemm_bf16_plan *p, int ways, void *ws, size_t bytes, int max_ctas = 0) {
+  if (!p || ways < 0 || ways > kGemmSplitMax || max_ctas < 0) return cudaErrorInvalidValue;
+  int sms = 0;
+  cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->device);
+  if (e != cudaSuccess) return e;
+  const int ctas = gemm_detail::split_ctas(p, ways, sms, max_ctas);
+  size_t cnt_bytes = 0;
+  const size_t need = gemm_detail::split_bytes(p, ways, ctas, &cnt_bytes);
+  if (need == 0) {  // every tile whole
+    p->split = 0;
+    p->split_ws = nullptr;
+    p->split_cnt = nullptr;
+    p->ctas = gemm_detail::split_ctas(p, 1, sms, max_ctas);
+    return cudaSuccess;
+  }
+  if (!ws || bytes < need || (reinterpret_cast<uintptr_t>(ws) & 255)) return cudaErrorInvalidValue;
+  p->split = ways;
+  p->split_cnt = static_cast<unsigned *>(ws);
+  p->split_ws = reinterpret_cast<float *>(static_cast<char *>(ws) + cnt_bytes);
+  p->ctas = ctas;
   return cudaSuccess;
 }
 
@@ -858,6 +1114,10 @@ inline gemm_bf16_tile_info gemm_bf16_tiles(const gemm_bf16_plan *p) {
   t.tiles_n = p->tiles_n;
   t.tiles = p->tiles_m * p->tiles_n;
   t.ctas = p->ctas;
+  gemm_detail::split_params sp;
+  gemm_detail::split_layout(t.tiles, t.ctas, p->K / gemm_detail::BK, p->split, &sp);
+  t.split = sp.stages ? sp.g : 0;
+  t.whole = sp.whole;
   return t;
 }
 

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# devlib_split.sh - the split tail's schedule on the host (cuco_dev/gemm.cuh,
+# gemm_bf16_plan_split): the unsplit kernel's units are the plain persistent
+# schedule (CTA b: tiles b, b + ctas, ...); for grids, tile counts, k-block counts and ways, the
+# units next_unit hands the CTAs cover every (tile, k-block) exactly once;
+# whole tiles come first and fill whole waves; each split tile has one
+# finisher and one unit per other rank, all in one stage, with partial-sum
+# slots and counters of their own inside the sizes split_layout reports; a
+# stage's parts differ by at most one k-block; finishers rotate; and a plan
+# that cannot split computes every tile whole. Host code only: compiled by
+# nvcc, runs without a GPU.
+# Usage: bash tests/devlib_split.sh [ignored]   (CUCO_HOME = repo root)
+set -euo pipefail
+root="${CUCO_HOME:-$(cd "$(dirname "$0")/.." && pwd)}"
+nvcc="${NVCC:-nvcc}"
+if ! command -v "$nvcc" >/dev/null 2>&1; then
+	if [ -x /usr/local/cuda/bin/nvcc ]; then nvcc=/usr/local/cuda/bin/nvcc; else
+		echo "devlib_split: nvcc not found (set NVCC or PATH)" >&2; exit 1; fi
+fi
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+cat >"$tmp/split.cu" <<'CU'
+#include <stdio.h>
+#include <vector>
+#include <cuco_dev/gemm.cuh>
+using namespace cuco;
+using namespace cuco::gemm_detail;
+static int fails;
+#define BAD(...)                                                                                     \
+	do {                                                                                         \
+		printf("tiles %d ctas %d kblocks %d ways %d: ", tiles, ctas, kblocks, ways);         \
+		printf(__VA_ARGS__);                                                                 \
+		printf("\n");                                                                        \
+		fails++;                                                                             \
+		return;                                                                              \
+	} while (0)
+static void schedule(int tiles, int ctas, int kblocks, int ways)
+{
+	kparams p = {};
+	p.tiles = tiles;
+	p.kblocks = kblocks;
+	const int slots = split_layout(tiles, ctas, kblocks, ways, &p.sp);
+	const bool can = ways >= 2 && ways <= kGemmSplitMax && ways <= kblocks && ctas >= 2 * ways;
+	if (!can) {
+		if (p.sp.stages || p.sp.whole != tiles || slots)
+			BAD("splits (%d stages, %d whole) though it cannot", p.sp.stages, p.sp.whole);
+		return;
+	}
+	if (!p.sp.stages || p.sp.whole % ctas || p.sp.whole >= tiles)
+		BAD("whole %d, stages %d", p.sp.whole, p.sp.stages);
+	const int tail = tiles - p.sp.whole;
+	if (tail > ctas || (tiles % ctas && tail != tiles % ctas))
+		BAD("tail %d is not the tiles past the last full wave", tail);
+	std::vector<int> cover((size_t)tiles * kblocks, 0), slot_use(slots, 0), fin(tail, 0), parts(tail, 0),
+		stage_of(tail, -1), ways_of(tail, 0);
+	for (int b = 0; b < ctas; b++) {
+		split_unit u;
+		int last_t = -1, n = 0;
+		for (int w = b, s = 0; next_unit<true>(p, ctas, b, w, s, u);) {
+			if (++n > tiles + p.sp.stages)
+				BAD("CTA %d: no end", b);
+			if (u.t < 0 || u.t >= tiles || u.kb0 < 0 || u.kb1 > kblocks || u.kb0 >= u.kb1)
+				BAD("CTA %d: unit tile %d k [%d, %d)", b, u.t, u.kb0, u.kb1);
+			if (u.t <= last_t && u.ways == 1)
+				BAD("CTA %d: whole tiles out of order", b);
+			last_t = u.t;
+			for (int kb = u.kb0; kb < u.kb1; kb++)
+				cover[(size_t)u.t * kblocks + kb]++;
+			if (u.ways == 1) {
+				if (u.t >= p.sp.whole)
+					BAD("CTA %d: tail tile %d computed whole", b, u.t);
+				continue;
+			}
+			if (u.t < p.sp.whole || u.ti != u.t - p.sp.whole || u.ti >= tail)
+				BAD("CTA %d: split unit of tile %d (ti %d)", b, u.t, u.ti);
+			const int len = u.kb1 - u.kb0, even = kblocks / u.ways;
+			if (len < even || len > even + 1)
+				BAD("CTA %d: part of %d k-blocks, %d ways of %d", b, len, u.ways, kblocks);
+			if (u.rank < 0 || u.rank >= u.ways)
+				BAD("CTA %d: rank %d of %d", b, u.rank, u.ways);
+			if (ways_of[u.ti] && ways_of[u.ti] != u.ways)
+				BAD("tile %d split %d and %d ways", u.t, ways_of[u.ti], u.ways);
+			ways_of[u.ti] = u.ways;
+			parts[u.ti]++;
+			if (u.rank == 0)
+				fin[u.ti]++;
+			else {
+				const int sl = u.slot + u.rank - 1;
+				if (sl < 0 || sl >= slots)
+					BAD("tile %d: slot %d of %d", u.t, sl, slots);
+				slot_use[sl]++;
+			}
+			const int st = s - 1; // next_unit advanced past this unit's stage
+			if (stage_of[u.ti] >= 0 && stage_of[u.ti] != st)
+				BAD("tile %d in stages %d and %d", u.t, stage_of[u.ti], st);
+			stage_of[u.ti] = st;
+			const int part = (u.kb0 * u.ways + kblocks - 1) / kblocks; // kb0 = part * kblocks / ways
+			if (u.rank == 0 && part != st % u.ways)
+				BAD("tile %d: finisher part %d in stage %d", u.t, part, st);
+		}
+	}
+	for (int t = 0; t < tiles; t++)
+		for (int kb = 0; kb < kblocks; kb++)
+			if (cover[(size_t)t * kblocks + kb] != 1)
+				BAD("tile %d k-block %d computed %d times", t, kb, cover[(size_t)t * kblocks + kb]);
+	for (int i = 0; i < tail; i++)
+		if (fin[i] != 1 || parts[i] != ways_of[i] || ways_of[i] < ways)
+			BAD("tail tile %d: %d finishers, %d parts of %d ways", i, fin[i], parts[i], ways_of[i]);
+	for (int i = 0; i < slots; i++)
+		if (slot_use[i] != 1)
+			BAD("slot %d used %d times", i, slot_use[i]);
+}
+int main()
+{
+	const int ctas_set[] = {1, 3, 4, 7, 16, 64, 100, 128, 131, 132};
+	const int tiles_set[] = {1, 2, 5, 16, 63, 64, 100, 128, 132, 133, 256, 264, 1024, 1000};
+	const int kb_set[] = {1, 2, 3, 8, 32, 64, 127, 128};
+	for (int ctas : ctas_set)
+		for (int tiles : tiles_set)
+			for (int kblocks : kb_set)
+				for (int ways = 0; ways <= kGemmSplitMax + 1; ways++)
+					schedule(tiles, ctas, kblocks, ways);
+	// the unsplit kernel's schedule (next_unit<false>): CTA b takes b, b + ctas, ...
+	for (int ctas : ctas_set)
+		for (int tiles : tiles_set) {
+			kparams p = {};
+			p.tiles = tiles;
+			for (int b = 0; b < ctas; b++) {
+				split_unit u;
+				int want = b;
+				for (int w = b, s = 0; next_unit<false>(p, ctas, b, w, s, u); want += ctas)
+					if (u.t != want || want >= tiles) {
+						printf("unsplit: tiles %d ctas %d CTA %d: tile %d, want %d\n", tiles, ctas,
+						       b, u.t, want);
+						fails++;
+						break;
+					}
+				if (want < tiles) {
+					printf("unsplit: tiles %d ctas %d CTA %d stops before tile %d\n", tiles, ctas, b,
+					       want);
+					fails++;
+				}
+			}
+		}
+	// the shapes the workloads run: 8192x4096x8192 at 128x256 on 132 SMs, 3 ways:
+	// 7 whole waves, then 44 + 44 tiles 3 ways and the last 12 split further
+	split_params sp;
+	split_layout(1024, 132, 128, 3, &sp);
+	if (sp.whole != 924 || sp.n != 44 || sp.stages != 3 || sp.n_last != 12 || sp.g_last != 6) {
+		printf("8192: whole %d, n %d, stages %d, n_last %d, g_last %d\n", sp.whole, sp.n, sp.stages,
+		       sp.n_last, sp.g_last);
+		fails++;
+	}
+	if (fails)
+		printf("devlib_split: %d failures\n", fails);
+	return fails != 0;
+}
+CU
+cd "$root"
+"$nvcc" -std=c++17 -Idevice/include -o "$tmp/split" "$tmp/split.cu" >"$tmp/build.log" 2>&1 ||
+	{ echo "devlib_split: does not compile:"; tail -20 "$tmp/build.log"; exit 1; }
+"$tmp/split"
+echo "devlib_split: ok"
