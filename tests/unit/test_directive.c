@@ -61,7 +61,13 @@ static void test_design_space(void **state)
 			            10); /* every value says what it means */
 		}
 	}
-	assert_int_equal(ds.nknobs, 15);
+	assert_int_equal(ds.nknobs, 16);
+	k = cuco_design_space_knob(&ds, "split");
+	assert_non_null(k);
+	assert_int_equal(k->type, CUCO_KNOB_ENUM);
+	assert_int_equal(k->nvalues, 6); /* 0 (whole tiles), 2, 3, 4, 6, 8 ways */
+	assert_int_equal(k->values[0], 0);
+	assert_int_equal(k->values[5], 8);
 	k = cuco_design_space_knob(&ds, "pull");
 	assert_non_null(k);
 	assert_int_equal(k->type, CUCO_KNOB_BOOL);

@@ -774,6 +774,58 @@ static void test_inert_knob_condition(void **state)
 	tmpl_release(&ts);
 }
 
+/*
+ * gemm_allgather's split knob (our GEMM's split tail): a live gene the operator
+ * draws from its values, and inert with cuBLAS computing ("gemm_lib=true":
+ * {"split": 0}), so a cuBLAS child never differs from its parent in it alone.
+ */
+static void test_split_knob(void **state)
+{
+	static const char sig[] =
+	    "{\"backend\":\"ce\",\"placement\":\"stream_overlap\",\"sync_scope\":\"grid\","
+	    "\"issuer\":\"cta\",\"granularity\":\"chunk\",\"knobs\":{\"chunks\":16,"
+	    "\"device_signal\":true,\"split\":2}}";
+	struct tmpl_space ts;
+	struct cuco_rng rng;
+	struct cuco_err err;
+	struct cuco_directive parent, d;
+	int seen[9] = {0};
+
+	if (tmpl_load("gemm_allgather.cu.in", &ts))
+		skip();
+	struct cuco_op_ctx op = {&ts.ds, &facts, &ts.genes, NULL};
+	tmpl_parse(&ts, sig, &parent);
+	assert_int_equal(cuco_operator_canonicalize(&op, &parent), 0);
+	assert_int_equal(cuco_directive_knob(&parent, "split", -1), 2);
+	/* cuBLAS computes: the split is inert, held at 0 */
+	cuco_directive_copy(&d, &parent);
+	cuco_directive_set_knob(&d, "device_signal", 0, 1);
+	cuco_directive_set_knob(&d, "gemm_lib", 1, 1);
+	assert_int_equal(cuco_operator_canonicalize(&op, &d), 1);
+	assert_int_equal(cuco_directive_knob(&d, "split", -1), 0);
+	cuco_directive_release(&d);
+	/* our GEMM: mutation draws it from its values */
+	cuco_rng_seed(&rng, 5);
+	for (int i = 0; i < 600; i++) {
+		struct cuco_directive child;
+		if (cuco_operator_mutate(&op, &parent, NULL, 1 + i % 3, &rng, &child, &err))
+			fail_msg("%s", err.msg);
+		check_child(&ts, &child);
+		long long v = cuco_directive_knob(&child, "split", 0);
+		assert_true(v == 0 || v == 2 || v == 3 || v == 4 || v == 6 || v == 8);
+		if (!cuco_directive_knob(&child, "gemm_lib", 0))
+			seen[v]++;
+		else
+			assert_int_equal(v, 0);
+		cuco_directive_release(&child);
+	}
+	for (int v = 0; v <= 8; v++)
+		if (v == 0 || v == 2 || v == 3 || v == 4 || v == 6 || v == 8)
+			assert_true(seen[v] > 0);
+	cuco_directive_release(&parent);
+	tmpl_release(&ts);
+}
+
 /* Same seed, same numbers; weighted draws follow the weights; below() stays in range. */
 static void test_rng(void **state)
 {
@@ -813,6 +865,7 @@ int main(void)
 	    cmocka_unit_test(test_inert_frozen),
 	    cmocka_unit_test(test_sync_scope_live),
 	    cmocka_unit_test(test_inert_knob_condition),
+	    cmocka_unit_test(test_split_knob),
 	    cmocka_unit_test(test_realize_template),
 	    cmocka_unit_test(test_realize_shipped_template),
 	    cmocka_unit_test(test_realize_seed),

@@ -585,6 +585,8 @@ struct overlap_cache {
 	overlap_set *sets; /* CUCO_OVERLAP_MAX_SETS entries */
 	void **probe_dev;  /* CUCO_LSA_MAX_PEERS device words for overlap_probe_kernel */
 	cudaStream_t probe_stream;
+	void *split_ws;    /* the split plans' workspace: one for every set and chunk, */
+	size_t split_bytes; /* since a program's GEMM launches are ordered on its stream */
 };
 
 static inline int overlap_cache_init(const cuco_ctx *ctx, overlap_cache *c)
@@ -606,6 +608,8 @@ static inline void overlap_cache_release(overlap_cache *c)
 		cudaFree(c->probe_dev);
 	if (c->probe_stream)
 		cudaStreamDestroy(c->probe_stream);
+	if (c->split_ws)
+		cudaFree(c->split_ws);
 	free(c->sets);
 	memset(c, 0, sizeof(*c));
 }
@@ -639,13 +643,17 @@ static inline int overlap_window_peers(const cuco_ctx *ctx, overlap_cache *c, nc
  * of whole 128-row tiles (sized by overlap_chunk_rows with taper; chunks is
  * clamped to M/128),
  * each with its own plan capped at max_ctas CTAs and tile width tile_n (see
- * overlap_plan_tile_n). want_peers: also resolve peer_c. Returns NULL with ctx->errbuf set on failure.
+ * overlap_plan_tile_n), and its tail split `split` ways along K
+ * (gemm_bf16_plan_split; 0: every tile whole) with the cache's one workspace,
+ * allocated and zeroed with the first set (every set of a program has the same
+ * shape, so the same size). want_peers: also resolve peer_c. Returns NULL with
+ * ctx->errbuf set on failure.
  */
 static inline overlap_set *overlap_cache_get(const cuco_ctx *ctx, overlap_cache *c,
 					     const cuco_tensor *t, const __nv_bfloat16 *A,
 					     const __nv_bfloat16 *B, __nv_bfloat16 *block_C, int M,
 					     int Nr, int K, int chunks, int max_ctas, int want_peers,
-					     int tile_n = 256, int taper = 100)
+					     int tile_n = 256, int taper = 100, int split = 0)
 {
 	for (int i = 0; i < c->nsets; i++)
 		if (c->sets[i].A == A && c->sets[i].B == B && c->sets[i].C == block_C)
@@ -681,6 +689,37 @@ static inline overlap_set *overlap_cache_get(const cuco_ctx *ctx, overlap_cache 
 		if (e != cudaSuccess) {
 			CUCO_ERRF(ctx, "gemm_bf16_plan_narrow (chunk %d, tile_n %d): %s", i, tile_n,
 				  cudaGetErrorString(e));
+			return NULL;
+		}
+	}
+	size_t need = 0;
+	for (int i = 0; i < chunks && split > 1; i++) {
+		size_t b = gemm_bf16_split_bytes(&s->plan[i], split, max_ctas);
+		if (b > need)
+			need = b;
+	}
+	if (need && !c->split_ws) {
+		cudaError_t e = cudaMalloc(&c->split_ws, need);
+		if (e == cudaSuccess)
+			e = cudaMemset(c->split_ws, 0, need);
+		if (e == cudaSuccess)
+			e = cudaDeviceSynchronize();
+		if (e != cudaSuccess) {
+			CUCO_ERRF(ctx, "overlap_cache_get: split workspace of %zu bytes: %s", need,
+				  cudaGetErrorString(e));
+			return NULL;
+		}
+		c->split_bytes = need;
+	}
+	if (need > c->split_bytes) {
+		CUCO_ERRF(ctx, "overlap_cache_get: split %d needs %zu workspace bytes, the cache has %zu", split,
+			  need, c->split_bytes);
+		return NULL;
+	}
+	for (int i = 0; i < chunks && need; i++) {
+		cudaError_t e = gemm_bf16_plan_split(&s->plan[i], split, c->split_ws, c->split_bytes, max_ctas);
+		if (e != cudaSuccess) {
+			CUCO_ERRF(ctx, "gemm_bf16_plan_split (chunk %d, %d ways): %s", i, split, cudaGetErrorString(e));
 			return NULL;
 		}
 	}
