@@ -29,15 +29,15 @@ export CUCO_STATE=${CUCO_STATE:-.cuco}
 B=${CUCO_BUILD:-build}
 log() { printf '\n=== %s\n' "$*"; }
 summary=()
-# cuco bench takes at most 10 --program files: bench_batches NAME WORKLOAD ARGS...
-# runs one cuco bench per 10 of the realised programs in progs (each batch
+# cuco bench takes at most 9 --program files (16 per harness run, 7 the workload's own): bench_batches NAME WORKLOAD ARGS...
+# runs one cuco bench per 9 of the realised programs in progs (each batch
 # times the peers again), JSON in $out/bench-WORKLOAD[-k].json.
 bench_batches() {
 	local name=$1 w=$2; shift 2
 	local n=${#progs[@]} k=0 i
-	for ((i = 0; i == 0 || i < n; i += 20)); do
-		local sfx=$([ "$n" -gt 20 ] && echo "-$k")
-		step "$name$sfx" $B/cuco bench "$w" "$@" --json "$out/bench-$w$sfx.json" "${progs[@]:i:20}"
+	for ((i = 0; i == 0 || i < n; i += 18)); do
+		local sfx=$([ "$n" -gt 18 ] && echo "-$k")
+		step "$name$sfx" $B/cuco bench "$w" "$@" --json "$out/bench-$w$sfx.json" "${progs[@]:i:18}"
 		k=$((k + 1))
 	done
 }
