@@ -51,6 +51,8 @@ static const char usage[] =
     "  --template FILE       program template (default share/realize/<workload>.cu.in)\n"
     "  --freeze LIST         dimensions and knobs to leave as the seed has them, e.g.\n"
     "                        tile_n,gemm_lib (comma-separated)\n"
+    "  --search LIST         knobs the design space holds by default (\"searched\":\n"
+    "                        false, e.g. split) to search all the same\n"
     "  --slots N             candidate groups evaluated at once, each on its own GPUs\n"
     "                        (default: GPUs / ranks, fork mode only; 1 = one at a time)\n"
     "  --no-recheck          skip the re-check of the best program (cuco recheck RUN)\n"
@@ -458,7 +460,7 @@ int cmd_evolve(int argc, char **argv)
 	char shape_names[CUCO_EVOLVE_MAX_SHAPES][32], shapes_text[160], llm_shape[256];
 	int nshape_names = 0;
 	struct progress_ctx pc;
-	const char *ds_path, *freeze = NULL;
+	const char *ds_path, *freeze = NULL, *search = NULL;
 	long long generations = -1, islands = -1, children = -1, budget_evals = -1,
 	          search_seed = -1;
 	long long resume = 0, max_slots = 0;
@@ -498,7 +500,8 @@ int cmd_evolve(int argc, char **argv)
 		    !strcmp(a, "--islands") || !strcmp(a, "--children") ||
 		    !strcmp(a, "--budget-evals") || !strcmp(a, "--budget-minutes") ||
 		    !strcmp(a, "--seed") || !strcmp(a, "--resume") || !strcmp(a, "--store") ||
-		    !strcmp(a, "--template") || !strcmp(a, "--freeze") || !strcmp(a, "--slots")) {
+		    !strcmp(a, "--template") || !strcmp(a, "--freeze") || !strcmp(a, "--search") ||
+		    !strcmp(a, "--slots")) {
 			if (!(v = cli_value("evolve", argc, argv, &i)))
 				return CUCO_ERR_USAGE;
 			if (!strcmp(a, "--shape")) {
@@ -510,6 +513,8 @@ int cmd_evolve(int argc, char **argv)
 				template_path = v;
 			else if (!strcmp(a, "--freeze"))
 				freeze = v;
+			else if (!strcmp(a, "--search"))
+				search = v;
 			else if (!strcmp(a, "--budget-minutes")) {
 				if (cli_double("evolve", a, v, 0.01, 1e6, &budget_minutes))
 					return CUCO_ERR_USAGE;
@@ -585,6 +590,8 @@ int cmd_evolve(int argc, char **argv)
 			cfg.seed = (uint64_t)search_seed;
 		if (freeze)
 			snprintf(cfg.freeze, sizeof(cfg.freeze), "%s", freeze);
+		if (search)
+			snprintf(cfg.search, sizeof(cfg.search), "%s", search);
 		snprintf(cfg.operator_, sizeof(cfg.operator_), "%s", lf.operator_);
 		cfg.llm_share = lf.share;
 	}

@@ -182,8 +182,8 @@ static int ds_dimensions(const struct cuco_json_src *L, const json_t *arr,
 
 static int ds_knobs(const struct cuco_json_src *L, const json_t *arr, struct cuco_design_space *ds)
 {
-	static const char *const knob_fields[] = {"name",        "type",   "min",      "max",
-	                                          "multiple_of", "values", "max_fact", "doc"};
+	static const char *const knob_fields[] = {
+	    "name", "type", "min", "max", "multiple_of", "values", "max_fact", "doc", "searched"};
 	const json_t *obj;
 	size_t i;
 	int rc;
@@ -195,14 +195,14 @@ static int ds_knobs(const struct cuco_json_src *L, const json_t *arr, struct cuc
 	json_array_foreach(arr, i, obj)
 	{
 		struct cuco_ds_knob *k = &ds->knobs[ds->nknobs];
-		const json_t *name, *type, *min, *max, *mult, *vals, *fact, *doc;
+		const json_t *name, *type, *min, *max, *mult, *vals, *fact, *doc, *searched;
 		char field[128];
 		const char *s;
 
 		snprintf(field, sizeof(field), "knobs[%zu]", i);
 		if (!json_is_object(obj))
 			return cuco_json_fail_type(L, field, "an object", obj);
-		rc = ds_unknown(L, obj, field, knob_fields, 8);
+		rc = ds_unknown(L, obj, field, knob_fields, 9);
 		if (rc)
 			return rc;
 		name = json_object_get(obj, "name");
@@ -213,6 +213,7 @@ static int ds_knobs(const struct cuco_json_src *L, const json_t *arr, struct cuc
 		vals = json_object_get(obj, "values");
 		fact = json_object_get(obj, "max_fact");
 		doc = json_object_get(obj, "doc");
+		searched = json_object_get(obj, "searched");
 		snprintf(field, sizeof(field), "knobs[%zu].name", i);
 		if (!json_is_string(name))
 			return cuco_json_fail_type(L, field, "a knob name", name);
@@ -288,6 +289,13 @@ static int ds_knobs(const struct cuco_json_src *L, const json_t *arr, struct cuc
 				                      "the only fact a knob may be bounded by is "
 				                      "\"sm_count\"");
 			k->max_fact = json_string_value(fact);
+		}
+		k->searched = 1;
+		if (searched) {
+			snprintf(field, sizeof(field), "knobs[%zu].searched", i);
+			if (!json_is_boolean(searched))
+				return cuco_json_fail_type(L, field, "true or false", searched);
+			k->searched = json_is_true(searched);
 		}
 		ds->nknobs++;
 	}

@@ -99,6 +99,8 @@ struct cuco_ds_knob {
 	long long *values;     /* CUCO_KNOB_ENUM: the allowed values */
 	int nvalues;
 	const char *max_fact; /* "sm_count": the value may not exceed that fact; or NULL */
+	int searched;         /* 0 ("searched": false): cuco evolve holds it as the seed has it
+	                       * unless --search names it; 1 by default */
 };
 
 /* A dimension and a set of its values: "issuer in {cta}". */

@@ -178,6 +178,7 @@ static char *config_json(const struct cuco_evolve_config *c, const char *llm_jso
 	json_object_set_new(o, "budget_minutes", json_real(c->budget_minutes));
 	json_object_set_new(o, "template", json_string(c->template_path));
 	json_object_set_new(o, "freeze", json_string(c->freeze));
+	json_object_set_new(o, "search", json_string(c->search));
 	json_object_set_new(o, "operator", json_string(c->operator_));
 	json_object_set_new(o, "llm_share", json_real(c->llm_share));
 	json_object_set_new(o, "pipeline", json_boolean(c->pipeline));
@@ -251,6 +252,9 @@ int cuco_evolve_config_from_json(const char *json, struct cuco_evolve_config *c,
 	x = json_object_get(o, "freeze");
 	if (json_is_string(x))
 		snprintf(c->freeze, sizeof(c->freeze), "%s", json_string_value(x));
+	x = json_object_get(o, "search");
+	if (json_is_string(x))
+		snprintf(c->search, sizeof(c->search), "%s", json_string_value(x));
 	get_real(o, "llm_share", &c->llm_share);
 	/* absent: a config stored before pipelining was, which ran in the strict order */
 	x = json_object_get(o, "pipeline");
@@ -1012,26 +1016,68 @@ out:
 	return rc;
 }
 
-/* Take the config's frozen dimensions and knobs out of the genes. */
+/*
+ * The next name of a comma- (or space-) separated list at *p into name: 1, 0 at
+ * the end, -1 for a name of CUCO_NAME_MAX characters or more (left in name, cut).
+ */
+static int next_name(const char **p, char *name)
+{
+	size_t n;
+
+	while (**p == ',' || **p == ' ')
+		(*p)++;
+	if (!**p)
+		return 0;
+	n = strcspn(*p, ", ");
+	snprintf(name, CUCO_NAME_MAX, "%.*s", (int)n, *p);
+	*p += n;
+	return n < CUCO_NAME_MAX ? 1 : -1;
+}
+
+/* Whether the comma-separated list holds name. */
+static int list_has(const char *list, const char *name)
+{
+	char one[CUCO_NAME_MAX];
+	int r;
+
+	while ((r = next_name(&list, one)) != 0)
+		if (r > 0 && !strcmp(one, name))
+			return 1;
+	return 0;
+}
+
+/*
+ * Take the config's frozen dimensions and knobs out of the genes, and the knobs
+ * the design space holds ("searched": false) unless the config's search list
+ * names them.
+ */
 static int apply_freeze(struct engine *e, struct cuco_err *err)
 {
-	const char *p = e->cfg.freeze;
+	const char *p = e->cfg.search;
+	char name[CUCO_NAME_MAX];
+	int r;
 
-	while (*p) {
-		char name[CUCO_NAME_MAX];
-		size_t n = strcspn(p, ", ");
+	while ((r = next_name(&p, name)) != 0)
+		if (r < 0 || !cuco_design_space_knob(e->o->ds, name))
+			return cuco_err_set(err, CUCO_ERR_INVALID, "search: %s%s is not a knob",
+			                    name, r < 0 ? "..." : "");
+	for (int k = 0; k < e->genes.nknobs;) {
+		const struct cuco_ds_knob *spec =
+		    cuco_design_space_knob(e->o->ds, e->genes.knobs[k]);
+		if (spec && !spec->searched && !list_has(e->cfg.search, spec->name)) {
+			memmove(e->genes.knobs[k], e->genes.knobs[k + 1],
+			        (size_t)(e->genes.nknobs - k - 1) * sizeof(e->genes.knobs[0]));
+			e->genes.nknobs--;
+		} else
+			k++;
+	}
+	p = e->cfg.freeze;
+	while ((r = next_name(&p, name)) != 0) {
 		int found = 0;
 
-		if (n == 0) {
-			p++;
-			continue;
-		}
-		if (n >= sizeof(name))
-			return cuco_err_set(err, CUCO_ERR_INVALID, "freeze: name too long: %.*s",
-			                    (int)n, p);
-		memcpy(name, p, n);
-		name[n] = '\0';
-		p += n;
+		if (r < 0)
+			return cuco_err_set(err, CUCO_ERR_INVALID, "freeze: name too long: %s...",
+			                    name);
 		for (int d = 0; d < CUCO_NDIMS; d++)
 			if (!strcmp(cuco_dimension_name(d), name)) {
 				e->genes.dims[d] = 0;

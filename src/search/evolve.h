@@ -186,6 +186,8 @@ struct cuco_evolve_config {
 	double budget_minutes;      /* stop after this many minutes of this process (0: no limit) */
 	char template_path[1024];   /* program template used ("" without) */
 	char freeze[256];   /* dimensions and knobs the operator leaves alone, comma-separated */
+	char search[256];   /* knobs the design space holds ("searched": false) that this run
+	                       changes all the same, comma-separated */
 	char operator_[16]; /* who breeds: "builtin", "llm", "mixed"; "" in configs stored
 	                       before it was recorded */
 	double llm_share;   /* fraction of children the LLM makes (mixed; 1 for llm, 0 builtin) */

@@ -65,12 +65,14 @@ static void test_design_space(void **state)
 	k = cuco_design_space_knob(&ds, "split");
 	assert_non_null(k);
 	assert_int_equal(k->type, CUCO_KNOB_ENUM);
-	assert_int_equal(k->nvalues, 6); /* 0 (whole tiles), 2, 3, 4, 6, 8 ways */
+	assert_int_equal(k->searched, 0); /* held unless cuco evolve --search names it */
+	assert_int_equal(k->nvalues, 6);  /* 0 (whole tiles), 2, 3, 4, 6, 8 ways */
 	assert_int_equal(k->values[0], 0);
 	assert_int_equal(k->values[5], 8);
 	k = cuco_design_space_knob(&ds, "pull");
 	assert_non_null(k);
 	assert_int_equal(k->type, CUCO_KNOB_BOOL);
+	assert_int_equal(k->searched, 1);
 	k = cuco_design_space_knob(&ds, "tma_push");
 	assert_non_null(k);
 	assert_int_equal(k->type, CUCO_KNOB_BOOL);
@@ -140,6 +142,10 @@ static void test_design_space_errors(void **state)
 	    "ds_bad_requires.json", CUCO_ERR_INVALID,
 	    "ds_bad_requires.json:12:72: constraints[0].requires: \"infiniband\" is not "
 	    "a fact cuco knows; expected gin_capable_network or all_ranks_lsa_reachable");
+	expect_ds_error(
+	    "ds_bad_searched.json", CUCO_ERR_PARSE,
+	    "ds_bad_searched.json:16:56: knobs[0].searched: expected true or false, got "
+	    "\"no\"");
 	expect_ds_error("no_such.json", CUCO_ERR_IO,
 	                "no_such.json: cannot read the design space: No such file or directory");
 }

@@ -519,6 +519,60 @@ static void shipped_run(const char *name, const char *shipped,
 	cuco_store_close(s);
 }
 
+/*
+ * A knob the design space holds ("searched": false: split) stays as the seed has
+ * it unless the config's search list names it; a search entry that is no knob
+ * is refused before anything runs.
+ */
+static void test_evolve_searched(void **state)
+{
+	char *shipped = read_all(CUCO_SOURCE_DIR "/share/realize/gemm_allgather.cu.in");
+	const char *lists[] = {"", "split", "split,no_such_knob"};
+	int with_split[3] = {0};
+
+	if (!shipped)
+		skip();
+	for (int i = 0; i < 3; i++) {
+		struct cuco_evolve_config cfg;
+		struct cuco_evolve_progress fin;
+		struct cuco_evolve_opts o;
+		struct cuco_store *s;
+		struct cuco_err err;
+		struct fake_eval f;
+		char path[256], name[32];
+		int rc;
+
+		small_config(&cfg);
+		cfg.generations = 6;
+		snprintf(cfg.search, sizeof(cfg.search), "%s", lists[i]);
+		snprintf(name, sizeof(name), "searched-%d", i);
+		store_path(path, sizeof(path), name);
+		assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
+		fake_init(&f);
+		default_opts(&o, s, fake_evaluator(&f, 4), 1);
+		o.ds = &ds;
+		o.seed_code = seed;
+		o.template_text = shipped;
+		o.template_name = "gemm_allgather.cu.in";
+		rc = cuco_evolve_run(&o, &cfg, 0, NULL, &fin, &err);
+		cuco_store_close(s);
+		if (i == 2) {
+			assert_int_equal(rc, CUCO_ERR_INVALID);
+			assert_non_null(strstr(err.msg, "search: no_such_knob is not a knob"));
+			assert_int_equal(f.calls, 0);
+			continue;
+		}
+		if (rc)
+			fail_msg("%s", err.msg);
+		with_split[i] =
+		    sql_int(path, "SELECT COUNT(*) FROM programs WHERE directive LIKE "
+		                  "'%\"split\":%' AND directive NOT LIKE '%\"split\":0%'");
+	}
+	assert_int_equal(with_split[0], 0);
+	assert_true(with_split[1] > 0);
+	free(shipped);
+}
+
 /* The shipped gemm_allgather template breeds a run from a bare seed directive. */
 static void test_evolve_shipped_template(void **state)
 {
@@ -1598,6 +1652,7 @@ int main(void)
 	    cmocka_unit_test(test_evolve_budget),
 	    cmocka_unit_test(test_evolve_seed_mode),
 	    cmocka_unit_test(test_evolve_freeze),
+	    cmocka_unit_test(test_evolve_searched),
 	    cmocka_unit_test(test_evolve_shipped_template),
 	    cmocka_unit_test(test_evolve_shipped_template_inert),
 	    cmocka_unit_test(test_evolve_interrupt_and_resume),
