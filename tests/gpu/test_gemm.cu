@@ -287,17 +287,24 @@ static CheckResult check(const __nv_bfloat16 *dC, const __nv_bfloat16 *dR, const
   return r;
 }
 
+// A [M,K] and B [K,N] filled with uniform[-1,1) bf16 from seeds sa and sb, C and R
+// [M,N] uninitialised (R, the reference, NaN-poisoned), all on stream st.
+static void operands(cudaStream_t st, int M, int N, int K, uint64_t sa, uint64_t sb, __nv_bfloat16 **A,
+                     __nv_bfloat16 **B, __nv_bfloat16 **C, __nv_bfloat16 **R) {
+  CK(cudaMalloc(A, (size_t)M * K * 2));
+  CK(cudaMalloc(B, (size_t)K * N * 2));
+  CK(cudaMalloc(C, (size_t)M * N * 2));
+  CK(cudaMalloc(R, (size_t)M * N * 2));
+  fill_rand<<<2048, 256, 0, st>>>(*A, (size_t)M * K, sa);
+  fill_rand<<<2048, 256, 0, st>>>(*B, (size_t)K * N, sb);
+  CK(cudaGetLastError());
+  CK(cudaMemsetAsync(*R, 0xFF, (size_t)M * N * 2, st));
+}
+
 static void run_shape(cublasHandle_t h, cudaStream_t st, Shape sh, bool timing, int iters) {
   const int M = sh.M, N = sh.N, K = sh.K;
   __nv_bfloat16 *A, *B, *C, *R;
-  CK(cudaMalloc(&A, (size_t)M * K * 2));
-  CK(cudaMalloc(&B, (size_t)K * N * 2));
-  CK(cudaMalloc(&C, (size_t)M * N * 2));
-  CK(cudaMalloc(&R, (size_t)M * N * 2));
-  fill_rand<<<2048, 256, 0, st>>>(A, (size_t)M * K, 1000 + M + 7ull * K);
-  fill_rand<<<2048, 256, 0, st>>>(B, (size_t)K * N, 2000 + N + 13ull * K);
-  CK(cudaGetLastError());
-  CK(cudaMemsetAsync(R, 0xFF, (size_t)M * N * 2, st));
+  operands(st, M, N, K, 1000 + M + 7ull * K, 2000 + N + 13ull * K, &A, &B, &C, &R);
   cublas_ref(h, A, B, R, M, N, K, st);
 
   cuco::gemm_bf16_args a{A, B, C, M, N, K, K, N, N};
@@ -1158,13 +1165,7 @@ static void run_split(cublasHandle_t h, cudaStream_t st, bool timing, int iters)
   for (const Shape &sh : shapes) {
     const int M = sh.M, N = sh.N, K = sh.K;
     __nv_bfloat16 *A, *B, *C, *R;
-    CK(cudaMalloc(&A, (size_t)M * K * 2));
-    CK(cudaMalloc(&B, (size_t)K * N * 2));
-    CK(cudaMalloc(&C, (size_t)M * N * 2));
-    CK(cudaMalloc(&R, (size_t)M * N * 2));
-    fill_rand<<<2048, 256, 0, st>>>(A, (size_t)M * K, 31 + M + 7ull * K);
-    fill_rand<<<2048, 256, 0, st>>>(B, (size_t)K * N, 37 + N + 13ull * K);
-    CK(cudaGetLastError());
+    operands(st, M, N, K, 31 + M + 7ull * K, 37 + N + 13ull * K, &A, &B, &C, &R);
     cublas_ref(h, A, B, R, M, N, K, st);
     if (timing) {
       const double us_cb = launch_us(st, g_warm, iters, [&] { cublas_ref(h, A, B, R, M, N, K, st); });

@@ -486,37 +486,58 @@ static void test_evolve_freeze(void **state)
 }
 
 /*
- * Run 3 generations of the shipped gemm_allgather template (shipped) over space
- * from seed_code in store <name>, then call each() on every program; path gets
- * the store's path.
+ * Run cfg over the shipped gemm_allgather template (shipped) and space from
+ * seed_code in store <name> with the fake evaluator, then (when the run
+ * succeeded and each is set) call each() on every program. path gets the
+ * store's path, *calls the evaluator's calls; returns the run's code (err set).
  */
-static void shipped_run(const char *name, const char *shipped,
-                        const struct cuco_design_space *space, const char *seed_code,
-                        int (*each)(const struct cuco_program_rec *, void *, struct cuco_err *),
-                        void *arg, char *path, size_t size)
+static int shipped_evolve(const char *name, const char *shipped,
+                          const struct cuco_design_space *space, const char *seed_code,
+                          struct cuco_evolve_config *cfg,
+                          int (*each)(const struct cuco_program_rec *, void *, struct cuco_err *),
+                          void *arg, char *path, size_t size, int *calls, struct cuco_err *err)
 {
-	struct cuco_evolve_config cfg;
 	struct cuco_evolve_progress fin;
 	struct cuco_evolve_opts o;
 	struct cuco_store *s;
-	struct cuco_err err;
 	struct fake_eval f;
+	int rc;
 
-	small_config(&cfg);
-	cfg.generations = 3;
 	store_path(path, size, name);
-	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
+	assert_int_equal(cuco_store_open(path, &s, err), CUCO_OK);
 	fake_init(&f);
 	default_opts(&o, s, fake_evaluator(&f, 4), 1);
 	o.ds = space;
 	o.seed_code = seed_code;
 	o.template_text = shipped;
 	o.template_name = "gemm_allgather.cu.in";
-	if (cuco_evolve_run(&o, &cfg, 0, NULL, &fin, &err))
-		fail_msg("%s", err.msg);
-	assert_int_equal(fin.evaluated, 2 + 3 * 4 * 3);
-	assert_int_equal(cuco_store_program_each(s, 1, each, arg, &err), CUCO_OK);
+	rc = cuco_evolve_run(&o, cfg, 0, NULL, &fin, err);
+	if (rc == CUCO_OK) {
+		assert_int_equal(fin.evaluated,
+		                 2 + cfg->generations * cfg->children_per_island * cfg->islands);
+		if (each)
+			assert_int_equal(cuco_store_program_each(s, 1, each, arg, err), CUCO_OK);
+	}
+	*calls = f.calls;
 	cuco_store_close(s);
+	return rc;
+}
+
+/* shipped_evolve over 3 generations of the small config; any failure fails the test. */
+static void shipped_run(const char *name, const char *shipped,
+                        const struct cuco_design_space *space, const char *seed_code,
+                        int (*each)(const struct cuco_program_rec *, void *, struct cuco_err *),
+                        void *arg, char *path, size_t size)
+{
+	struct cuco_evolve_config cfg;
+	struct cuco_err err;
+	int calls;
+
+	small_config(&cfg);
+	cfg.generations = 3;
+	if (shipped_evolve(name, shipped, space, seed_code, &cfg, each, arg, path, size, &calls,
+	                   &err))
+		fail_msg("%s", err.msg);
 }
 
 /*
@@ -528,38 +549,26 @@ static void test_evolve_searched(void **state)
 {
 	char *shipped = read_all(CUCO_SOURCE_DIR "/share/realize/gemm_allgather.cu.in");
 	const char *lists[] = {"", "split", "split,no_such_knob"};
-	int with_split[3] = {0};
+	int with_split[2] = {0};
 
 	if (!shipped)
 		skip();
 	for (int i = 0; i < 3; i++) {
 		struct cuco_evolve_config cfg;
-		struct cuco_evolve_progress fin;
-		struct cuco_evolve_opts o;
-		struct cuco_store *s;
 		struct cuco_err err;
-		struct fake_eval f;
 		char path[256], name[32];
-		int rc;
+		int rc, calls;
 
 		small_config(&cfg);
 		cfg.generations = 6;
 		snprintf(cfg.search, sizeof(cfg.search), "%s", lists[i]);
 		snprintf(name, sizeof(name), "searched-%d", i);
-		store_path(path, sizeof(path), name);
-		assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
-		fake_init(&f);
-		default_opts(&o, s, fake_evaluator(&f, 4), 1);
-		o.ds = &ds;
-		o.seed_code = seed;
-		o.template_text = shipped;
-		o.template_name = "gemm_allgather.cu.in";
-		rc = cuco_evolve_run(&o, &cfg, 0, NULL, &fin, &err);
-		cuco_store_close(s);
+		rc = shipped_evolve(name, shipped, &ds, seed, &cfg, NULL, NULL, path, sizeof(path),
+		                    &calls, &err);
 		if (i == 2) {
 			assert_int_equal(rc, CUCO_ERR_INVALID);
 			assert_non_null(strstr(err.msg, "search: no_such_knob is not a knob"));
-			assert_int_equal(f.calls, 0);
+			assert_int_equal(calls, 0);
 			continue;
 		}
 		if (rc)
