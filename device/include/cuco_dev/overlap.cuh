@@ -408,6 +408,20 @@ template <class Epi, int I = overlap_issuer_cta> static inline int overlap_prelo
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<128, gemm_no_epilogue>), ctx);
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<64, Epi>), ctx);
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<64, gemm_no_epilogue>), ctx);
+#if CUCO_GEMM_SPLIT
+	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<256, Epi, gemm_no_group, true>), ctx);
+	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<128, Epi, gemm_no_group, true>), ctx);
+	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<64, Epi, gemm_no_group, true>), ctx);
+	CUCO_CUDA_TRY(cudaFuncGetAttributes(
+			      &fa, gemm_detail::gemm_bf16_kernel<256, gemm_no_epilogue, gemm_no_group, true>),
+		      ctx);
+	CUCO_CUDA_TRY(cudaFuncGetAttributes(
+			      &fa, gemm_detail::gemm_bf16_kernel<128, gemm_no_epilogue, gemm_no_group, true>),
+		      ctx);
+	CUCO_CUDA_TRY(cudaFuncGetAttributes(
+			      &fa, gemm_detail::gemm_bf16_kernel<64, gemm_no_epilogue, gemm_no_group, true>),
+		      ctx);
+#endif
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, overlap_barrier_kernel), ctx);
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, overlap_probe_kernel), ctx);
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, overlap_push_kernel<I>), ctx);
