@@ -1410,7 +1410,8 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 	e.bias_generation = -1;
 	e.t0 = cuco_now();
 	e.prog.best_us = e.prog.baseline_us = NAN;
-	e.sched.generations = cfg->generations;
+	e.sched.generations = cuco_schedule_horizon(cfg->generations, cfg->budget_evals,
+	                                            cfg->islands * cfg->children_per_island);
 	e.sched.explore_fraction = cfg->explore_fraction;
 	/* Pipelining needs a prefetch to gain anything; a fresh run stores the order it uses. */
 	if (!o->evaluator.prefetch)

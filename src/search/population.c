@@ -321,6 +321,16 @@ int cuco_island_stagnating(const struct cuco_population *p, int island, int k)
 	return k > 0 && p->isl[island].stagnant >= k;
 }
 
+int cuco_schedule_horizon(int generations, int budget_evals, int per_generation)
+{
+	int reach;
+
+	if (budget_evals <= 0 || per_generation <= 0)
+		return generations;
+	reach = (budget_evals + per_generation - 1) / per_generation;
+	return reach < generations ? reach : generations;
+}
+
 int cuco_schedule_switch(const struct cuco_schedule *s)
 {
 	double f = s->explore_fraction < 0 ? 0 : s->explore_fraction > 1 ? 1 : s->explore_fraction;

@@ -123,11 +123,18 @@ enum cuco_phase {
 	CUCO_PHASE_EXPLOIT = 1,
 };
 
-/* Two phases over generations 1..generations. */
+/* Two phases over generations 1..generations (the run's horizon). */
 struct cuco_schedule {
 	int generations;
 	double explore_fraction; /* share of generations that explore, 0..1 */
 };
+
+/*
+ * The generations a run can reach: its --generations, or fewer where an
+ * evaluation budget (0: none) of per_generation children a generation ends it
+ * sooner. A time budget is not counted: its horizon depends on the machine.
+ */
+int cuco_schedule_horizon(int generations, int budget_evals, int per_generation);
 
 /* How bold a generation is. */
 struct cuco_phase_params {

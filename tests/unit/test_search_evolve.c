@@ -404,7 +404,21 @@ static void test_evolve_repeatable(void **state)
 	free(sc);
 }
 
-/* budget-evals stops at exactly that many evaluations. */
+/* The phase each generation reported, by a progress callback. */
+static char phases[32];
+
+static void record_phase(void *arg, const struct cuco_evolve_progress *p)
+{
+	(void)arg;
+	if (p->generation >= 0 && p->generation < (int)sizeof(phases) && p->phase)
+		phases[p->generation] = p->phase[5]; /* 'r' explore, 'i' exploit */
+}
+
+/*
+ * budget-evals stops at exactly that many evaluations, and the explore fraction
+ * counts the generations the budget reaches: 31 evaluations at 12 a generation
+ * end in generation 3 (of 8), so 0.4 of 3 explores generations 1 and 2 only.
+ */
 static void test_evolve_budget(void **state)
 {
 	struct cuco_evolve_config cfg;
@@ -416,7 +430,9 @@ static void test_evolve_budget(void **state)
 	cfg.budget_evals = 31;
 	store_path(path, sizeof(path), "budget");
 	fake_init(&f);
-	assert_int_equal(run_in(path, &cfg, &f, 4, 1, 0, NULL, NULL, &fin), CUCO_OK);
+	memset(phases, 0, sizeof(phases));
+	assert_int_equal(run_in(path, &cfg, &f, 4, 1, 0, NULL, record_phase, &fin), CUCO_OK);
+	assert_string_equal(phases + 1, "rri");
 	assert_int_equal(fin.evaluated, 31);
 	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM evaluations"), 31);
 	assert_string_equal(fin.stop_reason, "budget-evals");

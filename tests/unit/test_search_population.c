@@ -246,6 +246,22 @@ static void test_schedule_switch(void **state)
 	assert_string_equal(cuco_phase_name(CUCO_PHASE_EXPLOIT), "exploit");
 }
 
+/* The fraction counts the generations an evaluation budget lets the run reach. */
+static void test_schedule_horizon(void **state)
+{
+	struct cuco_schedule s = {0, 0.4};
+
+	assert_int_equal(cuco_schedule_horizon(50, 0, 8), 50);   /* no budget */
+	assert_int_equal(cuco_schedule_horizon(50, 200, 8), 25); /* 200 / 8 */
+	assert_int_equal(cuco_schedule_horizon(50, 201, 8), 26); /* a partial generation counts */
+	assert_int_equal(cuco_schedule_horizon(20, 200, 8), 20); /* --generations ends it first */
+	assert_int_equal(cuco_schedule_horizon(20, 5, 8), 1);
+	assert_int_equal(cuco_schedule_horizon(20, 200, 0), 20);
+	s.generations = cuco_schedule_horizon(50, 200, 8);
+	assert_int_equal(cuco_schedule_switch(&s), 11); /* 10 generations, 80 evaluations explore */
+	(void)state;
+}
+
 static const char prog_a[] = "// cuco-directive: {}\n"
                              "__global__ void k(float *x, int n) {\n"
                              "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
@@ -327,6 +343,7 @@ int main(void)
 	    cmocka_unit_test(test_migration_ring),
 	    cmocka_unit_test(test_trim_and_stagnation),
 	    cmocka_unit_test(test_schedule_switch),
+	    cmocka_unit_test(test_schedule_horizon),
 	    cmocka_unit_test(test_novelty_filter),
 	};
 
