@@ -46,6 +46,7 @@
 #include <cuda_bf16.h>
 #include <stdint.h>
 #include <string.h>
+#include <atomic>
 #include <type_traits>
 
 namespace cuco {
@@ -893,23 +894,34 @@ inline void plan_geometry(gemm_bf16_plan *p, int bn, int sms, int max_ctas) {
   p->ctas = ctas;
 }
 
-// One kernel instantiation, made ready once per process: refused (instead of
+// One kernel instantiation, made ready once per device: refused (instead of
 // trapping in the kernel) when this translation unit was not compiled for
 // sm_90a, e.g. a build whose CUDA architectures default to an older target
 // (its kernel body is empty and would only __trap()); then its shared memory.
+// The attribute is set on a device's first launch only: every later launch
+// would otherwise pay a runtime call on the host before the kernel is queued,
+// which a lone small GEMM's latency counts.
 template <int BN, class Epi, class Grp, bool Split>
 inline cudaError_t kernel_ready() {
   auto kern = gemm_bf16_kernel<BN, Epi, Grp, Split>;
-  static int arch_ok = -1;  // per instantiation; same answer on every cc 9.x device
-  if (arch_ok < 0) {
+  static std::atomic<int> arch_ok{-1};  // per instantiation; same answer on every cc 9.x device
+  static std::atomic<unsigned long long> ready{0};  // bit d: device d has the attribute
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess) return e;
+  const unsigned long long bit = dev < 64 ? 1ull << dev : 0;
+  if (bit & ready.load(std::memory_order_acquire)) return cudaSuccess;
+  if (arch_ok.load(std::memory_order_relaxed) < 0) {
     cudaFuncAttributes fa;
     cudaError_t fe = cudaFuncGetAttributes(&fa, kern);
     if (fe != cudaSuccess) return fe;
-    arch_ok = (fa.ptxVersion == 0 || fa.ptxVersion >= 90) ? 1 : 0;
+    arch_ok.store((fa.ptxVersion == 0 || fa.ptxVersion >= 90) ? 1 : 0, std::memory_order_relaxed);
   }
-  if (!arch_ok) return cudaErrorNotSupported;
+  if (!arch_ok.load(std::memory_order_relaxed)) return cudaErrorNotSupported;
   using CF = cfg<BN, push_rows_t<Epi, BN>::value>;
-  return cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, CF::kSmem);
+  if ((e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, CF::kSmem)) == cudaSuccess)
+    ready.fetch_or(bit, std::memory_order_release);
+  return e;
 }
 
 template <int BN, class Epi, class Grp = gemm_no_group>
