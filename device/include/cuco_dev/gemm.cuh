@@ -900,7 +900,7 @@ inline void plan_geometry(gemm_bf16_plan *p, int bn, int sms, int max_ctas) {
 // (its kernel body is empty and would only __trap()); then its shared memory.
 // The attribute is set on a device's first launch only: every later launch
 // would otherwise pay a runtime call on the host before the kernel is queued,
-// which a lone small GEMM's latency counts (about 0.5 us at 2048x1024x2048).
+// which a lone small GEMM's latency counts.
 // What is cached is keyed by the kernel's host stub: a process may load
 // several shared objects that each carry their own copy of this kernel (the
 // harness loads every program it runs), while a function's static variables
