@@ -74,6 +74,7 @@ step fastpath $B/cuco fastpath gemm_allgather
 if [ "$mode" = quick ] || [ "$mode" = full ]; then
 step test_lsa timeout 120 $B/test_lsa
 step test_gemm_quick timeout 120 $B/test_gemm --quick
+step test_gemm_modules timeout 60 $B/test_gemm_modules
 W=workloads/gemm_allgather
 step eval_wrong $B/cuco eval tests/gpu/programs/wrong.cu --workload gemm_allgather --shape 2048 --timeout 20
 step eval_partial $B/cuco eval tests/gpu/programs/partial.cu --workload gemm_allgather --shape 2048 --timeout 20
