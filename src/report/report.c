@@ -15,6 +15,7 @@
 
 #include "report/report.h"
 #include "search/evolve.h"
+#include "search/population.h"
 #include "search/recheck.h"
 #include "search/summary.h"
 #include "store/store.h"
@@ -59,6 +60,7 @@ struct report {
 	int nshapes;      /* shapes the fitness covers (the config's "shapes"; 1 when absent) */
 	char shapes[160]; /* their names, "4096, 8192" */
 	char gpu[128];    /* from the first evaluation that names one (evolve runs store none) */
+	int exploit_from; /* first generation of the exploit phase (the run's schedule); 0: unknown */
 };
 
 static char *xdup(const char *s)
@@ -243,8 +245,15 @@ static int load(struct report *r, int64_t run_id, struct cuco_err *err)
 		struct cuco_evolve_config cfg;
 		struct cuco_err e2;
 		cuco_evolve_config_default(&cfg);
-		if (r->run.config && cuco_evolve_config_from_json(r->run.config, &cfg, &e2))
+		if (r->run.config && cuco_evolve_config_from_json(r->run.config, &cfg, &e2)) {
 			cfg.nshapes = 0; /* an unreadable config: the run's shape, as always */
+		} else {
+			struct cuco_schedule sc;
+			sc.generations = cuco_schedule_horizon(cfg.generations, cfg.budget_evals,
+			                                       cfg.islands * cfg.children_per_island);
+			sc.explore_fraction = cfg.explore_fraction;
+			r->exploit_from = cuco_schedule_switch(&sc);
+		}
 		r->nshapes = cfg.nshapes > 1 ? cfg.nshapes : 1;
 		for (int k = 0; k < cfg.nshapes && cfg.nshapes > 1; k++)
 			snprintf(r->shapes + strlen(r->shapes),
@@ -685,6 +694,44 @@ static int on_island(struct report *r, int i, int k)
 	return p && r->evs[i].ok && (p->island < 0 || p->island == k);
 }
 
+/*
+ * Where the schedule turned from exploring to exploiting: a dashed line before
+ * the first evaluation of a generation >= exploit_from, and a sentence.
+ */
+static void phase_line(struct report *r, struct cuco_strbuf *h, struct cuco_strbuf *md,
+                       const struct chart *c)
+{
+	int at = 0;
+	double x;
+
+	if (r->exploit_from < 1)
+		return;
+	for (int i = 0; i < r->nevs && !at; i++) {
+		struct prog *p = find_prog(r, r->evs[i].program_id);
+		if (p && p->generation >= r->exploit_from)
+			at = i + 1;
+	}
+	if (!at) {
+		cuco_strbuf_addf(md,
+		                 "The run explored throughout: it ended before generation %d, where "
+		                 "its schedule turns to exploiting.\n\n",
+		                 r->exploit_from);
+		return;
+	}
+	x = at > 1 ? at - 0.5 : c->x0;
+	cuco_strbuf_addf(h,
+	                 "<line class=\"phase\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
+	                 "stroke=\"#888\" stroke-dasharray=\"5 4\"/>"
+	                 "<text class=\"tl\" x=\"%.1f\" y=\"%d\" text-anchor=\"end\">explore</text>"
+	                 "<text class=\"tl\" x=\"%.1f\" y=\"%d\">exploit</text>\n",
+	                 cx(c, x), c->t, cx(c, x), c->h - c->b, cx(c, x) - 4, c->t + 12, cx(c, x) + 4,
+	                 c->t + 12);
+	cuco_strbuf_addf(md,
+	                 "Schedule: evaluations 1-%d explore (generations up to %d), from evaluation "
+	                 "%d on the run exploits (generation %d on).\n\n",
+	                 at - 1, r->exploit_from - 1, at, r->exploit_from);
+}
+
 /* Best latency so far per island over the run's evaluations; one polyline per island. */
 static void island_chart(struct report *r, struct cuco_strbuf *h, struct cuco_strbuf *md)
 {
@@ -730,6 +777,7 @@ static void island_chart(struct report *r, struct cuco_strbuf *h, struct cuco_st
 	                 "latency per island\">\n",
 	                 c.w, c.h, c.w, c.h);
 	axes(h, &c, "evaluation (run order)", "best latency (us)");
+	phase_line(r, h, md, &c);
 	cuco_strbuf_adds(md, "| island | first correct at evaluation | best latency | reached at "
 	                     "evaluation |\n|---|---|---|---|\n");
 	for (int k = 0; k < nisl; k++) {

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "cascade/cascade.h"
 #include "report/report.h"
@@ -39,6 +40,21 @@ static char *read_all(const char *path)
 	if (cuco_strbuf_read_file(&sb, path))
 		return NULL;
 	return cuco_strbuf_detach(&sb, NULL);
+}
+
+/* The first column of the first row of sql on the store at path, or -1. */
+static int64_t sql_int(const char *path, const char *sql)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int64_t v = -1;
+
+	if (sqlite3_open(path, &db) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
 }
 
 static int count(const char *hay, const char *needle)
@@ -399,6 +415,24 @@ static void test_report_fixture(void **state)
 	assert_int_equal(count(h.buf, "<svg"), 2);
 	assert_int_equal(count(h.buf, "<table"), count(h.buf, "</table>"));
 	assert_int_equal(count(h.buf, "<pre"), count(h.buf, "</pre>"));
+	/* Where the schedule turned: 6 generations explore 0.4, so 1-3 explore and 4
+	   exploits; the line sits before the first evaluation of generation 4. */
+	assert_int_equal(count(h.buf, "<line class=\"phase\""), 1);
+	{
+		char sql[256];
+		snprintf(sql, sizeof(sql),
+		         "SELECT COUNT(*) FROM evaluations e JOIN programs p ON p.id = e.program_id "
+		         "WHERE e.run_id = %lld AND p.generation < 4",
+		         (long long)run);
+		int64_t n = sql_int(path, sql);
+		assert_true(n > 12);
+		cuco_strbuf_reset(&want);
+		cuco_strbuf_addf(&want,
+		                 "Schedule: evaluations 1-%lld explore (generations up to 3), from "
+		                 "evaluation %lld on the run exploits (generation 4 on).",
+		                 (long long)n, (long long)n + 1);
+		assert_non_null(strstr(m.buf, want.buf));
+	}
 	/* Lineage length as the store has it. */
 	cuco_strbuf_reset(&want);
 	cuco_strbuf_addf(&want, "<p>%d programs from the first ancestor",
