@@ -60,7 +60,8 @@ struct report {
 	int nshapes;      /* shapes the fitness covers (the config's "shapes"; 1 when absent) */
 	char shapes[160]; /* their names, "4096, 8192" */
 	char gpu[128];    /* from the first evaluation that names one (evolve runs store none) */
-	int exploit_from; /* first generation of the exploit phase (the run's schedule); 0: unknown */
+	int exploit_from; /* first generation of the exploit phase (the run's schedule); 0: unknown
+	                   */
 };
 
 static char *xdup(const char *s)
@@ -249,8 +250,9 @@ static int load(struct report *r, int64_t run_id, struct cuco_err *err)
 			cfg.nshapes = 0; /* an unreadable config: the run's shape, as always */
 		} else {
 			struct cuco_schedule sc;
-			sc.generations = cuco_schedule_horizon(cfg.generations, cfg.budget_evals,
-			                                       cfg.islands * cfg.children_per_island);
+			sc.generations =
+			    cuco_schedule_horizon(cfg.generations, cfg.budget_evals,
+			                          cfg.islands * cfg.children_per_island);
 			sc.explore_fraction = cfg.explore_fraction;
 			r->exploit_from = cuco_schedule_switch(&sc);
 		}
@@ -712,10 +714,11 @@ static void phase_line(struct report *r, struct cuco_strbuf *h, struct cuco_strb
 			at = i + 1;
 	}
 	if (!at) {
-		cuco_strbuf_addf(md,
-		                 "The run explored throughout: it ended before generation %d, where "
-		                 "its schedule turns to exploiting.\n\n",
-		                 r->exploit_from);
+		cuco_strbuf_addf(
+		    md,
+		    "The run explored throughout: it ended before generation %d, where "
+		    "its schedule turns to exploiting.\n\n",
+		    r->exploit_from);
 		return;
 	}
 	x = at > 1 ? at - 0.5 : c->x0;
@@ -724,12 +727,13 @@ static void phase_line(struct report *r, struct cuco_strbuf *h, struct cuco_strb
 	                 "stroke=\"#888\" stroke-dasharray=\"5 4\"/>"
 	                 "<text class=\"tl\" x=\"%.1f\" y=\"%d\" text-anchor=\"end\">explore</text>"
 	                 "<text class=\"tl\" x=\"%.1f\" y=\"%d\">exploit</text>\n",
-	                 cx(c, x), c->t, cx(c, x), c->h - c->b, cx(c, x) - 4, c->t + 12, cx(c, x) + 4,
-	                 c->t + 12);
-	cuco_strbuf_addf(md,
-	                 "Schedule: evaluations 1-%d explore (generations up to %d), from evaluation "
-	                 "%d on the run exploits (generation %d on).\n\n",
-	                 at - 1, r->exploit_from - 1, at, r->exploit_from);
+	                 cx(c, x), c->t, cx(c, x), c->h - c->b, cx(c, x) - 4, c->t + 12,
+	                 cx(c, x) + 4, c->t + 12);
+	cuco_strbuf_addf(
+	    md,
+	    "Schedule: evaluations 1-%d explore (generations up to %d), from evaluation "
+	    "%d on the run exploits (generation %d on).\n\n",
+	    at - 1, r->exploit_from - 1, at, r->exploit_from);
 }
 
 /* Best latency so far per island over the run's evaluations; one polyline per island. */

@@ -50,7 +50,8 @@ static int64_t sql_int(const char *path, const char *sql)
 	int64_t v = -1;
 
 	if (sqlite3_open(path, &db) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
 		v = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	sqlite3_close(db);
@@ -420,10 +421,11 @@ static void test_report_fixture(void **state)
 	assert_int_equal(count(h.buf, "<line class=\"phase\""), 1);
 	{
 		char sql[256];
-		snprintf(sql, sizeof(sql),
-		         "SELECT COUNT(*) FROM evaluations e JOIN programs p ON p.id = e.program_id "
-		         "WHERE e.run_id = %lld AND p.generation < 4",
-		         (long long)run);
+		snprintf(
+		    sql, sizeof(sql),
+		    "SELECT COUNT(*) FROM evaluations e JOIN programs p ON p.id = e.program_id "
+		    "WHERE e.run_id = %lld AND p.generation < 4",
+		    (long long)run);
 		int64_t n = sql_int(path, sql);
 		assert_true(n > 12);
 		cuco_strbuf_reset(&want);
