@@ -221,6 +221,14 @@ usage "evolve --resume --timing burst" "run 1 times candidates sustained" -- \
 # several shapes: up to 4 distinct ones of the manifest, kept on resume
 usage "evolve --resume --shape other" "run 1 evolves for shapes 2048; --shape 4096 would change" -- \
 	"$CUCO" evolve --resume 1 --shape 4096 --store "$EDB"
+usage "evolve --explore out of range" "--explore 1.5: expected a number in [0, 1]" -- \
+	"$CUCO" evolve gemm_allgather --explore 1.5 --store "$EDB"
+check "evolve --explore without GPUs" 15 "execution needs 2 CUDA GPUs" -- \
+	"$CUCO" evolve gemm_allgather --shape 2048 --budget-evals 4 --explore 0.25 --store "$TMP/explore.db"
+expect "evolve --explore stored" "$(sqlite3 "$TMP/explore.db" 'SELECT config FROM runs WHERE id = 1' |
+	grep -c '"explore_fraction":0.25')" -eq 1
+usage "evolve --resume --explore other" "--explore 0.5: run 1 explores 0.25 of its generations" -- \
+	"$CUCO" evolve --resume 1 --explore 0.5 --store "$TMP/explore.db"
 usage "evolve --shape twice" "--shape 2048: given twice" -- \
 	"$CUCO" evolve gemm_allgather --shape 2048 --shape 4096 --shape 2048 --store "$EDB"
 usage "evolve five shapes" "--shape tall: at most 4 shapes per run" -- \

@@ -45,6 +45,9 @@ static const char usage[] =
     "  --budget-evals N      stop after N evaluations\n"
     "  --budget-minutes M    stop after M minutes\n"
     "  --seed N              search seed (default 1): same seed, same candidates\n"
+    "  --explore F           share of the run's generations that explore, 0..1\n"
+    "                        (default 0.4; counted over the generations the\n"
+    "                        --budget-evals reaches when it ends the run sooner)\n"
     "  --resume RUN          continue evolve run RUN (its stored config; the flags\n"
     "                        above may raise --generations and the budgets; the\n"
     "                        run's --timing and --shape list stay)\n"
@@ -464,7 +467,7 @@ int cmd_evolve(int argc, char **argv)
 	long long generations = -1, islands = -1, children = -1, budget_evals = -1,
 	          search_seed = -1;
 	long long resume = 0, max_slots = 0;
-	double budget_minutes = -1;
+	double budget_minutes = -1, explore = -1;
 	int rc, have_m = 0, have_ds = 0, tty = isatty(2);
 	int64_t run_id = 0;
 	int no_recheck = 0, have_stored = 0, no_pipeline = 0;
@@ -501,7 +504,7 @@ int cmd_evolve(int argc, char **argv)
 		    !strcmp(a, "--budget-evals") || !strcmp(a, "--budget-minutes") ||
 		    !strcmp(a, "--seed") || !strcmp(a, "--resume") || !strcmp(a, "--store") ||
 		    !strcmp(a, "--template") || !strcmp(a, "--freeze") || !strcmp(a, "--search") ||
-		    !strcmp(a, "--slots")) {
+		    !strcmp(a, "--slots") || !strcmp(a, "--explore")) {
 			if (!(v = cli_value("evolve", argc, argv, &i)))
 				return CUCO_ERR_USAGE;
 			if (!strcmp(a, "--shape")) {
@@ -517,6 +520,9 @@ int cmd_evolve(int argc, char **argv)
 				search = v;
 			else if (!strcmp(a, "--budget-minutes")) {
 				if (cli_double("evolve", a, v, 0.01, 1e6, &budget_minutes))
+					return CUCO_ERR_USAGE;
+			} else if (!strcmp(a, "--explore")) {
+				if (cli_double("evolve", a, v, 0, 1, &explore))
 					return CUCO_ERR_USAGE;
 			} else if (cli_int("evolve", a, v, !strcmp(a, "--seed") ? 0 : 1,
 			                   !strcmp(a, "--islands") ? 16 : (long long)1 << 40,
@@ -573,6 +579,13 @@ int cmd_evolve(int argc, char **argv)
 			cli_fail(&err);
 			goto out;
 		}
+		if (explore >= 0 && fabs(explore - cfg.explore_fraction) > 1e-12) {
+			rc = cli_usage_error("evolve",
+			                     "--explore %g: run %lld explores %g of its generations; "
+			                     "a resumed run keeps its schedule (drop it)",
+			                     explore, resume, cfg.explore_fraction);
+			goto out;
+		}
 		if (!template_path && cfg.template_path[0])
 			template_path = cfg.template_path;
 		if ((rc = llm_resume(&lf, &cfg, stored.config, resume, &llm_stored, &have_stored,
@@ -588,6 +601,8 @@ int cmd_evolve(int argc, char **argv)
 			cfg.children_per_island = (int)children;
 		if (search_seed >= 0)
 			cfg.seed = (uint64_t)search_seed;
+		if (explore >= 0)
+			cfg.explore_fraction = explore;
 		if (freeze)
 			snprintf(cfg.freeze, sizeof(cfg.freeze), "%s", freeze);
 		if (search)
