@@ -580,10 +580,11 @@ int cmd_evolve(int argc, char **argv)
 			goto out;
 		}
 		if (explore >= 0 && fabs(explore - cfg.explore_fraction) > 1e-12) {
-			rc = cli_usage_error("evolve",
-			                     "--explore %g: run %lld explores %g of its generations; "
-			                     "a resumed run keeps its schedule (drop it)",
-			                     explore, resume, cfg.explore_fraction);
+			rc = cli_usage_error(
+			    "evolve",
+			    "--explore %g: run %lld explores %g of its generations; "
+			    "a resumed run keeps its schedule (drop it)",
+			    explore, resume, cfg.explore_fraction);
 			goto out;
 		}
 		if (!template_path && cfg.template_path[0])
