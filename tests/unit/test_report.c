@@ -328,6 +328,40 @@ static void test_report_shapes(void **state)
 	fake_release(&f);
 }
 
+/* A run that ends while its schedule still explores draws no phase line and says so. */
+static void test_report_explored_throughout(void **state)
+{
+	struct cuco_design_space ds;
+	struct cuco_store *s = NULL;
+	struct cuco_evolve_config cfg;
+	struct cuco_evolve_progress fin;
+	struct fake_eval f;
+	struct cuco_err err;
+	struct cuco_strbuf h = CUCO_STRBUF_INIT, m = CUCO_STRBUF_INIT;
+	char path[128];
+	int64_t run;
+
+	(void)state;
+	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &ds, &err), CUCO_OK);
+	snprintf(path, sizeof(path), "%s/report-explore.db", dir);
+	remove(path);
+	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
+	cuco_evolve_config_default(&cfg);
+	cfg.seed = 5;
+	cfg.generations = 3;
+	cfg.explore_fraction = 1; /* exploits from generation 4, which never comes */
+	fake_init(&f);
+	run = fake_run(s, &ds, &cfg, &f, &fin);
+	assert_int_equal(cuco_report_build(s, run, &h, &m, &err), CUCO_OK);
+	assert_null(strstr(h.buf, "<line class=\"phase\""));
+	assert_non_null(strstr(m.buf, "The run explored throughout: it ended before generation 4"));
+	assert_null(strstr(m.buf, "Schedule: evaluations"));
+	cuco_store_close(s);
+	cuco_design_space_release(&ds);
+	cuco_strbuf_release(&h);
+	cuco_strbuf_release(&m);
+}
+
 /* The island chart's y axis spans the best-so-far curves: a correct but very slow
    candidate evaluated late must not stretch it (a real run's chart went flat that way). */
 static void test_report_island_axis(void **state)
@@ -787,6 +821,7 @@ int main(void)
 	    cmocka_unit_test(test_wrapper_argv),
 	    cmocka_unit_test(test_report_fixture),
 	    cmocka_unit_test(test_report_island_axis),
+	    cmocka_unit_test(test_report_explored_throughout),
 	    cmocka_unit_test(test_report_shapes),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
