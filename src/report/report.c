@@ -15,7 +15,6 @@
 
 #include "report/report.h"
 #include "search/evolve.h"
-#include "search/population.h"
 #include "search/recheck.h"
 #include "search/summary.h"
 #include "store/store.h"
@@ -60,8 +59,7 @@ struct report {
 	int nshapes;      /* shapes the fitness covers (the config's "shapes"; 1 when absent) */
 	char shapes[160]; /* their names, "4096, 8192" */
 	char gpu[128];    /* from the first evaluation that names one (evolve runs store none) */
-	int exploit_from; /* first generation of the exploit phase (the run's schedule); 0: unknown
-	                   */
+	int exploit_from; /* first generation that exploits (the run's schedule); 0: unknown */
 };
 
 static char *xdup(const char *s)
@@ -248,12 +246,8 @@ static int load(struct report *r, int64_t run_id, struct cuco_err *err)
 		cuco_evolve_config_default(&cfg);
 		if (r->run.config && cuco_evolve_config_from_json(r->run.config, &cfg, &e2)) {
 			cfg.nshapes = 0; /* an unreadable config: the run's shape, as always */
-		} else {
-			struct cuco_schedule sc;
-			sc.generations =
-			    cuco_schedule_horizon(cfg.generations, cfg.budget_evals,
-			                          cfg.islands * cfg.children_per_island);
-			sc.explore_fraction = cfg.explore_fraction;
+		} else if (r->run.config) {
+			struct cuco_schedule sc = cuco_evolve_schedule(&cfg);
 			r->exploit_from = cuco_schedule_switch(&sc);
 		}
 		r->nshapes = cfg.nshapes > 1 ? cfg.nshapes : 1;

@@ -149,6 +149,16 @@ void cuco_evolve_config_default(struct cuco_evolve_config *cfg)
 	snprintf(cfg->operator_, sizeof(cfg->operator_), "builtin");
 }
 
+struct cuco_schedule cuco_evolve_schedule(const struct cuco_evolve_config *cfg)
+{
+	struct cuco_schedule s;
+
+	s.generations = cuco_schedule_horizon(cfg->generations, cfg->budget_evals,
+	                                      cfg->islands * cfg->children_per_island);
+	s.explore_fraction = cfg->explore_fraction;
+	return s;
+}
+
 /* The config as JSON, with llm_json (may be NULL) as its "llm" object. */
 static char *config_json(const struct cuco_evolve_config *c, const char *llm_json)
 {
@@ -1410,9 +1420,7 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 	e.bias_generation = -1;
 	e.t0 = cuco_now();
 	e.prog.best_us = e.prog.baseline_us = NAN;
-	e.sched.generations = cuco_schedule_horizon(cfg->generations, cfg->budget_evals,
-	                                            cfg->islands * cfg->children_per_island);
-	e.sched.explore_fraction = cfg->explore_fraction;
+	e.sched = cuco_evolve_schedule(cfg);
 	/* Pipelining needs a prefetch to gain anything; a fresh run stores the order it uses. */
 	if (!o->evaluator.prefetch)
 		e.cfg.pipeline = 0;

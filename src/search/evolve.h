@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "program/directive.h"
+#include "search/population.h"
 #include "util/error.h"
 
 struct cuco_store;
@@ -225,6 +226,13 @@ char *cuco_evolve_config_to_json(const struct cuco_evolve_config *cfg);
  */
 int cuco_evolve_config_from_json(const char *json, struct cuco_evolve_config *cfg,
                                  struct cuco_err *err);
+
+/*
+ * The run's explore-then-exploit schedule: explore_fraction over the run's
+ * horizon (cuco_schedule_horizon: --generations, or the generations the
+ * evaluation budget reaches). What cuco evolve follows and cuco report draws.
+ */
+struct cuco_schedule cuco_evolve_schedule(const struct cuco_evolve_config *cfg);
 
 /* Where a run stands; passed to the progress callback and returned at the end. */
 struct cuco_evolve_progress {
