@@ -26,15 +26,8 @@
 //                        and ways against the unsplit plan: correct C, then
 //                        the time, and the MiB of C stored in the kernel's
 //                        last 10 and 25 us (from per-tile time stamps)
-//   test_gemm --recompute  recomputed columns (gemm_bf16_run_recompute):
-//                        correct blocks with two peer blocks on this GPU,
-//                        then the GEMM + push of its whole block to GPU 1
-//                        against the GEMM + push of all but the last
-//                        `stripes` tile columns, those of GPU 1's block
-//                        computed here from its B (pulled over NVLink),
-//                        per tile width, stripes and split ways
 //   --iters N, --warm N  timed and untimed launches per series (30, 5)
-//   --shape M N K        --push / --group / --chunks / --split / --recompute: time this shape only
+//   --shape M N K        --push / --group / --chunks / --split: time this shape only
 //
 // Checks per shape: C poisoned with NaN before the run; relative L2 error
 // ||C - ref|| / ||ref|| < 1e-2 against cuBLAS; no NaN/unwritten element;
@@ -1156,194 +1149,6 @@ static bool split_case(cudaStream_t st, const __nv_bfloat16 *A, const __nv_bfloa
   return true;
 }
 
-// ---------------------------------------------------------------- recompute
-// Host view of a bf16 matrix, and its columns [c0, c1) against a reference:
-// relative L2 error (1e30 with a non-finite element), or whether they still
-// hold the 0xFFFF poison (never written).
-static std::vector<float> host_bf16(const __nv_bfloat16 *d, size_t n) {
-  std::vector<uint16_t> h(n);
-  CK(cudaMemcpy(h.data(), d, n * 2, cudaMemcpyDefault));
-  std::vector<float> f(n);
-  for (size_t i = 0; i < n; ++i) {
-    uint32_t u = (uint32_t)h[i] << 16;
-    memcpy(&f[i], &u, 4);
-  }
-  return f;
-}
-static double cols_rel(const std::vector<float> &c, const std::vector<float> &r, int M, int N, int c0, int c1) {
-  double se = 0, sr = 0;
-  for (int i = 0; i < M; ++i)
-    for (int j = c0; j < c1; ++j) {
-      const float a = c[(size_t)i * N + j], b = r[(size_t)i * N + j];
-      if (!std::isfinite(a)) return 1e30;
-      se += ((double)a - b) * ((double)a - b);
-      sr += (double)b * b;
-    }
-  return sr > 0 ? sqrt(se / sr) : 1e30;
-}
-static bool cols_poisoned(const __nv_bfloat16 *d, int M, int N, int c0, int c1) {
-  std::vector<uint16_t> h((size_t)M * N);
-  CK(cudaMemcpy(h.data(), d, h.size() * 2, cudaMemcpyDefault));
-  for (int i = 0; i < M; ++i)
-    for (int j = c0; j < c1; ++j)
-      if (h[(size_t)i * N + j] != 0xFFFF) return false;
-  return true;
-}
-
-// One recompute configuration: own C = A B, the last `stripes` tile columns
-// of each block j = A Bp[j] into Cp[j], the other columns pushed to D;
-// `ready` zeroed here, counted up per launch. Returns the median us of
-// `iters` launches (0: not timed, -1: the launch was refused) and checks
-// every output: own C against R, block j's recomputed columns against Rp[j]
-// and its other columns untouched, D equal to C where sent and untouched
-// elsewhere.
-static double recompute_case(cudaStream_t st, const __nv_bfloat16 *A, const __nv_bfloat16 *B, int M, int N, int K,
-                             int tn, int stripes, int split, int max_ctas, int peers,
-                             const __nv_bfloat16 *const *Bp, __nv_bfloat16 *C, __nv_bfloat16 *const *Cp,
-                             __nv_bfloat16 *D, const std::vector<float> &R, const std::vector<float> *Rp, int iters,
-                             bool *ok, int *ctas) {
-  cuco::gemm_bf16_args a{A, B, C, M, N, K, K, N, N};
-  cuco::gemm_bf16_plan pl;
-  *ok = false;
-  if (!plan_for(&pl, a, tn, max_ctas) || pl.bn != tn) return -1;
-  if (cuco::gemm_bf16_plan_recompute(&pl, stripes ? peers : 0, stripes) != cudaSuccess) return -1;
-  void *ws = nullptr;
-  const size_t wsb = cuco::gemm_bf16_split_bytes(&pl, split, max_ctas);
-  if (wsb) {
-    CK(cudaMalloc(&ws, wsb));
-    CK(cudaMemset(ws, 0, wsb));
-  }
-  if (cuco::gemm_bf16_plan_split(&pl, split, ws, wsb, max_ctas) != cudaSuccess) return -1;
-  *ctas = pl.ctas;
-  __nv_bfloat16 *buf = nullptr;
-  unsigned *ready = nullptr;
-  cuco::gemm_bf16_recompute r{};
-  if (stripes) {
-    CK(cudaMalloc(&buf, cuco::gemm_bf16_recompute_bytes(&pl, peers, stripes)));
-    CK(cudaMalloc(&ready, sizeof(unsigned)));
-    CK(cudaMemset(ready, 0, sizeof(unsigned)));
-    CK(cuco::gemm_bf16_recompute_init(&r, &pl, peers, stripes, Bp, N, Cp, buf, ready));
-  }
-  cuco::gemm_push_epilogue<> ep{};
-  ep.n = 1;
-  ep.dst[0] = D;
-  unsigned epoch = 0;
-  auto run = [&] {
-    if (!stripes) return cuco::gemm_bf16_run_epilogue(&pl, st, ep);
-    r.epoch = ++epoch;
-    return cuco::gemm_bf16_run_recompute(&pl, st, ep, r);
-  };
-  CK(cudaMemsetAsync(C, 0xFF, (size_t)M * N * 2, st));
-  CK(cudaMemsetAsync(D, 0xFF, (size_t)M * N * 2, st));
-  for (int j = 0; j < peers; ++j) CK(cudaMemsetAsync(Cp[j], 0xFF, (size_t)M * N * 2, st));
-  CK(cudaStreamSynchronize(st));
-  double us = 0;
-  if (iters > 0) us = launch_us(st, g_warm, iters, [&] { CK(run()); });
-  else CK(run());
-  sync_or_die(st, 30, "recompute gemm");
-  const int c0 = N - stripes * tn;
-  const std::vector<float> c = host_bf16(C, (size_t)M * N), d = host_bf16(D, (size_t)M * N);
-  bool good = cols_rel(c, R, M, N, 0, N) < 1e-2 && cols_poisoned(D, M, N, c0, N);
-  for (size_t i = 0; good && i < (size_t)M * N; ++i)
-    if ((size_t)(i % N) < (size_t)c0 && memcmp(&c[i], &d[i], 4)) good = false;
-  for (int j = 0; good && j < peers && stripes; ++j) {
-    const std::vector<float> cj = host_bf16(Cp[j], (size_t)M * N);
-    good = cols_rel(cj, Rp[j], M, N, c0, N) < 1e-2 && cols_poisoned(Cp[j], M, N, 0, c0);
-  }
-  *ok = good;
-  if (ws) CK(cudaFree(ws));
-  if (buf) CK(cudaFree(buf));
-  if (ready) CK(cudaFree(ready));
-  return us;
-}
-
-// Recompute (gemm_bf16_run_recompute): correctness with two peer blocks on
-// this GPU and few CTAs (split and not); with timing, GEMM + push of the
-// whole block to GPU 1 (what the fused producer sends) against GEMM + push
-// of the columns before the last `stripes` while those of GPU 1's block are
-// computed here from its B, pulled over NVLink.
-static void run_recompute(cublasHandle_t h, cudaStream_t st, bool timing, int iters) {
-  int dev = 0, other = -1, peer = 0, ndev = 0;
-  CK(cudaGetDevice(&dev));
-  CK(cudaGetDeviceCount(&ndev));
-  if (timing && ndev > 1) {
-    other = dev == 0 ? 1 : 0;
-    CK(cudaDeviceCanAccessPeer(&peer, dev, other));
-    if (peer) {
-      cudaError_t e = cudaDeviceEnablePeerAccess(other, 0);
-      if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) CK(e);
-      cudaGetLastError();
-    }
-  }
-  if (timing && !peer) {
-    printf("# recompute timing: SKIP (needs a peer GPU)\n");
-    return;
-  }
-  const int M = timing && g_shape[0] ? g_shape[0] : 2048, N = timing && g_shape[0] ? g_shape[1] : 1024,
-            K = timing && g_shape[0] ? g_shape[2] : (timing ? 2048 : 1024);
-  const int peers = timing ? 1 : 2;
-  __nv_bfloat16 *A, *B, *C, *Rd, *D, *Bp[2], *Cp[2];
-  operands(st, M, N, K, 51, 52, &A, &B, &C, &Rd);
-  // B_j and D on the other GPU (getenv CUCO_RECOMPUTE_LOCAL_B: B_j here, to
-  // tell the pull's NVLink cost from the rest)
-  const bool local_b = getenv("CUCO_RECOMPUTE_LOCAL_B") != nullptr;
-  if (timing) CK(cudaSetDevice(other));
-  CK(cudaMalloc(&D, (size_t)M * N * 2));
-  if (timing && local_b) CK(cudaSetDevice(dev));
-  for (int j = 0; j < peers; ++j) CK(cudaMalloc(&Bp[j], (size_t)K * N * 2));
-  if (timing) CK(cudaSetDevice(dev));
-  for (int j = 0; j < peers; ++j) {
-    CK(cudaMalloc(&Cp[j], (size_t)M * N * 2));
-    fill_rand<<<2048, 256, 0, st>>>(Bp[j], (size_t)K * N, 60 + j);  // GPU 1's memory, written over NVLink
-  }
-  CK(cudaGetLastError());
-  cublas_ref(h, A, B, Rd, M, N, K, st);
-  CK(cudaStreamSynchronize(st));
-  const std::vector<float> R = host_bf16(Rd, (size_t)M * N);
-  std::vector<float> Rp[2];
-  for (int j = 0; j < peers; ++j) {
-    __nv_bfloat16 *Bl;  // cuBLAS reads a local copy
-    CK(cudaMalloc(&Bl, (size_t)K * N * 2));
-    CK(cudaMemcpy(Bl, Bp[j], (size_t)K * N * 2, cudaMemcpyDefault));
-    cublas_ref(h, A, Bl, Rd, M, N, K, st);
-    CK(cudaStreamSynchronize(st));
-    Rp[j] = host_bf16(Rd, (size_t)M * N);
-    CK(cudaFree(Bl));
-  }
-  struct Case { int tn, stripes, split, ctas; };
-  std::vector<Case> cases;
-  if (timing) {
-    for (int tn : {128, 64})
-      for (int ctas : {0, 128})
-        for (int stripes = 0; stripes <= 4; ++stripes)
-          for (int split : {0, 2, 4}) cases.push_back({tn, stripes, split, ctas});
-  } else {
-    cases = {{128, 2, 0, 7}, {128, 2, 3, 7}, {64, 3, 2, 9}, {128, 1, 0, 0}, {128, 2, 4, 0}};
-  }
-  if (timing)
-    printf("# recompute timing: %dx%dx%d, GPU %d pulls its stripes of %s B and pushes the rest of its block "
-           "to GPU %d; median of %d single launches, %d warm-up\n",
-           M, N, K, dev, local_b ? "a local" : "GPU 1's", other, iters, g_warm);
-  else
-    printf("# recompute: correctness (%dx%dx%d, %d peer blocks on this GPU)\n", M, N, K, peers);
-  printf("# tile_n stripes split ctas        us  status\n");
-  for (const Case &c : cases) {
-    if (c.stripes * c.tn > N || (c.stripes == 0 && c.split)) continue;
-    bool ok = false;
-    int ctas = 0;
-    const double us = recompute_case(st, A, B, M, N, K, c.tn, c.stripes, c.split, c.ctas, peers, Bp, C, Cp, D, R,
-                                     Rp, timing ? iters : 0, &ok, &ctas);
-    printf("%8d %7d %5d %4d %9.1f  %s\n", c.tn, c.stripes, c.split, ctas, us, us < 0 ? "REFUSED" : ok ? "ok" : "FAIL");
-    fflush(stdout);
-    if (!ok) g_fail = 1;
-  }
-  CK(cudaFree(A)); CK(cudaFree(B)); CK(cudaFree(C)); CK(cudaFree(Rd)); CK(cudaFree(D));
-  for (int j = 0; j < peers; ++j) {
-    CK(cudaFree(Bp[j]));
-    CK(cudaFree(Cp[j]));
-  }
-}
-
 // gemm_bf16_plan_split against the unsplit plan, per shape, tile width and
 // ways (split_case). timing: the --split probe (its shapes, or --shape);
 // otherwise the correctness cases of the default and --quick runs.
@@ -1406,13 +1211,12 @@ static void run_sweep(cudaStream_t st, int iters) {
 }
 
 int main(int argc, char **argv) {
-  bool quick = false, sweep = false, push = false, group = false, chunks = false, split = false, recompute = false;
+  bool quick = false, sweep = false, push = false, group = false, chunks = false, split = false;
   int iters = 30;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--quick")) quick = true;
     else if (!strcmp(argv[i], "--sweep")) sweep = true;
     else if (!strcmp(argv[i], "--push")) push = true;
-    else if (!strcmp(argv[i], "--recompute")) recompute = true;
     else if (!strcmp(argv[i], "--group")) group = true;
     else if (!strcmp(argv[i], "--chunks")) chunks = true;
     else if (!strcmp(argv[i], "--split")) split = true;
@@ -1422,7 +1226,7 @@ int main(int argc, char **argv) {
       for (int j = 0; j < 3; ++j) g_shape[j] = atoi(argv[++i]);
     } else {
       fprintf(stderr,
-              "usage: %s [--quick] [--sweep] [--push] [--group] [--chunks] [--split] [--recompute] [--iters N] [--warm N] [--shape M N K]\n",
+              "usage: %s [--quick] [--sweep] [--push] [--group] [--chunks] [--split] [--iters N] [--warm N] [--shape M N K]\n",
               argv[0]);
       return 2;
     }
@@ -1457,14 +1261,6 @@ int main(int argc, char **argv) {
   }
   if (chunks) {
     run_chunks_timing(h, st, iters);
-    CKB(cublasDestroy(h));
-    CK(cudaStreamDestroy(st));
-    printf("# result: %s\n", g_fail ? "FAIL" : "PASS");
-    return g_fail;
-  }
-  if (recompute) {
-    run_recompute(h, st, false, 0);
-    run_recompute(h, st, true, iters);
     CKB(cublasDestroy(h));
     CK(cudaStreamDestroy(st));
     printf("# result: %s\n", g_fail ? "FAIL" : "PASS");
@@ -1512,7 +1308,6 @@ int main(int argc, char **argv) {
   run_push_features(h, st);
   run_group_features(h, st);
   run_split(h, st, false, 0);
-  run_recompute(h, st, false, 0);
   CKB(cublasDestroy(h));
   CK(cudaStreamDestroy(st));
   printf("# result: %s\n", g_fail ? "FAIL" : "PASS");

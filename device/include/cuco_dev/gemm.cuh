@@ -102,7 +102,6 @@ struct gemm_bf16_plan {
   int split;            ///< gemm_bf16_plan_split's ways (0: every tile whole)
   float *split_ws;      ///< its workspace: partial sums, then ...
   unsigned *split_cnt;  ///< ... one arrival counter per split tile
-  int extra;            ///< tiles a recompute launch adds (gemm_bf16_plan_recompute; 0: none)
 };
 
 /// The default (no-op) epilogue. Using it compiles the hook and its
@@ -192,34 +191,6 @@ struct gemm_bf16_group {
 
 /// No grouping: the plan's own A, B and C (what gemm_bf16_run launches).
 struct gemm_no_group {};
-
-/// Recompute instead of receive (gemm_bf16_run_recompute, with a push
-/// epilogue). Besides its own C = A B (the plan), the launch computes the
-/// last `stripes` tile columns of each of `peers` other blocks itself,
-/// C_j[:, cols] = A B_j[:, cols] with the plan's A, reading those columns of
-/// peer j's B, which its CTAs first pull (over NVLink, for a peer GPU) into
-/// `buf`; and its push epilogue sends only the tiles no peer computes: its
-/// own tile columns before the last `stripes`. Where M = K as many bytes
-/// cross as before, but the B columns move while the GEMM computes instead
-/// of after its last wave, for peers x stripes x tiles_m more tiles; they
-/// run after the plan's own (the plan's split tail, when split, cuts them
-/// into K parts over all CTAs). The pull: the producer warpgroup's three
-/// idle warps of every CTA, once the Sync's wait_entered() says the peers'
-/// kernels have started (so their B is in place), copy rows b, b + grid, ...
-/// of buf (peer j's K rows of stripes x tile_n columns, one after another)
-/// and add 1 to *ready (release); a tile of C_j waits (acquire) for *ready
-/// to reach epoch x grid before its first load. Built by
-/// gemm_bf16_recompute_init; a plain value passed as one kernel parameter.
-struct gemm_bf16_recompute {
-  CUtensorMap tmB;                         ///< buf: dims {stripes x tile_n, peers x K}, box {64, 64}
-  __nv_bfloat16 *C[kGemmPushMax];          ///< block j here (element (0, 0), the plan's ldc)
-  const __nv_bfloat16 *src[kGemmPushMax];  ///< peer j's B, element (0, 0), device-usable
-  __nv_bfloat16 *buf;                      ///< the pulled columns
-  unsigned *ready;                         ///< pull arrivals: one per CTA per launch, never reset
-  unsigned epoch;                          ///< this launch's number with `ready` (1-based)
-  long long ldb;                           ///< the peers' B row stride (elements)
-  int peers, stripes;
-};
 
 namespace gemm_detail {
 
@@ -543,68 +514,6 @@ __host__ __device__ __forceinline__ void group_coords(int t, const kparams &p, c
   if (i >= g.n) i -= g.n;
   tile_coords_in(t - j * per, p, tm, tn);
 }
-// Recompute launch: extra tile e (linear index past the plan's own tiles) ->
-// (block j + 1, tm, tn): blocks one after another, each column-major over
-// its stripes (tile rows first, so the CTAs of one stage share a B stripe).
-__host__ __device__ __forceinline__ void recompute_coords(int e, const kparams &p, int stripes, int &i, int &tm,
-                                                          int &tn) {
-  const int per = stripes * p.tiles_m;
-  const int j = e / per, r = e - j * per;
-  i = j + 1;
-  tm = r % p.tiles_m;
-  tn = p.tiles_n - stripes + r / p.tiles_m;
-}
-// The recompute pull, by the producer warpgroup's warps 1-3 (96 threads):
-// rows b, b + grid, ... of buf from the peers' B, 16 bytes a load, four loads
-// in flight per thread (this warpgroup has 40 registers), then one release
-// add to *ready. The peers' B are in place once they have entered.
-template <int BN, class Sync>
-__device__ __forceinline__ void recompute_pull(const gemm_bf16_recompute &r, const kparams &p, const Sync &sync) {
-  const int t = threadIdx.x - 32;
-  if (t == 0) sync.wait_entered();
-  named_bar_sync(2, 96);
-  const int K = p.kblocks * BK;
-  const int vec = r.stripes * BN / 8;  // 16-byte pieces per row
-  const int col0 = (p.tiles_n - r.stripes) * BN;
-  const int rows = r.peers * K;
-  const int mine = rows > (int)blockIdx.x ? (rows - 1 - (int)blockIdx.x) / (int)gridDim.x + 1 : 0;
-  const int items = mine * vec;
-  constexpr int U = 4;
-  for (int base = t; base < items; base += 96 * U) {
-    uint4 v[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int x = base + 96 * u;
-      if (x < items) {
-        const int row = (int)blockIdx.x + (x / vec) * (int)gridDim.x, j = row / K;
-        v[u] = *reinterpret_cast<const uint4 *>(r.src[j] + (long long)(row - j * K) * r.ldb + col0 + 8 * (x % vec));
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int x = base + 96 * u;
-      if (x < items) {
-        const int row = (int)blockIdx.x + (x / vec) * (int)gridDim.x;
-        *reinterpret_cast<uint4 *>(r.buf + (long long)row * (vec * 8) + 8 * (x % vec)) = v[u];
-      }
-    }
-  }
-  __threadfence();
-  named_bar_sync(2, 96);
-  if (t == 0) asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(r.ready) : "memory");
-}
-// A recompute tile's producer, before its first load: every CTA's pull is in
-// buf (acquire), and the TMA (async proxy) sees it.
-__device__ __forceinline__ void recompute_wait(const gemm_bf16_recompute &r) {
-  const unsigned want = r.epoch * gridDim.x;
-  for (;;) {
-    unsigned x;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(x) : "l"(r.ready) : "memory");
-    if ((int)(x - want) >= 0) break;
-    __nanosleep(64);
-  }
-  asm volatile("fence.proxy.async.global;" ::: "memory");
-}
 __device__ __forceinline__ __nv_bfloat16 *grp_c(const gemm_bf16_group &g, int i) { return g.C[i]; }
 __device__ __forceinline__ __nv_bfloat16 *grp_c(const gemm_no_group &, int) { return nullptr; }
 // The gate chunk k-block kb of a gated problem's tile waits for: K columns
@@ -702,19 +611,12 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
                  const kparams p, const Epi epi, const __grid_constant__ Grp grp) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr bool kGroup = std::is_same<Grp, gemm_bf16_group>::value;
-  constexpr bool kRecompute = std::is_same<Grp, gemm_bf16_recompute>::value;
   constexpr bool kPush = is_push_t<Epi>::value;
   static_assert(!(kGroup && kPush), "a grouped launch has no push epilogue");
-  static_assert(!kRecompute || kPush, "a recompute launch sends with a push epilogue");
-  const int own = p.tiles_m * p.tiles_n;  // the plan's own tiles (recompute: the extra ones follow)
   // tile t -> (problem i, tm, tn): the problem picks its A or B map, gate and C
-  // (recompute: i = 0 the plan's own, i = j + 1 block j's recomputed columns)
   auto coords = [&](int t, int &i, int &tm, int &tn) {
     if constexpr (kGroup) group_coords(t, p, grp, i, tm, tn);
-    else if constexpr (kRecompute) {
-      if (t < own) { i = 0; tile_coords(t, p, tm, tn); }
-      else recompute_coords(t - own, p, grp.stripes, i, tm, tn);
-    } else { i = 0; tile_coords(t, p, tm, tn); }
+    else { i = 0; tile_coords(t, p, tm, tn); }
   };
   constexpr bool kPushSync = kPush && !std::is_same<typename push_sync_t<Epi>::type, gemm_push_no_sync>::value;
   constexpr bool kStaged = kPush && push_rows_t<Epi, BN>::value > 0;  // bulk copies from shared memory
@@ -747,7 +649,6 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     } else {
       tma_prefetch_desc(&tmA);
       tma_prefetch_desc(&tmB);
-      if constexpr (kRecompute) tma_prefetch_desc(&grp.tmB);
     }
   }
   __syncthreads();
@@ -758,16 +659,12 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     if constexpr (kPushSync) {
       if (threadIdx.x == 32) epi.sync.enter();
     }
-    if constexpr (kRecompute) {
-      if (threadIdx.x >= 32) recompute_pull<BN>(grp, p, epi.sync);
-    }
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0;
       // gate chunks this CTA has seen open, per problem: flags only grow during a
       // launch, so each is waited for (and the async proxy fenced) once per CTA
       uint64_t open[kGroup ? kGemmGroupMax : 1] = {};
-      bool pulled = false;  // recompute: the pull is complete and fenced
       split_unit u;
       for (int w = blockIdx.x, s = 0; next_unit<Split>(p, gridDim.x, blockIdx.x, w, s, u);) {
         int pi, tm, tn;
@@ -776,20 +673,10 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
         const int m0 = tm * BM, n0 = tn * BN;
         const CUtensorMap *mA = &tmA, *mB = &tmB;
         const unsigned *gate = nullptr;
-        int nb = n0, kr = 0;  // B's column and first row in mB
         if constexpr (kGroup) {
           if (grp.per_a) mA = &grp.tmA[pi];
           if (grp.per_b) mB = &grp.tmB[pi];
           gate = grp.gate[pi];
-        }
-        if constexpr (kRecompute) {
-          if (pi > 0) {
-            if (!pulled) recompute_wait(grp);
-            pulled = true;
-            mB = &grp.tmB;
-            nb = n0 - (p.tiles_n - grp.stripes) * BN;
-            kr = (pi - 1) * p.kblocks * BK;
-          }
         }
         for (int kb = kb0; kb < kb1; ++kb) {
           if constexpr (kGroup) {
@@ -803,7 +690,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           tma_load_2d(sA, mA, full(stage), kb * BK, m0);
 #pragma unroll
           for (int i = 0; i < BN / 64; ++i)
-            tma_load_2d(sB + i * (BK * 64 * 2), mB, full(stage), nb + 64 * i, kr + kb * BK);
+            tma_load_2d(sB + i * (BK * 64 * 2), mB, full(stage), n0 + 64 * i, kb * BK);
           if (++stage == S) { stage = 0; phase ^= 1u; }
         }
       }
@@ -817,20 +704,14 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     float d[BN / 2];
     int stage = 0;
     uint32_t phase = 0;
-    bool sent = false;  // a tile of this CTA's has been sent
+    bool stored = false;  // a tile of this CTA's has been stored (and sent)
     split_unit u;
     for (int w = blockIdx.x, s = 0; next_unit<Split>(p, gridDim.x, blockIdx.x, w, s, u);) {
-      const bool first = !sent;  // push: this CTA's first tile to send waits for the entry
+      const bool first = !stored;
       int pi, tm, tn;
       coords(u.t, pi, tm, tn);
       const int kb0 = Split ? u.kb0 : 0, kb1 = Split ? u.kb1 : p.kblocks;
-      __nv_bfloat16 *Cp = p.C;  // this tile's C
-      bool send = kPush;        // push: this tile goes to the copies too
-      if constexpr (kGroup) Cp = grp_c(grp, pi);
-      if constexpr (kRecompute) {
-        if (pi > 0) Cp = grp.C[pi - 1];
-        send = pi == 0 && tn < p.tiles_n - grp.stripes;  // the peers compute the rest themselves
-      }
+      __nv_bfloat16 *const Cp = kGroup ? grp_c(grp, pi) : p.C;  // this tile's C
       int prev = 0;
       for (int kb = kb0; kb < kb1; ++kb) {
         mbar_wait(full(stage), phase);
@@ -882,11 +763,9 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           if (lane < R) bulk_wait_read_all();
           __syncwarp();
         };
-        if constexpr (kStaged) {
-          if (send) reuse();
-        }
+        if constexpr (kStaged) reuse();
         if constexpr (kDirect) {  // the first tile's stores wait for the entry
-          if (send && first && lane == 0) epi.sync.wait_entered();
+          if (first && lane == 0) epi.sync.wait_entered();
           __syncwarp();
         }
 #pragma unroll
@@ -912,18 +791,16 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
             *reinterpret_cast<uint4 *>(crow + 32 * jb) = make_uint4(w[0], w[1], w[2], w[3]);
             if constexpr (kDirect) {
               const long long off = crow + 32 * jb - Cp;
-              for (int i = 0; send && i < epi.n; ++i)
+              for (int i = 0; i < epi.n; ++i)
                 *reinterpret_cast<uint4 *>(epi.dst[i] + off) = make_uint4(w[0], w[1], w[2], w[3]);
             }
-            if constexpr (kStaged) {
-              if (send)
-                asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(srow + (uint32_t)(32 * jb) * 2u),
-                             "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])
-                             : "memory");
-            }
+            if constexpr (kStaged)
+              asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(srow + (uint32_t)(32 * jb) * 2u),
+                           "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])
+                           : "memory");
           }
           if constexpr (kStaged) {
-            if (!send || (R == 16 && h == 0)) continue;
+            if (R == 16 && h == 0) continue;
             // round h's rows to every copy; the tile's first send waits for the entry
             push_send<R, BN>(epi, p.ldc, swarp, (long long)tm * BM + wrow + (R == 8 ? 8 * h : 0), tn, lane,
                              first && (R == 16 || h == 0));
@@ -944,7 +821,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
         named_bar_sync(1, 256);   // ... and so is everyone else's
         epi(tm, tn, BM, BN);
       }
-      if (send) sent = true;
+      stored = true;
     }
     if constexpr (kStaged) {
       // Every copy complete (not only read) before the CTA's shared memory goes.
@@ -1065,7 +942,6 @@ inline cudaError_t kernel_ready() {
 template <int BN, class Epi, class Grp = gemm_no_group>
 inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &epi, const Grp &grp = Grp{}) {
   constexpr bool kGroup = std::is_same<Grp, gemm_bf16_group>::value;
-  constexpr bool kRecompute = std::is_same<Grp, gemm_bf16_recompute>::value;
   using CF = cfg<BN, push_rows_t<Epi, BN>::value>;
   kparams kp;
   kp.C = pl->C;
@@ -1085,18 +961,6 @@ inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &e
     for (int i = 0; i < grp.n; ++i)
       if (reinterpret_cast<uintptr_t>(grp.C[i]) & 15) kp.vec16 = 0;
     ctas = grp.ctas;
-  }
-  if constexpr (kRecompute) {  // the extra tiles follow the plan's own, in their fixed order
-    if (grp.peers < 1 || grp.peers > kGemmPushMax || grp.stripes < 1 || grp.stripes > pl->tiles_n ||
-        pl->extra != grp.peers * grp.stripes * pl->tiles_m || !grp.ready || !grp.buf)
-      return cudaErrorInvalidValue;
-    for (int j = 0; j < grp.peers; ++j)
-      if (!grp.src[j] || (reinterpret_cast<uintptr_t>(grp.C[j]) & 15) || (reinterpret_cast<uintptr_t>(grp.src[j]) & 15))
-        return cudaErrorInvalidValue;
-    kp.start_tile = 0;
-    kp.tiles += pl->extra;
-  } else if (pl->extra) {
-    return cudaErrorInvalidValue;  // a recompute plan launches with its extra tiles only
   }
   // split tail: the plan's ways on this launch's grid (a grouped launch: none)
   split_layout(kp.tiles, ctas, kp.kblocks, kGroup ? 0 : pl->split, &kp.sp);
@@ -1163,7 +1027,6 @@ inline cudaError_t gemm_bf16_plan_init(gemm_bf16_plan *p, const gemm_bf16_args &
   p->split = 0;
   p->split_ws = nullptr;
   p->split_cnt = nullptr;
-  p->extra = 0;
   gemm_detail::plan_geometry(p, (a.N % 256 == 0) ? 256 : 128, sms, max_ctas);
   if ((e = gemm_detail::encode_2d(&p->tmA, a.A, a.K, a.M, a.lda, 64, 128)) != cudaSuccess) return e;
   if ((e = gemm_detail::encode_2d(&p->tmB, a.B, a.N, a.K, a.ldb, 64, 64)) != cudaSuccess) return e;
@@ -1209,14 +1072,13 @@ inline cudaError_t gemm_bf16_plan_narrow(gemm_bf16_plan *p, int tile_n, int max_
   p->split = 0;  // its workspace was sized for the old tiles
   p->split_ws = nullptr;
   p->split_cnt = nullptr;
-  p->extra = 0;  // and its stripes for the old width
   return cudaSuccess;
 }
 
 namespace gemm_detail {
 // The grid a split plan launches: one CTA per SM, or per tile part when fewer.
 inline int split_ctas(const gemm_bf16_plan *p, int ways, int sms, int max_ctas) {
-  const long long parts = ((long long)p->tiles_m * p->tiles_n + p->extra) * (ways > 1 ? ways : 1);
+  const long long parts = (long long)p->tiles_m * p->tiles_n * (ways > 1 ? ways : 1);
   int ctas = parts < sms ? (int)parts : sms;
   if (max_ctas > 0 && max_ctas < ctas) ctas = max_ctas;
   return ctas;
@@ -1225,10 +1087,9 @@ inline int split_ctas(const gemm_bf16_plan *p, int ways, int sms, int max_ctas) 
 // 256-byte boundary. Bytes in all, 0 when the plan would not split.
 inline size_t split_bytes(const gemm_bf16_plan *p, int ways, int ctas, size_t *cnt_bytes) {
   split_params sp;
-  const int tiles = p->tiles_m * p->tiles_n + p->extra;
-  const int slots = split_layout(tiles, ctas, p->K / BK, ways, &sp);
+  const int slots = split_layout(p->tiles_m * p->tiles_n, ctas, p->K / BK, ways, &sp);
   if (sp.stages == 0) return 0;
-  const size_t cb = ((size_t)(tiles - sp.whole) * sizeof(unsigned) + 255) & ~(size_t)255;
+  const size_t cb = ((size_t)(p->tiles_m * p->tiles_n - sp.whole) * sizeof(unsigned) + 255) & ~(size_t)255;
   if (cnt_bytes) *cnt_bytes = cb;
   return cb + (size_t)slots * BM * p->bn * sizeof(float);
 }
@@ -1291,7 +1152,7 @@ inline gemm_bf16_tile_info gemm_bf16_tiles(const gemm_bf16_plan *p) {
   t.tiles = p->tiles_m * p->tiles_n;
   t.ctas = p->ctas;
   gemm_detail::split_params sp;
-  gemm_detail::split_layout(t.tiles + p->extra, t.ctas, p->K / gemm_detail::BK, p->split, &sp);
+  gemm_detail::split_layout(t.tiles, t.ctas, p->K / gemm_detail::BK, p->split, &sp);
   t.split = sp.stages ? sp.g : 0;
   t.whole = sp.whole;
   return t;
@@ -1413,75 +1274,6 @@ inline cudaError_t gemm_bf16_run_group(const gemm_bf16_plan *p, const gemm_bf16_
   if (p->bn == 256) return gemm_detail::launch<256>(p, s, gemm_no_epilogue{}, *g);
   if (p->bn == 128) return gemm_detail::launch<128>(p, s, gemm_no_epilogue{}, *g);
   if (p->bn == 64) return gemm_detail::launch<64>(p, s, gemm_no_epilogue{}, *g);
-  return cudaErrorInvalidValue;
-}
-
-/// Makes plan p launch with the recomputed columns of gemm_bf16_recompute:
-/// `stripes` tile columns (the last ones, at the plan's tile width) of each
-/// of `peers` other blocks, peers x stripes x tiles_m tiles after the
-/// plan's own. Call after any gemm_bf16_plan_narrow (which clears it) and
-/// before gemm_bf16_plan_split (whose workspace then counts them); the grid
-/// stays the plan's. peers 0 or stripes 0 clears it. Returns
-/// cudaErrorInvalidValue for peers > kGemmPushMax, stripes > tiles_n, or a
-/// plan whose tile order is rotated (start_tile).
-inline cudaError_t gemm_bf16_plan_recompute(gemm_bf16_plan *p, int peers, int stripes) {
-  if (!p || peers < 0 || peers > kGemmPushMax || stripes < 0 || stripes > p->tiles_n || p->start_tile)
-    return cudaErrorInvalidValue;
-  p->extra = peers * stripes * p->tiles_m;
-  return cudaSuccess;
-}
-
-/// Builds the recompute parameter of plan p, whose gemm_bf16_plan_recompute
-/// was given the same peers and stripes: src[j] is peer j's B (element
-/// (0, 0), row stride ldb; device-usable, e.g. its LSA address; 16-byte
-/// aligned, ldb >= N and ldb % 8 == 0), C[j] where block j's element (0, 0)
-/// lives here (16-byte aligned; the plan's ldc), buf device memory of
-/// gemm_bf16_recompute_bytes bytes for the pulled columns (16-byte aligned),
-/// ready a device counter zeroed before the first launch. r->epoch starts
-/// at 1: count it up before every later launch with the same counter (or
-/// zero the counter before each launch and keep 1). Host-only. Returns
-/// cudaErrorInvalidValue for arguments outside these rules.
-inline size_t gemm_bf16_recompute_bytes(const gemm_bf16_plan *p, int peers, int stripes) {
-  return p ? (size_t)peers * p->K * stripes * p->bn * sizeof(__nv_bfloat16) : 0;
-}
-inline cudaError_t gemm_bf16_recompute_init(gemm_bf16_recompute *r, const gemm_bf16_plan *p, int peers, int stripes,
-                                            const __nv_bfloat16 *const *src, long long ldb,
-                                            __nv_bfloat16 *const *C, __nv_bfloat16 *buf, unsigned *ready) {
-  if (!r || !p || !src || !C || !buf || !ready || peers < 1 || peers > kGemmPushMax || stripes < 1 ||
-      stripes > p->tiles_n || p->extra != peers * stripes * p->tiles_m || ldb < p->N || ldb % 8 ||
-      (reinterpret_cast<uintptr_t>(buf) & 15))
-    return cudaErrorInvalidValue;
-  memset(r, 0, sizeof(*r));
-  for (int j = 0; j < peers; ++j) {
-    if (!src[j] || !C[j] || (reinterpret_cast<uintptr_t>(src[j]) & 15) || (reinterpret_cast<uintptr_t>(C[j]) & 15))
-      return cudaErrorInvalidValue;
-    r->src[j] = src[j];
-    r->C[j] = C[j];
-  }
-  const int cols = stripes * p->bn;
-  cudaError_t e = gemm_detail::encode_2d(&r->tmB, buf, cols, (unsigned long long)peers * p->K, cols, 64, 64);
-  if (e != cudaSuccess) return e;
-  r->buf = buf;
-  r->ready = ready;
-  r->epoch = 1;
-  r->ldb = ldb;
-  r->peers = peers;
-  r->stripes = stripes;
-  return cudaSuccess;
-}
-
-/// Launches plan p with its recomputed columns (gemm_bf16_recompute) and the
-/// push epilogue epi (gemm_push_epilogue; its Sync's wait_entered() gates
-/// the pull, so with gemm_push_no_sync the caller must have the peers' B in
-/// place before the launch). Asynchronous; graph-capturable. The grid's CTAs
-/// wait for each other (the pull), so all of them must be resident together.
-template <class Epi>
-inline cudaError_t gemm_bf16_run_recompute(const gemm_bf16_plan *p, cudaStream_t s, const Epi &epi,
-                                           const gemm_bf16_recompute &r) {
-  if (!p || p->tiles_m <= 0 || p->tiles_n <= 0 || p->ctas <= 0) return cudaErrorInvalidValue;
-  if (p->bn == 256) return gemm_detail::launch<256>(p, s, epi, r);
-  if (p->bn == 128) return gemm_detail::launch<128>(p, s, epi, r);
-  if (p->bn == 64) return gemm_detail::launch<64>(p, s, epi, r);
   return cudaErrorInvalidValue;
 }
 
