@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # realize_variants.sh - every shipped variant directive (workloads/*/variants)
-# realises through its workload's template, and renders its pull knob as given;
-# the three code paths of gemm_allgather's pull (sequential, event-driven
-# stream overlap, device-signal bands) compile for sm_90a with host warnings as
+# realises through its workload's template, and renders its pull and tail_lsa
+# knobs as given; the three code paths of gemm_allgather's pull (sequential,
+# event-driven stream overlap, device-signal bands) and tail_lsa's two
+# (event-driven, device-signal) compile for sm_90a with host warnings as
 # errors; the issuer and sync_scope dimensions reach the LSA comm kernels; pull
-# over LSA is refused at compile time, with the reason.
+# and tail_lsa over LSA are refused at compile time, with the reason.
 # Usage: bash tests/realize_variants.sh CUCO   (CUCO_HOME = repo root)
 set -euo pipefail
 cuco="$1"
@@ -33,17 +34,26 @@ for f in workloads/*/variants/*.json; do
 	grep -q '"pull":true' "$f" && want=1
 	grep -q "^#define CUCO_PULL $want " "$tmp/$w-$v.cu" ||
 		{ echo "realize_variants: $w/$v: CUCO_PULL is not $want"; fail=1; }
+	want=0
+	grep -q '"tail_lsa":true' "$f" && want=1
+	grep -q "^#define CUCO_TAIL_LSA $want " "$tmp/$w-$v.cu" ||
+		{ echo "realize_variants: $w/$v: CUCO_TAIL_LSA is not $want"; fail=1; }
 done
 [ "$n" -ge 40 ] || { echo "realize_variants: only $n variants realised"; fail=1; }
+# tail_lsa on the device-signal path too (the variants have it on the event-driven one)
+sed 's/"device_signal":true}/"device_signal":true,"tail_lsa":true}/' \
+	workloads/gemm_allgather/variants/stream_overlap_signal_ce8.json >"$tmp/signal_tail.json"
+"$cuco" realize gemm_allgather --directive-file "$tmp/signal_tail.json" -o "$tmp/gemm_allgather-signal_tail.cu" >/dev/null
+compiled="sequential_ce_cublas_pull evolved_8192_burst_pull stream_overlap_ce8_signal_pull evolved_8192_s11_tail signal_tail"
 pids=()
-for v in sequential_ce_cublas_pull evolved_8192_burst_pull stream_overlap_ce8_signal_pull; do
+for v in $compiled; do
 	"$nvcc" -std=c++17 -O1 -gencode=arch=compute_90a,code=sm_90a -Idevice/include -Iinclude "${inc[@]}" \
 		-Xcompiler -Wall,-Wextra,-Wno-unused-parameter,-Werror \
 		-c "$tmp/gemm_allgather-$v.cu" -o "$tmp/$v.o" >"$tmp/$v.nvcc" 2>&1 &
 	pids+=($!)
 done
 i=0
-for v in sequential_ce_cublas_pull evolved_8192_burst_pull stream_overlap_ce8_signal_pull; do
+for v in $compiled; do
 	wait "${pids[$i]}" || { echo "realize_variants: $v does not compile:"; tail -20 "$tmp/$v.nvcc"; fail=1; }
 	i=$((i + 1))
 done
@@ -82,5 +92,14 @@ if "$nvcc" -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Idevice/include -Ii
 elif ! grep -q "pull: the copy engine pulls the peers' blocks" "$tmp/bad.log"; then
 	echo "realize_variants: pull over lsa failed for another reason:"; tail -5 "$tmp/bad.log"; fail=1
 fi
-[ "$fail" = 0 ] && echo "realize_variants: $n variants realised, pull paths compile"
+# tail_lsa anywhere but copy-engine stream overlap that pushes: refused with the reason
+sed 's/"backend":"ce"/"backend":"lsa"/' workloads/gemm_allgather/variants/evolved_8192_s11_tail.json >"$tmp/bad_tail.json"
+"$cuco" realize gemm_allgather --directive-file "$tmp/bad_tail.json" -o "$tmp/bad_tail.cu" >/dev/null
+if "$nvcc" -std=c++17 -E -Idevice/include -Iinclude "${inc[@]}" "$tmp/bad_tail.cu" -o "$tmp/bad_tail.i" \
+	>"$tmp/bad_tail.log" 2>&1; then
+	echo "realize_variants: tail_lsa over lsa preprocessed"; fail=1
+elif ! grep -q "tail_lsa: only copy-engine stream_overlap" "$tmp/bad_tail.log"; then
+	echo "realize_variants: tail_lsa over lsa failed for another reason:"; tail -5 "$tmp/bad_tail.log"; fail=1
+fi
+[ "$fail" = 0 ] && echo "realize_variants: $n variants realised, pull and tail_lsa paths compile"
 exit "$fail"

@@ -61,7 +61,7 @@ static void test_design_space(void **state)
 			            10); /* every value says what it means */
 		}
 	}
-	assert_int_equal(ds.nknobs, 16);
+	assert_int_equal(ds.nknobs, 17);
 	k = cuco_design_space_knob(&ds, "split");
 	assert_non_null(k);
 	assert_int_equal(k->type, CUCO_KNOB_ENUM);
@@ -70,6 +70,10 @@ static void test_design_space(void **state)
 	assert_int_equal(k->values[0], 0);
 	assert_int_equal(k->values[5], 8);
 	k = cuco_design_space_knob(&ds, "pull");
+	assert_non_null(k);
+	assert_int_equal(k->type, CUCO_KNOB_BOOL);
+	assert_int_equal(k->searched, 1);
+	k = cuco_design_space_knob(&ds, "tail_lsa");
 	assert_non_null(k);
 	assert_int_equal(k->type, CUCO_KNOB_BOOL);
 	assert_int_equal(k->searched, 1);
