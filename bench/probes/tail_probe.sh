@@ -1,0 +1,7 @@
+#!/bin/sh
+# tail_probe.sh BIN - one chunk to the other GPU with nothing else running: the
+# copy engine, a store kernel on every SM, or both at once (tail_probe.cu).
+# Built with:
+#   nvcc -O2 -std=c++17 -arch=sm_90a -Idevice/include bench/probes/tail_probe.cu -lcublas -o build-probe/tail_probe
+BIN=${1:?usage: tail_probe.sh BIN}
+for mib in 8 16 4; do "$BIN" $mib 50; done
