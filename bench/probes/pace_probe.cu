@@ -56,17 +56,8 @@ int main(int argc, char **argv)
 		mib = atof(argv[4]);
 	if (argc >= 6)
 		iters = atoi(argv[5]);
-	int ndev = 0, can = 0;
-	CK(cudaGetDeviceCount(&ndev));
-	if (ndev < 2) {
-		printf("# pace_probe: needs 2 GPUs\n");
+	if (!probe_have_peer_pair("pace_probe"))
 		return 0;
-	}
-	CK(cudaDeviceCanAccessPeer(&can, 0, 1));
-	if (!can) {
-		printf("# pace_probe: GPU 1 is not a peer of GPU 0\n");
-		return 0;
-	}
 	const size_t bytes = (size_t)(mib * 1048576.0), pbytes = (size_t)(piece * 1048576.0);
 	void *far, *near;
 	CK(cudaSetDevice(1));

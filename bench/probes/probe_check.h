@@ -28,4 +28,20 @@
 		}                                                                  \
 	} while (0)
 
+/* GPUs 0 and 1 exist and 0 can reach 1's memory; otherwise says why (as the
+ * probe `name`) and returns 0, for the probe to exit quietly. */
+static inline int probe_have_peer_pair(const char *name)
+{
+	int ndev = 0, can = 0;
+	CK(cudaGetDeviceCount(&ndev));
+	if (ndev < 2) {
+		printf("# %s: needs 2 GPUs\n", name);
+		return 0;
+	}
+	CK(cudaDeviceCanAccessPeer(&can, 0, 1));
+	if (!can)
+		printf("# %s: GPU 1 is not a peer of GPU 0\n", name);
+	return can;
+}
+
 #endif

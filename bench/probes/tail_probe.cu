@@ -23,17 +23,9 @@ int main(int argc, char **argv)
 {
 	double mib = argc > 1 ? atof(argv[1]) : 8;
 	int iters = argc > 2 ? atoi(argv[2]) : 50;
-	int ndev = 0, can = 0, sms = 0;
-	CK(cudaGetDeviceCount(&ndev));
-	if (ndev < 2) {
-		printf("# tail_probe: needs 2 GPUs\n");
+	int sms = 0;
+	if (!probe_have_peer_pair("tail_probe"))
 		return 0;
-	}
-	CK(cudaDeviceCanAccessPeer(&can, 0, 1));
-	if (!can) {
-		printf("# tail_probe: GPU 1 is not a peer of GPU 0\n");
-		return 0;
-	}
 	const size_t bytes = (size_t)(mib * 1048576.0) & ~(size_t)15;
 	void *far, *near;
 	CK(cudaSetDevice(1));
