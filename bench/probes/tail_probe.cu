@@ -3,8 +3,11 @@
 // else running: by the copy engine (cudaMemcpyAsync), by a store kernel on
 // every SM (16-byte loads here, stores there: what an LSA push kernel does), or
 // by both at once, the copy engine taking the first `ce_pct` percent and the
-// kernel the rest on another stream. Median of `iters` runs, each after 1 ms
-// idle, events around each; GB/s = bytes / time.
+// kernel the rest on another stream; then the same with an empty one-thread
+// kernel queued after the copy (what the exit barrier kernel is to the last
+// chunk), timed to that kernel's end: how long after a copy the next kernel
+// on its stream starts. Median of `iters` runs, each after 1 ms idle, events
+// around each; GB/s = bytes / time.
 // Usage: tail_probe [mib] [iters]
 #include <algorithm>
 #include <chrono>
@@ -12,6 +15,8 @@
 #include <vector>
 
 #include "probe_check.h"
+
+__global__ void empty_kernel() {}
 
 __global__ void push_kernel(uint4 *dst, const uint4 *src, size_t n)
 {
@@ -43,11 +48,12 @@ int main(int argc, char **argv)
 	CK(cudaEventCreate(&e1));
 	CK(cudaEventCreate(&eb));
 	printf("# tail_probe: %.0f MiB from GPU 0 to GPU 1, nothing else running; median of %d runs\n", mib, iters);
-	printf("# ce_pct  kernel_ctas        us   GB/s\n");
+	printf("# ce_pct  kernel_ctas  then_kernel        us   GB/s\n");
 	const int pcts[] = {100, 0, 0, 50, 40, 30, 20};
 	const int ctas[] = {0, sms, 2 * sms, sms, sms, sms, sms};
-	for (int c = 0; c < 7; c++) {
-		const size_t ce = (bytes * pcts[c] / 100) & ~(size_t)15, rest = bytes - ce;
+	for (int c = 0; c < 14; c++) {
+		const int then = c >= 7, k = c % 7;
+		const size_t ce = (bytes * pcts[k] / 100) & ~(size_t)15, rest = bytes - ce;
 		std::vector<double> t;
 		for (int it = -3; it < iters; it++) {
 			std::this_thread::sleep_for(std::chrono::microseconds(1000));
@@ -56,12 +62,14 @@ int main(int argc, char **argv)
 			if (ce)
 				CK(cudaMemcpyAsync(far, near, ce, cudaMemcpyDefault, a));
 			if (rest) {
-				push_kernel<<<ctas[c], 512, 0, b>>>((uint4 *)((char *)far + ce),
+				push_kernel<<<ctas[k], 512, 0, b>>>((uint4 *)((char *)far + ce),
 								   (const uint4 *)((const char *)near + ce), rest / 16);
 				CK(cudaGetLastError());
 			}
 			CK(cudaEventRecord(eb, b));
 			CK(cudaStreamWaitEvent(a, eb, 0));
+			if (then)
+				empty_kernel<<<1, 1, 0, a>>>();
 			CK(cudaEventRecord(e1, a));
 			CK(cudaEventSynchronize(e1));
 			float ms;
@@ -71,7 +79,8 @@ int main(int argc, char **argv)
 		}
 		std::sort(t.begin(), t.end());
 		const double us = t[t.size() / 2];
-		printf("  %6d  %11d %9.1f %6.0f\n", pcts[c], rest ? ctas[c] : 0, us, bytes / (us * 1e3));
+		printf("  %6d  %11d  %11s %9.1f %6.0f\n", pcts[k], rest ? ctas[k] : 0, then ? "yes" : "no", us,
+		       bytes / (us * 1e3));
 	}
 	return 0;
 }

@@ -4,4 +4,4 @@
 # Built with:
 #   nvcc -O2 -std=c++17 -arch=sm_90a -Idevice/include bench/probes/tail_probe.cu -lcublas -o build-probe/tail_probe
 BIN=${1:?usage: tail_probe.sh BIN}
-for mib in 8 16 4; do "$BIN" $mib 50; done
+for mib in 8 16 4 2; do "$BIN" $mib 50; done
