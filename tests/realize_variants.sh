@@ -44,6 +44,9 @@ done
 sed 's/"device_signal":true}/"device_signal":true,"tail_lsa":true}/' \
 	workloads/gemm_allgather/variants/stream_overlap_signal_ce8.json >"$tmp/signal_tail.json"
 "$cuco" realize gemm_allgather --directive-file "$tmp/signal_tail.json" -o "$tmp/gemm_allgather-signal_tail.cu" >/dev/null
+grep -q '^#define CUCO_DEVICE_SIGNAL 1 ' "$tmp/gemm_allgather-signal_tail.cu" &&
+	grep -q '^#define CUCO_TAIL_LSA 1 ' "$tmp/gemm_allgather-signal_tail.cu" ||
+	{ echo "realize_variants: the device-signal tail_lsa program lacks one of its knobs"; fail=1; }
 compiled="sequential_ce_cublas_pull evolved_8192_burst_pull stream_overlap_ce8_signal_pull evolved_8192_s11_tail signal_tail"
 pids=()
 for v in $compiled; do
