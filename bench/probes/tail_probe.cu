@@ -2,13 +2,14 @@
 // ended? GPU 0 sends `mib` MiB to GPU 1 (peer access, NVLink): by the copy
 // engine (cudaMemcpyAsync), by a store kernel on every SM (16-byte loads here,
 // stores there: what an LSA push kernel does), or by both at once, the copy
-// engine taking the first `ce_pct` percent and the kernel the rest; then the
-// same with an empty one-thread kernel queued after the copy (what the exit
-// barrier kernel is to the last chunk), timed to that kernel's end.
+// engine taking the first `ce_pct` percent and the kernel the rest on a third
+// stream; then the same with an empty one-thread kernel queued after the copy
+// (what the exit barrier kernel is to the last chunk), timed to its end.
 //
 // As in the program, the send waits on another stream for a kernel that holds
 // every SM (a ~20 us spin standing for the GEMM's last chunk), and is timed
-// from that kernel's end. With `ways` 2, GPU 1 sends the same to GPU 0 at the
+// from that kernel's end; the last two cases send on the kernel's own stream
+// instead ("same"). With `ways` 2, GPU 1 sends the same to GPU 0 at the
 // same time, as both ranks do in the program: both GPUs' work is queued behind
 // a gate kernel that waits for one host flag, set once everything is queued,
 // so the two sides start within a microsecond or two of each other; the time is
@@ -47,8 +48,8 @@ __global__ void push_kernel(uint4 *dst, const uint4 *src, size_t n)
 
 struct side {
 	void *src, *dst; // src on this GPU, dst on the other
-	cudaStream_t a, b;
-	cudaEvent_t ek, eb, e1;
+	cudaStream_t a, b, c;
+	cudaEvent_t ek, eb, ec, e1;
 };
 
 int main(int argc, char **argv)
@@ -72,8 +73,10 @@ int main(int argc, char **argv)
 		CK(cudaMemset(sd[d].src, 3 + d, bytes));
 		CK(cudaStreamCreateWithFlags(&sd[d].a, cudaStreamNonBlocking));
 		CK(cudaStreamCreateWithFlags(&sd[d].b, cudaStreamNonBlocking));
+		CK(cudaStreamCreateWithFlags(&sd[d].c, cudaStreamNonBlocking));
 		CK(cudaEventCreate(&sd[d].ek));
 		CK(cudaEventCreate(&sd[d].eb));
+		CK(cudaEventCreate(&sd[d].ec));
 		CK(cudaEventCreate(&sd[d].e1));
 	}
 	for (int d = 0; d < 2; d++) {
@@ -88,11 +91,12 @@ int main(int argc, char **argv)
 	const long long spin = 20LL * clk_khz / 1000; // ~20 us at the top clock
 	printf("# tail_probe: %.0f MiB %s, after a %d-CTA spin kernel on another stream; median of %d runs\n", mib,
 	       ways == 2 ? "each way between GPU 0 and GPU 1 at once" : "from GPU 0 to GPU 1", sms, iters);
-	printf("# ce_pct  kernel_ctas  then_kernel        us   GB/s\n");
-	const int pcts[] = {100, 0, 0, 50, 40, 30, 20};
-	const int ctas[] = {0, sms, 2 * sms, sms, sms, sms, sms};
-	for (int c = 0; c < 14; c++) {
-		const int then = c >= 7, k = c % 7;
+	printf("# ce_pct  kernel_ctas  stream  then_kernel        us   GB/s\n");
+	const int pcts[] = {100, 0, 0, 50, 20, 100, 0};
+	const int ctas[] = {0, sms, 2 * sms, sms, sms, 0, sms};
+	const int ncase = sizeof pcts / sizeof pcts[0];
+	for (int c = 0; c < 2 * ncase; c++) {
+		const int then = c >= ncase, k = c % ncase, same = k >= ncase - 2;
 		const size_t ce = (bytes * pcts[k] / 100) & ~(size_t)15, rest = bytes - ce;
 		std::vector<double> t;
 		for (int it = -3; it < iters; it++) {
@@ -105,17 +109,22 @@ int main(int argc, char **argv)
 				spin_kernel<<<sms, 128, 0, s.a>>>(spin);
 				CK(cudaGetLastError());
 				CK(cudaEventRecord(s.ek, s.a));
-				CK(cudaStreamWaitEvent(s.b, s.ek, 0));
+				// the copy on stream b, the kernel on b too or, beside a copy, on c
+				cudaStream_t sb = same ? s.a : s.b, sc = same || !ce ? sb : s.c;
+				CK(cudaStreamWaitEvent(sb, s.ek, 0));
+				CK(cudaStreamWaitEvent(sc, s.ek, 0));
 				if (ce)
-					CK(cudaMemcpyAsync(s.dst, s.src, ce, cudaMemcpyDefault, s.b));
+					CK(cudaMemcpyAsync(s.dst, s.src, ce, cudaMemcpyDefault, sb));
 				if (rest) {
-					push_kernel<<<ctas[k], 512, 0, s.b>>>((uint4 *)((char *)s.dst + ce),
+					push_kernel<<<ctas[k], 512, 0, sc>>>((uint4 *)((char *)s.dst + ce),
 									   (const uint4 *)((const char *)s.src + ce),
 									   rest / 16);
 					CK(cudaGetLastError());
 				}
-				CK(cudaEventRecord(s.eb, s.b));
+				CK(cudaEventRecord(s.eb, sb));
+				CK(cudaEventRecord(s.ec, sc));
 				CK(cudaStreamWaitEvent(s.a, s.eb, 0));
+				CK(cudaStreamWaitEvent(s.a, s.ec, 0));
 				if (then)
 					empty_kernel<<<1, 1, 0, s.a>>>();
 				CK(cudaEventRecord(s.e1, s.a));
@@ -134,7 +143,8 @@ int main(int argc, char **argv)
 		}
 		std::sort(t.begin(), t.end());
 		const double us = t[t.size() / 2];
-		printf("  %6d  %11d  %11s %9.1f %6.0f\n", pcts[k], rest ? ctas[k] : 0, then ? "yes" : "no", us,
+		printf("  %6d  %11d  %6s  %11s %9.1f %6.0f\n", pcts[k], rest ? ctas[k] : 0, same ? "same" : "other",
+		       then ? "yes" : "no", us,
 		       bytes / (us * 1e3));
 	}
 	return 0;
