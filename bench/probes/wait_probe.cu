@@ -4,8 +4,10 @@
 // on every SM that spins `pend` us, stores the flag (with the global timer),
 // and spins 300 us more, as a GEMM goes on computing after a band is done.
 // Streams b (1 or 4 of them, as a program has 1-4 comm streams), queued
-// before it starts, wait for the flag and then run a one-thread kernel that
-// stamps the global timer. The delay is the latest stamp minus the flag's;
+// right after it (as in the program: the GEMM first, then the waits; queued
+// the other way round, a wait can hold the kernel behind it in a shared
+// hardware queue, and the first version of this probe hung so), wait for the
+// flag and then run a one-thread kernel that stamps the global timer. The delay is the latest stamp minus the flag's;
 // pend is how long the waits were pending before the flag came. Median, p90
 // and max of `iters` runs, each after 1 ms idle.
 // Usage: wait_probe [iters]
@@ -51,6 +53,7 @@ int main(int argc, char **argv)
 {
 	int iters = argc > 1 ? atoi(argv[1]) : 50;
 	int sms = 0;
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	CK(cudaSetDevice(0));
 	CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
 	void *f = NULL;
@@ -82,6 +85,7 @@ int main(int argc, char **argv)
 		for (int it = -3; it < iters; it++) {
 			std::this_thread::sleep_for(std::chrono::microseconds(1000));
 			v++;
+			producer<<<sms, 64, 0, a>>>(flag, v, pend * 1000ULL, 300000ULL, t);
 			for (int i = 0; i < nb; i++) {
 				if (wait((CUstream)b[i], (CUdeviceptr)(uintptr_t)flag, v, CU_STREAM_WAIT_VALUE_GEQ) !=
 				    CUDA_SUCCESS) {
@@ -90,7 +94,6 @@ int main(int argc, char **argv)
 				}
 				stamp<<<1, 1, 0, b[i]>>>(t + 1 + i);
 			}
-			producer<<<sms, 64, 0, a>>>(flag, v, pend * 1000ULL, 300000ULL, t);
 			CK(cudaGetLastError());
 			CK(cudaDeviceSynchronize());
 			unsigned long long last = 0;
