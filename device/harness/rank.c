@@ -753,6 +753,16 @@ int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUni
 		                 st.prop.multiProcessorCount, st.nsets);
 		cuco_strbuf_addf(&out, ",\"timing\":\"%s\"", o->burst ? "burst" : "sustained");
 	}
+	{
+		/* CUDA's hardware queues per device, when the environment sets them:
+		 * streams that wait on the GPU for a value hold back whatever
+		 * shares their queue (docs/harness.md) */
+		const char *mc = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+		if (mc && *mc) {
+			cuco_strbuf_adds(&out, ",\"cuda_device_max_connections\":");
+			json_str(&out, mc);
+		}
+	}
 	cuco_strbuf_addf(&out, ",\"seed\":%llu,\"tolerance\":%g,\"programs\":[",
 	                 (unsigned long long)o->seed, o->tolerance);
 	pthread_mutex_lock(&results_lock);

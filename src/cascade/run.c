@@ -148,6 +148,8 @@ int cuco_run_result_parse(const char *text, struct cuco_run_result *res, struct 
 		snprintf(res->gpu, sizeof(res->gpu), "%s", gpu);
 	gpu = str(root, "timing");
 	snprintf(res->timing, sizeof(res->timing), "%s", gpu ? gpu : "");
+	gpu = str(root, "cuda_device_max_connections");
+	snprintf(res->max_connections, sizeof(res->max_connections), "%s", gpu ? gpu : "");
 	free(res->raw_json);
 	res->raw_json = strdup(text);
 	if (res->code != CUCO_OK) {
@@ -407,6 +409,10 @@ int cuco_run_programs(const struct cuco_run_opts *o, const struct cuco_manifest 
 		}
 		if (!res->gpu[0])
 			memcpy(res->gpu, more.gpu, sizeof(res->gpu));
+		if (!res->timing[0])
+			memcpy(res->timing, more.timing, sizeof(res->timing));
+		if (!res->max_connections[0])
+			memcpy(res->max_connections, more.max_connections, sizeof(res->max_connections));
 		if (more.raw_json) {
 			/* One line per harness run, in order. */
 			struct cuco_strbuf all = CUCO_STRBUF_INIT;

@@ -334,8 +334,11 @@ void cli_print_shape_table(FILE *f, const struct cuco_manifest *m, const struct 
 	for (int i = 0; i < s->shape->nparams; i++)
 		fprintf(f, "%s%s=%lld", i ? " " : "", s->shape->param_names[i],
 		        s->shape->params[i]);
-	fprintf(f, "), %d ranks%s%s%s%s%s\n", ranks, s->run.gpu[0] ? ", " : "", s->run.gpu,
+	fprintf(f, "), %d ranks%s%s%s%s%s", ranks, s->run.gpu[0] ? ", " : "", s->run.gpu,
 	        s->run.timing[0] ? ", " : "", s->run.timing, s->run.timing[0] ? " timing" : "");
+	if (s->run.max_connections[0])
+		fprintf(f, ", CUDA_DEVICE_MAX_CONNECTIONS=%s", s->run.max_connections);
+	fputc('\n', f);
 	if (s->code && s->run.nresults == 0) {
 		fprintf(f, "#   not run: %s\n", s->error);
 		return;

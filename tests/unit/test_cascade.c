@@ -238,6 +238,7 @@ static void test_parse_ok(void **state)
 	assert_int_equal(res.code, CUCO_OK);
 	assert_null(res.error);
 	assert_string_equal(res.gpu, "NVIDIA H200");
+	assert_string_equal(res.max_connections, "32");
 	assert_non_null(res.raw_json);
 	assert_contains(res.raw_json, "\"harness\":1");
 	assert_int_equal(res.nresults, 2);
@@ -282,6 +283,7 @@ static void test_parse_wrong(void **state)
 	(void)state;
 	assert_int_equal(parse_fixture("wrong.json", &res, &err), CUCO_OK);
 	assert_int_equal(res.code, CUCO_OK);
+	assert_string_equal(res.max_connections, ""); /* unset: CUDA's default */
 	assert_int_equal(res.nresults, 1);
 	p = &res.results[0];
 	assert_string_equal(p->name, "seed");
