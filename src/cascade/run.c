@@ -412,7 +412,8 @@ int cuco_run_programs(const struct cuco_run_opts *o, const struct cuco_manifest 
 		if (!res->timing[0])
 			memcpy(res->timing, more.timing, sizeof(res->timing));
 		if (!res->max_connections[0])
-			memcpy(res->max_connections, more.max_connections, sizeof(res->max_connections));
+			memcpy(res->max_connections, more.max_connections,
+			       sizeof(res->max_connections));
 		if (more.raw_json) {
 			/* One line per harness run, in order. */
 			struct cuco_strbuf all = CUCO_STRBUF_INIT;
