@@ -157,8 +157,8 @@ struct cuco_run_result {
 	struct cuco_strbuf log; /* the harness's stderr */
 	char gpu[64];
 	char timing[16]; /* "sustained" or "burst" (the harness's --timing); "" if unsaid */
-	char
-	    max_connections[16]; /* CUDA_DEVICE_MAX_CONNECTIONS the harness ran with; "" if unset */
+	/* CUDA_DEVICE_MAX_CONNECTIONS the harness ran with; "" if unset (CUDA's default) */
+	char max_connections[16];
 	int nresults;
 	struct cuco_program_result results[CUCO_CASCADE_MAX_PROGRAMS];
 };
