@@ -229,6 +229,15 @@ expect "evolve --explore stored" "$(sqlite3 "$TMP/explore.db" 'SELECT config FRO
 	grep -c '"explore_fraction":0.25')" -eq 1
 usage "evolve --resume --explore other" "--explore 0.5: run 1 explores 0.25 of its generations" -- \
 	"$CUCO" evolve --resume 1 --explore 0.5 --store "$TMP/explore.db"
+# the hardware queues (CUDA_DEVICE_MAX_CONNECTIONS): stored with the run; a resume with others says so
+check "evolve with CUDA_DEVICE_MAX_CONNECTIONS" 15 "execution needs 2 CUDA GPUs" -- \
+	env CUDA_DEVICE_MAX_CONNECTIONS=32 "$CUCO" evolve gemm_allgather --shape 2048 --budget-evals 4 \
+	--store "$TMP/queues.db"
+expect "evolve stores CUDA_DEVICE_MAX_CONNECTIONS" "$(sqlite3 "$TMP/queues.db" 'SELECT config FROM runs WHERE id = 1' |
+	grep -c '"cuda_device_max_connections":"32"')" -eq 1
+check "evolve --resume with other hardware queues" 15 \
+	"run 1 started with CUDA_DEVICE_MAX_CONNECTIONS 32, this process has unset" -- \
+	env -u CUDA_DEVICE_MAX_CONNECTIONS "$CUCO" evolve --resume 1 --store "$TMP/queues.db"
 usage "evolve --shape twice" "--shape 2048: given twice" -- \
 	"$CUCO" evolve gemm_allgather --shape 2048 --shape 4096 --shape 2048 --store "$EDB"
 usage "evolve five shapes" "--shape tall: at most 4 shapes per run" -- \

@@ -633,6 +633,23 @@ int cmd_evolve(int argc, char **argv)
 	else if (run.burst < 0)
 		run.burst = 0;
 	snprintf(cfg.timing, sizeof(cfg.timing), "%s", cuco_run_timing(&run));
+	/* The hardware queues change device_signal candidates' times (docs/harness.md): a
+	 * fresh run records them, a resumed one says when this process has others. */
+	{
+		const char *mc = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+		if (!mc)
+			mc = "";
+		if (!resume)
+			snprintf(cfg.max_connections, sizeof(cfg.max_connections), "%s", mc);
+		else if (strcmp(mc, cfg.max_connections))
+			fprintf(stderr,
+			        "cuco evolve: warning: run %lld started with "
+			        "CUDA_DEVICE_MAX_CONNECTIONS "
+			        "%s, this process has %s: device_signal candidates' times may not "
+			        "compare across the two\n",
+			        resume, cfg.max_connections[0] ? cfg.max_connections : "unset",
+			        *mc ? mc : "unset");
+	}
 	if ((rc = cli_load_workload(workload, &m, &err))) {
 		cli_fail(&err);
 		goto out;

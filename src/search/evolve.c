@@ -193,6 +193,9 @@ static char *config_json(const struct cuco_evolve_config *c, const char *llm_jso
 	json_object_set_new(o, "llm_share", json_real(c->llm_share));
 	json_object_set_new(o, "pipeline", json_boolean(c->pipeline));
 	json_object_set_new(o, "timing", json_string(c->timing[0] ? c->timing : "sustained"));
+	if (c->max_connections[0])
+		json_object_set_new(o, "cuda_device_max_connections",
+		                    json_string(c->max_connections));
 	if (c->nshapes > 0) {
 		json_t *a = json_array();
 		for (int k = 0; k < c->nshapes; k++)
@@ -280,6 +283,14 @@ int cuco_evolve_config_from_json(const char *json, struct cuco_evolve_config *c,
 		                    "evolve config: timing: not \"sustained\" or \"burst\"");
 	}
 	snprintf(c->timing, sizeof(c->timing), "%s", x ? json_string_value(x) : "sustained");
+	x = json_object_get(o, "cuda_device_max_connections");
+	if (x && !json_is_string(x)) {
+		json_decref(o);
+		return cuco_err_set(err, CUCO_ERR_PARSE,
+		                    "evolve config: cuda_device_max_connections: not a string");
+	}
+	snprintf(c->max_connections, sizeof(c->max_connections), "%s",
+	         x ? json_string_value(x) : "");
 	x = json_object_get(o, "operator");
 	c->operator_[0] = '\0'; /* absent: a config stored before the operator was */
 	if (x && (!json_is_string(x) ||

@@ -204,6 +204,9 @@ struct cuco_evolve_config {
 	/* how the harness times candidates: "sustained" or "burst" (harness --timing);
 	   configs stored before it was recorded read as "sustained" */
 	char timing[16];
+	/* CUDA_DEVICE_MAX_CONNECTIONS (CUDA's hardware queues) the run started with; "" when
+	   unset, and in configs stored before it was recorded (docs/harness.md) */
+	char max_connections[16];
 	/*
 	 * The shapes fitness covers, the primary (the run row's shape) first:
 	 * fitness is the geometric mean over them of baseline / latency

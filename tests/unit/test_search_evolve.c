@@ -367,6 +367,29 @@ static void test_evolve_run(void **state)
 		                 CUCO_ERR_PARSE);
 		assert_non_null(strstr(err.msg, "timing"));
 	}
+	{
+		/* the hardware queues: kept when set, absent and "" when unset, refused when
+		   not a string */
+		struct cuco_evolve_config c2;
+		char *j;
+		cuco_evolve_config_default(&c2);
+		j = cuco_evolve_config_to_json(&c2);
+		assert_null(strstr(j, "cuda_device_max_connections"));
+		free(j);
+		snprintf(c2.max_connections, sizeof(c2.max_connections), "32");
+		j = cuco_evolve_config_to_json(&c2);
+		assert_non_null(strstr(j, "\"cuda_device_max_connections\":\"32\""));
+		cuco_evolve_config_default(&c2);
+		assert_int_equal(cuco_evolve_config_from_json(j, &c2, &err), CUCO_OK);
+		assert_string_equal(c2.max_connections, "32");
+		free(j);
+		assert_int_equal(cuco_evolve_config_from_json("{\"seed\":2}", &c2, &err), CUCO_OK);
+		assert_string_equal(c2.max_connections, "");
+		assert_int_equal(
+		    cuco_evolve_config_from_json("{\"cuda_device_max_connections\":32}", &c2, &err),
+		    CUCO_ERR_PARSE);
+		assert_non_null(strstr(err.msg, "cuda_device_max_connections"));
+	}
 	free(config);
 	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
 	assert_int_equal(cuco_store_program_each(s, 1, check_directive, &bad, &err), CUCO_OK);
