@@ -180,7 +180,10 @@ check "workloads <malformed manifest>" nonzero "workloads/$BROKEN" "gemm_allgath
 
 # ---- doctor, workloads, fastpath -----------------------------------------
 
-check "doctor without GPUs" 0 "no CUDA GPU" -- "$CUCO" doctor
+check "doctor without GPUs" 0 "no CUDA GPU" "CUDA_DEVICE_MAX_CONNECTIONS unset" -- \
+	env -u CUDA_DEVICE_MAX_CONNECTIONS "$CUCO" doctor
+check "doctor names the hardware queues" 0 "queues:     CUDA_DEVICE_MAX_CONNECTIONS=32" -- \
+	env CUDA_DEVICE_MAX_CONNECTIONS=32 "$CUCO" doctor
 check "workloads" 0 -- "$CUCO" workloads
 if printf '%s\n' "$out" | grep -q '^gemm_allgather: '; then
 	pass=$((pass + 1))

@@ -1,6 +1,7 @@
 /* cmd_doctor.c - `cuco doctor`: what this node can run, measured by the harness. */
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -14,7 +15,8 @@ static const char usage[] =
     "GPUs (count, name, SMs, memory), peer access and NVLink links, the NCCL\n"
     "library in use, whether the NCCL device API works here (an LSA self-test\n"
     "across all GPUs; a device communicator with GIN contexts), nvcc and the\n"
-    "target architecture. Exits 0 on a machine without GPUs, saying so.\n";
+    "target architecture, and the hardware queues CUDA gives each GPU\n"
+    "(CUDA_DEVICE_MAX_CONNECTIONS). Exits 0 on a machine without GPUs, saying so.\n";
 
 static void version(char *out, size_t len, int v)
 {
@@ -70,6 +72,17 @@ int cmd_doctor(int argc, char **argv)
 	printf("nvcc:       %s\n", cuco_nvcc_version()[0] ? cuco_nvcc_version() : "not found");
 	printf("target:     sm_%s (set CUCO_ARCH to change)\n", arch && *arch ? arch : "90a");
 	printf("NCCL:       %s (%s)\n", ver, nccl ? nccl : "toolkit's library");
+	{
+		/* streams that wait on the GPU for a value hold back what shares their
+		 * hardware queue: device_signal programs want more (docs/harness.md) */
+		const char *mc = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+		if (mc && *mc)
+			printf("queues:     CUDA_DEVICE_MAX_CONNECTIONS=%s\n", mc);
+		else
+			printf("queues:     CUDA_DEVICE_MAX_CONNECTIONS unset: CUDA's 8 per GPU; "
+			       "device_signal\n            programs run best with 32 "
+			       "(docs/harness.md)\n");
+	}
 	if (!json_is_array(gpus) || json_array_size(gpus) == 0) {
 		printf("GPUs:       none: this machine has no CUDA GPU. cuco can transform and\n"
 		       "            compile here; verifying and timing needs >= 2 GPUs.\n");
