@@ -2,7 +2,9 @@
 #include "store.h"
 #include "util/xalloc.h"
 #include "util/hash.h"
+#include "util/paths.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -518,11 +520,13 @@ static int op_end(struct cuco_store *s, int own, int ok, struct cuco_err *err)
 
 const char *cuco_store_default_path(void)
 {
+	static char path[PATH_MAX];
 	const char *env = getenv("CUCO_STORE");
 
 	if (env && *env)
 		return env;
-	return ".cuco/cuco.db";
+	snprintf(path, sizeof(path), "%s/cuco.db", cuco_state_dir());
+	return path;
 }
 
 const char *cuco_store_path(const struct cuco_store *store)

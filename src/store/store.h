@@ -133,9 +133,10 @@ struct cuco_summary_rec {
 };
 
 /*
- * The store file to use: $CUCO_STORE when set and not empty, else ".cuco/cuco.db"
- * (relative to the current directory). Returns a static or environment string;
- * do not free it. The caller creates the parent directory if needed.
+ * The store file to use: $CUCO_STORE when set and not empty, else cuco.db in
+ * the state directory ($CUCO_STATE, by default ".cuco" in the current
+ * directory). Returns a static or environment string; do not free it, and do
+ * not keep it across calls. The caller creates the parent directory if needed.
  */
 const char *cuco_store_default_path(void);
 

@@ -124,6 +124,14 @@ static void test_default_path(void **state)
 	assert_string_equal(cuco_store_default_path(), ".cuco/cuco.db");
 	assert_int_equal(unsetenv("CUCO_STORE"), 0);
 	assert_string_equal(cuco_store_default_path(), ".cuco/cuco.db");
+	/* in the state directory, as the compile cache */
+	assert_int_equal(setenv("CUCO_STATE", "/s/state", 1), 0);
+	assert_string_equal(cuco_store_default_path(), "/s/state/cuco.db");
+	assert_int_equal(setenv("CUCO_STORE", "/x/y.db", 1), 0);
+	assert_string_equal(cuco_store_default_path(), "/x/y.db");
+	assert_int_equal(unsetenv("CUCO_STORE"), 0);
+	assert_int_equal(unsetenv("CUCO_STATE"), 0);
+	assert_string_equal(cuco_store_default_path(), ".cuco/cuco.db");
 }
 
 static void test_hash_code(void **state)
