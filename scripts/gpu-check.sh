@@ -81,8 +81,8 @@ step eval_partial $B/cuco eval tests/gpu/programs/partial.cu --workload gemm_all
 step eval_hang $B/cuco eval tests/gpu/programs/hang.cu --workload gemm_allgather --shape 2048 --timeout 10
 step eval_crash $B/cuco eval tests/gpu/programs/crash.cu --workload gemm_allgather --shape 2048 --timeout 10
 step eval_gin $B/cuco eval tests/gpu/programs/gin.cu --workload gemm_allgather --shape 2048 --timeout 20
-step eval_seed_after_crash $B/cuco eval .cuco/seeds/gemm_allgather.seed.cu --workload gemm_allgather --shape 2048
-step eval_seed_mpirun $B/cuco eval .cuco/seeds/gemm_allgather.seed.cu --workload gemm_allgather --shape 4096 \
+step eval_seed_after_crash $B/cuco eval $CUCO_STATE/seeds/gemm_allgather.seed.cu --workload gemm_allgather --shape 2048
+step eval_seed_mpirun $B/cuco eval $CUCO_STATE/seeds/gemm_allgather.seed.cu --workload gemm_allgather --shape 4096 \
 	--launcher "mpirun -np 2 --allow-run-as-root -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x CUCO_MASTER_PORT=29533"
 fi
 if [ "$mode" = full ]; then

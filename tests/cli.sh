@@ -221,6 +221,10 @@ check "evolve without GPUs" 15 "execution needs 2 CUDA GPUs" "--resume 1" -- \
 	"$CUCO" evolve gemm_allgather --shape 2048 --budget-evals 4 --store "$EDB"
 usage "evolve --resume --timing burst" "run 1 times candidates sustained" -- \
 	"$CUCO" evolve --resume 1 --timing burst --store "$EDB"
+# a report of that run (it evaluated nothing) lands in the state directory by default
+check "report into the state directory" 0 "$CUCO_STATE/reports/run-1.html" -- \
+	"$CUCO" report 1 --store "$EDB"
+expect "report written" -s "$CUCO_STATE/reports/run-1.md"
 # several shapes: up to 4 distinct ones of the manifest, kept on resume
 usage "evolve --resume --shape other" "run 1 evolves for shapes 2048; --shape 4096 would change" -- \
 	"$CUCO" evolve --resume 1 --shape 4096 --store "$EDB"

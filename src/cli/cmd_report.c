@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "report/report.h"
+#include "util/paths.h"
 
 static const char usage[] =
     "usage: cuco report RUN [--store PATH] [-o DIR]\n"
@@ -19,15 +20,16 @@ static const char usage[] =
     "program's lineage, directive statistics, failures, the re-check, and the\n"
     "best code with its diff against the seed.\n"
     "  --store PATH   SQLite store\n"
-    "  -o DIR         output directory (default: .cuco/reports)\n";
+    "  -o DIR         output directory (default: <state>/reports, <state> being\n"
+    "                 $CUCO_STATE or .cuco)\n";
 
 int cmd_report(int argc, char **argv)
 {
 	struct cuco_err err;
 	struct cuco_store *store = NULL;
-	const char *store_path = NULL, *dir = ".cuco/reports";
+	const char *store_path = NULL, *dir = NULL;
 	long long run = 0;
-	char html[PATH_MAX], md[PATH_MAX];
+	char html[PATH_MAX], md[PATH_MAX], dflt[PATH_MAX];
 	int rc;
 
 	cuco_err_clear(&err);
@@ -57,6 +59,10 @@ int cmd_report(int argc, char **argv)
 		return cli_usage_error("report", "which run? ('cuco show runs' lists them)");
 	if ((rc = cli_open_store(store_path, &store, &err)))
 		return cli_fail(&err);
+	if (!dir) {
+		snprintf(dflt, sizeof(dflt), "%s/reports", cuco_state_dir());
+		dir = dflt;
+	}
 	rc = cuco_report_write(store, run, dir, html, sizeof(html), md, sizeof(md), &err);
 	if (rc)
 		cli_fail(&err);
