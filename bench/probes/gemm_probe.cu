@@ -4,7 +4,9 @@
 //   lt       cublasLt, first heuristic algorithm, 32 MiB workspace
 //   lt-best  cublasLt, the fastest of up to 16 heuristic algorithms
 // and, with a fill argument, the effect of the input values on the clock.
-// Usage: gemm_probe M N K [uniform|zero] [sets] [sustain_iters]
+// Usage: gemm_probe M N K [uniform|zero|splitk] [sets] [sustain_iters]
+// splitk: uniform inputs; instead of the three lines, every cublasLt heuristic
+// algorithm at split-K 1..16, the fastest of each (splitk_sweep).
 // Prints one line per entry point: median and best us, TFLOP/s. With
 // sustain_iters, instead times cublasGemmEx back to back that many times and
 // prints the median of every window of 100 runs: how the clock holds up.
@@ -51,6 +53,79 @@ template <class F> static void time_it(const char *name, F f)
 	printf("%-10s M=%d N=%d K=%d  median %8.1f us  best %8.1f us  %6.1f TFLOP/s\n", name, M, N,
 	       K, med, v[0], flop / med * 1e-6);
 	fflush(stdout);
+}
+
+// Median us of 20 runs of f after 3 warm-up runs; no printing.
+template <class F> static float median_us(F f)
+{
+	std::vector<float> v;
+	cudaEvent_t e0, e1;
+	CK(cudaEventCreate(&e0));
+	CK(cudaEventCreate(&e1));
+	for (int i = 0; i < 23; i++) {
+		CK(cudaEventRecord(e0, st));
+		f(sets[i % nsets]);
+		CK(cudaEventRecord(e1, st));
+		CK(cudaEventSynchronize(e1));
+		float ms;
+		CK(cudaEventElapsedTime(&ms, e0, e1));
+		if (i >= 3)
+			v.push_back(ms * 1000.0f);
+	}
+	CK(cudaEventDestroy(e0));
+	CK(cudaEventDestroy(e1));
+	std::sort(v.begin(), v.end());
+	return v[v.size() / 2];
+}
+
+// Every heuristic algorithm (up to 32) at split-K 1, 2, 3, 4, 6, 8, 16 where
+// cublasLtMatmulAlgoCheck accepts it: the fastest per split-K, with its tile
+// id. Tells whether a GEMM chunk smaller than one wave of tiles can run in
+// less than one wave's time.
+static void splitk_sweep(cublasLtHandle_t lt, cublasLtMatmulDesc_t op, cublasLtMatrixLayout_t lb,
+			 cublasLtMatrixLayout_t la, cublasLtMatrixLayout_t lc, void *ws, size_t wsz,
+			 cublasLtMatmulPreference_t pref)
+{
+	const float one = 1.0f, zero = 0.0f;
+	cublasLtMatmulHeuristicResult_t hr[32];
+	int nres = 0;
+	CB(cublasLtMatmulAlgoGetHeuristic(lt, op, lb, la, lc, lc, pref, 32, hr, &nres));
+	const int ks[] = {1, 2, 3, 4, 6, 8, 16};
+	for (int k : ks) {
+		float best = 1e30f;
+		int best_i = -1, best_tile = -1, tried = 0;
+		for (int i = 0; i < nres; i++) {
+			cublasLtMatmulAlgo_t a = hr[i].algo;
+			int32_t sk = k;
+			if (cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &sk,
+								 sizeof(sk)) != CUBLAS_STATUS_SUCCESS)
+				continue;
+			cublasLtMatmulHeuristicResult_t chk;
+			if (cublasLtMatmulAlgoCheck(lt, op, lb, la, lc, lc, &a, &chk) != CUBLAS_STATUS_SUCCESS ||
+			    chk.workspaceSize > wsz)
+				continue;
+			tried++;
+			float t = median_us([&](set &s) {
+				CB(cublasLtMatmul(lt, op, &one, s.b, lb, s.a, la, &zero, s.c, lc, s.c, lc, &a,
+						  ws, wsz, st));
+			});
+			if (t < best) {
+				int32_t tile = -1;
+				size_t w;
+				cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile,
+								     sizeof(tile), &w);
+				best = t;
+				best_i = i;
+				best_tile = tile;
+			}
+		}
+		if (best_i < 0)
+			printf("splitk %2d  M=%d N=%d K=%d  no algorithm accepts it\n", k, M, N, K);
+		else
+			printf("splitk %2d  M=%d N=%d K=%d  best %8.1f us  %6.1f TFLOP/s  (heuristic %d, tile id %d, %d tried)\n",
+			       k, M, N, K, best, 2.0 * M * N * K / best * 1e-6, best_i, best_tile, tried);
+		fflush(stdout);
+	}
 }
 
 int main(int argc, char **argv)
@@ -141,6 +216,10 @@ int main(int argc, char **argv)
 		CB(cublasLtMatmul(lt, op, &one, s.b, lb, s.a, la, &zero, s.c, lc, s.c, lc,
 				  &hr[i].algo, ws, wsz, st));
 	};
+	if (fill[0] == 's') { // splitk: every heuristic algorithm at split-K 1..16
+		splitk_sweep(lt, op, lb, la, lc, ws, wsz, pref);
+		return 0;
+	}
 	time_it("lt", [&](set &s) { lt_run(s, 0); });
 	for (int i = 1; i < nres; i++) {
 		char name[32];
