@@ -73,15 +73,15 @@ int cmd_doctor(int argc, char **argv)
 	printf("target:     sm_%s (set CUCO_ARCH to change)\n", arch && *arch ? arch : "90a");
 	printf("NCCL:       %s (%s)\n", ver, nccl ? nccl : "toolkit's library");
 	{
-		/* streams that wait on the GPU for a value hold back what shares their
-		 * hardware queue: device_signal programs want more (docs/harness.md) */
+		/* the hardware queues change what some placements cost: time
+		 * programs under the value the user's process will run with */
 		const char *mc = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
 		if (mc && *mc)
 			printf("queues:     CUDA_DEVICE_MAX_CONNECTIONS=%s\n", mc);
 		else
 			printf("queues:     CUDA_DEVICE_MAX_CONNECTIONS unset: CUDA's 8 per GPU; "
-			       "device_signal\n            programs run best with 32 "
-			       "(docs/harness.md)\n");
+			       "set it as\n            your application does before bench or "
+			       "evolve (docs/harness.md)\n");
 	}
 	if (!json_is_array(gpus) || json_array_size(gpus) == 0) {
 		printf("GPUs:       none: this machine has no CUDA GPU. cuco can transform and\n"
