@@ -58,6 +58,7 @@ struct report {
 	double compute_us, comm_us, base_us;
 	int nshapes;      /* shapes the fitness covers (the config's "shapes"; 1 when absent) */
 	char shapes[160]; /* their names, "4096, 8192" */
+	char queues[48];  /* CUDA_DEVICE_MAX_CONNECTIONS the run was timed under, in words */
 	char gpu[128];    /* from the first evaluation that names one (evolve runs store none) */
 	int exploit_from; /* first generation that exploits (the run's schedule); 0: unknown */
 };
@@ -250,6 +251,11 @@ static int load(struct report *r, int64_t run_id, struct cuco_err *err)
 			struct cuco_schedule sc = cuco_evolve_schedule(&cfg);
 			r->exploit_from = cuco_schedule_switch(&sc);
 		}
+		if (cfg.max_connections[0])
+			snprintf(r->queues, sizeof(r->queues), "CUDA_DEVICE_MAX_CONNECTIONS=%s",
+			         cfg.max_connections);
+		else
+			snprintf(r->queues, sizeof(r->queues), "CUDA's default (8)");
 		r->nshapes = cfg.nshapes > 1 ? cfg.nshapes : 1;
 		for (int k = 0; k < cfg.nshapes && cfg.nshapes > 1; k++)
 			snprintf(r->shapes + strlen(r->shapes),
@@ -867,6 +873,7 @@ static void section_head(struct report *r, struct cuco_strbuf *h, struct cuco_st
 		    {"GPU", r->run.gpu ? r->run.gpu : (r->gpu[0] ? r->gpu : NULL)},
 		    {"cuco", r->run.cuco_version},
 		    {"timing", r->timing},
+		    {"hardware queues", r->queues},
 		    {"config", r->run.config}};
 		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 			cuco_strbuf_addf(h, "<tr><td>%s</td><td>", rows[i][0]);

@@ -284,6 +284,7 @@ static void test_report_shapes(void **state)
 	cfg.nshapes = 2;
 	snprintf(cfg.shapes[0], sizeof(cfg.shapes[0]), "small");
 	snprintf(cfg.shapes[1], sizeof(cfg.shapes[1]), "large");
+	snprintf(cfg.max_connections, sizeof(cfg.max_connections), "1");
 	fake_init(&f);
 	f.nshapes = 2;
 	f.shapes[0] = "small";
@@ -294,6 +295,10 @@ static void test_report_shapes(void **state)
 
 	/* the header: which shapes the fitness covers; the title keeps the primary */
 	assert_non_null(strstr(m.buf, "# cuco evolve run 1: mini at small\n"));
+	/* the hardware queues the run was timed under, from its config */
+	assert_non_null(strstr(m.buf, "- hardware queues: CUDA_DEVICE_MAX_CONNECTIONS=1\n"));
+	assert_non_null(strstr(
+	    h.buf, "<tr><td>hardware queues</td><td>CUDA_DEVICE_MAX_CONNECTIONS=1</td></tr>"));
 	assert_non_null(strstr(m.buf,
 	                       "- fitness: geometric mean over shapes small, large of "
 	                       "baseline / latency (latencies at small, the primary shape)\n"));
@@ -440,6 +445,7 @@ static void test_report_fixture(void **state)
 	assert_null(strstr(h.buf, "No bench run"));
 	/* ... from the sustained bench run, not the later burst one. */
 	assert_non_null(strstr(m.buf, "- timing: sustained"));
+	assert_non_null(strstr(m.buf, "- hardware queues: CUDA's default (8)\n"));
 	assert_non_null(strstr(m.buf, "(sustained timing)"));
 	assert_null(strstr(h.buf, "707.0 us"));
 	assert_null(strstr(h.buf, "404.0 us"));
