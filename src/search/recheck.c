@@ -466,6 +466,8 @@ int cuco_recheck_print(FILE *f, struct cuco_store *store, int64_t run_id, struct
 		        ev.shape ? ev.shape : "-", ev.status);
 		if (isfinite(ev.median_us))
 			fprintf(f, " %9.1f us", ev.median_us);
+		if (isfinite(ev.p90_us) && isfinite(ev.mean_us))
+			fprintf(f, " (p90 %.1f, mean %.1f)", ev.p90_us, ev.mean_us);
 		if (isfinite(ev.fitness))
 			fprintf(f, " %.3fx", ev.fitness);
 		if (ev.error) {

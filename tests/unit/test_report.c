@@ -189,6 +189,8 @@ static int64_t fixture(struct cuco_store *s, struct cuco_design_space *ds, int64
 	e.stage_reached = "bench";
 	e.status = "ok";
 	e.median_us = fin.best_us * 1.01;
+	e.p90_us = 812.5;
+	e.mean_us = 733.3;
 	e.fitness = 1000.0 / e.median_us;
 	assert_int_equal(cuco_store_eval_add(s, &e, &e1, &err), CUCO_OK);
 	cuco_eval_rec_init(&e);
@@ -488,7 +490,23 @@ static void test_report_fixture(void **state)
 	/* The re-check: the sanitizer finding, escaped. */
 	assert_non_null(strstr(h.buf, "FAILED"));
 	assert_non_null(strstr(h.buf, "Invalid __global__ write of size 4 bytes"));
-	assert_non_null(strstr(m.buf, "| memcheck | small | sanitizer |"));
+	assert_non_null(strstr(m.buf, "| memcheck | small | sanitizer | - | - | - | - |"));
+	/* ...and the fresh-seed timing with its p90 and mean */
+	cuco_strbuf_reset(&want);
+	cuco_strbuf_addf(&want, "| fresh-seed | small | ok | %.1f us | 812.5 us | 733.3 us | ",
+	                 best_us * 1.01);
+	assert_non_null(strstr(m.buf, want.buf));
+	assert_non_null(strstr(h.buf, "<th>median</th><th>p90</th><th>mean</th>"));
+	/* `cuco recheck RUN` without running again prints the same */
+	{
+		char buf[2048] = "";
+		FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
+		assert_non_null(f);
+		assert_int_equal(cuco_recheck_print(f, s, run, &err), CUCO_OK);
+		fclose(f);
+		assert_non_null(strstr(buf, "(p90 812.5, mean 733.3)"));
+		assert_non_null(strstr(buf, "FAILED"));
+	}
 	/* The diff against the seed has both kinds of lines. */
 	assert_non_null(strstr(h.buf, "<span class=\"del\">-"));
 	assert_non_null(strstr(h.buf, "<span class=\"add\">+"));
