@@ -191,6 +191,21 @@ static const char *vendor_note(const char *summary)
 	return n ? n + 6 : NULL;
 }
 
+int cuco_recheck_spread_note(const struct cuco_program_result *r, char *buf, size_t n)
+{
+	double over;
+
+	if (!r || r->code != CUCO_OK || !isfinite(r->median_us) || !isfinite(r->mean_us) ||
+	    r->median_us <= 0)
+		return 0;
+	over = r->mean_us - r->median_us;
+	if (over < CUCO_RECHECK_SPREAD_US || over < r->median_us * CUCO_RECHECK_SPREAD_PCT / 100)
+		return 0;
+	snprintf(buf, n, "slow runs: mean %.1f us, p90 %.1f us against a median of %.1f us",
+	         r->mean_us, r->p90_us, r->median_us);
+	return 1;
+}
+
 /* A check's evaluation row, and its entry in the meta JSON. */
 static int store_check(const struct cuco_recheck_opts *o, struct cuco_recheck_result *res,
                        json_t *checks, const char *pass, const char *gpu,
@@ -316,8 +331,12 @@ static int check_pass(const struct cuco_recheck_opts *o, struct cuco_recheck_res
 				                 NAN, 0, err);
 			cuco_strbuf_release(&sum);
 		} else {
+			char note[160];
+			const char *msg = r->error;
+			if (!msg && cuco_recheck_spread_note(r, note, sizeof(note)))
+				msg = note;
 			rc = store_check(o, res, checks, pass, out[s].run.gpu, shapes[s], r->stage,
-			                 r->status, r->code, r->error, r, log, base_us, 1, err);
+			                 r->status, r->code, msg, r, log, base_us, 1, err);
 		}
 		if (rc)
 			goto out;

@@ -73,6 +73,19 @@ uint64_t cuco_recheck_seed(uint64_t search_seed);
 int cuco_recheck_sanitizer_verdict(const char *log, struct cuco_strbuf *summary);
 
 /*
+ * A note when the timed runs of r spread far above their median: the mean at
+ * least CUCO_RECHECK_SPREAD_PCT % and CUCO_RECHECK_SPREAD_US over the median
+ * (the search ranks by the median, which a few slow runs in ten leave alone,
+ * e.g. a device-signal program's every 8th run, docs/overlap.md). Writes
+ * "slow runs: mean M us, p90 P us against a median of D us" into buf and
+ * returns 1; else returns 0 and leaves buf alone. Small shapes' ordinary noise
+ * stays under the microsecond floor.
+ */
+#define CUCO_RECHECK_SPREAD_PCT 1.0
+#define CUCO_RECHECK_SPREAD_US 5.0
+int cuco_recheck_spread_note(const struct cuco_program_result *r, char *buf, size_t n);
+
+/*
  * Re-check the best program of o->run_id: every shape of o->m with a fresh
  * seed, then (o->sanitize) memcheck and racecheck at the smallest shape. Stores
  * a run of kind 'recheck', one evaluation per check (a sanitizer finding is

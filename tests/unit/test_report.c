@@ -744,6 +744,48 @@ static void write_script(const char *path, const char *text)
 }
 
 /* The wrapper goes in front of the harness, its lines and exit code reach the run log. */
+/* The re-check's note on runs far above their median: session 13's numbers. */
+static void test_spread_note(void **state)
+{
+	struct cuco_program_result r;
+	char buf[160] = "untouched";
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.code = CUCO_OK;
+	/* a device-signal program with its every-8th-run slow mode, 8192^3 */
+	r.median_us = 750.2;
+	r.p90_us = 826.5;
+	r.mean_us = 767.7;
+	assert_int_equal(cuco_recheck_spread_note(&r, buf, sizeof(buf)), 1);
+	assert_string_equal(buf,
+	                    "slow runs: mean 767.7 us, p90 826.5 us against a median of 750.2 us");
+	/* its CUDA-graph version: mean 1.5 us over the median, no note */
+	strcpy(buf, "untouched");
+	r.median_us = 752.2;
+	r.p90_us = 758.0;
+	r.mean_us = 753.7;
+	assert_int_equal(cuco_recheck_spread_note(&r, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "untouched");
+	/* 2048^3 noise: 7 % over the median but under the 5 us floor */
+	r.median_us = 68.1;
+	r.p90_us = 75.7;
+	r.mean_us = 72.8;
+	assert_int_equal(cuco_recheck_spread_note(&r, buf, sizeof(buf)), 0);
+	/* 16384^3: 6 us over, but under 1 % of the median */
+	r.median_us = 5609.1;
+	r.p90_us = 5620.0;
+	r.mean_us = 5615.1;
+	assert_int_equal(cuco_recheck_spread_note(&r, buf, sizeof(buf)), 0);
+	/* not timed, or failed: nothing */
+	r.mean_us = NAN;
+	assert_int_equal(cuco_recheck_spread_note(&r, buf, sizeof(buf)), 0);
+	r.mean_us = 9000;
+	r.code = CUCO_ERR_VERIFY;
+	assert_int_equal(cuco_recheck_spread_note(&r, buf, sizeof(buf)), 0);
+	assert_int_equal(cuco_recheck_spread_note(NULL, buf, sizeof(buf)), 0);
+}
+
 static void test_wrapper_argv(void **state)
 {
 	struct cuco_run_opts o;
@@ -842,6 +884,7 @@ int main(void)
 	    cmocka_unit_test(test_escape),
 	    cmocka_unit_test(test_diff),
 	    cmocka_unit_test(test_sanitizer_verdict),
+	    cmocka_unit_test(test_spread_note),
 	    cmocka_unit_test(test_wrapper_argv),
 	    cmocka_unit_test(test_report_fixture),
 	    cmocka_unit_test(test_report_island_axis),
