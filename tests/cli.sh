@@ -236,6 +236,18 @@ expect "evolve --explore stored" "$(sqlite3 "$TMP/explore.db" 'SELECT config FRO
 	grep -c '"explore_fraction":0.25')" -eq 1
 usage "evolve --resume --explore other" "--explore 0.5: run 1 explores 0.25 of its generations" -- \
 	"$CUCO" evolve --resume 1 --explore 0.5 --store "$TMP/explore.db"
+# the statistic a run ranks by: checked, stored when mean, kept on resume
+usage "evolve --statistic unknown" "--statistic p99: expected median or mean" -- \
+	"$CUCO" evolve gemm_allgather --statistic p99 --store "$TMP/stat.db"
+check "evolve --statistic mean without GPUs" 15 "execution needs 2 CUDA GPUs" -- \
+	"$CUCO" evolve gemm_allgather --shape 2048 --budget-evals 4 --statistic mean --store "$TMP/stat.db"
+expect "evolve --statistic mean stored" "$(sqlite3 "$TMP/stat.db" 'SELECT config FROM runs WHERE id = 1' |
+	grep -c '"statistic":"mean"')" -eq 1
+usage "evolve --resume --statistic other" "--statistic median: run 1 ranks by the mean" -- \
+	"$CUCO" evolve --resume 1 --statistic median --store "$TMP/stat.db"
+check "report names the statistic" 0 "$TMP/stat-report/run-1.html" -- \
+	"$CUCO" report 1 --store "$TMP/stat.db" -o "$TMP/stat-report"
+expect "report: mean latency" "$(grep -c '^- latency: mean of the timed runs' "$TMP/stat-report/run-1.md")" -eq 1
 # the hardware queues (CUDA_DEVICE_MAX_CONNECTIONS): stored with the run; a resume with others says so
 check "evolve with CUDA_DEVICE_MAX_CONNECTIONS" 15 "execution needs 2 CUDA GPUs" -- \
 	env CUDA_DEVICE_MAX_CONNECTIONS=32 "$CUCO" evolve gemm_allgather --shape 2048 --budget-evals 4 \

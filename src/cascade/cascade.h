@@ -123,6 +123,8 @@ struct cuco_run_opts {
 	uint64_t seed;
 	int samples;         /* keep per-iteration samples */
 	int burst;           /* 1: time each run alone after an idle gap (harness --timing burst) */
+	int mean;            /* 1: a program's latency is the mean of its timed runs, else their
+	                        median (cuco evolve --statistic); fitness = baseline / latency */
 	const char *wrapper; /* NULL: none; else a command put in front of the harness in fork
 	                        mode, e.g. CUCO_RECHECK_MEMCHECK; its "=========" lines and a
 	                        nonzero exit code are appended to the run log */
@@ -133,6 +135,11 @@ const char *cuco_run_timing(const struct cuco_run_opts *o);
 /* The timing a run's config JSON records; "sustained" when it records none
  * (runs stored before there was a choice were all timed back to back). */
 const char *cuco_run_config_timing(const char *config_json);
+/* "mean" or "median": the statistic o ranks latencies by, the word evolve configs store. */
+const char *cuco_run_statistic(const struct cuco_run_opts *o);
+/* The statistic a run's config JSON records; "median" when it records none (runs
+ * stored before there was a choice ranked by the median). */
+const char *cuco_run_config_statistic(const char *config_json);
 
 /* One program's outcome in one harness run. */
 struct cuco_program_result {
@@ -251,5 +258,7 @@ void cuco_eval_shape_release(struct cuco_eval_shape *s);
 
 /* Result of program `name` in a shape, or NULL. */
 const struct cuco_program_result *cuco_eval_find(const struct cuco_eval_shape *s, const char *name);
+/* r's latency by o's statistic (median or mean); NaN when r is NULL or not timed. */
+double cuco_result_latency(const struct cuco_program_result *r, const struct cuco_run_opts *o);
 
 #endif

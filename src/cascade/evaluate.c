@@ -134,8 +134,9 @@ static void store_eval(struct cuco_eval_request *req, struct cuco_eval_program *
 		ev.mean_us = r->mean_us;
 		ev.samples_json = r->samples_json;
 		ev.rel_err = r->rel_err;
-		if (r->code == CUCO_OK && p->verify && isfinite(baseline_us) && r->median_us > 0)
-			ev.fitness = baseline_us / r->median_us;
+		if (r->code == CUCO_OK && p->verify && isfinite(baseline_us) &&
+		    cuco_result_latency(r, &req->run) > 0)
+			ev.fitness = baseline_us / cuco_result_latency(r, &req->run);
 	}
 	if (cuco_store_eval_add(req->store, &ev, &id, &e))
 		fprintf(stderr, "cuco: warning: evaluation of %s not stored: %s\n", p->name, e.msg);
@@ -272,7 +273,7 @@ int cuco_evaluate(struct cuco_eval_request *req, struct cuco_eval_shape *out, st
 			snprintf(sh->error, sizeof(sh->error), "%s", e.msg);
 		base = cuco_eval_find(sh, "baseline");
 		if (base && base->code == CUCO_OK)
-			base_us = base->median_us;
+			base_us = cuco_result_latency(base, &req->run);
 		for (int k = 0; k < nrun; k++) {
 			struct cuco_eval_program *p = &req->progs[idx[k]];
 			const struct cuco_program_result *r = cuco_eval_find(sh, p->name);

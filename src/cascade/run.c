@@ -194,6 +194,28 @@ const char *cuco_run_timing(const struct cuco_run_opts *o)
 	return o->burst ? "burst" : "sustained";
 }
 
+const char *cuco_run_statistic(const struct cuco_run_opts *o)
+{
+	return o->mean ? "mean" : "median";
+}
+
+const char *cuco_run_config_statistic(const char *config_json)
+{
+	json_t *root = config_json ? json_loads(config_json, 0, NULL) : NULL;
+	const char *t = root ? json_string_value(json_object_get(root, "statistic")) : NULL;
+	const char *out = t && !strcmp(t, "mean") ? "mean" : "median";
+
+	json_decref(root);
+	return out;
+}
+
+double cuco_result_latency(const struct cuco_program_result *r, const struct cuco_run_opts *o)
+{
+	if (!r)
+		return NAN;
+	return o && o->mean ? r->mean_us : r->median_us;
+}
+
 const char *cuco_run_config_timing(const char *config_json)
 {
 	json_t *root = config_json ? json_loads(config_json, 0, NULL) : NULL;

@@ -45,6 +45,10 @@ static const char usage[] =
     "  --budget-evals N      stop after N evaluations\n"
     "  --budget-minutes M    stop after M minutes\n"
     "  --seed N              search seed (default 1): same seed, same candidates\n"
+    "  --statistic S         median (default) or mean: what a latency is, over the\n"
+    "                        timed runs; fitness = baseline / candidate, both by it.\n"
+    "                        mean counts runs that are slow now and then (e.g. every\n"
+    "                        8th, docs/overlap.md), which the median leaves out\n"
     "  --explore F           share of the run's generations that explore, 0..1\n"
     "                        (default 0.4; counted over the generations the\n"
     "                        --budget-evals reaches when it ends the run sooner)\n"
@@ -326,6 +330,7 @@ struct progress_ctx {
 	int tty;
 	const char *primary; /* the run's shape */
 	const char *shapes;  /* "4096, 8192" for a run over several shapes; NULL: one */
+	const char *stat;    /* "" (latencies are medians) or "mean " */
 };
 
 /* The live progress line on stderr: one line redrawn on a terminal, a line per update otherwise. */
@@ -346,7 +351,7 @@ static void progress(void *arg, const struct cuco_evolve_progress *p)
 	        p->phase ? p->phase : "", p->evaluated, p->correct, p->failed_compile,
 	        p->failed_run, p->failed_verify, p->failed_bench, p->failed_timeout);
 	if (isfinite(p->best_us))
-		fprintf(stderr, " | best %.1f us", p->best_us);
+		fprintf(stderr, " | best %s%.1f us", pc->stat, p->best_us);
 	if (isfinite(p->best_us) && pc->shapes)
 		fprintf(stderr, " at %s", pc->primary);
 	if (p->best_fitness > 0)
@@ -354,7 +359,7 @@ static void progress(void *arg, const struct cuco_evolve_progress *p)
 	if (p->best_fitness > 0 && pc->shapes)
 		fprintf(stderr, " (geometric mean over shapes %s)", pc->shapes);
 	if (isfinite(p->baseline_us))
-		fprintf(stderr, " vs baseline %.1f us", p->baseline_us);
+		fprintf(stderr, " vs baseline %s%.1f us", pc->stat, p->baseline_us);
 	if (isfinite(p->baseline_us) && pc->shapes)
 		fprintf(stderr, " at %s", pc->primary);
 	fputs(tty ? "" : "\n", stderr);
@@ -468,6 +473,7 @@ int cmd_evolve(int argc, char **argv)
 	          search_seed = -1;
 	long long resume = 0, max_slots = 0;
 	double budget_minutes = -1, explore = -1;
+	const char *statistic = NULL;
 	int rc, have_m = 0, have_ds = 0, tty = isatty(2);
 	int64_t run_id = 0;
 	int no_recheck = 0, have_stored = 0, no_pipeline = 0;
@@ -504,10 +510,15 @@ int cmd_evolve(int argc, char **argv)
 		    !strcmp(a, "--budget-evals") || !strcmp(a, "--budget-minutes") ||
 		    !strcmp(a, "--seed") || !strcmp(a, "--resume") || !strcmp(a, "--store") ||
 		    !strcmp(a, "--template") || !strcmp(a, "--freeze") || !strcmp(a, "--search") ||
-		    !strcmp(a, "--slots") || !strcmp(a, "--explore")) {
+		    !strcmp(a, "--slots") || !strcmp(a, "--explore") || !strcmp(a, "--statistic")) {
 			if (!(v = cli_value("evolve", argc, argv, &i)))
 				return CUCO_ERR_USAGE;
-			if (!strcmp(a, "--shape")) {
+			if (!strcmp(a, "--statistic")) {
+				if (strcmp(v, "median") && strcmp(v, "mean"))
+					return cli_usage_error(
+					    "evolve", "--statistic %s: expected median or mean", v);
+				statistic = v;
+			} else if (!strcmp(a, "--shape")) {
 				if (add_shape(shape_names, &nshape_names, v))
 					return CUCO_ERR_USAGE;
 			} else if (!strcmp(a, "--store"))
@@ -579,6 +590,14 @@ int cmd_evolve(int argc, char **argv)
 			cli_fail(&err);
 			goto out;
 		}
+		if (statistic && strcmp(statistic, cfg.statistic)) {
+			rc = cli_usage_error(
+			    "evolve",
+			    "--statistic %s: run %lld ranks by the %s; a resumed run keeps it, so "
+			    "fitness never mixes the two (drop it)",
+			    statistic, resume, cfg.statistic);
+			goto out;
+		}
 		if (explore >= 0 && fabs(explore - cfg.explore_fraction) > 1e-12) {
 			rc = cli_usage_error(
 			    "evolve",
@@ -604,6 +623,8 @@ int cmd_evolve(int argc, char **argv)
 			cfg.seed = (uint64_t)search_seed;
 		if (explore >= 0)
 			cfg.explore_fraction = explore;
+		if (statistic)
+			snprintf(cfg.statistic, sizeof(cfg.statistic), "%s", statistic);
 		if (freeze)
 			snprintf(cfg.freeze, sizeof(cfg.freeze), "%s", freeze);
 		if (search)
@@ -633,6 +654,7 @@ int cmd_evolve(int argc, char **argv)
 	else if (run.burst < 0)
 		run.burst = 0;
 	snprintf(cfg.timing, sizeof(cfg.timing), "%s", cuco_run_timing(&run));
+	run.mean = !strcmp(cfg.statistic, "mean");
 	/* The hardware queues change device_signal candidates' times (docs/harness.md): a
 	 * fresh run records them, a resumed one says when this process has others. */
 	{
@@ -754,6 +776,7 @@ int cmd_evolve(int argc, char **argv)
 	pc.tty = tty;
 	pc.primary = shape->name;
 	pc.shapes = cfg.nshapes > 1 ? shapes_text : NULL;
+	pc.stat = run.mean ? "mean " : "";
 	o.progress = progress;
 	o.progress_arg = &pc;
 	o.child_op = llm_op ? &child_op : NULL;
@@ -788,15 +811,17 @@ int cmd_evolve(int argc, char **argv)
 	       (long long)run_id, fin.interrupted ? "interrupted" : "done", fin.stop_reason,
 	       fin.evaluated, fin.correct, fin.rejected);
 	if (fin.best_program && cfg.nshapes > 1)
-		printf("# best: program %lld, %.1f us at %s, %.3fx the baseline (geometric mean "
-		       "over shapes %s; baseline %.1f us at %s); 'cuco show %lld'\n",
-		       (long long)fin.best_program, fin.best_us, shape->name, fin.best_fitness,
-		       shapes_text, fin.baseline_us, shape->name, (long long)fin.best_program);
-	else if (fin.best_program)
-		printf("# best: program %lld, %.1f us, %.3fx the baseline (%.1f us); 'cuco show "
-		       "%lld'\n",
-		       (long long)fin.best_program, fin.best_us, fin.best_fitness, fin.baseline_us,
+		printf("# best: program %lld, %s%.1f us at %s, %.3fx the baseline (geometric mean "
+		       "over shapes %s; baseline %s%.1f us at %s); 'cuco show %lld'\n",
+		       (long long)fin.best_program, pc.stat, fin.best_us, shape->name,
+		       fin.best_fitness, shapes_text, pc.stat, fin.baseline_us, shape->name,
 		       (long long)fin.best_program);
+	else if (fin.best_program)
+		printf(
+		    "# best: program %lld, %s%.1f us, %.3fx the baseline (%s%.1f us); 'cuco show "
+		    "%lld'\n",
+		    (long long)fin.best_program, pc.stat, fin.best_us, fin.best_fitness, pc.stat,
+		    fin.baseline_us, (long long)fin.best_program);
 	else
 		printf("# no correct candidate yet\n");
 	if (fin.interrupted)

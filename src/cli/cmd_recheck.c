@@ -17,7 +17,9 @@ static const char usage[] =
     "with a fresh input seed, then at the smallest shape under compute-sanitizer\n"
     "(memcheck, racecheck). Each check is stored as an evaluation (a sanitizer\n"
     "finding has status 'sanitizer'); when all pass, meta run.RUN.best_checked\n"
-    "names the program. 'cuco report RUN' shows the results.\n"
+    "names the program. 'cuco report RUN' shows the results. It times as the\n"
+    "run did (its --timing, unless given here) and computes fitness by the run's\n"
+    "statistic (median or mean).\n"
     "  --store PATH      SQLite store\n"
     "  --no-sanitizer    skip the compute-sanitizer passes\n";
 
@@ -36,6 +38,7 @@ int cmd_recheck(int argc, char **argv)
 	cuco_err_clear(&err);
 	memset(&o, 0, sizeof(o));
 	cuco_run_opts_default(&o.run);
+	o.run.burst = -1; /* not given: the run's own timing (below) */
 	o.sanitize = 1;
 	cuco_run_rec_init(&run);
 	for (int i = 1; i < argc; i++) {
@@ -81,6 +84,10 @@ int cmd_recheck(int argc, char **argv)
 	if ((rc = cli_load_workload(run.workload, &m, &err)))
 		goto fail;
 	have_m = 1;
+	/* Time as the search did, unless --timing says otherwise, and rank by its statistic. */
+	if (o.run.burst < 0)
+		o.run.burst = !strcmp(cuco_run_config_timing(run.config), "burst");
+	o.run.mean = !strcmp(cuco_run_config_statistic(run.config), "mean");
 	o.store = store;
 	o.run_id = id;
 	o.m = &m;

@@ -27,13 +27,13 @@ struct prog {
 	char *name, *origin, *op, *directive, *code;
 	char *flags; /* where its code contradicts its directive, one per line; NULL: none */
 	int64_t island, generation, parent;
-	double fitness, median_us; /* best correct evaluation; NaN when none */
-	char *result_json;         /* that evaluation's per-shape details; NULL: one shape */
+	double fitness, lat_us; /* best correct evaluation; latency by the run's statistic */
+	char *result_json;      /* that evaluation's per-shape details; NULL: one shape */
 };
 
 struct ev {
 	int64_t program_id;
-	double median_us, fitness;
+	double lat_us, fitness; /* latency by the run's statistic (median or mean) */
 	double base_us; /* the host baseline timed beside it at the run's shape; NaN: unknown */
 	int ok;
 };
@@ -59,6 +59,7 @@ struct report {
 	int nshapes;      /* shapes the fitness covers (the config's "shapes"; 1 when absent) */
 	char shapes[160]; /* their names, "4096, 8192" */
 	char queues[48];  /* CUDA_DEVICE_MAX_CONNECTIONS the run was timed under, in words */
+	int mean;         /* the run ranks by the mean of the timed runs, not the median */
 	char gpu[128];    /* from the first evaluation that names one (evolve runs store none) */
 	int exploit_from; /* first generation that exploits (the run's schedule); 0: unknown */
 };
@@ -108,7 +109,7 @@ static int add_prog(const struct cuco_program_rec *p, void *arg, struct cuco_err
 	q->code = xdup(p->code);
 	q->island = p->island;
 	q->generation = p->generation;
-	q->fitness = q->median_us = NAN;
+	q->fitness = q->lat_us = NAN;
 	for (size_t i = 0; i < p->nparents && !q->parent; i++)
 		if (!p->parents[i].kind || !strcmp(p->parents[i].kind, "parent"))
 			q->parent = p->parents[i].id;
@@ -153,16 +154,16 @@ static int add_ev(const struct cuco_eval_rec *e, void *arg, struct cuco_err *err
 	if (!r->gpu[0] && e->gpu && e->gpu[0])
 		snprintf(r->gpu, sizeof(r->gpu), "%s", e->gpu);
 	v->program_id = e->program_id;
-	v->median_us = e->median_us;
+	v->lat_us = r->mean ? e->mean_us : e->median_us;
 	v->fitness = e->fitness;
-	v->ok = !strcmp(e->status, "ok") && isfinite(e->median_us) && e->median_us > 0;
-	/* One shape: fitness = base / median. Several: fitness is a geometric mean, and the
+	v->ok = !strcmp(e->status, "ok") && isfinite(v->lat_us) && v->lat_us > 0;
+	/* One shape: fitness = base / latency. Several: fitness is a geometric mean, and the
 	   primary shape's baseline is in the per-shape details. */
-	v->base_us = e->result_json ? primary_base(e->result_json) : e->median_us * e->fitness;
+	v->base_us = e->result_json ? primary_base(e->result_json) : v->lat_us * e->fitness;
 	p = find_prog(r, e->program_id);
 	if (p && v->ok && (isnan(p->fitness) || e->fitness > p->fitness)) {
 		p->fitness = e->fitness;
-		p->median_us = e->median_us;
+		p->lat_us = v->lat_us;
 		free(p->result_json);
 		if (e->result_json && !(p->result_json = strdup(e->result_json)))
 			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
@@ -198,11 +199,13 @@ static int bench_row(const struct cuco_eval_rec *e, void *arg, struct cuco_err *
 	struct report *r = b->r;
 	struct cuco_program_rec p;
 	const char *o;
+	double us;
 
 	if (!e->shape || strcmp(e->shape, b->shape))
 		return 0;
 	b->n++;
-	if (strcmp(e->status, "ok") || !isfinite(e->median_us) || r->nrefs >= 16)
+	us = r->mean ? e->mean_us : e->median_us;
+	if (strcmp(e->status, "ok") || !isfinite(us) || r->nrefs >= 16)
 		return 0;
 	cuco_program_rec_init(&p);
 	if (cuco_store_program_get(r->store, e->program_id, &p, err))
@@ -217,12 +220,11 @@ static int bench_row(const struct cuco_eval_rec *e, void *arg, struct cuco_err *
 		         : !strcmp(o, "compute") ? "compute alone"
 		                                 : "comm alone",
 		         p.name ? p.name : "");
-		f->us = e->median_us;
+		f->us = us;
 		if (!strcmp(o, "compute"))
-			r->compute_us =
-			    fmax(isnan(r->compute_us) ? 0 : r->compute_us, e->median_us);
+			r->compute_us = fmax(isnan(r->compute_us) ? 0 : r->compute_us, us);
 		if (!strcmp(o, "comm"))
-			r->comm_us = fmax(isnan(r->comm_us) ? 0 : r->comm_us, e->median_us);
+			r->comm_us = fmax(isnan(r->comm_us) ? 0 : r->comm_us, us);
 	}
 	cuco_program_rec_release(&p);
 	return 0;
@@ -237,6 +239,7 @@ static int load(struct report *r, int64_t run_id, struct cuco_err *err)
 	if ((rc = cuco_store_run_get(r->store, run_id, &r->run, err)))
 		return rc;
 	r->timing = cuco_run_config_timing(r->run.config);
+	r->mean = !strcmp(cuco_run_config_statistic(r->run.config), "mean");
 	if (strcmp(r->run.kind, "evolve"))
 		return cuco_err_set(err, CUCO_ERR_INVALID,
 		                    "run %lld is a %s run; the report is of evolve runs",
@@ -757,9 +760,9 @@ static void island_chart(struct report *r, struct cuco_strbuf *h, struct cuco_st
 		for (int i = 0; i < r->nevs; i++)
 			if (on_island(r, i, k)) {
 				if (first)
-					hi = fmax(hi, r->evs[i].median_us);
+					hi = fmax(hi, r->evs[i].lat_us);
 				first = 0;
-				lo = fmin(lo, r->evs[i].median_us);
+				lo = fmin(lo, r->evs[i].lat_us);
 			}
 	}
 	cuco_strbuf_adds(h, "<h2>Best latency per island</h2>\n");
@@ -791,11 +794,11 @@ static void island_chart(struct report *r, struct cuco_strbuf *h, struct cuco_st
 		for (int i = 0; i < r->nevs; i++) {
 			if (!on_island(r, i, k))
 				continue;
-			if (r->evs[i].median_us < best[k]) {
+			if (r->evs[i].lat_us < best[k]) {
 				if (isfinite(best[k]))
 					cuco_strbuf_addf(&pts, "%.1f,%.1f ", cx(&c, i + 1),
 					                 cy(&c, best[k]));
-				best[k] = r->evs[i].median_us;
+				best[k] = r->evs[i].lat_us;
 				cuco_strbuf_addf(&pts, "%.1f,%.1f ", cx(&c, i + 1),
 				                 cy(&c, best[k]));
 				if (!first)
@@ -873,6 +876,8 @@ static void section_head(struct report *r, struct cuco_strbuf *h, struct cuco_st
 		    {"GPU", r->run.gpu ? r->run.gpu : (r->gpu[0] ? r->gpu : NULL)},
 		    {"cuco", r->run.cuco_version},
 		    {"timing", r->timing},
+		    {"latency", r->mean ? "mean of the timed runs (--statistic mean)"
+		                        : "median of the timed runs"},
 		    {"hardware queues", r->queues},
 		    {"config", r->run.config}};
 		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -956,7 +961,8 @@ static void best_per_shape(const struct report *r, const struct prog *best, stru
 	for (size_t k = 0; k < json_array_size(a); k++) {
 		const json_t *e = json_array_get(a, k);
 		const char *name = json_string_value(json_object_get(e, "shape"));
-		double us = num_of(e, "median_us"), base = num_of(e, "baseline_us");
+		double us = num_of(e, r->mean ? "mean_us" : "median_us"),
+		       base = num_of(e, "baseline_us");
 		char lat[32], bl[32], x[32];
 		fmt_us(lat, sizeof(lat), us);
 		fmt_us(bl, sizeof(bl), base);
@@ -992,35 +998,39 @@ static void section_summary(struct report *r, const struct prog *best, struct cu
 		         best->name ? best->name : "");
 		cuco_strbuf_addf(h, "<p>Best program: <b>%lld</b> (", (long long)best->id);
 		cuco_report_escape(h, best->name);
-		cuco_strbuf_addf(h, "), <b>%.1f us</b>, fitness %.3f.</p>\n", best->median_us,
+		cuco_strbuf_addf(h, "), <b>%.1f us</b>, fitness %.3f.</p>\n", best->lat_us,
 		                 best->fitness);
 		cuco_strbuf_addf(md, "Best program: **%lld** (%s), **%.1f us**, fitness %.3f.\n\n",
-		                 (long long)best->id, best->name ? best->name : "", best->median_us,
+		                 (long long)best->id, best->name ? best->name : "", best->lat_us,
 		                 best->fitness);
 		best_per_shape(r, best, h, md);
 	} else {
 		cuco_strbuf_adds(h, "<p class=\"missing\">No correct program in this run.</p>\n");
 		cuco_strbuf_adds(md, "No correct program in this run.\n\n");
 	}
-	cuco_strbuf_adds(h, "<table><tr><th>program</th><th>median latency</th><th>speed-up vs "
-	                    "host baseline</th><th>note</th></tr>\n");
-	cuco_strbuf_adds(md, "| program | median latency | speed-up vs host baseline | note |\n"
-	                     "|---|---|---|---|\n");
+	cuco_strbuf_addf(h,
+	                 "<table><tr><th>program</th><th>%s latency</th><th>speed-up vs "
+	                 "host baseline</th><th>note</th></tr>\n",
+	                 r->mean ? "mean" : "median");
+	cuco_strbuf_addf(md,
+	                 "| program | %s latency | speed-up vs host baseline | note |\n"
+	                 "|---|---|---|---|\n",
+	                 r->mean ? "mean" : "median");
 	if (best) {
 		snprintf(rows[n].label, sizeof(rows[n].label), "best (program %lld)",
 		         (long long)best->id);
-		rows[n++].us = best->median_us;
+		rows[n++].us = best->lat_us;
 	}
-	add_bar_row(h, md, "best", best ? best->median_us : NAN, base,
-	            best ? note : "none correct");
-	add_bar_row(h, md, "seed (fast path)", seed ? seed->median_us : NAN, base,
-	            seed && isfinite(seed->median_us) ? "" : "seed did not pass");
-	if (seed && isfinite(seed->median_us)) {
+	add_bar_row(h, md, "best", best ? best->lat_us : NAN, base, best ? note : "none correct");
+	add_bar_row(h, md, "seed (fast path)", seed ? seed->lat_us : NAN, base,
+	            seed && isfinite(seed->lat_us) ? "" : "seed did not pass");
+	if (seed && isfinite(seed->lat_us)) {
 		snprintf(rows[n].label, sizeof(rows[n].label), "seed");
-		rows[n++].us = seed->median_us;
+		rows[n++].us = seed->lat_us;
 	}
 	add_bar_row(h, md, "host baseline (beside the candidates)", base, base,
-	            "median of baseline timings the search took");
+	            r->mean ? "median of the baseline's mean latencies the search took"
+	                    : "median of baseline timings the search took");
 	if (isfinite(base)) {
 		snprintf(rows[n].label, sizeof(rows[n].label), "host baseline");
 		rows[n++].us = base;
@@ -1117,7 +1127,7 @@ static void section_lineage(struct report *r, const struct prog *best, struct cu
 		struct cuco_strbuf d = CUCO_STRBUF_INIT;
 		char lat[32], fit[32], isl[24], gen[24];
 		directive_diff(prev ? prev->directive : NULL, p->directive, &d);
-		fmt_us(lat, sizeof(lat), p->median_us);
+		fmt_us(lat, sizeof(lat), p->lat_us);
 		if (isfinite(p->fitness))
 			snprintf(fit, sizeof(fit), "%.3f", p->fitness);
 		else

@@ -266,7 +266,7 @@ out:
  * *o; p compiled. Precheck and compile failures are judged by batch_with().
  */
 static void outcome_at(const struct cuco_eval_program *p, const struct cuco_eval_shape *sh,
-                       double base_us, struct cuco_eval_outcome *o)
+                       double base_us, const struct cuco_run_opts *run, struct cuco_eval_outcome *o)
 {
 	const struct cuco_program_result *r = cuco_eval_find(sh, p->name);
 
@@ -284,12 +284,14 @@ static void outcome_at(const struct cuco_eval_program *p, const struct cuco_eval
 	snprintf(o->status, sizeof(o->status), "%s", r->status);
 	snprintf(o->stage, sizeof(o->stage), "%s", r->stage);
 	o->median_us = r->median_us;
+	o->mean_us = r->mean_us;
+	o->p90_us = r->p90_us;
 	o->rel_err = r->rel_err;
 	o->error = r->error ? strdup(r->error) : NULL;
 	if (r->code != CUCO_OK)
 		o->log = dup_or_null(sh->run.log.buf);
-	else if (isfinite(base_us) && r->median_us > 0)
-		o->fitness = base_us / r->median_us;
+	else if (isfinite(base_us) && cuco_result_latency(r, run) > 0)
+		o->fitness = base_us / cuco_result_latency(r, run);
 	else /* correct but not comparable: keep it, rank it last */
 		o->fitness = 1e-6;
 }
@@ -341,7 +343,8 @@ static int batch_with(struct cuco_cascade_evaluator *ce, const struct cuco_compi
 		goto release; /* no GPU or a broken cascade: the run cannot go on */
 	for (int k = 0; k < ce->nshapes; k++) {
 		const struct cuco_program_result *base = cuco_eval_find(&sh[k], "baseline");
-		base_us[k] = base && base->code == CUCO_OK ? base->median_us : NAN;
+		base_us[k] =
+		    base && base->code == CUCO_OK ? cuco_result_latency(base, &ce->run) : NAN;
 	}
 	for (int i = 0; i < n && !rc; i++) {
 		struct cuco_eval_program *p = &progs[i + 1];
@@ -366,7 +369,7 @@ static int batch_with(struct cuco_cascade_evaluator *ce, const struct cuco_compi
 		}
 		for (int k = 0; k < ce->nshapes; k++) {
 			cuco_eval_outcome_init(&per[k]);
-			outcome_at(p, &sh[k], base_us[k], &per[k]);
+			outcome_at(p, &sh[k], base_us[k], &ce->run, &per[k]);
 		}
 		cuco_eval_outcome_release(o);
 		if (cuco_eval_outcome_combine(ce->shape_names, per, ce->nshapes, o))

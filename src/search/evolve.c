@@ -31,7 +31,7 @@ void cuco_eval_outcome_init(struct cuco_eval_outcome *o)
 	memset(o, 0, sizeof(*o));
 	snprintf(o->status, sizeof(o->status), "ok");
 	snprintf(o->stage, sizeof(o->stage), "bench");
-	o->median_us = o->baseline_us = o->rel_err = NAN;
+	o->median_us = o->mean_us = o->p90_us = o->baseline_us = o->rel_err = NAN;
 }
 
 void cuco_eval_outcome_release(struct cuco_eval_outcome *o)
@@ -59,8 +59,9 @@ static char *shapes_json(const char *const *shapes, const struct cuco_eval_outco
 		const struct cuco_eval_outcome *q = &per[k];
 		int ok = q->code == CUCO_OK;
 		json_t *e = json_pack(
-		    "{s:s,s:s,s:s,s:o,s:o,s:o}", "shape", shapes[k], "status", q->status, "stage",
-		    q->stage, "median_us", real_or_null(ok ? q->median_us : NAN), "baseline_us",
+		    "{s:s,s:s,s:s,s:o,s:o,s:o,s:o}", "shape", shapes[k], "status", q->status,
+		    "stage", q->stage, "median_us", real_or_null(ok ? q->median_us : NAN),
+		    "mean_us", real_or_null(ok ? q->mean_us : NAN), "baseline_us",
 		    real_or_null(q->baseline_us), "speedup", real_or_null(ok ? q->fitness : NAN));
 		if (!e || json_array_append_new(a, e))
 			goto out;
@@ -99,6 +100,8 @@ int cuco_eval_outcome_combine(const char *const *shapes, const struct cuco_eval_
 	snprintf(out->gpu, sizeof(out->gpu), "%s", per[0].gpu);
 	out->fitness = from->fitness;
 	out->median_us = from->median_us;
+	out->mean_us = from->mean_us;
+	out->p90_us = from->p90_us;
 	out->baseline_us = per[0].baseline_us;
 	out->rel_err = from->rel_err;
 	out->log = dup_or_null(from->log);
@@ -107,7 +110,7 @@ int cuco_eval_outcome_combine(const char *const *shapes, const struct cuco_eval_
 		                 from->error ? from->error : from->status);
 		out->error = cuco_strbuf_detach(&msg, NULL);
 		out->fitness = 0;
-		out->median_us = NAN;
+		out->median_us = out->mean_us = out->p90_us = NAN;
 	} else {
 		out->error = dup_or_null(from->error);
 	}
@@ -146,6 +149,7 @@ void cuco_evolve_config_default(struct cuco_evolve_config *cfg)
 	cfg->diverse_k = 1;
 	cfg->pipeline = 1;
 	snprintf(cfg->timing, sizeof(cfg->timing), "sustained");
+	snprintf(cfg->statistic, sizeof(cfg->statistic), "median");
 	snprintf(cfg->operator_, sizeof(cfg->operator_), "builtin");
 }
 
@@ -193,6 +197,8 @@ static char *config_json(const struct cuco_evolve_config *c, const char *llm_jso
 	json_object_set_new(o, "llm_share", json_real(c->llm_share));
 	json_object_set_new(o, "pipeline", json_boolean(c->pipeline));
 	json_object_set_new(o, "timing", json_string(c->timing[0] ? c->timing : "sustained"));
+	if (!strcmp(c->statistic, "mean")) /* absent: the median, as every run before */
+		json_object_set_new(o, "statistic", json_string("mean"));
 	if (c->max_connections[0])
 		json_object_set_new(o, "cuda_device_max_connections",
 		                    json_string(c->max_connections));
@@ -283,6 +289,15 @@ int cuco_evolve_config_from_json(const char *json, struct cuco_evolve_config *c,
 		                    "evolve config: timing: not \"sustained\" or \"burst\"");
 	}
 	snprintf(c->timing, sizeof(c->timing), "%s", x ? json_string_value(x) : "sustained");
+	/* absent: a run ranked by the median, as every run before the choice */
+	x = json_object_get(o, "statistic");
+	if (x && (!json_is_string(x) || (strcmp(json_string_value(x), "median") &&
+	                                 strcmp(json_string_value(x), "mean")))) {
+		json_decref(o);
+		return cuco_err_set(err, CUCO_ERR_PARSE,
+		                    "evolve config: statistic: not \"median\" or \"mean\"");
+	}
+	snprintf(c->statistic, sizeof(c->statistic), "%s", x ? json_string_value(x) : "median");
 	x = json_object_get(o, "cuda_device_max_connections");
 	if (x && !json_is_string(x)) {
 		json_decref(o);
@@ -341,7 +356,7 @@ struct pending {
 	struct cuco_parent edges[MAX_EDGES];
 	int nedges;
 	int evaluated;
-	double fitness, median_us;
+	double fitness, median_us, mean_us;
 	int correct;
 };
 
@@ -396,7 +411,7 @@ static struct pending *pend_new(struct pendlist *L)
 	p = &L->a[L->n++];
 	memset(p, 0, sizeof(*p));
 	cuco_directive_init(&p->d);
-	p->median_us = NAN;
+	p->median_us = p->mean_us = NAN;
 	return p;
 }
 
@@ -433,11 +448,17 @@ static void tally(struct engine *e, const struct cuco_eval_outcome *out)
 		p->failed_timeout++;
 }
 
-static void note_best(struct engine *e, int64_t id, double fitness, double median_us)
+/* A latency by the run's statistic (cuco_evolve_config.statistic): what fitness divides by. */
+static double latency_of(const struct engine *e, double median_us, double mean_us)
+{
+	return !strcmp(e->cfg.statistic, "mean") ? mean_us : median_us;
+}
+
+static void note_best(struct engine *e, int64_t id, double fitness, double latency_us)
 {
 	if (fitness > e->prog.best_fitness) {
 		e->prog.best_fitness = fitness;
-		e->prog.best_us = median_us;
+		e->prog.best_us = latency_us;
 		e->prog.best_program = id;
 	}
 }
@@ -600,6 +621,8 @@ static int store_outcome(struct engine *e, const struct pending *p,
 	if (out->log && strcmp(out->stage, "compile"))
 		ev.run_log = out->log;
 	ev.median_us = out->median_us;
+	ev.mean_us = out->mean_us;
+	ev.p90_us = out->p90_us;
 	ev.rel_err = out->rel_err;
 	ev.gpu = out->gpu[0] ? out->gpu : NULL;
 	ev.fitness = out->code == CUCO_OK ? out->fitness : 0;
@@ -687,9 +710,11 @@ static int evaluate_pending(struct engine *e, int g, struct cuco_err *err)
 			p->correct = outs[k].code == CUCO_OK;
 			p->fitness = p->correct ? outs[k].fitness : 0;
 			p->median_us = outs[k].median_us;
+			p->mean_us = outs[k].mean_us;
 			tally(e, &outs[k]);
 			if (p->correct)
-				note_best(e, p->program_id, p->fitness, p->median_us);
+				note_best(e, p->program_id, p->fitness,
+				          latency_of(e, p->median_us, p->mean_us));
 			if (e->o->child_op && e->o->child_op->evaluated)
 				e->o->child_op->evaluated(e->o->child_op->ctx, p->program_id,
 				                          p->correct, p->fitness);
@@ -1174,7 +1199,7 @@ struct loaded {
 	char parent_kind[MAX_EDGES][16];
 	int nparents;
 	int evaluated, correct;
-	double fitness, median_us;
+	double fitness, median_us, mean_us;
 };
 
 struct loader {
@@ -1207,7 +1232,7 @@ static int load_program(const struct cuco_program_rec *p, void *arg, struct cuco
 	x->code = strdup(p->code);
 	x->json = p->directive ? strdup(p->directive) : NULL;
 	x->op = strdup(p->operator_ ? p->operator_ : "");
-	x->median_us = NAN;
+	x->median_us = x->mean_us = NAN;
 	for (size_t i = 0; i < p->nparents && x->nparents < MAX_EDGES; i++) {
 		x->parent_ids[x->nparents] = p->parents[i].id;
 		snprintf(x->parent_kind[x->nparents++], 16, "%s",
@@ -1234,6 +1259,7 @@ static int load_eval(const struct cuco_eval_rec *ev, void *arg, struct cuco_err 
 			x->correct = ev->error_code == CUCO_OK && !strcmp(ev->status, "ok");
 			x->fitness = x->correct && isfinite(ev->fitness) ? ev->fitness : 0;
 			x->median_us = ev->median_us;
+			x->mean_us = ev->mean_us;
 			cuco_eval_outcome_init(&out);
 			out.code = ev->error_code;
 			snprintf(out.status, sizeof(out.status), "%s", ev->status);
@@ -1241,7 +1267,8 @@ static int load_eval(const struct cuco_eval_rec *ev, void *arg, struct cuco_err 
 			         ev->stage_reached ? ev->stage_reached : "run");
 			tally(L->e, &out);
 			if (x->correct)
-				note_best(L->e, x->id, x->fitness, x->median_us);
+				note_best(L->e, x->id, x->fitness,
+				          latency_of(L->e, x->median_us, x->mean_us));
 			return 0;
 		}
 		if (x->id < ev->program_id)
@@ -1342,6 +1369,7 @@ static int rebuild(struct engine *e, int *last_g, int *open, int *next_stored, s
 			p->correct = x->correct;
 			p->fitness = x->fitness;
 			p->median_us = x->median_us;
+			p->mean_us = x->mean_us;
 			if (p->json && cuco_directive_from_json(p->json, &p->d, err) != CUCO_OK) {
 				rc = err->code;
 				cuco_err_prefix(err, "program %lld: ", (long long)x->id);

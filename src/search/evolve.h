@@ -44,7 +44,10 @@ struct cuco_eval_outcome {
 	char stage[16];  /* stage reached: compile, run, verify, bench */
 	double fitness;  /* baseline latency / candidate latency; 0 when failed */
 	double median_us;   /* NaN when not timed */
-	double baseline_us; /* baseline measured beside it; NaN when unknown */
+	double mean_us;     /* mean of the timed runs; NaN when not timed */
+	double p90_us;      /* their 90th percentile; NaN when not timed */
+	double baseline_us; /* baseline measured beside it, by the run's statistic (median or
+	                       mean, cuco_evolve_config.statistic); NaN when unknown */
 	double rel_err;     /* NaN when not checked */
 	char *error;        /* malloc'd human message or NULL */
 	char *log;          /* malloc'd compile or run log or NULL */
@@ -204,6 +207,10 @@ struct cuco_evolve_config {
 	/* how the harness times candidates: "sustained" or "burst" (harness --timing);
 	   configs stored before it was recorded read as "sustained" */
 	char timing[16];
+	/* what a latency is: "median" (default) or "mean" of the timed runs (evolve
+	   --statistic); fitness = baseline / candidate, both by it; configs stored before
+	   the choice read as "median" */
+	char statistic[8];
 	/* CUDA_DEVICE_MAX_CONNECTIONS (CUDA's hardware queues) the run started with; "" when
 	   unset, and in configs stored before it was recorded (docs/harness.md) */
 	char max_connections[16];

@@ -235,8 +235,8 @@ static int store_check(const struct cuco_recheck_opts *o, struct cuco_recheck_re
 		ev.min_us = r->min_us;
 		ev.mean_us = r->mean_us;
 		ev.samples_json = r->samples_json;
-		if (code == CUCO_OK && isfinite(base_us) && r->median_us > 0)
-			ev.fitness = base_us / r->median_us;
+		if (code == CUCO_OK && isfinite(base_us) && cuco_result_latency(r, &o->run) > 0)
+			ev.fitness = base_us / cuco_result_latency(r, &o->run);
 	}
 	if (r)
 		ev.rel_err = r->rel_err;
@@ -303,7 +303,7 @@ static int check_pass(const struct cuco_recheck_opts *o, struct cuco_recheck_res
 		struct cuco_eval_program *bestp = &progs[np - 1];
 		const struct cuco_program_result *r = cuco_eval_find(&out[s], "best");
 		const struct cuco_program_result *b = cuco_eval_find(&out[s], "baseline");
-		double base_us = b && b->code == CUCO_OK ? b->median_us : NAN;
+		double base_us = b && b->code == CUCO_OK ? cuco_result_latency(b, run) : NAN;
 		const char *log = out[s].run.log.buf;
 
 		if (bestp->precheck_code || bestp->job.code != CUCO_OK) {

@@ -62,9 +62,10 @@ static double real_of(const json_t *v)
 
 static json_t *outcome_json(const struct cuco_eval_outcome *o)
 {
-	return json_pack("{s:i,s:s,s:s,s:o,s:o,s:o,s:o,s:s?,s:s?,s:s,s:s?}", "code", o->code,
-	                 "status", o->status, "stage", o->stage, "fitness",
+	return json_pack("{s:i,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:s?,s:s?,s:s,s:s?}", "code",
+	                 o->code, "status", o->status, "stage", o->stage, "fitness",
 	                 real_or_null(o->fitness), "median_us", real_or_null(o->median_us),
+	                 "mean_us", real_or_null(o->mean_us), "p90_us", real_or_null(o->p90_us),
 	                 "baseline_us", real_or_null(o->baseline_us), "rel_err",
 	                 real_or_null(o->rel_err), "error", o->error, "log", o->log, "gpu", o->gpu,
 	                 "result_json", o->result_json);
@@ -85,6 +86,8 @@ static void outcome_from_json(const json_t *j, struct cuco_eval_outcome *o)
 	if (isnan(o->fitness))
 		o->fitness = 0;
 	o->median_us = real_of(json_object_get(j, "median_us"));
+	o->mean_us = real_of(json_object_get(j, "mean_us"));
+	o->p90_us = real_of(json_object_get(j, "p90_us"));
 	o->baseline_us = real_of(json_object_get(j, "baseline_us"));
 	o->rel_err = real_of(json_object_get(j, "rel_err"));
 	free(o->error);

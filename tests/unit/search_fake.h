@@ -29,12 +29,13 @@ struct fake_event {
 };
 
 struct fake_eval {
-	int calls;      /* candidates judged by this process */
-	int kill_at;    /* raise SIGKILL on this call (1-based); 0: never */
-	int sleep_us;   /* pretend each candidate takes this long */
-	int log_fd;     /* append "program_id\n" per candidate judged; -1: none */
-	double base_us; /* the baseline's latency */
-	int prefetch;   /* 1: offer prefetch and prefetch_cancel */
+	int calls;         /* candidates judged by this process */
+	int kill_at;       /* raise SIGKILL on this call (1-based); 0: never */
+	int sleep_us;      /* pretend each candidate takes this long */
+	int log_fd;        /* append "program_id\n" per candidate judged; -1: none */
+	double base_us;    /* the baseline's latency */
+	double mean_extra; /* a correct outcome's mean = its median + this (p90: + twice it) */
+	int prefetch;      /* 1: offer prefetch and prefetch_cancel */
 	int prefetch_calls, cancel_calls;
 	struct fake_event *events; /* with prefetch: every call in order (fake_release frees) */
 	int nevents, aevents;
@@ -144,6 +145,8 @@ static int fake_judge_shapes(const struct fake_eval *f, const struct cuco_direct
 		snprintf(per[k].gpu, sizeof(per[k].gpu), "Fake GPU");
 		per[k].fitness = code == CUCO_OK ? fitness : 0;
 		per[k].median_us = code == CUCO_OK ? per[k].baseline_us / fitness : NAN;
+		per[k].mean_us = per[k].median_us + f->mean_extra;
+		per[k].p90_us = per[k].median_us + 2 * f->mean_extra;
 	}
 	rc = cuco_eval_outcome_combine(f->shapes, per, f->nshapes, out);
 	for (int k = 0; k < f->nshapes; k++)
@@ -191,6 +194,8 @@ static int fake_evaluate(void *ctx, const struct cuco_candidate *c, struct cuco_
 	snprintf(out->gpu, sizeof(out->gpu), "Fake GPU");
 	out->fitness = code == CUCO_OK ? fitness : 0;
 	out->median_us = code == CUCO_OK ? f->base_us / fitness : NAN;
+	out->mean_us = out->median_us + f->mean_extra;
+	out->p90_us = out->median_us + 2 * f->mean_extra;
 	return CUCO_OK;
 }
 

@@ -369,6 +369,57 @@ static void test_report_explored_throughout(void **state)
 	cuco_strbuf_release(&m);
 }
 
+/* A run ranked by the mean (--statistic mean): the report says so, and its latencies
+   and the baseline are means (the fake's median + 5 us). */
+static void test_report_statistic_mean(void **state)
+{
+	struct cuco_design_space ds;
+	struct cuco_store *s = NULL;
+	struct cuco_evolve_config cfg;
+	struct cuco_evolve_progress fin;
+	struct fake_eval f;
+	struct cuco_err err;
+	struct cuco_strbuf h = CUCO_STRBUF_INIT, m = CUCO_STRBUF_INIT, want = CUCO_STRBUF_INIT;
+	char path[128];
+	int64_t run;
+
+	(void)state;
+	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &ds, &err), CUCO_OK);
+	snprintf(path, sizeof(path), "%s/report-mean.db", dir);
+	remove(path);
+	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
+	cuco_evolve_config_default(&cfg);
+	cfg.seed = 5;
+	cfg.generations = 3;
+	snprintf(cfg.statistic, sizeof(cfg.statistic), "mean");
+	fake_init(&f);
+	f.mean_extra = 5.0;
+	run = fake_run(s, &ds, &cfg, &f, &fin);
+	assert_true(fabs(fin.best_us - (1000.0 / fin.best_fitness + 5.0)) < 1e-6);
+	assert_int_equal(cuco_report_build(s, run, &h, &m, &err), CUCO_OK);
+	assert_non_null(strstr(m.buf, "- latency: mean of the timed runs (--statistic mean)\n"));
+	assert_non_null(strstr(m.buf, "| program | mean latency | speed-up vs host baseline |"));
+	cuco_strbuf_addf(&want, "**%.1f us**, fitness %.3f.", fin.best_us, fin.best_fitness);
+	assert_non_null(strstr(m.buf, want.buf));
+	/* the baseline beside the candidates: the median over the evaluations of latency x
+	   fitness, each by the mean (the fake's fitness ignores the 5 us: above 1000) */
+	{
+		const char *row = strstr(m.buf, "| host baseline (beside the candidates) | ");
+		double base = 0;
+		assert_non_null(row);
+		assert_int_equal(
+		    sscanf(row, "| host baseline (beside the candidates) | %lf us", &base), 1);
+		assert_true(base > 1000.0 && base < 1000.0 + 5.0 * fin.best_fitness + 0.05);
+		assert_non_null(
+		    strstr(row, "median of the baseline's mean latencies the search took"));
+	}
+	cuco_store_close(s);
+	cuco_design_space_release(&ds);
+	cuco_strbuf_release(&h);
+	cuco_strbuf_release(&m);
+	cuco_strbuf_release(&want);
+}
+
 /* The island chart's y axis spans the best-so-far curves: a correct but very slow
    candidate evaluated late must not stretch it (a real run's chart went flat that way). */
 static void test_report_island_axis(void **state)
@@ -890,6 +941,7 @@ int main(void)
 	    cmocka_unit_test(test_report_island_axis),
 	    cmocka_unit_test(test_report_explored_throughout),
 	    cmocka_unit_test(test_report_shapes),
+	    cmocka_unit_test(test_report_statistic_mean),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

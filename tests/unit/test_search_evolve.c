@@ -21,6 +21,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "cascade/cascade.h"
 #include "search/evolve.h"
 #include "search/operator.h"
 #include "search/summary.h"
@@ -366,6 +367,29 @@ static void test_evolve_run(void **state)
 		assert_int_equal(cuco_evolve_config_from_json("{\"timing\":\"fast\"}", &c2, &err),
 		                 CUCO_ERR_PARSE);
 		assert_non_null(strstr(err.msg, "timing"));
+	}
+	{
+		/* the statistic: "mean" kept, absent (and the default) the median, refused when
+		   unknown */
+		struct cuco_evolve_config c2;
+		char *j;
+		cuco_evolve_config_default(&c2);
+		assert_string_equal(c2.statistic, "median");
+		snprintf(c2.statistic, sizeof(c2.statistic), "mean");
+		j = cuco_evolve_config_to_json(&c2);
+		assert_non_null(strstr(j, "\"statistic\":\"mean\""));
+		cuco_evolve_config_default(&c2);
+		assert_int_equal(cuco_evolve_config_from_json(j, &c2, &err), CUCO_OK);
+		assert_string_equal(c2.statistic, "mean");
+		free(j);
+		assert_int_equal(cuco_evolve_config_from_json("{\"seed\":2}", &c2, &err), CUCO_OK);
+		assert_string_equal(c2.statistic, "median");
+		assert_int_equal(cuco_evolve_config_from_json("{\"statistic\":\"p99\"}", &c2, &err),
+		                 CUCO_ERR_PARSE);
+		assert_non_null(strstr(err.msg, "statistic: not \"median\" or \"mean\""));
+		assert_string_equal(cuco_run_config_statistic("{\"statistic\":\"mean\"}"), "mean");
+		assert_string_equal(cuco_run_config_statistic("{}"), "median");
+		assert_string_equal(cuco_run_config_statistic(NULL), "median");
 	}
 	{
 		/* the hardware queues: kept when set, absent and "" when unset, refused when
@@ -716,6 +740,59 @@ static void stop_after_3(void *arg, const struct cuco_evolve_progress *p)
 
 	if (p->generation >= 3)
 		*stop = 1;
+}
+
+/*
+ * --statistic mean: the run's best latency is the mean (the fake's median + 7),
+ * every evaluation stores its mean and p90 beside the median, the config
+ * records it, and a resumed run finds the same best latency in the store.
+ */
+static void test_evolve_statistic_mean(void **state)
+{
+	struct cuco_evolve_config cfg;
+	struct cuco_evolve_progress fin, again;
+	struct fake_eval f;
+	char path[256], *config;
+	double best_us;
+
+	(void)state;
+	small_config(&cfg);
+	cfg.generations = 3;
+	snprintf(cfg.statistic, sizeof(cfg.statistic), "mean");
+	store_path(path, sizeof(path), "mean");
+	fake_init(&f);
+	f.mean_extra = 7.0;
+	assert_int_equal(run_in(path, &cfg, &f, 5, 1, 0, NULL, NULL, &fin), CUCO_OK);
+	assert_true(fin.best_fitness > 0);
+	assert_true(fabs(fin.best_us - (1000.0 / fin.best_fitness + 7.0)) < 1e-6);
+	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM evaluations WHERE status = 'ok' AND "
+	                               "abs(mean_us - median_us - 7.0) < 1e-9 AND "
+	                               "abs(p90_us - median_us - 14.0) < 1e-9"),
+	                 fin.correct);
+	config = sql_text(path, "SELECT config FROM runs WHERE id = 1");
+	assert_non_null(strstr(config, "\"statistic\":\"mean\""));
+	free(config);
+	best_us = fin.best_us;
+	/* resumed with two more generations: the best so far is rebuilt from the store */
+	cfg.generations = 5;
+	fake_init(&f);
+	f.mean_extra = 7.0;
+	assert_int_equal(run_in(path, &cfg, &f, 5, 1, 1, NULL, NULL, &again), CUCO_OK);
+	assert_true(again.best_fitness >= fin.best_fitness);
+	if (again.best_program == fin.best_program)
+		assert_true(again.best_us == best_us);
+	assert_true(fabs(again.best_us - (1000.0 / again.best_fitness + 7.0)) < 1e-6);
+	/* the same run by the median: the best latency is the median */
+	snprintf(cfg.statistic, sizeof(cfg.statistic), "median");
+	cfg.generations = 3;
+	store_path(path, sizeof(path), "median");
+	fake_init(&f);
+	f.mean_extra = 7.0;
+	assert_int_equal(run_in(path, &cfg, &f, 5, 1, 0, NULL, NULL, &fin), CUCO_OK);
+	assert_true(fabs(fin.best_us - 1000.0 / fin.best_fitness) < 1e-6);
+	config = sql_text(path, "SELECT config FROM runs WHERE id = 1");
+	assert_null(strstr(config, "statistic"));
+	free(config);
 }
 
 /* Ctrl-C: stop after the current batch, status 'interrupted'; resume finishes the same run. */
@@ -1276,6 +1353,8 @@ static void per_shape(struct cuco_eval_outcome *o, int code, double base_us, dou
 	o->baseline_us = base_us;
 	o->fitness = code == CUCO_OK ? fitness : 0;
 	o->median_us = code == CUCO_OK ? base_us / fitness : NAN;
+	o->mean_us = o->median_us + 1.0; /* a run or two slower than the rest */
+	o->p90_us = o->median_us + 2.0;
 	o->rel_err = rel_err;
 	o->error = error ? strdup(error) : NULL;
 	snprintf(o->gpu, sizeof(o->gpu), "Fake GPU");
@@ -1307,14 +1386,15 @@ static void test_outcome_combine(void **state)
 	assert_string_equal(out.status, "ok");
 	assert_true(fabs(out.fitness - 1.0) < 1e-12);
 	assert_true(out.median_us == 50.0); /* the primary shape's */
+	assert_true(out.mean_us == 51.0 && out.p90_us == 52.0);
 	assert_true(out.baseline_us == 100.0);
 	assert_true(out.rel_err == 4e-3); /* the worst */
 	assert_string_equal(
 	    out.result_json,
 	    "{\"shapes\":[{\"shape\":\"4096\",\"status\":\"ok\",\"stage\":\"bench\","
-	    "\"median_us\":50.0,\"baseline_us\":100.0,\"speedup\":2.0},"
+	    "\"median_us\":50.0,\"mean_us\":51.0,\"baseline_us\":100.0,\"speedup\":2.0},"
 	    "{\"shape\":\"8192\",\"status\":\"ok\",\"stage\":\"bench\","
-	    "\"median_us\":1600.0,\"baseline_us\":800.0,\"speedup\":0.5}],"
+	    "\"median_us\":1600.0,\"mean_us\":1601.0,\"baseline_us\":800.0,\"speedup\":0.5}],"
 	    "\"fitness\":\"geomean\"}");
 	cuco_eval_outcome_release(&out);
 
@@ -1327,10 +1407,11 @@ static void test_outcome_combine(void **state)
 	assert_string_equal(out.stage, "verify");
 	assert_string_equal(out.error, "at shape 8192: rel_err 3.0e-01 over tolerance");
 	assert_true(out.fitness == 0);
-	assert_true(isnan(out.median_us));
+	assert_true(isnan(out.median_us) && isnan(out.mean_us) && isnan(out.p90_us));
 	assert_true(out.baseline_us == 100.0);
 	assert_non_null(strstr(out.result_json, "{\"shape\":\"8192\",\"status\":\"wrong\","
-	                                        "\"stage\":\"verify\",\"median_us\":null"));
+	                                        "\"stage\":\"verify\",\"median_us\":null,"
+	                                        "\"mean_us\":null"));
 	cuco_eval_outcome_release(&out);
 	for (int k = 0; k < 2; k++)
 		cuco_eval_outcome_release(&per[k]);
@@ -1696,6 +1777,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_evolve_run),
+	    cmocka_unit_test(test_evolve_statistic_mean),
 	    cmocka_unit_test(test_evolve_repeatable),
 	    cmocka_unit_test(test_evolve_budget),
 	    cmocka_unit_test(test_evolve_seed_mode),
