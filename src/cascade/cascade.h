@@ -135,8 +135,6 @@ const char *cuco_run_timing(const struct cuco_run_opts *o);
 /* The timing a run's config JSON records; "sustained" when it records none
  * (runs stored before there was a choice were all timed back to back). */
 const char *cuco_run_config_timing(const char *config_json);
-/* "mean" or "median": the statistic o ranks latencies by, the word evolve configs store. */
-const char *cuco_run_statistic(const struct cuco_run_opts *o);
 /* The statistic a run's config JSON records; "median" when it records none (runs
  * stored before there was a choice ranked by the median). */
 const char *cuco_run_config_statistic(const char *config_json);

@@ -194,11 +194,6 @@ const char *cuco_run_timing(const struct cuco_run_opts *o)
 	return o->burst ? "burst" : "sustained";
 }
 
-const char *cuco_run_statistic(const struct cuco_run_opts *o)
-{
-	return o->mean ? "mean" : "median";
-}
-
 const char *cuco_run_config_statistic(const char *config_json)
 {
 	json_t *root = config_json ? json_loads(config_json, 0, NULL) : NULL;
