@@ -245,6 +245,11 @@ expect "evolve --statistic mean stored" "$(sqlite3 "$TMP/stat.db" 'SELECT config
 	grep -c '"statistic":"mean"')" -eq 1
 usage "evolve --resume --statistic other" "--statistic median: run 1 ranks by the mean" -- \
 	"$CUCO" evolve --resume 1 --statistic median --store "$TMP/stat.db"
+# the re-check of that run: nothing correct to check, said so; misuse refused
+usage "recheck without a run" "which run?" -- "$CUCO" recheck --store "$TMP/stat.db"
+check "recheck of a run with nothing correct" 0 "run 1 has no correct program to re-check" -- \
+	"$CUCO" recheck 1 --store "$TMP/stat.db"
+check "recheck of a missing run" 14 "has no run 7" -- "$CUCO" recheck 7 --store "$TMP/stat.db"
 check "report names the statistic" 0 "$TMP/stat-report/run-1.html" -- \
 	"$CUCO" report 1 --store "$TMP/stat.db" -o "$TMP/stat-report"
 expect "report: mean latency" "$(grep -c '^- latency: mean of the timed runs' "$TMP/stat-report/run-1.md")" -eq 1
