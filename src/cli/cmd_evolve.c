@@ -655,8 +655,8 @@ int cmd_evolve(int argc, char **argv)
 		run.burst = 0;
 	snprintf(cfg.timing, sizeof(cfg.timing), "%s", cuco_run_timing(&run));
 	run.mean = !strcmp(cfg.statistic, "mean");
-	/* The hardware queues change device_signal candidates' times (docs/harness.md): a
-	 * fresh run records them, a resumed one says when this process has others. */
+	/* The hardware queues change what some placements cost (docs/harness.md): a fresh
+	 * run records them, a resumed one says when this process has others. */
 	{
 		const char *mc = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
 		if (!mc)
@@ -667,8 +667,8 @@ int cmd_evolve(int argc, char **argv)
 			fprintf(stderr,
 			        "cuco evolve: warning: run %lld started with "
 			        "CUDA_DEVICE_MAX_CONNECTIONS "
-			        "%s, this process has %s: device_signal candidates' times may not "
-			        "compare across the two\n",
+			        "%s, this process has %s: candidates' times may not compare across "
+			        "the two (lsa stream overlap's do not)\n",
 			        resume, cfg.max_connections[0] ? cfg.max_connections : "unset",
 			        *mc ? mc : "unset");
 	}
