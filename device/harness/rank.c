@@ -755,8 +755,7 @@ int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUni
 	}
 	{
 		/* CUDA's hardware queues per device, when the environment sets them:
-		 * streams that wait on the GPU for a value hold back whatever
-		 * shares their queue (docs/harness.md) */
+		 * some placements' times depend on them (docs/harness.md) */
 		const char *mc = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
 		if (mc && *mc) {
 			cuco_strbuf_adds(&out, ",\"cuda_device_max_connections\":");

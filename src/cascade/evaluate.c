@@ -127,6 +127,7 @@ static void store_eval(struct cuco_eval_request *req, struct cuco_eval_program *
 		ev.gpu = run->gpu[0] ? run->gpu : NULL;
 	}
 	if (r) {
+		double lat = cuco_result_latency(r, &req->run);
 		ev.median_us = r->median_us;
 		ev.p10_us = r->p10_us;
 		ev.p90_us = r->p90_us;
@@ -134,9 +135,8 @@ static void store_eval(struct cuco_eval_request *req, struct cuco_eval_program *
 		ev.mean_us = r->mean_us;
 		ev.samples_json = r->samples_json;
 		ev.rel_err = r->rel_err;
-		if (r->code == CUCO_OK && p->verify && isfinite(baseline_us) &&
-		    cuco_result_latency(r, &req->run) > 0)
-			ev.fitness = baseline_us / cuco_result_latency(r, &req->run);
+		if (r->code == CUCO_OK && p->verify && isfinite(baseline_us) && lat > 0)
+			ev.fitness = baseline_us / lat;
 	}
 	if (cuco_store_eval_add(req->store, &ev, &id, &e))
 		fprintf(stderr, "cuco: warning: evaluation of %s not stored: %s\n", p->name, e.msg);

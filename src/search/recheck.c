@@ -229,14 +229,15 @@ static int store_check(const struct cuco_recheck_opts *o, struct cuco_recheck_re
 	ev.run_log = log && *log ? log : NULL;
 	ev.gpu = gpu && *gpu ? gpu : NULL;
 	if (r && timed) {
+		double lat = cuco_result_latency(r, &o->run);
 		ev.median_us = r->median_us;
 		ev.p10_us = r->p10_us;
 		ev.p90_us = r->p90_us;
 		ev.min_us = r->min_us;
 		ev.mean_us = r->mean_us;
 		ev.samples_json = r->samples_json;
-		if (code == CUCO_OK && isfinite(base_us) && cuco_result_latency(r, &o->run) > 0)
-			ev.fitness = base_us / cuco_result_latency(r, &o->run);
+		if (code == CUCO_OK && isfinite(base_us) && lat > 0)
+			ev.fitness = base_us / lat;
 	}
 	if (r)
 		ev.rel_err = r->rel_err;
