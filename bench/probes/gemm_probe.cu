@@ -31,15 +31,17 @@ static int M, N, K, nsets;
 static std::vector<set> sets;
 static cudaStream_t st;
 
-template <class F> static void time_it(const char *name, F f)
+// Times of n single runs of f (CUDA events around each), after warm untimed
+// ones, sorted, in us.
+template <class F> static std::vector<float> sorted_us(F f, int warm, int n)
 {
 	std::vector<float> v;
 	cudaEvent_t e0, e1;
 	CK(cudaEventCreate(&e0));
 	CK(cudaEventCreate(&e1));
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < warm; i++)
 		f(sets[i % nsets]);
-	for (int i = 0; i < 30; i++) {
+	for (int i = 0; i < n; i++) {
 		CK(cudaEventRecord(e0, st));
 		f(sets[i % nsets]);
 		CK(cudaEventRecord(e1, st));
@@ -48,7 +50,15 @@ template <class F> static void time_it(const char *name, F f)
 		CK(cudaEventElapsedTime(&ms, e0, e1));
 		v.push_back(ms * 1000.0f);
 	}
+	CK(cudaEventDestroy(e0));
+	CK(cudaEventDestroy(e1));
 	std::sort(v.begin(), v.end());
+	return v;
+}
+
+template <class F> static void time_it(const char *name, F f)
+{
+	std::vector<float> v = sorted_us(f, 5, 30);
 	double med = v[v.size() / 2], flop = 2.0 * M * N * K;
 	printf("%-10s M=%d N=%d K=%d  median %8.1f us  best %8.1f us  %6.1f TFLOP/s\n", name, M, N,
 	       K, med, v[0], flop / med * 1e-6);
@@ -58,23 +68,7 @@ template <class F> static void time_it(const char *name, F f)
 // Median us of 20 runs of f after 3 warm-up runs; no printing.
 template <class F> static float median_us(F f)
 {
-	std::vector<float> v;
-	cudaEvent_t e0, e1;
-	CK(cudaEventCreate(&e0));
-	CK(cudaEventCreate(&e1));
-	for (int i = 0; i < 23; i++) {
-		CK(cudaEventRecord(e0, st));
-		f(sets[i % nsets]);
-		CK(cudaEventRecord(e1, st));
-		CK(cudaEventSynchronize(e1));
-		float ms;
-		CK(cudaEventElapsedTime(&ms, e0, e1));
-		if (i >= 3)
-			v.push_back(ms * 1000.0f);
-	}
-	CK(cudaEventDestroy(e0));
-	CK(cudaEventDestroy(e1));
-	std::sort(v.begin(), v.end());
+	std::vector<float> v = sorted_us(f, 3, 20);
 	return v[v.size() / 2];
 }
 

@@ -194,14 +194,27 @@ const char *cuco_run_timing(const struct cuco_run_opts *o)
 	return o->burst ? "burst" : "sustained";
 }
 
-const char *cuco_run_config_statistic(const char *config_json)
+/* A run config's word for key: `other` when the config says so, else `usual`
+ * (also for a config that is missing, unreadable or older than the key). */
+static const char *config_word(const char *config_json, const char *key, const char *other,
+                               const char *usual)
 {
 	json_t *root = config_json ? json_loads(config_json, 0, NULL) : NULL;
-	const char *t = root ? json_string_value(json_object_get(root, "statistic")) : NULL;
-	const char *out = t && !strcmp(t, "mean") ? "mean" : "median";
+	const char *t = root ? json_string_value(json_object_get(root, key)) : NULL;
+	const char *out = t && !strcmp(t, other) ? other : usual;
 
 	json_decref(root);
 	return out;
+}
+
+const char *cuco_run_config_statistic(const char *config_json)
+{
+	return config_word(config_json, "statistic", "mean", "median");
+}
+
+const char *cuco_run_config_timing(const char *config_json)
+{
+	return config_word(config_json, "timing", "burst", "sustained");
 }
 
 double cuco_result_latency(const struct cuco_program_result *r, const struct cuco_run_opts *o)
@@ -209,16 +222,6 @@ double cuco_result_latency(const struct cuco_program_result *r, const struct cuc
 	if (!r)
 		return NAN;
 	return o && o->mean ? r->mean_us : r->median_us;
-}
-
-const char *cuco_run_config_timing(const char *config_json)
-{
-	json_t *root = config_json ? json_loads(config_json, 0, NULL) : NULL;
-	const char *t = root ? json_string_value(json_object_get(root, "timing")) : NULL;
-	const char *out = t && !strcmp(t, "burst") ? "burst" : "sustained";
-
-	json_decref(root);
-	return out;
 }
 
 /* The line of out that carries the harness result: a failure beats a success. */
