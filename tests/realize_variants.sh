@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # realize_variants.sh - every shipped variant directive (workloads/*/variants)
-# realises through its workload's template, and renders its pull and tail_lsa
-# knobs as given; the three code paths of gemm_allgather's pull (sequential,
-# event-driven stream overlap, device-signal bands) and tail_lsa's two
-# (event-driven, device-signal) compile for sm_90a with host warnings as
-# errors; the issuer and sync_scope dimensions reach the LSA comm kernels; pull
-# and tail_lsa over LSA are refused at compile time, with the reason.
+# realises through its workload's template, and renders its pull, tail_lsa and
+# push_warps knobs as given; the three code paths of gemm_allgather's pull
+# (sequential, event-driven stream overlap, device-signal bands), tail_lsa's
+# two (event-driven, device-signal) and the fused producer whose copying warps
+# push compile for sm_90a with host warnings as errors, the last with the
+# copying-warp GEMM in its object; the issuer and sync_scope dimensions reach
+# the LSA comm kernels; pull and tail_lsa over LSA and push_warps without
+# tma_push are refused at compile time, with the reason.
 # Usage: bash tests/realize_variants.sh CUCO   (CUCO_HOME = repo root)
 set -euo pipefail
 cuco="$1"
@@ -38,6 +40,10 @@ for f in workloads/*/variants/*.json; do
 	grep -q '"tail_lsa":true' "$f" && want=1
 	grep -q "^#define CUCO_TAIL_LSA $want " "$tmp/$w-$v.cu" ||
 		{ echo "realize_variants: $w/$v: CUCO_TAIL_LSA is not $want"; fail=1; }
+	want=0
+	grep -q '"push_warps":true' "$f" && want=1
+	grep -q "^#define CUCO_PUSH_WARPS $want " "$tmp/$w-$v.cu" ||
+		{ echo "realize_variants: $w/$v: CUCO_PUSH_WARPS is not $want"; fail=1; }
 done
 [ "$n" -ge 40 ] || { echo "realize_variants: only $n variants realised"; fail=1; }
 # tail_lsa on the device-signal path too (the variants have it on the event-driven one)
@@ -47,7 +53,8 @@ sed 's/"device_signal":true}/"device_signal":true,"tail_lsa":true}/' \
 grep -q '^#define CUCO_DEVICE_SIGNAL 1 ' "$tmp/gemm_allgather-signal_tail.cu" &&
 	grep -q '^#define CUCO_TAIL_LSA 1 ' "$tmp/gemm_allgather-signal_tail.cu" ||
 	{ echo "realize_variants: the device-signal tail_lsa program lacks one of its knobs"; fail=1; }
-compiled="sequential_ce_cublas_pull evolved_8192_burst_pull stream_overlap_ce8_signal_pull evolved_8192_s11_tail signal_tail"
+compiled="sequential_ce_cublas_pull evolved_8192_burst_pull stream_overlap_ce8_signal_pull evolved_8192_s11_tail signal_tail
+	fused_producer_tma_sync_auto_warps"
 pids=()
 for v in $compiled; do
 	"$nvcc" -std=c++17 -O1 -gencode=arch=compute_90a,code=sm_90a -Idevice/include -Iinclude "${inc[@]}" \
@@ -60,6 +67,12 @@ for v in $compiled; do
 	wait "${pids[$i]}" || { echo "realize_variants: $v does not compile:"; tail -20 "$tmp/$v.nvcc"; fail=1; }
 	i=$((i + 1))
 done
+# the copying-warp push is the GEMM the fused producer launches (Rows -2)
+if [ -f "$tmp/fused_producer_tma_sync_auto_warps.o" ]; then
+	nm "$tmp/fused_producer_tma_sync_auto_warps.o" >"$tmp/warps.nm"
+	grep -q 'gemm_push_epilogueINS_19overlap_kernel_syncELin2E' "$tmp/warps.nm" ||
+		{ echo "realize_variants: no copying-warp push GEMM in the push_warps object"; fail=1; }
+fi
 # the issuer dimension reaches the LSA comm kernels: a warp-issued sequential
 # program instantiates overlap_allgather_kernel<2>
 sed 's/"issuer":"cta"/"issuer":"warp"/' workloads/gemm_allgather/variants/sequential_lsa_cublas_graph.json >"$tmp/warp.json"
@@ -104,5 +117,15 @@ if "$nvcc" -std=c++17 -E -Idevice/include -Iinclude "${inc[@]}" "$tmp/bad_tail.c
 elif ! grep -q "tail_lsa: only copy-engine stream_overlap" "$tmp/bad_tail.log"; then
 	echo "realize_variants: tail_lsa over lsa failed for another reason:"; tail -5 "$tmp/bad_tail.log"; fail=1
 fi
-[ "$fail" = 0 ] && echo "realize_variants: $n variants realised, pull and tail_lsa paths compile"
+# push_warps without tma_push: nothing is staged, so the template refuses it
+sed 's/"tma_push":true,"fused_sync":true/"tma_push":false,"fused_sync":false/' \
+	workloads/gemm_allgather/variants/fused_producer_tma_sync_auto_warps.json >"$tmp/bad_warps.json"
+"$cuco" realize gemm_allgather --directive-file "$tmp/bad_warps.json" -o "$tmp/bad_warps.cu" >/dev/null
+if "$nvcc" -std=c++17 -E -Idevice/include -Iinclude "${inc[@]}" "$tmp/bad_warps.cu" -o "$tmp/bad_warps.i" \
+	>"$tmp/bad_warps.log" 2>&1; then
+	echo "realize_variants: push_warps without tma_push preprocessed"; fail=1
+elif ! grep -q "push_warps: the copying warps send the tile tma_push stages" "$tmp/bad_warps.log"; then
+	echo "realize_variants: push_warps without tma_push failed for another reason:"; tail -5 "$tmp/bad_warps.log"; fail=1
+fi
+[ "$fail" = 0 ] && echo "realize_variants: $n variants realised, pull, tail_lsa and push_warps paths compile"
 exit "$fail"

@@ -450,9 +450,9 @@ static void run_features(cublasHandle_t h, cudaStream_t st) {
 // One GEMM configuration of --push and of the feature checks: tile width tn
 // (the plan narrowed to it when narrower), push rows (kNoPush; 0: the
 // default, 8 or 16 rows per staging round; kDirect: stores from registers).
-enum { kNoPush = -100, kDirectPush = -1 };
+enum { kNoPush = -100, kDirectPush = -1, kWarpPush = -2 };
 static const char *rows_label(int rows) {
-  return rows == kNoPush ? "-" : rows == kDirectPush ? "reg" : rows == 8 ? "8" : "16";
+  return rows == kNoPush ? "-" : rows == kDirectPush ? "reg" : rows == kWarpPush ? "warp" : rows == 8 ? "8" : "16";
 }
 struct PushCase {
   int tn, rows;
@@ -469,6 +469,7 @@ static cudaError_t run_case(const cuco::gemm_bf16_plan *pl, cudaStream_t st, Pus
   switch (c.rows) {
   case kNoPush: return cuco::gemm_bf16_run(pl, st);
   case kDirectPush: return run_push<-1>(pl, st, dst, ndst);
+  case kWarpPush: return run_push<-2>(pl, st, dst, ndst);
   case 0: return run_push<0>(pl, st, dst, ndst);
   case 8: return run_push<8>(pl, st, dst, ndst);
   default: return run_push<16>(pl, st, dst, ndst);
@@ -499,9 +500,10 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
   fill_rand<<<1024, 256, 0, st>>>(B, (size_t)K * N, 32);
   CK(cudaGetLastError());
   cublas_ref(h, A, B, R, M, N, K, st);
-  const PushCase cases[] = {{256, kNoPush}, {128, kNoPush}, {64, kNoPush}, {256, 0},           {256, 8},
-                            {128, 0},       {128, 8},       {64, 0},        {64, 8},           {256, kDirectPush},
-                            {128, kDirectPush}, {64, kDirectPush}};
+  const PushCase cases[] = {{256, kNoPush},     {128, kNoPush},     {64, kNoPush},    {256, 0},
+                            {256, 8},           {128, 0},           {128, 8},         {64, 0},
+                            {64, 8},            {256, kDirectPush}, {128, kDirectPush}, {64, kDirectPush},
+                            {256, kWarpPush},   {128, kWarpPush},   {64, kWarpPush}};
   cuco::gemm_bf16_args a{A, B, C, M, N, K, K, N, N};
   for (const PushCase &c : cases) {
     cuco::gemm_bf16_plan pl;
@@ -519,6 +521,7 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
     printf("# feature tile_n %d push %s (%dx%dx%d, 7 CTAs): %s\n", c.tn,
            c.rows == kNoPush        ? "none"
            : c.rows == kDirectPush ? "direct"
+           : c.rows == kWarpPush   ? "warps"
            : c.rows == 8           ? "8 rows"
                                    : "16 rows",
            M, N, K,
@@ -543,8 +546,10 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
 static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
   std::vector<Shape> shapes = {{2048, 1024, 2048}, {4096, 2048, 4096}, {8192, 4096, 8192}};
   if (g_shape[0]) shapes = {{g_shape[0], g_shape[1], g_shape[2]}};
-  const PushCase cases[] = {{256, kNoPush}, {256, 0},      {256, 8},           {256, kDirectPush}, {128, kNoPush},
-                            {128, 0},       {128, kDirectPush}, {64, kNoPush}, {64, 0}, {64, kDirectPush}};
+  const PushCase cases[] = {{256, kNoPush},   {256, 0},  {256, 8},          {256, kDirectPush},
+                            {256, kWarpPush}, {128, kNoPush}, {128, 0},   {128, kDirectPush},
+                            {128, kWarpPush}, {64, kNoPush},  {64, 0},    {64, kDirectPush},
+                            {64, kWarpPush}};
   int ndev = 0, peer = 0, dev = 0;
   CK(cudaGetDeviceCount(&ndev));
   CK(cudaGetDevice(&dev));

@@ -61,7 +61,7 @@ static void test_design_space(void **state)
 			            10); /* every value says what it means */
 		}
 	}
-	assert_int_equal(ds.nknobs, 17);
+	assert_int_equal(ds.nknobs, 18);
 	k = cuco_design_space_knob(&ds, "split");
 	assert_non_null(k);
 	assert_int_equal(k->type, CUCO_KNOB_ENUM);
@@ -74,6 +74,10 @@ static void test_design_space(void **state)
 	assert_int_equal(k->type, CUCO_KNOB_BOOL);
 	assert_int_equal(k->searched, 1);
 	k = cuco_design_space_knob(&ds, "tail_lsa");
+	assert_non_null(k);
+	assert_int_equal(k->type, CUCO_KNOB_BOOL);
+	assert_int_equal(k->searched, 1);
+	k = cuco_design_space_knob(&ds, "push_warps");
 	assert_non_null(k);
 	assert_int_equal(k->type, CUCO_KNOB_BOOL);
 	assert_int_equal(k->searched, 1);

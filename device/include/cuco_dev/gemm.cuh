@@ -129,6 +129,11 @@ constexpr int kGemmPushMax = 7;
 /// 16-byte pieces of the tile to each copy from registers, right beside its
 /// store to C (st.global, through NVLink for a peer), and fences them at
 /// system scope before the kernel ends; the TMA engine then only loads.
+/// Rows = -2 (warps) stages the whole tile (as 16) and hands it to the three
+/// idle warps of the producer warpgroup, which copy it to every destination
+/// with 16-byte loads and stores while the consumers go on (an mbarrier pair
+/// per CTA: staged / staging free); neither the consumers nor the TMA
+/// engine, which loads the next tiles' operands, issue a byte of the push.
 /// Needs 16-byte aligned C copies and ldc % 8 == 0 (else the launch returns
 /// cudaErrorInvalidValue).
 ///
@@ -139,7 +144,8 @@ constexpr int kGemmPushMax = 7;
 ///                  warpgroup thread that issues no loads; at most 40
 ///                  registers), once, at kernel start;
 ///   wait_entered() every copy-issuing lane (direct: lane 0 of each consumer
-///                  warp), before the CTA's first copy;
+///                  warp; warps: lane 0 of each copying warp), before the
+///                  CTA's first copy;
 ///   leave()        one consumer thread (threadIdx.x 128), once, after every
 ///                  copy of the CTA has completed and the 256 consumer threads
 ///                  met at named barrier 1.
@@ -199,18 +205,22 @@ constexpr int BK = 64;
 constexpr int kThreads = 384;  // 3 warpgroups
 // PushRows = rows each consumer warp stages per round of gemm_push_epilogue
 // (0 = no push; 16 = the warp's whole 16-row share at once; 8 = two rounds of
-// 8; -1 = direct stores, no staging). The staging area (8 warps x PushRows
-// rows x BN) follows the stages.
+// 8; -1 = direct stores, no staging; -2 = the whole tile staged for the
+// producer warpgroup's copying warps). The staging area (8 warps x PushRows
+// rows x BN; -2: the tile) follows the stages; -2 adds the staged / free
+// mbarrier pair after the stages' ones.
 template <int BN, int PushRows = 0> struct cfg {
   static_assert(BN == 64 || BN == 128 || BN == 256, "tile_n is 64, 128 or 256");
-  static_assert(PushRows == -1 || PushRows == 0 || PushRows == 8 || PushRows == 16,
-                "push: direct (-1), or staging rounds of 8 or 16 rows");
-  static constexpr int kStages = (BN == 256) ? (PushRows == 16 ? 3 : 4) : (BN == 128 ? 6 : 8);
+  static_assert(PushRows == -2 || PushRows == -1 || PushRows == 0 || PushRows == 8 || PushRows == 16,
+                "push: warps (-2), direct (-1), or staging rounds of 8 or 16 rows");
+  static constexpr bool kWholeTile = PushRows == 16 || PushRows == -2;  // staging holds the whole tile
+  static constexpr int kStages = (BN == 256) ? (kWholeTile ? 3 : 4) : (BN == 128 ? 6 : 8);
   static constexpr int kABytes = BM * BK * 2;        // 16 KB
   static constexpr int kBBytes = BK * BN * 2;        // 32, 16 or 8 KB
   static constexpr int kStageBytes = kABytes + kBBytes;
-  static constexpr int kPushBytes = PushRows > 0 ? (BM / 16) * PushRows * BN * 2 : 0;  // 8 warps' staging rows
-  static constexpr int kSmem = 1024 /*align slack*/ + kStages * kStageBytes + kPushBytes + 2 * kStages * 8;
+  static constexpr int kPushBytes = kWholeTile ? BM * BN * 2 : PushRows > 0 ? (BM / 16) * PushRows * BN * 2 : 0;
+  static constexpr int kBars = 2 * kStages + (PushRows == -2 ? 2 : 0);  // mbarriers
+  static constexpr int kSmem = 1024 /*align slack*/ + kStages * kStageBytes + kPushBytes + kBars * 8;
   static_assert(kSmem <= 232448, "more shared memory than an H100/H200 CTA may have");
 };
 template <class Epi> struct is_push_t : std::false_type {};
@@ -218,7 +228,7 @@ template <class Sync, int Rows> struct is_push_t<gemm_push_epilogue<Sync, Rows>>
 template <class Epi> struct push_sync_t { using type = gemm_push_no_sync; };
 template <class Sync, int Rows> struct push_sync_t<gemm_push_epilogue<Sync, Rows>> { using type = Sync; };
 // Staging rows per round: 16 unless the epilogue type asks for 8 (or -1:
-// direct stores, no staging). Two 8-row rounds keep a 4th pipeline stage at
+// direct stores, no staging; -2: copying warps). Two 8-row rounds keep a 4th pipeline stage at
 // BN 256 but measured no faster: the stage count is not what the push costs
 // (docs/gemm.md).
 template <class Epi, int BN> struct push_rows_t { static constexpr int value = 0; };
@@ -619,9 +629,11 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     else { i = 0; tile_coords(t, p, tm, tn); }
   };
   constexpr bool kPushSync = kPush && !std::is_same<typename push_sync_t<Epi>::type, gemm_push_no_sync>::value;
-  constexpr bool kStaged = kPush && push_rows_t<Epi, BN>::value > 0;  // bulk copies from shared memory
-  constexpr bool kDirect = kPush && !kStaged;                           // st.global from registers
   constexpr int R = push_rows_t<Epi, BN>::value;  // staging rows per round (push)
+  constexpr bool kStaged = kPush && R > 0;         // bulk copies from shared memory
+  constexpr bool kDirect = kPush && R == -1;       // st.global from registers
+  constexpr bool kWarps = kPush && R == -2;        // the producer warpgroup's warps 1-3 copy the staged tile
+  constexpr int RS = kWarps ? 16 : R;              // rows each consumer warp stages per round
   using CF = cfg<BN, R>;
   constexpr int S = CF::kStages;
   extern __shared__ uint8_t smem_raw[];
@@ -630,6 +642,8 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
   const uint32_t bars = stg + CF::kPushBytes;
   auto full = [&](int s) { return bars + 8u * s; };
   auto empty = [&](int s) { return bars + 8u * (S + s); };
+  const uint32_t staged = bars + 16u * S, stg_free = staged + 8u;  // kWarps
+  constexpr int kCopiers = 96;  // kWarps: threads 32-127
   const int wg = threadIdx.x / 128;
 
   if (threadIdx.x == 0) {
@@ -637,6 +651,10 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     for (int s = 0; s < S; ++s) {
       mbar_init(full(s), 1);   // producer's arrive.expect_tx
       mbar_init(empty(s), 8);  // lane 0 of each of the 8 consumer warps
+    }
+    if constexpr (kWarps) {
+      mbar_init(staged, 256);         // every consumer thread, its part staged
+      mbar_init(stg_free, kCopiers);  // every copying thread, done reading
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     if constexpr (kGroup) {
@@ -658,6 +676,45 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     if constexpr (kPushSync) {
       if (threadIdx.x == 32) epi.sync.enter();
+    }
+    if constexpr (kWarps) {
+      if (threadIdx.x >= 32) {
+        // copying warps: each tile the consumers stage, 16 bytes a thread at a
+        // time, rows in order, to every destination; then free the staging
+        const int ct = threadIdx.x - 32;
+        uint32_t ph = 0;
+        bool first = true;
+        split_unit u;
+        for (int w = blockIdx.x, s = 0; next_unit<Split>(p, gridDim.x, blockIdx.x, w, s, u);) {
+          if constexpr (Split) {
+            if (u.ways > 1 && u.rank > 0) continue;  // a part: the finisher stages the tile
+          }
+          int pi, tm, tn;
+          coords(u.t, pi, tm, tn);
+          mbar_wait(staged, ph);
+          ph ^= 1u;
+          if (first) {
+            if ((threadIdx.x & 31) == 0) epi.sync.wait_entered();
+            __syncwarp();
+            first = false;
+          }
+          constexpr int kRow = BN / 8;  // 16-byte pieces per row
+          const long long t0 = (long long)tm * BM * p.ldc + (long long)tn * BN;
+          for (int i = ct; i < BM * kRow; i += kCopiers) {
+            const int r = i / kRow, c = i - r * kRow;
+            uint32_t v0, v1, v2, v3;
+            asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                         : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
+                         : "r"(stg + (uint32_t)(r * BN + 8 * c) * 2u)
+                         : "memory");
+            const long long off = t0 + r * p.ldc + 8 * c;
+            for (int j = 0; j < epi.n; ++j) *reinterpret_cast<uint4 *>(epi.dst[j] + off) = make_uint4(v0, v1, v2, v3);
+          }
+          mbar_arrive(stg_free);
+        }
+        __threadfence_system();  // this thread's stores, before leave()'s release
+        named_bar_sync(2, 256 + kCopiers);
+      }
     }
     if (threadIdx.x == 0) {
       int stage = 0;
@@ -704,6 +761,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     float d[BN / 2];
     int stage = 0;
     uint32_t phase = 0;
+    uint32_t sphase = 0;  // kWarps: parity of the staging's next free phase
     bool stored = false;  // a tile of this CTA's has been stored (and sent)
     split_unit u;
     for (int w = blockIdx.x, s = 0; next_unit<Split>(p, gridDim.x, blockIdx.x, w, s, u);) {
@@ -758,12 +816,16 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
         // push: this warp's staging rows (R per round, row-major, BN wide);
         // round h holds the tile rows r + 8h when R == 8, all 16 when R == 16.
         const int wrow = cw * 64 + warp * 16;
-        const uint32_t swarp = stg + (uint32_t)((cw * 4 + warp) * R * BN) * 2u;
+        const uint32_t swarp = stg + (uint32_t)((cw * 4 + warp) * RS * BN) * 2u;
         auto reuse = [&]() {  // the staging rows' previous copies are done reading
           if (lane < R) bulk_wait_read_all();
           __syncwarp();
         };
         if constexpr (kStaged) reuse();
+        if constexpr (kWarps) {  // the copying warps are done with the last tile
+          mbar_wait(stg_free, sphase ^ 1u);
+          sphase ^= 1u;
+        }
         if constexpr (kDirect) {  // the first tile's stores wait for the entry
           if (first && lane == 0) epi.sync.wait_entered();
           __syncwarp();
@@ -771,7 +833,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           __nv_bfloat16 *crow = crow0 + (h ? 8 * p.ldc : 0);
-          const uint32_t srow = swarp + (uint32_t)(((lane >> 2) + (R == 16 ? 8 * h : 0)) * BN + 8 * q) * 2u;
+          const uint32_t srow = swarp + (uint32_t)(((lane >> 2) + (RS == 16 ? 8 * h : 0)) * BN + 8 * q) * 2u;
 #pragma unroll
           for (int jb = 0; jb < BN / 32; ++jb) {
             uint32_t w[4];
@@ -794,7 +856,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
               for (int i = 0; i < epi.n; ++i)
                 *reinterpret_cast<uint4 *>(epi.dst[i] + off) = make_uint4(w[0], w[1], w[2], w[3]);
             }
-            if constexpr (kStaged)
+            if constexpr (kStaged || kWarps)
               asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(srow + (uint32_t)(32 * jb) * 2u),
                            "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])
                            : "memory");
@@ -807,6 +869,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
             if (R == 8 && h == 0) reuse();
           }
         }
+        if constexpr (kWarps) mbar_arrive(staged);  // this thread's part of the tile is staged
       } else {
         __nv_bfloat16 *c0 = Cp + row0 * p.ldc + (long long)tn * BN + q * 2;
         __nv_bfloat16 *c1 = c0 + 8 * p.ldc;
@@ -832,6 +895,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
       __syncwarp();
     }
     if constexpr (kDirect) __threadfence_system();  // this thread's peer stores, before leave()'s release
+    if constexpr (kWarps) named_bar_sync(2, 256 + kCopiers);  // the copying warps' stores are fenced
     if constexpr (kPush) {
       if constexpr (kPushSync) {
         named_bar_sync(1, 256);
