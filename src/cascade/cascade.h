@@ -259,4 +259,26 @@ const struct cuco_program_result *cuco_eval_find(const struct cuco_eval_shape *s
 /* r's latency by o's statistic (median or mean); NaN when r is NULL or not timed. */
 double cuco_result_latency(const struct cuco_program_result *r, const struct cuco_run_opts *o);
 
+/*
+ * What a bench table measures a program against (docs/harness.md, "Reading a
+ * bench table"): the fastest peer that ran and verified (what users run
+ * today), and the ideal bound, max(fastest compute alone, fastest comm
+ * alone): compute and communication perfectly overlapped, each at its best.
+ * Latencies are medians. peer is NULL and a latency NaN when missing.
+ */
+struct cuco_reference {
+	const char *peer; /* program name, or NULL */
+	double peer_us;
+	double bound_us;
+};
+void cuco_reference_of(const struct cuco_eval_shape *s, const struct cuco_eval_program *progs,
+                       int nprogs, struct cuco_reference *ref);
+/* max(compute_us, comm_us), NaN unless both are finite. */
+double cuco_ideal_bound(double compute_us, double comm_us);
+/* The hidden fraction of a program taking us: (peer - us) / (peer - bound),
+ * the share of the peer's excess over the ideal bound that the program
+ * removes (1: reaches the bound; 0: as slow as the peer; negative: slower).
+ * NaN unless all three are finite and peer > bound. */
+double cuco_hidden_fraction(double peer_us, double bound_us, double us);
+
 #endif

@@ -46,6 +46,47 @@ const struct cuco_program_result *cuco_eval_find(const struct cuco_eval_shape *s
 	return NULL;
 }
 
+static double fmin_finite(double a, double b)
+{
+	return isfinite(a) && (!isfinite(b) || a < b) ? a : b;
+}
+
+void cuco_reference_of(const struct cuco_eval_shape *s, const struct cuco_eval_program *progs,
+                       int nprogs, struct cuco_reference *ref)
+{
+	double comp = NAN, comm = NAN;
+
+	ref->peer = NULL;
+	ref->peer_us = ref->bound_us = NAN;
+	for (int i = 0; i < nprogs; i++) {
+		const struct cuco_program_result *r = cuco_eval_find(s, progs[i].name);
+		if (!r || r->code != CUCO_OK || !isfinite(r->median_us) || !progs[i].origin)
+			continue;
+		if (!strcmp(progs[i].origin, "peer") &&
+		    (!ref->peer || r->median_us < ref->peer_us)) {
+			ref->peer = progs[i].name;
+			ref->peer_us = r->median_us;
+		} else if (!strcmp(progs[i].origin, "compute")) {
+			comp = fmin_finite(r->median_us, comp);
+		} else if (!strcmp(progs[i].origin, "comm")) {
+			comm = fmin_finite(r->median_us, comm);
+		}
+	}
+	ref->bound_us = cuco_ideal_bound(comp, comm);
+}
+
+double cuco_ideal_bound(double compute_us, double comm_us)
+{
+	return isfinite(compute_us) && isfinite(comm_us) ? fmax(compute_us, comm_us) : NAN;
+}
+
+double cuco_hidden_fraction(double peer_us, double bound_us, double us)
+{
+	if (!isfinite(peer_us) || !isfinite(bound_us) || !isfinite(us) || !(peer_us > bound_us))
+		return NAN;
+	return (peer_us - us) / (peer_us - bound_us);
+}
+
 /* Device-side programs (seed, candidate) must carry a valid directive. */
 static void precheck(struct cuco_eval_program *p, const char *home)
 {

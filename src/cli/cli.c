@@ -323,13 +323,30 @@ static double median_of(const struct cuco_eval_shape *s, const char *name)
 	return r && r->code == CUCO_OK ? r->median_us : NAN;
 }
 
+/* The vs_peer and hidden columns of a program (or bound) taking us. */
+static void print_vs_peer(FILE *f, const struct cuco_reference *ref, double us)
+{
+	double h = cuco_hidden_fraction(ref->peer_us, ref->bound_us, us);
+
+	if (isfinite(ref->peer_us) && isfinite(us))
+		fprintf(f, " %7.3fx", ref->peer_us / us);
+	else
+		fprintf(f, " %8s", "-");
+	if (isfinite(h))
+		fprintf(f, " %7.2f", h);
+	else
+		fprintf(f, " %7s", "-");
+}
+
 void cli_print_shape_table(FILE *f, const struct cuco_manifest *m, const struct cuco_eval_shape *s,
                            const struct cuco_eval_program *progs, int nprogs, int ranks)
 {
 	double base = median_of(s, "baseline");
 	double comp = median_of(s, "compute"), comm = median_of(s, "comm");
 	double compb = median_of(s, "compute_cublas");
+	struct cuco_reference ref;
 
+	cuco_reference_of(s, progs, nprogs, &ref);
 	fprintf(f, "# %s, shape %s (", m->name, s->shape->name);
 	for (int i = 0; i < s->shape->nparams; i++)
 		fprintf(f, "%s%s=%lld", i ? " " : "", s->shape->param_names[i],
@@ -343,8 +360,21 @@ void cli_print_shape_table(FILE *f, const struct cuco_manifest *m, const struct 
 		fprintf(f, "#   not run: %s\n", s->error);
 		return;
 	}
-	fprintf(f, "# %-16s %-9s %-8s %9s %11s %10s %10s %9s %8s\n", "program", "role", "status",
-	        "rel_err", "median_us", "p10_us", "p90_us", "vs_base", "host_us");
+	if (ref.peer || isfinite(ref.bound_us)) {
+		fprintf(f, "# vs_peer: against the fastest peer");
+		if (ref.peer)
+			fprintf(f, " (%s, %.1f us)", ref.peer, ref.peer_us);
+		else
+			fprintf(f, " (none ran)");
+		fprintf(f, "; hidden: (peer - program) / (peer - ideal bound)");
+		if (isfinite(ref.bound_us))
+			fprintf(f, ", bound %.1f us = max(fastest compute alone, comm alone)",
+			        ref.bound_us);
+		fputc('\n', f);
+	}
+	fprintf(f, "# %-16s %-9s %-8s %9s %11s %10s %10s %9s %8s %8s %7s\n", "program", "role",
+	        "status", "rel_err", "median_us", "p10_us", "p90_us", "vs_base", "host_us",
+	        "vs_peer", "hidden");
 	for (int i = 0; i < s->run.nresults; i++) {
 		const struct cuco_program_result *r = &s->run.results[i];
 		fprintf(f, "  %-16s %-9s %-8s ", r->name, role_of(progs, nprogs, r->name),
@@ -361,6 +391,9 @@ void cli_print_shape_table(FILE *f, const struct cuco_manifest *m, const struct 
 				fprintf(f, "%9s", "");
 			if (isfinite(r->host_us))
 				fprintf(f, " %8.1f", r->host_us);
+			else
+				fprintf(f, " %8s", "-");
+			print_vs_peer(f, &ref, r->verify ? r->median_us : NAN);
 		} else {
 			fprintf(f, "%11s %10s %10s ", "-", "-", "-");
 		}
@@ -368,14 +401,20 @@ void cli_print_shape_table(FILE *f, const struct cuco_manifest *m, const struct 
 		if (r->code != CUCO_OK && r->error)
 			fprintf(f, "#   %s: %s\n", r->name, r->error);
 	}
-	if (isfinite(comp) && isfinite(comm))
-		fprintf(f, "  %-16s %-9s %-8s %9s %11.1f %10s %10s %8.3fx\n", "ideal", "bound",
+	if (isfinite(comp) && isfinite(comm)) {
+		fprintf(f, "  %-16s %-9s %-8s %9s %11.1f %10s %10s %8.3fx %8s", "ideal", "bound",
 		        "derived", "n/a", fmax(comp, comm), "-", "-",
-		        isfinite(base) ? base / fmax(comp, comm) : NAN);
-	if (isfinite(compb) && isfinite(comm))
-		fprintf(f, "  %-16s %-9s %-8s %9s %11.1f %10s %10s %8.3fx\n", "ideal_cublas",
+		        isfinite(base) ? base / fmax(comp, comm) : NAN, "-");
+		print_vs_peer(f, &ref, fmax(comp, comm));
+		fputc('\n', f);
+	}
+	if (isfinite(compb) && isfinite(comm)) {
+		fprintf(f, "  %-16s %-9s %-8s %9s %11.1f %10s %10s %8.3fx %8s", "ideal_cublas",
 		        "bound", "derived", "n/a", fmax(compb, comm), "-", "-",
-		        isfinite(base) ? base / fmax(compb, comm) : NAN);
+		        isfinite(base) ? base / fmax(compb, comm) : NAN, "-");
+		print_vs_peer(f, &ref, fmax(compb, comm));
+		fputc('\n', f);
+	}
 	for (int i = 0; i < nprogs; i++)
 		if (progs[i].precheck_code || (progs[i].job.code && progs[i].job.code != -1))
 			fprintf(f, "  %-16s %-9s %-8s   (%s)\n", progs[i].name, progs[i].origin,
@@ -397,6 +436,7 @@ void cli_shape_json(struct cuco_strbuf *sb, const struct cuco_eval_shape *s,
 {
 	double comp = median_of(s, "compute"), comm = median_of(s, "comm");
 	double compb = median_of(s, "compute_cublas");
+	struct cuco_reference ref;
 
 	cuco_strbuf_addf(sb, "{\"shape\":\"%s\",\"params\":{", s->shape->name);
 	for (int i = 0; i < s->shape->nparams; i++)
@@ -406,6 +446,13 @@ void cli_shape_json(struct cuco_strbuf *sb, const struct cuco_eval_shape *s,
 	                 cuco_result_token(s->code));
 	jnum(sb, "ideal_us", isfinite(comp) && isfinite(comm) ? fmax(comp, comm) : NAN);
 	jnum(sb, "ideal_cublas_us", isfinite(compb) && isfinite(comm) ? fmax(compb, comm) : NAN);
+	cuco_reference_of(s, progs, nprogs, &ref);
+	if (ref.peer)
+		cuco_strbuf_addf(sb, ",\"peer\":\"%s\"", ref.peer);
+	else
+		cuco_strbuf_adds(sb, ",\"peer\":null");
+	jnum(sb, "peer_us", ref.peer_us);
+	jnum(sb, "bound_us", ref.bound_us);
 	/* One harness result line per harness run (more than one after a crash). */
 	cuco_strbuf_adds(sb, ",\"harness\":[");
 	for (const char *p = s->run.raw_json; p && *p;) {

@@ -226,6 +226,66 @@ static void assert_untimed(const struct cuco_program_result *p)
 	assert_null(p->samples_json);
 }
 
+/* What a bench table compares against: the fastest verified peer, the ideal bound from the
+   fastest compute alone and comm alone, and the hidden fraction. */
+static void test_reference(void **state)
+{
+	static const struct {
+		const char *name, *origin;
+		int code;
+		double us;
+	} rows[] = {
+	    {"baseline", "baseline", CUCO_OK, 1000.0},
+	    {"peer_graph", "peer", CUCO_OK, 930.0},
+	    {"peer", "peer", CUCO_OK, 910.0},
+	    {"peer_wrong", "peer", CUCO_ERR_VERIFY, 850.0}, /* wrong: no reference */
+	    {"gemm", "compute", CUCO_OK, 520.0},
+	    {"gemm_lib", "compute", CUCO_OK, 468.0},
+	    {"comm", "comm", CUCO_OK, 430.0},
+	    {"best", "file", CUCO_OK, 689.0},
+	};
+	enum { N = sizeof(rows) / sizeof(rows[0]) };
+	struct cuco_eval_program progs[N + 1];
+	static struct cuco_eval_shape sh; /* large: a result slot per program the harness takes */
+	struct cuco_program_result *res = sh.run.results;
+	struct cuco_reference ref;
+
+	(void)state;
+	memset(progs, 0, sizeof(progs));
+	for (int i = 0; i < N; i++) {
+		snprintf(res[i].name, sizeof(res[i].name), "%s", rows[i].name);
+		res[i].code = rows[i].code;
+		res[i].median_us = rows[i].code == CUCO_OK ? rows[i].us : NAN;
+		progs[i].name = rows[i].name;
+		progs[i].origin = rows[i].origin;
+	}
+	progs[N].name = "never_ran"; /* compiled out: no result */
+	progs[N].origin = "peer";
+	sh.run.nresults = N;
+	cuco_reference_of(&sh, progs, N + 1, &ref);
+	assert_non_null(ref.peer);
+	assert_string_equal(ref.peer, "peer");
+	assert_true(ref.peer_us == 910.0);
+	assert_true(ref.bound_us == 468.0); /* max(fastest compute 468, comm 430) */
+	assert_true(fabs(cuco_hidden_fraction(ref.peer_us, ref.bound_us, 689.0) - 0.5) < 1e-12);
+	assert_true(cuco_hidden_fraction(910.0, 468.0, 468.0) == 1.0);
+	assert_true(cuco_hidden_fraction(910.0, 468.0, 910.0) == 0.0);
+	assert_true(cuco_hidden_fraction(910.0, 468.0, 1352.0) == -1.0);
+	assert_true(isnan(cuco_hidden_fraction(400.0, 468.0, 300.0))); /* peer under the bound */
+	assert_true(isnan(cuco_hidden_fraction(NAN, 468.0, 300.0)));
+	assert_true(isnan(cuco_hidden_fraction(910.0, NAN, 300.0)));
+	assert_true(cuco_ideal_bound(300.0, 430.0) == 430.0);
+	assert_true(isnan(cuco_ideal_bound(300.0, NAN)));
+
+	/* comm missing: no bound; no peer that ran: none */
+	res[6].code = CUCO_ERR_RUN;
+	res[6].median_us = NAN;
+	res[1].code = res[2].code = CUCO_ERR_VERIFY;
+	cuco_reference_of(&sh, progs, N + 1, &ref);
+	assert_null(ref.peer);
+	assert_true(isnan(ref.peer_us) && isnan(ref.bound_us));
+}
+
 static void test_parse_ok(void **state)
 {
 	struct cuco_run_result res;
@@ -586,6 +646,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_compile),
 	    cmocka_unit_test(test_compile_bad_cache),
+	    cmocka_unit_test(test_reference),
 	    cmocka_unit_test(test_parse_ok),
 	    cmocka_unit_test(test_parse_wrong),
 	    cmocka_unit_test(test_parse_timeout_partial),

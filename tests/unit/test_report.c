@@ -126,7 +126,8 @@ static int64_t fake_run(struct cuco_store *s, struct cuco_design_space *ds,
 	return run;
 }
 
-/* A bench run of "mini" at "small" (config: NULL or JSON) with the manifest's four programs. */
+/* A bench run of "mini" at "small" (config: NULL or JSON) with the manifest's programs, and
+   a second peer 20 us slower and a second compute alone 10 % faster than the given ones. */
 static void bench_run(struct cuco_store *s, const char *config, double base, double peer,
                       double compute, double comm)
 {
@@ -142,7 +143,9 @@ static void bench_run(struct cuco_store *s, const char *config, double base, dou
 	assert_int_equal(cuco_store_run_begin(s, &rr, &bench, &err), CUCO_OK);
 	bench_row(s, bench, "baseline", "baseline", "ok", base);
 	bench_row(s, bench, "cublas_nccl", "peer", "ok", peer);
+	bench_row(s, bench, "cublas_nccl_graph", "peer", "ok", peer + 20.0);
 	bench_row(s, bench, "gemm_only", "compute", "ok", compute);
+	bench_row(s, bench, "gemm_cublas", "compute", "ok", 0.9 * compute);
 	bench_row(s, bench, "allgather_only", "comm", "ok", comm);
 }
 
@@ -491,10 +494,19 @@ static void test_report_fixture(void **state)
 	cuco_strbuf_reset(&want);
 	cuco_strbuf_addf(&want, "Best program: **%lld**", (long long)best_id);
 	assert_non_null(strstr(m.buf, want.buf));
-	/* Peers and the ideal bound from the bench run: max(520, 430). */
+	/* Peers and the ideal bound from the bench run: the faster compute, max(468, 430). */
 	assert_non_null(strstr(h.buf, "peer: cublas_nccl"));
 	assert_non_null(strstr(h.buf, "910.0 us"));
-	assert_non_null(strstr(m.buf, "| ideal bound: max(compute alone, comm alone) | 520.0 us"));
+	assert_non_null(
+	    strstr(m.buf, "| ideal bound: max(fastest compute alone, comm alone) | 468.0 us"));
+	/* The best against the fastest peer (910, not 930), and its hidden fraction. */
+	cuco_strbuf_reset(&want);
+	cuco_strbuf_addf(&want,
+	                 "Best against the fastest peer, cublas_nccl (910.0 us): %.3fx; hidden "
+	                 "fraction %.2f (peer - best) / (peer - ideal bound).\n",
+	                 910.0 / best_us, (910.0 - best_us) / (910.0 - 468.0));
+	assert_non_null(strstr(m.buf, want.buf));
+	assert_non_null(strstr(h.buf, "<p>Best against the fastest peer, cublas_nccl (910.0 us)"));
 	assert_null(strstr(h.buf, "No bench run"));
 	/* ... from the sustained bench run, not the later burst one. */
 	assert_non_null(strstr(m.buf, "- timing: sustained"));
