@@ -26,7 +26,12 @@
 //                        and ways against the unsplit plan: correct C, then
 //                        the time, and the MiB of C stored in the kernel's
 //                        last 10 and 25 us (from per-tile time stamps)
+//   test_gemm --grid     the persistent grid: all SMs against as few CTAs as
+//                        keep the waves (every CTA the same tile count), the
+//                        GEMM alone and pushing to GPU 1, interleaved
 //   --iters N, --warm N  timed and untimed launches per series (30, 5)
+//   --gap US             idle microseconds after each timed launch (0), so the
+//                        card stays under its power cap (burst-like timing)
 //   --shape M N K        --push / --group / --chunks / --split: time this shape only
 //
 // Checks per shape: C poisoned with NaN before the run; relative L2 error
@@ -71,6 +76,7 @@
 
 static int g_fail = 0;
 static int g_warm = 5;         // untimed launches before each timed series (--warm)
+static int g_gap_us = 0;       // idle us after each timed launch (--gap)
 static int g_shape[3] = {0};   // --shape M N K: the only shape of --push / --group timing
 
 __device__ __forceinline__ uint32_t hash32(uint64_t x) {
@@ -228,6 +234,7 @@ template <class F> static double launch_us(cudaStream_t st, int warm, int iters,
     float ms;
     CK(cudaEventElapsedTime(&ms, e0, e1));
     t.push_back(ms);
+    if (g_gap_us > 0) usleep((useconds_t)g_gap_us);
   }
   CK(cudaEventDestroy(e0));
   CK(cudaEventDestroy(e1));
@@ -1215,8 +1222,86 @@ static void run_sweep(cudaStream_t st, int iters) {
   }
 }
 
+// --grid: the persistent grid's size. A plan takes min(SMs, tiles) CTAs; when
+// the tiles are more than the SMs, as few CTAs as keep the same number of
+// waves (ceil(tiles / ceil(tiles / SMs))) give every CTA the same count of
+// tiles. Times the GEMM alone and pushing every tile to GPU 1 (bulk copies)
+// at both grids, three interleaved rounds, at the per-rank shapes of
+// gemm_allgather (or --shape); C and the peer copy checked once per grid.
+static void run_grid(cublasHandle_t h, cudaStream_t st, int iters) {
+  std::vector<Shape> shapes = {{2048, 1024, 2048}, {4096, 2048, 4096}, {8192, 4096, 8192},
+                               {16384, 2048, 8192}, {4096, 8192, 4096}};
+  if (g_shape[0]) shapes = {{g_shape[0], g_shape[1], g_shape[2]}};
+  int dev = 0, peer = 0, ndev = 0, sms = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaGetDeviceCount(&ndev));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  if (ndev > 1) {
+    CK(cudaDeviceCanAccessPeer(&peer, dev, dev == 0 ? 1 : 0));
+    if (peer) {
+      cudaError_t e = cudaDeviceEnablePeerAccess(dev == 0 ? 1 : 0, 0);
+      if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) CK(e);
+      cudaGetLastError();
+    }
+  }
+  printf("# grid: median of %d single launches (CUDA events) per series, 3 interleaved rounds; push = bulk "
+         "copies of every tile to GPU %d (%s)\n",
+         iters, dev == 0 ? 1 : 0, peer ? "a peer" : "not a peer: skipped");
+  printf("#     M      N      K tile_n tiles  ctas round   alone_us   push_us  status\n");
+  for (const Shape &sh : shapes) {
+    const int M = sh.M, N = sh.N, K = sh.K;
+    __nv_bfloat16 *A, *B, *C, *R, *P = nullptr;
+    CK(cudaMalloc(&A, (size_t)M * K * 2));
+    CK(cudaMalloc(&B, (size_t)K * N * 2));
+    CK(cudaMalloc(&C, (size_t)M * N * 2));
+    CK(cudaMalloc(&R, (size_t)M * N * 2));
+    if (peer) {
+      CK(cudaSetDevice(dev == 0 ? 1 : 0));
+      CK(cudaMalloc(&P, (size_t)M * N * 2));
+      CK(cudaSetDevice(dev));
+    }
+    fill_rand<<<2048, 256, 0, st>>>(A, (size_t)M * K, 51);
+    fill_rand<<<2048, 256, 0, st>>>(B, (size_t)K * N, 52);
+    cublas_ref(h, A, B, R, M, N, K, st);
+    cuco::gemm_bf16_args a{A, B, C, M, N, K, K, N, N};
+    cuco::gemm_bf16_plan full;
+    CK(cuco::gemm_bf16_plan_init(&full, a, 0));  // the balanced grid (plan_init's own)
+    const int tiles = full.tiles_m * full.tiles_n, waves = (tiles + sms - 1) / sms;
+    const int grids[2] = {tiles < sms ? tiles : sms, (tiles + waves - 1) / waves};
+    if (full.ctas != grids[1]) {
+      printf("# grid %dx%dx%d: plan_init chose %d CTAs, not the balanced %d: FAIL\n", M, N, K, full.ctas, grids[1]);
+      g_fail = 1;
+    }
+    for (int round = 0; round < 3; ++round)
+      for (int g = 0; g < 2; ++g) {
+        if (g == 1 && grids[1] == grids[0]) continue;
+        cuco::gemm_bf16_plan pl = full;
+        pl.ctas = grids[g];
+        __nv_bfloat16 *dd[1] = {P};
+        const double alone = launch_us(st, g_warm, iters, [&] { CK(cuco::gemm_bf16_run(&pl, st)); });
+        bool ok = true;
+        if (round == 0) {
+          CheckResult cr = check(C, R, A, B, M, N, K);
+          ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
+        }
+        double pushed = 0;
+        if (P) {
+          if (round == 0) CK(cudaMemset(P, 0xFF, (size_t)M * N * 2));
+          pushed = launch_us(st, g_warm, iters, [&] { CK(run_push<0>(&pl, st, dd, 1)); });
+          if (round == 0) ok = ok && same_bytes(C, P, (size_t)M * N);
+        }
+        printf("%7d %6d %6d %6d %5d %5d %5d %10.1f %9.1f  %s\n", M, N, K, pl.bn, tiles, pl.ctas, round, alone,
+               pushed, ok ? "ok" : "FAIL");
+        fflush(stdout);
+        if (!ok) g_fail = 1;
+      }
+    CK(cudaFree(A)); CK(cudaFree(B)); CK(cudaFree(C)); CK(cudaFree(R));
+    if (P) CK(cudaFree(P));
+  }
+}
+
 int main(int argc, char **argv) {
-  bool quick = false, sweep = false, push = false, group = false, chunks = false, split = false;
+  bool quick = false, sweep = false, push = false, group = false, chunks = false, split = false, grid = false;
   int iters = 30;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--quick")) quick = true;
@@ -1225,13 +1310,16 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--group")) group = true;
     else if (!strcmp(argv[i], "--chunks")) chunks = true;
     else if (!strcmp(argv[i], "--split")) split = true;
+    else if (!strcmp(argv[i], "--grid")) grid = true;
     else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--warm") && i + 1 < argc) g_warm = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--gap") && i + 1 < argc) g_gap_us = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--shape") && i + 3 < argc) {
       for (int j = 0; j < 3; ++j) g_shape[j] = atoi(argv[++i]);
     } else {
       fprintf(stderr,
-              "usage: %s [--quick] [--sweep] [--push] [--group] [--chunks] [--split] [--iters N] [--warm N] [--shape M N K]\n",
+              "usage: %s [--quick] [--sweep] [--push] [--group] [--chunks] [--split] [--grid] [--iters N] [--warm N] "
+              "[--gap US] [--shape M N K]\n",
               argv[0]);
       return 2;
     }
@@ -1259,6 +1347,13 @@ int main(int argc, char **argv) {
   if (push) {
     run_push_features(h, st);
     run_push_timing(h, st, iters);
+    CKB(cublasDestroy(h));
+    CK(cudaStreamDestroy(st));
+    printf("# result: %s\n", g_fail ? "FAIL" : "PASS");
+    return g_fail;
+  }
+  if (grid) {
+    run_grid(h, st, iters);
     CKB(cublasDestroy(h));
     CK(cudaStreamDestroy(st));
     printf("# result: %s\n", g_fail ? "FAIL" : "PASS");

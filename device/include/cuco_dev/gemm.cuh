@@ -5,7 +5,8 @@
 //   C row-major (ldc).
 //
 // Design (see docs/gemm.md for the full write-up and measured numbers):
-//   * one persistent kernel, grid = min(#SMs, #tiles, max_ctas), 384 threads:
+//   * one persistent kernel, grid = min(#SMs, #tiles, max_ctas), trimmed to
+//     as few CTAs as keep the waves (every CTA the same tile count), 384 threads:
 //     warpgroup 0 = producer (one thread issues TMA loads, the rest idle,
 //     setmaxnreg.dec to 40), warpgroups 1 and 2 = consumers (setmaxnreg.inc to
 //     232), each consumer owns 64 rows of the 128-row CTA tile and issues
@@ -943,6 +944,22 @@ inline cudaError_t encode_2d(CUtensorMap *map, const void *ptr, unsigned long lo
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
+// The persistent grid for `units` tiles on sms SMs, capped at max_ctas (0: no
+// cap): as few CTAs as keep the waves of one CTA per SM, so every CTA takes
+// the same number of tiles, give or take one fewer (1024 tiles on 132 SMs:
+// 8 waves either way, 128 CTAs of 8 tiles instead of 100 of 8 and 32 of 7).
+// The time to the last tile is the same in waves; measured with idle gaps
+// between launches, the GEMM alone took 4-14 us less at 8192x4096x8192 and
+// 16384x2048x8192, and 10-18 us less pushing every tile to the other GPU
+// (docs/gemm.md, session 14).
+inline int balanced_grid(long long units, int sms, int max_ctas) {
+  int ctas = units < sms ? (int)units : sms;
+  if (max_ctas > 0 && max_ctas < ctas) ctas = max_ctas;
+  if (ctas < 1) return 1;
+  const long long waves = (units + ctas - 1) / ctas;
+  return (int)((units + waves - 1) / waves);
+}
+
 // A plan's launch geometry for tile width bn (tiles_m and N already set):
 // tiles_n, group_m and the persistent grid on sms SMs, capped at max_ctas.
 inline void plan_geometry(gemm_bf16_plan *p, int bn, int sms, int max_ctas) {
@@ -952,10 +969,7 @@ inline void plan_geometry(gemm_bf16_plan *p, int bn, int sms, int max_ctas) {
   // pick group_m so that band is roughly square in elements.
   p->group_m = (bn == 256) ? 16 : 8;
   if (p->group_m > p->tiles_m) p->group_m = p->tiles_m;
-  const int tiles = p->tiles_m * p->tiles_n;
-  int ctas = sms < tiles ? sms : tiles;
-  if (max_ctas > 0 && max_ctas < ctas) ctas = max_ctas;
-  p->ctas = ctas;
+  p->ctas = balanced_grid((long long)p->tiles_m * p->tiles_n, sms, max_ctas);
 }
 
 // One kernel instantiation, made ready once per device: refused (instead of
@@ -1061,7 +1075,11 @@ inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &e
 /// ldb >= N, ldc >= N; lda and ldb multiples of 8 elements (16-byte row
 /// pitch, a TMA rule), ldc even; A and B 16-byte aligned, C 4-byte aligned.
 /// max_ctas: upper bound on the persistent grid (0 = one CTA per SM); use it
-/// to leave SMs free for a concurrent communication kernel.
+/// to leave SMs free for a concurrent communication kernel. Within it the
+/// grid is as small as keeps the same number of waves, so every CTA takes as
+/// many tiles as the others (or one fewer): 1024 tiles on 132 SMs run on 128
+/// CTAs (plan.ctas says how many; a caller may set it lower or higher, up to
+/// the SM count, before launching an unsplit plan).
 /// Returns cudaErrorInvalidValue for shapes/layouts outside these rules,
 /// cudaErrorNotSupported if the device is not compute capability 9.x or the
 /// driver lacks cuTensorMapEncodeTiled, or the CUDA error of a failed query.
@@ -1140,9 +1158,11 @@ inline cudaError_t gemm_bf16_plan_narrow(gemm_bf16_plan *p, int tile_n, int max_
 }
 
 namespace gemm_detail {
-// The grid a split plan launches: one CTA per SM, or per tile part when fewer.
+// The grid a split plan launches: one CTA per SM, or per tile part when fewer
+// (its tail stages want every SM); unsplit (ways <= 1), the plan's balanced grid.
 inline int split_ctas(const gemm_bf16_plan *p, int ways, int sms, int max_ctas) {
   const long long parts = (long long)p->tiles_m * p->tiles_n * (ways > 1 ? ways : 1);
+  if (ways <= 1) return balanced_grid(parts, sms, max_ctas);
   int ctas = parts < sms ? (int)parts : sms;
   if (max_ctas > 0 && max_ctas < ctas) ctas = max_ctas;
   return ctas;
