@@ -949,9 +949,9 @@ inline cudaError_t encode_2d(CUtensorMap *map, const void *ptr, unsigned long lo
 // the same number of tiles, give or take one fewer (1024 tiles on 132 SMs:
 // 8 waves either way, 128 CTAs of 8 tiles instead of 100 of 8 and 32 of 7).
 // The time to the last tile is the same in waves; measured with idle gaps
-// between launches, the GEMM alone took 4-14 us less at 8192x4096x8192 and
-// 16384x2048x8192, and 10-18 us less pushing every tile to the other GPU
-// (docs/gemm.md, session 14).
+// between launches (two runs, three rounds each), the GEMM alone took 1-22 us
+// less at 8192x4096x8192, 16384x2048x8192 and 4096x8192x4096, and 3-19 us
+// less pushing every tile to the other GPU (docs/gemm.md, session 14).
 inline int balanced_grid(long long units, int sms, int max_ctas) {
   int ctas = units < sms ? (int)units : sms;
   if (max_ctas > 0 && max_ctas < ctas) ctas = max_ctas;
