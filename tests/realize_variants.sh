@@ -99,33 +99,27 @@ for scope in cta grid; do
 	[ "$launches" = "$want" ] ||
 		{ echo "realize_variants: sync_scope $scope: $launches all-gather kernel launches, want $want"; fail=1; }
 done
-# pull over LSA: kernels push, so the template refuses it with the reason
-sed 's/"backend":"ce"/"backend":"lsa"/' workloads/gemm_allgather/variants/sequential_ce_cublas_pull.json >"$tmp/bad.json"
-"$cuco" realize gemm_allgather --directive-file "$tmp/bad.json" -o "$tmp/bad.cu" >/dev/null
-if "$nvcc" -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Idevice/include -Iinclude "${inc[@]}" \
-	-c "$tmp/bad.cu" -o "$tmp/bad.o" >"$tmp/bad.log" 2>&1; then
-	echo "realize_variants: pull over lsa compiled"; fail=1
-elif ! grep -q "pull: the copy engine pulls the peers' blocks" "$tmp/bad.log"; then
-	echo "realize_variants: pull over lsa failed for another reason:"; tail -5 "$tmp/bad.log"; fail=1
-fi
-# tail_lsa anywhere but copy-engine stream overlap that pushes: refused with the reason
-sed 's/"backend":"ce"/"backend":"lsa"/' workloads/gemm_allgather/variants/evolved_8192_s11_tail.json >"$tmp/bad_tail.json"
-"$cuco" realize gemm_allgather --directive-file "$tmp/bad_tail.json" -o "$tmp/bad_tail.cu" >/dev/null
-if "$nvcc" -std=c++17 -E -Idevice/include -Iinclude "${inc[@]}" "$tmp/bad_tail.cu" -o "$tmp/bad_tail.i" \
-	>"$tmp/bad_tail.log" 2>&1; then
-	echo "realize_variants: tail_lsa over lsa preprocessed"; fail=1
-elif ! grep -q "tail_lsa: only copy-engine stream_overlap" "$tmp/bad_tail.log"; then
-	echo "realize_variants: tail_lsa over lsa failed for another reason:"; tail -5 "$tmp/bad_tail.log"; fail=1
-fi
-# push_warps without tma_push: nothing is staged, so the template refuses it
-sed 's/"tma_push":true,"fused_sync":true/"tma_push":false,"fused_sync":false/' \
-	workloads/gemm_allgather/variants/fused_producer_tma_sync_auto_warps.json >"$tmp/bad_warps.json"
-"$cuco" realize gemm_allgather --directive-file "$tmp/bad_warps.json" -o "$tmp/bad_warps.cu" >/dev/null
-if "$nvcc" -std=c++17 -E -Idevice/include -Iinclude "${inc[@]}" "$tmp/bad_warps.cu" -o "$tmp/bad_warps.i" \
-	>"$tmp/bad_warps.log" 2>&1; then
-	echo "realize_variants: push_warps without tma_push preprocessed"; fail=1
-elif ! grep -q "push_warps: the copying warps send the tile tma_push stages" "$tmp/bad_warps.log"; then
-	echo "realize_variants: push_warps without tma_push failed for another reason:"; tail -5 "$tmp/bad_warps.log"; fail=1
-fi
+# refused NAME VARIANT SED REASON: the variant's directive edited by SED
+# realises, but the template refuses it while preprocessing, with REASON
+refused() {
+	sed "$3" "workloads/gemm_allgather/variants/$2.json" >"$tmp/bad_$1.json"
+	"$cuco" realize gemm_allgather --directive-file "$tmp/bad_$1.json" -o "$tmp/bad_$1.cu" >/dev/null
+	if "$nvcc" -std=c++17 -E -Idevice/include -Iinclude "${inc[@]}" "$tmp/bad_$1.cu" -o "$tmp/bad_$1.i" \
+		>"$tmp/bad_$1.log" 2>&1; then
+		echo "realize_variants: $1 preprocessed"; fail=1
+	elif ! grep -q "$4" "$tmp/bad_$1.log"; then
+		echo "realize_variants: $1 failed for another reason:"; tail -5 "$tmp/bad_$1.log"; fail=1
+	fi
+}
+# pull over LSA: kernels push
+refused pull_lsa sequential_ce_cublas_pull 's/"backend":"ce"/"backend":"lsa"/' \
+	"pull: the copy engine pulls the peers' blocks"
+# tail_lsa anywhere but copy-engine stream overlap that pushes
+refused tail_lsa_lsa evolved_8192_s11_tail 's/"backend":"ce"/"backend":"lsa"/' \
+	"tail_lsa: only copy-engine stream_overlap"
+# push_warps without tma_push: nothing is staged
+refused warps_no_tma fused_producer_tma_sync_auto_warps \
+	's/"tma_push":true,"fused_sync":true/"tma_push":false,"fused_sync":false/' \
+	"push_warps: the copying warps send the tile tma_push stages"
 [ "$fail" = 0 ] && echo "realize_variants: $n variants realised, pull, tail_lsa and push_warps paths compile"
 exit "$fail"

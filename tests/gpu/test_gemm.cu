@@ -548,6 +548,29 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
   for (auto &d : D) CK(cudaFree(d));
 }
 
+// The other GPU (1, or 0 from GPU 1) when it is a peer of this one, with peer
+// access enabled: its memory is what the push timings write through NVLink.
+static bool other_is_peer(int dev) {
+  int ndev = 0, peer = 0;
+  CK(cudaGetDeviceCount(&ndev));
+  if (ndev < 2) return false;
+  CK(cudaDeviceCanAccessPeer(&peer, dev, dev == 0 ? 1 : 0));
+  if (peer) {
+    cudaError_t e = cudaDeviceEnablePeerAccess(dev == 0 ? 1 : 0, 0);
+    if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) CK(e);
+    cudaGetLastError();
+  }
+  return peer != 0;
+}
+// bytes on the other GPU (see other_is_peer), the current device left as it was.
+static __nv_bfloat16 *alloc_other(int dev, size_t bytes) {
+  __nv_bfloat16 *p = nullptr;
+  CK(cudaSetDevice(dev == 0 ? 1 : 0));
+  CK(cudaMalloc(&p, bytes));
+  CK(cudaSetDevice(dev));
+  return p;
+}
+
 // --push: GEMM alone vs GEMM + push to a local copy vs GEMM + push to GPU 1's
 // copy (through NVLink when it is a peer), per tile width and staging round.
 static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
@@ -557,17 +580,9 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
                             {256, kWarpPush}, {128, kNoPush}, {128, 0},   {128, kDirectPush},
                             {128, kWarpPush}, {64, kNoPush},  {64, 0},    {64, kDirectPush},
                             {64, kWarpPush}};
-  int ndev = 0, peer = 0, dev = 0;
-  CK(cudaGetDeviceCount(&ndev));
+  int dev = 0;
   CK(cudaGetDevice(&dev));
-  if (ndev > 1) {
-    CK(cudaDeviceCanAccessPeer(&peer, dev, dev == 0 ? 1 : 0));
-    if (peer) {
-      cudaError_t e = cudaDeviceEnablePeerAccess(dev == 0 ? 1 : 0, 0);
-      if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) CK(e);
-      cudaGetLastError();
-    }
-  }
+  const bool peer = other_is_peer(dev);
   printf("# push timing: median of %d single launches (CUDA events), 5 warm-up; peer copy on GPU %d: %s\n", iters,
          dev == 0 ? 1 : 0, peer ? "yes" : "no (not a peer)");
   printf("#     M      N      K tile_n rows  ctas   alone_us  local_us   peer_us  peer_GB/s_over_alone  status\n");
@@ -579,11 +594,7 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
     CK(cudaMalloc(&C, (size_t)M * N * 2));
     CK(cudaMalloc(&R, (size_t)M * N * 2));
     CK(cudaMalloc(&L, (size_t)M * N * 2));
-    if (peer) {
-      CK(cudaSetDevice(dev == 0 ? 1 : 0));
-      CK(cudaMalloc(&P, (size_t)M * N * 2));
-      CK(cudaSetDevice(dev));
-    }
+    if (peer) P = alloc_other(dev, (size_t)M * N * 2);
     fill_rand<<<2048, 256, 0, st>>>(A, (size_t)M * K, 41);
     fill_rand<<<2048, 256, 0, st>>>(B, (size_t)K * N, 42);
     cublas_ref(h, A, B, R, M, N, K, st);
@@ -1232,18 +1243,10 @@ static void run_grid(cublasHandle_t h, cudaStream_t st, int iters) {
   std::vector<Shape> shapes = {{2048, 1024, 2048}, {4096, 2048, 4096}, {8192, 4096, 8192},
                                {16384, 2048, 8192}, {4096, 8192, 4096}};
   if (g_shape[0]) shapes = {{g_shape[0], g_shape[1], g_shape[2]}};
-  int dev = 0, peer = 0, ndev = 0, sms = 0;
+  int dev = 0, sms = 0;
   CK(cudaGetDevice(&dev));
-  CK(cudaGetDeviceCount(&ndev));
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  if (ndev > 1) {
-    CK(cudaDeviceCanAccessPeer(&peer, dev, dev == 0 ? 1 : 0));
-    if (peer) {
-      cudaError_t e = cudaDeviceEnablePeerAccess(dev == 0 ? 1 : 0, 0);
-      if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) CK(e);
-      cudaGetLastError();
-    }
-  }
+  const bool peer = other_is_peer(dev);
   printf("# grid: median of %d single launches (CUDA events) per series, 3 interleaved rounds; push = bulk "
          "copies of every tile to GPU %d (%s)\n",
          iters, dev == 0 ? 1 : 0, peer ? "a peer" : "not a peer: skipped");
@@ -1255,11 +1258,7 @@ static void run_grid(cublasHandle_t h, cudaStream_t st, int iters) {
     CK(cudaMalloc(&B, (size_t)K * N * 2));
     CK(cudaMalloc(&C, (size_t)M * N * 2));
     CK(cudaMalloc(&R, (size_t)M * N * 2));
-    if (peer) {
-      CK(cudaSetDevice(dev == 0 ? 1 : 0));
-      CK(cudaMalloc(&P, (size_t)M * N * 2));
-      CK(cudaSetDevice(dev));
-    }
+    if (peer) P = alloc_other(dev, (size_t)M * N * 2);
     fill_rand<<<2048, 256, 0, st>>>(A, (size_t)M * K, 51);
     fill_rand<<<2048, 256, 0, st>>>(B, (size_t)K * N, 52);
     cublas_ref(h, A, B, R, M, N, K, st);
