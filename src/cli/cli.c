@@ -338,6 +338,18 @@ static void print_vs_peer(FILE *f, const struct cuco_reference *ref, double us)
 		fprintf(f, " %7s", "-");
 }
 
+/* A derived row: the ideal bound with one compute kernel, when both are measured. */
+static void print_bound(FILE *f, const char *name, double us, double base,
+                        const struct cuco_reference *ref)
+{
+	if (!isfinite(us))
+		return;
+	fprintf(f, "  %-16s %-9s %-8s %9s %11.1f %10s %10s %8.3fx %8s", name, "bound", "derived",
+	        "n/a", us, "-", "-", isfinite(base) ? base / us : NAN, "-");
+	print_vs_peer(f, ref, us);
+	fputc('\n', f);
+}
+
 void cli_print_shape_table(FILE *f, const struct cuco_manifest *m, const struct cuco_eval_shape *s,
                            const struct cuco_eval_program *progs, int nprogs, int ranks)
 {
@@ -401,20 +413,8 @@ void cli_print_shape_table(FILE *f, const struct cuco_manifest *m, const struct 
 		if (r->code != CUCO_OK && r->error)
 			fprintf(f, "#   %s: %s\n", r->name, r->error);
 	}
-	if (isfinite(comp) && isfinite(comm)) {
-		fprintf(f, "  %-16s %-9s %-8s %9s %11.1f %10s %10s %8.3fx %8s", "ideal", "bound",
-		        "derived", "n/a", fmax(comp, comm), "-", "-",
-		        isfinite(base) ? base / fmax(comp, comm) : NAN, "-");
-		print_vs_peer(f, &ref, fmax(comp, comm));
-		fputc('\n', f);
-	}
-	if (isfinite(compb) && isfinite(comm)) {
-		fprintf(f, "  %-16s %-9s %-8s %9s %11.1f %10s %10s %8.3fx %8s", "ideal_cublas",
-		        "bound", "derived", "n/a", fmax(compb, comm), "-", "-",
-		        isfinite(base) ? base / fmax(compb, comm) : NAN, "-");
-		print_vs_peer(f, &ref, fmax(compb, comm));
-		fputc('\n', f);
-	}
+	print_bound(f, "ideal", cuco_ideal_bound(comp, comm), base, &ref);
+	print_bound(f, "ideal_cublas", cuco_ideal_bound(compb, comm), base, &ref);
 	for (int i = 0; i < nprogs; i++)
 		if (progs[i].precheck_code || (progs[i].job.code && progs[i].job.code != -1))
 			fprintf(f, "  %-16s %-9s %-8s   (%s)\n", progs[i].name, progs[i].origin,
@@ -444,8 +444,8 @@ void cli_shape_json(struct cuco_strbuf *sb, const struct cuco_eval_shape *s,
 		                 s->shape->params[i]);
 	cuco_strbuf_addf(sb, "},\"gpu\":\"%s\",\"status\":\"%s\"", s->run.gpu,
 	                 cuco_result_token(s->code));
-	jnum(sb, "ideal_us", isfinite(comp) && isfinite(comm) ? fmax(comp, comm) : NAN);
-	jnum(sb, "ideal_cublas_us", isfinite(compb) && isfinite(comm) ? fmax(compb, comm) : NAN);
+	jnum(sb, "ideal_us", cuco_ideal_bound(comp, comm));
+	jnum(sb, "ideal_cublas_us", cuco_ideal_bound(compb, comm));
 	cuco_reference_of(s, progs, nprogs, &ref);
 	if (ref.peer)
 		cuco_strbuf_addf(sb, ",\"peer\":\"%s\"", ref.peer);
