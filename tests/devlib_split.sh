@@ -7,8 +7,10 @@
 # finisher and one unit per other rank, all in one stage, with partial-sum
 # slots and counters of their own inside the sizes split_layout reports; a
 # stage's parts differ by at most one k-block; finishers rotate; and a plan
-# that cannot split computes every tile whole. Host code only: compiled by
-# nvcc, runs without a GPU.
+# that cannot split computes every tile whole. And the persistent grid
+# (balanced_grid): at most min(SMs, tiles, max_ctas) CTAs, as many waves as
+# that many, and as few CTAs as keep them; split plans keep one CTA per SM.
+# Host code only: compiled by nvcc, runs without a GPU.
 # Usage: bash tests/devlib_split.sh [ignored]   (CUCO_HOME = repo root)
 set -euo pipefail
 root="${CUCO_HOME:-$(cd "$(dirname "$0")/.." && pwd)}"
@@ -150,6 +152,40 @@ int main()
 		printf("8192: whole %d, n %d, stages %d, n_last %d, g_last %d\n", sp.whole, sp.n, sp.stages,
 		       sp.n_last, sp.g_last);
 		fails++;
+	}
+	// the persistent grid: as few CTAs as keep the waves of min(SMs, tiles, max_ctas)
+	for (int units = 1; units <= 2100; units += units < 300 ? 1 : 37)
+		for (int sms : {1, 7, 100, 128, 131, 132})
+			for (int cap : {0, 1, 5, 64, 128, 131, 200}) {
+				int base = units < sms ? units : sms;
+				if (cap > 0 && cap < base)
+					base = cap;
+				const int c = balanced_grid(units, sms, cap);
+				auto waves = [&](int x) { return (units + x - 1) / x; };
+				if (c < 1 || c > base || waves(c) != waves(base) || (c > 1 && waves(c - 1) == waves(base))) {
+					printf("grid: %d tiles, %d SMs, cap %d: %d CTAs (%d waves), from %d CTAs (%d waves)\n",
+					       units, sms, cap, c, waves(c), base, waves(base));
+					fails++;
+				}
+			}
+	{
+		const int want[][4] = {{1024, 132, 0, 128}, {512, 132, 0, 128}, {256, 132, 0, 128},
+		                       {128, 132, 0, 128},  {64, 132, 0, 64},   {1000, 132, 0, 125},
+		                       {1024, 132, 131, 128}, {1024, 132, 100, 94}, {2048, 132, 0, 128}};
+		for (const auto &w : want)
+			if (balanced_grid(w[0], w[1], w[2]) != w[3]) {
+				printf("grid: %d tiles, %d SMs, cap %d: %d CTAs, want %d\n", w[0], w[1], w[2],
+				       balanced_grid(w[0], w[1], w[2]), w[3]);
+				fails++;
+			}
+		gemm_bf16_plan pl = {};
+		pl.tiles_m = 64;
+		pl.tiles_n = 16; // 8192x4096 at 128x256
+		if (split_ctas(&pl, 1, 132, 0) != 128 || split_ctas(&pl, 2, 132, 0) != 132) {
+			printf("split_ctas: unsplit %d (want 128), 2 ways %d (want 132)\n", split_ctas(&pl, 1, 132, 0),
+			       split_ctas(&pl, 2, 132, 0));
+			fails++;
+		}
 	}
 	if (fails)
 		printf("devlib_split: %d failures\n", fails);
