@@ -236,6 +236,20 @@ static void get_real(json_t *o, const char *k, double *v)
 		*v = json_number_value(x);
 }
 
+/* o[key]: one of two words, the first when absent; anything else refused. */
+static int config_word(json_t *o, const char *key, const char *dflt, const char *other, char *out,
+                       size_t size, struct cuco_err *err)
+{
+	json_t *x = json_object_get(o, key);
+	const char *v = x && json_is_string(x) ? json_string_value(x) : NULL;
+
+	if (x && (!v || (strcmp(v, dflt) && strcmp(v, other))))
+		return cuco_err_set(err, CUCO_ERR_PARSE, "evolve config: %s: not \"%s\" or \"%s\"",
+		                    key, dflt, other);
+	snprintf(out, size, "%s", v ? v : dflt);
+	return CUCO_OK;
+}
+
 int cuco_evolve_config_from_json(const char *json, struct cuco_evolve_config *c,
                                  struct cuco_err *err)
 {
@@ -280,24 +294,14 @@ int cuco_evolve_config_from_json(const char *json, struct cuco_evolve_config *c,
 	c->pipeline = json_is_boolean(x)   ? json_is_true(x)
 	              : json_is_integer(x) ? json_integer_value(x) != 0
 	                                   : 0;
-	/* absent: a config stored before the timing was, which timed back to back */
-	x = json_object_get(o, "timing");
-	if (x && (!json_is_string(x) || (strcmp(json_string_value(x), "sustained") &&
-	                                 strcmp(json_string_value(x), "burst")))) {
+	/* absent timing: a config stored before the timing was, which timed back to back;
+	   absent statistic: a run ranked by the median, as every run before the choice */
+	if (config_word(o, "timing", "sustained", "burst", c->timing, sizeof(c->timing), err) ||
+	    config_word(o, "statistic", "median", "mean", c->statistic, sizeof(c->statistic),
+	                err)) {
 		json_decref(o);
-		return cuco_err_set(err, CUCO_ERR_PARSE,
-		                    "evolve config: timing: not \"sustained\" or \"burst\"");
+		return err->code;
 	}
-	snprintf(c->timing, sizeof(c->timing), "%s", x ? json_string_value(x) : "sustained");
-	/* absent: a run ranked by the median, as every run before the choice */
-	x = json_object_get(o, "statistic");
-	if (x && (!json_is_string(x) || (strcmp(json_string_value(x), "median") &&
-	                                 strcmp(json_string_value(x), "mean")))) {
-		json_decref(o);
-		return cuco_err_set(err, CUCO_ERR_PARSE,
-		                    "evolve config: statistic: not \"median\" or \"mean\"");
-	}
-	snprintf(c->statistic, sizeof(c->statistic), "%s", x ? json_string_value(x) : "median");
 	x = json_object_get(o, "cuda_device_max_connections");
 	if (x && !json_is_string(x)) {
 		json_decref(o);

@@ -126,6 +126,19 @@ static int64_t fake_run(struct cuco_store *s, struct cuco_design_space *ds,
 	return run;
 }
 
+/* A new store in the test directory, any older file of that name removed first. */
+static struct cuco_store *fresh_store(const char *name)
+{
+	struct cuco_store *s = NULL;
+	struct cuco_err err;
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	remove(path);
+	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
+	return s;
+}
+
 /* A bench run of "mini" at "small" (config: NULL or JSON) with the manifest's programs, and
    a second peer 20 us slower and a second compute alone 10 % faster than the given ones. */
 static void bench_run(struct cuco_store *s, const char *config, double base, double peer,
@@ -275,14 +288,12 @@ static void test_report_shapes(void **state)
 	struct fake_eval f;
 	struct cuco_err err;
 	struct cuco_strbuf h = CUCO_STRBUF_INIT, m = CUCO_STRBUF_INIT, want = CUCO_STRBUF_INIT;
-	char path[128];
 	int64_t run = 0, best_id = 0;
 	double x, best_us, best_fit;
 
 	(void)state;
 	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &ds, &err), CUCO_OK);
-	snprintf(path, sizeof(path), "%s/report-shapes.db", dir);
-	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
+	s = fresh_store("report-shapes.db");
 	cuco_evolve_config_default(&cfg);
 	cfg.seed = 5;
 	cfg.generations = 4;
@@ -348,14 +359,11 @@ static void test_report_explored_throughout(void **state)
 	struct fake_eval f;
 	struct cuco_err err;
 	struct cuco_strbuf h = CUCO_STRBUF_INIT, m = CUCO_STRBUF_INIT;
-	char path[128];
 	int64_t run;
 
 	(void)state;
 	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &ds, &err), CUCO_OK);
-	snprintf(path, sizeof(path), "%s/report-explore.db", dir);
-	remove(path);
-	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
+	s = fresh_store("report-explore.db");
 	cuco_evolve_config_default(&cfg);
 	cfg.seed = 5;
 	cfg.generations = 3;
@@ -383,14 +391,11 @@ static void test_report_statistic_mean(void **state)
 	struct fake_eval f;
 	struct cuco_err err;
 	struct cuco_strbuf h = CUCO_STRBUF_INIT, m = CUCO_STRBUF_INIT, want = CUCO_STRBUF_INIT;
-	char path[128];
 	int64_t run;
 
 	(void)state;
 	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &ds, &err), CUCO_OK);
-	snprintf(path, sizeof(path), "%s/report-mean.db", dir);
-	remove(path);
-	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
+	s = fresh_store("report-mean.db");
 	cuco_evolve_config_default(&cfg);
 	cfg.seed = 5;
 	cfg.generations = 3;
@@ -432,15 +437,12 @@ static void test_report_island_axis(void **state)
 	struct cuco_eval_rec e;
 	struct cuco_err err;
 	struct cuco_strbuf h = CUCO_STRBUF_INIT, m = CUCO_STRBUF_INIT;
-	char path[128];
 	int64_t run, best_id, id = 0;
 	double best_us;
 
 	(void)state;
 	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &ds, &err), CUCO_OK);
-	snprintf(path, sizeof(path), "%s/report-axis.db", dir);
-	remove(path);
-	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
+	s = fresh_store("report-axis.db");
 	run = fixture(s, &ds, &best_id, &best_us);
 	assert_int_equal(cuco_report_build(s, run, &h, &m, &err), CUCO_OK);
 	assert_null(strstr(h.buf, ">4e+06<"));
