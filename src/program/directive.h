@@ -19,7 +19,7 @@
 #include "cuco/program.h"
 #include "util/error.h"
 
-#define CUCO_DIRECTIVE_MAX_KNOBS 16          /* knob settings in one directive */
+#define CUCO_DIRECTIVE_MAX_KNOBS 24          /* knob settings in one directive */
 #define CUCO_DIRECTIVE_TAG "cuco-directive:" /* follows "//" on the directive line */
 
 /* The dimensions of the design space, in canonical order. */

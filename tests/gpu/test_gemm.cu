@@ -33,6 +33,10 @@
 //   --gap US             idle microseconds after each timed launch (0), so the
 //                        card stays under its power cap (burst-like timing)
 //   --shape M N K        --push / --group / --chunks / --split: time this shape only
+//   --pace P[,P...]      --push: time only the GEMM alone and the copying-warp
+//                        push, each tile's copy spread over P % of the tile
+//                        before it (the epilogue's pace; 0 = unpaced), at
+//                        tile_n 256 and 128
 //
 // Checks per shape: C poisoned with NaN before the run; relative L2 error
 // ||C - ref|| / ||ref|| < 1e-2 against cuBLAS; no NaN/unwritten element;
@@ -77,6 +81,7 @@
 static int g_fail = 0;
 static int g_warm = 5;         // untimed launches before each timed series (--warm)
 static int g_gap_us = 0;       // idle us after each timed launch (--gap)
+static std::vector<int> g_paces;  // --pace: copying-warp push paces to time, percent
 static int g_shape[3] = {0};   // --shape M N K: the only shape of --push / --group timing
 
 __device__ __forceinline__ uint32_t hash32(uint64_t x) {
@@ -462,12 +467,14 @@ static const char *rows_label(int rows) {
   return rows == kNoPush ? "-" : rows == kDirectPush ? "reg" : rows == kWarpPush ? "warp" : rows == 8 ? "8" : "16";
 }
 struct PushCase {
-  int tn, rows;
+  int tn, rows, pace;  // pace (percent): kWarpPush only
 };
 template <int R>
-static cudaError_t run_push(const cuco::gemm_bf16_plan *pl, cudaStream_t st, __nv_bfloat16 *const *dst, int ndst) {
+static cudaError_t run_push(const cuco::gemm_bf16_plan *pl, cudaStream_t st, __nv_bfloat16 *const *dst, int ndst,
+                            unsigned pace = 0) {
   cuco::gemm_push_epilogue<cuco::gemm_push_no_sync, R> ep{};
   ep.n = ndst;
+  ep.pace = pace;
   for (int i = 0; i < ndst; ++i) ep.dst[i] = dst[i];
   return cuco::gemm_bf16_run_epilogue(pl, st, ep);
 }
@@ -476,11 +483,17 @@ static cudaError_t run_case(const cuco::gemm_bf16_plan *pl, cudaStream_t st, Pus
   switch (c.rows) {
   case kNoPush: return cuco::gemm_bf16_run(pl, st);
   case kDirectPush: return run_push<-1>(pl, st, dst, ndst);
-  case kWarpPush: return run_push<-2>(pl, st, dst, ndst);
+  case kWarpPush: return run_push<-2>(pl, st, dst, ndst, (unsigned)c.pace);
   case 0: return run_push<0>(pl, st, dst, ndst);
   case 8: return run_push<8>(pl, st, dst, ndst);
   default: return run_push<16>(pl, st, dst, ndst);
   }
+}
+static const char *pace_label(const PushCase &c) {
+  static char buf[32];
+  if (c.rows != kWarpPush || c.pace == 0) return "";
+  snprintf(buf, sizeof buf, "@%d%%", c.pace);
+  return buf;
 }
 static bool plan_for(cuco::gemm_bf16_plan *pl, const cuco::gemm_bf16_args &a, int tn, int max_ctas) {
   CK(cuco::gemm_bf16_plan_init(pl, a, max_ctas));
@@ -510,7 +523,8 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
   const PushCase cases[] = {{256, kNoPush},     {128, kNoPush},     {64, kNoPush},    {256, 0},
                             {256, 8},           {128, 0},           {128, 8},         {64, 0},
                             {64, 8},            {256, kDirectPush}, {128, kDirectPush}, {64, kDirectPush},
-                            {256, kWarpPush},   {128, kWarpPush},   {64, kWarpPush}};
+                            {256, kWarpPush},   {128, kWarpPush},   {64, kWarpPush},
+                            {256, kWarpPush, 90}, {128, kWarpPush, 90}};  // paced
   cuco::gemm_bf16_args a{A, B, C, M, N, K, K, N, N};
   for (const PushCase &c : cases) {
     cuco::gemm_bf16_plan pl;
@@ -525,13 +539,13 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
       ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
       if (c.rows != kNoPush) ok = ok && same_bytes(C, D[0], (size_t)M * N) && same_bytes(C, D[1], (size_t)M * N);
     }
-    printf("# feature tile_n %d push %s (%dx%dx%d, 7 CTAs): %s\n", c.tn,
+    printf("# feature tile_n %d push %s%s (%dx%dx%d, 7 CTAs): %s\n", c.tn,
            c.rows == kNoPush        ? "none"
            : c.rows == kDirectPush ? "direct"
            : c.rows == kWarpPush   ? "warps"
            : c.rows == 8           ? "8 rows"
                                    : "16 rows",
-           M, N, K,
+           pace_label(c), M, N, K,
            ok ? "ok" : "FAIL");
     if (!ok) g_fail = 1;
   }
@@ -576,10 +590,17 @@ static __nv_bfloat16 *alloc_other(int dev, size_t bytes) {
 static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
   std::vector<Shape> shapes = {{2048, 1024, 2048}, {4096, 2048, 4096}, {8192, 4096, 8192}};
   if (g_shape[0]) shapes = {{g_shape[0], g_shape[1], g_shape[2]}};
-  const PushCase cases[] = {{256, kNoPush},   {256, 0},  {256, 8},          {256, kDirectPush},
-                            {256, kWarpPush}, {128, kNoPush}, {128, 0},   {128, kDirectPush},
-                            {128, kWarpPush}, {64, kNoPush},  {64, 0},    {64, kDirectPush},
-                            {64, kWarpPush}};
+  std::vector<PushCase> cases = {{256, kNoPush},   {256, 0},       {256, 8},   {256, kDirectPush},
+                                 {256, kWarpPush}, {128, kNoPush}, {128, 0},   {128, kDirectPush},
+                                 {128, kWarpPush}, {64, kNoPush},  {64, 0},    {64, kDirectPush},
+                                 {64, kWarpPush}};
+  if (!g_paces.empty()) {  // --pace: the copying warps at each pace only
+    cases.clear();
+    for (int tn : {256, 128}) {
+      cases.push_back({tn, kNoPush, 0});
+      for (int pc : g_paces) cases.push_back({tn, kWarpPush, pc});
+    }
+  }
   int dev = 0;
   CK(cudaGetDevice(&dev));
   const bool peer = other_is_peer(dev);
@@ -607,7 +628,7 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
       clock_gettime(CLOCK_REALTIME, &w0);
       const double us = launch_us(st, g_warm, iters, [&] { CK(run_case(pl, st, c, dd, d ? 1 : 0)); });
       clock_gettime(CLOCK_REALTIME, &w1);
-      printf("# window %d %d %d %d %s %s %.3f %.3f\n", M, N, K, c.tn, rows_label(c.rows),
+      printf("# window %d %d %d %d %s%s %s %.3f %.3f\n", M, N, K, c.tn, rows_label(c.rows), pace_label(c),
              c.rows == kNoPush ? "alone" : d == L ? "local" : "peer", w0.tv_sec + w0.tv_nsec * 1e-9,
              w1.tv_sec + w1.tv_nsec * 1e-9);
       return us;
@@ -634,8 +655,8 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
         }
       }
       const double gbs = (tp > alone && c.rows != kNoPush) ? (double)M * N * 2 / ((tp - alone) * 1e3) : 0;
-      printf("%7d %6d %6d %6d %4s %5d %10.1f %9.1f %9.1f %21.0f  %s\n", M, N, K, c.tn,
-             rows_label(c.rows), pl.ctas, ta, tl, tp, gbs,
+      printf("%7d %6d %6d %6d %4s%s %5d %10.1f %9.1f %9.1f %21.0f  %s\n", M, N, K, c.tn,
+             rows_label(c.rows), pace_label(c), pl.ctas, ta, tl, tp, gbs,
              ok ? "ok" : "FAIL");
       fflush(stdout);
       if (!ok) g_fail = 1;
@@ -1313,16 +1334,23 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--warm") && i + 1 < argc) g_warm = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--gap") && i + 1 < argc) g_gap_us = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--shape") && i + 3 < argc) {
+    else if (!strcmp(argv[i], "--pace") && i + 1 < argc) {
+      for (char *t = strtok(argv[++i], ","); t; t = strtok(nullptr, ",")) g_paces.push_back(atoi(t));
+    }    else if (!strcmp(argv[i], "--shape") && i + 3 < argc) {
       for (int j = 0; j < 3; ++j) g_shape[j] = atoi(argv[++i]);
     } else {
       fprintf(stderr,
               "usage: %s [--quick] [--sweep] [--push] [--group] [--chunks] [--split] [--grid] [--iters N] [--warm N] "
-              "[--gap US] [--shape M N K]\n",
+              "[--gap US] [--shape M N K] [--pace US[,US...]]\n",
               argv[0]);
       return 2;
     }
   }
+  for (int pc : g_paces)
+    if (pc < 0 || pc > 100) {
+      fprintf(stderr, "test_gemm: --pace: percentages 0..100\n");
+      return 2;
+    }
   if (iters < 1 || g_warm < 0 || (g_shape[0] && (g_shape[0] % 128 || g_shape[1] % 128 || g_shape[2] % 64))) {
     fprintf(stderr, "test_gemm: --iters >= 1, --warm >= 0, --shape M N K with M, N multiples of 128, K of 64\n");
     return 2;

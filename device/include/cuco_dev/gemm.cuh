@@ -136,7 +136,14 @@ constexpr int kGemmPushMax = 7;
 /// per CTA: staged / staging free); neither the consumers nor the TMA
 /// engine, which loads the next tiles' operands, issue a byte of the push.
 /// Needs 16-byte aligned C copies and ldc % 8 == 0 (else the launch returns
-/// cudaErrorInvalidValue).
+/// cudaErrorInvalidValue). pace (warps only, percent; 0: as fast as the
+/// stores go) spreads each tile's copy, round by round, over pace % of the
+/// time the CTA took for the tile before it (for its first tile, since the
+/// kernel began; %globaltimer), except the CTA's last tile, which nothing
+/// follows: all CTAs finish their tiles together, wave after wave, and
+/// unpaced their pushes reach NVLink as one burst per wave. Below 100 the
+/// copy ends before the next tile is staged, so the consumers never wait
+/// for the staging tile on its account.
 ///
 /// Sync orders the copies against their readers. gemm_push_no_sync leaves
 /// that to the caller (e.g. barrier kernels before and after the GEMM).
@@ -159,6 +166,7 @@ template <class Sync = gemm_push_no_sync, int Rows = 0> struct gemm_push_epilogu
   int n;
   __nv_bfloat16 *dst[kGemmPushMax];
   Sync sync;
+  unsigned pace;  ///< Rows -2: spread each tile's copy but the last over pace % of the tile before; 0: no pacing
   __device__ void operator()(int, int, int, int) const {}
 };
 
@@ -357,6 +365,11 @@ __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
 }
 __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ unsigned long long globaltimer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
 }
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
   uint32_t done;
@@ -683,6 +696,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
         // copying warps: each tile the consumers stage, 16 bytes a thread at a
         // time, rows in order, to every destination; then free the staging
         const int ct = threadIdx.x - 32;
+        unsigned long long staged_at = globaltimer_ns();  // pace: when the previous tile was staged
         uint32_t ph = 0;
         bool first = true;
         split_unit u;
@@ -694,14 +708,25 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           coords(u.t, pi, tm, tn);
           mbar_wait(staged, ph);
           ph ^= 1u;
+          // paced: round k starts no sooner than span * k / kRounds after the
+          // tile was staged; not the CTA's last tile (w is past it then)
+          const unsigned long long now = epi.pace ? globaltimer_ns() : 0;
+          const unsigned long long span = (now - staged_at) * epi.pace / 100u;
+          const bool paced = epi.pace && w < (Split ? p.sp.whole : p.tiles);
+          staged_at = now;
           if (first) {
             if ((threadIdx.x & 31) == 0) epi.sync.wait_entered();
             __syncwarp();
             first = false;
           }
           constexpr int kRow = BN / 8;  // 16-byte pieces per row
+          constexpr int kRounds = (BM * kRow + kCopiers - 1) / kCopiers;
           const long long t0 = (long long)tm * BM * p.ldc + (long long)tn * BN;
-          for (int i = ct; i < BM * kRow; i += kCopiers) {
+          for (int i = ct, k = 0; i < BM * kRow; i += kCopiers, ++k) {
+            if (paced) {
+              const unsigned long long due = now + span * k / kRounds;
+              while (globaltimer_ns() < due) __nanosleep(100);
+            }
             const int r = i / kRow, c = i - r * kRow;
             uint32_t v0, v1, v2, v3;
             asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
