@@ -143,9 +143,7 @@ constexpr int kGemmPushMax = 7;
 /// follows: all CTAs finish their tiles together, wave after wave, and
 /// unpaced their pushes reach NVLink as one burst per wave. Below 100 the
 /// copy ends before the next tile is staged, so the consumers never wait
-/// for the staging tile on its account. last_all (warps only): the CTA's
-/// last tile, whose copy nothing overlaps, is copied by the 256 consumer
-/// threads as well as the three warps.
+/// for the staging tile on its account.
 ///
 /// Sync orders the copies against their readers. gemm_push_no_sync leaves
 /// that to the caller (e.g. barrier kernels before and after the GEMM).
@@ -168,8 +166,7 @@ template <class Sync = gemm_push_no_sync, int Rows = 0> struct gemm_push_epilogu
   int n;
   __nv_bfloat16 *dst[kGemmPushMax];
   Sync sync;
-  unsigned pace;      ///< Rows -2: spread each tile's copy but the last over pace % of the tile before; 0: no pacing
-  unsigned last_all;  ///< Rows -2: the consumer warps help copy the CTA's last tile (nothing else is left for them)
+  unsigned pace;  ///< Rows -2: spread each tile's copy but the last over pace % of the tile before; 0: no pacing
   __device__ void operator()(int, int, int, int) const {}
 };
 
@@ -735,12 +732,10 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
               more = !(Split && u2.ways > 1 && u2.rank > 0);
           }
           // paced: round k starts no sooner than span * k / kRounds after the
-          // tile was staged; never the last tile. last_all: the consumers
-          // copy pieces [96, 352) of every 352 of the last tile
+          // tile was staged; never the last tile
           const unsigned long long now = epi.pace ? globaltimer_ns() : 0;
           const unsigned long long span = (now - staged_at) * epi.pace / 100u;
           const bool paced = epi.pace && more;
-          const int stride = (epi.last_all && !more) ? kCopiers + 256 : kCopiers;
           staged_at = now;
           if (first) {
             if ((threadIdx.x & 31) == 0) epi.sync.wait_entered();
@@ -748,7 +743,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
             first = false;
           }
           constexpr int kRounds = (BM * (BN / 8) + kCopiers - 1) / kCopiers;
-          for (int i = ct, k = 0; i < BM * (BN / 8); i += stride, ++k) {
+          for (int i = ct, k = 0; i < BM * (BN / 8); i += kCopiers, ++k) {
             if (paced) {
               const unsigned long long due = now + span * k / kRounds;
               while (globaltimer_ns() < due) __nanosleep(100);
@@ -808,13 +803,11 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     uint32_t phase = 0;
     uint32_t sphase = 0;  // kWarps: parity of the staging's next free phase
     bool stored = false;  // a tile of this CTA's has been stored (and sent)
-    int last_tm = -1, last_tn = 0;  // kWarps: the last unit's tile, when this CTA staged it
     split_unit u;
     for (int w = blockIdx.x, s = 0; next_unit<Split>(p, gridDim.x, blockIdx.x, w, s, u);) {
       const bool first = !stored;
       int pi, tm, tn;
       coords(u.t, pi, tm, tn);
-      last_tm = -1;
       const int kb0 = Split ? u.kb0 : 0, kb1 = Split ? u.kb1 : p.kblocks;
       __nv_bfloat16 *const Cp = kGroup ? grp_c(grp, pi) : p.C;  // this tile's C
       int prev = 0;
@@ -916,11 +909,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
             if (R == 8 && h == 0) reuse();
           }
         }
-        if constexpr (kWarps) {
-          mbar_arrive(staged);  // this thread's part of the tile is staged
-          last_tm = tm;
-          last_tn = tn;
-        }
+        if constexpr (kWarps) mbar_arrive(staged);  // this thread's part of the tile is staged
       } else {
         __nv_bfloat16 *c0 = Cp + row0 * p.ldc + (long long)tn * BN + q * 2;
         __nv_bfloat16 *c1 = c0 + 8 * p.ldc;
@@ -946,19 +935,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
       __syncwarp();
     }
     if constexpr (kDirect) __threadfence_system();  // this thread's peer stores, before leave()'s release
-    if constexpr (kWarps) {
-      if (epi.last_all && last_tm >= 0) {
-        // the last tile is staged whole once every consumer thread got here;
-        // copy pieces [96, 352) of every 352 (the warps take [0, 96))
-        named_bar_sync(1, 256);
-        if (lane == 0) epi.sync.wait_entered();
-        __syncwarp();
-        for (int i = kCopiers + (threadIdx.x - 128); i < BM * (BN / 8); i += kCopiers + 256)
-          warps_copy_piece<BN>(epi, stg, p.ldc, last_tm, last_tn, i);
-        __threadfence_system();  // this thread's peer stores, before leave()'s release
-      }
-      named_bar_sync(2, 256 + kCopiers);  // the copying warps' stores are fenced
-    }
+    if constexpr (kWarps) named_bar_sync(2, 256 + kCopiers);  // the copying warps' stores are fenced
     if constexpr (kPush) {
       if constexpr (kPushSync) {
         named_bar_sync(1, 256);
