@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # realize_variants.sh - every shipped variant directive (workloads/*/variants)
 # realises through its workload's template, and renders its pull, tail_lsa and
-# push_warps, push_pace and warps_bulk knobs as given; the three code paths of gemm_allgather's pull
+# push_warps and push_pace knobs as given; the three code paths of gemm_allgather's pull
 # (sequential, event-driven stream overlap, device-signal bands), tail_lsa's
 # two (event-driven, device-signal) and the fused producer whose copying warps
 # push compile for sm_90a with host warnings as errors, the last with the
@@ -47,10 +47,6 @@ for f in workloads/*/variants/*.json; do
 	want=$(sed -n 's/.*"push_pace":\([0-9]*\).*/\1/p' "$f")
 	grep -q "^#define CUCO_PUSH_PACE ${want:-0} " "$tmp/$w-$v.cu" ||
 		{ echo "realize_variants: $w/$v: CUCO_PUSH_PACE is not ${want:-0}"; fail=1; }
-	want=0
-	grep -q '"warps_bulk":true' "$f" && want=1
-	grep -q "^#define CUCO_WARPS_BULK $want " "$tmp/$w-$v.cu" ||
-		{ echo "realize_variants: $w/$v: CUCO_WARPS_BULK is not $want"; fail=1; }
 done
 [ "$n" -ge 40 ] || { echo "realize_variants: only $n variants realised"; fail=1; }
 # tail_lsa on the device-signal path too (the variants have it on the event-driven one)
@@ -61,7 +57,7 @@ grep -q '^#define CUCO_DEVICE_SIGNAL 1 ' "$tmp/gemm_allgather-signal_tail.cu" &&
 	grep -q '^#define CUCO_TAIL_LSA 1 ' "$tmp/gemm_allgather-signal_tail.cu" ||
 	{ echo "realize_variants: the device-signal tail_lsa program lacks one of its knobs"; fail=1; }
 compiled="sequential_ce_cublas_pull evolved_8192_burst_pull stream_overlap_ce8_signal_pull evolved_8192_s11_tail signal_tail
-	fused_producer_tma_sync_auto_warps_pace50 fused_producer_tma_sync_auto_warps_bulk_pace50"
+	fused_producer_tma_sync_auto_warps_pace50"
 pids=()
 for v in $compiled; do
 	"$nvcc" -std=c++17 -O1 -gencode=arch=compute_90a,code=sm_90a -Idevice/include -Iinclude "${inc[@]}" \
@@ -79,11 +75,6 @@ if [ -f "$tmp/fused_producer_tma_sync_auto_warps_pace50.o" ]; then
 	nm "$tmp/fused_producer_tma_sync_auto_warps_pace50.o" >"$tmp/warps.nm"
 	grep -q 'gemm_push_epilogueINS_19overlap_kernel_syncELin2E' "$tmp/warps.nm" ||
 		{ echo "realize_variants: no copying-warp push GEMM in the push_warps object"; fail=1; }
-fi
-if [ -f "$tmp/fused_producer_tma_sync_auto_warps_bulk_pace50.o" ]; then
-	nm "$tmp/fused_producer_tma_sync_auto_warps_bulk_pace50.o" >"$tmp/wbulk.nm"
-	grep -q 'gemm_push_epilogueINS_19overlap_kernel_syncELin3E' "$tmp/wbulk.nm" ||
-		{ echo "realize_variants: no warps' bulk-copy push GEMM in the warps_bulk object"; fail=1; }
 fi
 # the issuer dimension reaches the LSA comm kernels: a warp-issued sequential
 # program instantiates overlap_allgather_kernel<2>
@@ -133,9 +124,6 @@ refused tail_lsa_lsa evolved_8192_s11_tail 's/"backend":"ce"/"backend":"lsa"/' \
 refused warps_no_tma fused_producer_tma_sync_auto_warps \
 	's/"tma_push":true,"fused_sync":true/"tma_push":false,"fused_sync":false/' \
 	"push_warps: the copying warps send the tile tma_push stages"
-# warps_bulk without push_warps
-refused wbulk_no_warps fused_producer_tma_sync_auto_warps_bulk 's/"push_warps":true/"push_warps":false/' \
-	"warps_bulk: how the copying warps (push_warps) send the staged tile"
 # push_pace without push_warps: bulk copies are not paced
 refused pace_no_warps fused_producer_tma_sync_auto_warps_pace75 's/"push_warps":true/"push_warps":false/' \
 	"push_pace: 0..99 percent, and only the copying warps"

@@ -34,10 +34,9 @@
 //                        card stays under its power cap (burst-like timing)
 //   --shape M N K        --push / --group / --chunks / --split: time this shape only
 //   --pace P[,P...]      --push: time only the GEMM alone and the copying-warp
-//                        push by 16-byte stores and by bulk copies, each
-//                        tile's copy spread over P % of the tile before it
-//                        (the epilogue's pace; 0 = unpaced), at tile_n 256
-//                        and 128
+//                        push, each tile's copy spread over P % of the tile
+//                        before it (the epilogue's pace; 0 = unpaced), at
+//                        tile_n 256 and 128
 //
 // Checks per shape: C poisoned with NaN before the run; relative L2 error
 // ||C - ref|| / ||ref|| < 1e-2 against cuBLAS; no NaN/unwritten element;
@@ -463,17 +462,12 @@ static void run_features(cublasHandle_t h, cudaStream_t st) {
 // One GEMM configuration of --push and of the feature checks: tile width tn
 // (the plan narrowed to it when narrower), push rows (kNoPush; 0: the
 // default, 8 or 16 rows per staging round; kDirect: stores from registers).
-enum { kNoPush = -100, kDirectPush = -1, kWarpPush = -2, kWarpBulkPush = -3 };
+enum { kNoPush = -100, kDirectPush = -1, kWarpPush = -2 };
 static const char *rows_label(int rows) {
-  return rows == kNoPush          ? "-"
-         : rows == kDirectPush    ? "reg"
-         : rows == kWarpPush      ? "warp"
-         : rows == kWarpBulkPush  ? "wbulk"
-         : rows == 8              ? "8"
-                                  : "16";
+  return rows == kNoPush ? "-" : rows == kDirectPush ? "reg" : rows == kWarpPush ? "warp" : rows == 8 ? "8" : "16";
 }
 struct PushCase {
-  int tn, rows, pace;  // pace (percent): kWarpPush and kWarpBulkPush only
+  int tn, rows, pace;  // pace (percent): kWarpPush only
 };
 template <int R>
 static cudaError_t run_push(const cuco::gemm_bf16_plan *pl, cudaStream_t st, __nv_bfloat16 *const *dst, int ndst,
@@ -490,7 +484,6 @@ static cudaError_t run_case(const cuco::gemm_bf16_plan *pl, cudaStream_t st, Pus
   case kNoPush: return cuco::gemm_bf16_run(pl, st);
   case kDirectPush: return run_push<-1>(pl, st, dst, ndst);
   case kWarpPush: return run_push<-2>(pl, st, dst, ndst, (unsigned)c.pace);
-  case kWarpBulkPush: return run_push<-3>(pl, st, dst, ndst, (unsigned)c.pace);
   case 0: return run_push<0>(pl, st, dst, ndst);
   case 8: return run_push<8>(pl, st, dst, ndst);
   default: return run_push<16>(pl, st, dst, ndst);
@@ -498,7 +491,7 @@ static cudaError_t run_case(const cuco::gemm_bf16_plan *pl, cudaStream_t st, Pus
 }
 static const char *pace_label(const PushCase &c) {
   static char buf[32];
-  if (c.pace == 0) return "";
+  if (c.rows != kWarpPush || c.pace == 0) return "";
   snprintf(buf, sizeof buf, "@%d%%", c.pace);
   return buf;
 }
@@ -531,8 +524,7 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
                             {256, 8},           {128, 0},           {128, 8},         {64, 0},
                             {64, 8},            {256, kDirectPush}, {128, kDirectPush}, {64, kDirectPush},
                             {256, kWarpPush},   {128, kWarpPush},   {64, kWarpPush},
-                            {256, kWarpPush, 90}, {128, kWarpPush, 90}, {64, kWarpPush, 50},  // paced
-                            {256, kWarpBulkPush}, {128, kWarpBulkPush, 90}, {64, kWarpBulkPush, 50}};
+                            {256, kWarpPush, 90}, {128, kWarpPush, 90}, {64, kWarpPush, 50}};  // paced
   cuco::gemm_bf16_args a{A, B, C, M, N, K, K, N, N};
   for (const PushCase &c : cases) {
     cuco::gemm_bf16_plan pl;
@@ -551,7 +543,6 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
            c.rows == kNoPush        ? "none"
            : c.rows == kDirectPush ? "direct"
            : c.rows == kWarpPush   ? "warps"
-           : c.rows == kWarpBulkPush ? "warps' bulk copies"
            : c.rows == 8           ? "8 rows"
                                    : "16 rows",
            pace_label(c), M, N, K,
@@ -602,13 +593,12 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
   std::vector<PushCase> cases = {{256, kNoPush},   {256, 0},       {256, 8},   {256, kDirectPush},
                                  {256, kWarpPush}, {128, kNoPush}, {128, 0},   {128, kDirectPush},
                                  {128, kWarpPush}, {64, kNoPush},  {64, 0},    {64, kDirectPush},
-                                 {64, kWarpPush},  {256, kWarpBulkPush}, {128, kWarpBulkPush}, {64, kWarpBulkPush}};
+                                 {64, kWarpPush}};
   if (!g_paces.empty()) {  // --pace: the copying warps at each pace only
     cases.clear();
     for (int tn : {256, 128}) {
       cases.push_back({tn, kNoPush, 0});
-      for (int pc : g_paces)
-        for (int rows : {kWarpPush, kWarpBulkPush}) cases.push_back({tn, rows, pc});
+      for (int pc : g_paces) cases.push_back({tn, kWarpPush, pc});
     }
   }
   int dev = 0;

@@ -135,10 +135,6 @@ constexpr int kGemmPushMax = 7;
 /// with 16-byte loads and stores while the consumers go on (an mbarrier pair
 /// per CTA: staged / staging free); neither the consumers nor the TMA
 /// engine, which loads the next tiles' operands, issue a byte of the push.
-/// Rows = -3 (warps' bulk copies) stages and hands over the tile as -2, but
-/// one thread of those warps sends it as one bulk copy per row (the TMA
-/// engine reads shared memory, which 16-byte loads pay for in the
-/// consumers' shared-memory bandwidth), paced as -2 paces its rounds.
 /// Needs 16-byte aligned C copies and ldc % 8 == 0 (else the launch returns
 /// cudaErrorInvalidValue). pace (warps only, percent; 0: as fast as the
 /// stores go) spreads each tile's copy, round by round, over pace % of the
@@ -170,7 +166,7 @@ template <class Sync = gemm_push_no_sync, int Rows = 0> struct gemm_push_epilogu
   int n;
   __nv_bfloat16 *dst[kGemmPushMax];
   Sync sync;
-  unsigned pace;  ///< Rows -2, -3: spread each tile's copy but the last over pace % of the tile before; 0: none
+  unsigned pace;  ///< Rows -2: spread each tile's copy but the last over pace % of the tile before; 0: no pacing
   __device__ void operator()(int, int, int, int) const {}
 };
 
@@ -224,16 +220,15 @@ constexpr int kThreads = 384;  // 3 warpgroups
 // mbarrier pair after the stages' ones.
 template <int BN, int PushRows = 0> struct cfg {
   static_assert(BN == 64 || BN == 128 || BN == 256, "tile_n is 64, 128 or 256");
-  static_assert(PushRows == -3 || PushRows == -2 || PushRows == -1 || PushRows == 0 || PushRows == 8 ||
-                    PushRows == 16,
-                "push: warps' bulk copies (-3), warps (-2), direct (-1), or staging rounds of 8 or 16 rows");
-  static constexpr bool kWholeTile = PushRows == 16 || PushRows <= -2;  // staging holds the whole tile
+  static_assert(PushRows == -2 || PushRows == -1 || PushRows == 0 || PushRows == 8 || PushRows == 16,
+                "push: warps (-2), direct (-1), or staging rounds of 8 or 16 rows");
+  static constexpr bool kWholeTile = PushRows == 16 || PushRows == -2;  // staging holds the whole tile
   static constexpr int kStages = (BN == 256) ? (kWholeTile ? 3 : 4) : (BN == 128 ? 6 : 8);
   static constexpr int kABytes = BM * BK * 2;        // 16 KB
   static constexpr int kBBytes = BK * BN * 2;        // 32, 16 or 8 KB
   static constexpr int kStageBytes = kABytes + kBBytes;
   static constexpr int kPushBytes = kWholeTile ? BM * BN * 2 : PushRows > 0 ? (BM / 16) * PushRows * BN * 2 : 0;
-  static constexpr int kBars = 2 * kStages + (PushRows <= -2 ? 2 : 0);  // mbarriers
+  static constexpr int kBars = 2 * kStages + (PushRows == -2 ? 2 : 0);  // mbarriers
   static constexpr int kSmem = 1024 /*align slack*/ + kStages * kStageBytes + kPushBytes + kBars * 8;
   static_assert(kSmem <= 232448, "more shared memory than an H100/H200 CTA may have");
 };
@@ -242,7 +237,7 @@ template <class Sync, int Rows> struct is_push_t<gemm_push_epilogue<Sync, Rows>>
 template <class Epi> struct push_sync_t { using type = gemm_push_no_sync; };
 template <class Sync, int Rows> struct push_sync_t<gemm_push_epilogue<Sync, Rows>> { using type = Sync; };
 // Staging rows per round: 16 unless the epilogue type asks for 8 (or -1:
-// direct stores, no staging; -2: copying warps; -3: their bulk copies). Two 8-row rounds keep a 4th pipeline stage at
+// direct stores, no staging; -2: copying warps). Two 8-row rounds keep a 4th pipeline stage at
 // BN 256 but measured no faster: the stage count is not what the push costs
 // (docs/gemm.md).
 template <class Epi, int BN> struct push_rows_t { static constexpr int value = 0; };
@@ -666,8 +661,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
   constexpr int R = push_rows_t<Epi, BN>::value;  // staging rows per round (push)
   constexpr bool kStaged = kPush && R > 0;         // bulk copies from shared memory
   constexpr bool kDirect = kPush && R == -1;       // st.global from registers
-  constexpr bool kWarps = kPush && R <= -2;        // the producer warpgroup's warps 1-3 send the staged tile
-  constexpr bool kWarpBulk = kPush && R == -3;     // ... by bulk copies, a row each, one thread issuing
+  constexpr bool kWarps = kPush && R == -2;        // the producer warpgroup's warps 1-3 copy the staged tile
   constexpr int RS = kWarps ? 16 : R;              // rows each consumer warp stages per round
   using CF = cfg<BN, R>;
   constexpr int S = CF::kStages;
@@ -748,37 +742,15 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
             __syncwarp();
             first = false;
           }
-          if constexpr (kWarpBulk) {
-            // one thread hands row r to the TMA engine at now + span * r / BM
-            if (ct == 0) {
-              for (int r = 0; r < BM; ++r) {
-                if (paced) {
-                  const unsigned long long due = now + span * r / BM;
-                  while (globaltimer_ns() < due) __nanosleep(100);
-                }
-                const long long off = ((long long)tm * BM + r) * p.ldc + (long long)tn * BN;
-                for (int j = 0; j < epi.n; ++j) bulk_s2g(epi.dst[j] + off, stg + (uint32_t)(r * BN) * 2u, BN * 2);
-              }
-              bulk_commit();
-              bulk_wait_read_all();  // the copies have read the staging tile
+          constexpr int kRounds = (BM * (BN / 8) + kCopiers - 1) / kCopiers;
+          for (int i = ct, k = 0; i < BM * (BN / 8); i += kCopiers, ++k) {
+            if (paced) {
+              const unsigned long long due = now + span * k / kRounds;
+              while (globaltimer_ns() < due) __nanosleep(100);
             }
-          } else {
-            constexpr int kRounds = (BM * (BN / 8) + kCopiers - 1) / kCopiers;
-            for (int i = ct, k = 0; i < BM * (BN / 8); i += kCopiers, ++k) {
-              if (paced) {
-                const unsigned long long due = now + span * k / kRounds;
-                while (globaltimer_ns() < due) __nanosleep(100);
-              }
-              warps_copy_piece<BN>(epi, stg, p.ldc, tm, tn, i);
-            }
+            warps_copy_piece<BN>(epi, stg, p.ldc, tm, tn, i);
           }
           mbar_arrive(stg_free);
-        }
-        if constexpr (kWarpBulk) {
-          if (ct == 0) {  // every copy complete (not only read) before leave() and exit
-            bulk_wait_all();
-            asm volatile("fence.proxy.async.global;" ::: "memory");
-          }
         }
         __threadfence_system();  // this thread's stores, before leave()'s release
         named_bar_sync(2, 256 + kCopiers);
@@ -937,8 +909,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
             if (R == 8 && h == 0) reuse();
           }
         }
-        if constexpr (kWarpBulk) fence_proxy_async_smem();  // the staged rows are visible to the bulk copies
-        if constexpr (kWarps) mbar_arrive(staged);      // this thread's part of the tile is staged
+        if constexpr (kWarps) mbar_arrive(staged);  // this thread's part of the tile is staged
       } else {
         __nv_bfloat16 *c0 = Cp + row0 * p.ldc + (long long)tn * BN + q * 2;
         __nv_bfloat16 *c1 = c0 + 8 * p.ldc;
