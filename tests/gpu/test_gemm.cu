@@ -35,8 +35,10 @@
 //   --shape M N K        --push / --group / --chunks / --split: time this shape only
 //   --pace P[,P...]      --push: time only the GEMM alone and the copying-warp
 //                        push, each tile's copy spread over P % of the tile
-//                        before it (the epilogue's pace; 0 = unpaced), at
-//                        tile_n 256 and 128
+//                        before it (the epilogue's pace; 0 = unpaced), with
+//                        C stored by the consumers or by the warps (+c), at
+//                        tile_n 256 and 128; staged_us: staged and handed
+//                        over, no copy
 //
 // Checks per shape: C poisoned with NaN before the run; relative L2 error
 // ||C - ref|| / ||ref|| < 1e-2 against cuBLAS; no NaN/unwritten element;
@@ -467,14 +469,15 @@ static const char *rows_label(int rows) {
   return rows == kNoPush ? "-" : rows == kDirectPush ? "reg" : rows == kWarpPush ? "warp" : rows == 8 ? "8" : "16";
 }
 struct PushCase {
-  int tn, rows, pace;  // pace (percent): kWarpPush only
+  int tn, rows, pace, cw;  // pace (percent), cw (c_by_warps): kWarpPush only
 };
 template <int R>
 static cudaError_t run_push(const cuco::gemm_bf16_plan *pl, cudaStream_t st, __nv_bfloat16 *const *dst, int ndst,
-                            unsigned pace = 0) {
+                            unsigned pace = 0, unsigned cw = 0) {
   cuco::gemm_push_epilogue<cuco::gemm_push_no_sync, R> ep{};
   ep.n = ndst;
   ep.pace = pace;
+  ep.c_by_warps = cw;
   for (int i = 0; i < ndst; ++i) ep.dst[i] = dst[i];
   return cuco::gemm_bf16_run_epilogue(pl, st, ep);
 }
@@ -483,7 +486,7 @@ static cudaError_t run_case(const cuco::gemm_bf16_plan *pl, cudaStream_t st, Pus
   switch (c.rows) {
   case kNoPush: return cuco::gemm_bf16_run(pl, st);
   case kDirectPush: return run_push<-1>(pl, st, dst, ndst);
-  case kWarpPush: return run_push<-2>(pl, st, dst, ndst, (unsigned)c.pace);
+  case kWarpPush: return run_push<-2>(pl, st, dst, ndst, (unsigned)c.pace, (unsigned)c.cw);
   case 0: return run_push<0>(pl, st, dst, ndst);
   case 8: return run_push<8>(pl, st, dst, ndst);
   default: return run_push<16>(pl, st, dst, ndst);
@@ -491,8 +494,8 @@ static cudaError_t run_case(const cuco::gemm_bf16_plan *pl, cudaStream_t st, Pus
 }
 static const char *pace_label(const PushCase &c) {
   static char buf[32];
-  if (c.rows != kWarpPush || c.pace == 0) return "";
-  snprintf(buf, sizeof buf, "@%d%%", c.pace);
+  if (c.rows != kWarpPush || (c.pace == 0 && !c.cw)) return "";
+  snprintf(buf, sizeof buf, c.pace ? "@%d%%%s" : "%.0d%s", c.pace, c.cw ? "+c" : "");
   return buf;
 }
 static bool plan_for(cuco::gemm_bf16_plan *pl, const cuco::gemm_bf16_args &a, int tn, int max_ctas) {
@@ -524,7 +527,8 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
                             {256, 8},           {128, 0},           {128, 8},         {64, 0},
                             {64, 8},            {256, kDirectPush}, {128, kDirectPush}, {64, kDirectPush},
                             {256, kWarpPush},   {128, kWarpPush},   {64, kWarpPush},
-                            {256, kWarpPush, 90}, {128, kWarpPush, 90}, {64, kWarpPush, 50}};  // paced
+                            {256, kWarpPush, 90}, {128, kWarpPush, 90}, {64, kWarpPush, 50},  // paced
+                            {256, kWarpPush, 0, 1}, {128, kWarpPush, 50, 1}};  // C by the warps
   cuco::gemm_bf16_args a{A, B, C, M, N, K, K, N, N};
   for (const PushCase &c : cases) {
     cuco::gemm_bf16_plan pl;
@@ -598,7 +602,8 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
     cases.clear();
     for (int tn : {256, 128}) {
       cases.push_back({tn, kNoPush, 0});
-      for (int pc : g_paces) cases.push_back({tn, kWarpPush, pc});
+      for (int pc : g_paces)
+        for (int cw : {0, 1}) cases.push_back({tn, kWarpPush, pc, cw});
     }
   }
   int dev = 0;
@@ -606,7 +611,8 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
   const bool peer = other_is_peer(dev);
   printf("# push timing: median of %d single launches (CUDA events), 5 warm-up; peer copy on GPU %d: %s\n", iters,
          dev == 0 ? 1 : 0, peer ? "yes" : "no (not a peer)");
-  printf("#     M      N      K tile_n rows  ctas   alone_us  local_us   peer_us  peer_GB/s_over_alone  status\n");
+  printf("#     M      N      K tile_n rows  ctas   alone_us  local_us   peer_us  peer_GB/s_over_alone "
+         "staged_us  status\n");
   for (const Shape &sh : shapes) {
     const int M = sh.M, N = sh.N, K = sh.K;
     __nv_bfloat16 *A, *B, *C, *R, *L, *P = nullptr;
@@ -622,14 +628,14 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
     cuco::gemm_bf16_args a{A, B, C, M, N, K, K, N, N};
     // each timed series also prints its wall-clock window, so a GPU sampler
     // running beside (bench/probes/push_clocks.sh) can average clocks over it
-    auto time = [&](const cuco::gemm_bf16_plan *pl, PushCase c, __nv_bfloat16 *d) {
+    auto time = [&](const cuco::gemm_bf16_plan *pl, PushCase c, __nv_bfloat16 *d, const char *kind) {
       __nv_bfloat16 *dd[1] = {d};
       struct timespec w0, w1;
       clock_gettime(CLOCK_REALTIME, &w0);
       const double us = launch_us(st, g_warm, iters, [&] { CK(run_case(pl, st, c, dd, d ? 1 : 0)); });
       clock_gettime(CLOCK_REALTIME, &w1);
       printf("# window %d %d %d %d %s%s %s %.3f %.3f\n", M, N, K, c.tn, rows_label(c.rows), pace_label(c),
-             c.rows == kNoPush ? "alone" : d == L ? "local" : "peer", w0.tv_sec + w0.tv_nsec * 1e-9,
+             kind, w0.tv_sec + w0.tv_nsec * 1e-9,
              w1.tv_sec + w1.tv_nsec * 1e-9);
       return us;
     };
@@ -638,25 +644,28 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
       cuco::gemm_bf16_plan pl;
       if (!plan_for(&pl, a, c.tn, 0) || pl.bn != c.tn) continue;
       bool ok = true;
-      double tl = 0, tp = 0, ta = 0;
+      double tl = 0, tp = 0, ta = 0, ts = 0;
       if (c.rows == kNoPush) {
-        ta = alone = time(&pl, c, nullptr);
+        ta = alone = time(&pl, c, nullptr, "alone");
         CheckResult cr = check(C, R, A, B, M, N, K);
         ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
       } else {
+        // --pace: also staged and handed over with no destination
+        if (!g_paces.empty()) ts = time(&pl, c, nullptr, "staged");
+        CK(cudaMemset(C, 0xFF, (size_t)M * N * 2));
         CK(cudaMemset(L, 0xFF, (size_t)M * N * 2));
-        tl = time(&pl, c, L);
+        tl = time(&pl, c, L, "local");
         CheckResult cr = check(C, R, A, B, M, N, K);
         ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0 && same_bytes(C, L, (size_t)M * N);
         if (P) {
           CK(cudaMemset(P, 0xFF, (size_t)M * N * 2));
-          tp = time(&pl, c, P);
+          tp = time(&pl, c, P, "peer");
           ok = ok && same_bytes(C, P, (size_t)M * N);
         }
       }
       const double gbs = (tp > alone && c.rows != kNoPush) ? (double)M * N * 2 / ((tp - alone) * 1e3) : 0;
-      printf("%7d %6d %6d %6d %4s%s %5d %10.1f %9.1f %9.1f %21.0f  %s\n", M, N, K, c.tn,
-             rows_label(c.rows), pace_label(c), pl.ctas, ta, tl, tp, gbs,
+      printf("%7d %6d %6d %6d %4s%s %5d %10.1f %9.1f %9.1f %21.0f %9.1f  %s\n", M, N, K, c.tn,
+             rows_label(c.rows), pace_label(c), pl.ctas, ta, tl, tp, gbs, ts,
              ok ? "ok" : "FAIL");
       fflush(stdout);
       if (!ok) g_fail = 1;

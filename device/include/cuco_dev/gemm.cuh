@@ -167,6 +167,7 @@ template <class Sync = gemm_push_no_sync, int Rows = 0> struct gemm_push_epilogu
   __nv_bfloat16 *dst[kGemmPushMax];
   Sync sync;
   unsigned pace;  ///< Rows -2: spread each tile's copy but the last over pace % of the tile before; 0: no pacing
+  unsigned c_by_warps;  ///< Rows -2: the copying warps also store the tile to C; the consumers only stage it
   __device__ void operator()(int, int, int, int) const {}
 };
 
@@ -630,9 +631,11 @@ __device__ __forceinline__ void push_send(const Epi &epi, long long ldc, uint32_
 }
 
 // Push by copying warps: 16-byte piece i of the staged tile (tm, tn) (row
-// i / (BN / 8), in row order) from shared memory to every destination.
+// i / (BN / 8), in row order) from shared memory to every destination, and
+// to own (C) unless null.
 template <int BN, class Epi>
-__device__ __forceinline__ void warps_copy_piece(const Epi &epi, uint32_t stg, long long ldc, int tm, int tn, int i) {
+__device__ __forceinline__ void warps_copy_piece(const Epi &epi, uint32_t stg, long long ldc, int tm, int tn, int i,
+                                                 __nv_bfloat16 *own) {
   constexpr int kRow = BN / 8;  // 16-byte pieces per row
   const int r = i / kRow, c = i - r * kRow;
   uint32_t v0, v1, v2, v3;
@@ -641,6 +644,7 @@ __device__ __forceinline__ void warps_copy_piece(const Epi &epi, uint32_t stg, l
                : "r"(stg + (uint32_t)(r * BN + 8 * c) * 2u)
                : "memory");
   const long long off = ((long long)tm * BM + r) * ldc + (long long)tn * BN + 8 * c;
+  if (own) *reinterpret_cast<uint4 *>(own + off) = make_uint4(v0, v1, v2, v3);
   for (int j = 0; j < epi.n; ++j) *reinterpret_cast<uint4 *>(epi.dst[j] + off) = make_uint4(v0, v1, v2, v3);
 }
 
@@ -748,7 +752,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
               const unsigned long long due = now + span * k / kRounds;
               while (globaltimer_ns() < due) __nanosleep(100);
             }
-            warps_copy_piece<BN>(epi, stg, p.ldc, tm, tn, i);
+            warps_copy_piece<BN>(epi, stg, p.ldc, tm, tn, i, epi.c_by_warps ? p.C : nullptr);
           }
           mbar_arrive(stg_free);
         }
@@ -890,7 +894,9 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
             r0 = __shfl_xor_sync(0xffffffffu, s0, 1);
             r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
             if (b0) { w[0] = r0; w[2] = r1; } else { w[1] = r0; w[3] = r1; }
-            *reinterpret_cast<uint4 *>(crow + 32 * jb) = make_uint4(w[0], w[1], w[2], w[3]);
+            bool store_c = true;
+            if constexpr (kWarps) store_c = !epi.c_by_warps;
+            if (store_c) *reinterpret_cast<uint4 *>(crow + 32 * jb) = make_uint4(w[0], w[1], w[2], w[3]);
             if constexpr (kDirect) {
               const long long off = crow + 32 * jb - Cp;
               for (int i = 0; i < epi.n; ++i)
