@@ -167,7 +167,6 @@ template <class Sync = gemm_push_no_sync, int Rows = 0> struct gemm_push_epilogu
   __nv_bfloat16 *dst[kGemmPushMax];
   Sync sync;
   unsigned pace;  ///< Rows -2: spread each tile's copy but the last over pace % of the tile before; 0: no pacing
-  unsigned c_by_warps;  ///< Rows -2: the copying warps also store the tile to C; the consumers only stage it
   __device__ void operator()(int, int, int, int) const {}
 };
 
@@ -207,6 +206,10 @@ struct gemm_bf16_group {
 
 /// No grouping: the plan's own A, B and C (what gemm_bf16_run launches).
 struct gemm_no_group {};
+
+#ifndef CUCO_GEMM_PACE_STEPS
+#define CUCO_GEMM_PACE_STEPS 8  // pace: waits per tile (0: one per round of the copy)
+#endif
 
 namespace gemm_detail {
 
@@ -631,11 +634,9 @@ __device__ __forceinline__ void push_send(const Epi &epi, long long ldc, uint32_
 }
 
 // Push by copying warps: 16-byte piece i of the staged tile (tm, tn) (row
-// i / (BN / 8), in row order) from shared memory to every destination, and
-// to own (C) unless null.
+// i / (BN / 8), in row order) from shared memory to every destination.
 template <int BN, class Epi>
-__device__ __forceinline__ void warps_copy_piece(const Epi &epi, uint32_t stg, long long ldc, int tm, int tn, int i,
-                                                 __nv_bfloat16 *own) {
+__device__ __forceinline__ void warps_copy_piece(const Epi &epi, uint32_t stg, long long ldc, int tm, int tn, int i) {
   constexpr int kRow = BN / 8;  // 16-byte pieces per row
   const int r = i / kRow, c = i - r * kRow;
   uint32_t v0, v1, v2, v3;
@@ -644,7 +645,6 @@ __device__ __forceinline__ void warps_copy_piece(const Epi &epi, uint32_t stg, l
                : "r"(stg + (uint32_t)(r * BN + 8 * c) * 2u)
                : "memory");
   const long long off = ((long long)tm * BM + r) * ldc + (long long)tn * BN + 8 * c;
-  if (own) *reinterpret_cast<uint4 *>(own + off) = make_uint4(v0, v1, v2, v3);
   for (int j = 0; j < epi.n; ++j) *reinterpret_cast<uint4 *>(epi.dst[j] + off) = make_uint4(v0, v1, v2, v3);
 }
 
@@ -747,12 +747,17 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
             first = false;
           }
           constexpr int kRounds = (BM * (BN / 8) + kCopiers - 1) / kCopiers;
+          constexpr int kPaceSteps =
+              CUCO_GEMM_PACE_STEPS < 1 || CUCO_GEMM_PACE_STEPS > kRounds ? kRounds : CUCO_GEMM_PACE_STEPS;
           for (int i = ct, k = 0; i < BM * (BN / 8); i += kCopiers, ++k) {
-            if (paced) {
-              const unsigned long long due = now + span * k / kRounds;
-              while (globaltimer_ns() < due) __nanosleep(100);
+            // paced in kPaceSteps steps of rounds, each no sooner than its share
+            // of the span; a thread sleeps for what is left of its wait
+            if (paced && (k * kPaceSteps) % kRounds < kPaceSteps) {
+              const unsigned long long due = now + span * (k * kPaceSteps / kRounds) / kPaceSteps;
+              for (unsigned long long t; (t = globaltimer_ns()) < due;)
+                __nanosleep((unsigned)(due - t < 1000000ull ? due - t : 1000000ull));
             }
-            warps_copy_piece<BN>(epi, stg, p.ldc, tm, tn, i, epi.c_by_warps ? p.C : nullptr);
+            warps_copy_piece<BN>(epi, stg, p.ldc, tm, tn, i);
           }
           mbar_arrive(stg_free);
         }
@@ -894,9 +899,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
             r0 = __shfl_xor_sync(0xffffffffu, s0, 1);
             r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
             if (b0) { w[0] = r0; w[2] = r1; } else { w[1] = r0; w[3] = r1; }
-            bool store_c = true;
-            if constexpr (kWarps) store_c = !epi.c_by_warps;
-            if (store_c) *reinterpret_cast<uint4 *>(crow + 32 * jb) = make_uint4(w[0], w[1], w[2], w[3]);
+            *reinterpret_cast<uint4 *>(crow + 32 * jb) = make_uint4(w[0], w[1], w[2], w[3]);
             if constexpr (kDirect) {
               const long long off = crow + 32 * jb - Cp;
               for (int i = 0; i < epi.n; ++i)
