@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # realize_variants.sh - every shipped variant directive (workloads/*/variants)
 # realises through its workload's template, and renders its pull, tail_lsa and
-# push_warps and push_pace knobs as given; the three code paths of gemm_allgather's pull
+# push_warps, push_pace and push_last_bulk knobs as given; the three code paths of gemm_allgather's pull
 # (sequential, event-driven stream overlap, device-signal bands), tail_lsa's
 # two (event-driven, device-signal) and the fused producer whose copying warps
 # push compile for sm_90a with host warnings as errors, the last with the
@@ -47,6 +47,10 @@ for f in workloads/*/variants/*.json; do
 	want=$(sed -n 's/.*"push_pace":\([0-9]*\).*/\1/p' "$f")
 	grep -q "^#define CUCO_PUSH_PACE ${want:-0} " "$tmp/$w-$v.cu" ||
 		{ echo "realize_variants: $w/$v: CUCO_PUSH_PACE is not ${want:-0}"; fail=1; }
+	want=0
+	grep -q '"push_last_bulk":true' "$f" && want=1
+	grep -q "^#define CUCO_PUSH_LAST_BULK $want " "$tmp/$w-$v.cu" ||
+		{ echo "realize_variants: $w/$v: CUCO_PUSH_LAST_BULK is not $want"; fail=1; }
 done
 [ "$n" -ge 40 ] || { echo "realize_variants: only $n variants realised"; fail=1; }
 # tail_lsa on the device-signal path too (the variants have it on the event-driven one)
@@ -57,7 +61,7 @@ grep -q '^#define CUCO_DEVICE_SIGNAL 1 ' "$tmp/gemm_allgather-signal_tail.cu" &&
 	grep -q '^#define CUCO_TAIL_LSA 1 ' "$tmp/gemm_allgather-signal_tail.cu" ||
 	{ echo "realize_variants: the device-signal tail_lsa program lacks one of its knobs"; fail=1; }
 compiled="sequential_ce_cublas_pull evolved_8192_burst_pull stream_overlap_ce8_signal_pull evolved_8192_s11_tail signal_tail
-	fused_producer_tma_sync_auto_warps_pace50"
+	fused_producer_tma_sync_auto_warps_pace50_lb"
 pids=()
 for v in $compiled; do
 	"$nvcc" -std=c++17 -O1 -gencode=arch=compute_90a,code=sm_90a -Idevice/include -Iinclude "${inc[@]}" \
@@ -71,8 +75,8 @@ for v in $compiled; do
 	i=$((i + 1))
 done
 # the copying-warp push is the GEMM the fused producer launches (Rows -2)
-if [ -f "$tmp/fused_producer_tma_sync_auto_warps_pace50.o" ]; then
-	nm "$tmp/fused_producer_tma_sync_auto_warps_pace50.o" >"$tmp/warps.nm"
+if [ -f "$tmp/fused_producer_tma_sync_auto_warps_pace50_lb.o" ]; then
+	nm "$tmp/fused_producer_tma_sync_auto_warps_pace50_lb.o" >"$tmp/warps.nm"
 	grep -q 'gemm_push_epilogueINS_19overlap_kernel_syncELin2E' "$tmp/warps.nm" ||
 		{ echo "realize_variants: no copying-warp push GEMM in the push_warps object"; fail=1; }
 fi
@@ -124,6 +128,9 @@ refused tail_lsa_lsa evolved_8192_s11_tail 's/"backend":"ce"/"backend":"lsa"/' \
 refused warps_no_tma fused_producer_tma_sync_auto_warps \
 	's/"tma_push":true,"fused_sync":true/"tma_push":false,"fused_sync":false/' \
 	"push_warps: the copying warps send the tile tma_push stages"
+# push_last_bulk without push_warps
+refused lb_no_warps fused_producer_tma_sync_auto_warps_pace50_lb 's/"push_warps":true,"push_pace":50/"push_warps":false/' \
+	"push_last_bulk: only the copying warps' push"
 # push_pace without push_warps: bulk copies are not paced
 refused pace_no_warps fused_producer_tma_sync_auto_warps_pace75 's/"push_warps":true/"push_warps":false/' \
 	"push_pace: 0..99 percent, and only the copying warps"

@@ -35,7 +35,8 @@
 //   --shape M N K        --push / --group / --chunks / --split: time this shape only
 //   --pace P[,P...]      --push: time only the GEMM alone and the copying-warp
 //                        push, each tile's copy spread over P % of the tile
-//                        before it (the epilogue's pace; 0 = unpaced), at
+//                        before it (the epilogue's pace; 0 = unpaced), the
+//                        last tile by the warps or by bulk copies (+lb), at
 //                        tile_n 256 and 128; staged_us: the tile staged and
 //                        handed to the warps, which copy it nowhere
 //
@@ -468,14 +469,15 @@ static const char *rows_label(int rows) {
   return rows == kNoPush ? "-" : rows == kDirectPush ? "reg" : rows == kWarpPush ? "warp" : rows == 8 ? "8" : "16";
 }
 struct PushCase {
-  int tn, rows, pace;  // pace (percent): kWarpPush only
+  int tn, rows, pace, lb;  // pace (percent), lb (last_bulk): kWarpPush only
 };
 template <int R>
 static cudaError_t run_push(const cuco::gemm_bf16_plan *pl, cudaStream_t st, __nv_bfloat16 *const *dst, int ndst,
-                            unsigned pace = 0) {
+                            unsigned pace = 0, unsigned lb = 0) {
   cuco::gemm_push_epilogue<cuco::gemm_push_no_sync, R> ep{};
   ep.n = ndst;
   ep.pace = pace;
+  ep.last_bulk = lb;
   for (int i = 0; i < ndst; ++i) ep.dst[i] = dst[i];
   return cuco::gemm_bf16_run_epilogue(pl, st, ep);
 }
@@ -484,7 +486,7 @@ static cudaError_t run_case(const cuco::gemm_bf16_plan *pl, cudaStream_t st, Pus
   switch (c.rows) {
   case kNoPush: return cuco::gemm_bf16_run(pl, st);
   case kDirectPush: return run_push<-1>(pl, st, dst, ndst);
-  case kWarpPush: return run_push<-2>(pl, st, dst, ndst, (unsigned)c.pace);
+  case kWarpPush: return run_push<-2>(pl, st, dst, ndst, (unsigned)c.pace, (unsigned)c.lb);
   case 0: return run_push<0>(pl, st, dst, ndst);
   case 8: return run_push<8>(pl, st, dst, ndst);
   default: return run_push<16>(pl, st, dst, ndst);
@@ -492,8 +494,9 @@ static cudaError_t run_case(const cuco::gemm_bf16_plan *pl, cudaStream_t st, Pus
 }
 static const char *pace_label(const PushCase &c) {
   static char buf[32];
-  if (c.rows != kWarpPush || c.pace == 0) return "";
-  snprintf(buf, sizeof buf, "@%d%%", c.pace);
+  if (c.rows != kWarpPush || (c.pace == 0 && !c.lb)) return "";
+  if (c.pace) snprintf(buf, sizeof buf, "@%d%%%s", c.pace, c.lb ? "+lb" : "");
+  else snprintf(buf, sizeof buf, "+lb");
   return buf;
 }
 static bool plan_for(cuco::gemm_bf16_plan *pl, const cuco::gemm_bf16_args &a, int tn, int max_ctas) {
@@ -525,7 +528,8 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
                             {256, 8},           {128, 0},           {128, 8},         {64, 0},
                             {64, 8},            {256, kDirectPush}, {128, kDirectPush}, {64, kDirectPush},
                             {256, kWarpPush},   {128, kWarpPush},   {64, kWarpPush},
-                            {256, kWarpPush, 90}, {128, kWarpPush, 90}, {64, kWarpPush, 50}};  // paced
+                            {256, kWarpPush, 90}, {128, kWarpPush, 90}, {64, kWarpPush, 50},  // paced
+                            {256, kWarpPush, 90, 1}, {128, kWarpPush, 0, 1}, {64, kWarpPush, 50, 1}};  // last_bulk
   cuco::gemm_bf16_args a{A, B, C, M, N, K, K, N, N};
   for (const PushCase &c : cases) {
     cuco::gemm_bf16_plan pl;
@@ -599,7 +603,8 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
     cases.clear();
     for (int tn : {256, 128}) {
       cases.push_back({tn, kNoPush, 0});
-      for (int pc : g_paces) cases.push_back({tn, kWarpPush, pc});
+      for (int pc : g_paces)
+        for (int lb : {0, 1}) cases.push_back({tn, kWarpPush, pc, lb});
     }
   }
   int dev = 0;

@@ -143,7 +143,9 @@ constexpr int kGemmPushMax = 7;
 /// follows: all CTAs finish their tiles together, wave after wave, and
 /// unpaced their pushes reach NVLink as one burst per wave. Below 100 the
 /// copy ends before the next tile is staged, so the consumers never wait
-/// for the staging tile on its account.
+/// for the staging tile on its account. last_bulk (warps only): the CTA's
+/// last tile, which no math follows, is sent as with Rows 16 (the consumer
+/// warps' lanes issue one bulk copy per row) and the copying warps skip it.
 ///
 /// Sync orders the copies against their readers. gemm_push_no_sync leaves
 /// that to the caller (e.g. barrier kernels before and after the GEMM).
@@ -166,7 +168,8 @@ template <class Sync = gemm_push_no_sync, int Rows = 0> struct gemm_push_epilogu
   int n;
   __nv_bfloat16 *dst[kGemmPushMax];
   Sync sync;
-  unsigned pace;  ///< Rows -2: spread each tile's copy but the last over pace % of the tile before; 0: no pacing
+  unsigned pace;       ///< Rows -2: spread each tile's copy but the last over pace % of the tile before; 0: no pacing
+  unsigned last_bulk;  ///< Rows -2: the CTA's last tile goes by the consumers' bulk copies, as with Rows 16
   __device__ void operator()(int, int, int, int) const {}
 };
 
@@ -661,6 +664,14 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     if constexpr (kGroup) group_coords(t, p, grp, i, tm, tn);
     else { i = 0; tile_coords(t, p, tm, tn); }
   };
+  // after the unit before (w, s): does the CTA stage another tile? (split
+  // parts that do not finish their tile stage nothing)
+  auto stages_more = [&](int w, int s) {
+    split_unit u2;
+    while (next_unit<Split>(p, gridDim.x, blockIdx.x, w, s, u2))
+      if (!(Split && u2.ways > 1 && u2.rank > 0)) return true;
+    return false;
+  };
   constexpr bool kPushSync = kPush && !std::is_same<typename push_sync_t<Epi>::type, gemm_push_no_sync>::value;
   constexpr int R = push_rows_t<Epi, BN>::value;  // staging rows per round (push)
   constexpr bool kStaged = kPush && R > 0;         // bulk copies from shared memory
@@ -725,16 +736,10 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           }
           int pi, tm, tn;
           coords(u.t, pi, tm, tn);
+          const bool more = stages_more(w, s);  // false: the CTA's last staged tile
+          if (epi.last_bulk && !more) break;    // the consumers send it
           mbar_wait(staged, ph);
           ph ^= 1u;
-          // the CTA's last staged tile? (no later unit it finishes)
-          bool more = false;
-          {
-            int w2 = w, s2 = s;
-            split_unit u2;
-            while (!more && next_unit<Split>(p, gridDim.x, blockIdx.x, w2, s2, u2))
-              more = !(Split && u2.ways > 1 && u2.rank > 0);
-          }
           // paced: round k starts no sooner than span * k / kRounds after the
           // tile was staged; never the last tile
           const unsigned long long now = epi.pace ? globaltimer_ns() : 0;
@@ -812,6 +817,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     uint32_t phase = 0;
     uint32_t sphase = 0;  // kWarps: parity of the staging's next free phase
     bool stored = false;  // a tile of this CTA's has been stored (and sent)
+    bool bulk_sent = false;  // kWarps, last_bulk: this warp's bulk copies of the last tile
     split_unit u;
     for (int w = blockIdx.x, s = 0; next_unit<Split>(p, gridDim.x, blockIdx.x, w, s, u);) {
       const bool first = !stored;
@@ -918,7 +924,14 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
             if (R == 8 && h == 0) reuse();
           }
         }
-        if constexpr (kWarps) mbar_arrive(staged);  // this thread's part of the tile is staged
+        if constexpr (kWarps) {
+          if (epi.last_bulk && !stages_more(w, s)) {  // the last tile: the consumers' bulk copies
+            push_send<16, BN>(epi, p.ldc, swarp, (long long)tm * BM + wrow, tn, lane, first);
+            bulk_sent = true;
+          } else {
+            mbar_arrive(staged);  // this thread's part of the tile is staged
+          }
+        }
       } else {
         __nv_bfloat16 *c0 = Cp + row0 * p.ldc + (long long)tn * BN + q * 2;
         __nv_bfloat16 *c1 = c0 + 8 * p.ldc;
@@ -944,7 +957,14 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
       __syncwarp();
     }
     if constexpr (kDirect) __threadfence_system();  // this thread's peer stores, before leave()'s release
-    if constexpr (kWarps) named_bar_sync(2, 256 + kCopiers);  // the copying warps' stores are fenced
+    if constexpr (kWarps) {
+      if (bulk_sent && lane < 16) {  // the last tile's copies complete
+        bulk_wait_all();
+        asm volatile("fence.proxy.async.global;" ::: "memory");
+      }
+      __syncwarp();
+      named_bar_sync(2, 256 + kCopiers);  // the copying warps' stores are fenced
+    }
     if constexpr (kPush) {
       if constexpr (kPushSync) {
         named_bar_sync(1, 256);
