@@ -137,8 +137,8 @@ constexpr int kGemmPushMax = 7;
 /// engine, which loads the next tiles' operands, issue a byte of the push.
 /// Needs 16-byte aligned C copies and ldc % 8 == 0 (else the launch returns
 /// cudaErrorInvalidValue). pace (warps only, percent; 0: as fast as the
-/// stores go) spreads each tile's copy, round by round, over pace % of the
-/// time the CTA took for the tile before it (for its first tile, since the
+/// stores go) spreads each tile's copy, in CUCO_GEMM_PACE_STEPS steps, over
+/// pace % of the time the CTA took for the tile before it (for its first tile, since the
 /// kernel began; %globaltimer), except the CTA's last tile, which nothing
 /// follows: all CTAs finish their tiles together, wave after wave, and
 /// unpaced their pushes reach NVLink as one burst per wave. Below 100 the
@@ -740,8 +740,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           if (epi.last_bulk && !more) break;    // the consumers send it
           mbar_wait(staged, ph);
           ph ^= 1u;
-          // paced: round k starts no sooner than span * k / kRounds after the
-          // tile was staged; never the last tile
+          // paced: spread over span after the tile was staged; never the last
           const unsigned long long now = epi.pace ? globaltimer_ns() : 0;
           const unsigned long long span = (now - staged_at) * epi.pace / 100u;
           const bool paced = epi.pace && more;
