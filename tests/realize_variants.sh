@@ -32,25 +32,12 @@ for f in workloads/*/variants/*.json; do
 	fi
 	n=$((n + 1))
 	[ "$w" = gemm_allgather ] || continue
-	want=0
-	grep -q '"pull":true' "$f" && want=1
-	grep -q "^#define CUCO_PULL $want " "$tmp/$w-$v.cu" ||
-		{ echo "realize_variants: $w/$v: CUCO_PULL is not $want"; fail=1; }
-	want=0
-	grep -q '"tail_lsa":true' "$f" && want=1
-	grep -q "^#define CUCO_TAIL_LSA $want " "$tmp/$w-$v.cu" ||
-		{ echo "realize_variants: $w/$v: CUCO_TAIL_LSA is not $want"; fail=1; }
-	want=0
-	grep -q '"push_warps":true' "$f" && want=1
-	grep -q "^#define CUCO_PUSH_WARPS $want " "$tmp/$w-$v.cu" ||
-		{ echo "realize_variants: $w/$v: CUCO_PUSH_WARPS is not $want"; fail=1; }
-	want=$(sed -n 's/.*"push_pace":\([0-9]*\).*/\1/p' "$f")
-	grep -q "^#define CUCO_PUSH_PACE ${want:-0} " "$tmp/$w-$v.cu" ||
-		{ echo "realize_variants: $w/$v: CUCO_PUSH_PACE is not ${want:-0}"; fail=1; }
-	want=0
-	grep -q '"push_last_bulk":true' "$f" && want=1
-	grep -q "^#define CUCO_PUSH_LAST_BULK $want " "$tmp/$w-$v.cu" ||
-		{ echo "realize_variants: $w/$v: CUCO_PUSH_LAST_BULK is not $want"; fail=1; }
+	for knob in pull:PULL tail_lsa:TAIL_LSA push_warps:PUSH_WARPS push_pace:PUSH_PACE push_last_bulk:PUSH_LAST_BULK; do
+		want=$(sed -n 's/.*"'"${knob%%:*}"'":\([0-9a-z]*\).*/\1/p' "$f")
+		case "$want" in true) want=1 ;; false | "") want=0 ;; esac
+		grep -q "^#define CUCO_${knob#*:} $want " "$tmp/$w-$v.cu" ||
+			{ echo "realize_variants: $w/$v: CUCO_${knob#*:} is not $want"; fail=1; }
+	done
 done
 [ "$n" -ge 40 ] || { echo "realize_variants: only $n variants realised"; fail=1; }
 # tail_lsa on the device-signal path too (the variants have it on the event-driven one)
