@@ -736,7 +736,8 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           }
           int pi, tm, tn;
           coords(u.t, pi, tm, tn);
-          const bool more = stages_more(w, s);  // false: the CTA's last staged tile
+          // false: the CTA's last staged tile (looked up only where it matters)
+          const bool more = (epi.pace || epi.last_bulk) ? stages_more(w, s) : true;
           if (epi.last_bulk && !more) break;    // the consumers send it
           mbar_wait(staged, ph);
           ph ^= 1u;
