@@ -33,12 +33,17 @@
 //   --gap US             idle microseconds after each timed launch (0), so the
 //                        card stays under its power cap (burst-like timing)
 //   --shape M N K        --push / --group / --chunks / --split: time this shape only
+//   --clocks             --push: also the mean SM clock over each timed launch
+//                        (clock64 against %globaltimer, read by a one-CTA probe
+//                        on another stream), median per series, in MHz
 //   --pace P[,P...]      --push: time only the GEMM alone and the copying-warp
 //                        push, each tile's copy spread over P % of the tile
 //                        before it (the epilogue's pace; 0 = unpaced), the
-//                        last tile by the warps or by bulk copies (+lb), at
-//                        tile_n 256 and 128; staged_us: the tile staged and
-//                        handed to the warps, which copy it nowhere
+//                        last tile by the warps or by bulk copies (+lb), and
+//                        the warps reading the tile back from C (warpc), at
+//                        tile_n 256, 128 and 64; staged_us: the tile staged
+//                        (warpc: stored) and handed to the warps, which copy
+//                        it nowhere
 //
 // Checks per shape: C poisoned with NaN before the run; relative L2 error
 // ||C - ref|| / ||ref|| < 1e-2 against cuBLAS; no NaN/unwritten element;
@@ -227,24 +232,86 @@ struct CheckResult { double rel; unsigned long long nan, wrong; int host_bad; };
 
 // Median microseconds of `iters` single runs of launch() on st, CUDA events
 // around each, after `warm` untimed ones. launch() enqueues and checks.
+// --clocks: the SM clock over each timed launch, from one 32-thread probe CTA
+// on another stream (on an SM the launch leaves free) that reads clock64 and
+// %globaltimer when a mark kernel before the launch and one after it have run.
+static bool g_clocks = false;
+static double g_last_mhz = 0;  // median MHz of launch_us's last series (--clocks)
+__global__ void clock_mark(unsigned *flag, unsigned v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned flag_read(const unsigned *flag) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
+  return v;
+}
+// Gives up (out[0] = 0, no sample) after a second without the marks.
+__global__ void clock_probe(const unsigned *flag, unsigned start, unsigned long long *out) {
+  if (threadIdx.x) return;
+  unsigned long long t0, t1;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  const unsigned long long give_up = t0 + 1000000000ull;
+  out[0] = 0;
+  while ((int)(flag_read(flag) - start) < 0) {
+    __nanosleep(100);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    if (t0 > give_up) return;
+  }
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  const long long c0 = clock64();
+  while ((int)(flag_read(flag) - (start + 1)) < 0) {
+    __nanosleep(200);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+    if (t1 > give_up) return;
+  }
+  const long long c1 = clock64();
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+  out[0] = t1 - t0;
+  out[1] = (unsigned long long)(c1 - c0);
+}
+
 template <class F> static double launch_us(cudaStream_t st, int warm, int iters, F launch) {
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
+  static cudaStream_t ps = nullptr;
+  static unsigned *flag = nullptr, epoch = 0;
+  static unsigned long long *probe = nullptr;
+  if (g_clocks && !ps) {
+    CK(cudaStreamCreateWithFlags(&ps, cudaStreamNonBlocking));
+    CK(cudaMalloc(&flag, sizeof(unsigned)));
+    CK(cudaMalloc(&probe, 2 * sizeof(unsigned long long)));
+    // the streams are non-blocking: a legacy-stream memset need not precede the marks
+    CK(cudaMemsetAsync(flag, 0, sizeof(unsigned), st));
+    CK(cudaStreamSynchronize(st));
+  }
   for (int i = 0; i < warm; ++i) launch();
-  std::vector<float> t;
+  std::vector<float> t, mhz;
   for (int i = 0; i < iters; ++i) {
+    if (g_clocks) {
+      epoch += 2;
+      clock_probe<<<1, 32, 0, ps>>>(flag, epoch - 1, probe);
+      clock_mark<<<1, 1, 0, st>>>(flag, epoch - 1);
+    }
     CK(cudaEventRecord(e0, st));
     launch();
     CK(cudaEventRecord(e1, st));
+    if (g_clocks) clock_mark<<<1, 1, 0, st>>>(flag, epoch);
     CK(cudaEventSynchronize(e1));
     float ms;
     CK(cudaEventElapsedTime(&ms, e0, e1));
     t.push_back(ms);
+    if (g_clocks) {
+      unsigned long long h[2];
+      CK(cudaStreamSynchronize(ps));
+      CK(cudaMemcpy(h, probe, sizeof h, cudaMemcpyDeviceToHost));
+      if (h[0]) mhz.push_back((float)(1e3 * h[1] / h[0]));
+    }
     if (g_gap_us > 0) usleep((useconds_t)g_gap_us);
   }
   CK(cudaEventDestroy(e0));
   CK(cudaEventDestroy(e1));
+  g_last_mhz = mhz.empty() ? 0 : median(mhz);
   return median(t) * 1e3;
 }
 
@@ -464,12 +531,17 @@ static void run_features(cublasHandle_t h, cudaStream_t st) {
 // One GEMM configuration of --push and of the feature checks: tile width tn
 // (the plan narrowed to it when narrower), push rows (kNoPush; 0: the
 // default, 8 or 16 rows per staging round; kDirect: stores from registers).
-enum { kNoPush = -100, kDirectPush = -1, kWarpPush = -2 };
+enum { kNoPush = -100, kDirectPush = -1, kWarpPush = -2, kWarpCPush = -3 };
 static const char *rows_label(int rows) {
-  return rows == kNoPush ? "-" : rows == kDirectPush ? "reg" : rows == kWarpPush ? "warp" : rows == 8 ? "8" : "16";
+  return rows == kNoPush       ? "-"
+         : rows == kDirectPush ? "reg"
+         : rows == kWarpPush   ? "warp"
+         : rows == kWarpCPush  ? "warpc"
+         : rows == 8           ? "8"
+                               : "16";
 }
 struct PushCase {
-  int tn, rows, pace, lb;  // pace (percent), lb (last_bulk): kWarpPush only
+  int tn, rows, pace, lb;  // pace (percent): kWarpPush, kWarpCPush; lb (last_bulk): kWarpPush only
 };
 template <int R>
 static cudaError_t run_push(const cuco::gemm_bf16_plan *pl, cudaStream_t st, __nv_bfloat16 *const *dst, int ndst,
@@ -487,6 +559,7 @@ static cudaError_t run_case(const cuco::gemm_bf16_plan *pl, cudaStream_t st, Pus
   case kNoPush: return cuco::gemm_bf16_run(pl, st);
   case kDirectPush: return run_push<-1>(pl, st, dst, ndst);
   case kWarpPush: return run_push<-2>(pl, st, dst, ndst, (unsigned)c.pace, (unsigned)c.lb);
+  case kWarpCPush: return run_push<-3>(pl, st, dst, ndst, (unsigned)c.pace, (unsigned)c.lb);
   case 0: return run_push<0>(pl, st, dst, ndst);
   case 8: return run_push<8>(pl, st, dst, ndst);
   default: return run_push<16>(pl, st, dst, ndst);
@@ -494,7 +567,7 @@ static cudaError_t run_case(const cuco::gemm_bf16_plan *pl, cudaStream_t st, Pus
 }
 static const char *pace_label(const PushCase &c) {
   static char buf[32];
-  if (c.rows != kWarpPush || (c.pace == 0 && !c.lb)) return "";
+  if ((c.rows != kWarpPush && c.rows != kWarpCPush) || (c.pace == 0 && !c.lb)) return "";
   if (c.pace) snprintf(buf, sizeof buf, "@%d%%%s", c.pace, c.lb ? "+lb" : "");
   else snprintf(buf, sizeof buf, "+lb");
   return buf;
@@ -529,7 +602,9 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
                             {64, 8},            {256, kDirectPush}, {128, kDirectPush}, {64, kDirectPush},
                             {256, kWarpPush},   {128, kWarpPush},   {64, kWarpPush},
                             {256, kWarpPush, 90}, {128, kWarpPush, 90}, {64, kWarpPush, 50},  // paced
-                            {256, kWarpPush, 90, 1}, {128, kWarpPush, 0, 1}, {64, kWarpPush, 50, 1}};  // last_bulk
+                            {256, kWarpPush, 90, 1}, {128, kWarpPush, 0, 1}, {64, kWarpPush, 50, 1},  // last_bulk
+                            {256, kWarpCPush},   {128, kWarpCPush},   {64, kWarpCPush},  // from C
+                            {256, kWarpCPush, 90}, {128, kWarpCPush, 50}};
   cuco::gemm_bf16_args a{A, B, C, M, N, K, K, N, N};
   for (const PushCase &c : cases) {
     cuco::gemm_bf16_plan pl;
@@ -548,6 +623,7 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
            c.rows == kNoPush        ? "none"
            : c.rows == kDirectPush ? "direct"
            : c.rows == kWarpPush   ? "warps"
+           : c.rows == kWarpCPush  ? "warps from C"
            : c.rows == 8           ? "8 rows"
                                    : "16 rows",
            pace_label(c), M, N, K,
@@ -563,6 +639,10 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
   refused += cuco::gemm_bf16_plan_narrow(&pl, 128) == cudaErrorInvalidValue;
   printf("# feature plan_narrow refusals: %d/3: %s\n", refused, refused == 3 ? "ok" : "FAIL");
   if (refused != 3) g_fail = 1;
+  // warps from C stage nothing, so they cannot send the last tile by bulk copies
+  const bool lb_refused = run_case(&pl, st, {64, kWarpCPush, 0, 1}, D, 2) == cudaErrorInvalidValue;
+  printf("# feature warps from C with last_bulk refused: %s\n", lb_refused ? "ok" : "FAIL");
+  if (!lb_refused) g_fail = 1;
   CK(cudaFree(A)); CK(cudaFree(B)); CK(cudaFree(C)); CK(cudaFree(R));
   for (auto &d : D) CK(cudaFree(d));
 }
@@ -601,10 +681,12 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
                                  {64, kWarpPush}};
   if (!g_paces.empty()) {  // --pace: the copying warps at each pace only
     cases.clear();
-    for (int tn : {256, 128}) {
+    for (int tn : {256, 128, 64}) {
       cases.push_back({tn, kNoPush, 0});
-      for (int pc : g_paces)
+      for (int pc : g_paces) {
         for (int lb : {0, 1}) cases.push_back({tn, kWarpPush, pc, lb});
+        cases.push_back({tn, kWarpCPush, pc, 0});
+      }
     }
   }
   int dev = 0;
@@ -646,28 +728,34 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
       if (!plan_for(&pl, a, c.tn, 0) || pl.bn != c.tn) continue;
       bool ok = true;
       double tl = 0, tp = 0, ta = 0, ts = 0;
+      double fa = 0, fl = 0, fp = 0, fs = 0;  // --clocks: MHz over each series
       if (c.rows == kNoPush) {
         ta = alone = time(&pl, c, nullptr, "alone");
+        fa = g_last_mhz;
         CheckResult cr = check(C, R, A, B, M, N, K);
         ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
       } else {
         // --pace: also staged and handed over with no destination
-        if (!g_paces.empty()) ts = time(&pl, c, nullptr, "staged");
+        if (!g_paces.empty()) ts = time(&pl, c, nullptr, "staged"), fs = g_last_mhz;
         CK(cudaMemset(C, 0xFF, (size_t)M * N * 2));
         CK(cudaMemset(L, 0xFF, (size_t)M * N * 2));
         tl = time(&pl, c, L, "local");
+        fl = g_last_mhz;
         CheckResult cr = check(C, R, A, B, M, N, K);
         ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0 && same_bytes(C, L, (size_t)M * N);
         if (P) {
           CK(cudaMemset(P, 0xFF, (size_t)M * N * 2));
           tp = time(&pl, c, P, "peer");
+          fp = g_last_mhz;
           ok = ok && same_bytes(C, P, (size_t)M * N);
         }
       }
       const double gbs = (tp > alone && c.rows != kNoPush) ? (double)M * N * 2 / ((tp - alone) * 1e3) : 0;
-      printf("%7d %6d %6d %6d %4s%s %5d %10.1f %9.1f %9.1f %21.0f %9.1f  %s\n", M, N, K, c.tn,
+      printf("%7d %6d %6d %6d %4s%s %5d %10.1f %9.1f %9.1f %21.0f %9.1f  %s", M, N, K, c.tn,
              rows_label(c.rows), pace_label(c), pl.ctas, ta, tl, tp, gbs, ts,
              ok ? "ok" : "FAIL");
+      if (g_clocks) printf("  MHz alone/local/peer/staged %.0f/%.0f/%.0f/%.0f", fa, fl, fp, fs);
+      printf("\n");
       fflush(stdout);
       if (!ok) g_fail = 1;
     }
@@ -1341,6 +1429,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--chunks")) chunks = true;
     else if (!strcmp(argv[i], "--split")) split = true;
     else if (!strcmp(argv[i], "--grid")) grid = true;
+    else if (!strcmp(argv[i], "--clocks")) g_clocks = true;
     else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--warm") && i + 1 < argc) g_warm = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--gap") && i + 1 < argc) g_gap_us = atoi(argv[++i]);
@@ -1351,7 +1440,7 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr,
               "usage: %s [--quick] [--sweep] [--push] [--group] [--chunks] [--split] [--grid] [--iters N] [--warm N] "
-              "[--gap US] [--shape M N K] [--pace US[,US...]]\n",
+              "[--gap US] [--shape M N K] [--pace US[,US...]] [--clocks]\n",
               argv[0]);
       return 2;
     }

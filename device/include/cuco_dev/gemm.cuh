@@ -146,6 +146,11 @@ constexpr int kGemmPushMax = 7;
 /// for the staging tile on its account. last_bulk (warps only): the CTA's
 /// last tile, which no math follows, is sent as with Rows 16 (the consumer
 /// warps' lanes issue one bulk copy per row) and the copying warps skip it.
+/// Rows = -3 (warps from C) is Rows -2 with nothing staged: the consumers
+/// store the tile to C only, and the copying warps read it back from C (L2
+/// holds it) for every destination; no staging tile, so tile_n 256 keeps
+/// its 4th pipeline stage. pace as with -2; no last_bulk (nothing staged
+/// to send from: cudaErrorInvalidValue).
 ///
 /// Sync orders the copies against their readers. gemm_push_no_sync leaves
 /// that to the caller (e.g. barrier kernels before and after the GEMM).
@@ -168,7 +173,7 @@ template <class Sync = gemm_push_no_sync, int Rows = 0> struct gemm_push_epilogu
   int n;
   __nv_bfloat16 *dst[kGemmPushMax];
   Sync sync;
-  unsigned pace;       ///< Rows -2: spread each tile's copy but the last over pace % of the tile before; 0: no pacing
+  unsigned pace;       ///< Rows -2, -3: spread each tile's copy but the last over pace % of the tile before; 0: no pacing
   unsigned last_bulk;  ///< Rows -2: the CTA's last tile goes by the consumers' bulk copies, as with Rows 16
   __device__ void operator()(int, int, int, int) const {}
 };
@@ -213,6 +218,12 @@ struct gemm_no_group {};
 #ifndef CUCO_GEMM_PACE_STEPS
 #define CUCO_GEMM_PACE_STEPS 8  // pace: waits per tile (0: one per round of the copy)
 #endif
+#ifndef CUCO_GEMM_PUSH_STORE
+#define CUCO_GEMM_PUSH_STORE 0  // copying warps' stores: 0 plain, 1 st.global.cs (evict first)
+#endif
+#ifndef CUCO_GEMM_C_STORE
+#define CUCO_GEMM_C_STORE 0  // the epilogue's 16-byte stores to C: 0 plain, 1 st.global.cs
+#endif
 
 namespace gemm_detail {
 
@@ -227,15 +238,16 @@ constexpr int kThreads = 384;  // 3 warpgroups
 // mbarrier pair after the stages' ones.
 template <int BN, int PushRows = 0> struct cfg {
   static_assert(BN == 64 || BN == 128 || BN == 256, "tile_n is 64, 128 or 256");
-  static_assert(PushRows == -2 || PushRows == -1 || PushRows == 0 || PushRows == 8 || PushRows == 16,
-                "push: warps (-2), direct (-1), or staging rounds of 8 or 16 rows");
+  static_assert(PushRows == -3 || PushRows == -2 || PushRows == -1 || PushRows == 0 || PushRows == 8 ||
+                    PushRows == 16,
+                "push: warps from C (-3), warps (-2), direct (-1), or staging rounds of 8 or 16 rows");
   static constexpr bool kWholeTile = PushRows == 16 || PushRows == -2;  // staging holds the whole tile
   static constexpr int kStages = (BN == 256) ? (kWholeTile ? 3 : 4) : (BN == 128 ? 6 : 8);
   static constexpr int kABytes = BM * BK * 2;        // 16 KB
   static constexpr int kBBytes = BK * BN * 2;        // 32, 16 or 8 KB
   static constexpr int kStageBytes = kABytes + kBBytes;
   static constexpr int kPushBytes = kWholeTile ? BM * BN * 2 : PushRows > 0 ? (BM / 16) * PushRows * BN * 2 : 0;
-  static constexpr int kBars = 2 * kStages + (PushRows == -2 ? 2 : 0);  // mbarriers
+  static constexpr int kBars = 2 * kStages + (PushRows <= -2 ? 2 : 0);  // mbarriers
   static constexpr int kSmem = 1024 /*align slack*/ + kStages * kStageBytes + kPushBytes + kBars * 8;
   static_assert(kSmem <= 232448, "more shared memory than an H100/H200 CTA may have");
 };
@@ -636,19 +648,37 @@ __device__ __forceinline__ void push_send(const Epi &epi, long long ldc, uint32_
   }
 }
 
-// Push by copying warps: 16-byte piece i of the staged tile (tm, tn) (row
-// i / (BN / 8), in row order) from shared memory to every destination.
-template <int BN, class Epi>
-__device__ __forceinline__ void warps_copy_piece(const Epi &epi, uint32_t stg, long long ldc, int tm, int tn, int i) {
+// A copy's 16-byte store (CUCO_GEMM_PUSH_STORE 1: st.global.cs, evict first).
+__device__ __forceinline__ void push_store16(void *dst, uint32_t v0, uint32_t v1, uint32_t v2, uint32_t v3) {
+#if CUCO_GEMM_PUSH_STORE == 1
+  asm volatile("st.global.cs.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(v0), "r"(v1), "r"(v2), "r"(v3)
+               : "memory");
+#else
+  *reinterpret_cast<uint4 *>(dst) = make_uint4(v0, v1, v2, v3);
+#endif
+}
+
+// Push by copying warps: 16-byte piece i of the tile (tm, tn) (row i / (BN /
+// 8), in row order) to every destination, read from the staging tile in
+// shared memory (Rows -2) or from C itself (Rows -3, FromC; L2 holds it).
+template <int BN, bool FromC, class Epi>
+__device__ __forceinline__ void warps_copy_piece(const Epi &epi, uint32_t stg, const __nv_bfloat16 *C, long long ldc,
+                                                 int tm, int tn, int i) {
   constexpr int kRow = BN / 8;  // 16-byte pieces per row
   const int r = i / kRow, c = i - r * kRow;
-  uint32_t v0, v1, v2, v3;
-  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
-               : "r"(stg + (uint32_t)(r * BN + 8 * c) * 2u)
-               : "memory");
   const long long off = ((long long)tm * BM + r) * ldc + (long long)tn * BN + 8 * c;
-  for (int j = 0; j < epi.n; ++j) *reinterpret_cast<uint4 *>(epi.dst[j] + off) = make_uint4(v0, v1, v2, v3);
+  uint32_t v0, v1, v2, v3;
+  if constexpr (FromC)
+    asm volatile("ld.global.cg.v4.b32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
+                 : "l"(C + off)
+                 : "memory");
+  else
+    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
+                 : "r"(stg + (uint32_t)(r * BN + 8 * c) * 2u)
+                 : "memory");
+  for (int j = 0; j < epi.n; ++j) push_store16(epi.dst[j] + off, v0, v1, v2, v3);
 }
 
 template <int BN, class Epi, class Grp = gemm_no_group, bool Split = false>
@@ -677,7 +707,9 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
   constexpr bool kStaged = kPush && R > 0;         // bulk copies from shared memory
   constexpr bool kDirect = kPush && R == -1;       // st.global from registers
   constexpr bool kWarps = kPush && R == -2;        // the producer warpgroup's warps 1-3 copy the staged tile
-  constexpr int RS = kWarps ? 16 : R;              // rows each consumer warp stages per round
+  constexpr bool kFromC = kPush && R == -3;        // ... or copy the tile from C, nothing staged
+  constexpr bool kCopyW = kWarps || kFromC;        // copying warps, either way
+  constexpr int RS = kCopyW ? 16 : R;              // rows each consumer warp stages per round
   using CF = cfg<BN, R>;
   constexpr int S = CF::kStages;
   extern __shared__ uint8_t smem_raw[];
@@ -686,8 +718,8 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
   const uint32_t bars = stg + CF::kPushBytes;
   auto full = [&](int s) { return bars + 8u * s; };
   auto empty = [&](int s) { return bars + 8u * (S + s); };
-  const uint32_t staged = bars + 16u * S, stg_free = staged + 8u;  // kWarps
-  constexpr int kCopiers = 96;  // kWarps: threads 32-127
+  const uint32_t staged = bars + 16u * S, stg_free = staged + 8u;  // kCopyW
+  constexpr int kCopiers = 96;  // kCopyW: threads 32-127
   const int wg = threadIdx.x / 128;
 
   if (threadIdx.x == 0) {
@@ -696,8 +728,8 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
       mbar_init(full(s), 1);   // producer's arrive.expect_tx
       mbar_init(empty(s), 8);  // lane 0 of each of the 8 consumer warps
     }
-    if constexpr (kWarps) {
-      mbar_init(staged, 256);         // every consumer thread, its part staged
+    if constexpr (kCopyW) {
+      mbar_init(staged, 256);         // every consumer thread, its part staged (or stored to C)
       mbar_init(stg_free, kCopiers);  // every copying thread, done reading
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -721,7 +753,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     if constexpr (kPushSync) {
       if (threadIdx.x == 32) epi.sync.enter();
     }
-    if constexpr (kWarps) {
+    if constexpr (kCopyW) {
       if (threadIdx.x >= 32) {
         // copying warps: each tile the consumers stage, 16 bytes a thread at a
         // time, rows in order, to every destination; then free the staging
@@ -762,7 +794,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
               for (unsigned long long t; (t = globaltimer_ns()) < due;)
                 __nanosleep((unsigned)(due - t < 1000000ull ? due - t : 1000000ull));
             }
-            warps_copy_piece<BN>(epi, stg, p.ldc, tm, tn, i);
+            warps_copy_piece<BN, kFromC>(epi, stg, p.C, p.ldc, tm, tn, i);
           }
           mbar_arrive(stg_free);
         }
@@ -905,7 +937,13 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
             r0 = __shfl_xor_sync(0xffffffffu, s0, 1);
             r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
             if (b0) { w[0] = r0; w[2] = r1; } else { w[1] = r0; w[3] = r1; }
+#if CUCO_GEMM_C_STORE == 1
+            asm volatile("st.global.cs.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(crow + 32 * jb), "r"(w[0]),
+                         "r"(w[1]), "r"(w[2]), "r"(w[3])
+                         : "memory");
+#else
             *reinterpret_cast<uint4 *>(crow + 32 * jb) = make_uint4(w[0], w[1], w[2], w[3]);
+#endif
             if constexpr (kDirect) {
               const long long off = crow + 32 * jb - Cp;
               for (int i = 0; i < epi.n; ++i)
@@ -932,6 +970,11 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
             mbar_arrive(staged);  // this thread's part of the tile is staged
           }
         }
+        if constexpr (kFromC) {  // the copying warps are done with the last tile; this one is in C
+          mbar_wait(stg_free, sphase ^ 1u);
+          sphase ^= 1u;
+          mbar_arrive(staged);  // release: this thread's stores to C, before the warps read them
+        }
       } else {
         __nv_bfloat16 *c0 = Cp + row0 * p.ldc + (long long)tn * BN + q * 2;
         __nv_bfloat16 *c1 = c0 + 8 * p.ldc;
@@ -957,7 +1000,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
       __syncwarp();
     }
     if constexpr (kDirect) __threadfence_system();  // this thread's peer stores, before leave()'s release
-    if constexpr (kWarps) {
+    if constexpr (kCopyW) {
       if (bulk_sent && lane < 16) {  // the last tile's copies complete
         bulk_wait_all();
         asm volatile("fence.proxy.async.global;" ::: "memory");
@@ -1115,6 +1158,7 @@ inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &e
   if (kp.sp.stages > 0 && (!kp.sp.cnt || !kp.sp.ws)) return cudaErrorInvalidValue;
   if constexpr (is_push_t<Epi>::value) {
     if (!kp.vec16 || epi.n < 0 || epi.n > kGemmPushMax) return cudaErrorInvalidValue;
+    if (push_rows_t<Epi, BN>::value == -3 && epi.last_bulk) return cudaErrorInvalidValue;
     for (int i = 0; i < epi.n; ++i)
       if (reinterpret_cast<uintptr_t>(epi.dst[i]) & 15) return cudaErrorInvalidValue;
   }
