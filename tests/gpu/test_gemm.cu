@@ -33,6 +33,7 @@
 //   --gap US             idle microseconds after each timed launch (0), so the
 //                        card stays under its power cap (burst-like timing)
 //   --shape M N K        --push / --group / --chunks / --split: time this shape only
+//   --cluster            --push: every plan in cluster pairs (plan.cluster 2)
 //   --clocks             --push: also the mean SM clock over each timed launch
 //                        (clock64 against %globaltimer, read by a one-CTA probe
 //                        on another stream), median per series, in MHz
@@ -54,6 +55,7 @@
 // copy equal to C), grouped launches with gated problems, split tails (2 to
 // 8 ways: each tile's epilogue once, the arrival counters back at zero after
 // every launch), and rejection of bad shapes. Exit status 1 on any failure.
+#define CUCO_GEMM_PAIR 1  // plan.cluster 2 is tested here
 #include <cuco_dev/gemm.cuh>
 
 #include <cublas_v2.h>
@@ -572,8 +574,11 @@ static const char *pace_label(const PushCase &c) {
   else snprintf(buf, sizeof buf, "+lb");
   return buf;
 }
-static bool plan_for(cuco::gemm_bf16_plan *pl, const cuco::gemm_bf16_args &a, int tn, int max_ctas) {
+static bool g_cluster = false;  // --cluster: --push timings with plan.cluster 2
+static bool plan_for(cuco::gemm_bf16_plan *pl, const cuco::gemm_bf16_args &a, int tn, int max_ctas,
+                     int cluster = -1) {
   CK(cuco::gemm_bf16_plan_init(pl, a, max_ctas));
+  pl->cluster = cluster >= 0 ? cluster : g_cluster ? 2 : 0;
   if (tn == pl->bn) return true;
   return cuco::gemm_bf16_plan_narrow(pl, tn, max_ctas) == cudaSuccess;
 }
@@ -606,9 +611,17 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
                             {256, kWarpCPush},   {128, kWarpCPush},   {64, kWarpCPush},  // from C
                             {256, kWarpCPush, 90}, {128, kWarpCPush, 50}};
   cuco::gemm_bf16_args a{A, B, C, M, N, K, K, N, N};
-  for (const PushCase &c : cases) {
+  // and in cluster pairs (plan.cluster 2, an even grid)
+  const PushCase pair_cases[] = {{256, kNoPush}, {128, kNoPush}, {64, kNoPush}, {256, 0},
+                                 {128, kDirectPush}, {256, kWarpPush, 90}, {128, kWarpPush, 0, 1}};
+  std::vector<std::pair<PushCase, int>> all;
+  for (const PushCase &c : cases) all.push_back({c, 0});
+  for (const PushCase &c : pair_cases) all.push_back({c, 2});
+  for (const auto &ca : all) {
+    const PushCase &c = ca.first;
+    const int cl = ca.second;
     cuco::gemm_bf16_plan pl;
-    bool planned = plan_for(&pl, a, c.tn, 7);
+    bool planned = plan_for(&pl, a, c.tn, cl ? 8 : 7, cl);
     CK(cudaMemsetAsync(C, 0xFF, (size_t)M * N * 2, st));
     for (auto &d : D) CK(cudaMemsetAsync(d, 0xFF, (size_t)M * N * 2, st));
     cudaError_t e = planned ? run_case(&pl, st, c, D, 2) : cudaErrorInvalidValue;
@@ -619,14 +632,14 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
       ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
       if (c.rows != kNoPush) ok = ok && same_bytes(C, D[0], (size_t)M * N) && same_bytes(C, D[1], (size_t)M * N);
     }
-    printf("# feature tile_n %d push %s%s (%dx%dx%d, 7 CTAs): %s\n", c.tn,
+    printf("# feature tile_n %d push %s%s (%dx%dx%d, %d CTAs%s): %s\n", c.tn,
            c.rows == kNoPush        ? "none"
            : c.rows == kDirectPush ? "direct"
            : c.rows == kWarpPush   ? "warps"
            : c.rows == kWarpCPush  ? "warps from C"
            : c.rows == 8           ? "8 rows"
                                    : "16 rows",
-           pace_label(c), M, N, K,
+           pace_label(c), M, N, K, cl ? 8 : 7, cl ? " in pairs" : "",
            ok ? "ok" : "FAIL");
     if (!ok) g_fail = 1;
   }
@@ -639,6 +652,16 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
   refused += cuco::gemm_bf16_plan_narrow(&pl, 128) == cudaErrorInvalidValue;
   printf("# feature plan_narrow refusals: %d/3: %s\n", refused, refused == 3 ? "ok" : "FAIL");
   if (refused != 3) g_fail = 1;
+  // pairs: refused on an odd grid, and cluster sizes other than 0, 1, 2
+  {
+    cuco::gemm_bf16_plan pp;
+    plan_for(&pp, a, 256, 7, 2);
+    int pr = cuco::gemm_bf16_run(&pp, st) == cudaErrorInvalidValue;
+    plan_for(&pp, a, 256, 8, 3);
+    pr += cuco::gemm_bf16_run(&pp, st) == cudaErrorInvalidValue;
+    printf("# feature cluster pair refusals: %d/2: %s\n", pr, pr == 2 ? "ok" : "FAIL");
+    if (pr != 2) g_fail = 1;
+  }
   // warps from C stage nothing, so they cannot send the last tile by bulk copies
   const bool lb_refused = run_case(&pl, st, {64, kWarpCPush, 0, 1}, D, 2) == cudaErrorInvalidValue;
   printf("# feature warps from C with last_bulk refused: %s\n", lb_refused ? "ok" : "FAIL");
@@ -694,6 +717,25 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
   const bool peer = other_is_peer(dev);
   printf("# push timing: median of %d single launches (CUDA events), 5 warm-up; peer copy on GPU %d: %s\n", iters,
          dev == 0 ? 1 : 0, peer ? "yes" : "no (not a peer)");
+  if (g_cluster) {  // how many pairs of the widest tile's kernel fit at once
+    using namespace cuco::gemm_detail;
+    auto kern = gemm_bf16_kernel<256, cuco::gemm_no_epilogue, cuco::gemm_no_group, false, true>;
+    CK((kernel_ready<256, cuco::gemm_no_epilogue, cuco::gemm_no_group, false, true>()));
+    cudaLaunchConfig_t lc = {};
+    lc.gridDim = dim3(128);
+    lc.blockDim = dim3(kThreads);
+    lc.dynamicSmemBytes = cfg<256, 0>::kSmem;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = 2;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    lc.attrs = at;
+    lc.numAttrs = 1;
+    int nc = 0;
+    CK(cudaOccupancyMaxActiveClusters(&nc, kern, &lc));
+    printf("# cluster pairs (plan.cluster 2): at most %d pairs resident at once (tile_n 256)\n", nc);
+  }
   printf("#     M      N      K tile_n rows  ctas   alone_us  local_us   peer_us  peer_GB/s_over_alone "
          "staged_us  status\n");
   for (const Shape &sh : shapes) {
@@ -1430,6 +1472,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--split")) split = true;
     else if (!strcmp(argv[i], "--grid")) grid = true;
     else if (!strcmp(argv[i], "--clocks")) g_clocks = true;
+    else if (!strcmp(argv[i], "--cluster")) g_cluster = true;
     else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--warm") && i + 1 < argc) g_warm = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--gap") && i + 1 < argc) g_gap_us = atoi(argv[++i]);
@@ -1440,7 +1483,7 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr,
               "usage: %s [--quick] [--sweep] [--push] [--group] [--chunks] [--split] [--grid] [--iters N] [--warm N] "
-              "[--gap US] [--shape M N K] [--pace US[,US...]] [--clocks]\n",
+              "[--gap US] [--shape M N K] [--pace US[,US...]] [--clocks] [--cluster]\n",
               argv[0]);
       return 2;
     }

@@ -38,6 +38,12 @@
 // translation unit that never splits (~2 s less nvcc time per program on this
 // header's users, a third smaller object). A split plan launched without them
 // fails with cudaErrorNotSupported. Define it before the first include.
+// CUCO_GEMM_PAIR: nonzero builds the cluster-pair kernels (plan.cluster 2)
+// beside the plain ones; 0 (the default) leaves them out, and a plan with
+// cluster 2 fails with cudaErrorNotSupported.
+#ifndef CUCO_GEMM_PAIR
+#define CUCO_GEMM_PAIR 0
+#endif
 #ifndef CUCO_GEMM_SPLIT
 #define CUCO_GEMM_SPLIT 1
 #endif
@@ -98,6 +104,8 @@ struct gemm_bf16_plan {
                    ///< as (t + start_tile) % tiles. 0 by default; may be set
                    ///< by the caller after init to any value in [0, tiles).
   int device;      ///< device the plan was made for
+  int cluster;     ///< 2: CTA pairs share their B loads (TMA multicast, see
+                   ///< gemm_bf16_run); 0 (init's default): every CTA loads its own
   long long lda, ldb;
   const __nv_bfloat16 *A, *B;
   int split;            ///< gemm_bf16_plan_split's ways (0: every tile whole)
@@ -402,6 +410,46 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
         : "memory");
   } while (!done);
 }
+// Cluster pairs (plan.cluster 2): the producer's wait for a stage both CTAs'
+// consumers free, a consumer warp's release of a stage in its own CTA and in
+// the other, a B box loaded into both CTAs' shared memory, and the cluster-
+// wide barrier.
+__device__ __forceinline__ void mbar_wait_cluster(uint32_t bar, uint32_t parity) {
+  uint32_t done;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+__device__ __forceinline__ void mbar_arrive_pair(uint32_t bar) {
+  uint32_t rank, remote;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(rank ^ 1u));
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+}
+__device__ __forceinline__ void tma_load_2d_pair(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0,
+                                                 int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"((unsigned short)3)
+      : "memory");
+}
+__device__ __forceinline__ void cluster_sync_all() {
+  // not .aligned: the threads of a warp may arrive apart (producer lane 0)
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+}
+__device__ __forceinline__ uint32_t cluster_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
 __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *map, uint32_t bar,
                                             int c0, int c1) {
   asm volatile(
@@ -681,12 +729,19 @@ __device__ __forceinline__ void warps_copy_piece(const Epi &epi, uint32_t stg, c
   for (int j = 0; j < epi.n; ++j) push_store16(epi.dst[j] + off, v0, v1, v2, v3);
 }
 
-template <int BN, class Epi, class Grp = gemm_no_group, bool Split = false>
+// Pair = true: launched in clusters of two CTAs (plan.cluster 2), CTA 2c + r
+// of the persistent grid taking linear tiles 2c + r, 2c + r + ctas, ...: the
+// pair's tiles are neighbours in one tile column (the launch checks that the
+// tile order makes them so), so they read the same B; each CTA loads half of
+// B's boxes into both CTAs' shared memory, and a stage is refilled only once
+// both CTAs' consumers have freed it.
+template <int BN, class Epi, class Grp = gemm_no_group, bool Split = false, bool Pair = false>
 __global__ void __launch_bounds__(kThreads, 1)
 gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
                  const kparams p, const Epi epi, const __grid_constant__ Grp grp) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr bool kGroup = std::is_same<Grp, gemm_bf16_group>::value;
+  static_assert(!(Pair && (kGroup || Split)), "cluster pairs: plain or push launches, no split tail");
   constexpr bool kPush = is_push_t<Epi>::value;
   static_assert(!(kGroup && kPush), "a grouped launch has no push epilogue");
   // tile t -> (problem i, tm, tn): the problem picks its A or B map, gate and C
@@ -726,7 +781,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
 #pragma unroll
     for (int s = 0; s < S; ++s) {
       mbar_init(full(s), 1);   // producer's arrive.expect_tx
-      mbar_init(empty(s), 8);  // lane 0 of each of the 8 consumer warps
+      mbar_init(empty(s), Pair ? 16 : 8);  // lane 0 of each of the 8 consumer warps (of both CTAs)
     }
     if constexpr (kCopyW) {
       mbar_init(staged, 256);         // every consumer thread, its part staged (or stored to C)
@@ -745,7 +800,8 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
       tma_prefetch_desc(&tmB);
     }
   }
-  __syncthreads();
+  if constexpr (Pair) cluster_sync_all();  // both CTAs' barriers initialised before any multicast
+  else __syncthreads();
 
   if (wg == 0) {
     // ------------------------------------------------------------ producer
@@ -805,6 +861,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0;
+      const uint32_t prank = Pair ? cluster_rank() : 0;  // Pair: this CTA loads B boxes i with i % 2 == prank
       // gate chunks this CTA has seen open, per problem: flags only grow during a
       // launch, so each is waited for (and the async proxy fenced) once per CTA
       uint64_t open[kGroup ? kGemmGroupMax : 1] = {};
@@ -826,14 +883,21 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
             const int c = gate_chunk(kb, grp.chunks, p.kblocks);
             if (gate && !((open[pi] >> c) & 1u)) open[pi] = gate_wait(gate, c, grp.chunks, grp.epoch, open[pi]);
           }
-          mbar_wait(empty(stage), phase ^ 1u);
+          if constexpr (Pair) mbar_wait_cluster(empty(stage), phase ^ 1u);
+          else mbar_wait(empty(stage), phase ^ 1u);
           const uint32_t sA = base + stage * CF::kStageBytes;
           const uint32_t sB = sA + CF::kABytes;
-          mbar_expect_tx(full(stage), CF::kStageBytes);
+          mbar_expect_tx(full(stage), CF::kStageBytes);  // Pair: half of B comes from the other CTA
           tma_load_2d(sA, mA, full(stage), kb * BK, m0);
 #pragma unroll
-          for (int i = 0; i < BN / 64; ++i)
-            tma_load_2d(sB + i * (BK * 64 * 2), mB, full(stage), n0 + 64 * i, kb * BK);
+          for (int i = 0; i < BN / 64; ++i) {
+            if constexpr (Pair) {
+              if ((uint32_t)(i & 1) == prank)
+                tma_load_2d_pair(sB + i * (BK * 64 * 2), mB, full(stage), n0 + 64 * i, kb * BK);
+            } else {
+              tma_load_2d(sB + i * (BK * 64 * 2), mB, full(stage), n0 + 64 * i, kb * BK);
+            }
+          }
           if (++stage == S) { stage = 0; phase ^= 1u; }
         }
       }
@@ -876,14 +940,20 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
         wgmma_commit();
         if (kb > kb0) {
           wgmma_wait<1>();  // the group of k-block kb-1 is done: free its stage
-          if (lane == 0) mbar_arrive(empty(prev));
+          if (lane == 0) {
+            if constexpr (Pair) mbar_arrive_pair(empty(prev));
+            else mbar_arrive(empty(prev));
+          }
         }
         prev = stage;
         if (++stage == S) { stage = 0; phase ^= 1u; }
       }
       wgmma_wait<0>();
       fence_regs(d);
-      if (lane == 0) mbar_arrive(empty(prev));
+      if (lane == 0) {
+        if constexpr (Pair) mbar_arrive_pair(empty(prev));
+        else mbar_arrive(empty(prev));
+      }
       if constexpr (Split) {
         if (u.ways > 1 && split_fixup<BN>(p.sp, u, d)) continue;  // a part: the finisher stores the tile
       }
@@ -1015,6 +1085,9 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
       }
     }
   }
+  // Pair: the other CTA's consumers arrive on this CTA's stage barriers up to
+  // its last k-block; neither CTA leaves before both are done
+  if constexpr (Pair) cluster_sync_all();
 #else
   __trap();  // built without sm_90a: refuse loudly rather than return garbage
 #endif
@@ -1101,9 +1174,9 @@ struct kernel_ready_slot {
 };
 constexpr int kKernelReadySlots = 16;
 
-template <int BN, class Epi, class Grp, bool Split>
+template <int BN, class Epi, class Grp, bool Split, bool Pair = false>
 inline cudaError_t kernel_ready() {
-  auto kern = gemm_bf16_kernel<BN, Epi, Grp, Split>;
+  auto kern = gemm_bf16_kernel<BN, Epi, Grp, Split, Pair>;
   const void *fn = reinterpret_cast<const void *>(kern);
   static kernel_ready_slot slots[kKernelReadySlots];  // per instantiation, one per copy
   int dev = 0;
@@ -1156,6 +1229,12 @@ inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &e
   kp.sp.cnt = pl->split_cnt;
   kp.sp.ws = pl->split_ws;
   if (kp.sp.stages > 0 && (!kp.sp.cnt || !kp.sp.ws)) return cudaErrorInvalidValue;
+  // cluster pairs: plain and push launches only; the pair's tiles (2c + r,
+  // r = 0, 1, in the tile order) neighbours in one tile column
+  const bool pair = pl->cluster == 2;
+  if (pl->cluster != 0 && pl->cluster != 1 && !pair) return cudaErrorInvalidValue;
+  if (pair && (kGroup || kp.sp.stages > 0 || ctas % 2 || kp.tiles_m % 2 || kp.group_m % 2 || kp.start_tile % 2))
+    return cudaErrorInvalidValue;
   if constexpr (is_push_t<Epi>::value) {
     if (!kp.vec16 || epi.n < 0 || epi.n > kGemmPushMax) return cudaErrorInvalidValue;
     if (push_rows_t<Epi, BN>::value == -3 && epi.last_bulk) return cudaErrorInvalidValue;
@@ -1170,6 +1249,25 @@ inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &e
       return cudaGetLastError();
     }
     return cudaErrorNotSupported;  // built with CUCO_GEMM_SPLIT 0
+  }
+  if (pair) {
+    if constexpr (!kGroup && CUCO_GEMM_PAIR) {
+      if ((e = kernel_ready<BN, Epi, Grp, false, true>()) != cudaSuccess) return e;
+      cudaLaunchConfig_t lc = {};
+      lc.gridDim = dim3(ctas);
+      lc.blockDim = dim3(kThreads);
+      lc.dynamicSmemBytes = CF::kSmem;
+      lc.stream = s;
+      cudaLaunchAttribute at[1];
+      at[0].id = cudaLaunchAttributeClusterDimension;
+      at[0].val.clusterDim.x = 2;
+      at[0].val.clusterDim.y = 1;
+      at[0].val.clusterDim.z = 1;
+      lc.attrs = at;
+      lc.numAttrs = 1;
+      return cudaLaunchKernelEx(&lc, gemm_bf16_kernel<BN, Epi, Grp, false, true>, pl->tmA, pl->tmB, kp, epi, grp);
+    }
+    return cudaErrorNotSupported;  // built with CUCO_GEMM_PAIR 0
   }
   if ((e = kernel_ready<BN, Epi, Grp, false>()) != cudaSuccess) return e;
   gemm_bf16_kernel<BN, Epi, Grp, false><<<ctas, kThreads, CF::kSmem, s>>>(pl->tmA, pl->tmB, kp, epi, grp);
@@ -1221,6 +1319,7 @@ inline cudaError_t gemm_bf16_plan_init(gemm_bf16_plan *p, const gemm_bf16_args &
   p->split = 0;
   p->split_ws = nullptr;
   p->split_cnt = nullptr;
+  p->cluster = 0;
   gemm_detail::plan_geometry(p, (a.N % 256 == 0) ? 256 : 128, sms, max_ctas);
   if ((e = gemm_detail::encode_2d(&p->tmA, a.A, a.K, a.M, a.lda, 64, 128)) != cudaSuccess) return e;
   if ((e = gemm_detail::encode_2d(&p->tmB, a.B, a.N, a.K, a.ldb, 64, 64)) != cudaSuccess) return e;
