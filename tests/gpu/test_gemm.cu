@@ -33,18 +33,15 @@
 //   --gap US             idle microseconds after each timed launch (0), so the
 //                        card stays under its power cap (burst-like timing)
 //   --shape M N K        --push / --group / --chunks / --split: time this shape only
-//   --cluster            --push: every plan in cluster pairs (plan.cluster 2)
 //   --clocks             --push: also the mean SM clock over each timed launch
 //                        (clock64 against %globaltimer, read by a one-CTA probe
 //                        on another stream), median per series, in MHz
 //   --pace P[,P...]      --push: time only the GEMM alone and the copying-warp
 //                        push, each tile's copy spread over P % of the tile
 //                        before it (the epilogue's pace; 0 = unpaced), the
-//                        last tile by the warps or by bulk copies (+lb), and
-//                        the warps reading the tile back from C (warpc), at
-//                        tile_n 256, 128 and 64; staged_us: the tile staged
-//                        (warpc: stored) and handed to the warps, which copy
-//                        it nowhere
+//                        last tile by the warps or by bulk copies (+lb), at
+//                        tile_n 256 and 128; staged_us: the tile staged and
+//                        handed to the warps, which copy it nowhere
 //
 // Checks per shape: C poisoned with NaN before the run; relative L2 error
 // ||C - ref|| / ||ref|| < 1e-2 against cuBLAS; no NaN/unwritten element;
@@ -55,7 +52,6 @@
 // copy equal to C), grouped launches with gated problems, split tails (2 to
 // 8 ways: each tile's epilogue once, the arrival counters back at zero after
 // every launch), and rejection of bad shapes. Exit status 1 on any failure.
-#define CUCO_GEMM_PAIR 1  // plan.cluster 2 is tested here
 #include <cuco_dev/gemm.cuh>
 
 #include <cublas_v2.h>
@@ -232,8 +228,6 @@ static double median(std::vector<float> v) {
 
 struct CheckResult { double rel; unsigned long long nan, wrong; int host_bad; };
 
-// Median microseconds of `iters` single runs of launch() on st, CUDA events
-// around each, after `warm` untimed ones. launch() enqueues and checks.
 // --clocks: the SM clock over each timed launch, from one 32-thread probe CTA
 // on another stream (on an SM the launch leaves free) that reads clock64 and
 // %globaltimer when a mark kernel before the launch and one after it have run.
@@ -272,6 +266,8 @@ __global__ void clock_probe(const unsigned *flag, unsigned start, unsigned long 
   out[1] = (unsigned long long)(c1 - c0);
 }
 
+// Median microseconds of `iters` single runs of launch() on st, CUDA events
+// around each, after `warm` untimed ones. launch() enqueues and checks.
 template <class F> static double launch_us(cudaStream_t st, int warm, int iters, F launch) {
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
@@ -533,17 +529,12 @@ static void run_features(cublasHandle_t h, cudaStream_t st) {
 // One GEMM configuration of --push and of the feature checks: tile width tn
 // (the plan narrowed to it when narrower), push rows (kNoPush; 0: the
 // default, 8 or 16 rows per staging round; kDirect: stores from registers).
-enum { kNoPush = -100, kDirectPush = -1, kWarpPush = -2, kWarpCPush = -3 };
+enum { kNoPush = -100, kDirectPush = -1, kWarpPush = -2 };
 static const char *rows_label(int rows) {
-  return rows == kNoPush       ? "-"
-         : rows == kDirectPush ? "reg"
-         : rows == kWarpPush   ? "warp"
-         : rows == kWarpCPush  ? "warpc"
-         : rows == 8           ? "8"
-                               : "16";
+  return rows == kNoPush ? "-" : rows == kDirectPush ? "reg" : rows == kWarpPush ? "warp" : rows == 8 ? "8" : "16";
 }
 struct PushCase {
-  int tn, rows, pace, lb;  // pace (percent): kWarpPush, kWarpCPush; lb (last_bulk): kWarpPush only
+  int tn, rows, pace, lb;  // pace (percent), lb (last_bulk): kWarpPush only
 };
 template <int R>
 static cudaError_t run_push(const cuco::gemm_bf16_plan *pl, cudaStream_t st, __nv_bfloat16 *const *dst, int ndst,
@@ -561,7 +552,6 @@ static cudaError_t run_case(const cuco::gemm_bf16_plan *pl, cudaStream_t st, Pus
   case kNoPush: return cuco::gemm_bf16_run(pl, st);
   case kDirectPush: return run_push<-1>(pl, st, dst, ndst);
   case kWarpPush: return run_push<-2>(pl, st, dst, ndst, (unsigned)c.pace, (unsigned)c.lb);
-  case kWarpCPush: return run_push<-3>(pl, st, dst, ndst, (unsigned)c.pace, (unsigned)c.lb);
   case 0: return run_push<0>(pl, st, dst, ndst);
   case 8: return run_push<8>(pl, st, dst, ndst);
   default: return run_push<16>(pl, st, dst, ndst);
@@ -569,16 +559,13 @@ static cudaError_t run_case(const cuco::gemm_bf16_plan *pl, cudaStream_t st, Pus
 }
 static const char *pace_label(const PushCase &c) {
   static char buf[32];
-  if ((c.rows != kWarpPush && c.rows != kWarpCPush) || (c.pace == 0 && !c.lb)) return "";
+  if (c.rows != kWarpPush || (c.pace == 0 && !c.lb)) return "";
   if (c.pace) snprintf(buf, sizeof buf, "@%d%%%s", c.pace, c.lb ? "+lb" : "");
   else snprintf(buf, sizeof buf, "+lb");
   return buf;
 }
-static bool g_cluster = false;  // --cluster: --push timings with plan.cluster 2
-static bool plan_for(cuco::gemm_bf16_plan *pl, const cuco::gemm_bf16_args &a, int tn, int max_ctas,
-                     int cluster = -1) {
+static bool plan_for(cuco::gemm_bf16_plan *pl, const cuco::gemm_bf16_args &a, int tn, int max_ctas) {
   CK(cuco::gemm_bf16_plan_init(pl, a, max_ctas));
-  pl->cluster = cluster >= 0 ? cluster : g_cluster ? 2 : 0;
   if (tn == pl->bn) return true;
   return cuco::gemm_bf16_plan_narrow(pl, tn, max_ctas) == cudaSuccess;
 }
@@ -607,21 +594,11 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
                             {64, 8},            {256, kDirectPush}, {128, kDirectPush}, {64, kDirectPush},
                             {256, kWarpPush},   {128, kWarpPush},   {64, kWarpPush},
                             {256, kWarpPush, 90}, {128, kWarpPush, 90}, {64, kWarpPush, 50},  // paced
-                            {256, kWarpPush, 90, 1}, {128, kWarpPush, 0, 1}, {64, kWarpPush, 50, 1},  // last_bulk
-                            {256, kWarpCPush},   {128, kWarpCPush},   {64, kWarpCPush},  // from C
-                            {256, kWarpCPush, 90}, {128, kWarpCPush, 50}};
+                            {256, kWarpPush, 90, 1}, {128, kWarpPush, 0, 1}, {64, kWarpPush, 50, 1}};  // last_bulk
   cuco::gemm_bf16_args a{A, B, C, M, N, K, K, N, N};
-  // and in cluster pairs (plan.cluster 2, an even grid)
-  const PushCase pair_cases[] = {{256, kNoPush}, {128, kNoPush}, {64, kNoPush}, {256, 0},
-                                 {128, kDirectPush}, {256, kWarpPush, 90}, {128, kWarpPush, 0, 1}};
-  std::vector<std::pair<PushCase, int>> all;
-  for (const PushCase &c : cases) all.push_back({c, 0});
-  for (const PushCase &c : pair_cases) all.push_back({c, 2});
-  for (const auto &ca : all) {
-    const PushCase &c = ca.first;
-    const int cl = ca.second;
+  for (const PushCase &c : cases) {
     cuco::gemm_bf16_plan pl;
-    bool planned = plan_for(&pl, a, c.tn, cl ? 8 : 7, cl);
+    bool planned = plan_for(&pl, a, c.tn, 7);
     CK(cudaMemsetAsync(C, 0xFF, (size_t)M * N * 2, st));
     for (auto &d : D) CK(cudaMemsetAsync(d, 0xFF, (size_t)M * N * 2, st));
     cudaError_t e = planned ? run_case(&pl, st, c, D, 2) : cudaErrorInvalidValue;
@@ -632,14 +609,13 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
       ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
       if (c.rows != kNoPush) ok = ok && same_bytes(C, D[0], (size_t)M * N) && same_bytes(C, D[1], (size_t)M * N);
     }
-    printf("# feature tile_n %d push %s%s (%dx%dx%d, %d CTAs%s): %s\n", c.tn,
+    printf("# feature tile_n %d push %s%s (%dx%dx%d, 7 CTAs): %s\n", c.tn,
            c.rows == kNoPush        ? "none"
            : c.rows == kDirectPush ? "direct"
            : c.rows == kWarpPush   ? "warps"
-           : c.rows == kWarpCPush  ? "warps from C"
            : c.rows == 8           ? "8 rows"
                                    : "16 rows",
-           pace_label(c), M, N, K, cl ? 8 : 7, cl ? " in pairs" : "",
+           pace_label(c), M, N, K,
            ok ? "ok" : "FAIL");
     if (!ok) g_fail = 1;
   }
@@ -652,20 +628,6 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
   refused += cuco::gemm_bf16_plan_narrow(&pl, 128) == cudaErrorInvalidValue;
   printf("# feature plan_narrow refusals: %d/3: %s\n", refused, refused == 3 ? "ok" : "FAIL");
   if (refused != 3) g_fail = 1;
-  // pairs: refused on an odd grid, and cluster sizes other than 0, 1, 2
-  {
-    cuco::gemm_bf16_plan pp;
-    plan_for(&pp, a, 256, 7, 2);
-    int pr = cuco::gemm_bf16_run(&pp, st) == cudaErrorInvalidValue;
-    plan_for(&pp, a, 256, 8, 3);
-    pr += cuco::gemm_bf16_run(&pp, st) == cudaErrorInvalidValue;
-    printf("# feature cluster pair refusals: %d/2: %s\n", pr, pr == 2 ? "ok" : "FAIL");
-    if (pr != 2) g_fail = 1;
-  }
-  // warps from C stage nothing, so they cannot send the last tile by bulk copies
-  const bool lb_refused = run_case(&pl, st, {64, kWarpCPush, 0, 1}, D, 2) == cudaErrorInvalidValue;
-  printf("# feature warps from C with last_bulk refused: %s\n", lb_refused ? "ok" : "FAIL");
-  if (!lb_refused) g_fail = 1;
   CK(cudaFree(A)); CK(cudaFree(B)); CK(cudaFree(C)); CK(cudaFree(R));
   for (auto &d : D) CK(cudaFree(d));
 }
@@ -704,12 +666,10 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
                                  {64, kWarpPush}};
   if (!g_paces.empty()) {  // --pace: the copying warps at each pace only
     cases.clear();
-    for (int tn : {256, 128, 64}) {
+    for (int tn : {256, 128}) {
       cases.push_back({tn, kNoPush, 0});
-      for (int pc : g_paces) {
+      for (int pc : g_paces)
         for (int lb : {0, 1}) cases.push_back({tn, kWarpPush, pc, lb});
-        cases.push_back({tn, kWarpCPush, pc, 0});
-      }
     }
   }
   int dev = 0;
@@ -717,25 +677,6 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
   const bool peer = other_is_peer(dev);
   printf("# push timing: median of %d single launches (CUDA events), 5 warm-up; peer copy on GPU %d: %s\n", iters,
          dev == 0 ? 1 : 0, peer ? "yes" : "no (not a peer)");
-  if (g_cluster) {  // how many pairs of the widest tile's kernel fit at once
-    using namespace cuco::gemm_detail;
-    auto kern = gemm_bf16_kernel<256, cuco::gemm_no_epilogue, cuco::gemm_no_group, false, true>;
-    CK((kernel_ready<256, cuco::gemm_no_epilogue, cuco::gemm_no_group, false, true>()));
-    cudaLaunchConfig_t lc = {};
-    lc.gridDim = dim3(128);
-    lc.blockDim = dim3(kThreads);
-    lc.dynamicSmemBytes = cfg<256, 0>::kSmem;
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = 2;
-    at[0].val.clusterDim.y = 1;
-    at[0].val.clusterDim.z = 1;
-    lc.attrs = at;
-    lc.numAttrs = 1;
-    int nc = 0;
-    CK(cudaOccupancyMaxActiveClusters(&nc, kern, &lc));
-    printf("# cluster pairs (plan.cluster 2): at most %d pairs resident at once (tile_n 256)\n", nc);
-  }
   printf("#     M      N      K tile_n rows  ctas   alone_us  local_us   peer_us  peer_GB/s_over_alone "
          "staged_us  status\n");
   for (const Shape &sh : shapes) {
@@ -1472,7 +1413,6 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--split")) split = true;
     else if (!strcmp(argv[i], "--grid")) grid = true;
     else if (!strcmp(argv[i], "--clocks")) g_clocks = true;
-    else if (!strcmp(argv[i], "--cluster")) g_cluster = true;
     else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--warm") && i + 1 < argc) g_warm = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--gap") && i + 1 < argc) g_gap_us = atoi(argv[++i]);
@@ -1483,7 +1423,7 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr,
               "usage: %s [--quick] [--sweep] [--push] [--group] [--chunks] [--split] [--grid] [--iters N] [--warm N] "
-              "[--gap US] [--shape M N K] [--pace US[,US...]] [--clocks] [--cluster]\n",
+              "[--gap US] [--shape M N K] [--pace US[,US...]] [--clocks]\n",
               argv[0]);
       return 2;
     }

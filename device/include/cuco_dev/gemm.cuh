@@ -38,12 +38,6 @@
 // translation unit that never splits (~2 s less nvcc time per program on this
 // header's users, a third smaller object). A split plan launched without them
 // fails with cudaErrorNotSupported. Define it before the first include.
-// CUCO_GEMM_PAIR: nonzero builds the cluster-pair kernels (plan.cluster 2)
-// beside the plain ones; 0 (the default) leaves them out, and a plan with
-// cluster 2 fails with cudaErrorNotSupported.
-#ifndef CUCO_GEMM_PAIR
-#define CUCO_GEMM_PAIR 0
-#endif
 #ifndef CUCO_GEMM_SPLIT
 #define CUCO_GEMM_SPLIT 1
 #endif
@@ -104,8 +98,6 @@ struct gemm_bf16_plan {
                    ///< as (t + start_tile) % tiles. 0 by default; may be set
                    ///< by the caller after init to any value in [0, tiles).
   int device;      ///< device the plan was made for
-  int cluster;     ///< 2: CTA pairs share their B loads (TMA multicast, see
-                   ///< gemm_bf16_run); 0 (init's default): every CTA loads its own
   long long lda, ldb;
   const __nv_bfloat16 *A, *B;
   int split;            ///< gemm_bf16_plan_split's ways (0: every tile whole)
@@ -154,11 +146,6 @@ constexpr int kGemmPushMax = 7;
 /// for the staging tile on its account. last_bulk (warps only): the CTA's
 /// last tile, which no math follows, is sent as with Rows 16 (the consumer
 /// warps' lanes issue one bulk copy per row) and the copying warps skip it.
-/// Rows = -3 (warps from C) is Rows -2 with nothing staged: the consumers
-/// store the tile to C only, and the copying warps read it back from C (L2
-/// holds it) for every destination; no staging tile, so tile_n 256 keeps
-/// its 4th pipeline stage. pace as with -2; no last_bulk (nothing staged
-/// to send from: cudaErrorInvalidValue).
 ///
 /// Sync orders the copies against their readers. gemm_push_no_sync leaves
 /// that to the caller (e.g. barrier kernels before and after the GEMM).
@@ -181,7 +168,7 @@ template <class Sync = gemm_push_no_sync, int Rows = 0> struct gemm_push_epilogu
   int n;
   __nv_bfloat16 *dst[kGemmPushMax];
   Sync sync;
-  unsigned pace;       ///< Rows -2, -3: spread each tile's copy but the last over pace % of the tile before; 0: no pacing
+  unsigned pace;       ///< Rows -2: spread each tile's copy but the last over pace % of the tile before; 0: no pacing
   unsigned last_bulk;  ///< Rows -2: the CTA's last tile goes by the consumers' bulk copies, as with Rows 16
   __device__ void operator()(int, int, int, int) const {}
 };
@@ -226,12 +213,6 @@ struct gemm_no_group {};
 #ifndef CUCO_GEMM_PACE_STEPS
 #define CUCO_GEMM_PACE_STEPS 8  // pace: waits per tile (0: one per round of the copy)
 #endif
-#ifndef CUCO_GEMM_PUSH_STORE
-#define CUCO_GEMM_PUSH_STORE 0  // copying warps' stores: 0 plain, 1 st.global.cs (evict first)
-#endif
-#ifndef CUCO_GEMM_C_STORE
-#define CUCO_GEMM_C_STORE 0  // the epilogue's 16-byte stores to C: 0 plain, 1 st.global.cs
-#endif
 
 namespace gemm_detail {
 
@@ -246,16 +227,15 @@ constexpr int kThreads = 384;  // 3 warpgroups
 // mbarrier pair after the stages' ones.
 template <int BN, int PushRows = 0> struct cfg {
   static_assert(BN == 64 || BN == 128 || BN == 256, "tile_n is 64, 128 or 256");
-  static_assert(PushRows == -3 || PushRows == -2 || PushRows == -1 || PushRows == 0 || PushRows == 8 ||
-                    PushRows == 16,
-                "push: warps from C (-3), warps (-2), direct (-1), or staging rounds of 8 or 16 rows");
+  static_assert(PushRows == -2 || PushRows == -1 || PushRows == 0 || PushRows == 8 || PushRows == 16,
+                "push: warps (-2), direct (-1), or staging rounds of 8 or 16 rows");
   static constexpr bool kWholeTile = PushRows == 16 || PushRows == -2;  // staging holds the whole tile
   static constexpr int kStages = (BN == 256) ? (kWholeTile ? 3 : 4) : (BN == 128 ? 6 : 8);
   static constexpr int kABytes = BM * BK * 2;        // 16 KB
   static constexpr int kBBytes = BK * BN * 2;        // 32, 16 or 8 KB
   static constexpr int kStageBytes = kABytes + kBBytes;
   static constexpr int kPushBytes = kWholeTile ? BM * BN * 2 : PushRows > 0 ? (BM / 16) * PushRows * BN * 2 : 0;
-  static constexpr int kBars = 2 * kStages + (PushRows <= -2 ? 2 : 0);  // mbarriers
+  static constexpr int kBars = 2 * kStages + (PushRows == -2 ? 2 : 0);  // mbarriers
   static constexpr int kSmem = 1024 /*align slack*/ + kStages * kStageBytes + kPushBytes + kBars * 8;
   static_assert(kSmem <= 232448, "more shared memory than an H100/H200 CTA may have");
 };
@@ -409,46 +389,6 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
         : "r"(bar), "r"(parity)
         : "memory");
   } while (!done);
-}
-// Cluster pairs (plan.cluster 2): the producer's wait for a stage both CTAs'
-// consumers free, a consumer warp's release of a stage in its own CTA and in
-// the other, a B box loaded into both CTAs' shared memory, and the cluster-
-// wide barrier.
-__device__ __forceinline__ void mbar_wait_cluster(uint32_t bar, uint32_t parity) {
-  uint32_t done;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-__device__ __forceinline__ void mbar_arrive_pair(uint32_t bar) {
-  uint32_t rank, remote;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(rank ^ 1u));
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
-}
-__device__ __forceinline__ void tma_load_2d_pair(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0,
-                                                 int c1) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
-      " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"((unsigned short)3)
-      : "memory");
-}
-__device__ __forceinline__ void cluster_sync_all() {
-  // not .aligned: the threads of a warp may arrive apart (producer lane 0)
-  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
-}
-__device__ __forceinline__ uint32_t cluster_rank() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
 }
 __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *map, uint32_t bar,
                                             int c0, int c1) {
@@ -696,52 +636,27 @@ __device__ __forceinline__ void push_send(const Epi &epi, long long ldc, uint32_
   }
 }
 
-// A copy's 16-byte store (CUCO_GEMM_PUSH_STORE 1: st.global.cs, evict first).
-__device__ __forceinline__ void push_store16(void *dst, uint32_t v0, uint32_t v1, uint32_t v2, uint32_t v3) {
-#if CUCO_GEMM_PUSH_STORE == 1
-  asm volatile("st.global.cs.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(v0), "r"(v1), "r"(v2), "r"(v3)
-               : "memory");
-#else
-  *reinterpret_cast<uint4 *>(dst) = make_uint4(v0, v1, v2, v3);
-#endif
-}
-
-// Push by copying warps: 16-byte piece i of the tile (tm, tn) (row i / (BN /
-// 8), in row order) to every destination, read from the staging tile in
-// shared memory (Rows -2) or from C itself (Rows -3, FromC; L2 holds it).
-template <int BN, bool FromC, class Epi>
-__device__ __forceinline__ void warps_copy_piece(const Epi &epi, uint32_t stg, const __nv_bfloat16 *C, long long ldc,
-                                                 int tm, int tn, int i) {
+// Push by copying warps: 16-byte piece i of the staged tile (tm, tn) (row
+// i / (BN / 8), in row order) from shared memory to every destination.
+template <int BN, class Epi>
+__device__ __forceinline__ void warps_copy_piece(const Epi &epi, uint32_t stg, long long ldc, int tm, int tn, int i) {
   constexpr int kRow = BN / 8;  // 16-byte pieces per row
   const int r = i / kRow, c = i - r * kRow;
-  const long long off = ((long long)tm * BM + r) * ldc + (long long)tn * BN + 8 * c;
   uint32_t v0, v1, v2, v3;
-  if constexpr (FromC)
-    asm volatile("ld.global.cg.v4.b32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
-                 : "l"(C + off)
-                 : "memory");
-  else
-    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
-                 : "r"(stg + (uint32_t)(r * BN + 8 * c) * 2u)
-                 : "memory");
-  for (int j = 0; j < epi.n; ++j) push_store16(epi.dst[j] + off, v0, v1, v2, v3);
+  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
+               : "r"(stg + (uint32_t)(r * BN + 8 * c) * 2u)
+               : "memory");
+  const long long off = ((long long)tm * BM + r) * ldc + (long long)tn * BN + 8 * c;
+  for (int j = 0; j < epi.n; ++j) *reinterpret_cast<uint4 *>(epi.dst[j] + off) = make_uint4(v0, v1, v2, v3);
 }
 
-// Pair = true: launched in clusters of two CTAs (plan.cluster 2), CTA 2c + r
-// of the persistent grid taking linear tiles 2c + r, 2c + r + ctas, ...: the
-// pair's tiles are neighbours in one tile column (the launch checks that the
-// tile order makes them so), so they read the same B; each CTA loads half of
-// B's boxes into both CTAs' shared memory, and a stage is refilled only once
-// both CTAs' consumers have freed it.
-template <int BN, class Epi, class Grp = gemm_no_group, bool Split = false, bool Pair = false>
+template <int BN, class Epi, class Grp = gemm_no_group, bool Split = false>
 __global__ void __launch_bounds__(kThreads, 1)
 gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
                  const kparams p, const Epi epi, const __grid_constant__ Grp grp) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr bool kGroup = std::is_same<Grp, gemm_bf16_group>::value;
-  static_assert(!(Pair && (kGroup || Split)), "cluster pairs: plain or push launches, no split tail");
   constexpr bool kPush = is_push_t<Epi>::value;
   static_assert(!(kGroup && kPush), "a grouped launch has no push epilogue");
   // tile t -> (problem i, tm, tn): the problem picks its A or B map, gate and C
@@ -762,9 +677,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
   constexpr bool kStaged = kPush && R > 0;         // bulk copies from shared memory
   constexpr bool kDirect = kPush && R == -1;       // st.global from registers
   constexpr bool kWarps = kPush && R == -2;        // the producer warpgroup's warps 1-3 copy the staged tile
-  constexpr bool kFromC = kPush && R == -3;        // ... or copy the tile from C, nothing staged
-  constexpr bool kCopyW = kWarps || kFromC;        // copying warps, either way
-  constexpr int RS = kCopyW ? 16 : R;              // rows each consumer warp stages per round
+  constexpr int RS = kWarps ? 16 : R;              // rows each consumer warp stages per round
   using CF = cfg<BN, R>;
   constexpr int S = CF::kStages;
   extern __shared__ uint8_t smem_raw[];
@@ -773,18 +686,18 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
   const uint32_t bars = stg + CF::kPushBytes;
   auto full = [&](int s) { return bars + 8u * s; };
   auto empty = [&](int s) { return bars + 8u * (S + s); };
-  const uint32_t staged = bars + 16u * S, stg_free = staged + 8u;  // kCopyW
-  constexpr int kCopiers = 96;  // kCopyW: threads 32-127
+  const uint32_t staged = bars + 16u * S, stg_free = staged + 8u;  // kWarps
+  constexpr int kCopiers = 96;  // kWarps: threads 32-127
   const int wg = threadIdx.x / 128;
 
   if (threadIdx.x == 0) {
 #pragma unroll
     for (int s = 0; s < S; ++s) {
       mbar_init(full(s), 1);   // producer's arrive.expect_tx
-      mbar_init(empty(s), Pair ? 16 : 8);  // lane 0 of each of the 8 consumer warps (of both CTAs)
+      mbar_init(empty(s), 8);  // lane 0 of each of the 8 consumer warps
     }
-    if constexpr (kCopyW) {
-      mbar_init(staged, 256);         // every consumer thread, its part staged (or stored to C)
+    if constexpr (kWarps) {
+      mbar_init(staged, 256);         // every consumer thread, its part staged
       mbar_init(stg_free, kCopiers);  // every copying thread, done reading
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -800,8 +713,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
       tma_prefetch_desc(&tmB);
     }
   }
-  if constexpr (Pair) cluster_sync_all();  // both CTAs' barriers initialised before any multicast
-  else __syncthreads();
+  __syncthreads();
 
   if (wg == 0) {
     // ------------------------------------------------------------ producer
@@ -809,7 +721,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     if constexpr (kPushSync) {
       if (threadIdx.x == 32) epi.sync.enter();
     }
-    if constexpr (kCopyW) {
+    if constexpr (kWarps) {
       if (threadIdx.x >= 32) {
         // copying warps: each tile the consumers stage, 16 bytes a thread at a
         // time, rows in order, to every destination; then free the staging
@@ -850,7 +762,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
               for (unsigned long long t; (t = globaltimer_ns()) < due;)
                 __nanosleep((unsigned)(due - t < 1000000ull ? due - t : 1000000ull));
             }
-            warps_copy_piece<BN, kFromC>(epi, stg, p.C, p.ldc, tm, tn, i);
+            warps_copy_piece<BN>(epi, stg, p.ldc, tm, tn, i);
           }
           mbar_arrive(stg_free);
         }
@@ -861,7 +773,6 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0;
-      const uint32_t prank = Pair ? cluster_rank() : 0;  // Pair: this CTA loads B boxes i with i % 2 == prank
       // gate chunks this CTA has seen open, per problem: flags only grow during a
       // launch, so each is waited for (and the async proxy fenced) once per CTA
       uint64_t open[kGroup ? kGemmGroupMax : 1] = {};
@@ -883,21 +794,14 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
             const int c = gate_chunk(kb, grp.chunks, p.kblocks);
             if (gate && !((open[pi] >> c) & 1u)) open[pi] = gate_wait(gate, c, grp.chunks, grp.epoch, open[pi]);
           }
-          if constexpr (Pair) mbar_wait_cluster(empty(stage), phase ^ 1u);
-          else mbar_wait(empty(stage), phase ^ 1u);
+          mbar_wait(empty(stage), phase ^ 1u);
           const uint32_t sA = base + stage * CF::kStageBytes;
           const uint32_t sB = sA + CF::kABytes;
-          mbar_expect_tx(full(stage), CF::kStageBytes);  // Pair: half of B comes from the other CTA
+          mbar_expect_tx(full(stage), CF::kStageBytes);
           tma_load_2d(sA, mA, full(stage), kb * BK, m0);
 #pragma unroll
-          for (int i = 0; i < BN / 64; ++i) {
-            if constexpr (Pair) {
-              if ((uint32_t)(i & 1) == prank)
-                tma_load_2d_pair(sB + i * (BK * 64 * 2), mB, full(stage), n0 + 64 * i, kb * BK);
-            } else {
-              tma_load_2d(sB + i * (BK * 64 * 2), mB, full(stage), n0 + 64 * i, kb * BK);
-            }
-          }
+          for (int i = 0; i < BN / 64; ++i)
+            tma_load_2d(sB + i * (BK * 64 * 2), mB, full(stage), n0 + 64 * i, kb * BK);
           if (++stage == S) { stage = 0; phase ^= 1u; }
         }
       }
@@ -940,20 +844,14 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
         wgmma_commit();
         if (kb > kb0) {
           wgmma_wait<1>();  // the group of k-block kb-1 is done: free its stage
-          if (lane == 0) {
-            if constexpr (Pair) mbar_arrive_pair(empty(prev));
-            else mbar_arrive(empty(prev));
-          }
+          if (lane == 0) mbar_arrive(empty(prev));
         }
         prev = stage;
         if (++stage == S) { stage = 0; phase ^= 1u; }
       }
       wgmma_wait<0>();
       fence_regs(d);
-      if (lane == 0) {
-        if constexpr (Pair) mbar_arrive_pair(empty(prev));
-        else mbar_arrive(empty(prev));
-      }
+      if (lane == 0) mbar_arrive(empty(prev));
       if constexpr (Split) {
         if (u.ways > 1 && split_fixup<BN>(p.sp, u, d)) continue;  // a part: the finisher stores the tile
       }
@@ -1007,13 +905,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
             r0 = __shfl_xor_sync(0xffffffffu, s0, 1);
             r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
             if (b0) { w[0] = r0; w[2] = r1; } else { w[1] = r0; w[3] = r1; }
-#if CUCO_GEMM_C_STORE == 1
-            asm volatile("st.global.cs.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(crow + 32 * jb), "r"(w[0]),
-                         "r"(w[1]), "r"(w[2]), "r"(w[3])
-                         : "memory");
-#else
             *reinterpret_cast<uint4 *>(crow + 32 * jb) = make_uint4(w[0], w[1], w[2], w[3]);
-#endif
             if constexpr (kDirect) {
               const long long off = crow + 32 * jb - Cp;
               for (int i = 0; i < epi.n; ++i)
@@ -1040,11 +932,6 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
             mbar_arrive(staged);  // this thread's part of the tile is staged
           }
         }
-        if constexpr (kFromC) {  // the copying warps are done with the last tile; this one is in C
-          mbar_wait(stg_free, sphase ^ 1u);
-          sphase ^= 1u;
-          mbar_arrive(staged);  // release: this thread's stores to C, before the warps read them
-        }
       } else {
         __nv_bfloat16 *c0 = Cp + row0 * p.ldc + (long long)tn * BN + q * 2;
         __nv_bfloat16 *c1 = c0 + 8 * p.ldc;
@@ -1070,7 +957,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
       __syncwarp();
     }
     if constexpr (kDirect) __threadfence_system();  // this thread's peer stores, before leave()'s release
-    if constexpr (kCopyW) {
+    if constexpr (kWarps) {
       if (bulk_sent && lane < 16) {  // the last tile's copies complete
         bulk_wait_all();
         asm volatile("fence.proxy.async.global;" ::: "memory");
@@ -1085,9 +972,6 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
       }
     }
   }
-  // Pair: the other CTA's consumers arrive on this CTA's stage barriers up to
-  // its last k-block; neither CTA leaves before both are done
-  if constexpr (Pair) cluster_sync_all();
 #else
   __trap();  // built without sm_90a: refuse loudly rather than return garbage
 #endif
@@ -1174,9 +1058,9 @@ struct kernel_ready_slot {
 };
 constexpr int kKernelReadySlots = 16;
 
-template <int BN, class Epi, class Grp, bool Split, bool Pair = false>
+template <int BN, class Epi, class Grp, bool Split>
 inline cudaError_t kernel_ready() {
-  auto kern = gemm_bf16_kernel<BN, Epi, Grp, Split, Pair>;
+  auto kern = gemm_bf16_kernel<BN, Epi, Grp, Split>;
   const void *fn = reinterpret_cast<const void *>(kern);
   static kernel_ready_slot slots[kKernelReadySlots];  // per instantiation, one per copy
   int dev = 0;
@@ -1229,15 +1113,8 @@ inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &e
   kp.sp.cnt = pl->split_cnt;
   kp.sp.ws = pl->split_ws;
   if (kp.sp.stages > 0 && (!kp.sp.cnt || !kp.sp.ws)) return cudaErrorInvalidValue;
-  // cluster pairs: plain and push launches only; the pair's tiles (2c + r,
-  // r = 0, 1, in the tile order) neighbours in one tile column
-  const bool pair = pl->cluster == 2;
-  if (pl->cluster != 0 && pl->cluster != 1 && !pair) return cudaErrorInvalidValue;
-  if (pair && (kGroup || kp.sp.stages > 0 || ctas % 2 || kp.tiles_m % 2 || kp.group_m % 2 || kp.start_tile % 2))
-    return cudaErrorInvalidValue;
   if constexpr (is_push_t<Epi>::value) {
     if (!kp.vec16 || epi.n < 0 || epi.n > kGemmPushMax) return cudaErrorInvalidValue;
-    if (push_rows_t<Epi, BN>::value == -3 && epi.last_bulk) return cudaErrorInvalidValue;
     for (int i = 0; i < epi.n; ++i)
       if (reinterpret_cast<uintptr_t>(epi.dst[i]) & 15) return cudaErrorInvalidValue;
   }
@@ -1249,25 +1126,6 @@ inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &e
       return cudaGetLastError();
     }
     return cudaErrorNotSupported;  // built with CUCO_GEMM_SPLIT 0
-  }
-  if (pair) {
-    if constexpr (!kGroup && CUCO_GEMM_PAIR) {
-      if ((e = kernel_ready<BN, Epi, Grp, false, true>()) != cudaSuccess) return e;
-      cudaLaunchConfig_t lc = {};
-      lc.gridDim = dim3(ctas);
-      lc.blockDim = dim3(kThreads);
-      lc.dynamicSmemBytes = CF::kSmem;
-      lc.stream = s;
-      cudaLaunchAttribute at[1];
-      at[0].id = cudaLaunchAttributeClusterDimension;
-      at[0].val.clusterDim.x = 2;
-      at[0].val.clusterDim.y = 1;
-      at[0].val.clusterDim.z = 1;
-      lc.attrs = at;
-      lc.numAttrs = 1;
-      return cudaLaunchKernelEx(&lc, gemm_bf16_kernel<BN, Epi, Grp, false, true>, pl->tmA, pl->tmB, kp, epi, grp);
-    }
-    return cudaErrorNotSupported;  // built with CUCO_GEMM_PAIR 0
   }
   if ((e = kernel_ready<BN, Epi, Grp, false>()) != cudaSuccess) return e;
   gemm_bf16_kernel<BN, Epi, Grp, false><<<ctas, kThreads, CF::kSmem, s>>>(pl->tmA, pl->tmB, kp, epi, grp);
@@ -1319,7 +1177,6 @@ inline cudaError_t gemm_bf16_plan_init(gemm_bf16_plan *p, const gemm_bf16_args &
   p->split = 0;
   p->split_ws = nullptr;
   p->split_cnt = nullptr;
-  p->cluster = 0;
   gemm_detail::plan_geometry(p, (a.N % 256 == 0) ? 256 : 128, sms, max_ctas);
   if ((e = gemm_detail::encode_2d(&p->tmA, a.A, a.K, a.M, a.lda, 64, 128)) != cudaSuccess) return e;
   if ((e = gemm_detail::encode_2d(&p->tmB, a.B, a.N, a.K, a.ldb, 64, 64)) != cudaSuccess) return e;
