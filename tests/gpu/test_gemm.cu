@@ -33,6 +33,7 @@
 //   --gap US             idle microseconds after each timed launch (0), so the
 //                        card stays under its power cap (burst-like timing)
 //   --shape M N K        --push / --group / --chunks / --split: time this shape only
+//   --no-features        --push: the timings only, no feature checks first
 //   --clocks             --push: also the mean SM clock over each timed launch
 //                        (clock64 against %globaltimer, read by a one-CTA probe
 //                        on another stream), median per series, in MHz
@@ -1402,6 +1403,7 @@ static void run_grid(cublasHandle_t h, cudaStream_t st, int iters) {
 }
 
 int main(int argc, char **argv) {
+  bool no_features = false;  // --push: timings only (e.g. under a profiler)
   bool quick = false, sweep = false, push = false, group = false, chunks = false, split = false, grid = false;
   int iters = 30;
   for (int i = 1; i < argc; ++i) {
@@ -1413,6 +1415,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--split")) split = true;
     else if (!strcmp(argv[i], "--grid")) grid = true;
     else if (!strcmp(argv[i], "--clocks")) g_clocks = true;
+    else if (!strcmp(argv[i], "--no-features")) no_features = true;
     else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--warm") && i + 1 < argc) g_warm = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--gap") && i + 1 < argc) g_gap_us = atoi(argv[++i]);
@@ -1423,7 +1426,7 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr,
               "usage: %s [--quick] [--sweep] [--push] [--group] [--chunks] [--split] [--grid] [--iters N] [--warm N] "
-              "[--gap US] [--shape M N K] [--pace US[,US...]] [--clocks]\n",
+              "[--gap US] [--shape M N K] [--pace US[,US...]] [--clocks] [--no-features]\n",
               argv[0]);
       return 2;
     }
@@ -1454,7 +1457,7 @@ int main(int argc, char **argv) {
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
 
   if (push) {
-    run_push_features(h, st);
+    if (!no_features) run_push_features(h, st);
     run_push_timing(h, st, iters);
     CKB(cublasDestroy(h));
     CK(cudaStreamDestroy(st));
