@@ -213,6 +213,9 @@ struct gemm_no_group {};
 #ifndef CUCO_GEMM_PACE_STEPS
 #define CUCO_GEMM_PACE_STEPS 8  // pace: waits per tile (0: one per round of the copy)
 #endif
+#ifndef CUCO_GEMM_STAGE_SWIZZLE
+#define CUCO_GEMM_STAGE_SWIZZLE 1  // Rows -2: staging rows swizzled (0: plain row-major, bank conflicts)
+#endif
 
 namespace gemm_detail {
 
@@ -637,15 +640,22 @@ __device__ __forceinline__ void push_send(const Epi &epi, long long ldc, uint32_
 }
 
 // Push by copying warps: 16-byte piece i of the staged tile (tm, tn) (row
-// i / (BN / 8), in row order) from shared memory to every destination.
+// i / (BN / 8), in row order) from shared memory to every destination. The
+// consumers stage 16-byte chunk c of tile row r at chunk c ^ 4 (r % 2) of its
+// staging row (CUCO_GEMM_STAGE_SWIZZLE): a 16-byte store is served a quarter
+// warp at a time, and a quarter warp writes 64 bytes in each of two rows
+// BN * 2 bytes apart, a multiple of 128, so unswizzled both halves would fall
+// on the same 16 banks (two wavefronts where one does). The copying warps'
+// loads read 128 aligned bytes of one row per quarter warp either way.
 template <int BN, class Epi>
 __device__ __forceinline__ void warps_copy_piece(const Epi &epi, uint32_t stg, long long ldc, int tm, int tn, int i) {
   constexpr int kRow = BN / 8;  // 16-byte pieces per row
   const int r = i / kRow, c = i - r * kRow;
+  const int cs = CUCO_GEMM_STAGE_SWIZZLE ? c ^ ((r & 1) << 2) : c;  // where the consumers staged it
   uint32_t v0, v1, v2, v3;
   asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
                : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
-               : "r"(stg + (uint32_t)(r * BN + 8 * c) * 2u)
+               : "r"(stg + (uint32_t)(r * BN + 8 * cs) * 2u)
                : "memory");
   const long long off = ((long long)tm * BM + r) * ldc + (long long)tn * BN + 8 * c;
   for (int j = 0; j < epi.n; ++j) *reinterpret_cast<uint4 *>(epi.dst[j] + off) = make_uint4(v0, v1, v2, v3);
@@ -885,10 +895,15 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           if (first && lane == 0) epi.sync.wait_entered();
           __syncwarp();
         }
+        // kWarps: the CTA's last tile goes by the consumers' bulk copies (last_bulk),
+        // which need its rows contiguous; every other tile is staged swizzled
+        bool bulk_tile = false;
+        if constexpr (kWarps) bulk_tile = epi.last_bulk && !stages_more(w, s);
+        const uint32_t swz = kWarps && CUCO_GEMM_STAGE_SWIZZLE && !bulk_tile ? (uint32_t)(lane & 4) : 0u;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           __nv_bfloat16 *crow = crow0 + (h ? 8 * p.ldc : 0);
-          const uint32_t srow = swarp + (uint32_t)(((lane >> 2) + (RS == 16 ? 8 * h : 0)) * BN + 8 * q) * 2u;
+          const uint32_t srow = swarp + (uint32_t)(((lane >> 2) + (RS == 16 ? 8 * h : 0)) * BN) * 2u;
 #pragma unroll
           for (int jb = 0; jb < BN / 32; ++jb) {
             uint32_t w[4];
@@ -911,8 +926,8 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
               for (int i = 0; i < epi.n; ++i)
                 *reinterpret_cast<uint4 *>(epi.dst[i] + off) = make_uint4(w[0], w[1], w[2], w[3]);
             }
-            if constexpr (kStaged || kWarps)
-              asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(srow + (uint32_t)(32 * jb) * 2u),
+            if constexpr (kStaged || kWarps)  // 16-byte chunk q + 4 jb of the row, swizzled
+              asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(srow + (((uint32_t)(q + 4 * jb) ^ swz) << 4)),
                            "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])
                            : "memory");
           }
@@ -925,7 +940,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           }
         }
         if constexpr (kWarps) {
-          if (epi.last_bulk && !stages_more(w, s)) {  // the last tile: the consumers' bulk copies
+          if (bulk_tile) {  // the last tile: the consumers' bulk copies
             push_send<16, BN>(epi, p.ldc, swarp, (long long)tm * BM + wrow, tn, lane, first);
             bulk_sent = true;
           } else {
