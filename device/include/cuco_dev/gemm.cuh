@@ -213,9 +213,6 @@ struct gemm_no_group {};
 #ifndef CUCO_GEMM_PACE_STEPS
 #define CUCO_GEMM_PACE_STEPS 8  // pace: waits per tile (0: one per round of the copy)
 #endif
-#ifndef CUCO_GEMM_COPY_WAIT_NS
-#define CUCO_GEMM_COPY_WAIT_NS 0  // Rows -2: copying warps sleep this long between tests for a staged tile (0: spin)
-#endif
 #ifndef CUCO_GEMM_STAGE_SWIZZLE
 #define CUCO_GEMM_STAGE_SWIZZLE 1  // Rows -2: staging rows swizzled (0: plain row-major, bank conflicts)
 #endif
@@ -395,24 +392,6 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
         : "r"(bar), "r"(parity)
         : "memory");
   } while (!done);
-}
-// The copying warps' wait for the next staged tile, which lasts a whole main
-// loop: test the phase and sleep between tests (CUCO_GEMM_COPY_WAIT_NS per
-// sleep), so that they do not spin on the schedulers the consumers issue from
-// (0: mbar_wait).
-__device__ __forceinline__ void mbar_wait_sleep(uint32_t bar, uint32_t parity, unsigned ns) {
-  uint32_t done;
-  for (;;) {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-    if (done) return;
-    __nanosleep(ns);
-  }
 }
 __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *map, uint32_t bar,
                                             int c0, int c1) {
@@ -770,8 +749,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           // false: the CTA's last staged tile (looked up only where it matters)
           const bool more = (epi.pace || epi.last_bulk) ? stages_more(w, s) : true;
           if (epi.last_bulk && !more) break;    // the consumers send it
-          if (CUCO_GEMM_COPY_WAIT_NS > 0) mbar_wait_sleep(staged, ph, CUCO_GEMM_COPY_WAIT_NS);
-          else mbar_wait(staged, ph);
+          mbar_wait(staged, ph);
           ph ^= 1u;
           // paced: spread over span after the tile was staged; never the last
           const unsigned long long now = epi.pace ? globaltimer_ns() : 0;
