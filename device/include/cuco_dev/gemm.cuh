@@ -707,10 +707,8 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
       mbar_init(empty(s), 8);  // lane 0 of each of the 8 consumer warps
     }
     if constexpr (kWarps) {
-      // one arrival per warp (after __syncwarp): 256 or 96 arrivals on one
-      // mbarrier take the consumers ~1 % of a tile at tile_n 256 (session 16)
-      mbar_init(staged, 8);              // lane 0 of each consumer warp, its 16 rows staged
-      mbar_init(stg_free, kCopiers / 32);  // lane 0 of each copying warp, done reading
+      mbar_init(staged, 256);         // every consumer thread, its part staged
+      mbar_init(stg_free, kCopiers);  // every copying thread, done reading
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     if constexpr (kGroup) {
@@ -776,8 +774,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
             }
             warps_copy_piece<BN>(epi, stg, p.ldc, tm, tn, i);
           }
-          __syncwarp();
-          if ((threadIdx.x & 31) == 0) mbar_arrive(stg_free);
+          mbar_arrive(stg_free);
         }
         __threadfence_system();  // this thread's stores, before leave()'s release
         named_bar_sync(2, 256 + kCopiers);
@@ -947,8 +944,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
             push_send<16, BN>(epi, p.ldc, swarp, (long long)tm * BM + wrow, tn, lane, first);
             bulk_sent = true;
           } else {
-            __syncwarp();  // the warp's staging stores, before lane 0's release
-            if (lane == 0) mbar_arrive(staged);  // this warp's rows of the tile are staged
+            mbar_arrive(staged);  // this thread's part of the tile is staged
           }
         }
       } else {
