@@ -237,35 +237,35 @@ static double g_last_mhz = 0;  // median MHz of launch_us's last series (--clock
 __global__ void clock_mark(unsigned *flag, unsigned v) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag), "r"(v) : "memory");
 }
-__device__ __forceinline__ unsigned flag_read(const unsigned *flag) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
-  return v;
+// Waits until *flag reaches v (wrapping compare); false at the deadline.
+__device__ bool flag_wait(const unsigned *flag, unsigned v, unsigned long long deadline) {
+  for (;;) {
+    unsigned f;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(f) : "l"(flag) : "memory");
+    if ((int)(f - v) >= 0) return true;
+    if (cuco::gemm_detail::globaltimer_ns() > deadline) return false;
+    __nanosleep(100);
+  }
 }
 // Gives up (out[0] = 0, no sample) after a second without the marks.
 __global__ void clock_probe(const unsigned *flag, unsigned start, unsigned long long *out) {
   if (threadIdx.x) return;
-  unsigned long long t0, t1;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  const unsigned long long give_up = t0 + 1000000000ull;
+  const unsigned long long give_up = cuco::gemm_detail::globaltimer_ns() + 1000000000ull;
   out[0] = 0;
-  while ((int)(flag_read(flag) - start) < 0) {
-    __nanosleep(100);
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-    if (t0 > give_up) return;
-  }
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  if (!flag_wait(flag, start, give_up)) return;
+  const unsigned long long t0 = cuco::gemm_detail::globaltimer_ns();
   const long long c0 = clock64();
-  while ((int)(flag_read(flag) - (start + 1)) < 0) {
-    __nanosleep(200);
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
-    if (t1 > give_up) return;
-  }
+  if (!flag_wait(flag, start + 1, give_up)) return;
   const long long c1 = clock64();
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
-  out[0] = t1 - t0;
+  out[0] = cuco::gemm_detail::globaltimer_ns() - t0;
   out[1] = (unsigned long long)(c1 - c0);
 }
+// The probe's stream, flag and result, made on the first --clocks series.
+static struct {
+  cudaStream_t ps = nullptr;
+  unsigned *flag = nullptr, epoch = 0;
+  unsigned long long *out = nullptr;
+} g_probe;
 
 // Median microseconds of `iters` single runs of launch() on st, CUDA events
 // around each, after `warm` untimed ones. launch() enqueues and checks.
@@ -273,37 +273,35 @@ template <class F> static double launch_us(cudaStream_t st, int warm, int iters,
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
-  static cudaStream_t ps = nullptr;
-  static unsigned *flag = nullptr, epoch = 0;
-  static unsigned long long *probe = nullptr;
-  if (g_clocks && !ps) {
-    CK(cudaStreamCreateWithFlags(&ps, cudaStreamNonBlocking));
-    CK(cudaMalloc(&flag, sizeof(unsigned)));
-    CK(cudaMalloc(&probe, 2 * sizeof(unsigned long long)));
+  auto &pr = g_probe;
+  if (g_clocks && !pr.ps) {
+    CK(cudaStreamCreateWithFlags(&pr.ps, cudaStreamNonBlocking));
+    CK(cudaMalloc(&pr.flag, sizeof(unsigned)));
+    CK(cudaMalloc(&pr.out, 2 * sizeof(unsigned long long)));
     // the streams are non-blocking: a legacy-stream memset need not precede the marks
-    CK(cudaMemsetAsync(flag, 0, sizeof(unsigned), st));
+    CK(cudaMemsetAsync(pr.flag, 0, sizeof(unsigned), st));
     CK(cudaStreamSynchronize(st));
   }
   for (int i = 0; i < warm; ++i) launch();
   std::vector<float> t, mhz;
   for (int i = 0; i < iters; ++i) {
     if (g_clocks) {
-      epoch += 2;
-      clock_probe<<<1, 32, 0, ps>>>(flag, epoch - 1, probe);
-      clock_mark<<<1, 1, 0, st>>>(flag, epoch - 1);
+      pr.epoch += 2;
+      clock_probe<<<1, 32, 0, pr.ps>>>(pr.flag, pr.epoch - 1, pr.out);
+      clock_mark<<<1, 1, 0, st>>>(pr.flag, pr.epoch - 1);
     }
     CK(cudaEventRecord(e0, st));
     launch();
     CK(cudaEventRecord(e1, st));
-    if (g_clocks) clock_mark<<<1, 1, 0, st>>>(flag, epoch);
+    if (g_clocks) clock_mark<<<1, 1, 0, st>>>(pr.flag, pr.epoch);
     CK(cudaEventSynchronize(e1));
     float ms;
     CK(cudaEventElapsedTime(&ms, e0, e1));
     t.push_back(ms);
     if (g_clocks) {
       unsigned long long h[2];
-      CK(cudaStreamSynchronize(ps));
-      CK(cudaMemcpy(h, probe, sizeof h, cudaMemcpyDeviceToHost));
+      CK(cudaStreamSynchronize(pr.ps));
+      CK(cudaMemcpy(h, pr.out, sizeof h, cudaMemcpyDeviceToHost));
       if (h[0]) mhz.push_back((float)(1e3 * h[1] / h[0]));
     }
     if (g_gap_us > 0) usleep((useconds_t)g_gap_us);
@@ -1426,7 +1424,7 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr,
               "usage: %s [--quick] [--sweep] [--push] [--group] [--chunks] [--split] [--grid] [--iters N] [--warm N] "
-              "[--gap US] [--shape M N K] [--pace US[,US...]] [--clocks] [--no-features]\n",
+              "[--gap US] [--shape M N K] [--pace P[,P...]] [--clocks] [--no-features]\n",
               argv[0]);
       return 2;
     }

@@ -926,7 +926,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
               for (int i = 0; i < epi.n; ++i)
                 *reinterpret_cast<uint4 *>(epi.dst[i] + off) = make_uint4(w[0], w[1], w[2], w[3]);
             }
-            if constexpr (kStaged || kWarps)  // 16-byte chunk q + 4 jb of the row, swizzled
+            if constexpr (kStaged || kWarps)  // 16-byte chunk q + 4 jb of the row (kWarps: swizzled)
               asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(srow + (((uint32_t)(q + 4 * jb) ^ swz) << 4)),
                            "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])
                            : "memory");
