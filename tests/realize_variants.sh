@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # realize_variants.sh - every shipped variant directive (workloads/*/variants)
 # realises through its workload's template, and renders its pull, tail_lsa and
-# push_warps, push_pace and push_last_bulk knobs as given; the three code paths of gemm_allgather's pull
+# push_warps, push_pace, push_last_bulk and push_last_halves knobs as given; the three code paths of gemm_allgather's pull
 # (sequential, event-driven stream overlap, device-signal bands), tail_lsa's
 # two (event-driven, device-signal) and the fused producer whose copying warps
 # push compile for sm_90a with host warnings as errors, the last with the
@@ -32,7 +32,8 @@ for f in workloads/*/variants/*.json; do
 	fi
 	n=$((n + 1))
 	[ "$w" = gemm_allgather ] || continue
-	for knob in pull:PULL tail_lsa:TAIL_LSA push_warps:PUSH_WARPS push_pace:PUSH_PACE push_last_bulk:PUSH_LAST_BULK; do
+	for knob in pull:PULL tail_lsa:TAIL_LSA push_warps:PUSH_WARPS push_pace:PUSH_PACE push_last_bulk:PUSH_LAST_BULK \
+		push_last_halves:PUSH_LAST_HALVES; do
 		want=$(sed -n 's/.*"'"${knob%%:*}"'":\([0-9a-z]*\).*/\1/p' "$f")
 		case "$want" in true) want=1 ;; false | "") want=0 ;; esac
 		grep -q "^#define CUCO_${knob#*:} $want " "$tmp/$w-$v.cu" ||
@@ -121,5 +122,10 @@ refused lb_no_warps fused_producer_tma_sync_auto_warps_pace50_lb 's/"push_warps"
 # push_pace without push_warps: bulk copies are not paced
 refused pace_no_warps fused_producer_tma_sync_auto_warps_pace75 's/"push_warps":true/"push_warps":false/' \
 	"push_pace: 0..99 percent, and only the copying warps"
+# push_last_halves without push_warps, or with 64-column tiles (no 32-column half)
+refused lh_no_warps fused_producer_tma_sync_auto_warps_pace50_lh 's/"push_warps":true,"push_pace":50/"push_warps":false/' \
+	"push_last_halves: only the copying warps' push"
+refused lh_n64 fused_producer_tma_sync_auto_warps_pace50_lh 's/"tile_n":0/"tile_n":64/' \
+	"push_last_halves: only the copying warps' push"
 [ "$fail" = 0 ] && echo "realize_variants: $n variants realised, pull, tail_lsa and push_warps paths compile"
 exit "$fail"

@@ -533,15 +533,17 @@ static const char *rows_label(int rows) {
   return rows == kNoPush ? "-" : rows == kDirectPush ? "reg" : rows == kWarpPush ? "warp" : rows == 8 ? "8" : "16";
 }
 struct PushCase {
-  int tn, rows, pace, lb;  // pace (percent), lb (last_bulk): kWarpPush only
+  int tn, rows, pace, lb, lh;  // pace (percent), lb (last_bulk), lh (last_halves): kWarpPush only
+  int ctas = 7;                // run_push_features' cap on the grid (0: as many as the plan takes)
 };
 template <int R>
 static cudaError_t run_push(const cuco::gemm_bf16_plan *pl, cudaStream_t st, __nv_bfloat16 *const *dst, int ndst,
-                            unsigned pace = 0, unsigned lb = 0) {
+                            unsigned pace = 0, unsigned lb = 0, unsigned lh = 0) {
   cuco::gemm_push_epilogue<cuco::gemm_push_no_sync, R> ep{};
   ep.n = ndst;
   ep.pace = pace;
   ep.last_bulk = lb;
+  ep.last_halves = lh;
   for (int i = 0; i < ndst; ++i) ep.dst[i] = dst[i];
   return cuco::gemm_bf16_run_epilogue(pl, st, ep);
 }
@@ -550,17 +552,16 @@ static cudaError_t run_case(const cuco::gemm_bf16_plan *pl, cudaStream_t st, Pus
   switch (c.rows) {
   case kNoPush: return cuco::gemm_bf16_run(pl, st);
   case kDirectPush: return run_push<-1>(pl, st, dst, ndst);
-  case kWarpPush: return run_push<-2>(pl, st, dst, ndst, (unsigned)c.pace, (unsigned)c.lb);
-  case 0: return run_push<0>(pl, st, dst, ndst);
+  case kWarpPush: return run_push<-2>(pl, st, dst, ndst, (unsigned)c.pace, (unsigned)c.lb, (unsigned)c.lh);
+  case 0: return run_push<0>(pl, st, dst, ndst, 0, 0, (unsigned)c.lh);
   case 8: return run_push<8>(pl, st, dst, ndst);
   default: return run_push<16>(pl, st, dst, ndst);
   }
 }
 static const char *pace_label(const PushCase &c) {
   static char buf[32];
-  if (c.rows != kWarpPush || (c.pace == 0 && !c.lb)) return "";
-  if (c.pace) snprintf(buf, sizeof buf, "@%d%%%s", c.pace, c.lb ? "+lb" : "");
-  else snprintf(buf, sizeof buf, "+lb");
+  if (c.rows != kWarpPush || (c.pace == 0 && !c.lb && !c.lh)) return "";
+  snprintf(buf, sizeof buf, c.pace ? "@%d%%%s%s" : "%.0d%s%s", c.pace, c.lb ? "+lb" : "", c.lh ? "+lh" : "");
   return buf;
 }
 static bool plan_for(cuco::gemm_bf16_plan *pl, const cuco::gemm_bf16_args &a, int tn, int max_ctas) {
@@ -593,11 +594,15 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
                             {64, 8},            {256, kDirectPush}, {128, kDirectPush}, {64, kDirectPush},
                             {256, kWarpPush},   {128, kWarpPush},   {64, kWarpPush},
                             {256, kWarpPush, 90}, {128, kWarpPush, 90}, {64, kWarpPush, 50},  // paced
-                            {256, kWarpPush, 90, 1}, {128, kWarpPush, 0, 1}, {64, kWarpPush, 50, 1}};  // last_bulk
+                            {256, kWarpPush, 90, 1}, {128, kWarpPush, 0, 1}, {64, kWarpPush, 50, 1},  // last_bulk
+                            // last_halves: with and without pace and last_bulk; on 7 CTAs, and on one
+                            // tile a CTA (every tile the CTA's last, as at 2048^3)
+                            {256, kWarpPush, 0, 0, 1}, {128, kWarpPush, 90, 0, 1}, {256, kWarpPush, 50, 1, 1},
+                            {128, kWarpPush, 0, 1, 1}, {256, kWarpPush, 0, 0, 1, 0}, {128, kWarpPush, 50, 1, 1, 0}};
   cuco::gemm_bf16_args a{A, B, C, M, N, K, K, N, N};
   for (const PushCase &c : cases) {
     cuco::gemm_bf16_plan pl;
-    bool planned = plan_for(&pl, a, c.tn, 7);
+    bool planned = plan_for(&pl, a, c.tn, c.ctas);
     CK(cudaMemsetAsync(C, 0xFF, (size_t)M * N * 2, st));
     for (auto &d : D) CK(cudaMemsetAsync(d, 0xFF, (size_t)M * N * 2, st));
     cudaError_t e = planned ? run_case(&pl, st, c, D, 2) : cudaErrorInvalidValue;
@@ -608,13 +613,13 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
       ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
       if (c.rows != kNoPush) ok = ok && same_bytes(C, D[0], (size_t)M * N) && same_bytes(C, D[1], (size_t)M * N);
     }
-    printf("# feature tile_n %d push %s%s (%dx%dx%d, 7 CTAs): %s\n", c.tn,
+    printf("# feature tile_n %d push %s%s (%dx%dx%d, %d CTAs): %s\n", c.tn,
            c.rows == kNoPush        ? "none"
            : c.rows == kDirectPush ? "direct"
            : c.rows == kWarpPush   ? "warps"
            : c.rows == 8           ? "8 rows"
                                    : "16 rows",
-           pace_label(c), M, N, K,
+           pace_label(c), M, N, K, pl.ctas,
            ok ? "ok" : "FAIL");
     if (!ok) g_fail = 1;
   }
@@ -626,6 +631,25 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
   CK(cuco::gemm_bf16_plan_narrow(&pl, 64));
   refused += cuco::gemm_bf16_plan_narrow(&pl, 128) == cudaErrorInvalidValue;
   printf("# feature plan_narrow refusals: %d/3: %s\n", refused, refused == 3 ? "ok" : "FAIL");
+  if (refused != 3) g_fail = 1;
+  // last_halves is refused without the copying warps, at tile_n 64 and with a split tail
+  cuco::gemm_bf16_plan pw;
+  CK(cuco::gemm_bf16_plan_init(&pw, a, 0));
+  refused = (run_case(&pw, st, {256, 0, 0, 0, 1}, D, 2) == cudaErrorInvalidValue) +
+            (run_case(&pl, st, {64, kWarpPush, 0, 0, 1}, D, 2) == cudaErrorInvalidValue);
+#if CUCO_GEMM_SPLIT
+  const size_t wsb = cuco::gemm_bf16_split_bytes(&pw, 2, 7);
+  void *ws = nullptr;
+  CK(cudaMalloc(&ws, wsb ? wsb : 256));
+  CK(cudaMemset(ws, 0, wsb ? wsb : 256));
+  CK(cuco::gemm_bf16_plan_split(&pw, 2, ws, wsb, 7));
+  refused += pw.split == 2 && run_case(&pw, st, {256, kWarpPush, 0, 0, 1}, D, 2) == cudaErrorInvalidValue;
+  CK(cudaFree(ws));
+#else
+  refused += 1;
+#endif
+  CK(cudaStreamSynchronize(st));
+  printf("# feature last_halves refusals: %d/3: %s\n", refused, refused == 3 ? "ok" : "FAIL");
   if (refused != 3) g_fail = 1;
   CK(cudaFree(A)); CK(cudaFree(B)); CK(cudaFree(C)); CK(cudaFree(R));
   for (auto &d : D) CK(cudaFree(d));
@@ -668,7 +692,8 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
     for (int tn : {256, 128}) {
       cases.push_back({tn, kNoPush, 0});
       for (int pc : g_paces)
-        for (int lb : {0, 1}) cases.push_back({tn, kWarpPush, pc, lb});
+        for (int lh : {0, 1})
+          for (int lb : {0, 1}) cases.push_back({tn, kWarpPush, pc, lb, lh});
     }
   }
   int dev = 0;

@@ -146,6 +146,15 @@ constexpr int kGemmPushMax = 7;
 /// for the staging tile on its account. last_bulk (warps only): the CTA's
 /// last tile, which no math follows, is sent as with Rows 16 (the consumer
 /// warps' lanes issue one bulk copy per row) and the copying warps skip it.
+/// last_halves (warps only, tile_n 128 or 256, not with a split tail): the
+/// CTA's last tile is computed as two tiles of tile_n / 2 columns, one after
+/// the other, each staged and sent as a tile of its own, so the first half
+/// goes out while the second computes and only half a tile per CTA is left to
+/// send once the math ends (the last wave's tiles otherwise all finish, and
+/// go out, together). Its A rows are loaded twice. With pace the first half
+/// is paced over half the span a whole tile gets; with last_bulk both halves
+/// go by the consumers' bulk copies. Else the launch returns
+/// cudaErrorInvalidValue.
 ///
 /// Sync orders the copies against their readers. gemm_push_no_sync leaves
 /// that to the caller (e.g. barrier kernels before and after the GEMM).
@@ -165,11 +174,12 @@ struct gemm_push_no_sync {
   __device__ void leave() const {}
 };
 template <class Sync = gemm_push_no_sync, int Rows = 0> struct gemm_push_epilogue {
-  int n;
+  int n = 0;
   __nv_bfloat16 *dst[kGemmPushMax];
   Sync sync;
-  unsigned pace;       ///< Rows -2: spread each tile's copy but the last over pace % of the tile before; 0: no pacing
-  unsigned last_bulk;  ///< Rows -2: the CTA's last tile goes by the consumers' bulk copies, as with Rows 16
+  unsigned pace = 0;         ///< Rows -2: spread each tile's copy but the last over pace % of the tile before; 0: no pacing
+  unsigned last_bulk = 0;    ///< Rows -2: the CTA's last tile goes by the consumers' bulk copies, as with Rows 16
+  unsigned last_halves = 0;  ///< Rows -2, tile_n 128 or 256, unsplit: the CTA's last tile computed and sent in two halves
   __device__ void operator()(int, int, int, int) const {}
 };
 
@@ -446,7 +456,9 @@ __device__ __forceinline__ uint64_t make_desc_sw128(uint32_t saddr, uint32_t lbo
 // wgmma m64nNk16, A and B from shared memory, A K-major, B N-major (tnspB=1),
 // fp32 accumulators; scale_d = 0 overwrites, 1 accumulates.
 
-__device__ __forceinline__ void wgmma_m64n256k16_ss_tb(float (&d)[128], uint64_t da, uint64_t db, int scale_d) {
+template <int R>  // the first 128 of d (a half tile's accumulators may sit in a whole tile's)
+__device__ __forceinline__ void wgmma_m64n256k16_ss_tb(float (&d)[R], uint64_t da, uint64_t db, int scale_d) {
+  static_assert(R >= 128, "m64n256: 128 accumulators a thread");
   asm volatile(
       "{\n.reg .pred p;\n"
       "setp.ne.b32 p, %130, 0;\n"
@@ -480,7 +492,9 @@ __device__ __forceinline__ void wgmma_m64n256k16_ss_tb(float (&d)[128], uint64_t
       : "l"(da), "l"(db), "r"(scale_d));
 }
 
-__device__ __forceinline__ void wgmma_m64n128k16_ss_tb(float (&d)[64], uint64_t da, uint64_t db, int scale_d) {
+template <int R>  // the first 64 of d (a half tile's accumulators may sit in a whole tile's)
+__device__ __forceinline__ void wgmma_m64n128k16_ss_tb(float (&d)[R], uint64_t da, uint64_t db, int scale_d) {
+  static_assert(R >= 64, "m64n128: 64 accumulators a thread");
   asm volatile(
       "{\n.reg .pred p;\n"
       "setp.ne.b32 p, %66, 0;\n"
@@ -502,7 +516,9 @@ __device__ __forceinline__ void wgmma_m64n128k16_ss_tb(float (&d)[64], uint64_t 
       : "l"(da), "l"(db), "r"(scale_d));
 }
 
-__device__ __forceinline__ void wgmma_m64n64k16_ss_tb(float (&d)[32], uint64_t da, uint64_t db, int scale_d) {
+template <int R>  // the first 32 of d (a half tile's accumulators may sit in a whole tile's)
+__device__ __forceinline__ void wgmma_m64n64k16_ss_tb(float (&d)[R], uint64_t da, uint64_t db, int scale_d) {
+  static_assert(R >= 32, "m64n64: 32 accumulators a thread");
   asm volatile(
       "{\n.reg .pred p;\n"
       "setp.ne.b32 p, %34, 0;\n"
@@ -617,47 +633,51 @@ __device__ __forceinline__ bool split_fixup(const split_params &sp, const split_
   return false;
 }
 
-template <int BN>
-__device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], uint64_t da, uint64_t db, int scale_d) {
-  if constexpr (BN == 256) wgmma_m64n256k16_ss_tb(d, da, db, scale_d);
-  else if constexpr (BN == 128) wgmma_m64n128k16_ss_tb(d, da, db, scale_d);
+// One k16 step of a 64 x W half tile (W = BN, or BN / 2 for a tile computed
+// in halves) into the first W / 2 accumulators of d.
+template <int W, int R>
+__device__ __forceinline__ void wgmma_tile(float (&d)[R], uint64_t da, uint64_t db, int scale_d) {
+  if constexpr (W == 256) wgmma_m64n256k16_ss_tb(d, da, db, scale_d);
+  else if constexpr (W == 128) wgmma_m64n128k16_ss_tb(d, da, db, scale_d);
   else wgmma_m64n64k16_ss_tb(d, da, db, scale_d);
 }
 
 // Push epilogue: lanes [0, R) of a warp send its R staged rows (at swarp,
-// BN wide) to every copy of C: row grow0 + lane, tile column tn.
-template <int R, int BN, class Epi>
-__device__ __forceinline__ void push_send(const Epi &epi, long long ldc, uint32_t swarp, long long grow0, int tn,
-                                          int lane, bool wait_entered) {
+// W wide) to every copy of C: row grow0 + lane, columns [col0, col0 + W).
+template <int R, int W, class Epi>
+__device__ __forceinline__ void push_send(const Epi &epi, long long ldc, uint32_t swarp, long long grow0,
+                                          long long col0, int lane, bool wait_entered) {
   fence_proxy_async_smem();  // the staged rows are visible to the bulk copies
   __syncwarp();
   if (lane < R) {
     if (wait_entered) epi.sync.wait_entered();
-    const uint32_t src = swarp + (uint32_t)(lane * BN) * 2u;
-    for (int i = 0; i < epi.n; ++i) bulk_s2g(epi.dst[i] + (grow0 + lane) * ldc + (long long)tn * BN, src, BN * 2);
+    const uint32_t src = swarp + (uint32_t)(lane * W) * 2u;
+    for (int i = 0; i < epi.n; ++i) bulk_s2g(epi.dst[i] + (grow0 + lane) * ldc + col0, src, W * 2);
     bulk_commit();
   }
 }
 
-// Push by copying warps: 16-byte piece i of the staged tile (tm, tn) (row
-// i / (BN / 8), in row order) from shared memory to every destination. The
+// Push by copying warps: 16-byte piece i of the staged tile (row i / (W / 8),
+// in row order; W columns wide, tile row tm, first column col0) from shared
+// memory to every destination. The
 // consumers stage 16-byte chunk c of tile row r at chunk c ^ 4 (r % 2) of its
 // staging row (CUCO_GEMM_STAGE_SWIZZLE): a 16-byte store is served a quarter
 // warp at a time, and a quarter warp writes 64 bytes in each of two rows
 // BN * 2 bytes apart, a multiple of 128, so unswizzled both halves would fall
 // on the same 16 banks (two wavefronts where one does). The copying warps'
 // loads read 128 aligned bytes of one row per quarter warp either way.
-template <int BN, class Epi>
-__device__ __forceinline__ void warps_copy_piece(const Epi &epi, uint32_t stg, long long ldc, int tm, int tn, int i) {
-  constexpr int kRow = BN / 8;  // 16-byte pieces per row
+template <int W, class Epi>
+__device__ __forceinline__ void warps_copy_piece(const Epi &epi, uint32_t stg, long long ldc, int tm, long long col0,
+                                                 int i) {
+  constexpr int kRow = W / 8;  // 16-byte pieces per row
   const int r = i / kRow, c = i - r * kRow;
   const int cs = CUCO_GEMM_STAGE_SWIZZLE ? c ^ ((r & 1) << 2) : c;  // where the consumers staged it
   uint32_t v0, v1, v2, v3;
   asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
                : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
-               : "r"(stg + (uint32_t)(r * BN + 8 * cs) * 2u)
+               : "r"(stg + (uint32_t)(r * W + 8 * cs) * 2u)
                : "memory");
-  const long long off = ((long long)tm * BM + r) * ldc + (long long)tn * BN + 8 * c;
+  const long long off = ((long long)tm * BM + r) * ldc + col0 + 8 * c;
   for (int j = 0; j < epi.n; ++j) *reinterpret_cast<uint4 *>(epi.dst[j] + off) = make_uint4(v0, v1, v2, v3);
 }
 
@@ -687,6 +707,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
   constexpr bool kStaged = kPush && R > 0;         // bulk copies from shared memory
   constexpr bool kDirect = kPush && R == -1;       // st.global from registers
   constexpr bool kWarps = kPush && R == -2;        // the producer warpgroup's warps 1-3 copy the staged tile
+  constexpr bool kHalves = kWarps && BN >= 128 && !Split;  // last_halves possible
   constexpr int RS = kWarps ? 16 : R;              // rows each consumer warp stages per round
   using CF = cfg<BN, R>;
   constexpr int S = CF::kStages;
@@ -747,34 +768,49 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           int pi, tm, tn;
           coords(u.t, pi, tm, tn);
           // false: the CTA's last staged tile (looked up only where it matters)
-          const bool more = (epi.pace || epi.last_bulk) ? stages_more(w, s) : true;
+          const bool more = (epi.pace || epi.last_bulk || (kHalves && epi.last_halves)) ? stages_more(w, s) : true;
           if (epi.last_bulk && !more) break;    // the consumers send it
-          mbar_wait(staged, ph);
-          ph ^= 1u;
-          // paced: spread over span after the tile was staged; never the last
-          const unsigned long long now = epi.pace ? globaltimer_ns() : 0;
-          const unsigned long long span = (now - staged_at) * epi.pace / 100u;
-          const bool paced = epi.pace && more;
-          staged_at = now;
-          if (first) {
-            if ((threadIdx.x & 31) == 0) epi.sync.wait_entered();
-            __syncwarp();
-            first = false;
-          }
-          constexpr int kRounds = (BM * (BN / 8) + kCopiers - 1) / kCopiers;
-          constexpr int kPaceSteps =
-              CUCO_GEMM_PACE_STEPS < 1 || CUCO_GEMM_PACE_STEPS > kRounds ? kRounds : CUCO_GEMM_PACE_STEPS;
-          for (int i = ct, k = 0; i < BM * (BN / 8); i += kCopiers, ++k) {
-            // paced in kPaceSteps steps of rounds, each no sooner than its share
-            // of the span; a thread sleeps for what is left of its wait
-            if (paced && (k * kPaceSteps) % kRounds < kPaceSteps) {
-              const unsigned long long due = now + span * (k * kPaceSteps / kRounds) / kPaceSteps;
-              for (unsigned long long t; (t = globaltimer_ns()) < due;)
-                __nanosleep((unsigned)(due - t < 1000000ull ? due - t : 1000000ull));
+          const bool halves = kHalves && epi.last_halves && !more;  // the consumers stage it in two halves
+          for (int h = 0; h < (halves ? 2 : 1); ++h) {
+            mbar_wait(staged, ph);
+            ph ^= 1u;
+            // paced: spread over span after the tile was staged; never the
+            // last, and a first half over half the span (its second half
+            // computes in about half a tile's time)
+            const unsigned long long now = epi.pace ? globaltimer_ns() : 0;
+            const unsigned long long span = (now - staged_at) * epi.pace / (halves ? 200u : 100u);
+            const bool paced = epi.pace && (more || (halves && h == 0));
+            staged_at = now;
+            if (first) {
+              if ((threadIdx.x & 31) == 0) epi.sync.wait_entered();
+              __syncwarp();
+              first = false;
             }
-            warps_copy_piece<BN>(epi, stg, p.ldc, tm, tn, i);
+            auto copy = [&](auto wc) {  // the staged tile, wc columns wide
+              constexpr int W = decltype(wc)::value;
+              constexpr int kRounds = (BM * (W / 8) + kCopiers - 1) / kCopiers;
+              constexpr int kPaceSteps =
+                  CUCO_GEMM_PACE_STEPS < 1 || CUCO_GEMM_PACE_STEPS > kRounds ? kRounds : CUCO_GEMM_PACE_STEPS;
+              const int col0 = tn * BN + h * W;  // < N
+              for (int i = ct, k = 0; i < BM * (W / 8); i += kCopiers, ++k) {
+                // paced in kPaceSteps steps of rounds, each no sooner than its share
+                // of the span; a thread sleeps for what is left of its wait
+                if (paced && (k * kPaceSteps) % kRounds < kPaceSteps) {
+                  const unsigned long long due = now + span * (k * kPaceSteps / kRounds) / kPaceSteps;
+                  for (unsigned long long t; (t = globaltimer_ns()) < due;)
+                    __nanosleep((unsigned)(due - t < 1000000ull ? due - t : 1000000ull));
+                }
+                warps_copy_piece<W>(epi, stg, p.ldc, tm, col0, i);
+              }
+            };
+            if constexpr (kHalves) {
+              if (halves) copy(std::integral_constant<int, BN / 2>{});
+              else copy(std::integral_constant<int, BN>{});
+            } else {
+              copy(std::integral_constant<int, BN>{});
+            }
+            mbar_arrive(stg_free);
           }
-          mbar_arrive(stg_free);
         }
         __threadfence_system();  // this thread's stores, before leave()'s release
         named_bar_sync(2, 256 + kCopiers);
@@ -799,20 +835,26 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           if (grp.per_b) mB = &grp.tmB[pi];
           gate = grp.gate[pi];
         }
-        for (int kb = kb0; kb < kb1; ++kb) {
-          if constexpr (kGroup) {
-            const int c = gate_chunk(kb, grp.chunks, p.kblocks);
-            if (gate && !((open[pi] >> c) & 1u)) open[pi] = gate_wait(gate, c, grp.chunks, grp.epoch, open[pi]);
+        // last_halves: the CTA's last tile in two passes of BN / 2 columns
+        // (the B boxes of one half each, into the stage's first half)
+        bool halves = false;
+        if constexpr (kHalves) halves = epi.last_halves && !stages_more(w, s);
+        const int boxes = halves ? BN / 128 : BN / 64;
+        for (int h = 0; h < (halves ? 2 : 1); ++h) {
+          for (int kb = kb0; kb < kb1; ++kb) {
+            if constexpr (kGroup) {
+              const int c = gate_chunk(kb, grp.chunks, p.kblocks);
+              if (gate && !((open[pi] >> c) & 1u)) open[pi] = gate_wait(gate, c, grp.chunks, grp.epoch, open[pi]);
+            }
+            mbar_wait(empty(stage), phase ^ 1u);
+            const uint32_t sA = base + stage * CF::kStageBytes;
+            const uint32_t sB = sA + CF::kABytes;
+            mbar_expect_tx(full(stage), CF::kABytes + boxes * (BK * 64 * 2));
+            tma_load_2d(sA, mA, full(stage), kb * BK, m0);
+            for (int i = 0; i < boxes; ++i)
+              tma_load_2d(sB + i * (BK * 64 * 2), mB, full(stage), n0 + h * (BN / 2) + 64 * i, kb * BK);
+            if (++stage == S) { stage = 0; phase ^= 1u; }
           }
-          mbar_wait(empty(stage), phase ^ 1u);
-          const uint32_t sA = base + stage * CF::kStageBytes;
-          const uint32_t sB = sA + CF::kABytes;
-          mbar_expect_tx(full(stage), CF::kStageBytes);
-          tma_load_2d(sA, mA, full(stage), kb * BK, m0);
-#pragma unroll
-          for (int i = 0; i < BN / 64; ++i)
-            tma_load_2d(sB + i * (BK * 64 * 2), mB, full(stage), n0 + 64 * i, kb * BK);
-          if (++stage == S) { stage = 0; phase ^= 1u; }
         }
       }
     }
@@ -827,12 +869,15 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     uint32_t phase = 0;
     uint32_t sphase = 0;  // kWarps: parity of the staging's next free phase
     bool stored = false;  // a tile of this CTA's has been stored (and sent)
-    bool bulk_sent = false;  // kWarps, last_bulk: this warp's bulk copies of the last tile
-    split_unit u;
-    for (int w = blockIdx.x, s = 0; next_unit<Split>(p, gridDim.x, blockIdx.x, w, s, u);) {
-      const bool first = !stored;
-      int pi, tm, tn;
-      coords(u.t, pi, tm, tn);
+    bool bulk_sent = false;  // kWarps: this warp's bulk copies of a last tile (or half) are out
+    // One tile of W columns (BN, or BN / 2 for each half of a last tile with
+    // last_halves) of tile row tm, columns [col0, col0 + W): the main loop
+    // into the first W / 2 accumulators, then the epilogue. bulk_tile: kWarps
+    // sends it by the consumers' bulk copies (last_bulk). False: a split part
+    // that does not finish its tile (nothing stored).
+    auto tile = [&](auto wc, const split_unit &u, int pi, int tm, int tn, long long col0, bool bulk_tile) -> bool {
+      constexpr int W = decltype(wc)::value;
+      [[maybe_unused]] const bool first = !stored;
       const int kb0 = Split ? u.kb0 : 0, kb1 = Split ? u.kb1 : p.kblocks;
       __nv_bfloat16 *const Cp = kGroup ? grp_c(grp, pi) : p.C;  // this tile's C
       int prev = 0;
@@ -849,7 +894,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           // B: N-major, SW128: boxes of 64 N x 64 K (8 KB) side by side along N
           //    (LBO = 8192), 8-K-row groups 1024 B apart (SBO); k16 = 2048 B.
           const uint64_t db = make_desc_sw128(sB + kk * 2048, 8192, 1024);
-          wgmma_tile<BN>(d, da, db, (kb > kb0 || kk > 0) ? 1 : 0);
+          wgmma_tile<W>(d, da, db, (kb > kb0 || kk > 0) ? 1 : 0);
         }
         wgmma_commit();
         if (kb > kb0) {
@@ -863,11 +908,11 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
       fence_regs(d);
       if (lane == 0) mbar_arrive(empty(prev));
       if constexpr (Split) {
-        if (u.ways > 1 && split_fixup<BN>(p.sp, u, d)) continue;  // a part: the finisher stores the tile
+        if (u.ways > 1 && split_fixup<BN>(p.sp, u, d)) return false;  // a part: the finisher stores the tile
       }
 
       // ---- epilogue: accumulator fragment -> bf16 C (row-major)
-      // m64nN fp32 fragment: d[4j+{0,1}] = (row r, cols 8j + 2*(lane%4) + {0,1}),
+      // m64nW fp32 fragment: d[4j+{0,1}] = (row r, cols 8j + 2*(lane%4) + {0,1}),
       // d[4j+{2,3}] = (row r+8, same cols), r = 16*warp + lane/4.
       const long long row0 = (long long)tm * BM + cw * 64 + warp * 16 + (lane >> 2);
       const int q = lane & 3;
@@ -876,36 +921,39 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
         // butterfly steps) so that lane q owns 8 consecutive columns
         // [32*jb + 8*q, +8) of its row: one 16-byte store instead of four
         // 4-byte ones, and every 32-byte sector is written whole.
-        __nv_bfloat16 *crow0 = Cp + row0 * p.ldc + (long long)tn * BN + 8 * q;
+        __nv_bfloat16 *crow0 = Cp + row0 * p.ldc + col0 + 8 * q;
         const bool b1 = (q & 2) != 0, b0 = (q & 1) != 0;
-        // push: this warp's staging rows (R per round, row-major, BN wide);
+        // push: this warp's staging rows (R per round, row-major, W wide);
         // round h holds the tile rows r + 8h when R == 8, all 16 when R == 16.
-        const int wrow = cw * 64 + warp * 16;
-        const uint32_t swarp = stg + (uint32_t)((cw * 4 + warp) * RS * BN) * 2u;
+        [[maybe_unused]] const int wrow = cw * 64 + warp * 16;
+        const uint32_t swarp = stg + (uint32_t)((cw * 4 + warp) * RS * W) * 2u;
         auto reuse = [&]() {  // the staging rows' previous copies are done reading
           if (lane < R) bulk_wait_read_all();
           __syncwarp();
         };
         if constexpr (kStaged) reuse();
-        if constexpr (kWarps) {  // the copying warps are done with the last tile
-          mbar_wait(stg_free, sphase ^ 1u);
-          sphase ^= 1u;
+        if constexpr (kWarps) {
+          if (bulk_sent) {  // the first half of a last tile went by bulk copies: they are done reading
+            if (lane < 16) bulk_wait_read_all();
+            __syncwarp();
+          } else {  // the copying warps are done with the tile before
+            mbar_wait(stg_free, sphase ^ 1u);
+            sphase ^= 1u;
+          }
         }
         if constexpr (kDirect) {  // the first tile's stores wait for the entry
           if (first && lane == 0) epi.sync.wait_entered();
           __syncwarp();
         }
-        // kWarps: the CTA's last tile goes by the consumers' bulk copies (last_bulk),
-        // which need its rows contiguous; every other tile is staged swizzled
-        bool bulk_tile = false;
-        if constexpr (kWarps) bulk_tile = epi.last_bulk && !stages_more(w, s);
-        const uint32_t swz = kWarps && CUCO_GEMM_STAGE_SWIZZLE && !bulk_tile ? (uint32_t)(lane & 4) : 0u;
+        // kWarps: a tile sent by the consumers' bulk copies (last_bulk) needs its
+        // rows contiguous; every other tile is staged swizzled
+        [[maybe_unused]] const uint32_t swz = kWarps && CUCO_GEMM_STAGE_SWIZZLE && !bulk_tile ? (uint32_t)(lane & 4) : 0u;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           __nv_bfloat16 *crow = crow0 + (h ? 8 * p.ldc : 0);
-          const uint32_t srow = swarp + (uint32_t)(((lane >> 2) + (RS == 16 ? 8 * h : 0)) * BN) * 2u;
+          [[maybe_unused]] const uint32_t srow = swarp + (uint32_t)(((lane >> 2) + (RS == 16 ? 8 * h : 0)) * W) * 2u;
 #pragma unroll
-          for (int jb = 0; jb < BN / 32; ++jb) {
+          for (int jb = 0; jb < W / 32; ++jb) {
             uint32_t w[4];
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
@@ -934,24 +982,24 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           if constexpr (kStaged) {
             if (R == 16 && h == 0) continue;
             // round h's rows to every copy; the tile's first send waits for the entry
-            push_send<R, BN>(epi, p.ldc, swarp, (long long)tm * BM + wrow + (R == 8 ? 8 * h : 0), tn, lane,
-                             first && (R == 16 || h == 0));
+            push_send<R, W>(epi, p.ldc, swarp, (long long)tm * BM + wrow + (R == 8 ? 8 * h : 0), col0, lane,
+                            first && (R == 16 || h == 0));
             if (R == 8 && h == 0) reuse();
           }
         }
         if constexpr (kWarps) {
-          if (bulk_tile) {  // the last tile: the consumers' bulk copies
-            push_send<16, BN>(epi, p.ldc, swarp, (long long)tm * BM + wrow, tn, lane, first);
+          if (bulk_tile) {  // a last tile (or half): the consumers' bulk copies
+            push_send<16, W>(epi, p.ldc, swarp, (long long)tm * BM + wrow, col0, lane, first);
             bulk_sent = true;
           } else {
             mbar_arrive(staged);  // this thread's part of the tile is staged
           }
         }
       } else {
-        __nv_bfloat16 *c0 = Cp + row0 * p.ldc + (long long)tn * BN + q * 2;
+        __nv_bfloat16 *c0 = Cp + row0 * p.ldc + col0 + q * 2;
         __nv_bfloat16 *c1 = c0 + 8 * p.ldc;
 #pragma unroll
-        for (int j = 0; j < BN / 8; ++j) {
+        for (int j = 0; j < W / 8; ++j) {
           *reinterpret_cast<__nv_bfloat162 *>(c0 + 8 * j) = __floats2bfloat162_rn(d[4 * j], d[4 * j + 1]);
           *reinterpret_cast<__nv_bfloat162 *>(c1 + 8 * j) = __floats2bfloat162_rn(d[4 * j + 2], d[4 * j + 3]);
         }
@@ -962,6 +1010,28 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
         epi(tm, tn, BM, BN);
       }
       stored = true;
+      return true;
+    };
+    split_unit u;
+    for (int w = blockIdx.x, s = 0; next_unit<Split>(p, gridDim.x, blockIdx.x, w, s, u);) {
+      int pi, tm, tn;
+      coords(u.t, pi, tm, tn);
+      // kWarps: the CTA's last tile may go by bulk copies (last_bulk) and be
+      // computed in two halves (last_halves)
+      bool bulk_tile = false, halves = false;
+      if constexpr (kWarps) {
+        const bool last = (epi.last_bulk || (kHalves && epi.last_halves)) && !stages_more(w, s);
+        bulk_tile = last && epi.last_bulk;
+        halves = kHalves && last && epi.last_halves;
+      }
+      if constexpr (kHalves) {
+        if (halves) {
+          tile(std::integral_constant<int, BN / 2>{}, u, pi, tm, tn, (long long)tn * BN, bulk_tile);
+          tile(std::integral_constant<int, BN / 2>{}, u, pi, tm, tn, (long long)tn * BN + BN / 2, bulk_tile);
+          continue;
+        }
+      }
+      tile(std::integral_constant<int, BN>{}, u, pi, tm, tn, (long long)tn * BN, bulk_tile);
     }
     if constexpr (kStaged) {
       // Every copy complete (not only read) before the CTA's shared memory goes.
@@ -1130,6 +1200,9 @@ inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &e
   if (kp.sp.stages > 0 && (!kp.sp.cnt || !kp.sp.ws)) return cudaErrorInvalidValue;
   if constexpr (is_push_t<Epi>::value) {
     if (!kp.vec16 || epi.n < 0 || epi.n > kGemmPushMax) return cudaErrorInvalidValue;
+    // last_halves: the copying warps' push, tiles of 128 or 256 columns, no split tail
+    if (epi.last_halves && (push_rows_t<Epi, BN>::value != -2 || BN < 128 || kp.sp.stages > 0))
+      return cudaErrorInvalidValue;
     for (int i = 0; i < epi.n; ++i)
       if (reinterpret_cast<uintptr_t>(epi.dst[i]) & 15) return cudaErrorInvalidValue;
   }
