@@ -237,7 +237,7 @@ constexpr int kThreads = 384;  // 3 warpgroups
 // 8; -1 = direct stores, no staging; -2 = the whole tile staged for the
 // producer warpgroup's copying warps). The staging area (8 warps x PushRows
 // rows x BN; -2: the tile) follows the stages; -2 adds the staged / free
-// mbarrier pair after the stages' ones.
+// mbarrier pair after the stages' ones, then the halves' ring's (kHStages).
 template <int BN, int PushRows = 0> struct cfg {
   static_assert(BN == 64 || BN == 128 || BN == 256, "tile_n is 64, 128 or 256");
   static_assert(PushRows == -2 || PushRows == -1 || PushRows == 0 || PushRows == 8 || PushRows == 16,
@@ -248,7 +248,14 @@ template <int BN, int PushRows = 0> struct cfg {
   static constexpr int kBBytes = BK * BN * 2;        // 32, 16 or 8 KB
   static constexpr int kStageBytes = kABytes + kBBytes;
   static constexpr int kPushBytes = kWholeTile ? BM * BN * 2 : PushRows > 0 ? (BM / 16) * PushRows * BN * 2 : 0;
-  static constexpr int kBars = 2 * kStages + (PushRows == -2 ? 2 : 0);  // mbarriers
+  // last_halves (-2, BN >= 128): the halves' k-blocks come through a ring of
+  // their own, in the same memory as the stages: a half's stage holds half of
+  // B's boxes, so as many more stages fit (4 at BN 256, 8 at 128) and keep as
+  // many bytes in flight as the whole tile's ring does
+  static constexpr int kHalfStageBytes = kABytes + kBBytes / 2;
+  static constexpr int kHFit = kStages * kStageBytes / kHalfStageBytes;
+  static constexpr int kHStages = PushRows == -2 && BN >= 128 ? (kHFit < 8 ? kHFit : 8) : 0;
+  static constexpr int kBars = 2 * kStages + (PushRows == -2 ? 2 + 2 * kHStages : 0);  // mbarriers
   static constexpr int kSmem = 1024 /*align slack*/ + kStages * kStageBytes + kPushBytes + kBars * 8;
   static_assert(kSmem <= 232448, "more shared memory than an H100/H200 CTA may have");
 };
@@ -718,6 +725,9 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
   auto full = [&](int s) { return bars + 8u * s; };
   auto empty = [&](int s) { return bars + 8u * (S + s); };
   const uint32_t staged = bars + 16u * S, stg_free = staged + 8u;  // kWarps
+  // kHalves: the halves' ring (CF::kHStages stages of CF::kHalfStageBytes from base)
+  auto hfull = [&](int j) { return stg_free + 8u + 8u * j; };
+  auto hempty = [&](int j) { return stg_free + 8u + 8u * (CF::kHStages + j); };
   constexpr int kCopiers = 96;  // kWarps: threads 32-127
   const int wg = threadIdx.x / 128;
 
@@ -730,6 +740,10 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     if constexpr (kWarps) {
       mbar_init(staged, 256);         // every consumer thread, its part staged
       mbar_init(stg_free, kCopiers);  // every copying thread, done reading
+      for (int j = 0; j < CF::kHStages; ++j) {
+        mbar_init(hfull(j), 1);
+        mbar_init(hempty(j), 8);
+      }
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     if constexpr (kGroup) {
@@ -835,26 +849,46 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           if (grp.per_b) mB = &grp.tmB[pi];
           gate = grp.gate[pi];
         }
-        // last_halves: the CTA's last tile in two passes of BN / 2 columns
-        // (the B boxes of one half each, into the stage's first half)
-        bool halves = false;
-        if constexpr (kHalves) halves = epi.last_halves && !stages_more(w, s);
-        const int boxes = halves ? BN / 128 : BN / 64;
-        for (int h = 0; h < (halves ? 2 : 1); ++h) {
-          for (int kb = kb0; kb < kb1; ++kb) {
-            if constexpr (kGroup) {
-              const int c = gate_chunk(kb, grp.chunks, p.kblocks);
-              if (gate && !((open[pi] >> c) & 1u)) open[pi] = gate_wait(gate, c, grp.chunks, grp.epoch, open[pi]);
+        if constexpr (kHalves) {
+          if (epi.last_halves && !stages_more(w, s)) {
+            // last_halves: the CTA's last tile in two passes of BN / 2 columns
+            // through the halves' ring, once every stage of the tiles before
+            // is free (their memory is the halves' ring's)
+            for (int j = 0; j < S; ++j) {
+              mbar_wait(empty(stage), phase ^ 1u);
+              if (++stage == S) { stage = 0; phase ^= 1u; }
             }
-            mbar_wait(empty(stage), phase ^ 1u);
-            const uint32_t sA = base + stage * CF::kStageBytes;
-            const uint32_t sB = sA + CF::kABytes;
-            mbar_expect_tx(full(stage), CF::kABytes + boxes * (BK * 64 * 2));
-            tma_load_2d(sA, mA, full(stage), kb * BK, m0);
-            for (int i = 0; i < boxes; ++i)
-              tma_load_2d(sB + i * (BK * 64 * 2), mB, full(stage), n0 + h * (BN / 2) + 64 * i, kb * BK);
-            if (++stage == S) { stage = 0; phase ^= 1u; }
+            int hs = 0;
+            uint32_t hph = 0;
+            for (int h = 0; h < 2; ++h)
+              for (int kb = kb0; kb < kb1; ++kb) {
+                mbar_wait(hempty(hs), hph ^ 1u);
+                const uint32_t sA = base + hs * CF::kHalfStageBytes;
+                mbar_expect_tx(hfull(hs), CF::kHalfStageBytes);
+                tma_load_2d(sA, mA, hfull(hs), kb * BK, m0);
+#pragma unroll
+                for (int i = 0; i < BN / 128; ++i)
+                  tma_load_2d(sA + CF::kABytes + i * (BK * 64 * 2), mB, hfull(hs), n0 + h * (BN / 2) + 64 * i,
+                              kb * BK);
+                if (++hs == CF::kHStages) { hs = 0; hph ^= 1u; }
+              }
+            continue;  // nothing follows the last tile
           }
+        }
+        for (int kb = kb0; kb < kb1; ++kb) {
+          if constexpr (kGroup) {
+            const int c = gate_chunk(kb, grp.chunks, p.kblocks);
+            if (gate && !((open[pi] >> c) & 1u)) open[pi] = gate_wait(gate, c, grp.chunks, grp.epoch, open[pi]);
+          }
+          mbar_wait(empty(stage), phase ^ 1u);
+          const uint32_t sA = base + stage * CF::kStageBytes;
+          const uint32_t sB = sA + CF::kABytes;
+          mbar_expect_tx(full(stage), CF::kStageBytes);
+          tma_load_2d(sA, mA, full(stage), kb * BK, m0);
+#pragma unroll
+          for (int i = 0; i < BN / 64; ++i)
+            tma_load_2d(sB + i * (BK * 64 * 2), mB, full(stage), n0 + 64 * i, kb * BK);
+          if (++stage == S) { stage = 0; phase ^= 1u; }
         }
       }
     }
@@ -867,6 +901,8 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     float d[BN / 2];
     int stage = 0;
     uint32_t phase = 0;
+    int hstage = 0;       // kHalves: the halves' ring
+    uint32_t hphase = 0;
     uint32_t sphase = 0;  // kWarps: parity of the staging's next free phase
     bool stored = false;  // a tile of this CTA's has been stored (and sent)
     bool bulk_sent = false;  // kWarps: this warp's bulk copies of a last tile (or half) are out
@@ -877,14 +913,22 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     // that does not finish its tile (nothing stored).
     auto tile = [&](auto wc, const split_unit &u, int pi, int tm, int tn, long long col0, bool bulk_tile) -> bool {
       constexpr int W = decltype(wc)::value;
+      // a half comes through the halves' ring, a whole tile through the stages
+      constexpr bool kHalf = W != BN;
+      constexpr int NS = kHalf ? CF::kHStages : S;
+      constexpr uint32_t SB = kHalf ? CF::kHalfStageBytes : CF::kStageBytes;
+      int &stage_ = kHalf ? hstage : stage;
+      uint32_t &phase_ = kHalf ? hphase : phase;
+      auto full_ = [&](int j) { return kHalf ? hfull(j) : full(j); };
+      auto empty_ = [&](int j) { return kHalf ? hempty(j) : empty(j); };
       [[maybe_unused]] const bool first = !stored;
       const int kb0 = Split ? u.kb0 : 0, kb1 = Split ? u.kb1 : p.kblocks;
       __nv_bfloat16 *const Cp = kGroup ? grp_c(grp, pi) : p.C;  // this tile's C
       int prev = 0;
       for (int kb = kb0; kb < kb1; ++kb) {
-        mbar_wait(full(stage), phase);
-        const uint32_t sA = base + stage * CF::kStageBytes + cw * (64 * BK * 2);
-        const uint32_t sB = base + stage * CF::kStageBytes + CF::kABytes;
+        mbar_wait(full_(stage_), phase_);
+        const uint32_t sA = base + stage_ * SB + cw * (64 * BK * 2);
+        const uint32_t sB = base + stage_ * SB + CF::kABytes;
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk) {
@@ -899,14 +943,14 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
         wgmma_commit();
         if (kb > kb0) {
           wgmma_wait<1>();  // the group of k-block kb-1 is done: free its stage
-          if (lane == 0) mbar_arrive(empty(prev));
+          if (lane == 0) mbar_arrive(empty_(prev));
         }
-        prev = stage;
-        if (++stage == S) { stage = 0; phase ^= 1u; }
+        prev = stage_;
+        if (++stage_ == NS) { stage_ = 0; phase_ ^= 1u; }
       }
       wgmma_wait<0>();
       fence_regs(d);
-      if (lane == 0) mbar_arrive(empty(prev));
+      if (lane == 0) mbar_arrive(empty_(prev));
       if constexpr (Split) {
         if (u.ways > 1 && split_fixup<BN>(p.sp, u, d)) return false;  // a part: the finisher stores the tile
       }
