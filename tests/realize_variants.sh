@@ -123,9 +123,9 @@ refused lb_no_warps fused_producer_tma_sync_auto_warps_pace50_lb 's/"push_warps"
 refused pace_no_warps fused_producer_tma_sync_auto_warps_pace75 's/"push_warps":true/"push_warps":false/' \
 	"push_pace: 0..99 percent, and only the copying warps"
 # push_last_halves without push_warps, or with 64-column tiles (no 32-column half)
-refused lh_no_warps fused_producer_tma_sync_auto_warps_pace50_lh 's/"push_warps":true,"push_pace":50/"push_warps":false/' \
+refused lh_no_warps fused_producer_tma_sync_n256_warps_pace50_lh 's/"push_warps":true,"push_pace":50/"push_warps":false/' \
 	"push_last_halves: only the copying warps' push"
-refused lh_n64 fused_producer_tma_sync_auto_warps_pace50_lh 's/"tile_n":0/"tile_n":64/' \
+refused lh_n64 fused_producer_tma_sync_n256_warps_pace50_lh 's/"tile_n":256/"tile_n":64/' \
 	"push_last_halves: only the copying warps' push"
 [ "$fail" = 0 ] && echo "realize_variants: $n variants realised, pull, tail_lsa and push_warps paths compile"
 exit "$fail"

@@ -61,7 +61,7 @@ static void test_design_space(void **state)
 			            10); /* every value says what it means */
 		}
 	}
-	assert_int_equal(ds.nknobs, 20);
+	assert_int_equal(ds.nknobs, 21);
 	k = cuco_design_space_knob(&ds, "split");
 	assert_non_null(k);
 	assert_int_equal(k->type, CUCO_KNOB_ENUM);
