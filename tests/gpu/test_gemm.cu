@@ -29,6 +29,10 @@
 //   test_gemm --grid     the persistent grid: all SMs against as few CTAs as
 //                        keep the waves (every CTA the same tile count), the
 //                        GEMM alone and pushing to GPU 1, interleaved
+//   --vs                 our GEMM against cuBLAS, fairly: single launches
+//                        alternating between the two, operands rotated through
+//                        enough sets to defeat L2, at the per-rank shapes of
+//                        gemm_allgather; median, p10, p90 and clock per side
 //   --iters N, --warm N  timed and untimed launches per series (30, 5)
 //   --gap US             idle microseconds after each timed launch (0), so the
 //                        card stays under its power cap (burst-like timing)
@@ -267,12 +271,15 @@ static struct {
   unsigned long long *out = nullptr;
 } g_probe;
 
-// Median microseconds of `iters` single runs of launch() on st, CUDA events
-// around each, after `warm` untimed ones. launch() enqueues and checks.
-template <class F> static double launch_us(cudaStream_t st, int warm, int iters, F launch) {
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
+// One timed launch of launch() on st: its milliseconds between CUDA events,
+// and (--clocks) the mean SM clock over it in *mhz (0: no sample); then the
+// --gap. launch() enqueues and checks.
+template <class F> static float time_one(cudaStream_t st, F launch, float *mhz) {
+  static cudaEvent_t e0, e1;
+  if (!e0) {
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+  }
   auto &pr = g_probe;
   if (g_clocks && !pr.ps) {
     CK(cudaStreamCreateWithFlags(&pr.ps, cudaStreamNonBlocking));
@@ -282,32 +289,39 @@ template <class F> static double launch_us(cudaStream_t st, int warm, int iters,
     CK(cudaMemsetAsync(pr.flag, 0, sizeof(unsigned), st));
     CK(cudaStreamSynchronize(st));
   }
+  if (g_clocks) {
+    pr.epoch += 2;
+    clock_probe<<<1, 32, 0, pr.ps>>>(pr.flag, pr.epoch - 1, pr.out);
+    clock_mark<<<1, 1, 0, st>>>(pr.flag, pr.epoch - 1);
+  }
+  CK(cudaEventRecord(e0, st));
+  launch();
+  CK(cudaEventRecord(e1, st));
+  if (g_clocks) clock_mark<<<1, 1, 0, st>>>(pr.flag, pr.epoch);
+  CK(cudaEventSynchronize(e1));
+  float ms;
+  CK(cudaEventElapsedTime(&ms, e0, e1));
+  *mhz = 0;
+  if (g_clocks) {
+    unsigned long long h[2];
+    CK(cudaStreamSynchronize(pr.ps));
+    CK(cudaMemcpy(h, pr.out, sizeof h, cudaMemcpyDeviceToHost));
+    if (h[0]) *mhz = (float)(1e3 * h[1] / h[0]);
+  }
+  if (g_gap_us > 0) usleep((useconds_t)g_gap_us);
+  return ms;
+}
+
+// Median microseconds of `iters` single runs of launch() on st (time_one),
+// after `warm` untimed ones; g_last_mhz their median clock (--clocks).
+template <class F> static double launch_us(cudaStream_t st, int warm, int iters, F launch) {
   for (int i = 0; i < warm; ++i) launch();
   std::vector<float> t, mhz;
   for (int i = 0; i < iters; ++i) {
-    if (g_clocks) {
-      pr.epoch += 2;
-      clock_probe<<<1, 32, 0, pr.ps>>>(pr.flag, pr.epoch - 1, pr.out);
-      clock_mark<<<1, 1, 0, st>>>(pr.flag, pr.epoch - 1);
-    }
-    CK(cudaEventRecord(e0, st));
-    launch();
-    CK(cudaEventRecord(e1, st));
-    if (g_clocks) clock_mark<<<1, 1, 0, st>>>(pr.flag, pr.epoch);
-    CK(cudaEventSynchronize(e1));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    t.push_back(ms);
-    if (g_clocks) {
-      unsigned long long h[2];
-      CK(cudaStreamSynchronize(pr.ps));
-      CK(cudaMemcpy(h, pr.out, sizeof h, cudaMemcpyDeviceToHost));
-      if (h[0]) mhz.push_back((float)(1e3 * h[1] / h[0]));
-    }
-    if (g_gap_us > 0) usleep((useconds_t)g_gap_us);
+    float f;
+    t.push_back(time_one(st, launch, &f));
+    if (f > 0) mhz.push_back(f);
   }
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
   g_last_mhz = mhz.empty() ? 0 : median(mhz);
   return median(t) * 1e3;
 }
@@ -768,6 +782,83 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
     }
     CK(cudaFree(A)); CK(cudaFree(B)); CK(cudaFree(C)); CK(cudaFree(R)); CK(cudaFree(L));
     if (P) CK(cudaFree(P));
+  }
+}
+
+// --vs: our GEMM against cuBLAS, fairly. Single launches alternate between
+// the two (which goes first swaps every pair), each on the next of `sets`
+// operand sets, enough that twice the L2 of other operands passes between
+// two uses of one set, so neither side finds its operands in L2 from an
+// earlier launch; --warm untimed pairs first (hundreds, for a run at the power
+// cap), --gap after each launch. Per side: the median, 10th and 90th
+// percentile of the launch times, and (--clocks) the median SM clock. Every
+// set's C from both is checked against a float64 sample and each other.
+static void run_vs(cublasHandle_t h, cudaStream_t st, int iters) {
+  // the per-rank GEMMs of gemm_allgather's six shapes (C's columns split over 2 ranks)
+  std::vector<Shape> shapes = {{2048, 1024, 2048},  {4096, 2048, 4096},  {8192, 4096, 8192},
+                               {16384, 8192, 16384}, {16384, 2048, 8192}, {4096, 8192, 4096}};
+  if (g_shape[0]) shapes = {{g_shape[0], g_shape[1], g_shape[2]}};
+  int dev = 0, l2 = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  printf("# vs: ours and cuBLAS alternating, %d timed launches each after %d untimed pairs, gap %d us; "
+         "percentiles of single launches (CUDA events)\n",
+         iters, g_warm, g_gap_us);
+  printf("#     M      N      K tile sets  ours_us   p10    p90  MHz  cublas_us   p10    p90  MHz  ours/cublas "
+         "TFLOP/s_ours TFLOP/s_cublas status\n");
+  for (const Shape &sh : shapes) {
+    const int M = sh.M, N = sh.N, K = sh.K;
+    const size_t bytes = ((size_t)M * K + (size_t)K * N + 2ull * M * N) * 2;  // A, B, our C, cuBLAS's C
+    const int sets = (int)((2ull * l2 + bytes - 1) / bytes) + 1;
+    std::vector<__nv_bfloat16 *> A(sets), B(sets), C(sets), R(sets);
+    std::vector<cuco::gemm_bf16_plan> pl(sets);
+    for (int i = 0; i < sets; ++i) {
+      operands(st, M, N, K, 7000 + 2 * i, 7001 + 2 * i, &A[i], &B[i], &C[i], &R[i]);
+      CK(cudaMemsetAsync(C[i], 0xFF, (size_t)M * N * 2, st));
+      cuco::gemm_bf16_args a{A[i], B[i], C[i], M, N, K, K, N, N};
+      CK(cuco::gemm_bf16_plan_init(&pl[i], a, 0));
+    }
+    std::vector<float> t[2], f[2];
+    int set = 0;
+    for (int i = -g_warm; i < iters; ++i)
+      for (int k = 0; k < 2; ++k) {
+        const int side = (i & 1) ^ k;  // 0 ours, 1 cuBLAS; the first of a pair alternates
+        const int j = set;
+        set = (set + 1) % sets;
+        auto go = [&] {
+          if (side == 0) CK(cuco::gemm_bf16_run(&pl[j], st));
+          else cublas_ref(h, A[j], B[j], R[j], M, N, K, st);
+        };
+        if (i < 0) {
+          go();
+          continue;
+        }
+        float mhz;
+        t[side].push_back(time_one(st, go, &mhz) * 1e3f);
+        if (mhz > 0) f[side].push_back(mhz);
+      }
+    sync_or_die(st, 60, "vs");
+    bool ok = true;
+    for (int i = 0; i < sets; ++i) {
+      CheckResult cr = check(C[i], R[i], A[i], B[i], M, N, K);
+      CheckResult cb = check(R[i], C[i], A[i], B[i], M, N, K);  // cuBLAS's own float64 sample
+      ok = ok && cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0 && cb.host_bad == 0 && cb.nan == 0;
+    }
+    auto pct = [](std::vector<float> v, double q) {
+      std::sort(v.begin(), v.end());
+      return (double)v[(size_t)(q * (v.size() - 1) + 0.5)];
+    };
+    const double fl = 2.0 * M * N * (double)K;
+    const double mo = pct(t[0], 0.5), mc = pct(t[1], 0.5);
+    printf("%7d %6d %6d %4d %4d %8.1f %6.1f %6.1f %4.0f %10.1f %6.1f %6.1f %4.0f %12.3f %12.0f %14.0f %s\n", M, N,
+           K, pl[0].bn, sets, mo, pct(t[0], 0.1), pct(t[0], 0.9), f[0].empty() ? 0.0 : pct(f[0], 0.5), mc,
+           pct(t[1], 0.1), pct(t[1], 0.9), f[1].empty() ? 0.0 : pct(f[1], 0.5), mo / mc, fl / mo * 1e-6,
+           fl / mc * 1e-6, ok ? "ok" : "FAIL");
+    fflush(stdout);
+    if (!ok) g_fail = 1;
+    for (int i = 0; i < sets; ++i) {
+      CK(cudaFree(A[i])); CK(cudaFree(B[i])); CK(cudaFree(C[i])); CK(cudaFree(R[i]));
+    }
   }
 }
 
@@ -1427,7 +1518,8 @@ static void run_grid(cublasHandle_t h, cudaStream_t st, int iters) {
 
 int main(int argc, char **argv) {
   bool no_features = false;  // --push: timings only (e.g. under a profiler)
-  bool quick = false, sweep = false, push = false, group = false, chunks = false, split = false, grid = false;
+  bool quick = false, sweep = false, push = false, group = false, chunks = false, split = false, grid = false,
+       vs = false;
   int iters = 30;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--quick")) quick = true;
@@ -1437,6 +1529,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--chunks")) chunks = true;
     else if (!strcmp(argv[i], "--split")) split = true;
     else if (!strcmp(argv[i], "--grid")) grid = true;
+    else if (!strcmp(argv[i], "--vs")) vs = true;
     else if (!strcmp(argv[i], "--clocks")) g_clocks = true;
     else if (!strcmp(argv[i], "--no-features")) no_features = true;
     else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
@@ -1448,7 +1541,7 @@ int main(int argc, char **argv) {
       for (int j = 0; j < 3; ++j) g_shape[j] = atoi(argv[++i]);
     } else {
       fprintf(stderr,
-              "usage: %s [--quick] [--sweep] [--push] [--group] [--chunks] [--split] [--grid] [--iters N] [--warm N] "
+              "usage: %s [--quick] [--sweep] [--push] [--group] [--chunks] [--split] [--grid] [--vs] [--iters N] [--warm N] "
               "[--gap US] [--shape M N K] [--pace P[,P...]] [--clocks] [--no-features]\n",
               argv[0]);
       return 2;
@@ -1482,6 +1575,13 @@ int main(int argc, char **argv) {
   if (push) {
     if (!no_features) run_push_features(h, st);
     run_push_timing(h, st, iters);
+    CKB(cublasDestroy(h));
+    CK(cudaStreamDestroy(st));
+    printf("# result: %s\n", g_fail ? "FAIL" : "PASS");
+    return g_fail;
+  }
+  if (vs) {
+    run_vs(h, st, iters);
     CKB(cublasDestroy(h));
     CK(cudaStreamDestroy(st));
     printf("# result: %s\n", g_fail ? "FAIL" : "PASS");
