@@ -37,6 +37,9 @@
 //   --iters N, --warm N  timed and untimed launches per series (30, 5)
 //   --gap US             idle microseconds after each timed launch (0), so the
 //                        card stays under its power cap (burst-like timing)
+//   --hold US            a kernel holds the GPU US microseconds before each
+//                        timed launch while the host enqueues it, so host
+//                        enqueue time is not counted (--vs: 200, else 0)
 //   --shape M N K        --push / --group / --chunks / --split: time this shape only
 //   --no-features        --push: the timings only, no feature checks first
 //   --clocks             --push: also the mean SM clock over each timed launch
@@ -272,6 +275,13 @@ static struct {
   unsigned long long *out = nullptr;
 } g_probe;
 
+// --hold: before each timed launch a one-thread kernel holds the GPU this many
+// us, so that the host enqueues the launch while the GPU is busy and its
+// enqueue time (more for cuBLAS than for our GEMM) is not counted, as in
+// cuco bench --timing burst; 0: off (every mode but --vs).
+static int g_hold_us = -1;
+__global__ void spin_us(unsigned us);
+
 // One timed launch of launch() on st: its milliseconds between CUDA events,
 // and (--clocks) the mean SM clock over it in *mhz (0: no sample); then the
 // --gap. launch() enqueues and checks.
@@ -290,6 +300,7 @@ template <class F> static float time_one(cudaStream_t st, F launch, float *mhz) 
     CK(cudaMemsetAsync(pr.flag, 0, sizeof(unsigned), st));
     CK(cudaStreamSynchronize(st));
   }
+  if (g_hold_us > 0) spin_us<<<1, 1, 0, st>>>((unsigned)g_hold_us);
   if (g_clocks) {
     pr.epoch += 2;
     clock_probe<<<1, 32, 0, pr.ps>>>(pr.flag, pr.epoch - 1, pr.out);
@@ -791,12 +802,13 @@ static void run_push_timing(cublasHandle_t h, cudaStream_t st, int iters) {
 // operand sets, enough that twice the L2 of other operands passes between
 // two uses of one set, so neither side finds its operands in L2 from an
 // earlier launch; --warm untimed pairs first (hundreds, for a run at the power
-// cap), --gap after each launch. Per side: the median, 10th and 90th
-// percentile of the launch times. Every set's C from both is checked against
-// a float64 sample and each other. Not with --clocks: its probe CTA holds an
-// SM, which our GEMM's grid leaves free (128 of 132 at these shapes) but
-// cuBLAS's, one CTA on every SM, then waits for (measured: cuBLAS 15 % slower
-// at 8192x4096x8192, 2.4x at 2048x1024x2048).
+// cap), --gap after each launch, and --hold (200 us by default) before each,
+// so that neither side's host enqueue time is counted. Per side: the median,
+// 10th and 90th percentile of the launch times. Every set's C from both is
+// checked against a float64 sample and each other. Not with --clocks: its
+// probe CTA holds an SM, which our GEMM's grid leaves free (128 of 132 at
+// these shapes) but cuBLAS's, one CTA on every SM, then waits for (measured:
+// cuBLAS ~8 % slower with the probe at 8192x4096x8192, docs/gemm.md).
 static void run_vs(cublasHandle_t h, cudaStream_t st, int iters) {
   // the per-rank GEMMs of gemm_allgather's six shapes (C's columns split over 2 ranks)
   std::vector<Shape> shapes = {{2048, 1024, 2048},  {4096, 2048, 4096},  {8192, 4096, 8192},
@@ -805,9 +817,9 @@ static void run_vs(cublasHandle_t h, cudaStream_t st, int iters) {
   int dev = 0, l2 = 0;
   CK(cudaGetDevice(&dev));
   CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-  printf("# vs: ours and cuBLAS alternating, %d timed launches each after %d untimed pairs, gap %d us; "
+  printf("# vs: ours and cuBLAS alternating, %d timed launches each after %d untimed pairs, gap %d us, hold %d us; "
          "percentiles of single launches (CUDA events)\n",
-         iters, g_warm, g_gap_us);
+         iters, g_warm, g_gap_us, g_hold_us);
   printf("#     M      N      K tile sets  ours_us   p10    p90  cublas_us   p10    p90  ours/cublas "
          "TFLOP/s_ours TFLOP/s_cublas status\n");
   for (const Shape &sh : shapes) {
@@ -1548,6 +1560,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--warm") && i + 1 < argc) g_warm = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--gap") && i + 1 < argc) g_gap_us = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--hold") && i + 1 < argc) g_hold_us = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--pace") && i + 1 < argc) {
       for (char *t = strtok(argv[++i], ","); t; t = strtok(nullptr, ",")) g_paces.push_back(atoi(t));
     }    else if (!strcmp(argv[i], "--shape") && i + 3 < argc) {
@@ -1555,7 +1568,7 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr,
               "usage: %s [--quick] [--sweep] [--push] [--group] [--chunks] [--split] [--grid] [--vs] [--iters N] [--warm N] "
-              "[--gap US] [--shape M N K] [--pace P[,P...]] [--clocks] [--no-features]\n",
+              "[--gap US] [--hold US] [--shape M N K] [--pace P[,P...]] [--clocks] [--no-features]\n",
               argv[0]);
       return 2;
     }
@@ -1565,6 +1578,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "test_gemm: --pace: percentages 0..100\n");
       return 2;
     }
+  if (g_hold_us < 0) g_hold_us = vs ? 200 : 0;
   if (vs && g_clocks) {  // the probe CTA holds an SM that cuBLAS's full grid then waits for
     fprintf(stderr, "test_gemm: --vs times cuBLAS, whose grid takes every SM; --clocks would hold one for its probe\n");
     return 2;
