@@ -1214,9 +1214,10 @@ static void run_group_timing(cublasHandle_t h, cudaStream_t st, int iters) {
   if (g_shape[0]) cases = {{{g_shape[0], g_shape[1], g_shape[2]}, 0}, {{g_shape[0], g_shape[1], g_shape[2]}, 1}};
   const int widths[] = {256, 128, 64};
   const int chunk_counts[] = {1, 4, 8};
-  int ndev = 0, peer = 0, dev = 0, other = 0;
+  int ndev = 0, peer = 0, dev = 0, other = 0, sms = 0;
   CK(cudaGetDeviceCount(&ndev));
   CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   other = dev == 0 ? 1 : 0;
   if (ndev > 1) {
     CK(cudaDeviceCanAccessPeer(&peer, dev, other));
@@ -1287,7 +1288,11 @@ static void run_group_timing(cublasHandle_t h, cudaStream_t st, int iters) {
       for (int ch : chunk_counts) {
         const unsigned *gate[2] = {nullptr, flags};
         cuco::gemm_bf16_group g;
-        CK(cuco::gemm_bf16_group_init(&g, &pl, 2, sb ? X : nullptr, sb ? nullptr : X, C, gate, ch, 0));
+        // with no peer the copy is a device-to-device memcpy, which may run as a
+        // kernel: leave it SMs (a gated launch on all of them waited forever at
+        // tile_n 64 on one H200)
+        CK(cuco::gemm_bf16_group_init(&g, &pl, 2, sb ? X : nullptr, sb ? nullptr : X, C, gate, ch,
+                                      peer ? 0 : sms - 4));
         CK(cudaMemsetAsync(C1, 0xFF, (size_t)M * N * 2, st));
         const double gated = launch_us(st, g_warm, iters, [&] {
           g.epoch = ++epoch;
