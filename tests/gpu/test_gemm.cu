@@ -1291,7 +1291,7 @@ static void run_group_timing(cublasHandle_t h, cudaStream_t st, int iters) {
         // with no peer the copy is a device-to-device memcpy, which may run as a
         // kernel: leave it SMs (a gated launch on all of them waited forever at
         // tile_n 64 on one H200)
-        CK(cuco::gemm_bf16_group_init(&g, &pl, 2, sb ? X : nullptr, sb ? nullptr : X, C, gate, ch,
+        CK(cuco::gemm_bf16_group_init(&g, &pl, 2, sb ? X : nullptr, sb ? nullptr : X, C, gate, ch, 0,
                                       peer ? 0 : sms - 4));
         CK(cudaMemsetAsync(C1, 0xFF, (size_t)M * N * 2, st));
         const double gated = launch_us(st, g_warm, iters, [&] {
