@@ -1608,55 +1608,42 @@ int main(int argc, char **argv) {
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
 
+  // release the handle and stream, say the result
+  auto finish = [&]() {
+    CKB(cublasDestroy(h));
+    CK(cudaStreamDestroy(st));
+    printf("# result: %s\n", g_fail ? "FAIL" : "PASS");
+    return g_fail;
+  };
   if (push) {
     if (!no_features) run_push_features(h, st);
     run_push_timing(h, st, iters);
-    CKB(cublasDestroy(h));
-    CK(cudaStreamDestroy(st));
-    printf("# result: %s\n", g_fail ? "FAIL" : "PASS");
-    return g_fail;
+    return finish();
   }
   if (vs) {
     run_vs(h, st, iters);
-    CKB(cublasDestroy(h));
-    CK(cudaStreamDestroy(st));
-    printf("# result: %s\n", g_fail ? "FAIL" : "PASS");
-    return g_fail;
+    return finish();
   }
   if (grid) {
     run_grid(h, st, iters);
-    CKB(cublasDestroy(h));
-    CK(cudaStreamDestroy(st));
-    printf("# result: %s\n", g_fail ? "FAIL" : "PASS");
-    return g_fail;
+    return finish();
   }
   if (chunks) {
     run_chunks_timing(h, st, iters);
-    CKB(cublasDestroy(h));
-    CK(cudaStreamDestroy(st));
-    printf("# result: %s\n", g_fail ? "FAIL" : "PASS");
-    return g_fail;
+    return finish();
   }
   if (split) {
     run_split(h, st, true, iters);
-    CKB(cublasDestroy(h));
-    CK(cudaStreamDestroy(st));
-    printf("# result: %s\n", g_fail ? "FAIL" : "PASS");
-    return g_fail;
+    return finish();
   }
   if (group) {
     run_group_features(h, st);
     run_group_timing(h, st, iters);
-    CKB(cublasDestroy(h));
-    CK(cudaStreamDestroy(st));
-    printf("# result: %s\n", g_fail ? "FAIL" : "PASS");
-    return g_fail;
+    return finish();
   }
   if (sweep) {
     run_sweep(st, iters);
-    CKB(cublasDestroy(h));
-    CK(cudaStreamDestroy(st));
-    return 0;
+    return finish();
   }
   run_diag(st, 128, 256, 64, 0);
   run_diag(st, 128, 256, 64, 1);
@@ -1679,8 +1666,5 @@ int main(int argc, char **argv) {
   run_push_features(h, st);
   run_group_features(h, st);
   run_split(h, st, false, 0);
-  CKB(cublasDestroy(h));
-  CK(cudaStreamDestroy(st));
-  printf("# result: %s\n", g_fail ? "FAIL" : "PASS");
-  return g_fail;
+  return finish();
 }
