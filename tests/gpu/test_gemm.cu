@@ -40,7 +40,7 @@
 //   --hold US            a kernel holds the GPU US microseconds before each
 //                        timed launch while the host enqueues it, so host
 //                        enqueue time is not counted (--vs: 200, else 0)
-//   --shape M N K        --push / --group / --chunks / --split: time this shape only
+//   --shape M N K        --push / --group / --chunks / --split / --vs: time this shape only
 //   --no-features        --push: the timings only, no feature checks first
 //   --clocks             --push: also the mean SM clock over each timed launch
 //                        (clock64 against %globaltimer, read by a one-CTA probe
@@ -285,8 +285,11 @@ __global__ void spin_us(unsigned us);
 // One timed launch of launch() on st: its milliseconds between CUDA events,
 // and (--clocks) the mean SM clock over it in *mhz (0: no sample); then the
 // --gap. launch() enqueues and checks.
+static struct {
+  cudaEvent_t e0 = nullptr, e1 = nullptr;  // time_one's, made on its first launch
+} g_events;
 template <class F> static float time_one(cudaStream_t st, F launch, float *mhz) {
-  static cudaEvent_t e0, e1;
+  cudaEvent_t &e0 = g_events.e0, &e1 = g_events.e1;
   if (!e0) {
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
