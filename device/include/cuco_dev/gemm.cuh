@@ -26,7 +26,10 @@
 //     lane quad, then 16-byte stores straight from registers to global memory
 //     (4-byte stores when C is not 16-byte aligned or ldc % 8 != 0), then the
 //     optional per-tile hook. The producer already prefetches the next tile
-//     while the consumers store.
+//     while the consumers store. A push epilogue (gemm_push_epilogue) sends
+//     each tile to other copies of C as well; with last_halves the CTA's last
+//     tile is computed as two half-width tiles through a ring of half-size
+//     stages, so its first half goes out while the second computes.
 //
 // Requires: compile with -gencode=arch=compute_90a,code=sm_90a; runs on
 // compute capability 9.0 only. No libcuda link needed: cuTensorMapEncodeTiled
