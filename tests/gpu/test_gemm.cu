@@ -67,11 +67,14 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <string>
 #include <unistd.h>
 #include <vector>
 
@@ -1549,6 +1552,18 @@ static void run_grid(cublasHandle_t h, cudaStream_t st, int iters) {
   }
 }
 
+// The integer a flag takes: the whole of s, else a message naming the flag and exit 2.
+static int int_arg(const char *flag, const char *s) {
+  char *end = nullptr;
+  errno = 0;
+  const long v = strtol(s, &end, 10);
+  if (end == s || *end || errno || v < INT_MIN || v > INT_MAX) {
+    fprintf(stderr, "test_gemm: %s: '%s' is not an integer\n", flag, s);
+    exit(2);
+  }
+  return (int)v;
+}
+
 int main(int argc, char **argv) {
   bool no_features = false;  // --push: timings only (e.g. under a profiler)
   bool quick = false, sweep = false, push = false, group = false, chunks = false, split = false, grid = false,
@@ -1565,14 +1580,19 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--vs")) vs = true;
     else if (!strcmp(argv[i], "--clocks")) g_clocks = true;
     else if (!strcmp(argv[i], "--no-features")) no_features = true;
-    else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--warm") && i + 1 < argc) g_warm = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--gap") && i + 1 < argc) g_gap_us = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--hold") && i + 1 < argc) g_hold_us = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = int_arg("--iters", argv[++i]);
+    else if (!strcmp(argv[i], "--warm") && i + 1 < argc) g_warm = int_arg("--warm", argv[++i]);
+    else if (!strcmp(argv[i], "--gap") && i + 1 < argc) g_gap_us = int_arg("--gap", argv[++i]);
+    else if (!strcmp(argv[i], "--hold") && i + 1 < argc) g_hold_us = int_arg("--hold", argv[++i]);
     else if (!strcmp(argv[i], "--pace") && i + 1 < argc) {
-      for (char *t = strtok(argv[++i], ","); t; t = strtok(nullptr, ",")) g_paces.push_back(atoi(t));
+      std::string list = argv[++i];  // P[,P...]
+      for (size_t a = 0, b; a <= list.size(); a = b + 1) {
+        b = list.find(',', a);
+        if (b == std::string::npos) b = list.size();
+        g_paces.push_back(int_arg("--pace", list.substr(a, b - a).c_str()));
+      }
     }    else if (!strcmp(argv[i], "--shape") && i + 3 < argc) {
-      for (int j = 0; j < 3; ++j) g_shape[j] = atoi(argv[++i]);
+      for (int j = 0; j < 3; ++j) g_shape[j] = int_arg("--shape", argv[++i]);
     } else {
       fprintf(stderr,
               "usage: %s [--quick] [--sweep] [--push] [--group] [--chunks] [--split] [--grid] [--vs] [--iters N] [--warm N] "
