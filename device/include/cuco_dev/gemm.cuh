@@ -226,6 +226,9 @@ struct gemm_no_group {};
 #ifndef CUCO_GEMM_PACE_STEPS
 #define CUCO_GEMM_PACE_STEPS 8  // pace: waits per tile (0: one per round of the copy)
 #endif
+#ifndef CUCO_GEMM_HALF_STAGES
+#define CUCO_GEMM_HALF_STAGES 8  // last_halves: most stages in the halves' ring (fewer if they do not fit)
+#endif
 #ifndef CUCO_GEMM_STAGE_SWIZZLE
 #define CUCO_GEMM_STAGE_SWIZZLE 1  // Rows -2: staging rows swizzled (0: plain row-major, bank conflicts)
 #endif
@@ -252,15 +255,22 @@ template <int BN, int PushRows = 0> struct cfg {
   static constexpr int kStageBytes = kABytes + kBBytes;
   static constexpr int kPushBytes = kWholeTile ? BM * BN * 2 : PushRows > 0 ? (BM / 16) * PushRows * BN * 2 : 0;
   // last_halves (-2, BN >= 128): the halves' k-blocks come through a ring of
-  // their own, in the same memory as the stages: a half's stage holds half of
-  // B's boxes, so as many more stages fit (4 at BN 256, 8 at 128) and keep as
-  // many bytes in flight as the whole tile's ring does
+  // their own from the same memory as the stages: a half's stage holds half of
+  // B's boxes, so more of them fit; as many as the CTA's shared memory holds
+  // (the stages' and what the whole tile's ring leaves unused), at most
+  // CUCO_GEMM_HALF_STAGES: 5 at BN 256 (4 keep as many bytes in flight as the
+  // whole tile's 3 stages), 8 at 128
+  static constexpr int kSmemMax = 232448;  // an H100/H200 CTA's most dynamic shared memory
   static constexpr int kHalfStageBytes = kABytes + kBBytes / 2;
-  static constexpr int kHFit = kStages * kStageBytes / kHalfStageBytes;
-  static constexpr int kHStages = PushRows == -2 && BN >= 128 ? (kHFit < 8 ? kHFit : 8) : 0;
+  static constexpr int kHFit = (kSmemMax - 1024 - kPushBytes - 8 * (2 * kStages + 2 + 2 * 8)) / kHalfStageBytes;
+  static constexpr int kHStages =
+      PushRows == -2 && BN >= 128 ? (kHFit < CUCO_GEMM_HALF_STAGES ? kHFit : CUCO_GEMM_HALF_STAGES) : 0;
+  static constexpr int kRingBytes = kStages * kStageBytes > kHStages * kHalfStageBytes
+                                        ? kStages * kStageBytes
+                                        : kHStages * kHalfStageBytes;  // the staging tile follows
   static constexpr int kBars = 2 * kStages + (PushRows == -2 ? 2 + 2 * kHStages : 0);  // mbarriers
-  static constexpr int kSmem = 1024 /*align slack*/ + kStages * kStageBytes + kPushBytes + kBars * 8;
-  static_assert(kSmem <= 232448, "more shared memory than an H100/H200 CTA may have");
+  static constexpr int kSmem = 1024 /*align slack*/ + kRingBytes + kPushBytes + kBars * 8;
+  static_assert(kSmem <= kSmemMax, "more shared memory than an H100/H200 CTA may have");
 };
 template <class Epi> struct is_push_t : std::false_type {};
 template <class Sync, int Rows> struct is_push_t<gemm_push_epilogue<Sync, Rows>> : std::true_type {};
@@ -723,7 +733,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
   constexpr int S = CF::kStages;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-  const uint32_t stg = base + S * CF::kStageBytes;  // push: the staging tile
+  const uint32_t stg = base + CF::kRingBytes;  // push: the staging tile
   const uint32_t bars = stg + CF::kPushBytes;
   auto full = [&](int s) { return bars + 8u * s; };
   auto empty = [&](int s) { return bars + 8u * (S + s); };
