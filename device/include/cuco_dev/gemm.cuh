@@ -262,7 +262,8 @@ template <int BN, int PushRows = 0> struct cfg {
   // whole tile's 3 stages), 8 at 128
   static constexpr int kSmemMax = 232448;  // an H100/H200 CTA's most dynamic shared memory
   static constexpr int kHalfStageBytes = kABytes + kBBytes / 2;
-  static constexpr int kHFit = (kSmemMax - 1024 - kPushBytes - 8 * (2 * kStages + 2 + 2 * 8)) / kHalfStageBytes;
+  static constexpr int kHFit =
+      (kSmemMax - 1024 - kPushBytes - 8 * (2 * kStages + 2 + 2 * CUCO_GEMM_HALF_STAGES)) / kHalfStageBytes;
   static constexpr int kHStages =
       PushRows == -2 && BN >= 128 ? (kHFit < CUCO_GEMM_HALF_STAGES ? kHFit : CUCO_GEMM_HALF_STAGES) : 0;
   static constexpr int kRingBytes = kStages * kStageBytes > kHStages * kHalfStageBytes
@@ -846,6 +847,8 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0;
+      int hstage = 0;  // kHalves: the halves' ring
+      uint32_t hphase = 0;
       // gate chunks this CTA has seen open, per problem: flags only grow during a
       // launch, so each is waited for (and the async proxy fenced) once per CTA
       uint64_t open[kGroup ? kGemmGroupMax : 1] = {};
@@ -862,47 +865,45 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           if (grp.per_b) mB = &grp.tmB[pi];
           gate = grp.gate[pi];
         }
+        // The unit's k-blocks into the stages, or (hc true: last_halves) in two
+        // passes of BN / 2 columns, the B boxes of one half each, into the
+        // halves' ring
+        auto load = [&](auto hc) {
+          constexpr bool kHalf = decltype(hc)::value;
+          constexpr int NS = kHalf ? CF::kHStages : S;
+          constexpr uint32_t SB = kHalf ? CF::kHalfStageBytes : CF::kStageBytes;
+          int &stage_ = kHalf ? hstage : stage;
+          uint32_t &phase_ = kHalf ? hphase : phase;
+          for (int h = 0; h < (kHalf ? 2 : 1); ++h)
+            for (int kb = kb0; kb < kb1; ++kb) {
+              if constexpr (kGroup) {
+                const int c = gate_chunk(kb, grp.chunks, p.kblocks);
+                if (gate && !((open[pi] >> c) & 1u)) open[pi] = gate_wait(gate, c, grp.chunks, grp.epoch, open[pi]);
+              }
+              const uint32_t fb = kHalf ? hfull(stage_) : full(stage_);
+              mbar_wait(kHalf ? hempty(stage_) : empty(stage_), phase_ ^ 1u);
+              const uint32_t sA = base + stage_ * SB;
+              mbar_expect_tx(fb, SB);
+              tma_load_2d(sA, mA, fb, kb * BK, m0);
+#pragma unroll
+              for (int i = 0; i < (kHalf ? BN / 128 : BN / 64); ++i)
+                tma_load_2d(sA + CF::kABytes + i * (BK * 64 * 2), mB, fb, n0 + h * (BN / 2) + 64 * i, kb * BK);
+              if (++stage_ == NS) { stage_ = 0; phase_ ^= 1u; }
+            }
+        };
         if constexpr (kHalves) {
           if (epi.last_halves && !stages_more(w, s)) {
-            // last_halves: the CTA's last tile in two passes of BN / 2 columns
-            // through the halves' ring, once every stage of the tiles before
-            // is free (their memory is the halves' ring's)
+            // the CTA's last tile in halves, once every stage of the tiles
+            // before is free (their memory is the halves' ring's)
             for (int j = 0; j < S; ++j) {
               mbar_wait(empty(stage), phase ^ 1u);
               if (++stage == S) { stage = 0; phase ^= 1u; }
             }
-            int hs = 0;
-            uint32_t hph = 0;
-            for (int h = 0; h < 2; ++h)
-              for (int kb = kb0; kb < kb1; ++kb) {
-                mbar_wait(hempty(hs), hph ^ 1u);
-                const uint32_t sA = base + hs * CF::kHalfStageBytes;
-                mbar_expect_tx(hfull(hs), CF::kHalfStageBytes);
-                tma_load_2d(sA, mA, hfull(hs), kb * BK, m0);
-#pragma unroll
-                for (int i = 0; i < BN / 128; ++i)
-                  tma_load_2d(sA + CF::kABytes + i * (BK * 64 * 2), mB, hfull(hs), n0 + h * (BN / 2) + 64 * i,
-                              kb * BK);
-                if (++hs == CF::kHStages) { hs = 0; hph ^= 1u; }
-              }
+            load(std::true_type{});
             continue;  // nothing follows the last tile
           }
         }
-        for (int kb = kb0; kb < kb1; ++kb) {
-          if constexpr (kGroup) {
-            const int c = gate_chunk(kb, grp.chunks, p.kblocks);
-            if (gate && !((open[pi] >> c) & 1u)) open[pi] = gate_wait(gate, c, grp.chunks, grp.epoch, open[pi]);
-          }
-          mbar_wait(empty(stage), phase ^ 1u);
-          const uint32_t sA = base + stage * CF::kStageBytes;
-          const uint32_t sB = sA + CF::kABytes;
-          mbar_expect_tx(full(stage), CF::kStageBytes);
-          tma_load_2d(sA, mA, full(stage), kb * BK, m0);
-#pragma unroll
-          for (int i = 0; i < BN / 64; ++i)
-            tma_load_2d(sB + i * (BK * 64 * 2), mB, full(stage), n0 + 64 * i, kb * BK);
-          if (++stage == S) { stage = 0; phase ^= 1u; }
-        }
+        load(std::false_type{});
       }
     }
   } else {
