@@ -1575,11 +1575,27 @@ inline cudaError_t gemm_bf16_run_group(const gemm_bf16_plan *p, const gemm_bf16_
   return cudaErrorInvalidValue;
 }
 
-/// Convenience: plan + run (pays the host-side plan cost, ~2-4 us, per call).
+/// The tile width for a GEMM that runs alone (nothing sent tile by tile): the
+/// plan's bn-column tiles, narrowed to 128 only where `tiles` of them would
+/// leave at least half of `ctas` CTAs idle. (Measured, one H200, test_gemm
+/// --group: 64 tiles of 128 x 256 for 132 SMs take 27.8 us, 128 tiles of
+/// 128 x 128 19.0; but two such problems in one launch, 128 tiles, take 30.6
+/// at 256 against 35.1 at 128, and 512 tiles 178.8 against 216.6; docs/gemm.md.)
+constexpr int gemm_bf16_alone_tile_n(int bn, int tiles, int ctas) {
+  return bn == 256 && 2 * tiles <= ctas ? 128 : bn;
+}
+
+/// Convenience: plan + run (pays the host-side plan cost, ~2-4 us, per call),
+/// with the tile width gemm_bf16_alone_tile_n picks for the plan's tiles on
+/// the SMs (or max_ctas).
 inline cudaError_t gemm_bf16(const gemm_bf16_args &a, cudaStream_t s, int max_ctas = 0) {
   gemm_bf16_plan p;
+  int sms = 0;
   cudaError_t e = gemm_bf16_plan_init(&p, a, max_ctas);
   if (e != cudaSuccess) return e;
+  if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p.device)) != cudaSuccess) return e;
+  const int tile_n = gemm_bf16_alone_tile_n(p.bn, p.tiles_m * p.tiles_n, max_ctas > 0 ? max_ctas : sms);
+  if (tile_n < p.bn && (e = gemm_bf16_plan_narrow(&p, tile_n, max_ctas)) != cudaSuccess) return e;
   return gemm_bf16_run(&p, s);
 }
 

@@ -503,15 +503,11 @@ static constexpr int overlap_auto_tile_n(int bn, int tiles, int ctas)
 /*
  * tile_n 0's width for a GEMM launch that sends nothing per tile (its output or
  * operands move before or after it, not tile by tile): more waves buy nothing
- * there, so narrow to 128 only where 256-column tiles would leave at least half
- * of the ctas idle. (Measured, one H200, test_gemm --group: 64 tiles of 128 x 256
- * for 132 SMs take 27.8 us, 128 tiles of 128 x 128 19.0; but two such problems
- * in one launch, 128 tiles, take 30.6 at 256 against 35.1 at 128, and 512 tiles
- * 178.8 against 216.6; docs/gemm.md.)
+ * there, so the width is a lone GEMM's (gemm_bf16_alone_tile_n).
  */
 static constexpr int overlap_auto_tile_n_plain(int bn, int tiles, int ctas)
 {
-	return bn == 256 && 2 * tiles <= ctas ? 128 : bn;
+	return gemm_bf16_alone_tile_n(bn, tiles, ctas);
 }
 
 /*
