@@ -206,6 +206,38 @@ int cuco_recheck_spread_note(const struct cuco_program_result *r, char *buf, siz
 	return 1;
 }
 
+/* Whether name is one of the ','-joined names in list. */
+static int in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len == n && !strncmp(p, name, n))
+			return 1;
+		p = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+int cuco_recheck_slower_note(double lat_us, double base_us, const char *shape, const char *searched,
+                             char *buf, size_t n)
+{
+	int off;
+
+	if (!isfinite(lat_us) || !isfinite(base_us) || lat_us <= 0 || base_us <= 0 ||
+	    lat_us <= base_us)
+		return 0;
+	off = snprintf(buf, n, "slower than the host baseline (%.1f us)", base_us);
+	if (shape && searched && *searched && !in_list(searched, shape) && off > 0 &&
+	    (size_t)off < n)
+		snprintf(buf + off, n - (size_t)off,
+		         "; the search judged %s only: --shape %s adds this shape to the fitness",
+		         searched, shape);
+	return 1;
+}
+
 /* A check's evaluation row, and its entry in the meta JSON. */
 static int store_check(const struct cuco_recheck_opts *o, struct cuco_recheck_result *res,
                        json_t *checks, const char *pass, const char *gpu,
@@ -264,7 +296,7 @@ static double shape_volume(const struct cuco_shape *s)
 static int check_pass(const struct cuco_recheck_opts *o, struct cuco_recheck_result *res,
                       json_t *checks, const char *pass, const struct cuco_shape *const *shapes,
                       int nshapes, const struct cuco_run_opts *run, const char *code_text,
-                      const char *base_text, struct cuco_err *err)
+                      const char *base_text, const char *searched, struct cuco_err *err)
 {
 	struct cuco_eval_program progs[2];
 	struct cuco_eval_request req;
@@ -332,10 +364,21 @@ static int check_pass(const struct cuco_recheck_opts *o, struct cuco_recheck_res
 				                 NAN, 0, err);
 			cuco_strbuf_release(&sum);
 		} else {
-			char note[160];
+			char note[320], slow[160];
 			const char *msg = r->error;
-			if (!msg && cuco_recheck_spread_note(r, note, sizeof(note)))
+			if (!msg &&
+			    cuco_recheck_slower_note(cuco_result_latency(r, run), base_us,
+			                             shapes[s]->name, searched, note, sizeof(note)))
 				msg = note;
+			if (!r->error && cuco_recheck_spread_note(r, slow, sizeof(slow))) {
+				if (msg) {
+					size_t len = strlen(note);
+					snprintf(note + len, sizeof(note) - len, "; %s", slow);
+				} else {
+					snprintf(note, sizeof(note), "%s", slow);
+					msg = note;
+				}
+			}
 			rc = store_check(o, res, checks, pass, out[s].run.gpu, shapes[s], r->stage,
 			                 r->status, r->code, msg, r, log, base_us, 1, err);
 		}
@@ -351,6 +394,30 @@ out:
 	return rc;
 }
 
+/* The shapes the run's fitness judged, ','-joined: its config's "shapes", else its shape. */
+static void searched_shapes(const struct cuco_run_rec *run, char *buf, size_t n)
+{
+	json_t *cfg = run->config ? json_loads(run->config, 0, NULL) : NULL;
+	json_t *list = json_object_get(cfg, "shapes"), *v;
+	size_t i, off = 0;
+
+	buf[0] = 0;
+	json_array_foreach(list, i, v)
+	{
+		int w = json_is_string(v) ? snprintf(buf + off, n - off, "%s%s", off ? "," : "",
+		                                     json_string_value(v))
+		                          : 0;
+		if (w < 0 || (size_t)w >= n - off) {
+			buf[0] = 0; /* too long to name: say nothing rather than half */
+			break;
+		}
+		off += (size_t)w;
+	}
+	if (!buf[0] && !json_array_size(list) && run->shape)
+		snprintf(buf, n, "%s", run->shape);
+	json_decref(cfg);
+}
+
 int cuco_recheck_run(const struct cuco_recheck_opts *o, struct cuco_recheck_result *res,
                      struct cuco_err *err)
 {
@@ -361,7 +428,7 @@ int cuco_recheck_run(const struct cuco_recheck_opts *o, struct cuco_recheck_resu
 	const struct cuco_shape **shapes = NULL;
 	const struct cuco_shape *small;
 	json_t *checks = json_array(), *meta = NULL;
-	char key[64], cfg[160], idtext[32], *text = NULL;
+	char key[64], cfg[160], idtext[32], searched[160], *text = NULL;
 	int rc;
 
 	memset(res, 0, sizeof(*res));
@@ -409,8 +476,9 @@ int cuco_recheck_run(const struct cuco_recheck_opts *o, struct cuco_recheck_resu
 	ro = o->run;
 	ro.seed = res->seed;
 	ro.wrapper = NULL;
+	searched_shapes(&run, searched, sizeof(searched));
 	rc = check_pass(o, res, checks, "fresh-seed", shapes, o->m->nshapes, &ro, prog.code,
-	                base.len ? base.buf : NULL, err);
+	                base.len ? base.buf : NULL, searched, err);
 	if (!rc && o->sanitize) {
 		/* Slow under the sanitizer: one short timed run, a long watchdog. */
 		ro.warmup = 1;
@@ -420,11 +488,12 @@ int cuco_recheck_run(const struct cuco_recheck_opts *o, struct cuco_recheck_resu
 		ro.timeout_s = o->run.timeout_s * 20;
 		ro.samples = 0;
 		ro.wrapper = o->memcheck ? o->memcheck : CUCO_RECHECK_MEMCHECK;
-		rc = check_pass(o, res, checks, "memcheck", &small, 1, &ro, prog.code, NULL, err);
+		rc = check_pass(o, res, checks, "memcheck", &small, 1, &ro, prog.code, NULL, NULL,
+		                err);
 		ro.wrapper = o->racecheck ? o->racecheck : CUCO_RECHECK_RACECHECK;
 		if (!rc)
 			rc = check_pass(o, res, checks, "racecheck", &small, 1, &ro, prog.code,
-			                NULL, err);
+			                NULL, NULL, err);
 	}
 	cuco_store_run_finish(o->store, res->recheck_run, rc ? "failed" : "done", NULL);
 	if (rc)

@@ -86,6 +86,18 @@ int cuco_recheck_sanitizer_verdict(const char *log, struct cuco_strbuf *summary)
 int cuco_recheck_spread_note(const struct cuco_program_result *r, char *buf, size_t n);
 
 /*
+ * A note when the best program ran slower than the host baseline beside it
+ * (lat_us > base_us, both finite and positive): "slower than the host baseline
+ * (B us)", and when shape is not among the shapes the search judged (searched:
+ * their names joined by ','; NULL when unknown) "; the search judged 8192 only:
+ * --shape 2048 adds this shape to the fitness". Writes it into buf and returns
+ * 1; else returns 0 and leaves buf alone. (Session 18: a search at 8192 alone
+ * picked 256-column tiles, 0.985x the baseline at 2048.)
+ */
+int cuco_recheck_slower_note(double lat_us, double base_us, const char *shape, const char *searched,
+                             char *buf, size_t n);
+
+/*
  * Re-check the best program of o->run_id: every shape of o->m with a fresh
  * seed, then (o->sanitize) memcheck and racecheck at the smallest shape. Stores
  * a run of kind 'recheck', one evaluation per check (a sanitizer finding is

@@ -851,6 +851,37 @@ static void test_spread_note(void **state)
 	assert_int_equal(cuco_recheck_spread_note(NULL, buf, sizeof(buf)), 0);
 }
 
+/* The re-check's note on a shape where the best lost to the baseline: session 18's run. */
+static void test_slower_note(void **state)
+{
+	char buf[320] = "untouched";
+
+	(void)state;
+	/* 46.4 us at 2048 against 45.7 for the baseline; the search judged 8192 */
+	assert_int_equal(cuco_recheck_slower_note(46.4, 45.7, "2048", "8192", buf, sizeof(buf)), 1);
+	assert_string_equal(buf, "slower than the host baseline (45.7 us); the search judged 8192 "
+	                         "only: --shape 2048 adds this shape to the fitness");
+	/* a judged shape: no advice to add it */
+	assert_int_equal(
+	    cuco_recheck_slower_note(46.4, 45.7, "2048", "8192,2048", buf, sizeof(buf)), 1);
+	assert_string_equal(buf, "slower than the host baseline (45.7 us)");
+	/* a name that only starts like a judged one is not judged */
+	assert_int_equal(cuco_recheck_slower_note(46.4, 45.7, "204", "2048", buf, sizeof(buf)), 1);
+	assert_non_null(strstr(buf, "--shape 204 adds"));
+	/* unknown list: the plain note */
+	assert_int_equal(cuco_recheck_slower_note(46.4, 45.7, "2048", NULL, buf, sizeof(buf)), 1);
+	assert_string_equal(buf, "slower than the host baseline (45.7 us)");
+	/* faster, equal, or a missing figure: nothing, buf untouched */
+	strcpy(buf, "untouched");
+	assert_int_equal(cuco_recheck_slower_note(726.9, 913.2, "8192", "8192", buf, sizeof(buf)),
+	                 0);
+	assert_int_equal(cuco_recheck_slower_note(45.7, 45.7, "2048", "8192", buf, sizeof(buf)), 0);
+	assert_int_equal(cuco_recheck_slower_note(46.4, NAN, "2048", "8192", buf, sizeof(buf)), 0);
+	assert_int_equal(cuco_recheck_slower_note(NAN, 45.7, "2048", "8192", buf, sizeof(buf)), 0);
+	assert_int_equal(cuco_recheck_slower_note(46.4, 0, "2048", "8192", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "untouched");
+}
+
 static void test_wrapper_argv(void **state)
 {
 	struct cuco_run_opts o;
@@ -950,6 +981,7 @@ int main(void)
 	    cmocka_unit_test(test_diff),
 	    cmocka_unit_test(test_sanitizer_verdict),
 	    cmocka_unit_test(test_spread_note),
+	    cmocka_unit_test(test_slower_note),
 	    cmocka_unit_test(test_wrapper_argv),
 	    cmocka_unit_test(test_report_fixture),
 	    cmocka_unit_test(test_report_island_axis),
