@@ -364,20 +364,18 @@ static int check_pass(const struct cuco_recheck_opts *o, struct cuco_recheck_res
 				                 NAN, 0, err);
 			cuco_strbuf_release(&sum);
 		} else {
-			char note[320], slow[160];
+			char note[320] = "", part[160];
 			const char *msg = r->error;
-			if (!msg &&
-			    cuco_recheck_slower_note(cuco_result_latency(r, run), base_us,
-			                             shapes[s]->name, searched, note, sizeof(note)))
-				msg = note;
-			if (!r->error && cuco_recheck_spread_note(r, slow, sizeof(slow))) {
-				if (msg) {
-					size_t len = strlen(note);
-					snprintf(note + len, sizeof(note) - len, "; %s", slow);
-				} else {
-					snprintf(note, sizeof(note), "%s", slow);
-					msg = note;
-				}
+			if (!msg) { /* a passed check's notes, joined by "; " */
+				size_t len = 0;
+				if (cuco_recheck_slower_note(cuco_result_latency(r, run), base_us,
+				                             shapes[s]->name, searched, note,
+				                             sizeof(note)))
+					len = strlen(note);
+				if (cuco_recheck_spread_note(r, part, sizeof(part)))
+					snprintf(note + len, sizeof(note) - len, "%s%s",
+					         len ? "; " : "", part);
+				msg = note[0] ? note : NULL;
 			}
 			rc = store_check(o, res, checks, pass, out[s].run.gpu, shapes[s], r->stage,
 			                 r->status, r->code, msg, r, log, base_us, 1, err);
@@ -394,10 +392,9 @@ out:
 	return rc;
 }
 
-/* The shapes the run's fitness judged, ','-joined: its config's "shapes", else its shape. */
-static void searched_shapes(const struct cuco_run_rec *run, char *buf, size_t n)
+void cuco_recheck_searched(const char *config, const char *shape, char *buf, size_t n)
 {
-	json_t *cfg = run->config ? json_loads(run->config, 0, NULL) : NULL;
+	json_t *cfg = config ? json_loads(config, 0, NULL) : NULL;
 	json_t *list = json_object_get(cfg, "shapes"), *v;
 	size_t i, off = 0;
 
@@ -406,15 +403,15 @@ static void searched_shapes(const struct cuco_run_rec *run, char *buf, size_t n)
 	{
 		int w = json_is_string(v) ? snprintf(buf + off, n - off, "%s%s", off ? "," : "",
 		                                     json_string_value(v))
-		                          : 0;
+		                          : -1;
 		if (w < 0 || (size_t)w >= n - off) {
-			buf[0] = 0; /* too long to name: say nothing rather than half */
+			buf[0] = 0; /* too long, or not a name: say nothing rather than half */
 			break;
 		}
 		off += (size_t)w;
 	}
-	if (!buf[0] && !json_array_size(list) && run->shape)
-		snprintf(buf, n, "%s", run->shape);
+	if (!json_array_size(list) && shape)
+		snprintf(buf, n, "%s", shape);
 	json_decref(cfg);
 }
 
@@ -476,7 +473,7 @@ int cuco_recheck_run(const struct cuco_recheck_opts *o, struct cuco_recheck_resu
 	ro = o->run;
 	ro.seed = res->seed;
 	ro.wrapper = NULL;
-	searched_shapes(&run, searched, sizeof(searched));
+	cuco_recheck_searched(run.config, run.shape, searched, sizeof(searched));
 	rc = check_pass(o, res, checks, "fresh-seed", shapes, o->m->nshapes, &ro, prog.code,
 	                base.len ? base.buf : NULL, searched, err);
 	if (!rc && o->sanitize) {

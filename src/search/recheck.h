@@ -98,6 +98,14 @@ int cuco_recheck_slower_note(double lat_us, double base_us, const char *shape, c
                              char *buf, size_t n);
 
 /*
+ * The shapes a run's fitness judged, for cuco_recheck_slower_note: the run
+ * config's "shapes" joined by ',' ("8192,2048"), or shape when the config has
+ * none (runs stored before several shapes; NULL config too). buf is left
+ * empty when the list holds a non-string or does not fit in n.
+ */
+void cuco_recheck_searched(const char *config, const char *shape, char *buf, size_t n);
+
+/*
  * Re-check the best program of o->run_id: every shape of o->m with a fresh
  * seed, then (o->sanitize) memcheck and racecheck at the smallest shape. Stores
  * a run of kind 'recheck', one evaluation per check (a sanitizer finding is

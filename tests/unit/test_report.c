@@ -882,6 +882,32 @@ static void test_slower_note(void **state)
 	assert_string_equal(buf, "untouched");
 }
 
+/* Which shapes a run judged, from its stored config. */
+static void test_recheck_searched(void **state)
+{
+	char buf[32];
+
+	(void)state;
+	cuco_recheck_searched("{\"seed\":18,\"shapes\":[\"8192\",\"2048\"]}", "8192", buf,
+	                      sizeof(buf));
+	assert_string_equal(buf, "8192,2048");
+	/* a config from before several shapes: the run's own shape */
+	cuco_recheck_searched("{\"seed\":1}", "4096", buf, sizeof(buf));
+	assert_string_equal(buf, "4096");
+	cuco_recheck_searched(NULL, "4096", buf, sizeof(buf));
+	assert_string_equal(buf, "4096");
+	/* 31 characters and the NUL fill the buffer exactly */
+	cuco_recheck_searched("{\"shapes\":[\"16384x4096x8192\",\"4096x16384x4096\"]}", "2048", buf,
+	                      sizeof(buf));
+	assert_string_equal(buf, "16384x4096x8192,4096x16384x4096");
+	/* too long to fit, or not names: nothing rather than a wrong list */
+	cuco_recheck_searched("{\"shapes\":[\"16384x4096x8192\",\"4096x16384x4096\",\"2048\"]}",
+	                      "2048", buf, sizeof(buf));
+	assert_string_equal(buf, "");
+	cuco_recheck_searched("{\"shapes\":[8192]}", "8192", buf, sizeof(buf));
+	assert_string_equal(buf, "");
+}
+
 static void test_wrapper_argv(void **state)
 {
 	struct cuco_run_opts o;
@@ -982,6 +1008,7 @@ int main(void)
 	    cmocka_unit_test(test_sanitizer_verdict),
 	    cmocka_unit_test(test_spread_note),
 	    cmocka_unit_test(test_slower_note),
+	    cmocka_unit_test(test_recheck_searched),
 	    cmocka_unit_test(test_wrapper_argv),
 	    cmocka_unit_test(test_report_fixture),
 	    cmocka_unit_test(test_report_island_axis),
