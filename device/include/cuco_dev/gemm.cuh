@@ -12,7 +12,8 @@
 //     232), each consumer owns 64 rows of the 128-row CTA tile and issues
 //     wgmma.m64n{BN}k16 (A and B from shared memory, B "N-major" = tnspB).
 //   * CTA tile 128 x BN x 64, BN = 256 when N % 256 == 0, else 128; a plan
-//     may be narrowed to 128 or 64 (gemm_bf16_plan_narrow) for more tiles.
+//     may be narrowed to 128 or 64 (gemm_bf16_plan_narrow) for more tiles;
+//     gemm_bf16 (plan + run) narrows to 128 where 256 would idle half the SMs.
 //   * TMA (cp.async.bulk.tensor.2d, 128-byte swizzle) into a 4-stage (BN=256),
 //     6-stage (BN=128) or 8-stage (BN=64) shared-memory ring, full/empty
 //     mbarrier pairs.
