@@ -837,6 +837,17 @@ static void island_chart(struct report *r, struct cuco_strbuf *h, struct cuco_st
 		                 c.t + 15 + 18 * k, k, seen[k] ? "" : " (none correct)");
 	cuco_strbuf_adds(h, "</svg>\n");
 	cuco_strbuf_adds(md, "\n");
+	if (r->nshapes > 1) {
+		char what[400];
+		snprintf(what, sizeof(what),
+		         "Latencies at %s, the primary shape. The run ranks by the geometric mean "
+		         "over shapes %s, so its best program need not be the lowest line here.",
+		         r->run.shape ? r->run.shape : "?", r->shapes);
+		cuco_strbuf_adds(h, "<p>");
+		cuco_report_escape(h, what);
+		cuco_strbuf_adds(h, "</p>\n");
+		cuco_strbuf_addf(md, "%s\n\n", what);
+	}
 }
 
 /* ---- sections ---- */

@@ -335,6 +335,11 @@ static void test_report_shapes(void **state)
 	    fin.best_fitness, fin.best_us, x, 2000.0 / (0.8 * x), 0.8 * x);
 	assert_non_null(strstr(m.buf, want.buf));
 	assert_int_equal(count(h.buf, "<table class=\"shapes\">"), 1);
+	/* the island chart plots the primary shape and says the ranking is another */
+	assert_non_null(strstr(m.buf, "Latencies at small, the primary shape. The run ranks by the "
+	                              "geometric mean over shapes small, large, so its best "
+	                              "program need not be the lowest line here.\n"));
+	assert_non_null(strstr(h.buf, "<p>Latencies at small, the primary shape."));
 	/* the re-check takes the best by the geometric mean too */
 	assert_int_equal(cuco_recheck_best(s, run, &best_id, &best_us, &best_fit, &err), CUCO_OK);
 	assert_int_equal(best_id, fin.best_program);
@@ -487,6 +492,8 @@ static void test_report_fixture(void **state)
 	run = fixture(s, &ds, &best_id, &best_us);
 	assert_int_equal(cuco_report_build(s, run, &h, &m, &err), CUCO_OK);
 
+	/* One shape: no word on a primary one. */
+	assert_null(strstr(m.buf, "the primary shape"));
 	/* The best program and its latency. */
 	cuco_strbuf_addf(&want, "Best program: <b>%lld</b>", (long long)best_id);
 	assert_non_null(strstr(h.buf, want.buf));
