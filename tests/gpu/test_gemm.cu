@@ -34,6 +34,10 @@
 //                        enough sets to defeat L2, at the per-rank shapes of
 //                        gemm_allgather; median, p10, p90 per side (not with
 //                        --clocks, whose probe would hold an SM cuBLAS needs)
+//   --sustained          --vs: every launch queued back to back (no hold, no
+//                        gap, one sync at the end), each timed by the events
+//                        between it and the next: the card at its power cap,
+//                        as cuco bench's sustained timing
 //   --iters N, --warm N  timed and untimed launches per series (30, 5)
 //   --gap US             idle microseconds after each timed launch (0), so the
 //                        card stays under its power cap (burst-like timing)
@@ -293,6 +297,7 @@ static struct {
 // enqueue time (more for cuBLAS than for our GEMM) is not counted, as in
 // cuco bench --timing burst; 0: off (every mode but --vs).
 static int g_hold_us = -1;
+static bool g_sustained = false;  // --sustained (--vs only)
 __global__ void spin_us(unsigned us);
 
 // One timed launch of launch() on st: its milliseconds between CUDA events,
@@ -833,9 +838,14 @@ static void run_vs(cublasHandle_t h, cudaStream_t st, int iters) {
   int dev = 0, l2 = 0;
   CK(cudaGetDevice(&dev));
   CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-  printf("# vs: ours and cuBLAS alternating, %d timed launches each after %d untimed pairs, gap %d us, hold %d us; "
-         "percentiles of single launches (CUDA events)\n",
-         iters, g_warm, g_gap_us, g_hold_us);
+  if (g_sustained)
+    printf("# vs: ours and cuBLAS alternating, %d timed launches each after %d untimed pairs, sustained: all queued "
+           "back to back, one sync at the end; percentiles of single launches (CUDA events between them)\n",
+           iters, g_warm);
+  else
+    printf("# vs: ours and cuBLAS alternating, %d timed launches each after %d untimed pairs, gap %d us, hold %d us; "
+           "percentiles of single launches (CUDA events)\n",
+           iters, g_warm, g_gap_us, g_hold_us);
   printf("#     M      N      K tile sets  ours_us   p10    p90  cublas_us   p10    p90  ours/cublas "
          "TFLOP/s_ours TFLOP/s_cublas status\n");
   for (const Shape &sh : shapes) {
@@ -859,6 +869,8 @@ static void run_vs(cublasHandle_t h, cudaStream_t st, int iters) {
       for (int i = 0; i < sets; ++i)
         if (tn != pl[i].bn) CK(cuco::gemm_bf16_plan_narrow(&pl[i], tn, 0));
       std::vector<float> t[2];
+      std::vector<cudaEvent_t> ev;  // --sustained: one before each timed launch, one after the last
+      std::vector<int> ev_side;
       int set = 0;
       for (int i = -g_warm; i < iters; ++i)
         for (int k = 0; k < 2; ++k) {
@@ -869,14 +881,31 @@ static void run_vs(cublasHandle_t h, cudaStream_t st, int iters) {
             if (side == 0) CK(cuco::gemm_bf16_run(&pl[j], st));
             else cublas_ref(h, A[j], B[j], R[j], M, N, K, st);
           };
-          if (i < 0) {
+          if (i >= 0 && g_sustained) {
+            ev.push_back(nullptr);
+            CK(cudaEventCreate(&ev.back()));
+            CK(cudaEventRecord(ev.back(), st));
+            ev_side.push_back(side);
+          }
+          if (i < 0 || g_sustained) {
             go();
             continue;
           }
           float mhz;
           t[side].push_back(time_one(st, go, &mhz) * 1e3f);
         }
+      if (g_sustained) {
+        ev.push_back(nullptr);
+        CK(cudaEventCreate(&ev.back()));
+        CK(cudaEventRecord(ev.back(), st));
+      }
       sync_or_die(st, 60, "vs");
+      for (size_t k = 0; k + 1 < ev.size(); ++k) {
+        float ms;
+        CK(cudaEventElapsedTime(&ms, ev[k], ev[k + 1]));
+        t[ev_side[k]].push_back(ms * 1e3f);
+      }
+      for (cudaEvent_t e : ev) CK(cudaEventDestroy(e));
       bool ok = true;
       for (int i = 0; i < sets; ++i) {
         CheckResult cr = check(C[i], R[i], A[i], B[i], M, N, K);
@@ -1588,6 +1617,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--split")) split = true;
     else if (!strcmp(argv[i], "--grid")) grid = true;
     else if (!strcmp(argv[i], "--vs")) vs = true;
+    else if (!strcmp(argv[i], "--sustained")) g_sustained = true;
     else if (!strcmp(argv[i], "--clocks")) g_clocks = true;
     else if (!strcmp(argv[i], "--no-features")) no_features = true;
     else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = int_arg("--iters", argv[++i]);
@@ -1606,7 +1636,7 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr,
               "usage: %s [--quick] [--sweep] [--push] [--group] [--chunks] [--split] [--grid] [--vs] [--iters N] [--warm N] "
-              "[--gap US] [--hold US] [--shape M N K] [--pace P[,P...]] [--clocks] [--no-features]\n",
+              "[--sustained] [--gap US] [--hold US] [--shape M N K] [--pace P[,P...]] [--clocks] [--no-features]\n",
               argv[0]);
       return 2;
     }
@@ -1616,7 +1646,11 @@ int main(int argc, char **argv) {
       fprintf(stderr, "test_gemm: --pace: percentages 0..100\n");
       return 2;
     }
-  if (g_hold_us < 0) g_hold_us = vs ? 200 : 0;
+  if (g_sustained && (!vs || g_hold_us > 0 || g_gap_us > 0)) {
+    fprintf(stderr, "test_gemm: --sustained goes with --vs, and without --hold or --gap\n");
+    return 2;
+  }
+  if (g_hold_us < 0) g_hold_us = vs && !g_sustained ? 200 : 0;
   if (vs && g_clocks) {  // the probe CTA holds an SM that cuBLAS's full grid then waits for
     fprintf(stderr, "test_gemm: --vs times cuBLAS, whose grid takes every SM; --clocks would hold one for its probe\n");
     return 2;
