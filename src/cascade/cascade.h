@@ -259,6 +259,15 @@ const struct cuco_program_result *cuco_eval_find(const struct cuco_eval_shape *s
 /* r's latency by o's statistic (median or mean); NaN when r is NULL or not timed. */
 double cuco_result_latency(const struct cuco_program_result *r, const struct cuco_run_opts *o);
 
+struct cuco_eval_rec;
+/*
+ * Copy r's timings (median, p10, p90, min, mean, samples) and rel_err into an
+ * evaluation row, and when fit is set and base_us finite, its fitness: base_us
+ * / r's latency by o's statistic. The row points into r: store it while r lives.
+ */
+void cuco_eval_rec_timings(struct cuco_eval_rec *ev, const struct cuco_program_result *r,
+                           const struct cuco_run_opts *o, double base_us, int fit);
+
 /*
  * What a bench table measures a program against (docs/harness.md, "Reading a
  * bench table"): the fastest peer that ran and verified (what users run

@@ -87,6 +87,22 @@ double cuco_hidden_fraction(double peer_us, double bound_us, double us)
 	return (peer_us - us) / (peer_us - bound_us);
 }
 
+void cuco_eval_rec_timings(struct cuco_eval_rec *ev, const struct cuco_program_result *r,
+                           const struct cuco_run_opts *o, double base_us, int fit)
+{
+	double lat = cuco_result_latency(r, o);
+
+	ev->median_us = r->median_us;
+	ev->p10_us = r->p10_us;
+	ev->p90_us = r->p90_us;
+	ev->min_us = r->min_us;
+	ev->mean_us = r->mean_us;
+	ev->samples_json = r->samples_json;
+	ev->rel_err = r->rel_err;
+	if (fit && isfinite(base_us) && lat > 0)
+		ev->fitness = base_us / lat;
+}
+
 /* Device-side programs (seed, candidate) must carry a valid directive. */
 static void precheck(struct cuco_eval_program *p, const char *home)
 {
@@ -167,18 +183,9 @@ static void store_eval(struct cuco_eval_request *req, struct cuco_eval_program *
 		ev.result_json = run->raw_json;
 		ev.gpu = run->gpu[0] ? run->gpu : NULL;
 	}
-	if (r) {
-		double lat = cuco_result_latency(r, &req->run);
-		ev.median_us = r->median_us;
-		ev.p10_us = r->p10_us;
-		ev.p90_us = r->p90_us;
-		ev.min_us = r->min_us;
-		ev.mean_us = r->mean_us;
-		ev.samples_json = r->samples_json;
-		ev.rel_err = r->rel_err;
-		if (r->code == CUCO_OK && p->verify && isfinite(baseline_us) && lat > 0)
-			ev.fitness = baseline_us / lat;
-	}
+	if (r)
+		cuco_eval_rec_timings(&ev, r, &req->run, baseline_us,
+		                      r->code == CUCO_OK && p->verify);
 	if (cuco_store_eval_add(req->store, &ev, &id, &e))
 		fprintf(stderr, "cuco: warning: evaluation of %s not stored: %s\n", p->name, e.msg);
 }

@@ -260,18 +260,9 @@ static int store_check(const struct cuco_recheck_opts *o, struct cuco_recheck_re
 	ev.error = error;
 	ev.run_log = log && *log ? log : NULL;
 	ev.gpu = gpu && *gpu ? gpu : NULL;
-	if (r && timed) {
-		double lat = cuco_result_latency(r, &o->run);
-		ev.median_us = r->median_us;
-		ev.p10_us = r->p10_us;
-		ev.p90_us = r->p90_us;
-		ev.min_us = r->min_us;
-		ev.mean_us = r->mean_us;
-		ev.samples_json = r->samples_json;
-		if (code == CUCO_OK && isfinite(base_us) && lat > 0)
-			ev.fitness = base_us / lat;
-	}
-	if (r)
+	if (r && timed)
+		cuco_eval_rec_timings(&ev, r, &o->run, base_us, code == CUCO_OK);
+	else if (r)
 		ev.rel_err = r->rel_err;
 	if ((rc = cuco_store_eval_add(o->store, &ev, &id, err)))
 		return rc;
