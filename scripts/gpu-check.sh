@@ -2,8 +2,9 @@
 # gpu-check.sh - everything cuco checks on a GPU node, in one go (one device
 # lease): doctor, device-library tests (plain and under compute-sanitizer),
 # the harness's failure modes, the mpirun launch path, and the benchmark.
-# Usage: scripts/gpu-check.sh [quick|full|bench|slowpath] [OUTDIR]
-# bench is full's benchmark alone; full and bench read VARIANTS (names under workloads/gemm_allgather/variants); slowpath
+# Usage: scripts/gpu-check.sh [quick|full|bench|agbench|slowpath] [OUTDIR]
+# bench is full's benchmark alone; full and bench read VARIANTS (names under workloads/gemm_allgather/variants);
+# agbench is slowpath's allgather_gemm bench and PyTorch peers alone (SKIP_TORCH=1: without them); slowpath
 # reads SHAPES ('--shape 4096 --shape 8192'), AG_VARIANTS (names under
 # workloads/allgather_gemm/variants; default all), EVOLVE_WORKLOAD (gemm_allgather),
 # EVOLVE_SHAPE, EVOLVE_EVALS (or EVOLVE_MINUTES),
@@ -104,9 +105,10 @@ if [ "$mode" = full ] || [ "$mode" = bench ]; then
 			-o "$V/$x.cu" && progs+=(--program "$V/$x.cu")
 	done
 	bench_batches bench_all gemm_allgather ${SHAPES:+$SHAPES} ${BENCH_EXTRA:-}
-elif [ "$mode" = slowpath ]; then
+elif [ "$mode" = slowpath ] || [ "$mode" = agbench ]; then
 	# the slow path's GPU-side pieces: allgather_gemm with its variants and
-	# the PyTorch peers, a short evolve run with its re-check and report.
+	# the PyTorch peers (agbench: these alone), a short evolve run with its
+	# re-check and report.
 	V=$CUCO_STATE/variants
 	mkdir -p "$V"
 	progs=()
@@ -115,14 +117,16 @@ elif [ "$mode" = slowpath ]; then
 			-o "$V/ag_$x.cu" && progs+=(--program "$V/ag_$x.cu")
 	done
 	[ -n "${SKIP_AG:-}" ] || bench_batches bench_allgather_gemm allgather_gemm ${SHAPES:+$SHAPES} ${BENCH_EXTRA:-}
-	[ -n "${SKIP_AG:-}" ] || step torch_async_tp timeout 300 python3 bench/torch_async_tp.py ${SHAPES:+$SHAPES} --timing ${TORCH_TIMING:-barrier} --json "$out/torch-async-tp.json"
-	EW=${EVOLVE_WORKLOAD:-gemm_allgather}
-	[ -n "${SKIP_BENCH:-}" ] || step bench_evolve_shape $B/cuco bench $EW --shape ${EVOLVE_SHAPE:-4096} ${BENCH_EXTRA:-} --json "$out/bench-$EW.json"
-	step evolve timeout ${EVOLVE_TIMEOUT:-400} $B/cuco evolve $EW --shape ${EVOLVE_SHAPE:-4096} \
-		$([ -n "${EVOLVE_MINUTES:-}" ] && echo "--budget-minutes $EVOLVE_MINUTES" || echo "--budget-evals ${EVOLVE_EVALS:-12}") --generations ${EVOLVE_GENERATIONS:-20} ${EVOLVE_EXTRA:-}
-	run=$($B/cuco show runs 2>/dev/null | awk '$3 == "evolve" {r=$2} END {print r}')
-	step report $B/cuco report "${run:-1}" -o "$out/report"
-	cp "$CUCO_STATE/cuco.db" "$out/cuco.db" 2>/dev/null
+	[ -n "${SKIP_AG:-}" ] || [ -n "${SKIP_TORCH:-}" ] || step torch_async_tp timeout 300 python3 bench/torch_async_tp.py ${SHAPES:+$SHAPES} --timing ${TORCH_TIMING:-barrier} --json "$out/torch-async-tp.json"
+	if [ "$mode" = slowpath ]; then
+		EW=${EVOLVE_WORKLOAD:-gemm_allgather}
+		[ -n "${SKIP_BENCH:-}" ] || step bench_evolve_shape $B/cuco bench $EW --shape ${EVOLVE_SHAPE:-4096} ${BENCH_EXTRA:-} --json "$out/bench-$EW.json"
+		step evolve timeout ${EVOLVE_TIMEOUT:-400} $B/cuco evolve $EW --shape ${EVOLVE_SHAPE:-4096} \
+			$([ -n "${EVOLVE_MINUTES:-}" ] && echo "--budget-minutes $EVOLVE_MINUTES" || echo "--budget-evals ${EVOLVE_EVALS:-12}") --generations ${EVOLVE_GENERATIONS:-20} ${EVOLVE_EXTRA:-}
+		run=$($B/cuco show runs 2>/dev/null | awk '$3 == "evolve" {r=$2} END {print r}')
+		step report $B/cuco report "${run:-1}" -o "$out/report"
+		cp "$CUCO_STATE/cuco.db" "$out/cuco.db" 2>/dev/null
+	fi
 elif [ "$mode" = quick ]; then
 	step bench_quick $B/cuco bench gemm_allgather --shape 2048 --shape 8192 --json "$out/bench-quick.json"
 fi
