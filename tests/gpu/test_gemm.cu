@@ -209,10 +209,8 @@ static void run_diag(cudaStream_t st, int M, int N, int K, int kind) {
   // gemm_bf16, which narrows a GEMM this small to 128.
   for (int alone = 0; alone < 2; alone++) {
     cuco::gemm_bf16_plan p;
-    int sms = 0;
     CK(cuco::gemm_bf16_plan_init(&p, a, 0));
-    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p.device));
-    const int bn = alone ? cuco::gemm_bf16_alone_tile_n(p.bn, p.tiles_m * p.tiles_n, sms) : p.bn;
+    const int bn = alone ? cuco::gemm_bf16_alone_tile_n(p.bn, p.tiles_m * p.tiles_n, p.sms) : p.bn;
     CK(cudaMemset(C, 0xFF, hC.size() * 2));
     CK(alone ? cuco::gemm_bf16(a, st, 0) : cuco::gemm_bf16_run(&p, st));
     sync_or_die(st, 20, "diag gemm");

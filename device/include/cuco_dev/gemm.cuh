@@ -102,6 +102,7 @@ struct gemm_bf16_plan {
                    ///< as (t + start_tile) % tiles. 0 by default; may be set
                    ///< by the caller after init to any value in [0, tiles).
   int device;      ///< device the plan was made for
+  int sms;         ///< its SM count (read once, by gemm_bf16_plan_init)
   long long lda, ldb;
   const __nv_bfloat16 *A, *B;
   int split;            ///< gemm_bf16_plan_split's ways (0: every tile whole)
@@ -1319,6 +1320,7 @@ inline cudaError_t gemm_bf16_plan_init(gemm_bf16_plan *p, const gemm_bf16_args &
   p->M = a.M; p->N = a.N; p->K = a.K;
   p->lda = a.lda; p->ldb = a.ldb; p->ldc = a.ldc;
   p->device = dev;
+  p->sms = sms;
   p->tiles_m = a.M / 128;
   p->start_tile = 0;
   p->split = 0;
@@ -1362,10 +1364,7 @@ inline cudaError_t gemm_bf16_plan_set_C(gemm_bf16_plan *p, __nv_bfloat16 *C) {
 /// Returns cudaErrorInvalidValue for any other tile_n.
 inline cudaError_t gemm_bf16_plan_narrow(gemm_bf16_plan *p, int tile_n, int max_ctas = 0) {
   if (!p || (tile_n != 128 && tile_n != 64) || tile_n > p->bn || max_ctas < 0) return cudaErrorInvalidValue;
-  int sms = 0;
-  cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->device);
-  if (e != cudaSuccess) return e;
-  gemm_detail::plan_geometry(p, tile_n, sms, max_ctas);
+  gemm_detail::plan_geometry(p, tile_n, p->sms, max_ctas);
   p->split = 0;  // its workspace was sized for the old tiles
   p->split_ws = nullptr;
   p->split_cnt = nullptr;
@@ -1399,10 +1398,8 @@ inline size_t split_bytes(const gemm_bf16_plan *p, int ways, int ctas, size_t *c
 /// split (ways < 2 or > kGemmSplitMax, more ways than K / 64 k-blocks, or a
 /// grid under 2 x ways CTAs). Call it after any gemm_bf16_plan_narrow.
 inline size_t gemm_bf16_split_bytes(const gemm_bf16_plan *p, int ways, int max_ctas = 0) {
-  int sms = 0;
-  if (!p || max_ctas < 0 || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->device) != cudaSuccess)
-    return 0;
-  return gemm_detail::split_bytes(p, ways, gemm_detail::split_ctas(p, ways, sms, max_ctas), nullptr);
+  if (!p || max_ctas < 0) return 0;
+  return gemm_detail::split_bytes(p, ways, gemm_detail::split_ctas(p, ways, p->sms, max_ctas), nullptr);
 }
 
 /// Splits the plan's last tiles along K (see split_params in gemm_detail):
@@ -1420,17 +1417,14 @@ inline size_t gemm_bf16_split_bytes(const gemm_bf16_plan *p, int ways, int max_c
 /// workspace. Re-split after gemm_bf16_plan_narrow, which clears it.
 inline cudaError_t gemm_bf16_plan_split(gemm_bf16_plan *p, int ways, void *ws, size_t bytes, int max_ctas = 0) {
   if (!p || ways < 0 || ways > kGemmSplitMax || max_ctas < 0) return cudaErrorInvalidValue;
-  int sms = 0;
-  cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->device);
-  if (e != cudaSuccess) return e;
-  const int ctas = gemm_detail::split_ctas(p, ways, sms, max_ctas);
+  const int ctas = gemm_detail::split_ctas(p, ways, p->sms, max_ctas);
   size_t cnt_bytes = 0;
   const size_t need = gemm_detail::split_bytes(p, ways, ctas, &cnt_bytes);
   if (need == 0) {  // every tile whole
     p->split = 0;
     p->split_ws = nullptr;
     p->split_cnt = nullptr;
-    p->ctas = gemm_detail::split_ctas(p, 1, sms, max_ctas);
+    p->ctas = gemm_detail::split_ctas(p, 1, p->sms, max_ctas);
     return cudaSuccess;
   }
   if (!ws || bytes < need || (reinterpret_cast<uintptr_t>(ws) & 255)) return cudaErrorInvalidValue;
@@ -1519,9 +1513,8 @@ inline cudaError_t gemm_bf16_group_init(gemm_bf16_group *g, const gemm_bf16_plan
     return cudaErrorInvalidValue;
   const int kblocks = p->K / gemm_detail::BK;
   if (chunks < 1 || chunks > kGemmGateChunksMax || kblocks % chunks) return cudaErrorInvalidValue;
-  int sms = 0;
-  cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->device);
-  if (e != cudaSuccess) return e;
+  const int sms = p->sms;
+  cudaError_t e;
   memset(g, 0, sizeof(*g));
   g->per_a = A != nullptr;
   g->per_b = B != nullptr;
@@ -1591,11 +1584,9 @@ constexpr int gemm_bf16_alone_tile_n(int bn, int tiles, int ctas) {
 /// the SMs (or max_ctas).
 inline cudaError_t gemm_bf16(const gemm_bf16_args &a, cudaStream_t s, int max_ctas = 0) {
   gemm_bf16_plan p;
-  int sms = 0;
   cudaError_t e = gemm_bf16_plan_init(&p, a, max_ctas);
   if (e != cudaSuccess) return e;
-  if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p.device)) != cudaSuccess) return e;
-  const int tile_n = gemm_bf16_alone_tile_n(p.bn, p.tiles_m * p.tiles_n, max_ctas > 0 ? max_ctas : sms);
+  const int tile_n = gemm_bf16_alone_tile_n(p.bn, p.tiles_m * p.tiles_n, max_ctas > 0 ? max_ctas : p.sms);
   if (tile_n < p.bn && (e = gemm_bf16_plan_narrow(&p, tile_n, max_ctas)) != cudaSuccess) return e;
   return gemm_bf16_run(&p, s);
 }
