@@ -195,6 +195,42 @@ int cuco_run_result_parse(const char *json, struct cuco_run_result *res, struct 
 /* GPUs on this node as the harness sees them (0 when none); -1 when the harness cannot run. */
 int cuco_gpu_count(struct cuco_err *err);
 
+/* ---- facts: what this node offers, measured by the harness's probe ---- */
+
+struct cuco_hw_facts;
+/*
+ * Run `cuco-harness --probe` over every GPU of this node (GPUs, compute
+ * capability, SMs, peer access, NVLink links, NCCL, an LSA self-test across
+ * the GPUs, a device communicator with GIN contexts) and put its JSON result
+ * line in out: the facts `cuco doctor` prints. Returns CUCO_OK, or
+ * CUCO_ERR_SYSTEM / CUCO_ERR_RUN with err set (its log in err's message).
+ */
+int cuco_probe_run(struct cuco_strbuf *out, struct cuco_err *err);
+/*
+ * The facts a directive for programs of `ranks` ranks is checked against,
+ * from a probe's JSON: SMs and compute capability of the weakest GPU, LSA
+ * reachable when the self-test passed (or ranks < 2), GIN when the probe made
+ * a GIN context. Returns CUCO_OK; CUCO_ERR_NO_GPU when the probe found no
+ * GPU or fewer than `ranks` (*f then holds what it found, e.g. gpus 0);
+ * CUCO_ERR_PARSE for JSON that is not a probe result (err names the field).
+ */
+int cuco_hw_facts_parse(const char *json, int ranks, struct cuco_hw_facts *f, struct cuco_err *err);
+/* Probe, then parse (both above). */
+int cuco_hw_facts_probe(int ranks, struct cuco_hw_facts *f, struct cuco_err *err);
+/* "2 ranks, 132 SMs, sm_90, LSA: all ranks, GIN: no" into buf; returns buf. */
+const char *cuco_hw_facts_describe(const struct cuco_hw_facts *f, char *buf, size_t len);
+/*
+ * The nvcc target for GPUs of compute capability cc (x 10): "90a" for 90
+ * (cuco's own GEMM needs the architecture-specific wgmma and TMA of sm_90a),
+ * else the plain number ("80", "100"); "90a" when cc is 0 (unknown).
+ */
+const char *cuco_arch_for_cc(int cc, char *buf, size_t len);
+/*
+ * The target compiles use when CUCO_ARCH is unset: set it from the probed
+ * facts once, before the first cuco_compile_opts_default(); "90a" otherwise.
+ */
+void cuco_compile_set_default_arch(const char *arch);
+
 /* ---- evaluate: compile -> run/verify -> bench -> store, over shapes ---- */
 
 struct cuco_store;
@@ -234,6 +270,9 @@ struct cuco_eval_request {
 	struct cuco_store *store; /* NULL: keep nothing */
 	int64_t run_id;           /* store run the evaluations belong to */
 	int compile_only;         /* stop after compiling */
+	/* NULL: directives are checked against the design space only; else also
+	 * against these facts of the node (cuco_hw_facts_probe) */
+	const struct cuco_hw_facts *facts;
 };
 
 /* Prepare progs[i] (directive check, compile job). Call before cuco_evaluate. */

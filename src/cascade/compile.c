@@ -22,6 +22,14 @@
 #include "util/paths.h"
 #include "util/proc.h"
 
+static char default_arch[16] = "90a";
+
+void cuco_compile_set_default_arch(const char *arch)
+{
+	if (arch && *arch && strlen(arch) < sizeof(default_arch))
+		snprintf(default_arch, sizeof(default_arch), "%s", arch);
+}
+
 int cuco_compile_opts_default(struct cuco_compile_opts *opts, struct cuco_err *err)
 {
 	static char cache[PATH_MAX];
@@ -33,7 +41,7 @@ int cuco_compile_opts_default(struct cuco_compile_opts *opts, struct cuco_err *e
 		return err ? err->code : CUCO_ERR_NOT_FOUND;
 	snprintf(cache, sizeof(cache), "%s/cache", cuco_state_dir());
 	opts->cache_dir = cache;
-	opts->arch = arch && *arch ? arch : "90a";
+	opts->arch = arch && *arch ? arch : default_arch;
 	opts->jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (opts->jobs < 1)
 		opts->jobs = 1;

@@ -104,7 +104,8 @@ void cuco_eval_rec_timings(struct cuco_eval_rec *ev, const struct cuco_program_r
 }
 
 /* Device-side programs (seed, candidate) must carry a valid directive. */
-static void precheck(struct cuco_eval_program *p, const char *home)
+static void precheck(struct cuco_eval_program *p, const char *home,
+                     const struct cuco_hw_facts *facts)
 {
 	struct cuco_directive d;
 	struct cuco_design_space ds;
@@ -127,7 +128,7 @@ static void precheck(struct cuco_eval_program *p, const char *home)
 		cuco_directive_release(&d);
 		return;
 	}
-	if (cuco_directive_validate(&d, &ds, NULL, &e)) {
+	if (cuco_directive_validate(&d, &ds, facts, &e)) {
 		p->precheck_code = e.code;
 		snprintf(p->precheck_error, sizeof(p->precheck_error), "%s", e.msg);
 	}
@@ -204,7 +205,7 @@ int cuco_evaluate(struct cuco_eval_request *req, struct cuco_eval_shape *out, st
 	}
 	/* Directives first: a rejected directive never reaches nvcc. */
 	for (int i = 0; i < req->nprogs; i++) {
-		precheck(&req->progs[i], req->compile.home);
+		precheck(&req->progs[i], req->compile.home, req->facts);
 		store_program(req, &req->progs[i]);
 	}
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fastpath/fastpath.h"
+#include "program/directive.h"
 #include "util/paths.h"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -479,6 +480,35 @@ void cli_shape_json(struct cuco_strbuf *sb, const struct cuco_eval_shape *s,
 		                                   : "compile",
 		    progs[i].job.cached, progs[i].job.seconds);
 	cuco_strbuf_adds(sb, "]}");
+}
+
+const struct cuco_hw_facts *cli_probe_facts(const char *cmd, const struct cuco_run_opts *o,
+                                            struct cuco_hw_facts *f)
+{
+	struct cuco_err err;
+	char desc[160], arch[16];
+	int rc;
+
+	cuco_err_clear(&err);
+	if (o->launcher && *o->launcher) {
+		fprintf(stderr,
+		        "cuco %s: ranks start through --launcher, maybe on other nodes: "
+		        "directives are checked against the design space only\n",
+		        cmd);
+		return NULL;
+	}
+	rc = cuco_hw_facts_probe(o->ranks, f, &err);
+	if (f->cc)
+		cuco_compile_set_default_arch(cuco_arch_for_cc(f->cc, arch, sizeof(arch)));
+	if (rc) {
+		fprintf(stderr,
+		        "cuco %s: %s: directives are checked against the design space only\n", cmd,
+		        err.msg);
+		return NULL;
+	}
+	fprintf(stderr, "cuco %s: this node, as probed: %s\n", cmd,
+	        cuco_hw_facts_describe(f, desc, sizeof(desc)));
+	return f;
 }
 
 const char *cli_share_dir(const char *sub)

@@ -45,6 +45,18 @@ void cli_print_shape_table(FILE *f, const struct cuco_manifest *m, const struct 
 void cli_shape_json(struct cuco_strbuf *sb, const struct cuco_eval_shape *s,
                     const struct cuco_eval_program *progs, int nprogs);
 
+/*
+ * The hardware facts of this node for programs of o->ranks ranks, measured by
+ * the harness's probe, and the nvcc target they call for (when CUCO_ARCH is
+ * unset). Returns f when measured, with one line to stderr naming them;
+ * NULL when they are unknown (no GPU, or ranks started by a launcher on
+ * other nodes): then directives are checked against the design space only,
+ * which that line says, and running them tells the rest.
+ */
+struct cuco_hw_facts;
+const struct cuco_hw_facts *cli_probe_facts(const char *cmd, const struct cuco_run_opts *o,
+                                            struct cuco_hw_facts *f);
+
 /* <cuco home>/share/<sub> (static string), or NULL when the home is unknown. */
 const char *cli_share_dir(const char *sub);
 

@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "program/directive.h"
 #include "util/paths.h"
 
 static const char usage[] =
@@ -33,6 +34,7 @@ int cmd_bench(int argc, char **argv)
 	struct cuco_manifest m;
 	struct cuco_err err;
 	struct cuco_eval_request req;
+	struct cuco_hw_facts facts;
 	struct cuco_eval_program progs[MAX_PROGS];
 	struct cuco_strbuf seed = CUCO_STRBUF_INIT, json = CUCO_STRBUF_INIT,
 	                   cmdline = CUCO_STRBUF_INIT;
@@ -182,6 +184,7 @@ int cmd_bench(int argc, char **argv)
 	req.nprogs = np;
 	req.store = store;
 	req.compile_only = compile_only;
+	req.facts = cli_probe_facts("bench", &req.run, &facts);
 	rc = cuco_compile_opts_default(&req.compile, &err);
 	if (rc) {
 		cli_fail(&err);

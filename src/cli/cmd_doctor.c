@@ -6,6 +6,8 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cascade/cascade.h"
+#include "program/directive.h"
 #include "util/paths.h"
 #include "util/proc.h"
 
@@ -26,14 +28,15 @@ static void version(char *out, size_t len, int v)
 int cmd_doctor(int argc, char **argv)
 {
 	int as_json = 0, rc = 0;
-	struct cuco_strbuf out = CUCO_STRBUF_INIT, log = CUCO_STRBUF_INIT;
-	struct cuco_proc_status st;
-	char *hargv[] = {(char *)cuco_harness_path(), "--probe", NULL};
-	char *env[3] = {"NCCL_NVLS_ENABLE=0", NULL, NULL}, ldpath[4200], ver[32];
-	const char *nccl = cuco_nccl_home(), *arch = getenv("CUCO_ARCH"), *line;
+	struct cuco_strbuf out = CUCO_STRBUF_INIT;
+	struct cuco_hw_facts facts;
+	struct cuco_err err;
+	const char *nccl = cuco_nccl_home(), *arch = getenv("CUCO_ARCH");
 	json_t *root = NULL, *gpus;
 	json_error_t je;
+	char ver[32], target[16], desc[160];
 
+	cuco_err_clear(&err);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(usage, stdout);
@@ -44,22 +47,14 @@ int cmd_doctor(int argc, char **argv)
 			return cli_usage_error("doctor", "unexpected argument %s", argv[i]);
 		}
 	}
-	if (nccl) {
-		snprintf(ldpath, sizeof(ldpath), "LD_LIBRARY_PATH=%s/lib:%s", nccl,
-		         getenv("LD_LIBRARY_PATH") ? getenv("LD_LIBRARY_PATH") : "");
-		env[1] = ldpath;
-	}
-	if (cuco_proc_run(hargv, env, &out, &log, 300, &st) || !st.exited) {
-		fprintf(stderr, "cuco doctor: cannot run %s (%s)\n", hargv[0],
-		        st.timed_out ? "timed out" : "not built?");
-		rc = CUCO_ERR_SYSTEM;
+	if ((rc = cuco_probe_run(&out, &err))) {
+		fprintf(stderr, "cuco doctor: %s\n", err.msg);
 		goto out;
 	}
-	line = strrchr(out.buf, '{') ? out.buf : NULL;
-	if (line)
-		root = json_loads(line, JSON_DISABLE_EOF_CHECK, &je);
+	root = json_loads(strchr(out.buf, '{'), JSON_DISABLE_EOF_CHECK, &je);
 	if (!root) {
-		fprintf(stderr, "cuco doctor: the probe gave no result; its log:\n%s\n", log.buf);
+		fprintf(stderr, "cuco doctor: the probe's result is not JSON (%s): %s\n", je.text,
+		        out.buf);
 		rc = CUCO_ERR_RUN;
 		goto out;
 	}
@@ -70,7 +65,17 @@ int cmd_doctor(int argc, char **argv)
 	gpus = json_object_get(root, "gpus");
 	version(ver, sizeof(ver), (int)json_integer_value(json_object_get(root, "nccl_version")));
 	printf("nvcc:       %s\n", cuco_nvcc_version()[0] ? cuco_nvcc_version() : "not found");
-	printf("target:     sm_%s (set CUCO_ARCH to change)\n", arch && *arch ? arch : "90a");
+	/* the facts the search checks directives against, for its default 2 ranks */
+	rc = cuco_hw_facts_parse(strchr(out.buf, '{'), 2, &facts, &err);
+	if (arch && *arch)
+		printf("target:     sm_%s (CUCO_ARCH)\n", arch);
+	else if (facts.cc)
+		printf(
+		    "target:     sm_%s (from the GPUs' compute capability; CUCO_ARCH overrides)\n",
+		    cuco_arch_for_cc(facts.cc, target, sizeof(target)));
+	else
+		printf("target:     sm_90a (no GPU to take it from; CUCO_ARCH overrides)\n");
+	rc = 0;
 	printf("NCCL:       %s (%s)\n", ver, nccl ? nccl : "toolkit's library");
 	{
 		/* the hardware queues change what some placements cost: time
@@ -118,9 +123,11 @@ int cmd_doctor(int argc, char **argv)
 		                                   : "not available (no GIN-capable network); "
 		                                     "GIN programs are refused here");
 	}
+	printf("checks:     directives for 2 ranks are checked against %s%s\n",
+	       cuco_hw_facts_describe(&facts, desc, sizeof(desc)),
+	       facts.gpus >= 2 ? "" : " (too few GPUs to run them here)");
 out:
 	json_decref(root);
 	cuco_strbuf_release(&out);
-	cuco_strbuf_release(&log);
 	return rc;
 }

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "program/directive.h"
 
 static const char usage[] =
     "usage: cuco eval <FILE.cu | program-id> --workload NAME [--shape NAME]... [options]\n"
@@ -25,6 +26,7 @@ int cmd_eval(int argc, char **argv)
 	struct cuco_err err;
 	struct cuco_manifest m;
 	struct cuco_eval_request req;
+	struct cuco_hw_facts facts;
 	struct cuco_eval_program progs[2];
 	struct cuco_strbuf base_src = CUCO_STRBUF_INIT, src = CUCO_STRBUF_INIT;
 	struct cuco_program_rec stored;
@@ -138,6 +140,7 @@ int cmd_eval(int argc, char **argv)
 	req.progs = progs;
 	req.nprogs = 2;
 	req.store = store;
+	req.facts = cli_probe_facts("eval", &req.run, &facts);
 	if ((rc = cuco_compile_opts_default(&req.compile, &err))) {
 		cli_fail(&err);
 		goto out_progs;

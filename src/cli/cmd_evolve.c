@@ -453,6 +453,7 @@ int cmd_evolve(int argc, char **argv)
 	struct cuco_evolve_progress fin;
 	struct cuco_design_space ds;
 	struct cuco_hw_facts facts;
+	const struct cuco_hw_facts *factsp = NULL;
 	struct cuco_cascade_evaluator *ce = NULL;
 	struct cuco_slots slots = {.n = 1};
 	struct cuco_run_rec stored;
@@ -691,11 +692,8 @@ int cmd_evolve(int argc, char **argv)
 		goto out;
 	}
 	have_ds = 1;
-	/* Our nodes: NVLink between all ranks, no RDMA NIC for GIN, H200's 132 SMs. */
-	facts.gin_capable = 0;
-	facts.lsa_all_reachable = 1;
-	facts.nranks = run.ranks;
-	facts.sm_count = 132;
+	/* What this node offers, measured: children stay inside it. */
+	factsp = cli_probe_facts("evolve", &run, &facts);
 	if (!template_path) {
 		const char *dir = cli_share_dir("realize");
 		snprintf(tpath, sizeof(tpath), "%s/%s.cu.in", dir ? dir : ".", m.name);
@@ -750,7 +748,7 @@ int cmd_evolve(int argc, char **argv)
 		else
 			snprintf(llm_shape, sizeof(llm_shape), "%s", shape->name);
 		if ((rc = llm_setup(&lf, have_stored ? &llm_stored : NULL, store, &m, llm_shape,
-		                    cfg.nshapes > 1 ? shapes_text : NULL, &ds, ds_text.buf, &facts,
+		                    cfg.nshapes > 1 ? shapes_text : NULL, &ds, ds_text.buf, factsp,
 		                    cfg.seed, &llm_op, &llm_json, &err))) {
 			cli_fail(&err);
 			goto out;
@@ -767,7 +765,7 @@ int cmd_evolve(int argc, char **argv)
 	o.workload = m.name;
 	o.shape = shape->name;
 	o.ds = &ds;
-	o.facts = &facts;
+	o.facts = factsp;
 	o.seed_code = resume ? NULL : seed.buf;
 	o.template_text = template_path ? tmpl.buf : NULL;
 	o.template_name = template_path;

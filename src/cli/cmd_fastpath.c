@@ -42,7 +42,7 @@ static int run_agent(struct cli_llm_flags *lf, int iterations, const char *host,
 	struct cuco_fastpath_agent_result res;
 	struct cuco_fastpath_cascade judge;
 	struct cuco_design_space ds;
-	struct cuco_hw_facts facts = {0, 1, 2, 132}; /* NVLink between all ranks, no GIN, H200 */
+	struct cuco_hw_facts facts;
 	struct cuco_strbuf ds_text = CUCO_STRBUF_INIT;
 	struct cuco_store *store = NULL;
 	char share[PATH_MAX], ds_path[PATH_MAX], wl[128];
@@ -82,7 +82,6 @@ static int run_agent(struct cli_llm_flags *lf, int iterations, const char *host,
 	cfg.shape = m ? m->default_shape : NULL;
 	cfg.ds = &ds;
 	cfg.design_space_text = ds_text.buf;
-	cfg.facts = &facts;
 	if (m) {
 		const struct cuco_manifest_program *b = cuco_manifest_program(m, "baseline");
 		for (int l = 0; b && l < b->nlibs && l < 3; l++)
@@ -96,6 +95,7 @@ static int run_agent(struct cli_llm_flags *lf, int iterations, const char *host,
 	judge.shape = m ? cuco_manifest_shape(m, m->default_shape) : NULL;
 	cuco_run_opts_default(&judge.run);
 	cfg.ranks = judge.run.ranks;
+	cfg.facts = cli_probe_facts("fastpath", &judge.run, &facts); /* NULL: unknown here */
 	cfg.judge = cuco_fastpath_judge_cascade;
 	cfg.judge_arg = &judge;
 	cfg.progress = stderr;

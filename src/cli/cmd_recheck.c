@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "program/directive.h"
 #include "search/recheck.h"
 
 static const char usage[] =
@@ -31,6 +32,7 @@ int cmd_recheck(int argc, char **argv)
 	struct cuco_recheck_result res;
 	struct cuco_run_rec run;
 	struct cuco_manifest m;
+	struct cuco_hw_facts facts;
 	const char *store_path = NULL;
 	long long id = 0;
 	int rc, have_m = 0;
@@ -91,6 +93,7 @@ int cmd_recheck(int argc, char **argv)
 	o.store = store;
 	o.run_id = id;
 	o.m = &m;
+	(void)cli_probe_facts("recheck", &o.run, &facts); /* the nvcc target */
 	if ((rc = cuco_recheck_run(&o, &res, &err)))
 		goto fail;
 	if (!res.program_id)

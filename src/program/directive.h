@@ -62,12 +62,18 @@ struct cuco_directive {
 	struct cuco_directive_knob knobs[CUCO_DIRECTIVE_MAX_KNOBS];
 };
 
-/* What the machine offers; hardware-dependent constraints are checked against it. */
+/*
+ * What the machine offers; hardware-dependent constraints are checked against
+ * it. Measured on the node by the harness's probe (cuco_hw_facts_probe(), the
+ * facts `cuco doctor` prints); tests build them by hand.
+ */
 struct cuco_hw_facts {
 	int gin_capable;       /* the network supports GPU-initiated networking */
 	int lsa_all_reachable; /* every rank can load/store every other rank's memory */
-	int nranks;
-	int sm_count; /* SMs of one GPU */
+	int nranks;            /* ranks of one program */
+	int sm_count;          /* SMs of one GPU (the smallest, where they differ) */
+	int cc;                /* compute capability x 10 (90: sm_90), the lowest; 0 unknown */
+	int gpus;              /* GPUs on this node; 0 unknown */
 };
 
 /* Hardware facts that a constraint may require ("requires" in the data). */

@@ -26,6 +26,7 @@
 #include "assert_text.h"
 #include "rm_tree.h"
 #include "cascade/cascade.h"
+#include "program/directive.h"
 #include "store/store.h"
 #include "util/paths.h"
 #include "util/strbuf.h"
@@ -457,6 +458,84 @@ static void test_parse_malformed(void **state)
 	cuco_run_result_release(&res);
 }
 
+/* ---- facts: the probe's JSON as the facts directives are checked against -- */
+
+static void parse_probe(const char *name, int ranks, struct cuco_hw_facts *f, int want)
+{
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+	struct cuco_err err;
+	char path[512];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", FIXTURES, name);
+	read_text(path, &sb);
+	cuco_err_clear(&err);
+	rc = cuco_hw_facts_parse(sb.buf, ranks, f, &err);
+	if (rc != want)
+		fail_msg("%s: got %d (%s), want %d", name, rc, err.msg, want);
+	cuco_strbuf_release(&sb);
+}
+
+static void test_facts_parse(void **state)
+{
+	struct cuco_hw_facts f;
+	struct cuco_err err;
+	char buf[160];
+
+	(void)state;
+	/* Two H200s over NVLink, no GIN NIC: what the search used to assume. */
+	parse_probe("probe_h200x2.json", 2, &f, CUCO_OK);
+	assert_int_equal(f.nranks, 2);
+	assert_int_equal(f.gpus, 2);
+	assert_int_equal(f.sm_count, 132);
+	assert_int_equal(f.cc, 90);
+	assert_int_equal(f.lsa_all_reachable, 1);
+	assert_int_equal(f.gin_capable, 0);
+	assert_string_equal(cuco_hw_facts_describe(&f, buf, sizeof(buf)),
+	                    "2 ranks, 132 SMs, sm_90, LSA: all ranks, GIN: no");
+
+	/* PCIe, mixed GPUs, a GIN NIC: the weakest GPU's SMs and architecture. */
+	parse_probe("probe_pcie_mixed.json", 2, &f, CUCO_OK);
+	assert_int_equal(f.gpus, 3);
+	assert_int_equal(f.sm_count, 108);
+	assert_int_equal(f.cc, 80);
+	assert_int_equal(f.lsa_all_reachable, 0);
+	assert_int_equal(f.gin_capable, 1);
+
+	/* One GPU: the self-test did not run; one rank reaches itself, two need two GPUs. */
+	parse_probe("probe_one_gpu.json", 1, &f, CUCO_OK);
+	assert_int_equal(f.lsa_all_reachable, 1);
+	parse_probe("probe_one_gpu.json", 2, &f, CUCO_ERR_NO_GPU);
+	assert_int_equal(f.gpus, 1);
+	assert_int_equal(f.lsa_all_reachable, 0);
+	parse_probe("probe_none.json", 2, &f, CUCO_ERR_NO_GPU);
+	assert_int_equal(f.gpus, 0);
+	assert_int_equal(f.cc, 0);
+
+	/* Not a probe result: the field is named. */
+	parse_probe("probe_bad_cc.json", 1, &f, CUCO_ERR_PARSE);
+	cuco_err_clear(&err);
+	assert_int_equal(cuco_hw_facts_parse("{\"gpus\":[{\"cc\":\"9.0\"}]}", 1, &f, &err),
+	                 CUCO_ERR_PARSE);
+	assert_contains(err.msg, "gpus[0].sm_count: expected an integer");
+	assert_int_equal(cuco_hw_facts_parse("[1]", 1, &f, &err), CUCO_ERR_PARSE);
+	assert_contains(err.msg, "not a JSON object");
+	assert_int_equal(cuco_hw_facts_parse("{\"gpus\":[],\"lsa\":null}", 1, &f, &err),
+	                 CUCO_ERR_PARSE);
+	assert_contains(err.msg, "gin_contexts: expected an integer");
+}
+
+static void test_arch_for_cc(void **state)
+{
+	char buf[16];
+
+	(void)state;
+	assert_string_equal(cuco_arch_for_cc(90, buf, sizeof(buf)), "90a"); /* wgmma, TMA */
+	assert_string_equal(cuco_arch_for_cc(0, buf, sizeof(buf)), "90a");  /* unknown */
+	assert_string_equal(cuco_arch_for_cc(80, buf, sizeof(buf)), "80");
+	assert_string_equal(cuco_arch_for_cc(100, buf, sizeof(buf)), "100");
+}
+
 /* ---- evaluate ------------------------------------------------------------ */
 
 struct eval_count {
@@ -641,6 +720,50 @@ static void test_evaluate_no_gpu(void **state)
 	eval_env_release(&v);
 }
 
+/* The node's facts refuse a valid directive before nvcc: LSA with ranks out of reach. */
+static void test_evaluate_facts(void **state)
+{
+	struct cuco_manifest m;
+	struct cuco_strbuf src = CUCO_STRBUF_INIT;
+	struct cuco_eval_program prog;
+	struct cuco_eval_request req;
+	struct cuco_eval_shape out[1];
+	const struct cuco_shape *shapes[1];
+	struct cuco_hw_facts pcie = {.nranks = 2, .sm_count = 114, .cc = 90, .gpus = 2};
+	struct cuco_err err;
+
+	(void)state;
+	cuco_err_clear(&err);
+	if (cuco_manifest_load(FIXTURES "/manifest.json", &m, &err))
+		fail_msg("fixture manifest: %s", err.msg);
+	read_text(FIXTURES "/lsa_directive.cu", &src);
+	cuco_eval_program_init(&prog, "cand", "candidate", FIXTURES "/lsa_directive.cu", src.buf,
+	                       1);
+	memset(&req, 0, sizeof(req));
+	memset(out, 0, sizeof(out));
+	shapes[0] = &m.shapes[0];
+	req.m = &m;
+	req.shapes = shapes;
+	req.nshapes = 1;
+	req.progs = &prog;
+	req.nprogs = 1;
+	req.compile_only = 1;
+	req.facts = &pcie;
+	compile_opts(&req.compile);
+	cuco_run_opts_default(&req.run);
+	if (cuco_evaluate(&req, out, &err) != CUCO_OK)
+		fail_msg("cuco_evaluate: %s", err.msg);
+	assert_int_equal(prog.precheck_code, CUCO_ERR_UNSUPPORTED);
+	assert_contains(prog.precheck_error, "lsa_directive.cu:1:");
+	assert_contains(prog.precheck_error, "needs every rank reachable by load/store");
+	assert_int_equal(prog.job.code, CUCO_ERR_UNSUPPORTED);
+	assert_int_equal(prog.job.log.len, 0); /* never reached nvcc */
+	cuco_eval_shape_release(&out[0]);
+	cuco_eval_program_release(&prog);
+	cuco_strbuf_release(&src);
+	cuco_manifest_release(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -654,8 +777,11 @@ int main(void)
 	    cmocka_unit_test(test_parse_crash),
 	    cmocka_unit_test(test_parse_no_gpu),
 	    cmocka_unit_test(test_parse_malformed),
+	    cmocka_unit_test(test_facts_parse),
+	    cmocka_unit_test(test_arch_for_cc),
 	    cmocka_unit_test(test_evaluate_compile_only),
 	    cmocka_unit_test(test_evaluate_no_gpu),
+	    cmocka_unit_test(test_evaluate_facts),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -41,7 +41,7 @@
 #define KEY "sk-cuco-fastpath-9f8e7d6c5b4a"
 
 static struct cuco_design_space ds;
-static const struct cuco_hw_facts facts = {0, 1, 2, 132};
+static const struct cuco_hw_facts facts = {0, 1, 2, 132, 90, 2};
 static char tmp[64];
 static char *host_code, *ds_text;
 

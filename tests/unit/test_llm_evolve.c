@@ -43,7 +43,7 @@
 #define KEY "sk-cuco-evolve-1a2b3c4d5e6f"
 
 static struct cuco_design_space ds;
-static const struct cuco_hw_facts facts = {0, 1, 2, 132};
+static const struct cuco_hw_facts facts = {0, 1, 2, 132, 90, 2};
 static char tmp[64];
 static char *seed_code, *ds_text;
 

@@ -101,7 +101,7 @@ static int64_t fake_run(struct cuco_store *s, struct cuco_design_space *ds,
                         const struct cuco_evolve_config *cfg, struct fake_eval *f,
                         struct cuco_evolve_progress *fin)
 {
-	static const struct cuco_hw_facts facts = {0, 1, 2, 132};
+	static const struct cuco_hw_facts facts = {0, 1, 2, 132, 90, 2};
 	struct cuco_evolve_opts o;
 	struct cuco_err err;
 	char *tmpl = read_all(FIXTURES "/mini.cu.in"), *seed = read_all(FIXTURES "/seed.cu");

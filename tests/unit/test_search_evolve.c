@@ -34,7 +34,7 @@
 #define FIXTURES CUCO_SOURCE_DIR "/tests/fixtures/evolve"
 
 static struct cuco_design_space ds;
-static const struct cuco_hw_facts facts = {0, 1, 2, 132};
+static const struct cuco_hw_facts facts = {0, 1, 2, 132, 90, 2};
 static char *tmpl, *seed;
 static char dir[64];
 

@@ -19,7 +19,7 @@
 #define FIXTURES CUCO_SOURCE_DIR "/tests/fixtures/evolve"
 
 static struct cuco_design_space ds;
-static const struct cuco_hw_facts facts = {0, 1, 2, 132}; /* NVLink node, no GIN NIC */
+static const struct cuco_hw_facts facts = {0, 1, 2, 132, 90, 2}; /* NVLink node, no GIN NIC */
 
 static int setup(void **state)
 {
