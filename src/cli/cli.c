@@ -490,6 +490,8 @@ const struct cuco_hw_facts *cli_probe_facts(const char *cmd, const struct cuco_r
 	int rc;
 
 	cuco_err_clear(&err);
+	memset(f, 0, sizeof(*f));
+	f->nranks = o->ranks;
 	if (o->launcher && *o->launcher) {
 		fprintf(stderr,
 		        "cuco %s: ranks start through --launcher, maybe on other nodes: "

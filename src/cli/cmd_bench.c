@@ -185,7 +185,9 @@ int cmd_bench(int argc, char **argv)
 	req.store = store;
 	req.compile_only = compile_only;
 	req.facts = cli_probe_facts("bench", &req.run, &facts);
-	rc = cuco_compile_opts_default(&req.compile, &err);
+	rc = compile_only ? CUCO_OK : cuco_manifest_check_cc(&m, facts.cc, &err);
+	if (!rc)
+		rc = cuco_compile_opts_default(&req.compile, &err);
 	if (rc) {
 		cli_fail(&err);
 		goto out_store;

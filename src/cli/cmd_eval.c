@@ -141,7 +141,8 @@ int cmd_eval(int argc, char **argv)
 	req.nprogs = 2;
 	req.store = store;
 	req.facts = cli_probe_facts("eval", &req.run, &facts);
-	if ((rc = cuco_compile_opts_default(&req.compile, &err))) {
+	if ((rc = cuco_manifest_check_cc(&m, facts.cc, &err)) ||
+	    (rc = cuco_compile_opts_default(&req.compile, &err))) {
 		cli_fail(&err);
 		goto out_progs;
 	}

@@ -694,6 +694,10 @@ int cmd_evolve(int argc, char **argv)
 	have_ds = 1;
 	/* What this node offers, measured: children stay inside it. */
 	factsp = cli_probe_facts("evolve", &run, &facts);
+	if ((rc = cuco_manifest_check_cc(&m, facts.cc, &err))) {
+		cli_fail(&err);
+		goto out;
+	}
 	if (!template_path) {
 		const char *dir = cli_share_dir("realize");
 		snprintf(tpath, sizeof(tpath), "%s/%s.cu.in", dir ? dir : ".", m.name);

@@ -39,8 +39,13 @@ int cmd_workloads(int argc, char **argv)
 		printf("%s: %s\n  ranks:", m.name, m.description);
 		for (int r = 0; r < m.nranks; r++)
 			printf(" %d", m.ranks[r]);
-		printf("  dtype: %s  tolerance: %g  default shape: %s\n  shapes:\n", m.dtype_name,
-		       m.tolerance, m.default_shape);
+		printf("  dtype: %s  tolerance: %g  default shape: %s\n", m.dtype_name, m.tolerance,
+		       m.default_shape);
+		if (m.requires_cc)
+			printf("  GPUs: compute capability %d.%d%s%s%s\n", m.requires_cc / 10,
+			       m.requires_cc % 10, m.requires_why[0] ? " (" : "", m.requires_why,
+			       m.requires_why[0] ? ")" : "");
+		printf("  shapes:\n");
 		for (int s = 0; s < m.nshapes; s++) {
 			printf("    %-10s", m.shapes[s].name);
 			for (int k = 0; k < m.shapes[s].nparams; k++)

@@ -95,7 +95,7 @@ out:
 
 static const char *const top_fields[] = {
     "name",   "description",   "abi",      "dtype",        "tolerance", "ranks", "params",
-    "shapes", "default_shape", "workload", "host_program", "programs",  "knobs",
+    "shapes", "default_shape", "workload", "host_program", "programs",  "knobs", "requires",
 };
 #define NTOP ((int)(sizeof(top_fields) / sizeof(top_fields[0])))
 
@@ -187,6 +187,54 @@ static int parse_header(struct mload *L, const json_t *root)
 		    "%g is out of range; expected a number between 0 and 1 (exclusive)",
 		    m->tolerance);
 	return CUCO_OK;
+}
+
+/* "requires": {"cc": "9.0", "why": "..."}: the GPUs the programs run on. */
+static int parse_requires(struct mload *L, const json_t *root)
+{
+	static const char *const known[] = {"cc", "why"};
+	const json_t *obj = json_object_get(root, "requires"), *v;
+	const char *s;
+	int major, minor, n = 0, rc;
+
+	L->m->requires_why = cuco_xstrdup("");
+	if (!obj)
+		return CUCO_OK;
+	if (!json_is_object(obj))
+		return cuco_json_fail_type(&L->src, "requires", "an object", obj);
+	rc = check_unknown(L, obj, "requires", known, 2, "field");
+	if (rc)
+		return rc;
+	v = json_object_get(obj, "cc");
+	if (!json_is_string(v))
+		return cuco_json_fail_type(&L->src, "requires.cc",
+		                           "a compute capability string such as \"9.0\"", v);
+	s = json_string_value(v);
+	if (sscanf(s, "%d.%d%n", &major, &minor, &n) != 2 || s[n] || major < 1 || major > 99 ||
+	    minor < 0 || minor > 9)
+		return cuco_json_fail(&L->src, CUCO_ERR_INVALID, "requires.cc", 0,
+		                      "\"%s\" is not a compute capability; expected major.minor, "
+		                      "e.g. \"9.0\"",
+		                      s);
+	L->m->requires_cc = 10 * major + minor;
+	rc = get_string(L, obj, "why", "requires.why", 0, &s);
+	if (rc)
+		return rc;
+	free(L->m->requires_why);
+	L->m->requires_why = cuco_xstrdup(s ? s : "");
+	return CUCO_OK;
+}
+
+int cuco_manifest_check_cc(const struct cuco_manifest *m, int cc, struct cuco_err *err)
+{
+	if (!m->requires_cc || !cc || cc == m->requires_cc)
+		return CUCO_OK;
+	return cuco_err_set(err, CUCO_ERR_UNSUPPORTED,
+	                    "workload %s needs GPUs of compute capability %d.%d%s%s%s, and this "
+	                    "node's have %d.%d",
+	                    m->name, m->requires_cc / 10, m->requires_cc % 10,
+	                    m->requires_why[0] ? " (" : "", m->requires_why,
+	                    m->requires_why[0] ? ")" : "", cc / 10, cc % 10);
 }
 
 static int parse_ranks(struct mload *L, const json_t *root)
@@ -650,6 +698,8 @@ static int load(const char *path, const char *expect_name, struct cuco_manifest 
 		rc = parse_programs(&L, root);
 	if (!rc)
 		rc = parse_knobs(&L, root);
+	if (!rc)
+		rc = parse_requires(&L, root);
 out:
 	json_decref(root);
 	cuco_strbuf_release(&text);
@@ -688,6 +738,7 @@ void cuco_manifest_release(struct cuco_manifest *m)
 	}
 	free(m->programs);
 	free(m->knobs_json);
+	free(m->requires_why);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -64,6 +64,8 @@ struct cuco_manifest {
 	int nprograms;
 	char *knobs_json; /* the "knobs" object, compact with sorted keys; "{}" when absent */
 	int nknobs;       /* members of knobs_json */
+	int requires_cc;  /* "requires": {"cc"}: compute capability x 10 the programs need; 0 any */
+	char *requires_why; /* its "why"; "" when absent */
 };
 
 /*
@@ -74,6 +76,13 @@ struct cuco_manifest {
  * failure *out is left released (safe to release again).
  */
 int cuco_manifest_load(const char *path, struct cuco_manifest *out, struct cuco_err *err);
+
+/*
+ * Whether GPUs of compute capability cc (x 10; 0 unknown) can run the
+ * workload's programs: CUCO_OK, or CUCO_ERR_UNSUPPORTED with err saying which
+ * capability the manifest requires and why.
+ */
+int cuco_manifest_check_cc(const struct cuco_manifest *m, int cc, struct cuco_err *err);
 
 /* Free what the manifest owns and zero it. NULL and zeroed manifests are fine. */
 void cuco_manifest_release(struct cuco_manifest *m);

@@ -177,6 +177,31 @@ static void test_bad_fixtures(void **state)
 	assert_true(checked >= 20);
 }
 
+/* "requires": the GPUs a workload's programs need, checked against the probed ones. */
+static void test_requires(void **state)
+{
+	struct cuco_manifest m;
+	struct cuco_err err;
+
+	(void)state;
+	cuco_err_clear(&err);
+	assert_int_equal(cuco_manifest_load("good.json", &m, &err), CUCO_OK);
+	assert_int_equal(m.requires_cc, 0); /* none: any GPU */
+	assert_int_equal(cuco_manifest_check_cc(&m, 80, &err), CUCO_OK);
+	cuco_manifest_release(&m);
+
+	assert_int_equal(cuco_manifest_load("good_requires.json", &m, &err), CUCO_OK);
+	assert_int_equal(m.requires_cc, 90);
+	assert_string_equal(m.requires_why, "cuco's own GEMM");
+	assert_int_equal(cuco_manifest_check_cc(&m, 90, &err), CUCO_OK);
+	assert_int_equal(cuco_manifest_check_cc(&m, 0, &err), CUCO_OK); /* no GPU to ask */
+	assert_int_equal(cuco_manifest_check_cc(&m, 80, &err), CUCO_ERR_UNSUPPORTED);
+	assert_string_equal(err.msg, "workload gemm_allgather needs GPUs of compute capability 9.0 "
+	                             "(cuco's own GEMM), and this node's have 8.0");
+	assert_int_equal(cuco_manifest_check_cc(&m, 100, &err), CUCO_ERR_UNSUPPORTED);
+	cuco_manifest_release(&m);
+}
+
 static void test_unreadable(void **state)
 {
 	struct cuco_manifest m;
@@ -268,7 +293,7 @@ int main(void)
 	    cmocka_unit_test(test_good),          cmocka_unit_test(test_shape_value_error),
 	    cmocka_unit_test(test_bad_fixtures),  cmocka_unit_test(test_unreadable),
 	    cmocka_unit_test(test_list_and_find), cmocka_unit_test(test_locate),
-	    cmocka_unit_test(test_suggest),
+	    cmocka_unit_test(test_suggest),       cmocka_unit_test(test_requires),
 	};
 
 	return cmocka_run_group_tests(tests, enter_fixtures, NULL);
