@@ -17,8 +17,11 @@ static const char usage[] =
     "GPUs (count, name, SMs, memory), peer access and NVLink links, the NCCL\n"
     "library in use, whether the NCCL device API works here (an LSA self-test\n"
     "across all GPUs; a device communicator with GIN contexts), nvcc and the\n"
-    "target architecture, and the hardware queues CUDA gives each GPU\n"
-    "(CUDA_DEVICE_MAX_CONNECTIONS). Exits 0 on a machine without GPUs, saying so.\n";
+    "target architecture (from the GPUs' compute capability unless CUCO_ARCH\n"
+    "says), the hardware queues CUDA gives each GPU (CUDA_DEVICE_MAX_CONNECTIONS),\n"
+    "and the facts directives are checked against (evolve, bench, eval and\n"
+    "fastpath --llm run the same probe). Exits 0 on a machine without GPUs,\n"
+    "saying so.\n";
 
 static void version(char *out, size_t len, int v)
 {
