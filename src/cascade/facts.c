@@ -17,17 +17,12 @@
 int cuco_probe_run(struct cuco_strbuf *out, struct cuco_err *err)
 {
 	char *argv[] = {(char *)cuco_harness_path(), "--probe", NULL};
-	char *env[3] = {"NCCL_NVLS_ENABLE=0", NULL, NULL}, ldpath[4200];
-	const char *nccl = cuco_nccl_home();
+	char ldpath[4200], *env[3] = {"NCCL_NVLS_ENABLE=0", NULL, NULL};
 	struct cuco_strbuf log = CUCO_STRBUF_INIT;
 	struct cuco_proc_status st;
 	int rc = CUCO_OK;
 
-	if (nccl) {
-		snprintf(ldpath, sizeof(ldpath), "LD_LIBRARY_PATH=%s/lib:%s", nccl,
-		         getenv("LD_LIBRARY_PATH") ? getenv("LD_LIBRARY_PATH") : "");
-		env[1] = ldpath;
-	}
+	env[1] = (char *)cuco_nccl_ld_path(ldpath, sizeof(ldpath));
 	cuco_strbuf_reset(out);
 	if (cuco_proc_run(argv, env, out, &log, 300, &st) || !st.exited)
 		rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot run %s --probe (%s)", argv[0],

@@ -259,7 +259,7 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 	char buf[4608];
 	struct cuco_strbuf out = CUCO_STRBUF_INIT, launcher = CUCO_STRBUF_INIT;
 	struct cuco_proc_status st;
-	const char *nccl = cuco_nccl_home(), *line;
+	const char *line;
 	char result_file[4096] = "";
 
 #define OWN(...)                                         \
@@ -332,10 +332,7 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 	push(argv, &argc, NULL);
 #undef OWN
 	env[nenv++] = "NCCL_NVLS_ENABLE=0";
-	if (nccl) {
-		const char *old = getenv("LD_LIBRARY_PATH");
-		snprintf(buf, sizeof(buf), "LD_LIBRARY_PATH=%s/lib%s%s", nccl, old ? ":" : "",
-		         old ? old : "");
+	if (cuco_nccl_ld_path(buf, sizeof(buf))) {
 		owned[nowned] = strdup(buf);
 		env[nenv++] = owned[nowned++];
 	}

@@ -730,8 +730,9 @@ int cmd_evolve(int argc, char **argv)
 	/* GPU slots: with mpirun/srun the launcher decides where ranks go, so one. */
 	if (!run.launcher && max_slots != 1) {
 		struct cuco_err gerr;
-		cuco_slots_plan(cuco_gpu_count(&gerr), run.ranks, (int)max_slots,
-		                getenv("CUDA_VISIBLE_DEVICES"), &slots);
+		/* the probe above counted them; ask again only when it could not run */
+		cuco_slots_plan(facts.gpus ? facts.gpus : cuco_gpu_count(&gerr), run.ranks,
+		                (int)max_slots, getenv("CUDA_VISIBLE_DEVICES"), &slots);
 		cuco_cascade_evaluator_set_slots(ce, &slots);
 	}
 	if (strcmp(lf.operator_, "builtin")) {

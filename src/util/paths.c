@@ -122,6 +122,18 @@ const char *cuco_nccl_home(void)
 	return v && *v ? v : NULL;
 }
 
+const char *cuco_nccl_ld_path(char *buf, size_t n)
+{
+	const char *nccl = cuco_nccl_home(), *old = getenv("LD_LIBRARY_PATH");
+
+	if (!nccl)
+		return NULL;
+	/* no empty entry when there was none: the loader would read it as "." */
+	snprintf(buf, n, "LD_LIBRARY_PATH=%s/lib%s%s", nccl, old && *old ? ":" : "",
+	         old && *old ? old : "");
+	return buf;
+}
+
 const char *cuco_state_dir(void)
 {
 	const char *v = getenv("CUCO_STATE");

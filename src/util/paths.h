@@ -17,6 +17,12 @@ const char *cuco_harness_path(void);
 const char *cuco_nvcc_path(void);
 /* NCCL installation to build and run against: $CUCO_NCCL_HOME, $NCCL_HOME, or NULL (toolkit's). */
 const char *cuco_nccl_home(void);
+/*
+ * "LD_LIBRARY_PATH=<nccl home>/lib" followed by the caller's own
+ * LD_LIBRARY_PATH, in buf, for the environment of a harness that must load
+ * that NCCL; NULL (buf untouched) when cuco_nccl_home() is NULL.
+ */
+const char *cuco_nccl_ld_path(char *buf, size_t n);
 /* State directory for caches and the default store: $CUCO_STATE or ".cuco". */
 const char *cuco_state_dir(void);
 /* mkdir -p; 0 or -1 with errno. */
