@@ -410,18 +410,35 @@ static CheckResult check(const __nv_bfloat16 *dC, const __nv_bfloat16 *dR, const
   return r;
 }
 
+// Rows past M that every C (and push copy) of a check has, poisoned with 0xFF
+// bytes: a GEMM whose M is not a multiple of 128 must leave them as they were.
+constexpr int kGuardRows = 128;
+// Rows [M, M + kGuardRows) of X [*, N] still hold the poison.
+static bool guard_intact(const __nv_bfloat16 *X, int M, int N) {
+  std::vector<unsigned char> g((size_t)kGuardRows * N * 2);
+  CK(cudaMemcpy(g.data(), X + (size_t)M * N, g.size(), cudaMemcpyDefault));
+  for (size_t i = 0; i < g.size(); ++i)
+    if (g[i] != 0xFF) {
+      fprintf(stderr, "  guard row %zu (M %d) written at column %zu\n", M + i / (2 * N), M, i % (2 * N) / 2);
+      return false;
+    }
+  return true;
+}
+
 // A [M,K] and B [K,N] filled with uniform[-1,1) bf16 from seeds sa and sb, C and R
-// [M,N] uninitialised (R, the reference, NaN-poisoned), all on stream st.
+// [M,N] uninitialised (R, the reference, NaN-poisoned; C with kGuardRows rows
+// more, poisoned), all on stream st.
 static void operands(cudaStream_t st, int M, int N, int K, uint64_t sa, uint64_t sb, __nv_bfloat16 **A,
                      __nv_bfloat16 **B, __nv_bfloat16 **C, __nv_bfloat16 **R) {
   CK(cudaMalloc(A, (size_t)M * K * 2));
   CK(cudaMalloc(B, (size_t)K * N * 2));
-  CK(cudaMalloc(C, (size_t)M * N * 2));
+  CK(cudaMalloc(C, (size_t)(M + kGuardRows) * N * 2));
   CK(cudaMalloc(R, (size_t)M * N * 2));
   fill_rand<<<2048, 256, 0, st>>>(*A, (size_t)M * K, sa);
   fill_rand<<<2048, 256, 0, st>>>(*B, (size_t)K * N, sb);
   CK(cudaGetLastError());
   CK(cudaMemsetAsync(*R, 0xFF, (size_t)M * N * 2, st));
+  CK(cudaMemsetAsync(*C, 0xFF, (size_t)(M + kGuardRows) * N * 2, st));
 }
 
 static void run_shape(cublasHandle_t h, cudaStream_t st, Shape sh, bool timing, int iters) {
@@ -437,7 +454,7 @@ static void run_shape(cublasHandle_t h, cudaStream_t st, Shape sh, bool timing, 
   CK(cuco::gemm_bf16_run(&plan, st));
   sync_or_die(st, 30, "gemm");
   CheckResult cr = check(C, R, A, B, M, N, K);
-  bool ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
+  bool ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0 && guard_intact(C, M, N);
   if (!ok) g_fail = 1;
 
   double us = 0, us_cb = 0;
@@ -555,7 +572,7 @@ static void run_features(cublasHandle_t h, cudaStream_t st) {
   // bad shapes must be rejected
   int rejected = 0, cases = 0;
   cuco::gemm_bf16_args bad[] = {
-      {A, B, C, 100, N, K, K, N, N}, {A, B, C, M, 200, K, K, 200, 200}, {A, B, C, M, N, 96, 96, N, N},
+      {A, B, C, 0, N, K, K, N, N}, {A, B, C, M, 200, K, K, 200, 200}, {A, B, C, M, N, 96, 96, N, N},
       {A, B, C, M, N, K, K - 1, N, N}, {nullptr, B, C, M, N, K, K, N, N}, {A, B, C, M, N, K, K + 4, N, N}};
   for (auto &b : bad) {
     cases++;
@@ -622,14 +639,17 @@ static bool same_bytes(const __nv_bfloat16 *x, const __nv_bfloat16 *y, size_t n)
 }
 // Feature check: every narrowed width and push round, few CTAs (so each one
 // reuses its staging rows many times); C against cuBLAS, both copies = C.
-static void run_push_features(cublasHandle_t h, cudaStream_t st) {
-  const int M = 2048, N = 1024, K = 1024;
+// M not a multiple of 128: the last tile row's rows past M are neither stored
+// nor copied (kGuardRows poisoned rows after C and after each copy).
+static void run_push_features(cublasHandle_t h, cudaStream_t st, int M = 2048) {
+  const int N = 1024, K = 1024;
+  const size_t guarded = (size_t)(M + kGuardRows) * N * 2;
   __nv_bfloat16 *A, *B, *C, *R, *D[2];
   CK(cudaMalloc(&A, (size_t)M * K * 2));
   CK(cudaMalloc(&B, (size_t)K * N * 2));
-  CK(cudaMalloc(&C, (size_t)M * N * 2));
+  CK(cudaMalloc(&C, guarded));
   CK(cudaMalloc(&R, (size_t)M * N * 2));
-  for (auto &d : D) CK(cudaMalloc(&d, (size_t)M * N * 2));
+  for (auto &d : D) CK(cudaMalloc(&d, guarded));
   fill_rand<<<1024, 256, 0, st>>>(A, (size_t)M * K, 31);
   fill_rand<<<1024, 256, 0, st>>>(B, (size_t)K * N, 32);
   CK(cudaGetLastError());
@@ -648,15 +668,17 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
   for (const PushCase &c : cases) {
     cuco::gemm_bf16_plan pl;
     bool planned = plan_for(&pl, a, c.tn, c.ctas);
-    CK(cudaMemsetAsync(C, 0xFF, (size_t)M * N * 2, st));
-    for (auto &d : D) CK(cudaMemsetAsync(d, 0xFF, (size_t)M * N * 2, st));
+    CK(cudaMemsetAsync(C, 0xFF, guarded, st));
+    for (auto &d : D) CK(cudaMemsetAsync(d, 0xFF, guarded, st));
     cudaError_t e = planned ? run_case(&pl, st, c, D, 2) : cudaErrorInvalidValue;
     bool ok = e == cudaSuccess && pl.bn == c.tn;
     if (ok) {
       sync_or_die(st, 30, "push gemm");
       CheckResult cr = check(C, R, A, B, M, N, K);
-      ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
-      if (c.rows != kNoPush) ok = ok && same_bytes(C, D[0], (size_t)M * N) && same_bytes(C, D[1], (size_t)M * N);
+      ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0 && guard_intact(C, M, N);
+      if (c.rows != kNoPush)
+        ok = ok && same_bytes(C, D[0], (size_t)M * N) && same_bytes(C, D[1], (size_t)M * N) &&
+             guard_intact(D[0], M, N) && guard_intact(D[1], M, N);
     }
     printf("# feature tile_n %d push %s%s (%dx%dx%d, %d CTAs): %s\n", c.tn,
            c.rows == kNoPush        ? "none"
@@ -667,6 +689,11 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st) {
            pace_label(c), M, N, K, pl.ctas,
            ok ? "ok" : "FAIL");
     if (!ok) g_fail = 1;
+  }
+  if (M % 128) {  // the refusals below do not depend on M
+    CK(cudaFree(A)); CK(cudaFree(B)); CK(cudaFree(C)); CK(cudaFree(R));
+    for (auto &d : D) CK(cudaFree(d));
+    return;
   }
   // narrowing is refused for widths other than 128 / 64 and wider than the plan
   cuco::gemm_bf16_plan pl;
@@ -1145,8 +1172,9 @@ static void copy_gated_cols(cudaStream_t c, __nv_bfloat16 *dst, const __nv_bfloa
 // gated on flags their (delayed) copies set, K chunk by K chunk; every C_i
 // against cuBLAS. Two epochs, so a flag left from the first run must not
 // open the second's gates. Also the argument checks.
-static void run_group_features(cublasHandle_t h, cudaStream_t st) {
-  const int M = 1024, N = 512, K = 1024, n = 3, chunks = 4;
+// (M not a multiple of 128: every problem's last tile row partial, guard rows after each C)
+static void run_group_features(cublasHandle_t h, cudaStream_t st, int M = 1024) {
+  const int N = 512, K = 1024, n = 3, chunks = 4;
   cudaStream_t c;
   CK(cudaStreamCreateWithFlags(&c, cudaStreamNonBlocking));
   __nv_bfloat16 *Asrc[n], *Adst[n], *Bsrc[n], *Bdst[n], *C[n], *R[n];
@@ -1158,7 +1186,7 @@ static void run_group_features(cublasHandle_t h, cudaStream_t st) {
     CK(cudaMalloc(&Adst[i], (size_t)M * K * 2));
     CK(cudaMalloc(&Bsrc[i], (size_t)K * N * 2));
     CK(cudaMalloc(&Bdst[i], (size_t)K * N * 2));
-    CK(cudaMalloc(&C[i], (size_t)M * N * 2));
+    CK(cudaMalloc(&C[i], (size_t)(M + kGuardRows) * N * 2));
     CK(cudaMalloc(&R[i], (size_t)M * N * 2));
     fill_rand<<<1024, 256, 0, st>>>(Asrc[i], (size_t)M * K, 51 + i);
     fill_rand<<<1024, 256, 0, st>>>(Bsrc[i], (size_t)K * N, 55 + i);
@@ -1190,7 +1218,7 @@ static void run_group_features(cublasHandle_t h, cudaStream_t st) {
         for (int run = 0; ok && run < 2; ++run) {
           g.epoch = ++epoch;  // flags only grow: each run's gates open at a new value
           for (int i = 0; i < n; ++i) {
-            CK(cudaMemsetAsync(C[i], 0xFF, (size_t)M * N * 2, st));
+            CK(cudaMemsetAsync(C[i], 0xFF, (size_t)(M + kGuardRows) * N * 2, st));
             if (i != first)  // NaN until copied
               CK(cudaMemsetAsync(share_b ? Adst[i] : Bdst[i], 0xFF, (size_t)(share_b ? M : N) * K * 2, st));
           }
@@ -1210,16 +1238,16 @@ static void run_group_features(cublasHandle_t h, cudaStream_t st) {
           for (int i = 0; i < n; ++i) {
             CheckResult cr = check(C[i], R[i], share_b ? Asrc[i] : Asrc[first], share_b ? Bsrc[first] : Bsrc[i], M,
                                    N, K);
-            ok = ok && cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
+            ok = ok && cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0 && guard_intact(C[i], M, N);
           }
         }
-        printf("# feature group of %d sharing %s, tile_n %d, %s CTAs, gated copies in %d chunks, 2 epochs: %s\n", n,
-               share_b ? "B" : "A", tn, mc ? "5" : "all", chunks, ok ? "ok" : "FAIL");
+        printf("# feature group of %d sharing %s, tile_n %d, %s CTAs, gated copies in %d chunks, 2 epochs, M %d: %s\n",
+               n, share_b ? "B" : "A", tn, mc ? "5" : "all", chunks, M, ok ? "ok" : "FAIL");
         if (!ok) g_fail = 1;
       }
   }
   // refusals: chunks not dividing K/64, first out of range, too many problems
-  {
+  if (M % 128 == 0) {
     cuco::gemm_bf16_args a{Asrc[0], Bsrc[0], C[0], M, N, K, K, N, N};
     cuco::gemm_bf16_plan pl;
     CK(cuco::gemm_bf16_plan_init(&pl, a, 0));
@@ -1412,7 +1440,7 @@ static bool split_case(cudaStream_t st, const __nv_bfloat16 *A, const __nv_bfloa
   bool ok = (ways >= 2) == (ti.split >= 2);
   CheckResult cr{};
   for (int rep = 0; rep < 2; ++rep) {
-    CK(cudaMemsetAsync(C, 0xFF, (size_t)M * N * 2, st));  // NaN poison
+    CK(cudaMemsetAsync(C, 0xFF, (size_t)(M + kGuardRows) * N * 2, st));  // NaN poison, guard rows too
     CK(cudaMemsetAsync(visits, 0, ti.tiles * sizeof(unsigned), st));
     CK(cuco::gemm_bf16_run_epilogue(&pl, st, epi));
     sync_or_die(st, 30, "split gemm");
@@ -1425,7 +1453,7 @@ static bool split_case(cudaStream_t st, const __nv_bfloat16 *A, const __nv_bfloa
         ok = false;
         break;
       }
-    ok = ok && cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
+    ok = ok && cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0 && guard_intact(C, M, N);
   }
   if (bytes) {  // every counter back at zero
     const int tail = ti.tiles - ti.whole;
@@ -1466,7 +1494,9 @@ static bool split_case(cudaStream_t st, const __nv_bfloat16 *A, const __nv_bfloa
 // ways (split_case). timing: the --split probe (its shapes, or --shape);
 // otherwise the correctness cases of the default and --quick runs.
 static void run_split(cublasHandle_t h, cudaStream_t st, bool timing, int iters) {
-  std::vector<Shape> shapes = {{256, 256, 64}, {1024, 384, 512}, {8192, 512, 8192}, {2048, 1024, 2048}};
+  // (M not a multiple of 128: a partial last tile row, in the split tail too)
+  std::vector<Shape> shapes = {{256, 256, 64},  {1024, 384, 512}, {8192, 512, 8192},
+                               {2048, 1024, 2048}, {1000, 384, 512}, {8100, 512, 2048}};
   if (timing) shapes.insert(shapes.end(), {{4096, 2048, 4096}, {8192, 4096, 8192}});
   if (timing && g_shape[0]) shapes = {{g_shape[0], g_shape[1], g_shape[2]}};
   if (timing)
@@ -1653,8 +1683,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "test_gemm: --vs times cuBLAS, whose grid takes every SM; --clocks would hold one for its probe\n");
     return 2;
   }
-  if (iters < 1 || g_warm < 0 || (g_shape[0] && (g_shape[0] % 128 || g_shape[1] % 128 || g_shape[2] % 64))) {
-    fprintf(stderr, "test_gemm: --iters >= 1, --warm >= 0, --shape M N K with M, N multiples of 128, K of 64\n");
+  if (iters < 1 || g_warm < 0 || (g_shape[0] && (g_shape[0] < 1 || g_shape[1] % 128 || g_shape[2] % 64))) {
+    fprintf(stderr, "test_gemm: --iters >= 1, --warm >= 0, --shape M N K with M >= 1, N a multiple of 128, K of 64\n");
     return 2;
   }
   int dev = 0, major = 0;
@@ -1717,7 +1747,7 @@ int main(int argc, char **argv) {
   std::vector<Shape> shapes;
   if (quick)
     shapes = {{256, 256, 64}, {128, 384, 192}, {1024, 384, 512}, {2048, 2048, 2048}, {4096, 4096, 4096},
-              {8192, 512, 8192}};
+              {8192, 512, 8192}, {1, 256, 64}, {1000, 384, 512}, {4000, 4096, 4096}};
   else
     shapes = {{2048, 2048, 2048},  {4096, 4096, 4096},  {8192, 8192, 8192},   {16384, 8192, 8192},
               {8192, 1024, 8192},  {4096, 4096, 16384}, {16384, 4096, 8192},  {8192, 512, 8192},
@@ -1729,7 +1759,10 @@ int main(int argc, char **argv) {
   for (auto &s : shapes) run_shape(h, st, s, !quick, iters);
   run_features(h, st);
   run_push_features(h, st);
+  run_push_features(h, st, 1000);  // a partial last tile row of 104 rows
+  run_push_features(h, st, 37);    // one tile row, 37 rows
   run_group_features(h, st);
+  run_group_features(h, st, 1000);
   run_split(h, st, false, 0);
   return finish();
 }

@@ -71,7 +71,7 @@ struct gemm_bf16_args {
 struct gemm_bf16_tile_info {
   int tile_m;   ///< rows of C per tile (128)
   int tile_n;   ///< columns of C per tile (64, 128 or 256)
-  int tiles_m;  ///< M / tile_m
+  int tiles_m;  ///< ceil(M / tile_m): the last tile row holds M - (tiles_m - 1) * tile_m rows
   int tiles_n;  ///< N / tile_n
   int tiles;    ///< tiles_m * tiles_n
   int ctas;     ///< persistent grid size the plan launches
@@ -318,6 +318,7 @@ struct split_unit {
 struct kparams {
   __nv_bfloat16 *C;
   long long ldc;
+  int m;  // rows of C: the last tile row's rows >= m are computed from zero-filled A rows and never stored
   int tiles_m, tiles_n, tiles, kblocks;
   int group_m, start_tile;
   int vec16;  // C 16-byte aligned and ldc % 8 == 0: 16-byte epilogue stores
@@ -665,14 +666,23 @@ __device__ __forceinline__ void wgmma_tile(float (&d)[R], uint64_t da, uint64_t 
   else wgmma_m64n64k16_ss_tb(d, da, db, scale_d);
 }
 
+// Where the epilogue stores a tile row that is past C's m rows (the last
+// tile row of a GEMM whose M % 128 != 0): one 128 x 256 tile of scratch per
+// loaded copy of this header, written by every such tile of every CTA and
+// never read. Row r of the tile, lane quad q's first column.
+__device__ uint4 g_sink[BM * 256 / 8];
+__device__ __forceinline__ __nv_bfloat16 *sink_row(long long r, int q) {
+  return reinterpret_cast<__nv_bfloat16 *>(g_sink) + r * 256 + 8 * q;
+}
+
 // Push epilogue: lanes [0, R) of a warp send its R staged rows (at swarp,
 // W wide) to every copy of C: row grow0 + lane, columns [col0, col0 + W).
 template <int R, int W, class Epi>
-__device__ __forceinline__ void push_send(const Epi &epi, long long ldc, uint32_t swarp, long long grow0,
+__device__ __forceinline__ void push_send(const Epi &epi, long long ldc, int m, uint32_t swarp, long long grow0,
                                           long long col0, int lane, bool wait_entered) {
   fence_proxy_async_smem();  // the staged rows are visible to the bulk copies
   __syncwarp();
-  if (lane < R) {
+  if (lane < R && grow0 + lane < m) {
     if (wait_entered) epi.sync.wait_entered();
     const uint32_t src = swarp + (uint32_t)(lane * W) * 2u;
     for (int i = 0; i < epi.n; ++i) bulk_s2g(epi.dst[i] + (grow0 + lane) * ldc + col0, src, W * 2);
@@ -822,7 +832,9 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
               constexpr int kPaceSteps =
                   CUCO_GEMM_PACE_STEPS < 1 || CUCO_GEMM_PACE_STEPS > kRounds ? kRounds : CUCO_GEMM_PACE_STEPS;
               const int col0 = tn * BN + h * W;  // < N
-              for (int i = ct, k = 0; i < BM * (W / 8); i += kCopiers, ++k) {
+              // the tile's rows in C (fewer than BM only in the last tile row)
+              const int pieces = (p.m - tm * BM < BM ? p.m - tm * BM : BM) * (W / 8);
+              for (int i = ct, k = 0; i < pieces; i += kCopiers, ++k) {
                 // paced in kPaceSteps steps of rounds, each no sooner than its share
                 // of the span; a thread sleeps for what is left of its wait
                 if (paced && (k * kPaceSteps) % kRounds < kPaceSteps) {
@@ -1010,7 +1022,12 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
         [[maybe_unused]] const uint32_t swz = kWarps && CUCO_GEMM_STAGE_SWIZZLE && !bulk_tile ? (uint32_t)(lane & 4) : 0u;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          __nv_bfloat16 *crow = crow0 + (h ? 8 * p.ldc : 0);
+          // A row past C's m (only in the last tile row; its values are zeros,
+          // from TMA's zero fill of A) is stored into the sink instead: one
+          // select per row, no branch or predicate per store (either cost the
+          // whole kernel 1-6 %, docs/gemm.md)
+          const bool in_c = row0 + 8 * h < p.m;
+          __nv_bfloat16 *crow = in_c ? crow0 + (h ? 8 * p.ldc : 0) : sink_row(row0 + 8 * h - (long long)tm * BM, q);
           [[maybe_unused]] const uint32_t srow = swarp + (uint32_t)(((lane >> 2) + (RS == 16 ? 8 * h : 0)) * W) * 2u;
 #pragma unroll
           for (int jb = 0; jb < W / 32; ++jb) {
@@ -1030,9 +1047,11 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
             if (b0) { w[0] = r0; w[2] = r1; } else { w[1] = r0; w[3] = r1; }
             *reinterpret_cast<uint4 *>(crow + 32 * jb) = make_uint4(w[0], w[1], w[2], w[3]);
             if constexpr (kDirect) {
-              const long long off = crow + 32 * jb - Cp;
-              for (int i = 0; i < epi.n; ++i)
-                *reinterpret_cast<uint4 *>(epi.dst[i] + off) = make_uint4(w[0], w[1], w[2], w[3]);
+              if (in_c) {
+                const long long off = crow + 32 * jb - Cp;
+                for (int i = 0; i < epi.n; ++i)
+                  *reinterpret_cast<uint4 *>(epi.dst[i] + off) = make_uint4(w[0], w[1], w[2], w[3]);
+              }
             }
             if constexpr (kStaged || kWarps)  // 16-byte chunk q + 4 jb of the row (kWarps: swizzled)
               asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(srow + (((uint32_t)(q + 4 * jb) ^ swz) << 4)),
@@ -1042,22 +1061,24 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
           if constexpr (kStaged) {
             if (R == 16 && h == 0) continue;
             // round h's rows to every copy; the tile's first send waits for the entry
-            push_send<R, W>(epi, p.ldc, swarp, (long long)tm * BM + wrow + (R == 8 ? 8 * h : 0), col0, lane,
+            push_send<R, W>(epi, p.ldc, p.m, swarp, (long long)tm * BM + wrow + (R == 8 ? 8 * h : 0), col0, lane,
                             first && (R == 16 || h == 0));
             if (R == 8 && h == 0) reuse();
           }
         }
         if constexpr (kWarps) {
           if (bulk_tile) {  // a last tile (or half): the consumers' bulk copies
-            push_send<16, W>(epi, p.ldc, swarp, (long long)tm * BM + wrow, col0, lane, first);
+            push_send<16, W>(epi, p.ldc, p.m, swarp, (long long)tm * BM + wrow, col0, lane, first);
             bulk_sent = true;
           } else {
             mbar_arrive(staged);  // this thread's part of the tile is staged
           }
         }
       } else {
-        __nv_bfloat16 *c0 = Cp + row0 * p.ldc + col0 + q * 2;
-        __nv_bfloat16 *c1 = c0 + 8 * p.ldc;
+        // rows past C's m into the sink, as above
+        const long long r_in = row0 - (long long)tm * BM;
+        __nv_bfloat16 *c0 = row0 < p.m ? Cp + row0 * p.ldc + col0 + q * 2 : sink_row(r_in, 0) + q * 2;
+        __nv_bfloat16 *c1 = row0 + 8 < p.m ? Cp + (row0 + 8) * p.ldc + col0 + q * 2 : sink_row(r_in + 8, 0) + q * 2;
 #pragma unroll
         for (int j = 0; j < W / 8; ++j) {
           *reinterpret_cast<__nv_bfloat162 *>(c0 + 8 * j) = __floats2bfloat162_rn(d[4 * j], d[4 * j + 1]);
@@ -1237,6 +1258,7 @@ inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &e
   kparams kp;
   kp.C = pl->C;
   kp.ldc = pl->ldc;
+  kp.m = pl->M;
   kp.tiles_m = pl->tiles_m;
   kp.tiles_n = pl->tiles_n;
   kp.tiles = pl->tiles_m * pl->tiles_n;
@@ -1286,8 +1308,10 @@ inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &e
 
 /// Builds a plan for one (A, B, C, shape) set on the current device.
 /// Host-only (no device work, no synchronisation, safe during stream capture).
-/// Shape rule: M % 128 == 0, N % 128 == 0, K % 64 == 0 (N % 256 == 0 selects
-/// the faster 128x256 tile, otherwise 128x128). Layout rule: lda >= K,
+/// Shape rule: any M >= 1, N % 128 == 0, K % 64 == 0 (N % 256 == 0 selects
+/// the faster 128x256 tile, otherwise 128x128). When M % 128 != 0 the last
+/// tile row is partial: TMA fills A's rows past M with zeros, and no store
+/// (C, a push epilogue's copies) touches a row >= M. Layout rule: lda >= K,
 /// ldb >= N, ldc >= N; lda and ldb multiples of 8 elements (16-byte row
 /// pitch, a TMA rule), ldc even; A and B 16-byte aligned, C 4-byte aligned.
 /// max_ctas: upper bound on the persistent grid (0 = one CTA per SM); use it
@@ -1302,7 +1326,7 @@ inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &e
 inline cudaError_t gemm_bf16_plan_init(gemm_bf16_plan *p, const gemm_bf16_args &a, int max_ctas = 0) {
   if (!p || !a.A || !a.B || !a.C) return cudaErrorInvalidValue;
   if (a.M <= 0 || a.N <= 0 || a.K <= 0) return cudaErrorInvalidValue;
-  if (a.M % 128 || a.N % 128 || a.K % 64) return cudaErrorInvalidValue;
+  if (a.N % 128 || a.K % 64) return cudaErrorInvalidValue;
   if (a.lda < a.K || a.ldb < a.N || a.ldc < a.N) return cudaErrorInvalidValue;
   if (a.lda % 8 || a.ldb % 8 || a.ldc % 2) return cudaErrorInvalidValue;
   if ((reinterpret_cast<uintptr_t>(a.A) & 15) || (reinterpret_cast<uintptr_t>(a.B) & 15) ||
@@ -1321,7 +1345,7 @@ inline cudaError_t gemm_bf16_plan_init(gemm_bf16_plan *p, const gemm_bf16_args &
   p->lda = a.lda; p->ldb = a.ldb; p->ldc = a.ldc;
   p->device = dev;
   p->sms = sms;
-  p->tiles_m = a.M / 128;
+  p->tiles_m = (a.M + 127) / 128;
   p->start_tile = 0;
   p->split = 0;
   p->split_ws = nullptr;
@@ -1470,6 +1494,10 @@ inline gemm_bf16_tile_info gemm_bf16_tiles(const gemm_bf16_plan *p) {
 ///      ordinary st.global,
 ///   2. each of them has executed __threadfence() (fence.sc.gpu), and
 ///   3. all 256 have passed named barrier 1 (bar.sync 1, 256).
+/// When the plan's M is not a multiple of 128, the last tile row's tiles
+/// (tile_m == tiles_m - 1) still come with tile_rows = 128, but only their
+/// first M - tile_m * 128 rows exist in C: a hook that reads or copies C must
+/// clip to the plan's M (it is not passed; the hook is built knowing it).
 /// Hence, inside the hook, the whole tile is in global memory and visible at
 /// device (gpu) scope: any calling thread may read it, copy it (e.g. NCCL
 /// device-API put / LSA stores to a peer window) or publish a per-tile flag

@@ -193,13 +193,15 @@ static __global__ void __launch_bounds__(1024) overlap_allgather_kernel(ncclDevC
  * the finished tile (already in local C and fenced at GPU scope, see the hook
  * contract in gemm.cuh) into the same place of every other LSA peer's C with
  * 16-byte stores. c_local is the plan's C; win/c_off locate the same element
- * in the window; ldc in elements. Requires 16-byte aligned C and ldc % 8 == 0.
+ * in the window; ldc in elements; m the plan's M (the last tile row may hold
+ * fewer than 128 rows). Requires 16-byte aligned C and ldc % 8 == 0.
  */
 struct overlap_push_epilogue {
 	const char *c_local;
 	ncclWindow_t win;
 	size_t c_off;
 	long long ldc;
+	int m;
 	int lsa_rank, lsa_size;
 
 	__device__ void operator()(int tm, int tn, int rows, int cols) const
@@ -207,9 +209,10 @@ struct overlap_push_epilogue {
 		char *dst[CUCO_LSA_MAX_PEERS];
 		int nd = 0;
 		size_t toff = ((size_t)tm * rows * ldc + (size_t)tn * cols) * sizeof(__nv_bfloat16);
+		int have = m - tm * rows < rows ? m - tm * rows : rows;
 		for (int i = 1; i < lsa_size; i++)
 			dst[nd++] = (char *)lsa_peer(win, c_off + toff, (lsa_rank + i) % lsa_size);
-		detail::copy_2d_multi(dst, nd, ldc * 2, c_local + toff, ldc * 2, rows,
+		detail::copy_2d_multi(dst, nd, ldc * 2, c_local + toff, ldc * 2, have,
 				      cols * (int)sizeof(__nv_bfloat16), (int)threadIdx.x - 128, 256);
 	}
 };
@@ -299,6 +302,7 @@ struct overlap_signal_epilogue {
 struct overlap_tile_order {
 	int tiles_m, tiles_n, tiles, group_m, start_tile;
 	int tile_rows, tile_cols;
+	int m; /* rows of C: the last tile row may hold fewer than tile_rows */
 	int unit_rows_tiles; /* as overlap_signal_epilogue; 0 = per tile */
 	int units;           /* counters: tiles (per tile) or bands (per chunk) */
 };
@@ -359,10 +363,11 @@ static __global__ void __launch_bounds__(1024) overlap_tile_comm_kernel(ncclDevC
 			if (!detail::wait_or_give_up(&flags[tm * o.tiles_n + tn], epoch, t))
 				break;
 			size_t toff = ((size_t)tm * o.tile_rows * ldc + (size_t)tn * o.tile_cols) * esz;
+			int rows = o.m - tm * o.tile_rows < o.tile_rows ? o.m - tm * o.tile_rows : o.tile_rows;
 			nd = 0;
 			for (int i = 1; i < dc.lsaSize; i++)
 				dst[nd++] = (char *)lsa_peer(win, c_off + toff, (dc.lsaRank + i) % dc.lsaSize);
-			detail::copy_2d_multi(dst, nd, ldc * esz, c_local + toff, ldc * esz, o.tile_rows,
+			detail::copy_2d_multi(dst, nd, ldc * esz, c_local + toff, ldc * esz, rows,
 					      o.tile_cols * (int)esz, (int)threadIdx.x, (int)blockDim.x);
 		}
 	} else {
@@ -371,8 +376,9 @@ static __global__ void __launch_bounds__(1024) overlap_tile_comm_kernel(ncclDevC
 			int ntm = o.tiles_m - tm0 < o.unit_rows_tiles ? o.tiles_m - tm0 : o.unit_rows_tiles;
 			if (!detail::wait_or_give_up(&flags[u], epoch * (uint64_t)(ntm * o.tiles_n), u))
 				break;
-			size_t boff = (size_t)tm0 * o.tile_rows * ldc * esz;
-			size_t bytes = (size_t)ntm * o.tile_rows * ldc * esz;
+			int r0 = tm0 * o.tile_rows, r1 = (tm0 + ntm) * o.tile_rows;
+			size_t boff = (size_t)r0 * ldc * esz;
+			size_t bytes = (size_t)((r1 < o.m ? r1 : o.m) - r0) * ldc * esz;
 			for (int i = 1; i < dc.lsaSize; i++)
 				copy_grid(lsa_peer(win, c_off + boff, (dc.lsaRank + i) % dc.lsaSize),
 					  c_local + boff, bytes);
@@ -651,7 +657,8 @@ static inline int overlap_window_peers(const cuco_ctx *ctx, overlap_cache *c, nc
  * The cached set for (A, B, C) of gemm_allgather: C_r = A[M,K] B_r[K,Nr] into
  * this rank's block (block_C, row stride Nr), split into `chunks` row chunks
  * of whole 128-row tiles (sized by overlap_chunk_rows with taper; chunks is
- * clamped to M/128),
+ * clamped to ceil(M/128); the last chunk ends at row M, so when M % 128 != 0
+ * its last tile row is partial),
  * each with its own plan capped at max_ctas CTAs and tile width tile_n (see
  * overlap_plan_tile_n), and its tail split `split` ways along K
  * (gemm_bf16_plan_split; 0: every tile whole) with the cache's one workspace,
@@ -674,7 +681,7 @@ static inline overlap_set *overlap_cache_get(const cuco_ctx *ctx, overlap_cache 
 	}
 	overlap_set *s = &c->sets[c->nsets];
 	memset(s, 0, sizeof(*s));
-	int tiles_m = M / 128;
+	int tiles_m = (M + 127) / 128;
 	if (chunks < 1)
 		chunks = 1;
 	if (chunks > tiles_m)
@@ -685,6 +692,7 @@ static inline overlap_set *overlap_cache_get(const cuco_ctx *ctx, overlap_cache 
 	if (window_find(ctx, t, block_C, (size_t)M * Nr * sizeof(__nv_bfloat16), &s->cwin, &s->coff))
 		return NULL;
 	overlap_chunk_rows(tiles_m, chunks, taper, s->chunk_row0);
+	s->chunk_row0[chunks] = M; /* a partial last tile row ends the last chunk */
 	for (int i = 0; i < chunks; i++) {
 		int r0 = s->chunk_row0[i], rows = s->chunk_row0[i + 1] - r0;
 		gemm_bf16_args g = {A + (size_t)r0 * K, B, block_C + (size_t)r0 * Nr, rows, Nr, K,
