@@ -215,6 +215,16 @@ check "bench without GPUs" 15 "execution needs 2 CUDA GPUs" "ok (cached)" -- \
 if printf '%s\n' "$err" | grep 'compile ' | grep -qv 'ok (cached)'; then
 	failed "bench without GPUs" "a program was compiled again instead of taken from the cache"
 fi
+# rank counts: the manifest's, or 1 for bench and eval (one GPU, nothing sent)
+# (refused before the store has a run: none is left "running")
+RDB=$TMP/ranks.db
+check "bench on 3 ranks" 13 "gemm_allgather/manifest.json: ranks: workload gemm_allgather runs on 2, 4 or 8 ranks, not 3 (or on 1" -- \
+	"$CUCO" bench gemm_allgather --ranks 3 --shape 2048 --compile-only --store "$RDB"
+check "bench on 1 rank" 0 "compile stage done for gemm_allgather" -- \
+	"$CUCO" bench gemm_allgather --ranks 1 --shape ragged --compile-only --no-seed --store "$RDB"
+check "evolve on 1 rank" 13 "ranks: workload gemm_allgather runs on 2, 4 or 8 ranks, not 1" -- \
+	"$CUCO" evolve gemm_allgather --ranks 1 --shape 2048 --budget-evals 4 --store "$RDB"
+expect "refusals left no run" "$(sqlite3 "$RDB" 'SELECT count(*) FROM runs')" -eq 1
 # an evolve run stores its timing; resuming it with another one is refused
 EDB=$TMP/evolve.db
 check "evolve without GPUs" 15 "execution needs 2 CUDA GPUs" "--resume 1" -- \

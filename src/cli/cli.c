@@ -123,7 +123,9 @@ int cli_run_begin(struct cuco_store *s, const char *kind, const char *workload, 
 }
 
 const char cli_run_flags_help[] =
-    "  --ranks N           ranks (GPUs) per evaluation (default 2)\n"
+    "  --ranks N           ranks (GPUs) per evaluation (default 2): one of the\n"
+    "                      manifest's; bench and eval also take 1 (one GPU, nothing\n"
+    "                      sent: a check of the compute side, not a workload figure)\n"
     "  --launcher CMD      start ranks with CMD (e.g. 'mpirun -np 2 --allow-run-as-root')\n"
     "                      instead of forking one per GPU on this node\n"
     "  --wrapper CMD       fork mode: run the harness under CMD (e.g. 'compute-sanitizer\n"
@@ -364,11 +366,16 @@ void cli_print_shape_table(FILE *f, const struct cuco_manifest *m, const struct 
 	for (int i = 0; i < s->shape->nparams; i++)
 		fprintf(f, "%s%s=%lld", i ? " " : "", s->shape->param_names[i],
 		        s->shape->params[i]);
-	fprintf(f, "), %d ranks%s%s%s%s%s", ranks, s->run.gpu[0] ? ", " : "", s->run.gpu,
-	        s->run.timing[0] ? ", " : "", s->run.timing, s->run.timing[0] ? " timing" : "");
+	fprintf(f, "), %d rank%s%s%s%s%s%s", ranks, ranks == 1 ? "" : "s",
+	        s->run.gpu[0] ? ", " : "", s->run.gpu, s->run.timing[0] ? ", " : "", s->run.timing,
+	        s->run.timing[0] ? " timing" : "");
 	if (s->run.max_connections[0])
 		fprintf(f, ", CUDA_DEVICE_MAX_CONNECTIONS=%s", s->run.max_connections);
 	fputc('\n', f);
+	if (ranks == 1)
+		fprintf(f,
+		        "# one rank: nothing is sent, so this checks the compute side; its times "
+		        "are not the workload's\n");
 	if (s->code && s->run.nresults == 0) {
 		fprintf(f, "#   not run: %s\n", s->error);
 		return;

@@ -166,6 +166,18 @@ int cmd_bench(int argc, char **argv)
 		np++;
 	}
 
+	/* Refusals come before the store has a run that would stay "running". */
+	rc = cuco_manifest_check_ranks(&m, req.run.ranks, 1, &err);
+	if (!rc)
+		req.facts = cli_probe_facts("bench", &req.run, &facts);
+	if (!rc && !compile_only)
+		rc = cuco_manifest_check_cc(&m, facts.cc, &err);
+	if (!rc)
+		rc = cuco_compile_opts_default(&req.compile, &err);
+	if (rc) {
+		cli_fail(&err);
+		goto out_progs;
+	}
 	rc = cli_open_store(store_path, &store, &err);
 	if (rc) {
 		cli_fail(&err);
@@ -184,14 +196,6 @@ int cmd_bench(int argc, char **argv)
 	req.nprogs = np;
 	req.store = store;
 	req.compile_only = compile_only;
-	req.facts = cli_probe_facts("bench", &req.run, &facts);
-	rc = compile_only ? CUCO_OK : cuco_manifest_check_cc(&m, facts.cc, &err);
-	if (!rc)
-		rc = cuco_compile_opts_default(&req.compile, &err);
-	if (rc) {
-		cli_fail(&err);
-		goto out_store;
-	}
 	out = calloc((size_t)req.nshapes, sizeof(*out));
 	if (!out) {
 		rc = CUCO_ERR_NOMEM;

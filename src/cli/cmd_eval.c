@@ -128,6 +128,14 @@ int cmd_eval(int argc, char **argv)
 		cuco_eval_program_init(&progs[1], "program", id > 0 ? "candidate" : "file",
 		                       id > 0 ? virt : target, src.buf, 1);
 	}
+	/* Refusals come before the store has a run that would stay "running". */
+	if ((rc = cuco_manifest_check_ranks(&m, req.run.ranks, 1, &err)) == CUCO_OK)
+		req.facts = cli_probe_facts("eval", &req.run, &facts);
+	if (rc || (rc = cuco_manifest_check_cc(&m, facts.cc, &err)) ||
+	    (rc = cuco_compile_opts_default(&req.compile, &err))) {
+		cli_fail(&err);
+		goto out_progs;
+	}
 	snprintf(config, sizeof(config), "{\"timing\":\"%s\"}", cuco_run_timing(&req.run));
 	if ((rc = cli_run_begin(store, "eval", m.name, shapes[0]->name, config, NULL, &req.run_id,
 	                        &err))) {
@@ -140,12 +148,6 @@ int cmd_eval(int argc, char **argv)
 	req.progs = progs;
 	req.nprogs = 2;
 	req.store = store;
-	req.facts = cli_probe_facts("eval", &req.run, &facts);
-	if ((rc = cuco_manifest_check_cc(&m, facts.cc, &err)) ||
-	    (rc = cuco_compile_opts_default(&req.compile, &err))) {
-		cli_fail(&err);
-		goto out_progs;
-	}
 	out = calloc((size_t)nshape, sizeof(*out));
 	rc = out ? cuco_evaluate(&req, out, &err) : CUCO_ERR_NOMEM;
 	if (progs[1].precheck_code)

@@ -237,6 +237,30 @@ int cuco_manifest_check_cc(const struct cuco_manifest *m, int cc, struct cuco_er
 	                    m->requires_why[0] ? ")" : "", cc / 10, cc % 10);
 }
 
+int cuco_manifest_check_ranks(const struct cuco_manifest *m, int ranks, int allow_one,
+                              struct cuco_err *err)
+{
+	char list[96] = "";
+	size_t n = 0;
+
+	if (allow_one && ranks == 1)
+		return CUCO_OK;
+	for (int i = 0; i < m->nranks; i++) {
+		if (m->ranks[i] == ranks)
+			return CUCO_OK;
+		if (n < sizeof(list))
+			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%d",
+			                      i == 0               ? ""
+			                      : i == m->nranks - 1 ? " or "
+			                                           : ", ",
+			                      m->ranks[i]);
+	}
+	return cuco_err_set(err, CUCO_ERR_UNSUPPORTED,
+	                    "%s: ranks: workload %s runs on %s ranks, not %d%s", m->path, m->name,
+	                    list, ranks,
+	                    allow_one ? " (or on 1, to check its compute side on one GPU)" : "");
+}
+
 static int parse_ranks(struct mload *L, const json_t *root)
 {
 	struct cuco_manifest *m = L->m;

@@ -84,6 +84,15 @@ int cuco_manifest_load(const char *path, struct cuco_manifest *out, struct cuco_
  */
 int cuco_manifest_check_cc(const struct cuco_manifest *m, int cc, struct cuco_err *err);
 
+/*
+ * Whether the workload runs on `ranks` ranks: one of its manifest's rank
+ * counts, or 1 when allow_one (a check of the compute side on one GPU, where
+ * nothing is sent; bench and eval allow it, evolve does not). CUCO_OK, or
+ * CUCO_ERR_UNSUPPORTED with err naming the manifest, the field and the counts.
+ */
+int cuco_manifest_check_ranks(const struct cuco_manifest *m, int ranks, int allow_one,
+                              struct cuco_err *err);
+
 /* Free what the manifest owns and zero it. NULL and zeroed manifests are fine. */
 void cuco_manifest_release(struct cuco_manifest *m);
 

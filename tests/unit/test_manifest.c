@@ -202,6 +202,29 @@ static void test_requires(void **state)
 	cuco_manifest_release(&m);
 }
 
+static void test_check_ranks(void **state)
+{
+	struct cuco_manifest m;
+	struct cuco_err err;
+
+	(void)state;
+	cuco_err_clear(&err);
+	assert_int_equal(cuco_manifest_load("good_requires.json", &m, &err), CUCO_OK);
+	assert_int_equal(m.nranks, 3); /* 2, 4, 8 */
+	assert_int_equal(cuco_manifest_check_ranks(&m, 4, 0, &err), CUCO_OK);
+	assert_int_equal(cuco_manifest_check_ranks(&m, 1, 1, &err), CUCO_OK);
+	assert_int_equal(cuco_manifest_check_ranks(&m, 1, 0, &err), CUCO_ERR_UNSUPPORTED);
+	assert_string_equal(err.msg,
+	                    "good_requires.json: ranks: workload gemm_allgather runs on 2, 4 "
+	                    "or 8 ranks, not 1");
+	assert_int_equal(cuco_manifest_check_ranks(&m, 3, 1, &err), CUCO_ERR_UNSUPPORTED);
+	assert_string_equal(err.msg,
+	                    "good_requires.json: ranks: workload gemm_allgather runs on 2, 4 "
+	                    "or 8 ranks, not 3 (or on 1, to check its compute side on one "
+	                    "GPU)");
+	cuco_manifest_release(&m);
+}
+
 static void test_unreadable(void **state)
 {
 	struct cuco_manifest m;
@@ -294,6 +317,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_fixtures),  cmocka_unit_test(test_unreadable),
 	    cmocka_unit_test(test_list_and_find), cmocka_unit_test(test_locate),
 	    cmocka_unit_test(test_suggest),       cmocka_unit_test(test_requires),
+	    cmocka_unit_test(test_check_ranks),
 	};
 
 	return cmocka_run_group_tests(tests, enter_fixtures, NULL);

@@ -270,18 +270,20 @@ static void test_manifest_ranks(void **state)
 			for (int i = 0; i < m->nshapes; i++) {
 				const struct cuco_shape *s = &m->shapes[i];
 				long long whole = split_dim(w, s), K = cuco_shape_get(s, "K", -1);
-				/* The bf16 GEMM (cuco_dev/gemm.cuh) takes M, N multiples of 128, K
-				 * of 64. */
+				/* The bf16 GEMM (cuco_dev/gemm.cuh) takes any M, N a multiple of
+				 * 128, K of 64: a split N's shard must be one, a split M's any. */
+				long long n = wl_info[w].split == 'N' ? whole / R
+				                                      : cuco_shape_get(s, "N", -1);
 				if (whole % R)
 					cuco_strbuf_addf(
 					    &bad, "%s shape %s: %c=%lld not divisible by %d\n",
 					    m->name, s->name, wl_info[w].split, whole, R);
-				else if ((whole / R) % 128 || K % 64)
+				else if (n % 128 || K % 64)
 					cuco_strbuf_addf(
 					    &bad,
-					    "%s shape %s: %d ranks give a %c shard of %lld, "
+					    "%s shape %s on %d ranks: the GEMM's N=%lld is "
 					    "not a multiple of 128 (or K %% 64)\n",
-					    m->name, s->name, R, wl_info[w].split, whole / R);
+					    m->name, s->name, R, n);
 			}
 		}
 	}
