@@ -2,7 +2,10 @@
 # gpu-check.sh - everything cuco checks on a GPU node, in one go (one device
 # lease): doctor, device-library tests (plain and under compute-sanitizer),
 # the harness's failure modes, the mpirun launch path, and the benchmark.
-# Usage: scripts/gpu-check.sh [quick|full|bench|agbench|slowpath] [OUTDIR]
+# Usage: scripts/gpu-check.sh [quick|full|bench|agbench|slowpath|one] [OUTDIR]
+# one is for a node with one GPU: the device-library tests (test_gemm under
+# memcheck too) and every placement of both workloads verified with --ranks 1
+# (nothing sent: the compute side only) by bench/probes/ragged_one_rank.sh.
 # bench is full's benchmark alone; full and bench read VARIANTS (names under workloads/gemm_allgather/variants);
 # agbench is slowpath's allgather_gemm bench and PyTorch peers alone (SKIP_TORCH=1: without them); slowpath
 # reads SHAPES ('--shape 4096 --shape 8192'), AG_VARIANTS (names under
@@ -127,6 +130,11 @@ elif [ "$mode" = slowpath ] || [ "$mode" = agbench ]; then
 		step report $B/cuco report "${run:-1}" -o "$out/report"
 		cp "$CUCO_STATE/cuco.db" "$out/cuco.db" 2>/dev/null
 	fi
+elif [ "$mode" = one ]; then
+	step test_gemm_quick timeout 120 $B/test_gemm --quick
+	step test_gemm_modules timeout 60 $B/test_gemm_modules
+	step test_gemm_memcheck timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 $B/test_gemm --quick
+	step one_rank env CUCO_BUILD=$B OUT="$out" bash bench/probes/ragged_one_rank.sh
 elif [ "$mode" = quick ]; then
 	step bench_quick $B/cuco bench gemm_allgather --shape 2048 --shape 8192 --json "$out/bench-quick.json"
 fi

@@ -6,7 +6,8 @@
 # (every peer loop is empty), so this checks the GEMM plans, chunk rows,
 # bands, tile orders and copies' sizes against the reference, not the
 # communication itself, which needs the two-rank run.
-#   GPU node: bench/probes/ragged_one_rank.sh   (writes $OUT/ragged/*.log, *.json)
+#   GPU node: bench/probes/ragged_one_rank.sh   (writes $OUT/ragged/*.log, *.json;
+#             exits 1 unless every program verified), or scripts/gpu-check.sh one
 set -uo pipefail
 B=${CUCO_BUILD:-build-dev}
 . scripts/gpu-env.sh
@@ -43,3 +44,11 @@ real allgather_gemm ag_ $AG
 bench allgather_gemm ag "${progs[@]}"
 } >"$O/bench.log" 2>&1
 echo "# done" >>"$O/bench.log"
+# every program of every table verified (status ok), and every bench ran to its end
+bad=$(awk '/^# program/ {t = 1; next} /^#/ {t = 0} t && NF >= 3 && $3 != "ok" && $3 != "derived"' "$O/bench.log")
+runs=$(grep -c '^## rc 0$' "$O/bench.log")
+if [ -n "$bad" ] || [ "$runs" -ne 3 ]; then
+	printf 'ragged_one_rank: not verified (%s of 3 benches ran to the end):\n%s\n' "$runs" "$bad" >&2
+	exit 1
+fi
+echo "ragged_one_rank: every program verified ($O/bench.log)"
