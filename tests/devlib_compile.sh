@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # devlib_compile.sh - compile a .cu that uses every public function of the
-# device library (lsa.cuh, gin.cuh, launch.cuh, graph.cuh) for sm_90a; fails on any error.
+# device library (lsa.cuh, gin.cuh, launch.cuh, graph.cuh) for sm_90a, and link
+# gemm.cuh from two -rdc translation units; fails on any error.
 # Usage: bash tests/devlib_compile.sh [ignored]   (CUCO_HOME = repo root)
 set -euo pipefail
 root="${CUCO_HOME:-$(cd "$(dirname "$0")/.." && pwd)}"
@@ -117,4 +118,17 @@ CU
 cd "$root"
 "$nvcc" -gencode=arch=compute_90a,code=sm_90a -std=c++17 -Xcompiler -Wall,-Wextra,-Wno-unused-parameter,-Werror \
 	-I include -I device/include -c "$tmp/use_all.cu" -o "$tmp/use_all.o"
+# gemm.cuh in two translation units of one program, linked as relocatable
+# device code: nothing it defines at namespace scope may clash (its scratch
+# tile for rows past M is static per unit)
+for u in 1 2; do
+	cat >"$tmp/gemm$u.cu" <<CU
+#include <cuco_dev/gemm.cuh>
+void run$u(cuco::gemm_bf16_plan *p, cudaStream_t s) { cuco::gemm_bf16_run(p, s); }
+CU
+done
+echo 'int main(void) { return 0; }' >>"$tmp/gemm2.cu"
+"$nvcc" -gencode=arch=compute_90a,code=sm_90a -std=c++17 -rdc=true -DCUCO_GEMM_SPLIT=0 -I device/include \
+	"$tmp/gemm1.cu" "$tmp/gemm2.cu" -o "$tmp/gemm_rdc" 2>&1 | grep -v 'C7504' || true
+[ -x "$tmp/gemm_rdc" ] || { echo "devlib_compile: gemm.cuh in two -rdc units does not link" >&2; exit 1; }
 echo "devlib_compile: ok"

@@ -669,8 +669,10 @@ __device__ __forceinline__ void wgmma_tile(float (&d)[R], uint64_t da, uint64_t 
 // Where the epilogue stores a tile row that is past C's m rows (the last
 // tile row of a GEMM whose M % 128 != 0): one 128 x 256 tile of scratch per
 // loaded copy of this header, written by every such tile of every CTA and
-// never read. Row r of the tile, lane quad q's first column.
-__device__ uint4 g_sink[BM * 256 / 8];
+// never read (static: a copy per translation unit, so that two of them
+// linked with -rdc do not define it twice). Row r of the tile, lane quad q's
+// first column.
+static __device__ uint4 g_sink[BM * 256 / 8];
 __device__ __forceinline__ __nv_bfloat16 *sink_row(long long r, int q) {
   return reinterpret_cast<__nv_bfloat16 *>(g_sink) + r * 256 + 8 * q;
 }
