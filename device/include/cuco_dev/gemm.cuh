@@ -23,6 +23,8 @@
 //     an optional rotation `start_tile`; optionally (gemm_bf16_plan_split)
 //     the last tiles are split along K over several CTAs in stages, so that
 //     the last wave's tiles finish a few at a time, not all together.
+//   * any M: the last tile row may be partial (TMA zero-fills A's missing
+//     rows; their results go to a scratch tile, never to C or its copies).
 //   * epilogue: fp32 accumulators -> bf16, a 4x4 shuffle transpose inside each
 //     lane quad, then 16-byte stores straight from registers to global memory
 //     (4-byte stores when C is not 16-byte aligned or ldc % 8 != 0), then the
@@ -318,7 +320,7 @@ struct split_unit {
 struct kparams {
   __nv_bfloat16 *C;
   long long ldc;
-  int m;  // rows of C: the last tile row's rows >= m are computed from zero-filled A rows and never stored
+  int m;  // rows of C: the last tile row's rows >= m come from zero-filled A rows and are never stored in C
   int tiles_m, tiles_n, tiles, kblocks;
   int group_m, start_tile;
   int vec16;  // C 16-byte aligned and ldc % 8 == 0: 16-byte epilogue stores
