@@ -94,12 +94,18 @@ static_assert(cuco::overlap_auto_tile_n(256, 128 * 8, 132) == 256, "16384x4096x8
 static_assert(cuco::overlap_auto_tile_n(256, 32 * 32, 132) == 256, "4096x16384x4096: 8 waves");
 static_assert(cuco::overlap_auto_tile_n(256, 4 * 132, 132) == 256, "exactly 4 waves keeps 256");
 static_assert(cuco::overlap_auto_tile_n(128, 8, 8) == 128, "a 128-column plan stays");
-// allgather_gemm (no per-tile push): 128 only where 256-column tiles idle half the SMs
+// allgather_gemm (no per-tile push): halved (256, 128, 64) while the tiles idle half the SMs
 static_assert(cuco::overlap_auto_tile_n_plain(256, 8 * 8, 132) == 128, "2048^3, one shard: 64 tiles");
 static_assert(cuco::overlap_auto_tile_n_plain(256, 2 * 8 * 8, 131) == 256, "2048^3, both shards in one launch");
 static_assert(cuco::overlap_auto_tile_n_plain(256, 16 * 16, 132) == 256, "4096^3, one shard: 2 waves");
 static_assert(cuco::overlap_auto_tile_n_plain(256, 66, 132) == 128, "exactly half the SMs narrows");
-static_assert(cuco::overlap_auto_tile_n_plain(128, 8, 132) == 128, "a 128-column plan stays");
+static_assert(cuco::overlap_auto_tile_n_plain(128, 100, 132) == 128, "a 128-column plan with 100 tiles stays");
+static_assert(cuco::overlap_auto_tile_n_plain(128, 8, 132) == 64, "a 128-column plan with few tiles halves");
+static_assert(cuco::overlap_auto_tile_n_plain(256, 16, 132) == 64, "M = 128 x 4096: 16 tiles of 256, 64 of 64");
+static_assert(cuco::overlap_auto_tile_n_plain(256, 32, 132) == 64, "M = 256 x 4096: 128 tiles of 64");
+static_assert(cuco::overlap_auto_tile_n_plain(256, 33, 132) == 64, "66 tiles of 128 leave half idle: 132 of 64");
+static_assert(cuco::overlap_auto_tile_n_plain(256, 34, 132) == 128, "68 tiles of 128 keep more than half busy");
+static_assert(cuco::overlap_auto_tile_n_plain(256, 64, 132) == 128, "M = 512 x 4096: 128 tiles of 128 stay");
 int main() { return 0; }
 EOF
 "$nvcc" -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Idevice/include -Iinclude "${inc[@]}" \

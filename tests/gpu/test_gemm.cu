@@ -1514,9 +1514,9 @@ static void run_split(cublasHandle_t h, cudaStream_t st, bool timing, int iters)
       const double us_cb = launch_us(st, g_warm, iters, [&] { cublas_ref(h, A, B, R, M, N, K, st); });
       printf("%7d %6d %6d cuBLAS    -    -     - %6.1f %6.1f\n", M, N, K, us_cb, 2.0 * M * N * K / us_cb * 1e-6);
     }
-    const int tns[2] = {N % 256 == 0 ? 256 : 128, 128};
-    for (int w = 0; w < 2; ++w) {
-      if (w == 1 && tns[0] == 128) break;
+    const int tns[3] = {N % 256 == 0 ? 256 : 128, 128, 64};
+    for (int w = 0; w < 3; ++w) {
+      if (w == 1 && tns[0] == 128) continue;
       for (int ways : {0, 2, 3, 4, 8}) split_case(st, A, B, C, R, M, N, K, tns[w], ways, timing, iters);
     }
     CK(cudaFree(A));

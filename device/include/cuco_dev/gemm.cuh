@@ -1602,13 +1602,16 @@ inline cudaError_t gemm_bf16_run_group(const gemm_bf16_plan *p, const gemm_bf16_
 }
 
 /// The tile width for a GEMM that runs alone (nothing sent tile by tile): the
-/// plan's bn-column tiles, narrowed to 128 only where `tiles` of them would
-/// leave at least half of `ctas` CTAs idle. (Measured, one H200, test_gemm
-/// --group: 64 tiles of 128 x 256 for 132 SMs take 27.8 us, 128 tiles of
-/// 128 x 128 19.0; but two such problems in one launch, 128 tiles, take 30.6
-/// at 256 against 35.1 at 128, and 512 tiles 178.8 against 216.6; docs/gemm.md.)
+/// plan's bn-column tiles, halved (256 -> 128 -> 64) while `tiles` of the
+/// current width would leave at least half of `ctas` CTAs idle. (Measured, one
+/// H200, test_gemm --group: 64 tiles of 128 x 256 for 132 SMs take 27.8 us,
+/// 128 tiles of 128 x 128 19.0; but two such problems in one launch, 128
+/// tiles, take 30.6 at 256 against 35.1 at 128, and 512 tiles 178.8 against
+/// 216.6. Small M, test_gemm --split, 4096 x 8192 per rank: M = 128 takes 84.0
+/// at 256, 46.8 at 128, 34.0 at 64, cuBLAS 35.3; M = 256 83.4, 46.7, 33.7,
+/// cuBLAS 42.3; M = 512 83.6, 49.2, 59.3; docs/gemm.md.)
 constexpr int gemm_bf16_alone_tile_n(int bn, int tiles, int ctas) {
-  return bn == 256 && 2 * tiles <= ctas ? 128 : bn;
+  return bn > 64 && 2 * tiles <= ctas ? gemm_bf16_alone_tile_n(bn / 2, 2 * tiles, ctas) : bn;
 }
 
 /// Convenience: plan + run (pays the host-side plan cost, ~2-4 us, per call),
