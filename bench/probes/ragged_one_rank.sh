@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # ragged_one_rank.sh - every code path that the partial last tile row
-# (M % 128 != 0) touches in the realised programs, on ONE GPU: both
-# workloads' baseline, peers, seed and a set of variants at the "ragged"
-# shape (M = 3000) and 2048, with --ranks 1. With one rank nothing is sent
-# (every peer loop is empty), so this checks the GEMM plans, chunk rows,
-# bands, tile orders and copies' sizes against the reference, not the
-# communication itself, which needs the two-rank run.
+# (M % 128 != 0) or a small M touches in the realised programs, on ONE GPU:
+# both workloads' baseline, peers, seed and a set of variants at the
+# "ragged" (M = 3000) and "decode" (M = 256) shapes and 2048, with
+# --ranks 1. With one rank nothing is sent (every peer loop is empty), so
+# this checks the GEMM plans, chunk rows, bands, tile orders and copies'
+# sizes against the reference, not the communication itself, which needs
+# the two-rank run.
 #   GPU node: bench/probes/ragged_one_rank.sh   (writes $OUT/ragged/*.log, *.json;
 #             exits 1 unless every program verified), or scripts/gpu-check.sh one
 set -uo pipefail
@@ -30,8 +31,8 @@ real() { # workload prefix names...
 bench() { # workload tag extra...
 	local w=$1 t=$2
 	shift 2
-	echo "## $B/cuco bench $w --ranks 1 --shape ragged --shape 2048 --iters 5 --warmup 2 --bench-seconds 0 $* (${#progs[@]} args)"
-	timeout 280 $B/cuco bench "$w" --ranks 1 --shape ragged --shape 2048 --iters 5 --warmup 2 --bench-seconds 0 \
+	echo "## $B/cuco bench $w --ranks 1 --shape ragged --shape decode --shape 2048 --iters 5 --warmup 2 --bench-seconds 0 $* (${#progs[@]} args)"
+	timeout 280 $B/cuco bench "$w" --ranks 1 --shape ragged --shape decode --shape 2048 --iters 5 --warmup 2 --bench-seconds 0 \
 		--json "$O/$t.json" "$@"
 	echo "## rc $?"
 }
