@@ -520,6 +520,20 @@ const struct cuco_hw_facts *cli_probe_facts(const char *cmd, const struct cuco_r
 	return f;
 }
 
+int cli_node_checks(const char *cmd, const struct cuco_manifest *m, const struct cuco_run_opts *o,
+                    int allow_one, int run_here, struct cuco_hw_facts *f,
+                    const struct cuco_hw_facts **fp, struct cuco_err *err)
+{
+	int rc;
+
+	memset(f, 0, sizeof(*f));
+	*fp = NULL;
+	if ((rc = cuco_manifest_check_ranks(m, o->ranks, allow_one, err)))
+		return rc;
+	*fp = cli_probe_facts(cmd, o, f);
+	return run_here ? cuco_manifest_check_cc(m, f->cc, err) : CUCO_OK;
+}
+
 const char *cli_share_dir(const char *sub)
 {
 	static char buf[PATH_MAX];

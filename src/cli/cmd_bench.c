@@ -167,11 +167,7 @@ int cmd_bench(int argc, char **argv)
 	}
 
 	/* Refusals come before the store has a run that would stay "running". */
-	rc = cuco_manifest_check_ranks(&m, req.run.ranks, 1, &err);
-	if (!rc)
-		req.facts = cli_probe_facts("bench", &req.run, &facts);
-	if (!rc && !compile_only)
-		rc = cuco_manifest_check_cc(&m, facts.cc, &err);
+	rc = cli_node_checks("bench", &m, &req.run, 1, !compile_only, &facts, &req.facts, &err);
 	if (!rc)
 		rc = cuco_compile_opts_default(&req.compile, &err);
 	if (rc) {

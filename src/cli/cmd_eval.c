@@ -129,9 +129,7 @@ int cmd_eval(int argc, char **argv)
 		                       id > 0 ? virt : target, src.buf, 1);
 	}
 	/* Refusals come before the store has a run that would stay "running". */
-	if ((rc = cuco_manifest_check_ranks(&m, req.run.ranks, 1, &err)) == CUCO_OK)
-		req.facts = cli_probe_facts("eval", &req.run, &facts);
-	if (rc || (rc = cuco_manifest_check_cc(&m, facts.cc, &err)) ||
+	if ((rc = cli_node_checks("eval", &m, &req.run, 1, 1, &facts, &req.facts, &err)) ||
 	    (rc = cuco_compile_opts_default(&req.compile, &err))) {
 		cli_fail(&err);
 		goto out_progs;

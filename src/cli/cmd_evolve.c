@@ -693,12 +693,7 @@ int cmd_evolve(int argc, char **argv)
 	}
 	have_ds = 1;
 	/* What this node offers, measured: children stay inside it. */
-	if ((rc = cuco_manifest_check_ranks(&m, run.ranks, 0, &err))) {
-		cli_fail(&err);
-		goto out;
-	}
-	factsp = cli_probe_facts("evolve", &run, &facts);
-	if ((rc = cuco_manifest_check_cc(&m, facts.cc, &err))) {
+	if ((rc = cli_node_checks("evolve", &m, &run, 0, 1, &facts, &factsp, &err))) {
 		cli_fail(&err);
 		goto out;
 	}
