@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # ragged_one_rank.sh - every code path that the partial last tile row
-# (M % 128 != 0) or a small M touches in the realised programs, on ONE GPU:
-# both workloads' baseline, peers, seed and a set of variants at the
-# "ragged" (M = 3000) and "decode" (M = 256) shapes and 2048, with
+# (M % 128 != 0), a small M or an N that the tile width does not divide
+# touches in the realised programs, on ONE GPU: both workloads' baseline,
+# peers, seed and a set of variants at the "ragged" (M = 3000), "decode"
+# (M = 256) and "odd_n" (N = 32064 or 16032, K = 5120) shapes and 2048, with
 # --ranks 1. With one rank nothing is sent (every peer loop is empty), so
 # this checks the GEMM plans, chunk rows, bands, tile orders and copies'
 # sizes against the reference, not the communication itself, which needs
@@ -13,6 +14,7 @@ set -uo pipefail
 B=${CUCO_BUILD:-build-dev}
 . scripts/gpu-env.sh
 O=${OUT:?}/ragged
+SHAPES=${SHAPES:---shape ragged --shape decode --shape odd_n --shape 2048}
 mkdir -p "$O" "$CUCO_STATE/ragged"
 GA="sequential_lsa_n128 sequential_ce_cublas_pull stream_overlap_ce8 stream_overlap_ce_cublas4_t70
  stream_overlap_signal_ce8 stream_overlap_signal_ce8_tail stream_overlap_ce8_signal_pull specialized
@@ -31,8 +33,8 @@ real() { # workload prefix names...
 bench() { # workload tag extra...
 	local w=$1 t=$2
 	shift 2
-	echo "## $B/cuco bench $w --ranks 1 --shape ragged --shape decode --shape 2048 --iters 5 --warmup 2 --bench-seconds 0 $* (${#progs[@]} args)"
-	timeout 280 $B/cuco bench "$w" --ranks 1 --shape ragged --shape decode --shape 2048 --iters 5 --warmup 2 --bench-seconds 0 \
+	echo "## $B/cuco bench $w --ranks 1 $SHAPES --iters 5 --warmup 2 --bench-seconds 0 $* (${#progs[@]} args)"
+	timeout 280 $B/cuco bench "$w" --ranks 1 $SHAPES --iters 5 --warmup 2 --bench-seconds 0 \
 		--json "$O/$t.json" "$@"
 	echo "## rc $?"
 }

@@ -150,13 +150,13 @@ struct probe_epilogue {
   __nv_bfloat16 *probe;
   const __nv_bfloat16 *C;
   long long ldc;
-  int tiles_n;
+  int tiles_n, n;  // n: columns of C (the last tile column may overlap the one before)
   __device__ void operator()(int tm, int tn, int rows, int cols) const {
     const int tid = threadIdx.x - 128;
     const int tile = tm * tiles_n + tn;
     if (tid == 255) {
       atomicAdd(&visits[tile], 1u);
-      const __nv_bfloat16 *t = C + (long long)tm * rows * ldc + (long long)tn * cols;
+      const __nv_bfloat16 *t = C + (long long)tm * rows * ldc + cuco::gemm_bf16_tile_col0(tn, cols, n);
       probe[2 * tile] = t[0];
       probe[2 * tile + 1] = t[(long long)(rows - 1) * ldc + cols - 1];
     }
@@ -413,13 +413,24 @@ static CheckResult check(const __nv_bfloat16 *dC, const __nv_bfloat16 *dR, const
 // Rows past M that every C (and push copy) of a check has, poisoned with 0xFF
 // bytes: a GEMM whose M is not a multiple of 128 must leave them as they were.
 constexpr int kGuardRows = 128;
-// Rows [M, M + kGuardRows) of X [*, N] still hold the poison.
-static bool guard_intact(const __nv_bfloat16 *X, int M, int N) {
-  std::vector<unsigned char> g((size_t)kGuardRows * N * 2);
-  CK(cudaMemcpy(g.data(), X + (size_t)M * N, g.size(), cudaMemcpyDefault));
+// Everything of X [M + kGuardRows, ldc] outside C's [M, N] still holds the
+// poison: rows [M, M + kGuardRows), and columns [N, ldc) of every row.
+static bool guard_intact(const __nv_bfloat16 *X, int M, int N, long long ldc = 0) {
+  if (ldc == 0) ldc = N;
+  std::vector<unsigned char> g((size_t)kGuardRows * ldc * 2);
+  CK(cudaMemcpy(g.data(), X + (size_t)M * ldc, g.size(), cudaMemcpyDefault));
   for (size_t i = 0; i < g.size(); ++i)
     if (g[i] != 0xFF) {
-      fprintf(stderr, "  guard row %zu (M %d) written at column %zu\n", M + i / (2 * N), M, i % (2 * N) / 2);
+      fprintf(stderr, "  guard row %zu (M %d) written at column %zu\n", M + i / (2 * ldc), M, i % (2 * ldc) / 2);
+      return false;
+    }
+  if (ldc == N) return true;
+  const size_t pad = (size_t)(ldc - N) * 2;  // columns [N, ldc) of rows [0, M)
+  std::vector<unsigned char> p(pad * M);
+  CK(cudaMemcpy2D(p.data(), pad, X + N, ldc * 2, pad, M, cudaMemcpyDefault));
+  for (size_t i = 0; i < p.size(); ++i)
+    if (p[i] != 0xFF) {
+      fprintf(stderr, "  guard column %zu (N %d) written at row %zu\n", N + i % pad / 2, N, i / pad);
       return false;
     }
   return true;
@@ -474,9 +485,11 @@ static void run_shape(cublasHandle_t h, cudaStream_t st, Shape sh, bool timing, 
   CK(cudaFree(R));
 }
 
-// Epilogue hook, max_ctas, start_tile, plan_set_A, bad-shape rejection.
-static void run_features(cublasHandle_t h, cudaStream_t st) {
-  const int M = 2048, N = 1024, K = 1024;
+// Epilogue hook, max_ctas, start_tile, plan_set_A, padded strides; at the
+// default shape also bad-shape rejection. M a multiple of 128 (the probe reads
+// each tile's last row); N and K any the GEMM takes (a last tile column that
+// overlaps the one before, a partial last k-block).
+static void run_features(cublasHandle_t h, cudaStream_t st, int M = 2048, int N = 1024, int K = 1024) {
   __nv_bfloat16 *A, *A2, *B, *C, *R, *probe;
   unsigned *visits;
   CK(cudaMalloc(&A, (size_t)M * K * 2));
@@ -497,7 +510,7 @@ static void run_features(cublasHandle_t h, cudaStream_t st) {
   CK(cudaMalloc(&probe, 2 * ti.tiles * 2));
   CK(cudaMemset(visits, 0, ti.tiles * sizeof(unsigned)));
   CK(cudaMemset(C, 0xFF, (size_t)M * N * 2));
-  probe_epilogue ep{visits, probe, C, N, ti.tiles_n};
+  probe_epilogue ep{visits, probe, C, N, ti.tiles_n, N};
   CK(cuco::gemm_bf16_run_epilogue(&plan, st, ep));
   sync_or_die(st, 30, "gemm with epilogue");
   cublas_ref(h, A, B, R, M, N, K, st);
@@ -511,16 +524,17 @@ static void run_features(cublasHandle_t h, cudaStream_t st) {
   for (int t = 0; t < ti.tiles; ++t) {
     if (hv[t] != 1) bad_visits++;
     int tm = t / ti.tiles_n, tn = t % ti.tiles_n;
+    const size_t c0n = (size_t)cuco::gemm_bf16_tile_col0(tn, ti.tile_n, N);
     __nv_bfloat16 c0, c1;
-    CK(cudaMemcpy(&c0, C + (size_t)tm * ti.tile_m * N + (size_t)tn * ti.tile_n, 2, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(&c1, C + (size_t)(tm * ti.tile_m + ti.tile_m - 1) * N + (size_t)tn * ti.tile_n + ti.tile_n - 1, 2,
+    CK(cudaMemcpy(&c0, C + (size_t)tm * ti.tile_m * N + c0n, 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(&c1, C + (size_t)(tm * ti.tile_m + ti.tile_m - 1) * N + c0n + ti.tile_n - 1, 2,
                   cudaMemcpyDeviceToHost));
     if (memcmp(&c0, &hp[2 * t], 2) || memcmp(&c1, &hp[2 * t + 1], 2)) bad_probe++;
   }
   bool ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0 && !bad_visits && !bad_probe;
-  printf("# feature epilogue+max_ctas=7+start_tile=5 (%dx%dx%d, %d tiles): rel_err %.2e nan %llu wrong %llu "
-         "bad_visits %d bad_probe %d: %s\n",
-         M, N, K, ti.tiles, cr.rel, cr.nan, cr.wrong, bad_visits, bad_probe, ok ? "ok" : "FAIL");
+  printf("# feature epilogue+max_ctas=7+start_tile=5 (%dx%dx%d, %d tiles of %d columns): rel_err %.2e nan %llu "
+         "wrong %llu bad_visits %d bad_probe %d: %s\n",
+         M, N, K, ti.tiles, ti.tile_n, cr.rel, cr.nan, cr.wrong, bad_visits, bad_probe, ok ? "ok" : "FAIL");
   if (!ok) g_fail = 1;
 
   // plan_set_A (input rotation)
@@ -532,8 +546,8 @@ static void run_features(cublasHandle_t h, cudaStream_t st) {
   CK(cudaStreamSynchronize(st));
   cr = check(C, R, A2, B, M, N, K);
   ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
-  printf("# feature plan_set_A: rel_err %.2e nan %llu wrong %llu: %s\n", cr.rel, cr.nan, cr.wrong,
-         ok ? "ok" : "FAIL");
+  printf("# feature plan_set_A (%dx%dx%d): rel_err %.2e nan %llu wrong %llu: %s\n", M, N, K, cr.rel, cr.nan,
+         cr.wrong, ok ? "ok" : "FAIL");
   if (!ok) g_fail = 1;
 
   // padded strides: lda = K+64, ldb = N+64, ldc = N+2 (ldc % 8 != 0: the
@@ -563,17 +577,19 @@ static void run_features(cublasHandle_t h, cudaStream_t st) {
     CK(cudaStreamSynchronize(st));
     cr = check(Cd, Rd, A, B, M, N, K);
     ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0;
-    printf("# feature padded strides lda=K+64 ldb=N+64 ldc=N+2: rel_err %.2e nan %llu wrong %llu: %s\n", cr.rel,
-           cr.nan, cr.wrong, ok ? "ok" : "FAIL");
+    printf("# feature padded strides lda=K+64 ldb=N+64 ldc=N+2 (%dx%dx%d): rel_err %.2e nan %llu wrong %llu: %s\n",
+           M, N, K, cr.rel, cr.nan, cr.wrong, ok ? "ok" : "FAIL");
     if (!ok) g_fail = 1;
     CK(cudaFree(As)); CK(cudaFree(Bs)); CK(cudaFree(Cs)); CK(cudaFree(Rs)); CK(cudaFree(Cd)); CK(cudaFree(Rd));
   }
 
-  // bad shapes must be rejected
+  // bad shapes must be rejected (N under 64 or not a multiple of 8, K not a
+  // multiple of 8, lda < K or not a multiple of 8, no A)
   int rejected = 0, cases = 0;
   cuco::gemm_bf16_args bad[] = {
-      {A, B, C, 0, N, K, K, N, N}, {A, B, C, M, 200, K, K, 200, 200}, {A, B, C, M, N, 96, 96, N, N},
-      {A, B, C, M, N, K, K - 1, N, N}, {nullptr, B, C, M, N, K, K, N, N}, {A, B, C, M, N, K, K + 4, N, N}};
+      {A, B, C, 0, N, K, K, N, N},         {A, B, C, M, 196, K, K, 200, 200}, {A, B, C, M, 56, K, K, 56, 56},
+      {A, B, C, M, N, 100, 104, N, N},     {A, B, C, M, N, K, K - 1, N, N},   {nullptr, B, C, M, N, K, K, N, N},
+      {A, B, C, M, N, K, K + 4, N, N}};
   for (auto &b : bad) {
     cases++;
     cuco::gemm_bf16_plan pb;
@@ -640,15 +656,21 @@ static bool same_bytes(const __nv_bfloat16 *x, const __nv_bfloat16 *y, size_t n)
 // Feature check: every narrowed width and push round, few CTAs (so each one
 // reuses its staging rows many times); C against cuBLAS, both copies = C.
 // M not a multiple of 128: the last tile row's rows past M are neither stored
-// nor copied (kGuardRows poisoned rows after C and after each copy).
-static void run_push_features(cublasHandle_t h, cudaStream_t st, int M = 2048) {
-  const int N = 1024, K = 1024;
-  const size_t guarded = (size_t)(M + kGuardRows) * N * 2;
-  __nv_bfloat16 *A, *B, *C, *R, *D[2];
+// nor copied (kGuardRows poisoned rows after C and after each copy). N not a
+// multiple of the tile width: the last tile column overlaps the one before;
+// pad > 0 gives C and the copies pad poisoned columns past N (ldc = N + pad,
+// a multiple of 8), which no store may touch. Widths wider than the plan's
+// own are skipped.
+static void run_push_features(cublasHandle_t h, cudaStream_t st, int M = 2048, int N = 1024, int K = 1024,
+                              int pad = 0) {
+  const long long ldc = N + pad;
+  const size_t guarded = (size_t)(M + kGuardRows) * ldc * 2;
+  __nv_bfloat16 *A, *B, *C, *R, *D[2], *Cd = nullptr;
   CK(cudaMalloc(&A, (size_t)M * K * 2));
   CK(cudaMalloc(&B, (size_t)K * N * 2));
   CK(cudaMalloc(&C, guarded));
   CK(cudaMalloc(&R, (size_t)M * N * 2));
+  if (pad) CK(cudaMalloc(&Cd, (size_t)M * N * 2));  // C without its padding, for check()
   for (auto &d : D) CK(cudaMalloc(&d, guarded));
   fill_rand<<<1024, 256, 0, st>>>(A, (size_t)M * K, 31);
   fill_rand<<<1024, 256, 0, st>>>(B, (size_t)K * N, 32);
@@ -664,8 +686,11 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st, int M = 2048) {
                             // tile a CTA (every tile the CTA's last, as at 2048^3)
                             {256, kWarpPush, 0, 0, 1}, {128, kWarpPush, 90, 0, 1}, {256, kWarpPush, 50, 1, 1},
                             {128, kWarpPush, 0, 1, 1}, {256, kWarpPush, 0, 0, 1, 0}, {128, kWarpPush, 50, 1, 1, 0}};
-  cuco::gemm_bf16_args a{A, B, C, M, N, K, K, N, N};
+  cuco::gemm_bf16_args a{A, B, C, M, N, K, K, N, ldc};
+  cuco::gemm_bf16_plan p0;
+  CK(cuco::gemm_bf16_plan_init(&p0, a, 0));
   for (const PushCase &c : cases) {
+    if (c.tn > p0.bn) continue;  // a narrow N: the plan's own width and narrower
     cuco::gemm_bf16_plan pl;
     bool planned = plan_for(&pl, a, c.tn, c.ctas);
     CK(cudaMemsetAsync(C, 0xFF, guarded, st));
@@ -674,23 +699,24 @@ static void run_push_features(cublasHandle_t h, cudaStream_t st, int M = 2048) {
     bool ok = e == cudaSuccess && pl.bn == c.tn;
     if (ok) {
       sync_or_die(st, 30, "push gemm");
-      CheckResult cr = check(C, R, A, B, M, N, K);
-      ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0 && guard_intact(C, M, N);
-      if (c.rows != kNoPush)
-        ok = ok && same_bytes(C, D[0], (size_t)M * N) && same_bytes(C, D[1], (size_t)M * N) &&
-             guard_intact(D[0], M, N) && guard_intact(D[1], M, N);
+      if (pad) CK(cudaMemcpy2D(Cd, (size_t)N * 2, C, ldc * 2, (size_t)N * 2, M, cudaMemcpyDeviceToDevice));
+      CheckResult cr = check(pad ? Cd : C, R, A, B, M, N, K);
+      ok = cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0 && guard_intact(C, M, N, ldc);
+      if (c.rows != kNoPush)  // the copies equal C, padding and guard rows too
+        ok = ok && same_bytes(C, D[0], guarded / 2) && same_bytes(C, D[1], guarded / 2);
     }
-    printf("# feature tile_n %d push %s%s (%dx%dx%d, %d CTAs): %s\n", c.tn,
+    printf("# feature tile_n %d push %s%s (%dx%dx%d, ldc %lld, %d CTAs): %s\n", c.tn,
            c.rows == kNoPush        ? "none"
            : c.rows == kDirectPush ? "direct"
            : c.rows == kWarpPush   ? "warps"
            : c.rows == 8           ? "8 rows"
                                    : "16 rows",
-           pace_label(c), M, N, K, pl.ctas,
+           pace_label(c), M, N, K, ldc, pl.ctas,
            ok ? "ok" : "FAIL");
     if (!ok) g_fail = 1;
   }
-  if (M % 128) {  // the refusals below do not depend on M
+  if (Cd) CK(cudaFree(Cd));
+  if (M % 128 || N != 1024 || pad) {  // the refusals below do not depend on the shape
     CK(cudaFree(A)); CK(cudaFree(B)); CK(cudaFree(C)); CK(cudaFree(R));
     for (auto &d : D) CK(cudaFree(d));
     return;
@@ -1173,8 +1199,8 @@ static void copy_gated_cols(cudaStream_t c, __nv_bfloat16 *dst, const __nv_bfloa
 // against cuBLAS. Two epochs, so a flag left from the first run must not
 // open the second's gates. Also the argument checks.
 // (M not a multiple of 128: every problem's last tile row partial, guard rows after each C)
-static void run_group_features(cublasHandle_t h, cudaStream_t st, int M = 1024) {
-  const int N = 512, K = 1024, n = 3, chunks = 4;
+static void run_group_features(cublasHandle_t h, cudaStream_t st, int M = 1024, int N = 512) {
+  const int K = 1024, n = 3, chunks = 4;
   cudaStream_t c;
   CK(cudaStreamCreateWithFlags(&c, cudaStreamNonBlocking));
   __nv_bfloat16 *Asrc[n], *Adst[n], *Bsrc[n], *Bdst[n], *C[n], *R[n];
@@ -1241,13 +1267,14 @@ static void run_group_features(cublasHandle_t h, cudaStream_t st, int M = 1024) 
             ok = ok && cr.rel < 1e-2 && cr.nan == 0 && cr.wrong == 0 && cr.host_bad == 0 && guard_intact(C[i], M, N);
           }
         }
-        printf("# feature group of %d sharing %s, tile_n %d, %s CTAs, gated copies in %d chunks, 2 epochs, M %d: %s\n",
-               n, share_b ? "B" : "A", tn, mc ? "5" : "all", chunks, M, ok ? "ok" : "FAIL");
+        printf("# feature group of %d sharing %s, tile_n %d, %s CTAs, gated copies in %d chunks, 2 epochs, M %d N %d: "
+               "%s\n",
+               n, share_b ? "B" : "A", tn, mc ? "5" : "all", chunks, M, N, ok ? "ok" : "FAIL");
         if (!ok) g_fail = 1;
       }
   }
   // refusals: chunks not dividing K/64, first out of range, too many problems
-  if (M % 128 == 0) {
+  if (M % 128 == 0 && N == 512) {
     cuco::gemm_bf16_args a{Asrc[0], Bsrc[0], C[0], M, N, K, K, N, N};
     cuco::gemm_bf16_plan pl;
     CK(cuco::gemm_bf16_plan_init(&pl, a, 0));
@@ -1494,9 +1521,11 @@ static bool split_case(cudaStream_t st, const __nv_bfloat16 *A, const __nv_bfloa
 // ways (split_case). timing: the --split probe (its shapes, or --shape);
 // otherwise the correctness cases of the default and --quick runs.
 static void run_split(cublasHandle_t h, cudaStream_t st, bool timing, int iters) {
-  // (M not a multiple of 128: a partial last tile row, in the split tail too)
-  std::vector<Shape> shapes = {{256, 256, 64},  {1024, 384, 512}, {8192, 512, 8192},
-                               {2048, 1024, 2048}, {1000, 384, 512}, {8100, 512, 2048}};
+  // (M not a multiple of 128: a partial last tile row, in the split tail too;
+  // N not a multiple of the width, K not of 64: an overlapping last tile
+  // column, a partial last k-block)
+  std::vector<Shape> shapes = {{256, 256, 64},    {1024, 384, 512}, {8192, 512, 8192}, {2048, 1024, 2048},
+                               {1000, 384, 512},  {8100, 512, 2048}, {1000, 1000, 1000}, {300, 200, 520}};
   if (timing) shapes.insert(shapes.end(), {{4096, 2048, 4096}, {8192, 4096, 8192}});
   if (timing && g_shape[0]) shapes = {{g_shape[0], g_shape[1], g_shape[2]}};
   if (timing)
@@ -1514,9 +1543,9 @@ static void run_split(cublasHandle_t h, cudaStream_t st, bool timing, int iters)
       const double us_cb = launch_us(st, g_warm, iters, [&] { cublas_ref(h, A, B, R, M, N, K, st); });
       printf("%7d %6d %6d cuBLAS    -    -     - %6.1f %6.1f\n", M, N, K, us_cb, 2.0 * M * N * K / us_cb * 1e-6);
     }
-    const int tns[3] = {N % 256 == 0 ? 256 : 128, 128, 64};
+    const int tns[3] = {cuco::gemm_detail::plan_width(N), 128, 64};
     for (int w = 0; w < 3; ++w) {
-      if (w == 1 && tns[0] == 128) continue;
+      if ((w == 1 && tns[0] == 128) || tns[w] > tns[0]) continue;
       for (int ways : {0, 2, 3, 4, 8}) split_case(st, A, B, C, R, M, N, K, tns[w], ways, timing, iters);
     }
     CK(cudaFree(A));
@@ -1746,23 +1775,32 @@ int main(int argc, char **argv) {
   run_diag(st, 256, 512, 256, 1);
   std::vector<Shape> shapes;
   if (quick)
-    shapes = {{256, 256, 64}, {128, 384, 192}, {1024, 384, 512}, {2048, 2048, 2048}, {4096, 4096, 4096},
-              {8192, 512, 8192}, {1, 256, 64}, {1000, 384, 512}, {4000, 4096, 4096}};
-  else
+    shapes = {{256, 256, 64},   {128, 384, 192},  {1024, 384, 512}, {2048, 2048, 2048}, {4096, 4096, 4096},
+              {8192, 512, 8192}, {1, 256, 64},     {1000, 384, 512}, {4000, 4096, 4096}, {1000, 1000, 1000},
+              {300, 200, 520},   {256, 72, 64},    {2048, 3696, 1032}};
+  else  // the last two: an N of 14784 (Qwen2.5-72B's FFN on 2 ranks), 256-wide tiles overlapping by 64
     shapes = {{2048, 2048, 2048},  {4096, 4096, 4096},  {8192, 8192, 8192},   {16384, 8192, 8192},
               {8192, 1024, 8192},  {4096, 4096, 16384}, {16384, 4096, 8192},  {8192, 512, 8192},
-              {1024, 384, 512},    {8192, 8192, 1024}};
+              {1024, 384, 512},    {8192, 8192, 1024},  {4096, 14784, 8192},  {4096, 14848, 8192}};
   printf("# timing: CUDA events around each launch, %d warm-up, median of %d; inputs uniform[-1,1) bf16\n", 5,
          iters);
   printf("#     M      N      K tile      ctas    our_us  our_TF/s  cublas_us cub_TF/s   rel_err  #wrong #nan "
          "host status\n");
   for (auto &s : shapes) run_shape(h, st, s, !quick, iters);
   run_features(h, st);
+  run_features(h, st, 1024, 1000, 1000);  // the last tile column overlapping by 24, a 40-column last k-block
   run_push_features(h, st);
   run_push_features(h, st, 1000);  // a partial last tile row of 104 rows
   run_push_features(h, st, 37);    // one tile row, 37 rows
+  // N and K edges, padded C: the last tile column overlapping the one before
+  // by 24 columns at every width, K's last k-block 40 columns; then 128-wide
+  // tiles overlapping by 56 and an 8-column last k-block; 64-wide by 56
+  run_push_features(h, st, 1000, 1000, 1000, 64);
+  run_push_features(h, st, 300, 200, 520, 8);
+  run_push_features(h, st, 256, 72, 64, 8);
   run_group_features(h, st);
   run_group_features(h, st, 1000);
+  run_group_features(h, st, 1000, 1000);
   run_split(h, st, false, 0);
   return finish();
 }

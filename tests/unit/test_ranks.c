@@ -46,7 +46,8 @@
 static const struct {
 	const char *name;
 	char split; /* 'N': B is K x N/R (gemm_allgather); 'M': A is M/R x K (allgather_gemm) */
-} wl_info[NWL] = {{"gemm_allgather", 'N'}, {"allgather_gemm", 'M'}};
+	int kstep;  /* K a multiple of this: the GEMM's 8, or allgather_gemm's gates' 64 */
+} wl_info[NWL] = {{"gemm_allgather", 'N', 8}, {"allgather_gemm", 'M', 64}};
 
 static const int test_ranks[] = {2, 4, 8};
 
@@ -270,20 +271,21 @@ static void test_manifest_ranks(void **state)
 			for (int i = 0; i < m->nshapes; i++) {
 				const struct cuco_shape *s = &m->shapes[i];
 				long long whole = split_dim(w, s), K = cuco_shape_get(s, "K", -1);
-				/* The bf16 GEMM (cuco_dev/gemm.cuh) takes any M, N a multiple of
-				 * 128, K of 64: a split N's shard must be one, a split M's any. */
+				/* The bf16 GEMM (cuco_dev/gemm.cuh) takes any M, N >= 64 a
+				 * multiple of 8, K of 8: a split N's shard must be one, a split
+				 * M's any; allgather_gemm's gates want K in whole k-blocks. */
 				long long n = wl_info[w].split == 'N' ? whole / R
 				                                      : cuco_shape_get(s, "N", -1);
 				if (whole % R)
 					cuco_strbuf_addf(
 					    &bad, "%s shape %s: %c=%lld not divisible by %d\n",
 					    m->name, s->name, wl_info[w].split, whole, R);
-				else if (n % 128 || K % 64)
-					cuco_strbuf_addf(
-					    &bad,
-					    "%s shape %s on %d ranks: the GEMM's N=%lld is "
-					    "not a multiple of 128 (or K %% 64)\n",
-					    m->name, s->name, R, n);
+				else if (n < 64 || n % 8 || K % wl_info[w].kstep)
+					cuco_strbuf_addf(&bad,
+					                 "%s shape %s on %d ranks: the GEMM's N=%lld "
+					                 "is under 64 or not a multiple of 8 (or K=%lld "
+					                 "not one of %d)\n",
+					                 m->name, s->name, R, n, K, wl_info[w].kstep);
 			}
 		}
 	}

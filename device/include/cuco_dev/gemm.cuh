@@ -11,7 +11,8 @@
 //     setmaxnreg.dec to 40), warpgroups 1 and 2 = consumers (setmaxnreg.inc to
 //     232), each consumer owns 64 rows of the 128-row CTA tile and issues
 //     wgmma.m64n{BN}k16 (A and B from shared memory, B "N-major" = tnspB).
-//   * CTA tile 128 x BN x 64, BN = 256 when N % 256 == 0, else 128; a plan
+//   * CTA tile 128 x BN x 64, BN = 256 when N % 256 == 0, 128 when N % 128
+//     == 0, else whichever computes fewer columns (gemm_detail::plan_width); a plan
 //     may be narrowed to 128 or 64 (gemm_bf16_plan_narrow) for more tiles;
 //     gemm_bf16 (plan + run) narrows to 128 where 256 would idle half the SMs.
 //   * TMA (cp.async.bulk.tensor.2d, 128-byte swizzle) into a 4-stage (BN=256),
@@ -25,6 +26,9 @@
 //     the last wave's tiles finish a few at a time, not all together.
 //   * any M: the last tile row may be partial (TMA zero-fills A's missing
 //     rows; their results go to a scratch tile, never to C or its copies).
+//     Any K % 8 == 0: TMA zero-fills the last k-block past K. Any N % 8 == 0,
+//     N >= 64: the last tile column starts at N - BN, overlapping the one
+//     before it (gemm_bf16_tile_col0), so no store needs a column check.
 //   * epilogue: fp32 accumulators -> bf16, a 4x4 shuffle transpose inside each
 //     lane quad, then 16-byte stores straight from registers to global memory
 //     (4-byte stores when C is not 16-byte aligned or ldc % 8 != 0), then the
@@ -74,12 +78,22 @@ struct gemm_bf16_tile_info {
   int tile_m;   ///< rows of C per tile (128)
   int tile_n;   ///< columns of C per tile (64, 128 or 256)
   int tiles_m;  ///< ceil(M / tile_m): the last tile row holds M - (tiles_m - 1) * tile_m rows
-  int tiles_n;  ///< N / tile_n
+  int tiles_n;  ///< ceil(N / tile_n): the last tile column starts at N - tile_n (gemm_bf16_tile_col0)
   int tiles;    ///< tiles_m * tiles_n
   int ctas;     ///< persistent grid size the plan launches
   int split;    ///< K-split ways of the tail's full stages (0: no split)
   int whole;    ///< tiles computed whole (the rest are split)
 };
+
+/// First column of tile column tn in a plan of tile_n-wide tiles over N
+/// columns: tn * tile_n, except that the last tile column of an N that is
+/// not a multiple of tile_n starts at N - tile_n, overlapping the one
+/// before it (both compute the shared columns, with the same operands in
+/// the same order, and store the same values there). What an epilogue hook
+/// or a consumer of finished tiles must use to locate tile (tm, tn).
+__host__ __device__ constexpr int gemm_bf16_tile_col0(int tn, int tile_n, int N) {
+  return (tn + 1) * tile_n > N ? N - tile_n : tn * tile_n;
+}
 
 /// A plan: two TMA tensor maps plus launch geometry, built on the host by
 /// gemm_bf16_plan_init (host-only, no device work, a few microseconds).
@@ -241,6 +255,9 @@ namespace gemm_detail {
 
 constexpr int BM = 128;
 constexpr int BK = 64;
+// k-blocks of a K: the last one partial when K % 64 != 0 (TMA fills A's
+// columns and B's rows past K with zeros, which add nothing)
+__host__ __device__ constexpr int kblocks_of(int K) { return (K + BK - 1) / BK; }
 constexpr int kThreads = 384;  // 3 warpgroups
 // PushRows = rows each consumer warp stages per round of gemm_push_epilogue
 // (0 = no push; 16 = the warp's whole 16-row share at once; 8 = two rounds of
@@ -321,6 +338,7 @@ struct kparams {
   __nv_bfloat16 *C;
   long long ldc;
   int m;  // rows of C: the last tile row's rows >= m come from zero-filled A rows and are never stored in C
+  int n;  // columns of C: the last tile column starts at n - BN (gemm_bf16_tile_col0)
   int tiles_m, tiles_n, tiles, kblocks;
   int group_m, start_tile;
   int vec16;  // C 16-byte aligned and ldc % 8 == 0: 16-byte epilogue stores
@@ -835,7 +853,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
               constexpr int kRounds = (BM * (W / 8) + kCopiers - 1) / kCopiers;
               constexpr int kPaceSteps =
                   CUCO_GEMM_PACE_STEPS < 1 || CUCO_GEMM_PACE_STEPS > kRounds ? kRounds : CUCO_GEMM_PACE_STEPS;
-              const int col0 = tn * BN + h * W;  // < N
+              const int col0 = gemm_bf16_tile_col0(tn, BN, p.n) + h * W;  // < N
               // the tile's rows in C (fewer than BM only in the last tile row)
               const int pieces = (p.m - tm * BM < BM ? p.m - tm * BM : BM) * (W / 8);
               for (int i = ct, k = 0; i < pieces; i += kCopiers, ++k) {
@@ -875,7 +893,7 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
         int pi, tm, tn;
         coords(u.t, pi, tm, tn);
         const int kb0 = Split ? u.kb0 : 0, kb1 = Split ? u.kb1 : p.kblocks;
-        const int m0 = tm * BM, n0 = tn * BN;
+        const int m0 = tm * BM, n0 = gemm_bf16_tile_col0(tn, BN, p.n);
         const CUtensorMap *mA = &tmA, *mB = &tmB;
         const unsigned *gate = nullptr;
         if constexpr (kGroup) {
@@ -1109,14 +1127,15 @@ gemm_bf16_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
         bulk_tile = last && epi.last_bulk;
         halves = kHalves && last && epi.last_halves;
       }
+      const long long col0 = gemm_bf16_tile_col0(tn, BN, p.n);
       if constexpr (kHalves) {
         if (halves) {
-          tile(std::integral_constant<int, BN / 2>{}, u, pi, tm, tn, (long long)tn * BN, bulk_tile);
-          tile(std::integral_constant<int, BN / 2>{}, u, pi, tm, tn, (long long)tn * BN + BN / 2, bulk_tile);
+          tile(std::integral_constant<int, BN / 2>{}, u, pi, tm, tn, col0, bulk_tile);
+          tile(std::integral_constant<int, BN / 2>{}, u, pi, tm, tn, col0 + BN / 2, bulk_tile);
           continue;
         }
       }
-      tile(std::integral_constant<int, BN>{}, u, pi, tm, tn, (long long)tn * BN, bulk_tile);
+      tile(std::integral_constant<int, BN>{}, u, pi, tm, tn, col0, bulk_tile);
     }
     if constexpr (kStaged) {
       // Every copy complete (not only read) before the CTA's shared memory goes.
@@ -1198,11 +1217,25 @@ inline int balanced_grid(long long units, int sms, int max_ctas) {
   return (int)((units + waves - 1) / waves);
 }
 
+// The tile width a plan starts with for N columns: 256 when N % 256 == 0,
+// 128 when N % 128 == 0 (measured, and what every shape before session 21
+// got). Any other N (a multiple of 8) has a last tile column that overlaps
+// the one before it (tile_col0); 256 unless rounding N up to 256 computes
+// over 5 % more columns than rounding it up to 128 (the 128-wide tile is
+// ~3-5 % slower per FLOP at 4096-8192, docs/gemm.md), and never wider than N.
+inline int plan_width(int N) {
+  if (N % 256 == 0) return 256;
+  if (N % 128 == 0 || (N >= 128 && N < 256)) return 128;
+  if (N < 128) return 64;
+  const long long w256 = (N + 255LL) / 256 * 256, w128 = (N + 127LL) / 128 * 128;
+  return w256 * 100 <= w128 * 105 ? 256 : 128;
+}
+
 // A plan's launch geometry for tile width bn (tiles_m and N already set):
 // tiles_n, group_m and the persistent grid on sms SMs, capped at max_ctas.
 inline void plan_geometry(gemm_bf16_plan *p, int bn, int sms, int max_ctas) {
   p->bn = bn;
-  p->tiles_n = p->N / bn;
+  p->tiles_n = (p->N + bn - 1) / bn;
   // group_m tile rows x (ctas/group_m) tile columns are in flight together;
   // pick group_m so that band is roughly square in elements.
   p->group_m = (bn == 256) ? 16 : 8;
@@ -1263,10 +1296,11 @@ inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &e
   kp.C = pl->C;
   kp.ldc = pl->ldc;
   kp.m = pl->M;
+  kp.n = pl->N;
   kp.tiles_m = pl->tiles_m;
   kp.tiles_n = pl->tiles_n;
   kp.tiles = pl->tiles_m * pl->tiles_n;
-  kp.kblocks = pl->K / BK;
+  kp.kblocks = kblocks_of(pl->K);
   kp.group_m = pl->group_m < 1 ? 1 : pl->group_m;
   kp.start_tile = (pl->start_tile % kp.tiles + kp.tiles) % kp.tiles;
   kp.vec16 = (pl->ldc % 8 == 0) && ((reinterpret_cast<uintptr_t>(pl->C) & 15) == 0);
@@ -1312,10 +1346,15 @@ inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &e
 
 /// Builds a plan for one (A, B, C, shape) set on the current device.
 /// Host-only (no device work, no synchronisation, safe during stream capture).
-/// Shape rule: any M >= 1, N % 128 == 0, K % 64 == 0 (N % 256 == 0 selects
-/// the faster 128x256 tile, otherwise 128x128). When M % 128 != 0 the last
+/// Shape rule: any M >= 1, N >= 64 with N % 8 == 0, K % 8 == 0 (N % 256 == 0
+/// selects the faster 128x256 tile, N % 128 == 0 128x128, any other N the
+/// width gemm_detail::plan_width picks). When M % 128 != 0 the last
 /// tile row is partial: TMA fills A's rows past M with zeros, and no store
-/// (C, a push epilogue's copies) touches a row >= M. Layout rule: lda >= K,
+/// (C, a push epilogue's copies) touches a row >= M. When N is not a multiple
+/// of the tile width the last tile column starts at N - tile_n
+/// (gemm_bf16_tile_col0) and recomputes the columns it shares with the one
+/// before; when K % 64 != 0 TMA fills the last k-block past K with zeros.
+/// Layout rule: lda >= K,
 /// ldb >= N, ldc >= N; lda and ldb multiples of 8 elements (16-byte row
 /// pitch, a TMA rule), ldc even; A and B 16-byte aligned, C 4-byte aligned.
 /// max_ctas: upper bound on the persistent grid (0 = one CTA per SM); use it
@@ -1330,7 +1369,7 @@ inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &e
 inline cudaError_t gemm_bf16_plan_init(gemm_bf16_plan *p, const gemm_bf16_args &a, int max_ctas = 0) {
   if (!p || !a.A || !a.B || !a.C) return cudaErrorInvalidValue;
   if (a.M <= 0 || a.N <= 0 || a.K <= 0) return cudaErrorInvalidValue;
-  if (a.N % 128 || a.K % 64) return cudaErrorInvalidValue;
+  if (a.N % 8 || a.N < 64 || a.K % 8) return cudaErrorInvalidValue;
   if (a.lda < a.K || a.ldb < a.N || a.ldc < a.N) return cudaErrorInvalidValue;
   if (a.lda % 8 || a.ldb % 8 || a.ldc % 2) return cudaErrorInvalidValue;
   if ((reinterpret_cast<uintptr_t>(a.A) & 15) || (reinterpret_cast<uintptr_t>(a.B) & 15) ||
@@ -1354,7 +1393,7 @@ inline cudaError_t gemm_bf16_plan_init(gemm_bf16_plan *p, const gemm_bf16_args &
   p->split = 0;
   p->split_ws = nullptr;
   p->split_cnt = nullptr;
-  gemm_detail::plan_geometry(p, (a.N % 256 == 0) ? 256 : 128, sms, max_ctas);
+  gemm_detail::plan_geometry(p, gemm_detail::plan_width(a.N), sms, max_ctas);
   if ((e = gemm_detail::encode_2d(&p->tmA, a.A, a.K, a.M, a.lda, 64, 128)) != cudaSuccess) return e;
   if ((e = gemm_detail::encode_2d(&p->tmB, a.B, a.N, a.K, a.ldb, 64, 64)) != cudaSuccess) return e;
   return cudaSuccess;
@@ -1385,13 +1424,14 @@ inline cudaError_t gemm_bf16_plan_set_C(gemm_bf16_plan *p, __nv_bfloat16 *C) {
 }
 
 /// Narrows a plan's CTA tile to tile_n columns (128 or 64, no wider than the
-/// plan's own), for more tiles than 128 x 256 gives: e.g. a GEMM whose tiles
+/// plan's own nor than N), for more tiles than 128 x 256 gives: e.g. a GEMM whose tiles
 /// would leave SMs idle, or one whose finished tiles should arrive in more
 /// waves. Only the launch geometry changes (B is loaded as 64-column boxes,
 /// BN/64 per stage, so the tensor maps stay); max_ctas as for init.
 /// Returns cudaErrorInvalidValue for any other tile_n.
 inline cudaError_t gemm_bf16_plan_narrow(gemm_bf16_plan *p, int tile_n, int max_ctas = 0) {
-  if (!p || (tile_n != 128 && tile_n != 64) || tile_n > p->bn || max_ctas < 0) return cudaErrorInvalidValue;
+  if (!p || (tile_n != 128 && tile_n != 64) || tile_n > p->bn || tile_n > p->N || max_ctas < 0)
+    return cudaErrorInvalidValue;
   gemm_detail::plan_geometry(p, tile_n, p->sms, max_ctas);
   p->split = 0;  // its workspace was sized for the old tiles
   p->split_ws = nullptr;
@@ -1413,7 +1453,7 @@ inline int split_ctas(const gemm_bf16_plan *p, int ways, int sms, int max_ctas) 
 // 256-byte boundary. Bytes in all, 0 when the plan would not split.
 inline size_t split_bytes(const gemm_bf16_plan *p, int ways, int ctas, size_t *cnt_bytes) {
   split_params sp;
-  const int slots = split_layout(p->tiles_m * p->tiles_n, ctas, p->K / BK, ways, &sp);
+  const int slots = split_layout(p->tiles_m * p->tiles_n, ctas, kblocks_of(p->K), ways, &sp);
   if (sp.stages == 0) return 0;
   const size_t cb = ((size_t)(p->tiles_m * p->tiles_n - sp.whole) * sizeof(unsigned) + 255) & ~(size_t)255;
   if (cnt_bytes) *cnt_bytes = cb;
@@ -1423,7 +1463,7 @@ inline size_t split_bytes(const gemm_bf16_plan *p, int ways, int ctas, size_t *c
 
 /// Bytes of device memory gemm_bf16_plan_split needs to split plan p's tail
 /// `ways` ways on at most max_ctas CTAs (0: one per SM); 0 when it would not
-/// split (ways < 2 or > kGemmSplitMax, more ways than K / 64 k-blocks, or a
+/// split (ways < 2 or > kGemmSplitMax, more ways than ceil(K / 64) k-blocks, or a
 /// grid under 2 x ways CTAs). Call it after any gemm_bf16_plan_narrow.
 inline size_t gemm_bf16_split_bytes(const gemm_bf16_plan *p, int ways, int max_ctas = 0) {
   if (!p || max_ctas < 0) return 0;
@@ -1473,7 +1513,7 @@ inline gemm_bf16_tile_info gemm_bf16_tiles(const gemm_bf16_plan *p) {
   t.tiles = p->tiles_m * p->tiles_n;
   t.ctas = p->ctas;
   gemm_detail::split_params sp;
-  gemm_detail::split_layout(t.tiles, t.ctas, p->K / gemm_detail::BK, p->split, &sp);
+  gemm_detail::split_layout(t.tiles, t.ctas, gemm_detail::kblocks_of(p->K), p->split, &sp);
   t.split = sp.stages ? sp.g : 0;
   t.whole = sp.whole;
   return t;
@@ -1488,7 +1528,9 @@ inline gemm_bf16_tile_info gemm_bf16_tiles(const gemm_bf16_plan *p) {
 ///   __device__ void operator()(int tile_m, int tile_n, int tile_rows, int tile_cols) const;
 /// It is passed by value as a kernel parameter. For every tile of C
 /// (tile_m in [0, tiles_m), tile_n in [0, tiles_n), covering rows
-/// [tile_m*tile_rows, +tile_rows) and columns [tile_n*tile_cols, +tile_cols);
+/// [tile_m*tile_rows, +tile_rows) and columns [c0, c0 + tile_cols) with
+/// c0 = gemm_bf16_tile_col0(tile_n, tile_cols, N), which is tile_n*tile_cols
+/// except in the last tile column of an N that tile_cols does not divide;
 /// tile_rows = 128, tile_cols = the plan's tile_n) it is invoked exactly once per
 /// calling thread, by ALL 256 threads of the two consumer warpgroups of the
 /// CTA that computed the tile (threadIdx.x in [128, 384); threadIdx.x - 128
@@ -1501,7 +1543,8 @@ inline gemm_bf16_tile_info gemm_bf16_tiles(const gemm_bf16_plan *p) {
 /// When the plan's M is not a multiple of 128, the last tile row's tiles
 /// (tile_m == tiles_m - 1) still come with tile_rows = 128, but only their
 /// first M - tile_m * 128 rows exist in C: a hook that reads or copies C must
-/// clip to the plan's M (it is not passed; the hook is built knowing it).
+/// clip to the plan's M (it is not passed; the hook is built knowing it, and
+/// N likewise).
 /// Hence, inside the hook, the whole tile is in global memory and visible at
 /// device (gpu) scope: any calling thread may read it, copy it (e.g. NCCL
 /// device-API put / LSA stores to a peer window) or publish a per-tile flag
@@ -1534,7 +1577,7 @@ inline cudaError_t gemm_bf16_run(const gemm_bf16_plan *p, cudaStream_t s) {
 /// lda, ldb and ldc; gate null, or gate[i] null or a device array of
 /// `chunks` flags; computed in the order first, first + 1, ... (mod n) on
 /// min(SMs, n x tiles, max_ctas) CTAs (0 = no cap). chunks must divide
-/// K / 64 and be at most kGemmGateChunksMax. Narrow the plan (gemm_bf16_plan_narrow) before, not after.
+/// ceil(K / 64) and be at most kGemmGateChunksMax. Narrow the plan (gemm_bf16_plan_narrow) before, not after.
 /// Host-only. Returns cudaErrorInvalidValue for arguments outside these
 /// rules, with gemm_bf16_plan_init's alignment rules for A, B and C.
 inline cudaError_t gemm_bf16_group_init(gemm_bf16_group *g, const gemm_bf16_plan *p, int n,
@@ -1543,7 +1586,7 @@ inline cudaError_t gemm_bf16_group_init(gemm_bf16_group *g, const gemm_bf16_plan
                                         int max_ctas = 0) {
   if (!g || !p || !C || n < 1 || n > kGemmGroupMax || first < 0 || first >= n || max_ctas < 0)
     return cudaErrorInvalidValue;
-  const int kblocks = p->K / gemm_detail::BK;
+  const int kblocks = gemm_detail::kblocks_of(p->K);
   if (chunks < 1 || chunks > kGemmGateChunksMax || kblocks % chunks) return cudaErrorInvalidValue;
   const int sms = p->sms;
   cudaError_t e;

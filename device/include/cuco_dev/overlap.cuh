@@ -193,22 +193,24 @@ static __global__ void __launch_bounds__(1024) overlap_allgather_kernel(ncclDevC
  * the finished tile (already in local C and fenced at GPU scope, see the hook
  * contract in gemm.cuh) into the same place of every other LSA peer's C with
  * 16-byte stores. c_local is the plan's C; win/c_off locate the same element
- * in the window; ldc in elements; m the plan's M (the last tile row may hold
- * fewer than 128 rows). Requires 16-byte aligned C and ldc % 8 == 0.
+ * in the window; ldc in elements; m and n the plan's M and N (the last tile
+ * row may hold fewer than 128 rows, the last tile column may overlap the one
+ * before, gemm_bf16_tile_col0). Requires 16-byte aligned C and ldc % 8 == 0.
  */
 struct overlap_push_epilogue {
 	const char *c_local;
 	ncclWindow_t win;
 	size_t c_off;
 	long long ldc;
-	int m;
+	int m, n;
 	int lsa_rank, lsa_size;
 
 	__device__ void operator()(int tm, int tn, int rows, int cols) const
 	{
 		char *dst[CUCO_LSA_MAX_PEERS];
 		int nd = 0;
-		size_t toff = ((size_t)tm * rows * ldc + (size_t)tn * cols) * sizeof(__nv_bfloat16);
+		size_t toff = ((size_t)tm * rows * ldc + (size_t)gemm_bf16_tile_col0(tn, cols, n)) *
+			      sizeof(__nv_bfloat16);
 		int have = m - tm * rows < rows ? m - tm * rows : rows;
 		for (int i = 1; i < lsa_size; i++)
 			dst[nd++] = (char *)lsa_peer(win, c_off + toff, (lsa_rank + i) % lsa_size);
@@ -303,6 +305,8 @@ struct overlap_tile_order {
 	int tiles_m, tiles_n, tiles, group_m, start_tile;
 	int tile_rows, tile_cols;
 	int m; /* rows of C: the last tile row may hold fewer than tile_rows */
+	int n; /* columns of C: the last tile column starts at n - tile_cols when
+		* tile_cols does not divide n (gemm_bf16_tile_col0) */
 	int unit_rows_tiles; /* as overlap_signal_epilogue; 0 = per tile */
 	int units;           /* counters: tiles (per tile) or bands (per chunk) */
 };
@@ -362,7 +366,9 @@ static __global__ void __launch_bounds__(1024) overlap_tile_comm_kernel(ncclDevC
 			gemm_detail::tile_coords(t, kp, tm, tn);
 			if (!detail::wait_or_give_up(&flags[tm * o.tiles_n + tn], epoch, t))
 				break;
-			size_t toff = ((size_t)tm * o.tile_rows * ldc + (size_t)tn * o.tile_cols) * esz;
+			size_t toff = ((size_t)tm * o.tile_rows * ldc +
+				       (size_t)gemm_bf16_tile_col0(tn, o.tile_cols, o.n)) *
+				      esz;
 			int rows = o.m - tm * o.tile_rows < o.tile_rows ? o.m - tm * o.tile_rows : o.tile_rows;
 			nd = 0;
 			for (int i = 1; i < dc.lsaSize; i++)
