@@ -281,11 +281,12 @@ static void test_manifest_ranks(void **state)
 					    &bad, "%s shape %s: %c=%lld not divisible by %d\n",
 					    m->name, s->name, wl_info[w].split, whole, R);
 				else if (n < 64 || n % 8 || K % wl_info[w].kstep)
-					cuco_strbuf_addf(&bad,
-					                 "%s shape %s on %d ranks: the GEMM's N=%lld "
-					                 "is under 64 or not a multiple of 8 (or K=%lld "
-					                 "not one of %d)\n",
-					                 m->name, s->name, R, n, K, wl_info[w].kstep);
+					cuco_strbuf_addf(
+					    &bad,
+					    "%s shape %s on %d ranks: the GEMM's N=%lld "
+					    "is under 64 or not a multiple of 8 (or K=%lld "
+					    "not one of %d)\n",
+					    m->name, s->name, R, n, K, wl_info[w].kstep);
 			}
 		}
 	}
