@@ -1636,6 +1636,9 @@ inline cudaError_t gemm_gate_set(cudaStream_t s, const unsigned *flag, unsigned 
 /// and every kernel queued before that on its stream, must be able to run
 /// beside it: the copy engine and stream memory operations need no SM, any
 /// kernel does, so leave SMs free (max_ctas) or the launch never finishes.
+/// (A cudaMemcpyAsync between two buffers of one GPU can be such a kernel:
+/// test_gemm's gated copies left the launch on all 132 SMs waiting forever
+/// at one shape, not on 131.)
 inline cudaError_t gemm_bf16_run_group(const gemm_bf16_plan *p, const gemm_bf16_group *g, cudaStream_t s) {
   if (!p || !g || p->tiles_m <= 0 || p->tiles_n <= 0 || g->n < 1 || g->ctas <= 0) return cudaErrorInvalidValue;
   if (p->bn == 256) return gemm_detail::launch<256>(p, s, gemm_no_epilogue{}, *g);
