@@ -1719,8 +1719,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "test_gemm: --vs times cuBLAS, whose grid takes every SM; --clocks would hold one for its probe\n");
     return 2;
   }
-  if (iters < 1 || g_warm < 0 || (g_shape[0] && (g_shape[0] < 1 || g_shape[1] % 128 || g_shape[2] % 64))) {
-    fprintf(stderr, "test_gemm: --iters >= 1, --warm >= 0, --shape M N K with M >= 1, N a multiple of 128, K of 64\n");
+  if (iters < 1 || g_warm < 0 ||
+      (g_shape[0] && (g_shape[0] < 1 || g_shape[1] < 64 || g_shape[1] % 8 || g_shape[2] < 8 || g_shape[2] % 8))) {
+    fprintf(stderr, "test_gemm: --iters >= 1, --warm >= 0, --shape M N K with M >= 1, N >= 64 and K multiples of 8\n");
     return 2;
   }
   int dev = 0, major = 0;
