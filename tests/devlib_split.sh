@@ -10,6 +10,8 @@
 # that cannot split computes every tile whole. And the persistent grid
 # (balanced_grid): at most min(SMs, tiles, max_ctas) CTAs, as many waves as
 # that many, and as few CTAs as keep them; split plans keep one CTA per SM.
+# And any N (plan_width, gemm_bf16_tile_col0): a width the rules allow, and
+# tile columns covering [0, N) inside it, only the last overlapping.
 # Host code only: compiled by nvcc, runs without a GPU.
 # Usage: bash tests/devlib_split.sh [ignored]   (CUCO_HOME = repo root)
 set -euo pipefail
@@ -184,6 +186,48 @@ int main()
 		if (split_ctas(&pl, 1, 132, 0) != 128 || split_ctas(&pl, 2, 132, 0) != 132) {
 			printf("split_ctas: unsplit %d (want 128), 2 ways %d (want 132)\n", split_ctas(&pl, 1, 132, 0),
 			       split_ctas(&pl, 2, 132, 0));
+			fails++;
+		}
+	}
+	// any N (session 21): the plan's width, and tile columns that cover [0, N)
+	// exactly, each inside it, only the last one overlapping the one before
+	for (int N = 64; N <= 33000; N += N < 1200 ? 8 : 136) {
+		const int bn = plan_width(N);
+		if (bn != 64 && bn != 128 && bn != 256) {
+			printf("width: N %d: %d\n", N, bn);
+			fails++;
+			continue;
+		}
+		if (bn > N || (N % 256 == 0 && bn != 256) || (N % 256 && N % 128 == 0 && bn != 128)) {
+			printf("width: N %d: %d\n", N, bn);
+			fails++;
+		}
+		for (int w = bn; w >= 64; w /= 2) { // the plan's width and every narrowing
+			const int tiles_n = (N + w - 1) / w;
+			int next = 0; // first column not yet covered
+			for (int tn = 0; tn < tiles_n; tn++) {
+				const int c0 = gemm_bf16_tile_col0(tn, w, N);
+				const bool last = tn == tiles_n - 1;
+				if (c0 < 0 || c0 + w > N || c0 > next || (!last && c0 != tn * w) ||
+				    (last && c0 + w != N)) {
+					printf("columns: N %d width %d: tile %d starts at %d\n", N, w, tn, c0);
+					fails++;
+					break;
+				}
+				next = c0 + w;
+			}
+		}
+	}
+	{
+		const int want[][2] = {{14784, 256}, {16032, 256}, {1000, 256}, {200, 128}, {72, 64},
+		                       {3696, 256}, {1152, 128}, {1160, 256}, {1040, 128}, {8192, 256}, {640, 128}};
+		for (const auto &w : want)
+			if (plan_width(w[0]) != w[1]) {
+				printf("width: N %d: %d, want %d\n", w[0], plan_width(w[0]), w[1]);
+				fails++;
+			}
+		if (kblocks_of(1000) != 16 || kblocks_of(1024) != 16 || kblocks_of(8) != 1) {
+			printf("kblocks_of: %d %d %d\n", kblocks_of(1000), kblocks_of(1024), kblocks_of(8));
 			fails++;
 		}
 	}
