@@ -84,7 +84,8 @@ EOF
 	>"$tmp/stages.log" 2>&1 || { echo "devlib_wgmma: pipeline stages:"; grep -m3 error "$tmp/stages.log"; fail=1; }
 # tile_n 0's width per shape (gemm_allgather on 2 ranks, 132 SMs: one rank's
 # M x N/2 in 128 x 256 tiles): 128 at 2048^3 and 4096^3, 256 from 8192^3 on,
-# and never wider than the plan (N/2 % 256 != 0 gives 128-column plans)
+# and never wider than the plan (N/2 % 256 != 0 gives 128-column plans); with
+# the SMs it may use, 64 where 128 would leave half of them idle (decode)
 cat >"$tmp/auto.cu" <<'EOF'
 #include <cuco_dev/overlap.cuh>
 static_assert(cuco::overlap_auto_tile_n(256, 16 * 4, 64) == 128, "2048^3: 64 tiles, 1 wave");
@@ -94,6 +95,14 @@ static_assert(cuco::overlap_auto_tile_n(256, 128 * 8, 132) == 256, "16384x4096x8
 static_assert(cuco::overlap_auto_tile_n(256, 32 * 32, 132) == 256, "4096x16384x4096: 8 waves");
 static_assert(cuco::overlap_auto_tile_n(256, 4 * 132, 132) == 256, "exactly 4 waves keeps 256");
 static_assert(cuco::overlap_auto_tile_n(128, 8, 8) == 128, "a 128-column plan stays");
+// with the SMs the launch may use: one wave at 128 over half of them or fewer narrows to 64
+static_assert(cuco::overlap_auto_tile_n(256, 16 * 4, 64, 132) == 128, "2048^3: 128 tiles at 128 fill the SMs");
+static_assert(cuco::overlap_auto_tile_n(256, 2 * 16, 32, 132) == 64, "decode, M 256: 64 tiles at 128, 128 at 64");
+static_assert(cuco::overlap_auto_tile_n(256, 2 * 16, 32, 100) == 128, "decode on 100 SMs (sm_split): 128");
+static_assert(cuco::overlap_auto_tile_n(256, 1 * 16, 16, 132) == 64, "M 128: never below 64");
+static_assert(cuco::overlap_auto_tile_n(256, 24 * 16, 128, 132) == 128, "ragged, M 3000: 3 waves at 256");
+static_assert(cuco::overlap_auto_tile_n(256, 64 * 16, 128, 132) == 256, "8192^3 with the SMs: 256");
+static_assert(cuco::overlap_auto_tile_n(256, 4 * 8, 32, 132) == 64, "a 512-row chunk at 2048^3: 64");
 // allgather_gemm (no per-tile push): halved (256, 128, 64) while the tiles idle half the SMs
 static_assert(cuco::overlap_auto_tile_n_plain(256, 8 * 8, 132) == 128, "2048^3, one shard: 64 tiles");
 static_assert(cuco::overlap_auto_tile_n_plain(256, 2 * 8 * 8, 131) == 256, "2048^3, both shards in one launch");

@@ -506,10 +506,21 @@ static constexpr int overlap_band_group_m(int group_m, int band_rows)
 /* tile_n 0 narrows 256-column tiles to 128 below this many waves over the grid */
 #define CUCO_OVERLAP_AUTO_WAVES 4
 
-/* tile_n 0's width for a plan of bn-column tiles: tiles of them on ctas CTAs */
-static constexpr int overlap_auto_tile_n(int bn, int tiles, int ctas)
+/*
+ * tile_n 0's width for a plan of bn-column tiles: tiles of them on ctas CTAs
+ * (the plan's grid), 128 where 256 would make fewer than
+ * CUCO_OVERLAP_AUTO_WAVES waves; then, given avail (the SMs the launch may
+ * use; 0: skip this), halved down to 64 while the tiles would leave half of
+ * them idle, as for a lone GEMM (gemm_bf16_alone_tile_n). Such tiles are one
+ * wave at either width, so they finish, and are sent, together either way,
+ * and the narrower tiles finish sooner (a decode step: 256 x 4096 x 8192 took
+ * 46.7 us at 128 columns, 33.7 at 64, one H200, docs/gemm.md).
+ */
+static constexpr int overlap_auto_tile_n(int bn, int tiles, int ctas, int avail = 0)
 {
-	return bn == 256 && (tiles + ctas - 1) / ctas < CUCO_OVERLAP_AUTO_WAVES ? 128 : bn;
+	return bn == 256 && (tiles + ctas - 1) / ctas < CUCO_OVERLAP_AUTO_WAVES
+		       ? gemm_bf16_alone_tile_n(128, 2 * tiles, avail)
+		       : gemm_bf16_alone_tile_n(bn, tiles, avail);
 }
 
 /*
@@ -528,14 +539,16 @@ static constexpr int overlap_auto_tile_n_plain(int bn, int tiles, int ctas)
  * (2048^3 on 2 ranks: 64 tiles for 132 SMs) or when a fused producer wants
  * its finished tiles in more waves. No-op unless tile_n is narrower.
  * tile_n 0 picks per shape: 128 where 256-column tiles would run in fewer than
- * CUCO_OVERLAP_AUTO_WAVES waves, else the plan's own. (Measured, 2 x H200,
- * fused producer: 128 wins at 2048^3 and 4096^3 - 1 and 2 waves at 256 - and
- * 256 from 8192^3 on - 8 waves and more; docs/overlap.md.)
+ * CUCO_OVERLAP_AUTO_WAVES waves, else the plan's own; and 64 where even 128
+ * would leave half the SMs (or max_ctas) idle (overlap_auto_tile_n).
+ * (Measured, 2 x H200, fused producer: 128 wins at 2048^3 and 4096^3 - 1 and 2
+ * waves at 256 - and 256 from 8192^3 on - 8 waves and more; docs/overlap.md.)
  */
 static inline cudaError_t overlap_plan_tile_n(gemm_bf16_plan *p, int tile_n, int max_ctas)
 {
 	if (tile_n == 0)
-		tile_n = overlap_auto_tile_n(p->bn, p->tiles_m * p->tiles_n, p->ctas);
+		tile_n = overlap_auto_tile_n(p->bn, p->tiles_m * p->tiles_n, p->ctas,
+					     max_ctas > 0 ? max_ctas : p->sms);
 	if (tile_n >= p->bn)
 		return cudaSuccess;
 	return gemm_bf16_plan_narrow(p, tile_n, max_ctas);
