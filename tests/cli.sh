@@ -224,6 +224,22 @@ check "bench on 1 rank" 0 "compile stage done for gemm_allgather" -- \
 	"$CUCO" bench gemm_allgather --ranks 1 --shape ragged --compile-only --no-seed --store "$RDB"
 check "evolve on 1 rank" 13 "ranks: workload gemm_allgather runs on 2, 4 or 8 ranks, not 1" -- \
 	"$CUCO" evolve gemm_allgather --ranks 1 --shape 2048 --budget-evals 4 --store "$RDB"
+# a shape the programs cannot take on that many ranks: refused before anything
+# compiles, naming the manifest's line and the rule (a copy of gemm_allgather
+# with a 200-column shape: 100 columns a rank on 2, not a multiple of 8)
+mkdir -p "$TMP/rules/workloads"
+for d in include device share; do
+	ln -s "$CUCO_HOME/$d" "$TMP/rules/$d"
+done
+cp -R "$CUCO_HOME/workloads/gemm_allgather" "$TMP/rules/workloads/gemm_allgather"
+sed -i 's/^    {"name": "2048", "M": 2048, "N": 2048, "K": 2048},$/&\n    {"name": "narrow", "M": 128, "N": 200, "K": 64},/' \
+	"$TMP/rules/workloads/gemm_allgather/manifest.json"
+check "bench: a shape against the shape rules" 4 \
+	"manifest.json:11:39: shapes[1].N: shape narrow: N = 200 on 2 ranks: each rank's 100 is not a multiple of 8 (shape_rules[0], line" -- \
+	env CUCO_HOME="$TMP/rules" "$CUCO" bench gemm_allgather --shape narrow --compile-only --store "$RDB"
+expect "bench: refused before compiling" "$(printf '%s\n' "$err" | grep -c 'compile ')" -eq 0
+check "evolve: a shape against the shape rules" 4 "shapes[1].N: shape narrow: N = 200 on 4 ranks" -- \
+	env CUCO_HOME="$TMP/rules" "$CUCO" evolve gemm_allgather --ranks 4 --shape narrow --budget-evals 4 --store "$RDB"
 expect "refusals left no run" "$(sqlite3 "$RDB" 'SELECT count(*) FROM runs')" -eq 1
 # an evolve run stores its timing; resuming it with another one is refused
 EDB=$TMP/evolve.db

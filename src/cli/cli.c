@@ -521,8 +521,9 @@ const struct cuco_hw_facts *cli_probe_facts(const char *cmd, const struct cuco_r
 }
 
 int cli_node_checks(const char *cmd, const struct cuco_manifest *m, const struct cuco_run_opts *o,
-                    int allow_one, int run_here, struct cuco_hw_facts *f,
-                    const struct cuco_hw_facts **fp, struct cuco_err *err)
+                    int allow_one, int run_here, const struct cuco_shape *const *shapes,
+                    int nshapes, struct cuco_hw_facts *f, const struct cuco_hw_facts **fp,
+                    struct cuco_err *err)
 {
 	int rc;
 
@@ -530,6 +531,9 @@ int cli_node_checks(const char *cmd, const struct cuco_manifest *m, const struct
 	*fp = NULL;
 	if ((rc = cuco_manifest_check_ranks(m, o->ranks, allow_one, err)))
 		return rc;
+	for (int i = 0; i < nshapes; i++)
+		if ((rc = cuco_manifest_check_shape(m, shapes[i], o->ranks, err)))
+			return rc;
 	*fp = cli_probe_facts(cmd, o, f);
 	return run_here ? cuco_manifest_check_cc(m, f->cc, err) : CUCO_OK;
 }

@@ -59,14 +59,16 @@ const struct cuco_hw_facts *cli_probe_facts(const char *cmd, const struct cuco_r
 
 /*
  * What bench, eval and evolve check before they touch the store: o->ranks
- * against the manifest's rank counts (allow_one: 1 too), the node's facts
+ * against the manifest's rank counts (allow_one: 1 too), the nshapes shapes
+ * against its shape rules on that many ranks, the node's facts
  * (cli_probe_facts into *f, *fp = its answer) and, when run_here, the GPUs'
  * compute capability against the manifest's "requires". CUCO_OK, or the
  * refusal in err (not printed).
  */
 int cli_node_checks(const char *cmd, const struct cuco_manifest *m, const struct cuco_run_opts *o,
-                    int allow_one, int run_here, struct cuco_hw_facts *f,
-                    const struct cuco_hw_facts **fp, struct cuco_err *err);
+                    int allow_one, int run_here, const struct cuco_shape *const *shapes,
+                    int nshapes, struct cuco_hw_facts *f, const struct cuco_hw_facts **fp,
+                    struct cuco_err *err);
 
 /* <cuco home>/share/<sub> (static string), or NULL when the home is unknown. */
 const char *cli_share_dir(const char *sub);

@@ -167,7 +167,8 @@ int cmd_bench(int argc, char **argv)
 	}
 
 	/* Refusals come before the store has a run that would stay "running". */
-	rc = cli_node_checks("bench", &m, &req.run, 1, !compile_only, &facts, &req.facts, &err);
+	rc = cli_node_checks("bench", &m, &req.run, 1, !compile_only, shapes, req.nshapes, &facts,
+	                     &req.facts, &err);
 	if (!rc)
 		rc = cuco_compile_opts_default(&req.compile, &err);
 	if (rc) {

@@ -129,7 +129,8 @@ int cmd_eval(int argc, char **argv)
 		                       id > 0 ? virt : target, src.buf, 1);
 	}
 	/* Refusals come before the store has a run that would stay "running". */
-	if ((rc = cli_node_checks("eval", &m, &req.run, 1, 1, &facts, &req.facts, &err)) ||
+	if ((rc = cli_node_checks("eval", &m, &req.run, 1, 1, shapes, nshape, &facts, &req.facts,
+	                          &err)) ||
 	    (rc = cuco_compile_opts_default(&req.compile, &err))) {
 		cli_fail(&err);
 		goto out_progs;

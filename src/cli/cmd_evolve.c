@@ -693,7 +693,8 @@ int cmd_evolve(int argc, char **argv)
 	}
 	have_ds = 1;
 	/* What this node offers, measured: children stay inside it. */
-	if ((rc = cli_node_checks("evolve", &m, &run, 0, 1, &facts, &factsp, &err))) {
+	if ((rc = cli_node_checks("evolve", &m, &run, 0, 1, shapes, cfg.nshapes, &facts, &factsp,
+	                          &err))) {
 		cli_fail(&err);
 		goto out;
 	}

@@ -94,8 +94,9 @@ out:
 }
 
 static const char *const top_fields[] = {
-    "name",   "description",   "abi",      "dtype",        "tolerance", "ranks", "params",
-    "shapes", "default_shape", "workload", "host_program", "programs",  "knobs", "requires",
+    "name",         "description", "abi",    "dtype",         "tolerance",
+    "ranks",        "params",      "shapes", "default_shape", "workload",
+    "host_program", "programs",    "knobs",  "requires",      "shape_rules",
 };
 #define NTOP ((int)(sizeof(top_fields) / sizeof(top_fields[0])))
 
@@ -124,6 +125,16 @@ static int check_unknown(struct mload *L, const json_t *obj, const char *prefix,
 		return cuco_json_fail(&L->src, CUCO_ERR_PARSE, field, 1, "unknown %s", what);
 	}
 	return CUCO_OK;
+}
+
+/* Line and column of the value at field (a path such as "shapes[1].K"). */
+static void position(struct mload *L, const char *field, int *line, int *col)
+{
+	const char *p = cuco_json_locate(L->src.text, L->src.len, field, 0);
+
+	*line = *col = 0;
+	if (p)
+		cuco_json_linecol(L->src.text, p, line, col);
 }
 
 static int parse_header(struct mload *L, const json_t *root)
@@ -237,6 +248,138 @@ int cuco_manifest_check_cc(const struct cuco_manifest *m, int cc, struct cuco_er
 	                    m->requires_why[0] ? ")" : "", cc / 10, cc % 10);
 }
 
+static const char *const rule_fields[] = {"param", "per_rank", "min", "multiple_of", "why"};
+
+/* Whether value v of a shape's parameter meets rule r on `ranks` ranks; else
+ * a message (without the position) in msg. */
+static int rule_holds(const struct cuco_manifest *m, const struct cuco_shape_rule *r, long long v,
+                      int ranks, char *msg, size_t len)
+{
+	const char *p = m->params[r->param];
+	char what[96];
+
+	if (r->per_rank && ranks > 1) {
+		if (v % ranks) {
+			snprintf(msg, len, "%s = %lld does not divide among %d ranks", p, v, ranks);
+			return 0;
+		}
+		snprintf(what, sizeof(what), "%s = %lld on %d ranks: each rank's %lld", p, v, ranks,
+		         v / ranks);
+		v /= ranks;
+	} else {
+		snprintf(what, sizeof(what), "%s = %lld", p, v);
+	}
+	if (r->min && v < r->min) {
+		snprintf(msg, len, "%s is under %lld", what, r->min);
+		return 0;
+	}
+	if (r->multiple && v % r->multiple) {
+		snprintf(msg, len, "%s is not a multiple of %lld", what, r->multiple);
+		return 0;
+	}
+	return 1;
+}
+
+static int parse_rules(struct mload *L, const json_t *root)
+{
+	struct cuco_manifest *m = L->m;
+	const json_t *arr = json_object_get(root, "shape_rules"), *obj, *v;
+	size_t i;
+	int rc;
+
+	if (!arr)
+		return CUCO_OK;
+	if (!json_is_array(arr))
+		return cuco_json_fail_type(&L->src, "shape_rules", "an array of rules", arr);
+	m->rules = cuco_xcalloc(json_array_size(arr) + 1, sizeof(*m->rules));
+	json_array_foreach(arr, i, obj)
+	{
+		struct cuco_shape_rule *r = &m->rules[m->nrules];
+		char prefix[64], field[96];
+		const char *s;
+		int j;
+
+		snprintf(prefix, sizeof(prefix), "shape_rules[%zu]", i);
+		if (!json_is_object(obj))
+			return cuco_json_fail_type(&L->src, prefix, "an object", obj);
+		if ((rc = check_unknown(L, obj, prefix, rule_fields, 5, "field")))
+			return rc;
+		snprintf(field, sizeof(field), "%s.param", prefix);
+		if ((rc = get_string(L, obj, "param", field, 1, &s)))
+			return rc;
+		r->param = -1;
+		for (j = 0; j < m->nparams; j++)
+			if (strcmp(m->params[j], s) == 0)
+				r->param = j;
+		if (r->param < 0)
+			return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
+			                      "\"%s\" is not one of params", s);
+		snprintf(field, sizeof(field), "%s.per_rank", prefix);
+		v = json_object_get(obj, "per_rank");
+		if (v && !json_is_boolean(v))
+			return cuco_json_fail_type(&L->src, field, "true or false", v);
+		r->per_rank = v && json_is_true(v);
+		for (j = 0; j < 2; j++) {
+			const char *key = j ? "multiple_of" : "min";
+			snprintf(field, sizeof(field), "%s.%s", prefix, key);
+			v = json_object_get(obj, key);
+			if (!v)
+				continue;
+			if (!json_is_integer(v) || json_integer_value(v) < 1)
+				return cuco_json_fail_type(&L->src, field, "a positive integer", v);
+			*(j ? &r->multiple : &r->min) = json_integer_value(v);
+		}
+		if (!r->per_rank && !r->min && !r->multiple)
+			return cuco_json_fail(&L->src, CUCO_ERR_INVALID, prefix, 0,
+			                      "a rule needs per_rank, min or multiple_of");
+		snprintf(field, sizeof(field), "%s.why", prefix);
+		if ((rc = get_string(L, obj, "why", field, 0, &s)))
+			return rc;
+		r->why = cuco_xstrdup(s ? s : "");
+		position(L, prefix, &r->line, &r->col);
+		m->nrules++;
+	}
+	/* Rules that do not depend on the rank count hold for every shape now. */
+	for (int k = 0; k < m->nshapes; k++)
+		for (int j = 0; j < m->nrules; j++) {
+			const struct cuco_shape_rule *r = &m->rules[j];
+			char msg[256], field[96];
+
+			if (r->per_rank ||
+			    rule_holds(m, r, m->shapes[k].params[r->param], 1, msg, sizeof(msg)))
+				continue;
+			snprintf(field, sizeof(field), "shapes[%d].%s", k, m->params[r->param]);
+			return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
+			                      "%s (shape_rules[%d]%s%s)", msg, j,
+			                      r->why[0] ? ": " : "", r->why);
+		}
+	return CUCO_OK;
+}
+
+int cuco_manifest_check_shape(const struct cuco_manifest *m, const struct cuco_shape *sh, int ranks,
+                              struct cuco_err *err)
+{
+	int k = (int)(sh - m->shapes);
+
+	if (k < 0 || k >= m->nshapes)
+		return cuco_err_set(err, CUCO_ERR_INVALID, "shape %s is not one of %s's", sh->name,
+		                    m->path);
+	for (int j = 0; j < m->nrules; j++) {
+		const struct cuco_shape_rule *r = &m->rules[j];
+		const int *pos = m->shape_pos[k][r->param];
+		char msg[256];
+
+		if (rule_holds(m, r, sh->params[r->param], ranks, msg, sizeof(msg)))
+			continue;
+		return cuco_err_set(
+		    err, CUCO_ERR_INVALID,
+		    "%s:%d:%d: shapes[%d].%s: shape %s: %s (shape_rules[%d], line %d%s%s)", m->path,
+		    pos[0], pos[1], k, m->params[r->param], sh->name, msg, j, r->line,
+		    r->why[0] ? ": " : "", r->why);
+	}
+	return CUCO_OK;
+}
+
 int cuco_manifest_check_ranks(const struct cuco_manifest *m, int ranks, int allow_one,
                               struct cuco_err *err)
 {
@@ -342,6 +485,7 @@ static int parse_shapes(struct mload *L, const json_t *root)
 	if (!json_is_array(arr) || json_array_size(arr) == 0)
 		return cuco_json_fail_type(&L->src, "shapes", "a non-empty array of shapes", arr);
 	m->shapes = cuco_xcalloc(json_array_size(arr), sizeof(*m->shapes));
+	m->shape_pos = cuco_xcalloc(json_array_size(arr), sizeof(*m->shape_pos));
 	json_array_foreach(arr, i, obj)
 	{
 		struct cuco_shape *sh = &m->shapes[m->nshapes];
@@ -414,6 +558,8 @@ static int parse_shapes(struct mload *L, const json_t *root)
 				    json_integer_value(v));
 			snprintf(sh->param_names[j], CUCO_NAME_MAX, "%s", m->params[j]);
 			sh->params[j] = json_integer_value(v);
+			position(L, field, &m->shape_pos[m->nshapes][j][0],
+			         &m->shape_pos[m->nshapes][j][1]);
 		}
 		m->nshapes++;
 	}
@@ -724,6 +870,8 @@ static int load(const char *path, const char *expect_name, struct cuco_manifest 
 		rc = parse_knobs(&L, root);
 	if (!rc)
 		rc = parse_requires(&L, root);
+	if (!rc)
+		rc = parse_rules(&L, root);
 out:
 	json_decref(root);
 	cuco_strbuf_release(&text);
@@ -763,6 +911,10 @@ void cuco_manifest_release(struct cuco_manifest *m)
 	free(m->programs);
 	free(m->knobs_json);
 	free(m->requires_why);
+	for (i = 0; i < m->nrules; i++)
+		free(m->rules[i].why);
+	free(m->rules);
+	free(m->shape_pos);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -42,6 +42,23 @@ struct cuco_manifest_program {
  * cuco_manifest_release() frees everything it points to. All strings and
  * arrays below belong to the manifest.
  */
+/*
+ * One of "shape_rules": what every program of the workload needs of one
+ * shape parameter, e.g. the GEMM's N % 8 == 0. With per_rank the parameter is
+ * divided among the ranks first: it must divide by the rank count, and the
+ * share must meet min and multiple_of. Checked when the manifest loads (the
+ * rules without per_rank) and when a command picks its shapes and rank count
+ * (cuco_manifest_check_shape), before anything compiles.
+ */
+struct cuco_shape_rule {
+	int param;          /* index into params[] */
+	int per_rank;       /* the value / ranks, which must divide it */
+	long long min;      /* 0: none */
+	long long multiple; /* multiple_of; 0: none */
+	char *why;          /* "" when absent */
+	int line, col;      /* of the rule, for messages */
+};
+
 struct cuco_manifest {
 	char *path;        /* the manifest.json as given to load */
 	char *dir;         /* its directory ("." when path has no slash) */
@@ -65,7 +82,10 @@ struct cuco_manifest {
 	char *knobs_json; /* the "knobs" object, compact with sorted keys; "{}" when absent */
 	int nknobs;       /* members of knobs_json */
 	int requires_cc;  /* "requires": {"cc"}: compute capability x 10 the programs need; 0 any */
-	char *requires_why; /* its "why"; "" when absent */
+	char *requires_why;            /* its "why"; "" when absent */
+	struct cuco_shape_rule *rules; /* "shape_rules": what the programs take */
+	int nrules;
+	int (*shape_pos)[CUCO_MAX_PARAMS][2]; /* line, column of shapes[i]'s parameter j */
 };
 
 /*
@@ -91,6 +111,15 @@ int cuco_manifest_check_cc(const struct cuco_manifest *m, int cc, struct cuco_er
  * CUCO_ERR_UNSUPPORTED with err naming the manifest, the field and the counts.
  */
 int cuco_manifest_check_ranks(const struct cuco_manifest *m, int ranks, int allow_one,
+                              struct cuco_err *err);
+
+/*
+ * Whether shape sh (one of m's) meets every shape rule on `ranks` ranks (1:
+ * the whole shape on one GPU). CUCO_OK, or CUCO_ERR_INVALID with
+ * `manifest:line:column: shapes[i].P: ...` naming the value, the rank count,
+ * the rule and its why.
+ */
+int cuco_manifest_check_shape(const struct cuco_manifest *m, const struct cuco_shape *sh, int ranks,
                               struct cuco_err *err);
 
 /* Free what the manifest owns and zero it. NULL and zeroed manifests are fine. */

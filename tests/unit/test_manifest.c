@@ -7,6 +7,8 @@
 
 #include <cmocka.h>
 
+#include "assert_text.h"
+
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,6 +227,41 @@ static void test_check_ranks(void **state)
 	cuco_manifest_release(&m);
 }
 
+/* "shape_rules": checked per shape and rank count, naming where the value is. */
+static void test_shape_rules(void **state)
+{
+	struct cuco_manifest m;
+	struct cuco_err err;
+	const struct cuco_shape *narrow, *big;
+
+	(void)state;
+	cuco_err_clear(&err);
+	assert_int_equal(cuco_manifest_load("good_rules.json", &m, &err), CUCO_OK);
+	assert_int_equal(m.nrules, 2);
+	assert_int_equal(m.rules[0].param, 1); /* N */
+	assert_true(m.rules[0].per_rank);
+	assert_int_equal(m.rules[0].min, 64);
+	assert_int_equal(m.rules[0].multiple, 8);
+	assert_string_equal(m.rules[1].why, "");
+	narrow = cuco_manifest_shape(&m, "narrow");
+	big = cuco_manifest_shape(&m, "8192");
+	assert_non_null(narrow);
+	for (int r = 1; r <= 8; r *= 2)
+		assert_int_equal(cuco_manifest_check_shape(&m, big, r, &err), CUCO_OK);
+	assert_int_equal(cuco_manifest_check_shape(&m, narrow, 1, &err), CUCO_OK);
+	assert_int_equal(cuco_manifest_check_shape(&m, narrow, 2, &err), CUCO_ERR_INVALID);
+	assert_string_equal(err.msg,
+	                    "good_rules.json:12:39: shapes[2].N: shape narrow: N = 200 on 2 "
+	                    "ranks: each rank's 100 is not a multiple of 8 (shape_rules[0], "
+	                    "line 25: 16-byte rows)");
+	assert_int_equal(cuco_manifest_check_shape(&m, narrow, 4, &err), CUCO_ERR_INVALID);
+	assert_contains(err.msg, "N = 200 on 4 ranks: each rank's 50 is under 64");
+	assert_int_equal(cuco_manifest_check_shape(&m, narrow, 3, &err), CUCO_ERR_INVALID);
+	assert_contains(err.msg, "N = 200 does not divide among 3 ranks");
+	cuco_manifest_release(&m);
+	assert_null(m.rules);
+}
+
 static void test_unreadable(void **state)
 {
 	struct cuco_manifest m;
@@ -317,7 +354,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_fixtures),  cmocka_unit_test(test_unreadable),
 	    cmocka_unit_test(test_list_and_find), cmocka_unit_test(test_locate),
 	    cmocka_unit_test(test_suggest),       cmocka_unit_test(test_requires),
-	    cmocka_unit_test(test_check_ranks),
+	    cmocka_unit_test(test_check_ranks),   cmocka_unit_test(test_shape_rules),
 	};
 
 	return cmocka_run_group_tests(tests, enter_fixtures, NULL);

@@ -266,28 +266,33 @@ static void test_manifest_ranks(void **state)
 				cuco_strbuf_addf(&bad, "%s: ranks does not list %d\n", m->name,
 				                 test_ranks[r]);
 		}
-		for (int j = 0; j < m->nranks; j++) {
-			int R = m->ranks[j];
+		/* Every shape meets the manifest's own shape rules on every rank count it
+		 * lists (what bench, eval and evolve check before compiling), and the
+		 * rules hold the GEMM's: N (or the rank's share of it) at least 64 and a
+		 * multiple of 8, K a multiple of 8 (allgather_gemm: of 64, its gates). */
+		for (int j = 0; j < m->nranks; j++)
 			for (int i = 0; i < m->nshapes; i++) {
-				const struct cuco_shape *s = &m->shapes[i];
-				long long whole = split_dim(w, s), K = cuco_shape_get(s, "K", -1);
-				/* The bf16 GEMM (cuco_dev/gemm.cuh) takes any M, N >= 64 a
-				 * multiple of 8, K of 8: a split N's shard must be one, a split
-				 * M's any; allgather_gemm's gates want K in whole k-blocks. */
-				long long n = wl_info[w].split == 'N' ? whole / R
-				                                      : cuco_shape_get(s, "N", -1);
-				if (whole % R)
-					cuco_strbuf_addf(
-					    &bad, "%s shape %s: %c=%lld not divisible by %d\n",
-					    m->name, s->name, wl_info[w].split, whole, R);
-				else if (n < 64 || n % 8 || K % wl_info[w].kstep)
-					cuco_strbuf_addf(
-					    &bad,
-					    "%s shape %s on %d ranks: the GEMM's N=%lld "
-					    "is under 64 or not a multiple of 8 (or K=%lld "
-					    "not one of %d)\n",
-					    m->name, s->name, R, n, K, wl_info[w].kstep);
+				struct cuco_err e;
+				if (cuco_manifest_check_shape(m, &m->shapes[i], m->ranks[j], &e))
+					cuco_strbuf_addf(&bad, "%s\n", e.msg);
 			}
+		{
+			int nrule = 0, krule = 0, split = 0;
+			for (int k = 0; k < m->nrules; k++) {
+				const struct cuco_shape_rule *r = &m->rules[k];
+				const char *p = m->params[r->param];
+				split |= r->per_rank && p[0] == wl_info[w].split && !p[1];
+				nrule |= !strcmp(p, "N") && r->min >= 64 && r->multiple &&
+				         r->multiple % 8 == 0 &&
+				         r->per_rank == (wl_info[w].split == 'N');
+				krule |= !strcmp(p, "K") && r->multiple &&
+				         r->multiple % wl_info[w].kstep == 0;
+			}
+			if (!nrule || !krule || !split)
+				cuco_strbuf_addf(&bad, "%s: shape_rules lack %s\n", m->name,
+				                 !split   ? "a per_rank rule on the split dimension"
+				                 : !nrule ? "the GEMM's rule on N"
+				                          : "the GEMM's rule on K");
 		}
 	}
 	if (bad.len)
