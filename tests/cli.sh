@@ -240,7 +240,22 @@ check "bench: a shape against the shape rules" 4 \
 expect "bench: refused before compiling" "$(printf '%s\n' "$err" | grep -c 'compile ')" -eq 0
 check "evolve: a shape against the shape rules" 4 "shapes[1].N: shape narrow: N = 200 on 4 ranks" -- \
 	env CUCO_HOME="$TMP/rules" "$CUCO" evolve gemm_allgather --ranks 4 --shape narrow --budget-evals 4 --store "$RDB"
-expect "refusals left no run" "$(sqlite3 "$RDB" 'SELECT count(*) FROM runs')" -eq 1
+# a shape given by its values instead of a manifest name: checked the same way,
+# stored under its values joined by 'x', and resumed by that name
+usage "bench: a shape by its values, K missing" "--shape M=256,N=1024: K is not given" -- \
+	"$CUCO" bench gemm_allgather --shape M=256,N=1024 --compile-only
+check "bench: a shape by its values against the rules" 4 \
+	"shape 128x200x64: N = 200 on 2 ranks: each rank's 100 is not a multiple of 8" -- \
+	"$CUCO" bench gemm_allgather --shape M=128,N=200,K=64 --compile-only --store "$RDB"
+check "bench: a shape by its values" 0 "compile stage done for gemm_allgather" -- \
+	"$CUCO" bench gemm_allgather --shape M=256,N=1040,K=520 --compile-only --no-seed --store "$RDB"
+SDB=$TMP/spec.db
+check "evolve: a shape by its values" 15 "execution needs 2 CUDA GPUs" -- \
+	"$CUCO" evolve gemm_allgather --shape M=2048,N=2048,K=4096 --budget-evals 4 --store "$SDB"
+expect "evolve: stored under its values" "$(sqlite3 "$SDB" 'SELECT shape FROM runs')" = 2048x2048x4096
+check "evolve --resume: the same shape by its other form" 15 "execution needs 2 CUDA GPUs" -- \
+	"$CUCO" evolve --resume 1 --shape 2048x2048x4096 --store "$SDB"
+expect "refusals left no run" "$(sqlite3 "$RDB" 'SELECT count(*) FROM runs')" -eq 2
 # an evolve run stores its timing; resuming it with another one is refused
 EDB=$TMP/evolve.db
 check "evolve without GPUs" 15 "execution needs 2 CUDA GPUs" "--resume 1" -- \

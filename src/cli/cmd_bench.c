@@ -20,7 +20,9 @@ static const char usage[] =
     "(e.g. cuBLAS + NCCL), compute alone and comm alone (the ideal bound is the\n"
     "larger), the fast-path seed, and any --program files, at every shape.\n"
     "\n"
-    "  --shape NAME        only this shape (repeatable; default: all)\n"
+    "  --shape NAME        only this shape (repeatable; default: all); a shape not in\n"
+    "                      the manifest by its values: 4096x14784x8192 (its params\n"
+    "                      in order) or M=4096,N=14784,K=8192\n"
     "  --program FILE      also evaluate this program (repeatable)\n"
     "  --no-seed           do not run the fast path\n"
     "  --compile-only      stop after the compile stage\n"
@@ -103,11 +105,9 @@ int cmd_bench(int argc, char **argv)
 			shapes[req.nshapes++] = &m.shapes[i];
 	} else {
 		for (int i = 0; i < nshape_names; i++) {
-			shapes[i] = cuco_manifest_shape(&m, shape_names[i]);
+			shapes[i] = cuco_manifest_shape_spec(&m, shape_names[i], &err);
 			if (!shapes[i]) {
-				rc = cli_usage_error("bench",
-				                     "--shape %s: workload %s has no such shape",
-				                     shape_names[i], m.name);
+				rc = cli_usage_error("bench", "--%s", err.msg);
 				goto out_manifest;
 			}
 		}

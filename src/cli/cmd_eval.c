@@ -18,7 +18,8 @@ static const char usage[] =
     "against the workload's reference, time it next to the baseline, store the\n"
     "result (fitness = baseline latency / program latency).\n"
     "  --workload NAME     workload the program belongs to (required for files)\n"
-    "  --shape NAME        shape (repeatable; default: the workload's default shape)\n"
+    "  --shape NAME        shape (repeatable; default: the workload's default shape),\n"
+    "                      or one by its values: 4096x14784x8192, M=4096,N=14784,K=8192\n"
     "  --store PATH        SQLite store\n";
 
 int cmd_eval(int argc, char **argv)
@@ -101,9 +102,8 @@ int cmd_eval(int argc, char **argv)
 	}
 	have_m = 1;
 	for (int i = 0; i < nshape; i++)
-		if (!(shapes[i] = cuco_manifest_shape(&m, shape_names[i]))) {
-			rc = cli_usage_error("eval", "--shape %s: workload %s has no such shape",
-			                     shape_names[i], m.name);
+		if (!(shapes[i] = cuco_manifest_shape_spec(&m, shape_names[i], &err))) {
+			rc = cli_usage_error("eval", "--%s", err.msg);
 			goto out;
 		}
 	if (!nshape) {

@@ -33,7 +33,9 @@ static const char usage[] =
     "the baseline (fitness = baseline / candidate latency). Every candidate and\n"
     "evaluation is stored; Ctrl-C stops after the current batch (status\n"
     "'interrupted'); --resume continues a run without evaluating anything twice.\n"
-    "  --shape S             shape to evolve for (default: the workload's default);\n"
+    "  --shape S             shape to evolve for (default: the workload's default), by\n"
+    "                        name or by its values (4096x14784x8192 or\n"
+    "                        M=4096,N=14784,K=8192: stored as the former);\n"
     "                        repeat it (up to 4 shapes) to evolve for several at once:\n"
     "                        fitness is then the geometric mean over the shapes of\n"
     "                        baseline / candidate latency, a candidate failing at one\n"
@@ -397,14 +399,28 @@ static int add_shape(char (*names)[32], int *n, const char *v)
  * The shapes of the run into cfg: a fresh run's from the flags (the
  * workload's default when none), a resumed run's from its config (its row's
  * shape when the config has none), where flags naming another list are
- * refused. Then each is looked up in m into shapes[]. Returns 0 or
- * CUCO_ERR_USAGE (printed).
+ * refused. Then each is looked up in m into shapes[] (a shape given by its
+ * values is added to m, and named in cfg by its canonical name, "MxNxK").
+ * Returns 0 or CUCO_ERR_USAGE (printed).
  */
-static int resolve_shapes(const struct cuco_manifest *m, char (*given)[32], int ngiven,
-                          long long resume, const char *stored_shape,
-                          struct cuco_evolve_config *cfg, const struct cuco_shape **shapes)
+static int resolve_shapes(struct cuco_manifest *m, char (*given)[32], int ngiven, long long resume,
+                          const char *stored_shape, struct cuco_evolve_config *cfg,
+                          const struct cuco_shape **shapes)
 {
 	char a[160], b[160];
+	struct cuco_err err;
+
+	/* Flags by the names the shapes are stored under. */
+	for (int k = 0; k < ngiven; k++) {
+		const struct cuco_shape *sh = cuco_manifest_shape_spec(m, given[k], &err);
+		if (!sh)
+			return cli_usage_error("evolve", "--%s", err.msg);
+		snprintf(given[k], sizeof(given[0]), "%s", sh->name);
+		for (int j = 0; j < k; j++)
+			if (!strcmp(given[j], given[k]))
+				return cli_usage_error("evolve", "--shape %s: given twice",
+				                       given[k]);
+	}
 
 	if (resume && !cfg->nshapes && stored_shape)
 		snprintf(cfg->shapes[cfg->nshapes++], sizeof(cfg->shapes[0]), "%s", stored_shape);
@@ -430,16 +446,9 @@ static int resolve_shapes(const struct cuco_manifest *m, char (*given)[32], int 
 			snprintf(cfg->shapes[cfg->nshapes++], sizeof(cfg->shapes[0]), "%s",
 			         m->default_shape);
 	}
-	for (int k = 0; k < cfg->nshapes; k++) {
-		if ((shapes[k] = cuco_manifest_shape(m, cfg->shapes[k])))
-			continue;
-		a[0] = '\0';
-		for (int j = 0; j < m->nshapes; j++)
-			snprintf(a + strlen(a), sizeof(a) - strlen(a), "%s%s", j ? ", " : "",
-			         m->shapes[j].name);
-		return cli_usage_error("evolve", "--shape %s: workload %s has no such shape (%s)",
-		                       cfg->shapes[k], m->name, a);
-	}
+	for (int k = 0; k < cfg->nshapes; k++)
+		if (!(shapes[k] = cuco_manifest_shape_spec(m, cfg->shapes[k], &err)))
+			return cli_usage_error("evolve", "--%s", err.msg);
 	return 0;
 }
 

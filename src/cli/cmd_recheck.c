@@ -86,6 +86,16 @@ int cmd_recheck(int argc, char **argv)
 	if ((rc = cli_load_workload(run.workload, &m, &err)))
 		goto fail;
 	have_m = 1;
+	{
+		/* The run's shapes given by their values join the manifest's, as in the run. */
+		char searched[256], *save = NULL;
+		cuco_recheck_searched(run.config, run.shape, searched, sizeof(searched));
+		for (char *t = strtok_r(searched, ",", &save); t; t = strtok_r(NULL, ",", &save))
+			if (!cuco_manifest_shape_spec(&m, t, &err)) {
+				rc = err.code;
+				goto fail;
+			}
+	}
 	/* Time as the search did, unless --timing says otherwise, and rank by its statistic. */
 	if (o.run.burst < 0)
 		o.run.burst = !strcmp(cuco_run_config_timing(run.config), "burst");

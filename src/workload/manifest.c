@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -356,6 +357,33 @@ static int parse_rules(struct mload *L, const json_t *root)
 	return CUCO_OK;
 }
 
+/* Shape k (sh) against m's rules on `ranks` ranks; with rank_free only the
+ * rules that do not depend on the rank count. */
+static int check_rules(const struct cuco_manifest *m, const struct cuco_shape *sh, int k, int ranks,
+                       int rank_free, struct cuco_err *err)
+{
+	for (int j = 0; j < m->nrules; j++) {
+		const struct cuco_shape_rule *r = &m->rules[j];
+		const int *pos = m->shape_pos[k][r->param];
+		char msg[256];
+
+		if ((rank_free && r->per_rank) ||
+		    rule_holds(m, r, sh->params[r->param], ranks, msg, sizeof(msg)))
+			continue;
+		if (k >= m->nshapes - m->nspec) /* given by its values: no place in the file */
+			return cuco_err_set(err, CUCO_ERR_INVALID,
+			                    "shape %s: %s (%s: shape_rules[%d], line %d%s%s)",
+			                    sh->name, msg, m->path, j, r->line,
+			                    r->why[0] ? ": " : "", r->why);
+		return cuco_err_set(
+		    err, CUCO_ERR_INVALID,
+		    "%s:%d:%d: shapes[%d].%s: shape %s: %s (shape_rules[%d], line %d%s%s)", m->path,
+		    pos[0], pos[1], k, m->params[r->param], sh->name, msg, j, r->line,
+		    r->why[0] ? ": " : "", r->why);
+	}
+	return CUCO_OK;
+}
+
 int cuco_manifest_check_shape(const struct cuco_manifest *m, const struct cuco_shape *sh, int ranks,
                               struct cuco_err *err)
 {
@@ -364,20 +392,7 @@ int cuco_manifest_check_shape(const struct cuco_manifest *m, const struct cuco_s
 	if (k < 0 || k >= m->nshapes)
 		return cuco_err_set(err, CUCO_ERR_INVALID, "shape %s is not one of %s's", sh->name,
 		                    m->path);
-	for (int j = 0; j < m->nrules; j++) {
-		const struct cuco_shape_rule *r = &m->rules[j];
-		const int *pos = m->shape_pos[k][r->param];
-		char msg[256];
-
-		if (rule_holds(m, r, sh->params[r->param], ranks, msg, sizeof(msg)))
-			continue;
-		return cuco_err_set(
-		    err, CUCO_ERR_INVALID,
-		    "%s:%d:%d: shapes[%d].%s: shape %s: %s (shape_rules[%d], line %d%s%s)", m->path,
-		    pos[0], pos[1], k, m->params[r->param], sh->name, msg, j, r->line,
-		    r->why[0] ? ": " : "", r->why);
-	}
-	return CUCO_OK;
+	return check_rules(m, sh, k, ranks, 0, err);
 }
 
 int cuco_manifest_check_ranks(const struct cuco_manifest *m, int ranks, int allow_one,
@@ -484,8 +499,11 @@ static int parse_shapes(struct mload *L, const json_t *root)
 
 	if (!json_is_array(arr) || json_array_size(arr) == 0)
 		return cuco_json_fail_type(&L->src, "shapes", "a non-empty array of shapes", arr);
-	m->shapes = cuco_xcalloc(json_array_size(arr), sizeof(*m->shapes));
-	m->shape_pos = cuco_xcalloc(json_array_size(arr), sizeof(*m->shape_pos));
+	/* room for the shapes a command gives by their values (cuco_manifest_shape_spec) */
+	m->shapes =
+	    cuco_xcalloc(json_array_size(arr) + CUCO_MANIFEST_SPEC_SHAPES, sizeof(*m->shapes));
+	m->shape_pos =
+	    cuco_xcalloc(json_array_size(arr) + CUCO_MANIFEST_SPEC_SHAPES, sizeof(*m->shape_pos));
 	json_array_foreach(arr, i, obj)
 	{
 		struct cuco_shape *sh = &m->shapes[m->nshapes];
@@ -916,6 +934,142 @@ void cuco_manifest_release(struct cuco_manifest *m)
 	free(m->rules);
 	free(m->shape_pos);
 	memset(m, 0, sizeof(*m));
+}
+
+/* Parse a shape given by its values into vals (m's params order): 0, or -1
+ * with err set when it names what is wrong, err->code 0 when it is no such form. */
+static int parse_spec(const struct cuco_manifest *m, const char *text, long long *vals,
+                      struct cuco_err *err)
+{
+	const char *p = text;
+	int named = strchr(text, '=') != NULL, given[CUCO_MAX_PARAMS] = {0};
+
+	for (int n = 0; *p; n++) {
+		char *end;
+		int j = n;
+		long long v;
+
+		if (named) {
+			size_t len = strcspn(p, "=,");
+			if (p[len] != '=')
+				return -1;
+			for (j = 0; j < m->nparams; j++)
+				if (strlen(m->params[j]) == len &&
+				    strncmp(m->params[j], p, len) == 0)
+					break;
+			if (j == m->nparams) {
+				cuco_err_set(err, CUCO_ERR_USAGE,
+				             "shape %s: %.*s is not a parameter of workload %s",
+				             text, (int)len, p, m->name);
+				return -1;
+			}
+			if (given[j]) {
+				cuco_err_set(err, CUCO_ERR_USAGE, "shape %s: %s is given twice",
+				             text, m->params[j]);
+				return -1;
+			}
+			p += len + 1;
+		} else if (n >= m->nparams) {
+			return -1;
+		}
+		if (!isdigit((unsigned char)*p))
+			return -1;
+		errno = 0;
+		v = strtoll(p, &end, 10);
+		if (errno || v < 1 || v > INT_MAX)
+			return -1;
+		p = end;
+		if (*p) {
+			if (*p != (named ? ',' : 'x') || !p[1])
+				return -1;
+			p++;
+		}
+		vals[j] = v;
+		given[j] = 1;
+	}
+	for (int j = 0; j < m->nparams; j++)
+		if (!given[j]) {
+			if (named)
+				cuco_err_set(err, CUCO_ERR_USAGE, "shape %s: %s is not given", text,
+				             m->params[j]);
+			return -1;
+		}
+	return 0;
+}
+
+const struct cuco_shape *cuco_manifest_shape_spec(struct cuco_manifest *m, const char *text,
+                                                  struct cuco_err *err)
+{
+	const struct cuco_shape *found = cuco_manifest_shape(m, text);
+	long long vals[CUCO_MAX_PARAMS];
+	char name[4 * CUCO_NAME_MAX] = "";
+	struct cuco_shape *sh;
+	size_t len = 0;
+
+	if (found)
+		return found;
+	err->code = 0;
+	if (parse_spec(m, text, vals, err)) {
+		struct cuco_strbuf names = CUCO_STRBUF_INIT, forms = CUCO_STRBUF_INIT;
+
+		if (err->code)
+			return NULL;
+		for (int j = 0; j < m->nparams; j++)
+			cuco_strbuf_addf(&forms, "%s%s", j ? "x" : "", m->params[j]);
+		for (int j = 0; j < m->nshapes - m->nspec; j++)
+			cuco_strbuf_addf(&names, "%s%s", j ? ", " : "", m->shapes[j].name);
+		cuco_err_set(err, CUCO_ERR_USAGE,
+		             "shape %s: workload %s has no such shape (%s) and this is no shape "
+		             "given by its values (%s, or %s=...,...)",
+		             text, m->name, names.buf, forms.buf, m->params[0]);
+		cuco_strbuf_release(&names);
+		cuco_strbuf_release(&forms);
+		return NULL;
+	}
+	for (int j = 0; j < m->nparams && len < sizeof(name); j++)
+		len += (size_t)snprintf(name + len, sizeof(name) - len, "%s%lld", j ? "x" : "",
+		                        vals[j]);
+	if ((found = cuco_manifest_shape(m, name))) {
+		for (int j = 0; j < m->nparams && found; j++)
+			if (found->params[j] != vals[j])
+				found = NULL;
+		if (!found)
+			cuco_err_set(err, CUCO_ERR_USAGE,
+			             "shape %s: %s is the name of another of %s's shapes", text,
+			             name, m->path);
+		return found;
+	}
+	if (len >= CUCO_NAME_MAX) {
+		cuco_err_set(
+		    err, CUCO_ERR_USAGE,
+		    "shape %s: its name %s would be longer than %d characters; add it to %s", text,
+		    name, CUCO_NAME_MAX - 1, m->path);
+		return NULL;
+	}
+	if (m->nspec >= CUCO_MANIFEST_SPEC_SHAPES) {
+		cuco_err_set(err, CUCO_ERR_USAGE,
+		             "shape %s: more than %d shapes given by their values; add them to %s",
+		             text, CUCO_MANIFEST_SPEC_SHAPES, m->path);
+		return NULL;
+	}
+	sh = &m->shapes[m->nshapes];
+	memset(sh, 0, sizeof(*sh));
+	memset(m->shape_pos[m->nshapes], 0, sizeof(m->shape_pos[0]));
+	snprintf(sh->name, sizeof(sh->name), "%s", name);
+	sh->nparams = m->nparams;
+	for (int j = 0; j < m->nparams; j++) {
+		snprintf(sh->param_names[j], CUCO_NAME_MAX, "%s", m->params[j]);
+		sh->params[j] = vals[j];
+	}
+	m->nshapes++;
+	m->nspec++;
+	/* The rules that hold on any rank count now; per_rank ones wait for it. */
+	if (check_rules(m, sh, m->nshapes - 1, 1, 1, err)) {
+		m->nshapes--;
+		m->nspec--;
+		return NULL;
+	}
+	return sh;
 }
 
 const struct cuco_shape *cuco_manifest_shape(const struct cuco_manifest *m, const char *name)

@@ -86,6 +86,7 @@ struct cuco_manifest {
 	struct cuco_shape_rule *rules; /* "shape_rules": what the programs take */
 	int nrules;
 	int (*shape_pos)[CUCO_MAX_PARAMS][2]; /* line, column of shapes[i]'s parameter j */
+	int nspec; /* the last nspec of shapes[] were given by their values */
 };
 
 /*
@@ -127,6 +128,22 @@ void cuco_manifest_release(struct cuco_manifest *m);
 
 /* The shape called name, or NULL. Points into m. */
 const struct cuco_shape *cuco_manifest_shape(const struct cuco_manifest *m, const char *name);
+
+/* Shapes a manifest can take by their values (cuco_manifest_shape_spec). */
+#define CUCO_MANIFEST_SPEC_SHAPES 8
+
+/*
+ * The shape `text` names: one of m's by name, or one given by its values,
+ * "4096x14784x8192" (every parameter, in params order) or
+ * "M=4096,N=14784,K=8192" (every parameter once, any order). A shape given by
+ * its values is added to m (at most CUCO_MANIFEST_SPEC_SHAPES of them; the
+ * same values give the same shape) under its values joined by 'x', and must
+ * meet the shape rules that do not depend on the rank count. Pointers to m's
+ * shapes stay valid. NULL with err naming the text, the parameters and m's
+ * shapes when it is neither.
+ */
+const struct cuco_shape *cuco_manifest_shape_spec(struct cuco_manifest *m, const char *text,
+                                                  struct cuco_err *err);
 
 /* The program called name, or NULL. Points into m. */
 const struct cuco_manifest_program *cuco_manifest_program(const struct cuco_manifest *m,

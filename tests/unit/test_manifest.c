@@ -262,6 +262,79 @@ static void test_shape_rules(void **state)
 	assert_null(m.rules);
 }
 
+/* Shapes given by their values: parsed, named, checked and kept in the manifest. */
+static void test_shape_spec(void **state)
+{
+	struct cuco_manifest m;
+	struct cuco_err err;
+	const struct cuco_shape *a, *b, *c;
+	int n0;
+
+	(void)state;
+	cuco_err_clear(&err);
+	assert_int_equal(cuco_manifest_load("good_rules.json", &m, &err), CUCO_OK);
+	n0 = m.nshapes;
+	assert_ptr_equal(cuco_manifest_shape_spec(&m, "narrow", &err), &m.shapes[2]);
+	a = cuco_manifest_shape_spec(&m, "4096x14784x8192", &err);
+	assert_non_null(a);
+	assert_string_equal(a->name, "4096x14784x8192");
+	assert_int_equal(a->params[1], 14784);
+	assert_string_equal(a->param_names[2], "K");
+	b = cuco_manifest_shape_spec(&m, "K=8192,M=4096,N=14784", &err);
+	assert_ptr_equal(a, b); /* the same values: the same shape */
+	assert_int_equal(m.nshapes, n0 + 1);
+	assert_ptr_equal(cuco_manifest_shape(&m, "4096x14784x8192"), a);
+	/* the per-rank rule waits for the rank count; the others hold now */
+	assert_int_equal(cuco_manifest_check_shape(&m, a, 2, &err), CUCO_OK);
+	assert_int_equal(cuco_manifest_check_shape(&m, a, 8, &err), CUCO_OK);
+	assert_int_equal(cuco_manifest_check_shape(&m, a, 16, &err), CUCO_ERR_INVALID);
+	assert_string_equal(err.msg, "shape 4096x14784x8192: N = 14784 on 16 ranks: each rank's "
+	                             "924 is not a multiple of 8 (good_rules.json: shape_rules[0], "
+	                             "line 25: 16-byte rows)");
+	assert_null(cuco_manifest_shape_spec(&m, "128x256x100", &err));
+	assert_int_equal(err.code, CUCO_ERR_INVALID);
+	assert_string_equal(err.msg, "shape 128x256x100: K = 100 is not a multiple of 8 "
+	                             "(good_rules.json: shape_rules[1], line 26)");
+	assert_int_equal(m.nshapes, n0 + 1); /* refused: not kept */
+	/* malformed */
+	static const char *const bad[][2] = {
+	    {"M=1,N=64", "shape M=1,N=64: K is not given"},
+	    {"M=1,N=64,K=8,M=2", "shape M=1,N=64,K=8,M=2: M is given twice"},
+	    {"Q=1,N=64,K=8", "shape Q=1,N=64,K=8: Q is not a parameter of workload gemm_allgather"},
+	    {"12x13", "shape 12x13: workload gemm_allgather has no such shape (2048, 8192, narrow) "
+	              "and this is no shape given by its values (MxNxK, or M=...,...)"},
+	    {"1x2x", NULL},
+	    {"0x64x64", NULL},
+	    {"1x64x8x9", NULL},
+	    {"M=1,N=64,K=", NULL},
+	    {"M=1;N=64;K=8", NULL},
+	    {"99999999999x64x8", NULL},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_null(cuco_manifest_shape_spec(&m, bad[i][0], &err));
+		assert_int_equal(err.code, CUCO_ERR_USAGE);
+		if (bad[i][1])
+			assert_string_equal(err.msg, bad[i][1]);
+		else
+			assert_contains(err.msg, "no such shape");
+	}
+	/* the manifest's shape "8192" is not 8192x8192x8192 (its K is 4096) */
+	c = cuco_manifest_shape_spec(&m, "8192x8192x8192", &err);
+	assert_non_null(c);
+	assert_ptr_not_equal(c, cuco_manifest_shape(&m, "8192"));
+	assert_int_equal(c->params[2], 8192);
+	/* at most CUCO_MANIFEST_SPEC_SHAPES of them, and names that fit */
+	for (int i = 2; i < CUCO_MANIFEST_SPEC_SHAPES; i++) {
+		char t[32];
+		snprintf(t, sizeof(t), "%dx64x8", i);
+		assert_non_null(cuco_manifest_shape_spec(&m, t, &err));
+	}
+	assert_null(cuco_manifest_shape_spec(&m, "9999x64x8", &err));
+	assert_contains(err.msg, "more than 8 shapes given by their values");
+	assert_ptr_equal(cuco_manifest_shape(&m, "4096x14784x8192"), a); /* still where it was */
+	cuco_manifest_release(&m);
+}
+
 static void test_unreadable(void **state)
 {
 	struct cuco_manifest m;
@@ -355,6 +428,7 @@ int main(void)
 	    cmocka_unit_test(test_list_and_find), cmocka_unit_test(test_locate),
 	    cmocka_unit_test(test_suggest),       cmocka_unit_test(test_requires),
 	    cmocka_unit_test(test_check_ranks),   cmocka_unit_test(test_shape_rules),
+	    cmocka_unit_test(test_shape_spec),
 	};
 
 	return cmocka_run_group_tests(tests, enter_fixtures, NULL);
