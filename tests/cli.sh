@@ -185,6 +185,8 @@ check "doctor without GPUs" 0 "no CUDA GPU" "CUDA_DEVICE_MAX_CONNECTIONS unset" 
 check "doctor names the hardware queues" 0 "queues:     CUDA_DEVICE_MAX_CONNECTIONS=32" -- \
 	env CUDA_DEVICE_MAX_CONNECTIONS=32 "$CUCO" doctor
 check "workloads" 0 -- "$CUCO" workloads
+check "workloads lists the shape rules" 0 "shape rules (any other shape: --shape MxNxK):" \
+	"N/ranks (N divides by the rank count) >= 64, multiple of 8" -- "$CUCO" workloads
 if printf '%s\n' "$out" | grep -q '^gemm_allgather: '; then
 	pass=$((pass + 1))
 else

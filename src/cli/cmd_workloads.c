@@ -53,6 +53,24 @@ int cmd_workloads(int argc, char **argv)
 				       m.shapes[s].params[k]);
 			printf("\n");
 		}
+		if (m.nrules) {
+			printf("  shape rules (any other shape: --shape");
+			for (int k = 0; k < m.nparams; k++)
+				printf("%s%s", k ? "x" : " ", m.params[k]);
+			printf("):\n");
+		}
+		for (int j = 0; j < m.nrules; j++) {
+			const struct cuco_shape_rule *r = &m.rules[j];
+			const char *p = m.params[r->param];
+			printf("    %s%s", p, r->per_rank ? "/ranks" : "");
+			if (r->per_rank)
+				printf(" (%s divides by the rank count)", p);
+			if (r->min)
+				printf(" >= %lld", r->min);
+			if (r->multiple)
+				printf("%s multiple of %lld", r->min ? "," : "", r->multiple);
+			printf("%s%s\n", r->why[0] ? ": " : "", r->why);
+		}
 		printf("  programs:");
 		for (int p = 0; p < m.nprograms; p++)
 			printf(" %s(%s)", m.programs[p].name,
