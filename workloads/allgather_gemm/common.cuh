@@ -18,6 +18,8 @@ struct ag_state {
 	long long M, N, K, Mr;
 	__nv_bfloat16 *A_all; /* [M, K] in ctx->scratch; shard q at rows q*Mr */
 	cublasHandle_t blas;  /* NULL unless the program uses cuBLAS */
+	void *ws;             /* cuco's GEMM splits a short last wave with it */
+	size_t ws_bytes;
 };
 
 static inline int ag_fail(struct ag_state *st, const char *what, const char *why)
@@ -57,6 +59,12 @@ static inline int ag_init(struct cuco_ctx *ctx, void **out, int use_cublas, int 
 		return ag_fail(st, "init", "no scratch window for the gathered A");
 	if (use_cublas && cublasCreate(&st->blas) != CUBLAS_STATUS_SUCCESS)
 		return ag_fail(st, "init", "cublasCreate failed");
+	if (!use_cublas) {
+		cudaError_t e = cuco::gemm_bf16_alone_workspace((int)st->M, (int)st->N, (int)st->K, 0,
+								&st->ws, &st->ws_bytes);
+		if (e != cudaSuccess)
+			return ag_fail(st, "init: the GEMM's workspace", cudaGetErrorString(e));
+	}
 	for (int q = 0; prefill && q < ctx->nranks; q++) {
 		size_t bytes = (size_t)(st->Mr * st->K) * sizeof(__nv_bfloat16);
 		cudaError_t e = cudaMemcpy((char *)st->A_all + (size_t)q * bytes, ctx->tensors[0].ptr,
@@ -75,6 +83,7 @@ static inline void ag_fini(void *p)
 		return;
 	if (st->blas)
 		cublasDestroy(st->blas);
+	cudaFree(st->ws);
 	free(st);
 }
 
@@ -92,7 +101,7 @@ static inline int ag_gemm_cuco(struct ag_state *st, const struct cuco_tensor *t,
 	cuco::gemm_bf16_args g = {st->A_all, (const __nv_bfloat16 *)t[1].ptr,
 				  (__nv_bfloat16 *)t[2].ptr, (int)st->M, (int)st->N, (int)st->K,
 				  st->K, st->N, st->N};
-	cudaError_t e = cuco::gemm_bf16(g, s);
+	cudaError_t e = cuco::gemm_bf16(g, s, 0, st->ws, st->ws_bytes);
 
 	return e == cudaSuccess ? 0 : ag_fail(st, "gemm", cudaGetErrorString(e));
 }

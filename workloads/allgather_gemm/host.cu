@@ -24,6 +24,8 @@
 struct state {
 	struct cuco_ctx *ctx;
 	long long M, N, K, Mr;
+	void *ws; /* lets the GEMM split a short last wave (gemm_bf16_alone_split) */
+	size_t ws_bytes;
 };
 
 // The gathered A[M, K] lives in the scratch window.
@@ -47,6 +49,12 @@ extern "C" int cuco_program_init(struct cuco_ctx *ctx, void **out)
 	st->K = cuco_shape_get(ctx->shape, "K", 0);
 	st->Mr = st->M / ctx->nranks;
 	*out = st;
+	cudaError_t e = cuco::gemm_bf16_alone_workspace((int)st->M, (int)st->N, (int)st->K, 0, &st->ws,
+							&st->ws_bytes);
+	if (e != cudaSuccess) {
+		snprintf(ctx->errbuf, sizeof(ctx->errbuf), "gemm workspace: %s", cudaGetErrorString(e));
+		return 1;
+	}
 	return 0;
 }
 
@@ -61,7 +69,7 @@ extern "C" int cuco_program_run(void *p, const struct cuco_tensor *tensors, cuda
 
 	NCCLCHECK(ncclAllGather(A, A_all, shard, ncclBfloat16, st->ctx->comm, stream));
 	cuco::gemm_bf16_args g = {A_all, B, C, (int)st->M, (int)st->N, (int)st->K, st->K, st->N, st->N};
-	cudaError_t e = cuco::gemm_bf16(g, stream);
+	cudaError_t e = cuco::gemm_bf16(g, stream, 0, st->ws, st->ws_bytes);
 
 	if (e != cudaSuccess) {
 		snprintf(st->ctx->errbuf, sizeof(st->ctx->errbuf), "gemm: %s", cudaGetErrorString(e));
@@ -72,5 +80,6 @@ extern "C" int cuco_program_run(void *p, const struct cuco_tensor *tensors, cuda
 
 extern "C" void cuco_program_fini(void *p)
 {
+	cudaFree(((struct state *)p)->ws);
 	free(p);
 }

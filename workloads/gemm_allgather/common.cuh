@@ -18,6 +18,8 @@ struct ga_state {
 	long long M, N, K, Nr;
 	cublasHandle_t blas; /* NULL unless the program uses cuBLAS */
 	cuco::graph_cache graphs; /* programs that replay their run as a CUDA graph */
+	void *ws;                 /* cuco's GEMM splits a short last wave with it */
+	size_t ws_bytes;
 };
 
 static inline int ga_fail(struct ga_state *st, const char *what, const char *why)
@@ -43,6 +45,12 @@ static inline int ga_init(struct cuco_ctx *ctx, void **out, int use_cublas)
 		return 1;
 	}
 	*out = st;
+	if (!use_cublas) {
+		cudaError_t e = cuco::gemm_bf16_alone_workspace((int)st->M, (int)st->Nr, (int)st->K, 0,
+								&st->ws, &st->ws_bytes);
+		if (e != cudaSuccess)
+			return ga_fail(st, "init: the GEMM's workspace", cudaGetErrorString(e));
+	}
 	return 0;
 }
 
@@ -53,6 +61,7 @@ static inline void ga_fini(void *p)
 	if (st->blas)
 		cublasDestroy(st->blas);
 	cuco::graph_cache_release(&st->graphs);
+	cudaFree(st->ws);
 	free(st);
 }
 
@@ -67,7 +76,7 @@ static inline int ga_gemm_cuco(struct ga_state *st, const struct cuco_tensor *t,
 	cuco::gemm_bf16_args g = {(const __nv_bfloat16 *)t[0].ptr, (const __nv_bfloat16 *)t[1].ptr,
 				  ga_block(st, t, st->ctx->rank), (int)st->M, (int)st->Nr,
 				  (int)st->K, st->K, st->Nr, st->Nr};
-	cudaError_t e = cuco::gemm_bf16(g, s);
+	cudaError_t e = cuco::gemm_bf16(g, s, 0, st->ws, st->ws_bytes);
 
 	return e == cudaSuccess ? 0 : ga_fail(st, "gemm", cudaGetErrorString(e));
 }

@@ -22,6 +22,8 @@
 struct state {
 	struct cuco_ctx *ctx;
 	long long M, N, K, Nr;
+	void *ws; /* lets the GEMM split a short last wave (gemm_bf16_alone_split) */
+	size_t ws_bytes;
 };
 
 extern "C" int cuco_program_requirements(const struct cuco_ctx *ctx, struct cuco_requirements *req)
@@ -43,6 +45,12 @@ extern "C" int cuco_program_init(struct cuco_ctx *ctx, void **out)
 	st->K = cuco_shape_get(ctx->shape, "K", 0);
 	st->Nr = st->N / ctx->nranks;
 	*out = st;
+	cudaError_t e = cuco::gemm_bf16_alone_workspace((int)st->M, (int)st->Nr, (int)st->K, 0, &st->ws,
+							&st->ws_bytes);
+	if (e != cudaSuccess) {
+		snprintf(ctx->errbuf, sizeof(ctx->errbuf), "gemm workspace: %s", cudaGetErrorString(e));
+		return 1;
+	}
 	return 0;
 }
 
@@ -55,7 +63,7 @@ extern "C" int cuco_program_run(void *p, const struct cuco_tensor *tensors, cuda
 	size_t chunk = (size_t)(st->M * st->Nr);
 	__nv_bfloat16 *mine = C + (size_t)st->ctx->rank * chunk;
 	cuco::gemm_bf16_args g = {A, B, mine, (int)st->M, (int)st->Nr, (int)st->K, st->K, st->Nr, st->Nr};
-	cudaError_t e = cuco::gemm_bf16(g, stream);
+	cudaError_t e = cuco::gemm_bf16(g, stream, 0, st->ws, st->ws_bytes);
 
 	if (e != cudaSuccess) {
 		snprintf(st->ctx->errbuf, sizeof(st->ctx->errbuf), "gemm: %s", cudaGetErrorString(e));
@@ -67,5 +75,6 @@ extern "C" int cuco_program_run(void *p, const struct cuco_tensor *tensors, cuda
 
 extern "C" void cuco_program_fini(void *p)
 {
+	cudaFree(((struct state *)p)->ws);
 	free(p);
 }

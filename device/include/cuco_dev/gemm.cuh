@@ -1660,15 +1660,82 @@ constexpr int gemm_bf16_alone_tile_n(int bn, int tiles, int ctas) {
   return bn > 64 && 2 * tiles <= ctas ? gemm_bf16_alone_tile_n(bn / 2, 2 * tiles, ctas) : bn;
 }
 
+/// Ways to split the tail of a GEMM that runs alone (gemm_bf16_plan_split),
+/// `tiles` tiles on `sms` SMs; 0: none. Where the tiles leave a short last
+/// wave the balanced grid runs a whole wave more on fewer CTAs, and splitting
+/// the leftover tiles over every SM pays: 4 ways where under a tenth of a
+/// wave is left, 2 where under 45 %, none past that (nor for whole waves or
+/// a single one). Measured, one H200, our GEMM alone (test_gemm --split,
+/// docs/gemm.md): 4096 x 14848 x 8192, 8 tiles left of 132, 1298.2 us
+/// unsplit, 1256.1 in 4 ways; 16384 x 8192 x 16384 (4 left) 5752.7 and
+/// 5590.9; 4096 x 11008 x 4096 (56 left) 484.0 and 478.0 in 2 ways;
+/// 4096 x 15360 x 8192 (72 left) 1294.3 unsplit, 1303.4 in 2 ways.
+constexpr int gemm_bf16_alone_split(int tiles, int sms) {
+  return tiles <= sms || tiles % sms == 0 ? 0 : (tiles % sms) * 10 <= sms ? 4 : (tiles % sms) * 20 <= sms * 9 ? 2 : 0;
+}
+
+namespace gemm_detail {
+// A lone GEMM's plan (plan_init done): the width gemm_bf16_alone_tile_n picks;
+// returns the ways gemm_bf16_alone_split picks for it (0 in a translation unit
+// built without the split kernels, CUCO_GEMM_SPLIT 0).
+inline int alone_plan(gemm_bf16_plan *p, int max_ctas) {
+  const int avail = max_ctas > 0 ? max_ctas : p->sms;
+  const int tile_n = gemm_bf16_alone_tile_n(p->bn, p->tiles_m * p->tiles_n, avail);
+  if (tile_n < p->bn) plan_geometry(p, tile_n, p->sms, max_ctas);
+  return CUCO_GEMM_SPLIT ? gemm_bf16_alone_split(p->tiles_m * p->tiles_n, avail) : 0;
+}
+}  // namespace gemm_detail
+
+/// Bytes of the workspace with which gemm_bf16 (below) splits the tail of an
+/// M x N x K GEMM on the current device (max_ctas as there); 0 when it would
+/// compute every tile whole (see gemm_bf16_alone_split). Host-only.
+inline size_t gemm_bf16_alone_bytes(int M, int N, int K, int max_ctas = 0) {
+  gemm_bf16_plan p;
+  int dev = 0, sms = 0;
+  if (M < 1 || N < 64 || N % 8 || K < 8 || K % 8 || max_ctas < 0 || cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+    return 0;
+  memset(&p, 0, sizeof(p));
+  p.M = M; p.N = N; p.K = K;
+  p.sms = sms;
+  p.tiles_m = (M + 127) / 128;
+  gemm_detail::plan_geometry(&p, gemm_detail::plan_width(N), sms, max_ctas);
+  const int ways = gemm_detail::alone_plan(&p, max_ctas);
+  return ways ? gemm_detail::split_bytes(&p, ways, gemm_detail::split_ctas(&p, ways, sms, max_ctas), nullptr) : 0;
+}
+
+/// That workspace, allocated and zeroed on the current device (cudaMalloc and
+/// cudaMemset: not while a stream is being captured); *ws null and *bytes 0
+/// when the shape needs none. Free it with cudaFree.
+inline cudaError_t gemm_bf16_alone_workspace(int M, int N, int K, int max_ctas, void **ws, size_t *bytes) {
+  cudaError_t e = cudaSuccess;
+  *ws = nullptr;
+  *bytes = gemm_bf16_alone_bytes(M, N, K, max_ctas);
+  if (*bytes && (e = cudaMalloc(ws, *bytes)) == cudaSuccess && (e = cudaMemset(*ws, 0, *bytes)) != cudaSuccess) {
+    cudaFree(*ws);
+    *ws = nullptr;
+  }
+  if (e != cudaSuccess) *bytes = 0;
+  return e;
+}
+
 /// Convenience: plan + run (pays the host-side plan cost, ~2-4 us, per call),
 /// with the tile width gemm_bf16_alone_tile_n picks for the plan's tiles on
-/// the SMs (or max_ctas).
-inline cudaError_t gemm_bf16(const gemm_bf16_args &a, cudaStream_t s, int max_ctas = 0) {
+/// the SMs (or max_ctas). With a workspace ws of ws_bytes (256-byte aligned,
+/// zeroed before its first use, at least gemm_bf16_alone_bytes for the shape,
+/// one launch at a time) the tail is also split where gemm_bf16_alone_split
+/// says so; the split grid's CTAs wait for each other, so nothing else may
+/// hold the SMs it needs while it runs (a GEMM between other kernels on one
+/// stream is fine). Without one (or too small), every tile is whole.
+inline cudaError_t gemm_bf16(const gemm_bf16_args &a, cudaStream_t s, int max_ctas = 0, void *ws = nullptr,
+                             size_t ws_bytes = 0) {
   gemm_bf16_plan p;
   cudaError_t e = gemm_bf16_plan_init(&p, a, max_ctas);
   if (e != cudaSuccess) return e;
-  const int tile_n = gemm_bf16_alone_tile_n(p.bn, p.tiles_m * p.tiles_n, max_ctas > 0 ? max_ctas : p.sms);
-  if (tile_n < p.bn && (e = gemm_bf16_plan_narrow(&p, tile_n, max_ctas)) != cudaSuccess) return e;
+  const int ways = gemm_detail::alone_plan(&p, max_ctas);
+  if (ways && ws && ws_bytes >= gemm_bf16_split_bytes(&p, ways, max_ctas) &&
+      (e = gemm_bf16_plan_split(&p, ways, ws, ws_bytes, max_ctas)) != cudaSuccess)
+    return e;
   return gemm_bf16_run(&p, s);
 }
 
