@@ -1663,15 +1663,16 @@ constexpr int gemm_bf16_alone_tile_n(int bn, int tiles, int ctas) {
 /// Ways to split the tail of a GEMM that runs alone (gemm_bf16_plan_split),
 /// `tiles` tiles on `sms` SMs; 0: none. Where the tiles leave a short last
 /// wave the balanced grid runs a whole wave more on fewer CTAs, and splitting
-/// the leftover tiles over every SM pays: 4 ways where under a tenth of a
-/// wave is left, 2 where under 45 %, none past that (nor for whole waves or
-/// a single one). Measured, one H200, our GEMM alone (test_gemm --split,
-/// docs/gemm.md): 4096 x 14848 x 8192, 8 tiles left of 132, 1298.2 us
-/// unsplit, 1256.1 in 4 ways; 16384 x 8192 x 16384 (4 left) 5752.7 and
-/// 5590.9; 4096 x 11008 x 4096 (56 left) 484.0 and 478.0 in 2 ways;
-/// 4096 x 15360 x 8192 (72 left) 1294.3 unsplit, 1303.4 in 2 ways.
+/// the leftover tiles over every SM pays: 2 ways where at most 45 % of a wave
+/// is left; none past that, nor for whole waves or a single one. Measured,
+/// one H200, our GEMM alone (test_gemm --split, docs/gemm.md), unsplit
+/// against 2 ways: 4096 x 14848 x 8192 (8 tiles left of 132) 1298.2 and
+/// 1256.4 us; 16384 x 8192 x 16384 (4 left) 5752.7 and 5588.1; 16384^3 (8
+/// left) 12097.5 and 11909.1; 4096 x 11008 x 4096 (56 left) 484.0 and 478.0;
+/// 4096 x 15360 x 8192 (72 left) 1294.3 and 1303.4. 4 ways gained up to 0.9 %
+/// more at three shapes and lost 0.3 % at 16384^3.
 constexpr int gemm_bf16_alone_split(int tiles, int sms) {
-  return tiles <= sms || tiles % sms == 0 ? 0 : (tiles % sms) * 10 <= sms ? 4 : (tiles % sms) * 20 <= sms * 9 ? 2 : 0;
+  return tiles > sms && tiles % sms != 0 && (tiles % sms) * 20 <= sms * 9 ? 2 : 0;
 }
 
 namespace gemm_detail {
