@@ -249,6 +249,8 @@ usage "bench: a shape by its values, K missing" "--shape M=256,N=1024: K is not 
 check "bench: a shape by its values against the rules" 4 \
 	"shape 128x200x64: N = 200 on 2 ranks: each rank's 100 is not a multiple of 8" -- \
 	"$CUCO" bench gemm_allgather --shape M=128,N=200,K=64 --compile-only --store "$RDB"
+usage "bench: a shape twice, by name and by its values" "--shape 2048x2048x2048: shape 2048 is given twice" -- \
+	"$CUCO" bench gemm_allgather --shape 2048 --shape 2048x2048x2048 --compile-only
 check "bench: a shape by its values" 0 "compile stage done for gemm_allgather" -- \
 	"$CUCO" bench gemm_allgather --shape M=256,N=1040,K=520 --compile-only --no-seed --store "$RDB"
 SDB=$TMP/spec.db

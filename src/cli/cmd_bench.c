@@ -110,6 +110,13 @@ int cmd_bench(int argc, char **argv)
 				rc = cli_usage_error("bench", "--%s", err.msg);
 				goto out_manifest;
 			}
+			for (int j = 0; j < i; j++)
+				if (shapes[j] == shapes[i]) {
+					rc = cli_usage_error("bench",
+					                     "--shape %s: shape %s is given twice",
+					                     shape_names[i], shapes[i]->name);
+					goto out_manifest;
+				}
 		}
 		req.nshapes = nshape_names;
 	}

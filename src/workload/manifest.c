@@ -1026,6 +1026,14 @@ const struct cuco_shape *cuco_manifest_shape_spec(struct cuco_manifest *m, const
 		cuco_strbuf_release(&forms);
 		return NULL;
 	}
+	/* the values of a shape m already has: that shape, under its own name */
+	for (int k = 0; k < m->nshapes; k++) {
+		int same = 1;
+		for (int j = 0; j < m->nparams && same; j++)
+			same = m->shapes[k].params[j] == vals[j];
+		if (same)
+			return &m->shapes[k];
+	}
 	for (int j = 0; j < m->nparams && len < sizeof(name); j++)
 		len += (size_t)snprintf(name + len, sizeof(name) - len, "%s%lld", j ? "x" : "",
 		                        vals[j]);

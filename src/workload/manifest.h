@@ -135,12 +135,11 @@ const struct cuco_shape *cuco_manifest_shape(const struct cuco_manifest *m, cons
 /*
  * The shape `text` names: one of m's by name, or one given by its values,
  * "4096x14784x8192" (every parameter, in params order) or
- * "M=4096,N=14784,K=8192" (every parameter once, any order). A shape given by
- * its values is added to m (at most CUCO_MANIFEST_SPEC_SHAPES of them; the
- * same values give the same shape) under its values joined by 'x', and must
- * meet the shape rules that do not depend on the rank count. Pointers to m's
- * shapes stay valid. NULL with err naming the text, the parameters and m's
- * shapes when it is neither.
+ * "M=4096,N=14784,K=8192" (every parameter once, any order); the values of
+ * one of m's shapes give that shape. Other values are added to m (at most CUCO_MANIFEST_SPEC_SHAPES
+ * of them; the same values give the same shape) under its values joined by 'x', and must meet the
+ * shape rules that do not depend on the rank count. Pointers to m's shapes stay valid. NULL with
+ * err naming the text, the parameters and m's shapes when it is neither.
  */
 const struct cuco_shape *cuco_manifest_shape_spec(struct cuco_manifest *m, const char *text,
                                                   struct cuco_err *err);

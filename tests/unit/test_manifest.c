@@ -318,6 +318,11 @@ static void test_shape_spec(void **state)
 		else
 			assert_contains(err.msg, "no such shape");
 	}
+	/* the values of a manifest shape give that shape, under its name */
+	assert_ptr_equal(cuco_manifest_shape_spec(&m, "M=2048,N=2048,K=2048", &err),
+	                 cuco_manifest_shape(&m, "2048"));
+	assert_ptr_equal(cuco_manifest_shape_spec(&m, "8192x8192x4096", &err),
+	                 cuco_manifest_shape(&m, "8192"));
 	/* the manifest's shape "8192" is not 8192x8192x8192 (its K is 4096) */
 	c = cuco_manifest_shape_spec(&m, "8192x8192x8192", &err);
 	assert_non_null(c);
