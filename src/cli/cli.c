@@ -520,6 +520,22 @@ const struct cuco_hw_facts *cli_probe_facts(const char *cmd, const struct cuco_r
 	return f;
 }
 
+int cli_shape_arg(const char *cmd, struct cuco_manifest *m, const char *arg,
+                  const struct cuco_shape **shapes, int i)
+{
+	struct cuco_err err;
+
+	if (!(shapes[i] = cuco_manifest_shape_spec(m, arg, &err)))
+		return cli_usage_error(cmd, "--%s", err.msg);
+	for (int j = 0; j < i; j++)
+		if (shapes[j] == shapes[i])
+			return strcmp(arg, shapes[i]->name)
+			           ? cli_usage_error(cmd, "--shape %s: shape %s is given twice",
+			                             arg, shapes[i]->name)
+			           : cli_usage_error(cmd, "--shape %s: given twice", arg);
+	return 0;
+}
+
 int cli_node_checks(const char *cmd, const struct cuco_manifest *m, const struct cuco_run_opts *o,
                     int allow_one, int run_here, const struct cuco_shape *const *shapes,
                     int nshapes, struct cuco_hw_facts *f, const struct cuco_hw_facts **fp,

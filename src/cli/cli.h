@@ -58,6 +58,14 @@ const struct cuco_hw_facts *cli_probe_facts(const char *cmd, const struct cuco_r
                                             struct cuco_hw_facts *f);
 
 /*
+ * A --shape value of cmd (a shape's name or its values,
+ * cuco_manifest_shape_spec) into shapes[i], refusing one already among
+ * shapes[0..i). 0, or CUCO_ERR_USAGE (printed).
+ */
+int cli_shape_arg(const char *cmd, struct cuco_manifest *m, const char *arg,
+                  const struct cuco_shape **shapes, int i);
+
+/*
  * What bench, eval and evolve check before they touch the store: o->ranks
  * against the manifest's rank counts (allow_one: 1 too), the nshapes shapes
  * against its shape rules on that many ranks, the node's facts

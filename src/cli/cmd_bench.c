@@ -104,20 +104,9 @@ int cmd_bench(int argc, char **argv)
 		for (int i = 0; i < m.nshapes && i < 64; i++)
 			shapes[req.nshapes++] = &m.shapes[i];
 	} else {
-		for (int i = 0; i < nshape_names; i++) {
-			shapes[i] = cuco_manifest_shape_spec(&m, shape_names[i], &err);
-			if (!shapes[i]) {
-				rc = cli_usage_error("bench", "--%s", err.msg);
+		for (int i = 0; i < nshape_names; i++)
+			if ((rc = cli_shape_arg("bench", &m, shape_names[i], shapes, i)))
 				goto out_manifest;
-			}
-			for (int j = 0; j < i; j++)
-				if (shapes[j] == shapes[i]) {
-					rc = cli_usage_error("bench",
-					                     "--shape %s: shape %s is given twice",
-					                     shape_names[i], shapes[i]->name);
-					goto out_manifest;
-				}
-		}
 		req.nshapes = nshape_names;
 	}
 	/* Programs: the manifest's, then the seed, then the user's. */

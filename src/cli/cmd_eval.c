@@ -101,18 +101,9 @@ int cmd_eval(int argc, char **argv)
 		goto out;
 	}
 	have_m = 1;
-	for (int i = 0; i < nshape; i++) {
-		if (!(shapes[i] = cuco_manifest_shape_spec(&m, shape_names[i], &err))) {
-			rc = cli_usage_error("eval", "--%s", err.msg);
+	for (int i = 0; i < nshape; i++)
+		if ((rc = cli_shape_arg("eval", &m, shape_names[i], shapes, i)))
 			goto out;
-		}
-		for (int j = 0; j < i; j++)
-			if (shapes[j] == shapes[i]) {
-				rc = cli_usage_error("eval", "--shape %s: shape %s is given twice",
-				                     shape_names[i], shapes[i]->name);
-				goto out;
-			}
-	}
 	if (!nshape) {
 		shapes[0] = cuco_manifest_shape(&m, m.default_shape);
 		nshape = 1;

@@ -383,9 +383,6 @@ static void join_shapes(char (*names)[32], int n, char *out, size_t len)
 /* One --shape value into the list: 0, or a usage error (printed) for a repeat or a fifth. */
 static int add_shape(char (*names)[32], int *n, const char *v)
 {
-	for (int k = 0; k < *n; k++)
-		if (!strcmp(names[k], v))
-			return cli_usage_error("evolve", "--shape %s: given twice", v);
 	if (*n == CUCO_EVOLVE_MAX_SHAPES)
 		return cli_usage_error("evolve", "--shape %s: at most %d shapes per run", v,
 		                       CUCO_EVOLVE_MAX_SHAPES);
@@ -410,16 +407,11 @@ static int resolve_shapes(struct cuco_manifest *m, char (*given)[32], int ngiven
 	char a[160], b[160];
 	struct cuco_err err;
 
-	/* Flags by the names the shapes are stored under. */
+	/* Flags by the names the shapes are stored under (repeats refused). */
 	for (int k = 0; k < ngiven; k++) {
-		const struct cuco_shape *sh = cuco_manifest_shape_spec(m, given[k], &err);
-		if (!sh)
-			return cli_usage_error("evolve", "--%s", err.msg);
-		snprintf(given[k], sizeof(given[0]), "%s", sh->name);
-		for (int j = 0; j < k; j++)
-			if (!strcmp(given[j], given[k]))
-				return cli_usage_error("evolve", "--shape %s: given twice",
-				                       given[k]);
+		if (cli_shape_arg("evolve", m, given[k], shapes, k))
+			return CUCO_ERR_USAGE;
+		snprintf(given[k], sizeof(given[0]), "%s", shapes[k]->name);
 	}
 
 	if (resume && !cfg->nshapes && stored_shape)
