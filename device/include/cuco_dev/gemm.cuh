@@ -1231,6 +1231,9 @@ inline int plan_width(int N) {
   return w256 * 100 <= w128 * 105 ? 256 : 128;
 }
 
+// The shapes a plan takes: any M >= 1, N >= 64 and K in multiples of 8.
+inline bool shape_ok(int M, int N, int K) { return M >= 1 && N >= 64 && N % 8 == 0 && K >= 8 && K % 8 == 0; }
+
 // A plan's launch geometry for tile width bn (tiles_m and N already set):
 // tiles_n, group_m and the persistent grid on sms SMs, capped at max_ctas.
 inline void plan_geometry(gemm_bf16_plan *p, int bn, int sms, int max_ctas) {
@@ -1241,6 +1244,19 @@ inline void plan_geometry(gemm_bf16_plan *p, int bn, int sms, int max_ctas) {
   p->group_m = (bn == 256) ? 16 : 8;
   if (p->group_m > p->tiles_m) p->group_m = p->tiles_m;
   p->ctas = balanced_grid((long long)p->tiles_m * p->tiles_n, sms, max_ctas);
+}
+
+// A plan's shape and geometry on sms SMs (no tensor maps, pointers or device),
+// every tile whole: what plan_init sets beside them.
+inline void plan_shape(gemm_bf16_plan *p, int M, int N, int K, int sms, int max_ctas) {
+  p->M = M; p->N = N; p->K = K;
+  p->sms = sms;
+  p->tiles_m = (M + 127) / 128;
+  p->start_tile = 0;
+  p->split = 0;
+  p->split_ws = nullptr;
+  p->split_cnt = nullptr;
+  plan_geometry(p, plan_width(N), sms, max_ctas);
 }
 
 // One kernel instantiation, made ready once per device: refused (instead of
@@ -1368,8 +1384,7 @@ inline cudaError_t launch(const gemm_bf16_plan *pl, cudaStream_t s, const Epi &e
 /// driver lacks cuTensorMapEncodeTiled, or the CUDA error of a failed query.
 inline cudaError_t gemm_bf16_plan_init(gemm_bf16_plan *p, const gemm_bf16_args &a, int max_ctas = 0) {
   if (!p || !a.A || !a.B || !a.C) return cudaErrorInvalidValue;
-  if (a.M <= 0 || a.N <= 0 || a.K <= 0) return cudaErrorInvalidValue;
-  if (a.N % 8 || a.N < 64 || a.K % 8) return cudaErrorInvalidValue;
+  if (!gemm_detail::shape_ok(a.M, a.N, a.K)) return cudaErrorInvalidValue;
   if (a.lda < a.K || a.ldb < a.N || a.ldc < a.N) return cudaErrorInvalidValue;
   if (a.lda % 8 || a.ldb % 8 || a.ldc % 2) return cudaErrorInvalidValue;
   if ((reinterpret_cast<uintptr_t>(a.A) & 15) || (reinterpret_cast<uintptr_t>(a.B) & 15) ||
@@ -1383,17 +1398,10 @@ inline cudaError_t gemm_bf16_plan_init(gemm_bf16_plan *p, const gemm_bf16_args &
   if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return e;
   if (major != 9) return cudaErrorNotSupported;
 
+  gemm_detail::plan_shape(p, a.M, a.N, a.K, sms, max_ctas);
   p->A = a.A; p->B = a.B; p->C = a.C;
-  p->M = a.M; p->N = a.N; p->K = a.K;
   p->lda = a.lda; p->ldb = a.ldb; p->ldc = a.ldc;
   p->device = dev;
-  p->sms = sms;
-  p->tiles_m = (a.M + 127) / 128;
-  p->start_tile = 0;
-  p->split = 0;
-  p->split_ws = nullptr;
-  p->split_cnt = nullptr;
-  gemm_detail::plan_geometry(p, gemm_detail::plan_width(a.N), sms, max_ctas);
   if ((e = gemm_detail::encode_2d(&p->tmA, a.A, a.K, a.M, a.lda, 64, 128)) != cudaSuccess) return e;
   if ((e = gemm_detail::encode_2d(&p->tmB, a.B, a.N, a.K, a.ldb, 64, 64)) != cudaSuccess) return e;
   return cudaSuccess;
@@ -1693,14 +1701,11 @@ inline int alone_plan(gemm_bf16_plan *p, int max_ctas) {
 inline size_t gemm_bf16_alone_bytes(int M, int N, int K, int max_ctas = 0) {
   gemm_bf16_plan p;
   int dev = 0, sms = 0;
-  if (M < 1 || N < 64 || N % 8 || K < 8 || K % 8 || max_ctas < 0 || cudaGetDevice(&dev) != cudaSuccess ||
+  if (!gemm_detail::shape_ok(M, N, K) || max_ctas < 0 || cudaGetDevice(&dev) != cudaSuccess ||
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
     return 0;
   memset(&p, 0, sizeof(p));
-  p.M = M; p.N = N; p.K = K;
-  p.sms = sms;
-  p.tiles_m = (M + 127) / 128;
-  gemm_detail::plan_geometry(&p, gemm_detail::plan_width(N), sms, max_ctas);
+  gemm_detail::plan_shape(&p, M, N, K, sms, max_ctas);
   const int ways = gemm_detail::alone_plan(&p, max_ctas);
   return ways ? gemm_detail::split_bytes(&p, ways, gemm_detail::split_ctas(&p, ways, sms, max_ctas), nullptr) : 0;
 }
