@@ -33,7 +33,9 @@
 //                        alternating between the two, operands rotated through
 //                        enough sets to defeat L2, at the per-rank shapes of
 //                        gemm_allgather; median, p10, p90 per side (not with
-//                        --clocks, whose probe would hold an SM cuBLAS needs)
+//                        --clocks, whose probe would hold an SM cuBLAS needs);
+//                        where gemm_bf16's lone rule splits the short last
+//                        wave, the split plan too (its tile width negated)
 //   --sustained          --vs: every launch queued back to back (no hold, no
 //                        gap, one sync at the end), each timed by the events
 //                        between it and the next: the card at its power cap,
@@ -916,9 +918,24 @@ static void run_vs(cublasHandle_t h, cudaStream_t st, int iters) {
     const int tiles = pl[0].tiles_m * pl[0].tiles_n;
     std::vector<int> widths = {pl[0].bn};
     if (pl[0].bn == 256 && (tiles + pl[0].ctas - 1) / pl[0].ctas < 4) widths.push_back(128);
-    for (int tn : widths) {
-      for (int i = 0; i < sets; ++i)
+    // where the lone GEMM's rule splits a short last wave (gemm_bf16 with a
+    // workspace), that plan too: width listed as -tile_n, one workspace for
+    // all sets (the launches run one at a time on st)
+    const int ways = cuco::gemm_bf16_alone_split(tiles, pl[0].sms);
+    void *ws = nullptr;
+    size_t ws_bytes = 0;
+    if (ways) {
+      ws_bytes = cuco::gemm_bf16_split_bytes(&pl[0], ways, 0);
+      CK(cudaMalloc(&ws, ws_bytes));
+      CK(cudaMemset(ws, 0, ws_bytes));
+      widths.push_back(-pl[0].bn);
+    }
+    for (int tw : widths) {
+      const int tn = tw < 0 ? -tw : tw;
+      for (int i = 0; i < sets; ++i) {
         if (tn != pl[i].bn) CK(cuco::gemm_bf16_plan_narrow(&pl[i], tn, 0));
+        if (tw < 0) CK(cuco::gemm_bf16_plan_split(&pl[i], ways, ws, ws_bytes, 0));
+      }
       std::vector<float> t[2];
       std::vector<cudaEvent_t> ev;  // --sustained: one before each timed launch, one after the last
       std::vector<int> ev_side;
@@ -971,12 +988,13 @@ static void run_vs(cublasHandle_t h, cudaStream_t st, int iters) {
       };
       const double fl = 2.0 * M * N * (double)K;
       const double mo = pct(t[0], 0.5), mc = pct(t[1], 0.5);
-      printf("%7d %6d %6d %4d %4d %8.1f %6.1f %6.1f %10.1f %6.1f %6.1f %12.3f %12.0f %14.0f %s\n", M, N, K, tn,
+      printf("%7d %6d %6d %4d %4d %8.1f %6.1f %6.1f %10.1f %6.1f %6.1f %12.3f %12.0f %14.0f %s\n", M, N, K, tw,
              sets, mo, pct(t[0], 0.1), pct(t[0], 0.9), mc, pct(t[1], 0.1), pct(t[1], 0.9), mo / mc, fl / mo * 1e-6,
              fl / mc * 1e-6, ok ? "ok" : "FAIL");
       fflush(stdout);
       if (!ok) g_fail = 1;
     }
+    if (ws) CK(cudaFree(ws));
     for (int i = 0; i < sets; ++i) {
       CK(cudaFree(A[i])); CK(cudaFree(B[i])); CK(cudaFree(C[i])); CK(cudaFree(R[i]));
     }
