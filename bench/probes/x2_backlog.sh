@@ -16,15 +16,17 @@
 #            4096³ ≤ 200 µs target, last run in session 2), no PyTorch peers
 #   sus8k    gemm_allgather 8192³ sustained, the best programs
 # STEPS picks and orders them (default: all, in this order). Every step's
-# logs and JSON go to $OUT/backlog/<step>/; they come back as one archive,
-# $OUT/backlog.tgz, and the tables are printed last. EXTRA goes to every
+# logs and JSON go to $WORK/<step>/ (WORK: /tmp/cuco-backlog), archived as
+# $OUT/backlog.tgz (one file, so the device tool brings all of it back), and
+# the tables are printed last. EXTRA goes to every
 # cuco bench after the step's own flags (EXTRA="--ranks 1 --iters 3" rehearses
 # the script on a one-GPU node).
 #   GPU node (2 GPUs): CUCO_COMMIT=<commit> bash bench/probes/x2_backlog.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-O=${OUT:?set OUT}/backlog
-mkdir -p "$O"
+: "${OUT:?set OUT}"
+O=${WORK:-/tmp/cuco-backlog}
+mkdir -p "$O" "$OUT"
 BEST="fused_producer_tma_sync_auto_warps_pace50_lb fused_producer_tma_sync_auto
  fused_producer_tma_sync_n64_warps_pace50_lb fused_producer_tma_sync_n256_warps_pace50_lb_lh
  evolved_8192_burst_tail evolved_8192_2048_s18 sequential_lsa_n128"
@@ -50,7 +52,7 @@ for s in ${STEPS:-shapes small split16k ag sus8k}; do
 	*) echo "x2_backlog: unknown step '$s' (shapes, small, split16k, ag, sus8k)" >&2; exit 2 ;;
 	esac
 done
-tar czf "$OUT/backlog.tgz" -C "$OUT" backlog
+tar czf "$OUT/backlog.tgz" -C "$(dirname "$O")" "$(basename "$O")"
 for f in "$O"/*.log; do
 	echo "### $f"
 	grep -E '^(# [a-z_]+, shape |  [A-Za-z_0-9.]+ +(baseline|peer|compute|comm|seed|file|bound) )' "$f" | cut -c1-140
