@@ -913,14 +913,14 @@ static void run_vs(cublasHandle_t h, cudaStream_t st, int iters) {
       cuco::gemm_bf16_args a{A[i], B[i], C[i], M, N, K, K, N, N};
       CK(cuco::gemm_bf16_plan_init(&pl[i], a, 0));
     }
-    // the plan's tile width, and 128 where 256-wide tiles run in fewer than 4
-    // waves (tile_n 0's rule for a fused producer, overlap_auto_tile_n)
+    // the plan's tile width; where the lone GEMM's rule splits a short last
+    // wave (gemm_bf16 with a workspace), that plan split (listed as -tile_n;
+    // one workspace for all sets, whose launches run one at a time on st);
+    // then 128 where 256-wide tiles run in fewer than 4 waves (tile_n 0's rule
+    // for a fused producer, overlap_auto_tile_n). Widths only narrow, and
+    // narrowing clears the split.
     const int tiles = pl[0].tiles_m * pl[0].tiles_n;
     std::vector<int> widths = {pl[0].bn};
-    if (pl[0].bn == 256 && (tiles + pl[0].ctas - 1) / pl[0].ctas < 4) widths.push_back(128);
-    // where the lone GEMM's rule splits a short last wave (gemm_bf16 with a
-    // workspace), that plan too: width listed as -tile_n, one workspace for
-    // all sets (the launches run one at a time on st)
     const int ways = cuco::gemm_bf16_alone_split(tiles, pl[0].sms);
     void *ws = nullptr;
     size_t ws_bytes = 0;
@@ -930,6 +930,7 @@ static void run_vs(cublasHandle_t h, cudaStream_t st, int iters) {
       CK(cudaMemset(ws, 0, ws_bytes));
       widths.push_back(-pl[0].bn);
     }
+    if (pl[0].bn == 256 && (tiles + pl[0].ctas - 1) / pl[0].ctas < 4) widths.push_back(128);
     for (int tw : widths) {
       const int tn = tw < 0 ? -tw : tw;
       for (int i = 0; i < sets; ++i) {
