@@ -21,7 +21,7 @@
 # the tables are printed last. EXTRA goes to every
 # cuco bench after the step's own flags (EXTRA="--ranks 1 --iters 3" rehearses
 # the script on a one-GPU node).
-#   GPU node (2 GPUs): CUCO_COMMIT=<commit> bash bench/probes/x2_backlog.sh
+#   GPU node (2 GPUs): CUCO_BUILD=build-dev CUCO_COMMIT=<commit> bash bench/probes/x2_backlog.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 : "${OUT:?set OUT}"
