@@ -101,6 +101,20 @@ __device__ static inline void atomic_max_double(double *addr, double v)
 	}
 }
 
+/* All bytes 0xff: the poison the harness writes into outputs before a verified run. */
+template <typename T> __device__ static inline bool is_poison(const T *p, size_t i)
+{
+	const unsigned char *b = (const unsigned char *)(p + i);
+
+	for (size_t k = 0; k < sizeof(T); k++)
+		if (b[k] != 0xff)
+			return false;
+	return true;
+}
+
+/* A reference element that holds the poison pattern says "left untouched": the output
+ * element must hold it too, bit for bit (a paged cache's pages that the block table
+ * does not name); anything else there counts as non-finite. */
 template <typename T>
 __global__ void compare_kernel(const T *out, const T *ref, size_t n, dev_compare *res)
 {
@@ -111,8 +125,12 @@ __global__ void compare_kernel(const T *out, const T *ref, size_t n, dev_compare
 
 	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
 	     i += (size_t)gridDim.x * blockDim.x) {
-		float o = load_f(out, i), r = load_f(ref, i);
 		seen++;
+		if (is_poison(ref, i)) {
+			bad += !is_poison(out, i);
+			continue;
+		}
+		float o = load_f(out, i), r = load_f(ref, i);
 		if (!isfinite(o)) {
 			bad++;
 			continue;
