@@ -189,7 +189,7 @@ int main()
 			fails++;
 		}
 	}
-	// any N (session 21): the plan's width, and tile columns that cover [0, N)
+	// any N: the plan's width, and tile columns that cover [0, N)
 	// exactly, each inside it, only the last one overlapping the one before
 	for (int N = 64; N <= 33000; N += N < 1200 ? 8 : 136) {
 		const int bn = plan_width(N);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# x2_backlog.sh - the two-rank runs that waited while only the one-GPU kind
-# was lent (sessions 19-22; docs/overlap.md, "Left to do"), in one device
+# x2_backlog.sh - the two-rank runs that have not run on two GPUs yet
+# (docs/overlap.md, "Left to do"), in one device
 # call on nvidia-h200-x2, most wanted first, each through gpu-check.sh with a
 # time limit so the whole fits one 10-minute call on a fresh machine:
 #   shapes   the ragged (M = 3000), decode (M = 256) and odd_n (N = 32064)
@@ -13,7 +13,7 @@
 #            2-way split tail (the GEMM alone at the power cap fits under the
 #            sustained target's allowance only split: docs/gemm.md)
 #   ag       allgather_gemm sustained at 4096³ and 8192³ (its sustained
-#            4096³ ≤ 200 µs target, last run in session 2), no PyTorch peers
+#            4096³ ≤ 200 µs target, last run 2026-11-30 at 1fedbff), no PyTorch peers
 #   sus8k    gemm_allgather 8192³ sustained, the best programs
 # STEPS picks and orders them (default: all, in this order). Every step's
 # logs and JSON go to $WORK/<step>/ (WORK: /tmp/cuco-backlog), archived as

@@ -740,7 +740,7 @@ static const char log_vendor_race_and_oob[] =
     "========= Invalid __global__ write of size 4 bytes\n"
     "=========     at overlap_kernel(float *, int)+0x1b0 in seed.cu:88\n"
     "========= ERROR SUMMARY: 2 errors\n";
-/* as racecheck printed it at 8192^3 (session 8): one report with no location */
+/* as racecheck printed it at 8192^3 (2026-11-30): one report with no location */
 static const char log_race_vendor_unnamed[] =
     "========= Error: Race reported between Read access at nvjet_sm90_tst_64x32+0xaf0\n"
     "=========     and Write access at nvjet_sm90_tst_64x32+0x29b0 [512 hazards]\n"
@@ -816,7 +816,7 @@ static void write_script(const char *path, const char *text)
 }
 
 /* The wrapper goes in front of the harness, its lines and exit code reach the run log. */
-/* The re-check's note on runs far above their median: session 13's numbers. */
+/* The re-check's note on runs far above their median: numbers of a 2026-11-30 run. */
 static void test_spread_note(void **state)
 {
 	struct cuco_program_result r;
@@ -858,7 +858,7 @@ static void test_spread_note(void **state)
 	assert_int_equal(cuco_recheck_spread_note(NULL, buf, sizeof(buf)), 0);
 }
 
-/* The re-check's note on a shape where the best lost to the baseline: session 18's run. */
+/* The re-check's note on a shape where the best lost to the baseline (a 2026-12-01 run). */
 static void test_slower_note(void **state)
 {
 	char buf[320] = "untouched";

@@ -1208,7 +1208,8 @@ inline cudaError_t encode_2d(CUtensorMap *map, const void *ptr, unsigned long lo
 // The time to the last tile is the same in waves; measured with idle gaps
 // between launches (two runs, three rounds each), the GEMM alone took 1-22 us
 // less at 8192x4096x8192, 16384x2048x8192 and 4096x8192x4096, and 3-19 us
-// less pushing every tile to the other GPU (docs/gemm.md, session 14).
+// less pushing every tile to the other GPU (docs/gemm.md, measured 2026-11-30
+// on two H200s at ad9aa2f).
 inline int balanced_grid(long long units, int sms, int max_ctas) {
   int ctas = units < sms ? (int)units : sms;
   if (max_ctas > 0 && max_ctas < ctas) ctas = max_ctas;
@@ -1218,8 +1219,8 @@ inline int balanced_grid(long long units, int sms, int max_ctas) {
 }
 
 // The tile width a plan starts with for N columns: 256 when N % 256 == 0,
-// 128 when N % 128 == 0 (measured, and what every shape before session 21
-// got). Any other N (a multiple of 8) has a last tile column that overlaps
+// 128 when N % 128 == 0 (measured, and what every shape got before any N was
+// supported). Any other N (a multiple of 8) has a last tile column that overlaps
 // the one before it (tile_col0); 256 unless rounding N up to 256 computes
 // over 5 % more columns than rounding it up to 128 (the 128-wide tile is
 // ~3-5 % slower per FLOP at 4096-8192, docs/gemm.md), and never wider than N.
