@@ -21,8 +21,9 @@ list_files() {
 	fi
 }
 
-# Anywhere: session or issue followed by a number (or "#").
-any_re='\b[Ss]essions? [0-9]|\b[Ii]ssues? #?[0-9]|\b[Ii]ssue #'
+# Anywhere: session or issue followed by a number (or "#"); "issues 128" as a
+# verb (a thread issues 128 copies) is not one.
+any_re='\b[Ss]essions? [0-9]|\b(of|in|see|by) issue [0-9]|\b[Ii]ssues? #|\b[Ii]ssue [0-9]+('"'"'s|[).,;:]|$| \()|\b[Ii]ssues [0-9]+ (and|to|or)\b'
 # A run tag used as a label: in parentheses, before a colon or "'s", between
 # dashes (file names), or after "in", "since", "from" and the like.
 tag_re='\(s[0-9]+[),]|\bs[0-9]+:|\bs[0-9]+'"'"'s\b|-s[0-9]+-|\b(in|since|from|until|of|before|after|by) s[0-9]+\b'
