@@ -1,0 +1,384 @@
+/*
+ * test_moe_layer.c - the MoE layer's host logic (cuco_dev/moe.cuh's pure C
+ * half): shape checks, the router's per-expert counts (including experts
+ * that get no token and the cap at T), the slot list and token permutation,
+ * the plan's rows and offsets on every rank, determinism; and an evolution
+ * over the shipped moe_layer template with the fake evaluator.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../device/include/cuco_dev/moe.cuh"
+#include "search/evolve.h"
+#include "search/operator.h"
+#include "store/store.h"
+#include "util/strbuf.h"
+
+#include "search_fake.h"
+
+#define DESIGN_SPACE CUCO_SOURCE_DIR "/share/design_space.json"
+#define TEMPLATE CUCO_SOURCE_DIR "/share/realize/moe_layer.cu.in"
+
+static int dims(struct cuco_moe_dims *d, int T, int EL, int topk, int experts, int zipf, int hot,
+                int R)
+{
+	char err[256];
+	int rc =
+	    cuco_moe_dims_init(d, T, 7168, 2048, EL, topk, experts, zipf, hot, R, err, sizeof(err));
+
+	if (rc)
+		fprintf(stderr, "%s\n", err);
+	return rc;
+}
+
+/* CUCo's four splits: top-1, expert 0 gets `hot` of each source's T, expert 1 the rest. */
+static void test_counts_cuco(void **state)
+{
+	static const int hot[] = {2731, 3072, 3277, 3413};
+	struct cuco_moe_dims d;
+	int c[CUCO_MOE_MAX_EXPERTS];
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(dims(&d, 4096, 1, 1, 2, 1, hot[i], 2), 0);
+		assert_int_equal(d.E, 2);
+		assert_int_equal(d.k, 1);
+		cuco_moe_counts(&d, c);
+		assert_int_equal(c[0], hot[i]);
+		assert_int_equal(c[1], 4096 - hot[i]);
+	}
+	/* one rank, one expert: every token to it */
+	assert_int_equal(dims(&d, 4096, 1, 1, 2, 1, 3072, 1), 0);
+	cuco_moe_counts(&d, c);
+	assert_int_equal(d.E, 1);
+	assert_int_equal(c[0], 4096);
+}
+
+/* The top-k scaled to the simulated expert count. */
+static void test_topk_scaled(void **state)
+{
+	struct cuco_moe_dims d;
+
+	(void)state;
+	assert_int_equal(dims(&d, 4096, 4, 8, 256, 1, 4096, 2), 0);
+	assert_int_equal(d.k, 1); /* 8 x 8 / 256 < 1 */
+	assert_int_equal(dims(&d, 4096, 8, 8, 256, 1, 4096, 8), 0);
+	assert_int_equal(d.k, 2); /* 8 x 64 / 256 */
+	assert_int_equal(dims(&d, 4096, 8, 8, 16, 1, 4096, 2), 0);
+	assert_int_equal(d.k, 8); /* capped at topk */
+	assert_int_equal(dims(&d, 4096, 1, 8, 1, 1, 4096, 2), 0);
+	assert_int_equal(d.k, 2); /* capped at E */
+}
+
+/* Sums, the cap at T, Zipf order, and an expert that gets no token. */
+static void test_counts_zipf_and_empty(void **state)
+{
+	struct cuco_moe_dims d;
+	int c[CUCO_MOE_MAX_EXPERTS], zero = 0;
+	long long sum = 0;
+
+	(void)state;
+	/* 16 experts, 8 tokens, steep skew: the tail gets nothing */
+	assert_int_equal(dims(&d, 8, 8, 1, 16, 300, 8, 2), 0);
+	cuco_moe_counts(&d, c);
+	for (int e = 0; e < d.E; e++) {
+		sum += c[e];
+		zero += c[e] == 0;
+		assert_true(c[e] <= d.T);
+		if (e)
+			assert_true(c[e] <= c[e - 1]);
+	}
+	assert_int_equal(sum, 8);
+	assert_true(zero > 0);
+	assert_int_equal(c[d.E - 1], 0);
+	/* k = E: every expert exactly T (the cap redistributes) */
+	assert_int_equal(dims(&d, 100, 1, 2, 2, 500, 100, 2), 0);
+	assert_int_equal(d.k, 2);
+	cuco_moe_counts(&d, c);
+	assert_int_equal(c[0], 100);
+	assert_int_equal(c[1], 100);
+	/* a skew that would put more than T on expert 0 is capped there */
+	assert_int_equal(dims(&d, 64, 8, 4, 16, 400, 64, 2), 0);
+	assert_int_equal(d.k, 4);
+	cuco_moe_counts(&d, c);
+	sum = 0;
+	for (int e = 0; e < d.E; e++) {
+		assert_true(c[e] <= 64);
+		sum += c[e];
+	}
+	assert_int_equal(c[0], 64);
+	assert_int_equal(sum, 64 * 4);
+}
+
+/* The router's rows: k distinct experts each, per-expert totals = counts, a bijective
+ * token order. */
+static void test_slots_and_perm(void **state)
+{
+	static const int cfg[][6] = {/* T, EL, topk, experts, zipf, R */
+	                             {4096, 1, 1, 2, 1, 2},
+	                             {256, 4, 8, 256, 1, 8},
+	                             {64, 8, 4, 16, 150, 2},
+	                             {1000, 3, 8, 24, 60, 4},
+	                             {8, 8, 1, 16, 300, 2}};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cfg) / sizeof(cfg[0]); i++) {
+		struct cuco_moe_dims d;
+		struct cuco_moe_plan p;
+		int got[CUCO_MOE_MAX_EXPERTS] = {0};
+		int T = cfg[i][0];
+		char *seen = calloc((size_t)T, 1);
+		uint64_t a, b;
+
+		assert_int_equal(
+		    dims(&d, T, cfg[i][1], cfg[i][2], cfg[i][3], cfg[i][4], T, cfg[i][5]), 0);
+		cuco_moe_plan_init(&p, &d, 0, CUCO_MOE_PACKED);
+		for (int t = 0; t < T; t++) {
+			int ex[CUCO_MOE_MAX_TOPK];
+			for (int j = 0; j < d.k; j++) {
+				ex[j] = cuco_moe_slot_expert(p.prefix, d.E, T, t, j);
+				assert_true(ex[j] >= 0 && ex[j] < d.E);
+				for (int q = 0; q < j; q++)
+					assert_int_not_equal(ex[q], ex[j]);
+				got[ex[j]]++;
+			}
+		}
+		for (int e = 0; e < d.E; e++)
+			assert_int_equal(got[e], p.counts[e]);
+		cuco_moe_perm(42, 1, T, &a, &b);
+		for (int t = 0; t < T; t++) {
+			uint64_t tok = (a * (uint64_t)t + b) % (uint64_t)T;
+			assert_int_equal(seen[tok], 0);
+			seen[tok] = 1;
+		}
+		free(seen);
+	}
+}
+
+/* Same inputs, same routing; another seed or source, another token order. */
+static void test_determinism(void **state)
+{
+	struct cuco_moe_dims d;
+	int c1[CUCO_MOE_MAX_EXPERTS], c2[CUCO_MOE_MAX_EXPERTS];
+	uint64_t a1, b1, a2, b2, a3, b3;
+
+	(void)state;
+	assert_int_equal(dims(&d, 4096, 8, 8, 256, 100, 4096, 2), 0);
+	cuco_moe_counts(&d, c1);
+	cuco_moe_counts(&d, c2);
+	assert_memory_equal(c1, c2, sizeof(int) * (size_t)d.E);
+	cuco_moe_perm(7, 0, 4096, &a1, &b1);
+	cuco_moe_perm(7, 0, 4096, &a2, &b2);
+	assert_true(a1 == a2 && b1 == b2);
+	cuco_moe_perm(8, 0, 4096, &a2, &b2);
+	cuco_moe_perm(7, 1, 4096, &a3, &b3);
+	assert_true(a1 != a2 || b1 != b2);
+	assert_true(a1 != a3 || b1 != b3);
+}
+
+/*
+ * Every rank's plan: buffer sizes alike on all ranks; send blocks tile each region in
+ * expert order without overlap; the padded regions sit at d * P; every slot of X holds
+ * its sources' blocks back to back (own first) and has room for the launches.
+ */
+static void test_plan(void **state)
+{
+	static const int cfg[][6] = {{4096, 1, 1, 2, 1, 2},
+	                             {4096, 8, 8, 256, 100, 2},
+	                             {256, 4, 8, 256, 1, 8},
+	                             {8, 8, 1, 16, 300, 2},
+	                             {4096, 8, 8, 256, 1, 1}};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cfg) / sizeof(cfg[0]); i++)
+		for (int layout = 0; layout < 2; layout++) {
+			struct cuco_moe_dims d;
+			struct cuco_moe_plan p0, p;
+			int T = cfg[i][0];
+
+			assert_int_equal(
+			    dims(&d, T, cfg[i][1], cfg[i][2], cfg[i][3], cfg[i][4], T, cfg[i][5]),
+			    0);
+			cuco_moe_plan_init(&p0, &d, 0, layout);
+			for (int r = 0; r < d.R; r++) {
+				long long total = 0;
+				cuco_moe_plan_init(&p, &d, r, layout);
+				assert_int_equal(p.P, p0.P);
+				assert_int_equal(p.send_rows, p0.send_rows);
+				assert_int_equal(p.cap, p0.cap);
+				assert_int_equal(p.x_rows, p0.x_rows);
+				for (int q = 0; q < d.R; q++) {
+					int off = 0;
+					if (layout == CUCO_MOE_PADDED)
+						assert_int_equal(p.region_off[q], q * p.P);
+					else
+						assert_int_equal(p.region_off[q], (int)total);
+					for (int le = 0; le < d.EL; le++) {
+						assert_int_equal(p.exp_off[q * d.EL + le], off);
+						off += p.counts[q * d.EL + le];
+					}
+					assert_int_equal(off, p.region_rows[q]);
+					assert_true(p.region_rows[q] <= p.P);
+					total += p.region_rows[q];
+				}
+				assert_int_equal(total, (long long)T * d.k);
+				assert_true(p.region_off[d.R - 1] + p.region_rows[d.R - 1] <=
+				            p.send_rows);
+				for (int le = 0; le < d.EL; le++) {
+					int c = p.counts[r * d.EL + le];
+					assert_int_equal(p.c[le], c);
+					assert_int_equal(p.m[le], d.R * c);
+					assert_int_equal(cuco_moe_src_row(&p, r, r, le),
+					                 0); /* own tokens first */
+					for (int s = 0; s < d.R; s++) {
+						int row = cuco_moe_src_row(&p, r, s, le);
+						assert_true(row % (c ? c : 1) == 0 &&
+						            row + c <= p.m[le]);
+					}
+					assert_true(p.m[le] <= p.cap);
+					assert_true(c + p.rem_max <= p.cap);
+				}
+			}
+		}
+}
+
+/* Shapes outside what the programs run are refused with the reason. */
+static void test_dims_refused(void **state)
+{
+	struct cuco_moe_dims d;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(
+	    cuco_moe_dims_init(&d, 4096, 7000, 2048, 1, 1, 2, 1, 3072, 2, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "multiples of 64"));
+	assert_int_equal(
+	    cuco_moe_dims_init(&d, 4096, 7168, 2048, 9, 1, 2, 1, 3072, 2, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "experts per rank"));
+	assert_int_equal(
+	    cuco_moe_dims_init(&d, 4096, 7168, 2048, 1, 1, 2, 1, 5000, 2, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "hot 1..T"));
+	assert_int_equal(
+	    cuco_moe_dims_init(&d, 4096, 7168, 2048, 1, 9, 2, 1, 3072, 2, err, sizeof(err)), 1);
+}
+
+/* ---- an evolution over the shipped template, judged by the fake evaluator ---- */
+
+static const struct cuco_hw_facts facts = {0, 1, 2, 132, 90, 2};
+
+struct moe_check {
+	const struct cuco_design_space *ds;
+	int n, bad, placements[8];
+};
+
+static int check_program(const struct cuco_program_rec *p, void *arg, struct cuco_err *err)
+{
+	struct moe_check *c = arg;
+	struct cuco_directive d;
+
+	if (!strcmp(p->name, "seed"))
+		return 0;
+	c->n++;
+	if (cuco_directive_from_json(p->directive, &d, err) ||
+	    cuco_directive_validate(&d, c->ds, &facts, err) ||
+	    cuco_directive_canonicalize(&d, c->ds) || strstr(p->code, "{{") ||
+	    !strstr(p->code, "cuco-directive:")) {
+		fprintf(stderr, "program %lld: %s (%s)\n", (long long)p->id, p->directive,
+		        err->msg);
+		c->bad++;
+	} else {
+		c->placements[0] += !strcmp(d.dims[CUCO_DIM_PLACEMENT], "sequential");
+		c->placements[1] += !strcmp(d.dims[CUCO_DIM_PLACEMENT], "stream_overlap");
+		c->placements[2] += strcmp(d.dims[CUCO_DIM_BACKEND], "lsa") &&
+		                    strcmp(d.dims[CUCO_DIM_BACKEND], "ce");
+	}
+	cuco_directive_release(&d);
+	return 0;
+}
+
+static void test_evolve_template(void **state)
+{
+	struct cuco_design_space ds;
+	struct cuco_evolve_config cfg;
+	struct cuco_evolve_progress fin;
+	struct cuco_evolve_opts o;
+	struct cuco_store *s;
+	struct cuco_err err;
+	struct fake_eval f;
+	struct moe_check mc;
+	struct cuco_strbuf tmpl = CUCO_STRBUF_INIT;
+	char dir[64], path[128];
+	const char *seed = "// cuco-directive: {\"backend\":\"lsa\",\"placement\":\"sequential\","
+	                   "\"sync_scope\":\"grid\",\"issuer\":\"cta\",\"granularity\":\"whole\","
+	                   "\"knobs\":{\"comm_ctas\":32,\"threads\":512}}\n// the seed\n";
+
+	(void)state;
+	assert_int_equal(cuco_strbuf_read_file(&tmpl, TEMPLATE), 0);
+	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &ds, &err), CUCO_OK);
+	if (cuco_design_space_narrow(&ds, "moe_layer.cu.in", tmpl.buf, &err))
+		fail_msg("%s", err.msg);
+	snprintf(dir, sizeof(dir), "/tmp/cuco-test-moe-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/moe.db", dir);
+	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
+	cuco_evolve_config_default(&cfg);
+	cfg.seed = 3;
+	cfg.islands = 2;
+	cfg.generations = 4;
+	cfg.children_per_island = 4;
+	cfg.population_size = 8;
+	cfg.archive_size = 4;
+	cfg.migration_interval = 2;
+	cfg.summary_interval = 2;
+	fake_init(&f);
+	memset(&o, 0, sizeof(o));
+	o.store = s;
+	o.workload = "moe_layer";
+	o.shape = "cuco_3to1";
+	o.ds = &ds;
+	o.facts = &facts;
+	o.seed_code = seed;
+	o.template_text = tmpl.buf;
+	o.template_name = "moe_layer.cu.in";
+	o.evaluator = fake_evaluator(&f, 4);
+	if (cuco_evolve_run(&o, &cfg, 0, NULL, &fin, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(fin.evaluated,
+	                 2 + cfg.generations * cfg.children_per_island * cfg.islands);
+	memset(&mc, 0, sizeof(mc));
+	mc.ds = &ds;
+	assert_int_equal(cuco_store_program_each(s, 1, check_program, &mc, &err), CUCO_OK);
+	cuco_store_close(s);
+	assert_int_equal(mc.bad, 0);
+	assert_true(mc.n > 10);
+	assert_true(mc.placements[0] > 0); /* both realised placements bred */
+	assert_true(mc.placements[1] > 0);
+	assert_int_equal(mc.placements[2], 0); /* never a backend the template does not realise */
+	fake_release(&f);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/moe.db-wal", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/moe.db-shm", dir);
+	unlink(path);
+	rmdir(dir);
+	cuco_design_space_release(&ds);
+	cuco_strbuf_release(&tmpl);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_counts_cuco),           cmocka_unit_test(test_topk_scaled),
+	    cmocka_unit_test(test_counts_zipf_and_empty), cmocka_unit_test(test_slots_and_perm),
+	    cmocka_unit_test(test_determinism),           cmocka_unit_test(test_plan),
+	    cmocka_unit_test(test_dims_refused),          cmocka_unit_test(test_evolve_template),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
