@@ -250,11 +250,15 @@ int main(int argc, char **argv)
 		CK(cudaFree(ro_d));
 		CK(cudaFree(rl_d));
 
-		for (int kern = 1; kern <= 2; kern++) {
-			ad::fwd_path path = kern == 1 ? ad::kPathSimple : ad::kPathHopper;
-			if (kern == 2 && (only_simple || !ad::hopper_applies(a)))
+		/* the simple kernel, then each mode of the hopper kernel */
+		static const ad::fwd_path paths[] = {ad::kPathSimple, ad::kPathHopperSerial, ad::kPathHopperOverlap,
+						     ad::kPathHopperPingpong};
+		static const char *const names[] = {"simple", "h-ser", "h-ovl", "h-pp"};
+		for (int kern = 0; kern < 4; kern++) {
+			ad::fwd_path path = paths[kern];
+			if (kern > 0 && (only_simple || !ad::hopper_applies(a)))
 				continue;
-			const char *kname = kern == 1 ? "simple" : "hopper";
+			const char *kname = names[kern];
 			int nrun = (c.flags & kStreams) ? 3 : 1;
 			bufs out[3];
 			cudaStream_t st[3];

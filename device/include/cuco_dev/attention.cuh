@@ -78,10 +78,15 @@ using gemm_detail::wgmma_wait;
 
 // Which kernel attention_fwd_bf16_path runs.
 enum fwd_path {
-  kPathAuto = 0,    // hopper where it applies, else simple
-  kPathSimple = 1,  // mma.sync kernel
-  kPathHopper = 2,  // wgmma/TMA kernel; cudaErrorNotSupported where it does not apply
+  kPathAuto = 0,             // hopper where it applies, else simple
+  kPathSimple = 1,           // mma.sync kernel
+  kPathHopper = 2,           // wgmma/TMA kernel (its default mode); cudaErrorNotSupported where it does not apply
+  kPathHopperSerial = 3,     // ... mode 0: one block at a time
+  kPathHopperOverlap = 4,    // ... mode 1: intra-warpgroup overlap
+  kPathHopperPingpong = 5,   // ... mode 2: overlap and pingpong
 };
+// The hopper kernel's mode where the path does not name one.
+constexpr int kHopperDefaultMode = 1;
 
 __device__ __forceinline__ float ex2(float x) {
   float y;
@@ -348,7 +353,12 @@ template <int D, int ST> struct hopper_cfg {
   static_assert(kSmem <= 232448, "more shared memory than an H100/H200 CTA may have");
 };
 
-template <int D, int ST>
+// D: head dim of the tiles (64 or 128); DS: columns stored (D, or 32 for a
+// head dim of 32 run as 64 with zero-filled columns); ST: stages; MODE: 0 one
+// block at a time, 1 intra-warpgroup overlap (S of block j + 1 and P V of
+// block j issued together, softmax beside P V), 2 as 1 with the two consumer
+// warpgroups taking turns to issue (pingpong).
+template <int D, int DS, int ST, int MODE>
 __global__ void __launch_bounds__(384, 1)
     fwd_hopper_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                       const __grid_constant__ CUtensorMap tv, const hopper_params p) {
@@ -424,26 +434,35 @@ __global__ void __launch_bounds__(384, 1)
     float o[D / 2];
 #pragma unroll
     for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
-    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
-    if (nkb > 0) mbar_wait(qfull, 0);
-    int stage = 0;
-    uint32_t phase = 0;
-    for (int kb = 0; kb < nkb; ++kb) {
-      float s[BN / 2];
-      mbar_wait(kfull(stage), phase);
-      wgmma_fence();
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, alpha[2] = {1.f, 1.f};
+    float s[BN / 2];
+    uint32_t pf[BN / 16][4];
+    // S = Q K^T of the block in stage st (issued, not waited for)
+    auto issue_s = [&](int st) {
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
         // Q and K both K-major, SW128: 128-byte rows, 8-row groups 1024 B apart;
         // k16 step = 32 B inside the row; a 64-column box per 4 steps
         const uint64_t da = make_desc_sw128(sQ + (kk >> 2) * CF::kBox + cw * 64 * 128 + (kk & 3) * 32, 16, 1024);
-        const uint64_t db = make_desc_sw128(sK + stage * CF::kTile + (kk >> 2) * CF::kBox + (kk & 3) * 32, 16, 1024);
+        const uint64_t db = make_desc_sw128(sK + st * CF::kTile + (kk >> 2) * CF::kBox + (kk & 3) * 32, 16, 1024);
         wgmma_s<BN>(s, da, db, kk > 0 ? 1 : 0);
       }
       wgmma_commit();
-      wgmma_wait<0>();
-      gemm_detail::fence_regs(s);
-      if (lane == 0) mbar_arrive(kempty(stage));
+    };
+    // O += P V of the block in stage st (issued, not waited for)
+    auto issue_pv = [&](int st) {
+#pragma unroll
+      for (int kk = 0; kk < BN / 16; ++kk) {
+        // V N-major, SW128: boxes of 64 columns x 128 keys side by side along
+        // D (LBO = one box), 8-key groups 1024 B apart; k16 step = 2048 B
+        const uint64_t db = make_desc_sw128(sV + st * CF::kTile + kk * 2048, CF::kBox, 1024);
+        wgmma_o<D>(o, pf[kk], db);
+      }
+      wgmma_commit();
+    };
+    // mask block kb of s, fold it into (m, l), leave its probabilities in s
+    // and the factor the rows' O must be rescaled by in alpha
+    auto softmax = [&](int kb) {
       const int j0 = kb * BN;
       if (j0 + BN > p.Sk || (p.causal && p.k_pos0 + j0 + BN - 1 > wg_first)) {
 #pragma unroll
@@ -463,23 +482,29 @@ __global__ void __launch_bounds__(384, 1)
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
         const float mn = fmaxf(m[r], mx);
         const float mu = mn == -INFINITY ? 0.f : mn;
-        const float alpha = ex2((m[r] - mu) * p.sl2);
+        alpha[r] = ex2((m[r] - mu) * p.sl2);
         m[r] = mn;
-        l[r] *= alpha;
-#pragma unroll
-        for (int j = 0; j < D / 8; ++j) {
-          o[4 * j + 2 * r] *= alpha;
-          o[4 * j + 2 * r + 1] *= alpha;
-        }
         const float ms = mu * p.sl2;
+        float sum = 0.f;
 #pragma unroll
         for (int n = 0; n < BN / 8; ++n) {
           s[4 * n + 2 * r] = ex2(fmaf(s[4 * n + 2 * r], p.sl2, -ms));
           s[4 * n + 2 * r + 1] = ex2(fmaf(s[4 * n + 2 * r + 1], p.sl2, -ms));
-          l[r] += s[4 * n + 2 * r] + s[4 * n + 2 * r + 1];
+          sum += s[4 * n + 2 * r] + s[4 * n + 2 * r + 1];
         }
+        l[r] = l[r] * alpha[r] + sum;
       }
-      uint32_t pf[BN / 16][4];
+    };
+    auto rescale_o = [&]() {
+#pragma unroll
+      for (int j = 0; j < D / 8; ++j) {
+        o[4 * j] *= alpha[0];
+        o[4 * j + 1] *= alpha[0];
+        o[4 * j + 2] *= alpha[1];
+        o[4 * j + 3] *= alpha[1];
+      }
+    };
+    auto convert_p = [&]() {
 #pragma unroll
       for (int kk = 0; kk < BN / 16; ++kk) {
         pf[kk][0] = pack_bf16(s[8 * kk + 0], s[8 * kk + 1]);
@@ -487,26 +512,109 @@ __global__ void __launch_bounds__(384, 1)
         pf[kk][2] = pack_bf16(s[8 * kk + 4], s[8 * kk + 5]);
         pf[kk][3] = pack_bf16(s[8 * kk + 6], s[8 * kk + 7]);
       }
-      mbar_wait(vfull(stage), phase);
-      gemm_detail::fence_regs(o);
-      wgmma_fence();
+    };
+    // P's registers stay untouched (and allocated) until the wgmma reading them is done
+    auto fence_p = [&]() {
 #pragma unroll
-      for (int kk = 0; kk < BN / 16; ++kk) {
-        // V N-major, SW128: boxes of 64 columns x 128 keys side by side along
-        // D (LBO = one box), 8-key groups 1024 B apart; k16 step = 2048 B
-        const uint64_t db = make_desc_sw128(sV + stage * CF::kTile + kk * 2048, CF::kBox, 1024);
-        wgmma_o<D>(o, pf[kk], db);
+      for (int kk = 0; kk < BN / 16; ++kk)
+        asm volatile("" : "+r"(pf[kk][0]), "+r"(pf[kk][1]), "+r"(pf[kk][2]), "+r"(pf[kk][3])::"memory");
+    };
+    // pingpong: the two consumer warpgroups take turns issuing their GEMMs
+    // (named barriers 2 and 3), so one's softmax runs beside the other's GEMMs
+    auto turn_wait = [&]() {
+      if constexpr (MODE == 2) gemm_detail::named_bar_sync(2 + cw, 256);
+    };
+    auto turn_pass = [&]() {
+      if constexpr (MODE == 2) asm volatile("bar.arrive %0, %1;" ::"r"(2 + (cw ^ 1)), "r"(256) : "memory");
+    };
+    if (nkb > 0) {
+      mbar_wait(qfull, 0);
+      if constexpr (MODE == 2) {
+        if (cw == 0) asm volatile("bar.arrive %0, %1;" ::"r"(2), "r"(256) : "memory");  // first turn: warpgroup 1
       }
-      wgmma_commit();
+    }
+    int stage = 0;
+    uint32_t phase = 0;
+    if constexpr (MODE == 0) {
+      // one block at a time: S, softmax, P V
+      for (int kb = 0; kb < nkb; ++kb) {
+        mbar_wait(kfull(stage), phase);
+        wgmma_fence();
+        issue_s(stage);
+        wgmma_wait<0>();
+        gemm_detail::fence_regs(s);
+        if (lane == 0) mbar_arrive(kempty(stage));
+        softmax(kb);
+        rescale_o();
+        convert_p();
+        mbar_wait(vfull(stage), phase);
+        gemm_detail::fence_regs(o);
+        wgmma_fence();
+        issue_pv(stage);
+        wgmma_wait<0>();
+        gemm_detail::fence_regs(o);
+        fence_p();
+        if (lane == 0) mbar_arrive(vempty(stage));
+        if (++stage == ST) {
+          stage = 0;
+          phase ^= 1u;
+        }
+      }
+    } else if (nkb > 0) {
+      // S of block kb + 1 and P V of block kb issued together; the softmax of
+      // kb + 1 runs while P V of kb is on the tensor cores
+      mbar_wait(kfull(stage), phase);
+      turn_wait();
+      wgmma_fence();
+      issue_s(stage);
+      turn_pass();
       wgmma_wait<0>();
-      gemm_detail::fence_regs(o);
-      if (lane == 0) mbar_arrive(vempty(stage));
+      gemm_detail::fence_regs(s);
+      if (lane == 0) mbar_arrive(kempty(stage));
+      softmax(0);
+      convert_p();
+      int pst = stage;  // the stage whose V goes with pf
+      uint32_t pph = phase;
       if (++stage == ST) {
         stage = 0;
         phase ^= 1u;
       }
+      for (int kb = 1; kb < nkb; ++kb) {
+        mbar_wait(kfull(stage), phase);
+        mbar_wait(vfull(pst), pph);
+        turn_wait();
+        gemm_detail::fence_regs(o);
+        wgmma_fence();
+        issue_s(stage);
+        issue_pv(pst);
+        turn_pass();
+        wgmma_wait<1>();
+        gemm_detail::fence_regs(s);
+        if (lane == 0) mbar_arrive(kempty(stage));
+        softmax(kb);
+        wgmma_wait<0>();
+        gemm_detail::fence_regs(o);
+        fence_p();
+        if (lane == 0) mbar_arrive(vempty(pst));
+        rescale_o();
+        convert_p();
+        pst = stage;
+        pph = phase;
+        if (++stage == ST) {
+          stage = 0;
+          phase ^= 1u;
+        }
+      }
+      mbar_wait(vfull(pst), pph);
+      gemm_detail::fence_regs(o);
+      wgmma_fence();
+      issue_pv(pst);
+      wgmma_wait<0>();
+      gemm_detail::fence_regs(o);
+      fence_p();
+      if (lane == 0) mbar_arrive(vempty(pst));
     }
-    // epilogue: O / l in bf16 straight from registers
+    // epilogue: O / l in bf16 straight from registers (the first DS columns)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       float lr = l[r];
@@ -515,9 +623,9 @@ __global__ void __launch_bounds__(384, 1)
       const int row = row0 + 8 * r;
       if (row >= p.Sq) continue;
       const float inv = lr > 0.f ? 1.f / lr : 0.f;
-      __nv_bfloat16 *orow = p.o + b * p.o_bs + h * p.o_hs + (long long)row * D;
+      __nv_bfloat16 *orow = p.o + b * p.o_bs + h * p.o_hs + (long long)row * DS;
 #pragma unroll
-      for (int j = 0; j < D / 8; ++j)
+      for (int j = 0; j < DS / 8; ++j)
         *reinterpret_cast<uint32_t *>(orow + j * 8 + 2 * t) = pack_bf16(o[4 * j + 2 * r] * inv, o[4 * j + 2 * r + 1] * inv);
       if (p.lse && t == 0)
         p.lse[b * p.lse_bs + h * p.lse_hs + row] = lr > 0.f ? m[r] * p.scale + logf(lr) : -INFINITY;
@@ -584,7 +692,6 @@ inline bool args_ok(const attention_args &a) {
 
 // Whether the hopper kernel takes these arguments on the current device.
 inline bool hopper_applies(const attention_args &a) {
-  if (a.D != 64 && a.D != 128) return false;
   if (((uintptr_t)a.q | (uintptr_t)a.k | (uintptr_t)a.v | (uintptr_t)a.o) & 15) return false;
   if ((a.q_bs | a.q_hs | a.k_bs | a.k_hs | a.v_bs | a.v_hs | a.o_bs | a.o_hs) & 7) return false;
   int dev = 0, major = 0, minor = 0;
@@ -593,7 +700,7 @@ inline bool hopper_applies(const attention_args &a) {
     return false;
   if (major != 9 || minor != 0) return false;
   cudaFuncAttributes fa;  // the kernel was compiled for sm_90a (else its body only traps)
-  if (cudaFuncGetAttributes(&fa, fwd_hopper_kernel<64, 3>) != cudaSuccess) return false;
+  if (cudaFuncGetAttributes(&fa, fwd_hopper_kernel<64, 64, 3, kHopperDefaultMode>) != cudaSuccess) return false;
   return fa.binaryVersion == 90 || fa.ptxVersion >= 90;
 }
 
@@ -616,13 +723,13 @@ inline cudaError_t encode_4d(CUtensorMap *map, const void *ptr, int D, int S, in
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
-template <int D, int ST> inline cudaError_t launch_hopper(const attention_args &a, cudaStream_t s) {
+template <int D, int DS, int ST, int MODE> inline cudaError_t launch_hopper(const attention_args &a, cudaStream_t s) {
   using CF = hopper_cfg<D, ST>;
   CUtensorMap tq, tk, tv;
   cudaError_t e;
-  if ((e = encode_4d(&tq, a.q, D, a.Sq, a.Hq, a.B, a.q_hs, a.q_bs)) != cudaSuccess ||
-      (e = encode_4d(&tk, a.k, D, a.Sk, a.Hkv, a.B, a.k_hs, a.k_bs)) != cudaSuccess ||
-      (e = encode_4d(&tv, a.v, D, a.Sk, a.Hkv, a.B, a.v_hs, a.v_bs)) != cudaSuccess)
+  if ((e = encode_4d(&tq, a.q, DS, a.Sq, a.Hq, a.B, a.q_hs, a.q_bs)) != cudaSuccess ||
+      (e = encode_4d(&tk, a.k, DS, a.Sk, a.Hkv, a.B, a.k_hs, a.k_bs)) != cudaSuccess ||
+      (e = encode_4d(&tv, a.v, DS, a.Sk, a.Hkv, a.B, a.v_hs, a.v_bs)) != cudaSuccess)
     return e;
   hopper_params p;
   p.o = a.o;
@@ -640,7 +747,7 @@ template <int D, int ST> inline cudaError_t launch_hopper(const attention_args &
   p.causal = a.causal;
   p.q_pos0 = a.q_pos0;
   p.k_pos0 = a.k_pos0;
-  auto kern = fwd_hopper_kernel<D, ST>;
+  auto kern = fwd_hopper_kernel<D, DS, ST, MODE>;
   // set on every launch: each loaded copy of this kernel needs it, and a
   // cache of it would be shared between copies (see gemm.cuh kernel_ready)
   if ((e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, CF::kSmem)) != cudaSuccess)
@@ -660,8 +767,24 @@ template <int D> inline cudaError_t launch_simple(const attention_args &a, cudaS
 inline cudaError_t attention_fwd_bf16_path(const attention_args &a, cudaStream_t s, fwd_path path) {
   if (!args_ok(a) || a.B > 65535 || a.Hq > 65535) return cudaErrorInvalidValue;
   const bool hop = path != kPathSimple && hopper_applies(a);
-  if (path == kPathHopper && !hop) return cudaErrorNotSupported;
-  if (hop) return a.D == 128 ? launch_hopper<128, 2>(a, s) : launch_hopper<64, 3>(a, s);
+  if (path >= kPathHopper && !hop) return cudaErrorNotSupported;
+  if (hop) {
+    const int mode = path >= kPathHopperSerial ? path - kPathHopperSerial : kHopperDefaultMode;
+    cudaError_t e = cudaErrorInvalidValue;
+    switch (a.D * 4 + mode) {
+    case 128 * 4 + 0: e = launch_hopper<128, 128, 2, 0>(a, s); break;
+    case 128 * 4 + 1: e = launch_hopper<128, 128, 2, 1>(a, s); break;
+    case 128 * 4 + 2: e = launch_hopper<128, 128, 2, 2>(a, s); break;
+    case 64 * 4 + 0: e = launch_hopper<64, 64, 3, 0>(a, s); break;
+    case 64 * 4 + 1: e = launch_hopper<64, 64, 3, 1>(a, s); break;
+    case 64 * 4 + 2: e = launch_hopper<64, 64, 3, 2>(a, s); break;
+    case 32 * 4 + 0: e = launch_hopper<64, 32, 3, 0>(a, s); break;
+    case 32 * 4 + 1: e = launch_hopper<64, 32, 3, 1>(a, s); break;
+    case 32 * 4 + 2: e = launch_hopper<64, 32, 3, 2>(a, s); break;
+    }
+    if (e == cudaSuccess || path != kPathAuto) return e;
+    (void)cudaGetLastError();  // auto: the simple kernel where the hopper one was refused
+  }
   switch (a.D) {
   case 32: return launch_simple<32>(a, s);
   case 64: return launch_simple<64>(a, s);
