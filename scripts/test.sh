@@ -7,10 +7,14 @@ cd "$(dirname "$0")/.."
 scripts/setup-deps.sh
 export PATH="$PATH:/usr/local/cuda/bin"
 jobs=$(nproc)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUCO_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build -L 'unit|scenario' --output-on-failure -j"$jobs"
-cmake -S . -B build-san -DCMAKE_BUILD_TYPE=Debug -DCUCO_SANITIZE=ON >/dev/null
+# A user's Release build (-O3 finds warnings -O2 does not): the host code, warnings as errors.
+cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DCUCO_WERROR=ON -DBUILD_TESTING=OFF >/dev/null
+cmake --build build-release -j"$jobs" --target cuco cuco-harness
+cmake -S . -B build-san -DCMAKE_BUILD_TYPE=Debug -DCUCO_SANITIZE=ON -DCUCO_WERROR=ON >/dev/null
 cmake --build build-san -j"$jobs" --target cuco_core cuco cuco-harness $(cd build-san && ctest -N -L unit | awk '/Test *#/ {print $3}')
 ctest --test-dir build-san -L unit --output-on-failure -j"$jobs"
 scripts/check-format.sh
+bash scripts/check-narration.sh

@@ -136,6 +136,11 @@ done
 
 # Bad values: the message names the flag and the value.
 usage "bench --iters x" "--iters x" -- "$CUCO" bench gemm_allgather --iters x
+# getopt_long's --flag=value is the same flag as --flag value
+usage "bench --iters=x" "--iters x" -- "$CUCO" bench gemm_allgather --iters=x
+usage "bench --shape=nosuch" "--shape nosuch" -- "$CUCO" bench gemm_allgather --shape=nosuch
+check "help bench (= bench --help)" 0 "usage: cuco bench" -- "$CUCO" help bench
+usage "help nosuch" "'nosuch' is not a cuco command" -- "$CUCO" help nosuch
 usage "bench --ranks 0" "--ranks 0" -- "$CUCO" bench gemm_allgather --ranks 0
 usage "bench --timeout -1" "--timeout -1" -- "$CUCO" bench gemm_allgather --timeout -1
 usage "bench --seed -5" "--seed -5" -- "$CUCO" bench gemm_allgather --seed -5

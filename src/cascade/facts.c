@@ -50,7 +50,7 @@ int cuco_hw_facts_parse(const char *json, int ranks, struct cuco_hw_facts *f, st
 {
 	json_error_t je;
 	json_t *root = json ? json_loads(json, JSON_DISABLE_EOF_CHECK, &je) : NULL, *gpus, *lsa, *g;
-	long long gin = 0, v;
+	long long gin = 0, v = 0;
 	int rc = CUCO_OK;
 	size_t i;
 

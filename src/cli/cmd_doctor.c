@@ -67,6 +67,13 @@ int cmd_doctor(int argc, char **argv)
 	}
 	gpus = json_object_get(root, "gpus");
 	version(ver, sizeof(ver), (int)json_integer_value(json_object_get(root, "nccl_version")));
+	{
+		struct cuco_err herr;
+		const char *home = cuco_home(&herr);
+
+		printf("cuco:       %s (data: %s)\n", CUCO_VERSION, home ? home : "not found");
+		printf("harness:    %s\n", cuco_harness_path());
+	}
 	printf("nvcc:       %s\n", cuco_nvcc_version()[0] ? cuco_nvcc_version() : "not found");
 	/* the facts the search checks directives against, for its default 2 ranks */
 	rc = cuco_hw_facts_parse(strchr(out.buf, '{'), 2, &facts, &err);

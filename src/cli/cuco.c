@@ -1,5 +1,7 @@
 /* cuco.c - the `cuco` command: dispatch to one file per subcommand. */
+#include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
@@ -26,10 +28,50 @@ static void usage(FILE *out)
 	fprintf(out, "\n'cuco <command> --help' describes one command.\n");
 }
 
+/*
+ * getopt_long's "--flag=value" as well as "--flag value": every argument that
+ * starts with "--", names a flag in letters, digits and '-', and holds a '=' is
+ * split in two (the value keeps any further '='). The strings stay argv's own;
+ * only the array is new. NULL when out of memory.
+ */
+static char **split_equals(int argc, char **argv, int *out_argc)
+{
+	char **args = calloc((size_t)(2 * argc + 1), sizeof(*args));
+	int n = 0;
+
+	if (!args)
+		return NULL;
+	for (int i = 0; i < argc; i++) {
+		char *eq = argv[i][0] == '-' && argv[i][1] == '-' ? strchr(argv[i], '=') : NULL;
+		const char *c = argv[i] + 2;
+
+		while (eq && c < eq && (isalnum((unsigned char)*c) || *c == '-'))
+			c++;
+		if (eq && c == eq && eq > argv[i] + 2) {
+			*eq = '\0';
+			args[n++] = argv[i];
+			args[n++] = eq + 1;
+		} else {
+			args[n++] = argv[i];
+		}
+	}
+	*out_argc = n;
+	return args;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
+		return CUCO_ERR_USAGE;
+	}
+	if (!strcmp(argv[1], "help") && argc > 2) {
+		/* cuco help CMD = cuco CMD --help */
+		char *sub[] = {argv[2], "--help", NULL};
+		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+			if (!strcmp(argv[2], commands[i].name))
+				return commands[i].fn(2, sub);
+		fprintf(stderr, "cuco: '%s' is not a cuco command; see 'cuco --help'\n", argv[2]);
 		return CUCO_ERR_USAGE;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
@@ -41,8 +83,18 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
+		if (!strcmp(argv[1], commands[i].name)) {
+			char **args = split_equals(argc - 1, argv + 1, &argc);
+			int rc;
+
+			if (!args) {
+				fprintf(stderr, "cuco: out of memory\n");
+				return CUCO_ERR_NOMEM;
+			}
+			rc = commands[i].fn(argc, args);
+			free(args);
+			return rc;
+		}
 	fprintf(stderr, "cuco: '%s' is not a cuco command; see 'cuco --help'\n", argv[1]);
 	return CUCO_ERR_USAGE;
 }

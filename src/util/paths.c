@@ -56,6 +56,14 @@ const char *cuco_home(struct cuco_err *err)
 		return home_buf;
 	}
 	if (exe_dir(dir, sizeof(dir)) == 0) {
+		char installed[PATH_MAX];
+
+		/* installed: PREFIX/bin/cuco with its data in PREFIX/share/cuco */
+		if (snprintf(installed, sizeof(installed), "%s/../share/cuco", dir) <
+		        (int)sizeof(installed) &&
+		    is_home(installed) && realpath(installed, home_buf))
+			return home_buf;
+		/* a build tree: the source tree is the build folder's parent, or above */
 		for (int up = 0; up < 4; up++) {
 			char *slash;
 			if (is_home(dir)) {
@@ -81,10 +89,21 @@ const char *cuco_harness_path(void)
 
 	if (env && *env)
 		return env;
-	if (!harness_buf[0] && exe_dir(dir, sizeof(dir) - 16) == 0) {
+	/* beside cuco (a build tree), else PREFIX/libexec/cuco/cuco-harness (installed) */
+	if (!harness_buf[0] && exe_dir(dir, sizeof(dir) - 40) == 0) {
 		size_t n = strlen(dir);
 		memcpy(harness_buf, dir, n);
 		memcpy(harness_buf + n, "/cuco-harness", sizeof("/cuco-harness"));
+		if (access(harness_buf, X_OK) != 0) {
+			char real[PATH_MAX];
+
+			memcpy(harness_buf + n, "/../libexec/cuco/cuco-harness",
+			       sizeof("/../libexec/cuco/cuco-harness"));
+			if (access(harness_buf, X_OK) == 0 && realpath(harness_buf, real))
+				snprintf(harness_buf, sizeof(harness_buf), "%s", real);
+			else
+				memcpy(harness_buf + n, "/cuco-harness", sizeof("/cuco-harness"));
+		}
 	}
 	return harness_buf;
 }
