@@ -102,6 +102,7 @@ refused specialized
 # ---- the fast path takes both host baselines ------------------------------------
 check "fastpath moe_layer (padded all-to-all)" 0 "ncclAlltoAll -> cuco_seed_alltoall" "seed written to" -- \
 	"$CUCO" fastpath moe_layer -o "$TMP/seed.cu" --no-compile
+cp "$CUCO_HOME/workloads/moe_layer/common.cuh" "$TMP/" # the seed keeps host_sendrecv.cu's include
 check "fastpath host_sendrecv.cu (send/recv groups)" 0 "ncclSend -> cuco_seed_send" "ncclGroupEnd -> cuco_seed_group_end" -- \
 	"$CUCO" fastpath "$CUCO_HOME/workloads/moe_layer/host_sendrecv.cu" -o "$TMP/seed_sendrecv.cu" --no-compile
 

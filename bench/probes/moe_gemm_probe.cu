@@ -3,9 +3,11 @@
 // (cublasGemmGroupedBatchedEx) on the same buffers, launches alternating, at the MoE
 // layer's expert shapes: up (gate||up) [t, H] x [H, 2I] and down [t, I] x [I, H].
 // Each case: experts' token counts t_e; every expert's A in its own slot of max(t_e)
-// rows (cuco computes every problem with the largest M, its rows past t_e as zeros;
-// cuBLAS each with its own). Prints median / p10 / p90 us, TFLOP/s of the real work
-// (2 * sum(t_e) * N * K) and the largest difference between the two outputs.
+// rows. cuco runs them as one grouped launch (every problem with the largest M, its
+// rows past t_e as zeros) and as the buckets the programs use (moe_group_set_build:
+// experts of very different sizes in different launches); cuBLAS each with its own M.
+// Prints median / p10 / p90 us, TFLOP/s of the real work (2 * sum(t_e) * N * K) and
+// the largest difference between cuco's outputs (both) and cuBLAS's.
 //   nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -Iinclude -Idevice/include \
 //        bench/probes/moe_gemm_probe.cu -lcublas -o moe_gemm_probe
 //   ./moe_gemm_probe [iters]
@@ -53,6 +55,7 @@ int main(int argc, char **argv)
 	    {"ragged_8_2048to256", {2048, 1792, 1536, 1280, 1024, 768, 512, 256}},
 	    {"ep4_prefill_2r_4x1024", {1024, 1024, 1024, 1024}},
 	    {"decode_8x32", {32, 32, 32, 32, 32, 32, 32, 32}},
+	    {"ep8_skew_1rank", {1507, 754, 502, 377, 301, 251, 215, 189}},
 	};
 	cublasHandle_t blas;
 	cudaStream_t s;
@@ -62,7 +65,7 @@ int main(int argc, char **argv)
 	CK(cudaEventCreate(&e0));
 	CK(cudaEventCreate(&e1));
 	CB(cublasSetStream(blas, s));
-	printf("# case gemm experts tokens | cuco med p10 p90 us TFLOP/s | cublas med p10 p90 us TFLOP/s | cuco/cublas | maxdiff maxabs\n");
+	printf("# case gemm experts tokens | cuco one launch med p10 p90 us TFLOP/s | cuco buckets (launches) med p10 p90 us TFLOP/s | cublas med p10 p90 us TFLOP/s | buckets/cublas | maxdiff maxabs\n");
 	for (const gcase &c : cases) {
 		int n = (int)c.t.size(), M = *std::max_element(c.t.begin(), c.t.end()), tot = 0;
 		for (int x : c.t)
@@ -104,14 +107,17 @@ int main(int argc, char **argv)
 			CK(cudaMalloc(&dp, sizeof(hp)));
 			CK(cudaMemcpy(dp, hp, sizeof(hp), cudaMemcpyHostToDevice));
 			cuco::moe_group_launch L;
+			cuco::moe_group_set S;
 			CK(cuco::moe_group_build(&L, n, a, mm, b, c1, N, K, 0, 0));
+			CK(cuco::moe_group_set_build(&S, n, a, mm, b, c1, N, K, 0, 0));
 			auto run_cuco = [&]() { CK(cuco::moe_group_run(&L, s)); };
+			auto run_set = [&]() { CK(cuco::moe_group_set_run(&S, s)); };
 			auto run_blas = [&]() {
 				CB(cublasGemmGroupedBatchedEx(blas, op, op, nn, mm, kk, al, (const void *const *)dp, CUDA_R_16BF,
 							      nn, (const void *const *)(dp + 8), CUDA_R_16BF, kk, be, dp + 16,
 							      CUDA_R_16BF, nn, n, one, CUBLAS_COMPUTE_32F));
 			};
-			std::vector<float> tc, tb;
+			std::vector<float> tc, ts, tb;
 			for (int it = -5; it < iters; it++) {
 				float ms;
 				CK(cudaEventRecord(e0, s));
@@ -121,6 +127,13 @@ int main(int argc, char **argv)
 				CK(cudaEventElapsedTime(&ms, e0, e1));
 				if (it >= 0)
 					tc.push_back(ms * 1000);
+				CK(cudaEventRecord(e0, s));
+				run_set();
+				CK(cudaEventRecord(e1, s));
+				CK(cudaEventSynchronize(e1));
+				CK(cudaEventElapsedTime(&ms, e0, e1));
+				if (it >= 0)
+					ts.push_back(ms * 1000);
 				CK(cudaEventRecord(e0, s));
 				run_blas();
 				CK(cudaEventRecord(e1, s));
@@ -133,18 +146,27 @@ int main(int argc, char **argv)
 			CK(cudaMalloc(&d, 8));
 			CK(cudaMemset(d, 0, 8));
 			float md = 0, ma = 0;
-			for (int i = 0; i < n; i++) { // the real rows of each problem
-				CK(cudaMemset(d, 0, 8));
-				max_diff<<<264, 256, 0, s>>>(c1[i], c2[i], (size_t)c.t[i] * N, d);
-				CK(cudaMemcpy(h, d, 8, cudaMemcpyDeviceToHost));
-				md = std::max(md, h[0]);
-				ma = std::max(ma, h[1]);
+			for (int pass = 0; pass < 2; pass++) { // one launch, then the buckets: the real rows of each problem
+				CK(cudaMemsetAsync(C1, 0xFF, (size_t)n * M * N * 2, s));
+				if (pass)
+					run_set();
+				else
+					run_cuco();
+				for (int i = 0; i < n; i++) {
+					CK(cudaMemsetAsync(d, 0, 8, s));
+					max_diff<<<264, 256, 0, s>>>(c1[i], c2[i], (size_t)c.t[i] * N, d);
+					CK(cudaMemcpyAsync(h, d, 8, cudaMemcpyDeviceToHost, s));
+					CK(cudaStreamSynchronize(s));
+					md = std::max(md, h[0]);
+					ma = std::max(ma, h[1]);
+				}
 			}
 			double fl = 2.0 * tot * N * K;
-			float mc = pct(tc, 0.5), mb = pct(tb, 0.5);
-			printf("%s %s %d %d | %.1f %.1f %.1f %.0f | %.1f %.1f %.1f %.0f | %.3f | %.3g %.3g\n", c.name,
-			       g ? "down" : "up", n, tot, mc, pct(tc, 0.1), pct(tc, 0.9), fl / mc * 1e-6, mb, pct(tb, 0.1),
-			       pct(tb, 0.9), fl / mb * 1e-6, mc / mb, md, ma);
+			float mc = pct(tc, 0.5), msb = pct(ts, 0.5), mb = pct(tb, 0.5);
+			printf("%s %s %d %d | %.1f %.1f %.1f %.0f | (%d) %.1f %.1f %.1f %.0f | %.1f %.1f %.1f %.0f | %.3f | %.3g %.3g\n",
+			       c.name, g ? "down" : "up", n, tot, mc, pct(tc, 0.1), pct(tc, 0.9), fl / mc * 1e-6, S.nb, msb,
+			       pct(ts, 0.1), pct(ts, 0.9), fl / msb * 1e-6, mb, pct(tb, 0.1), pct(tb, 0.9), fl / mb * 1e-6,
+			       msb / mb, md, ma);
 			fflush(stdout);
 			CK(cudaFree(A));
 			CK(cudaFree(B));

@@ -249,6 +249,41 @@ static void test_plan(void **state)
 		}
 }
 
+/* Grouped launches: equal experts share one, a skewed tail is split off, empty experts
+ * are left out, every expert with rows in exactly one launch, largest first. */
+static void test_buckets(void **state)
+{
+	static const int equal[8] = {512, 512, 512, 512, 512, 512, 512, 512};
+	static const int skew[8] = {1507, 754, 502, 377, 301, 251, 215, 189};
+	static const int holes[5] = {0, 300, 0, 1000, 290};
+	int ord[8], end[8], no, nb;
+
+	(void)state;
+	cuco_moe_buckets(equal, 8, 128, ord, &no, end, &nb);
+	assert_int_equal(no, 8);
+	assert_int_equal(nb, 1);
+	assert_int_equal(end[0], 8);
+	cuco_moe_buckets(skew, 8, 128, ord, &no, end, &nb);
+	assert_true(nb > 1 && nb <= 8);
+	assert_int_equal(end[nb - 1], 8);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(ord[i], i); /* already largest first */
+	for (int b = 1; b < nb; b++)
+		assert_true(end[b] > end[b - 1]);
+	assert_int_equal(end[0], 1); /* the hot expert alone: 1507 against 754 */
+	cuco_moe_buckets(holes, 5, 128, ord, &no, end, &nb);
+	assert_int_equal(no, 3);
+	assert_int_equal(ord[0], 3);
+	assert_int_equal(ord[1], 1);
+	assert_int_equal(ord[2], 4);
+	assert_int_equal(nb, 2); /* 1000 alone, 300 and 290 together */
+	assert_int_equal(end[0], 1);
+	assert_int_equal(end[1], 3);
+	cuco_moe_buckets(holes, 1, 128, ord, &no, end, &nb); /* only an expert without rows */
+	assert_int_equal(no, 0);
+	assert_int_equal(nb, 0);
+}
+
 /* Shapes outside what the programs run are refused with the reason. */
 static void test_dims_refused(void **state)
 {
@@ -378,7 +413,8 @@ int main(void)
 	    cmocka_unit_test(test_counts_cuco),           cmocka_unit_test(test_topk_scaled),
 	    cmocka_unit_test(test_counts_zipf_and_empty), cmocka_unit_test(test_slots_and_perm),
 	    cmocka_unit_test(test_determinism),           cmocka_unit_test(test_plan),
-	    cmocka_unit_test(test_dims_refused),          cmocka_unit_test(test_evolve_template),
+	    cmocka_unit_test(test_dims_refused),          cmocka_unit_test(test_buckets),
+	    cmocka_unit_test(test_evolve_template),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,6 +59,27 @@ extern "C" int cuco_workload_describe(const struct cuco_shape *shape, int rank, 
 	return 0;
 }
 
+/*
+ * CUCo's token weight of a rank (not in the ABI yet; for a harness that prints the
+ * token-weighted mean of per-rank times beside the slowest rank): the (token, slot)
+ * rows the rank's experts compute, sum over its local experts of R * counts[e].
+ * Negative for a shape the workload cannot run.
+ */
+extern "C" double cuco_workload_rank_weight(const struct cuco_shape *shape, int rank, int nranks)
+{
+	struct cuco_moe_dims d;
+	struct cuco_moe_plan p;
+	char err[256];
+	double w = 0;
+
+	if (dims_of(shape, nranks, &d, err, sizeof(err)) || rank < 0 || rank >= nranks)
+		return -1;
+	cuco_moe_plan_init(&p, &d, rank, CUCO_MOE_PACKED);
+	for (int le = 0; le < d.EL; le++)
+		w += p.m[le];
+	return w;
+}
+
 /* Weights of global expert e: gate||up [H, 2I] and down [I, H], scaled so activations stay near 1. */
 static void fill_expert(const struct cuco_moe_dims *d, int e, uint64_t seed, __nv_bfloat16 *wgu,
 			__nv_bfloat16 *wdown, cudaStream_t s)

@@ -325,6 +325,52 @@ static inline void cuco_moe_plan_init(struct cuco_moe_plan *p, const struct cuco
 	p->x_rows = EL * p->cap;
 }
 
+
+/*
+ * Split n experts of m[i] rows into grouped launches: a launch computes every
+ * problem with its largest M, so experts of very different sizes belong in
+ * different launches. Experts with rows, largest first, go to ord[0..*no); launch
+ * b takes ord[start_b .. end[b]) (start_0 = 0, start_b = end[b - 1]); *nb launches.
+ * The split minimises the rows computed plus launch_rows per launch (what a launch
+ * and its last wave cost, in rows of the expert FFN), by dynamic programming over
+ * the sorted order: equal experts share one launch, a Zipf tail gets its own.
+ */
+static inline void cuco_moe_buckets(const int *m, int n, int launch_rows, int *ord, int *no, int *end,
+				    int *nb)
+{
+	long long best[CUCO_MOE_MAX_LOCAL + 1];
+	int cut[CUCO_MOE_MAX_LOCAL + 1], k = 0, tmp[CUCO_MOE_MAX_LOCAL];
+
+	*no = 0;
+	for (int i = 0; i < n; i++)
+		if (m[i] > 0)
+			ord[(*no)++] = i;
+	for (int i = 1; i < *no; i++) /* by rows, largest first (stable) */
+		for (int j = i; j > 0 && m[ord[j]] > m[ord[j - 1]]; j--) {
+			int t = ord[j];
+			ord[j] = ord[j - 1];
+			ord[j - 1] = t;
+		}
+	best[0] = 0;
+	cut[0] = 0;
+	for (int i = 1; i <= *no; i++) { /* the first i experts; the last launch starts at cut[i] */
+		best[i] = -1;
+		cut[i] = 0;
+		for (int j = 0; j < i; j++) {
+			long long c = best[j] + (long long)m[ord[j]] * (i - j) + launch_rows;
+			if (best[i] < 0 || c < best[i]) {
+				best[i] = c;
+				cut[i] = j;
+			}
+		}
+	}
+	for (int i = *no; i > 0; i = cut[i])
+		tmp[k++] = i;
+	for (int b = 0; b < k; b++)
+		end[b] = tmp[k - 1 - b];
+	*nb = k;
+}
+
 #ifdef __CUDACC__
 /* ==================================================================== device */
 #include <cuda_bf16.h>
@@ -623,6 +669,50 @@ static inline cudaError_t moe_group_run(const moe_group_launch *L, cudaStream_t 
 	return L->n ? gemm_bf16_run_group(&L->plan, &L->grp, s) : cudaSuccess;
 }
 
+/* The experts of one GEMM as the grouped launches cuco_moe_buckets picks. */
+#ifndef CUCO_MOE_LAUNCH_ROWS
+#define CUCO_MOE_LAUNCH_ROWS 128
+#endif
+struct moe_group_set {
+	int nb;
+	moe_group_launch b[CUCO_MOE_MAX_LOCAL];
+};
+
+static inline cudaError_t moe_group_set_build(moe_group_set *S, int n, const __nv_bfloat16 *const *A,
+					      const int *m, const __nv_bfloat16 *const *B,
+					      __nv_bfloat16 *const *C, int N, int K, int max_ctas,
+					      int tile_n)
+{
+	int ord[CUCO_MOE_MAX_LOCAL], end[CUCO_MOE_MAX_LOCAL], no, nb;
+	cudaError_t e;
+
+	memset(S, 0, sizeof(*S));
+	cuco_moe_buckets(m, n, CUCO_MOE_LAUNCH_ROWS, ord, &no, end, &nb);
+	for (int b = 0, start = 0; b < nb; start = end[b], b++) { /* largest experts first */
+		const __nv_bfloat16 *a[CUCO_MOE_MAX_LOCAL], *bb[CUCO_MOE_MAX_LOCAL];
+		__nv_bfloat16 *c[CUCO_MOE_MAX_LOCAL];
+		int mm[CUCO_MOE_MAX_LOCAL], k = 0;
+		for (int j = start; j < end[b]; j++, k++) {
+			a[k] = A[ord[j]];
+			bb[k] = B[ord[j]];
+			c[k] = C[ord[j]];
+			mm[k] = m[ord[j]];
+		}
+		if ((e = moe_group_build(&S->b[S->nb], k, a, mm, bb, c, N, K, max_ctas, tile_n)) != cudaSuccess)
+			return e;
+		S->nb++;
+	}
+	return cudaSuccess;
+}
+
+static inline cudaError_t moe_group_set_run(const moe_group_set *S, cudaStream_t s)
+{
+	cudaError_t e = cudaSuccess;
+	for (int i = 0; i < S->nb && e == cudaSuccess; i++)
+		e = moe_group_run(&S->b[i], s);
+	return e;
+}
+
 /* Enqueue moe_copy_kernel over segs on s (nothing when empty). */
 static inline cudaError_t moe_copy(const moe_segs *segs, int row_bytes, int ctas, int threads,
 				   cudaStream_t s)
@@ -657,7 +747,7 @@ enum moe_rows {
 /* The GEMM launches of one tensor set (keyed by its weights and x). */
 struct moe_set {
 	const void *x, *wgu, *wdown;
-	moe_group_launch up[3], down[3]; /* by enum moe_rows */
+	moe_group_set up[3], down[3]; /* by enum moe_rows */
 };
 
 #define CUCO_MOE_MAX_SETS 16
@@ -815,11 +905,11 @@ static inline moe_set *moe_set_get(moe_prog *m, const struct cuco_tensor *t)
 			b2[le] = (const __nv_bfloat16 *)t[4].ptr + (size_t)le * m->I * m->H;
 			c2[le] = (__nv_bfloat16 *)moe_slot_row(m, m->Y, m->H, le, r0);
 		}
-		cudaError_t e = moe_group_build(&st->up[which], m->EL, a1, rows, b1, c1, 2 * m->I, m->H,
-						m->max_ctas, m->tile_n);
+		cudaError_t e = moe_group_set_build(&st->up[which], m->EL, a1, rows, b1, c1, 2 * m->I, m->H,
+						    m->max_ctas, m->tile_n);
 		if (e == cudaSuccess)
-			e = moe_group_build(&st->down[which], m->EL, a2, rows, b2, c2, m->H, m->I, m->max_ctas,
-					    m->tile_n);
+			e = moe_group_set_build(&st->down[which], m->EL, a2, rows, b2, c2, m->H, m->I,
+						m->max_ctas, m->tile_n);
 		if (e != cudaSuccess) {
 			CUCO_ERRF(m->ctx, "moe_layer: grouped GEMM plan (rows %d): %s", which,
 				  cudaGetErrorString(e));
@@ -912,12 +1002,12 @@ static inline int moe_experts(moe_prog *m, const moe_set *st, int which, cudaStr
 		moe_rows_of(m, which, le, &r0, &n);
 		moe_segs_add(&sg, moe_slot_row(m, m->G, 2 * m->I, le, r0), moe_slot_row(m, m->Hb, m->I, le, r0), n);
 	}
-	CUCO_CUDA_TRY(moe_group_run(&st->up[which], s), m->ctx);
+	CUCO_CUDA_TRY(moe_group_set_run(&st->up[which], s), m->ctx);
 	if (sg.n) {
 		moe_swiglu_kernel<<<dim3(264 / sg.n + 1, sg.n), 512, 0, s>>>(sg, m->I);
 		CUCO_LAUNCH_TRY(m->ctx);
 	}
-	CUCO_CUDA_TRY(moe_group_run(&st->down[which], s), m->ctx);
+	CUCO_CUDA_TRY(moe_group_set_run(&st->down[which], s), m->ctx);
 	return 0;
 }
 
