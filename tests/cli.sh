@@ -143,7 +143,9 @@ check "help bench (= bench --help)" 0 "usage: cuco bench" -- "$CUCO" help bench
 usage "help nosuch" "'nosuch' is not a cuco command" -- "$CUCO" help nosuch
 usage "bench --ranks 0" "--ranks 0" -- "$CUCO" bench gemm_allgather --ranks 0
 usage "bench --timeout -1" "--timeout -1" -- "$CUCO" bench gemm_allgather --timeout -1
-usage "bench --seed -5" "--seed -5" -- "$CUCO" bench gemm_allgather --seed -5
+usage "bench --input-seed -5" "--input-seed -5" -- "$CUCO" bench gemm_allgather --input-seed -5
+usage "bench --seed (which seed?)" "--seed names no seed: --input-seed N" -- "$CUCO" bench gemm_allgather --seed 3
+usage "evolve --seed (which seed?)" "--input-seed N (the workload's inputs) or --search-seed N" -- "$CUCO" evolve gemm_allgather --seed 3
 usage "eval --warmup many" "--warmup many" -- "$CUCO" eval x.cu --workload gemm_allgather --warmup many
 usage "fastpath --comm-ctas 0" "--comm-ctas 0" -- "$CUCO" fastpath gemm_allgather --comm-ctas 0
 usage "bench --store (no value)" "--store needs a value" -- "$CUCO" bench gemm_allgather --store
@@ -352,6 +354,10 @@ fi
 check "show run 99" nonzero "no run 99" -- "$CUCO" show run 99 --store "$DB"
 check "show program 1" 0 "program 1 baseline (baseline) workload gemm_allgather" -- \
 	"$CUCO" show program 1 --store "$DB"
+# --code: stdout is the program's code alone (the header goes to stderr), byte for byte host.cu
+check "show program 1 --code" 0 "program 1 baseline (baseline)" -- "$CUCO" show program 1 --code --store "$DB"
+"$CUCO" show program 1 --code --store "$DB" 2>/dev/null | cmp -s - "$CUCO_HOME/workloads/gemm_allgather/host.cu" &&
+	pass=$((pass + 1)) || failed "show program 1 --code" "stdout is not host.cu byte for byte"
 
 # A seed whose directive is invalid is rejected before nvcc, and the store says so.
 check "eval <invalid directive>" nonzero "directive rejected: " "bad_directive.cu:1:49: placement:" -- \

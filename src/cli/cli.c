@@ -135,7 +135,7 @@ const char cli_run_flags_help[] =
     "  --iters N           timed runs, at least (default 20)\n"
     "  --bench-seconds S   keep timing up to S seconds per program (default 0.5)\n"
     "  --verify-runs N     output checks per program (default 3)\n"
-    "  --seed N            input seed (default 1)\n"
+    "  --input-seed N      the seed the workload's inputs are generated from (default 1)\n"
     "  --timing MODE       sustained: runs back to back, the GPU at its power cap\n"
     "                      (default); burst: each run alone after an idle gap\n";
 
@@ -145,10 +145,16 @@ int cli_run_flag(const char *cmd, int argc, char **argv, int *i, struct cuco_run
 	long long n;
 	double d;
 
+	if (!strcmp(f, "--seed")) {
+		cli_usage_error(
+		    cmd, "--seed names no seed: --input-seed N (the workload's inputs)%s",
+		    strcmp(cmd, "evolve") ? "" : " or --search-seed N (which candidates)");
+		return -1;
+	}
 	if (strcmp(f, "--ranks") && strcmp(f, "--launcher") && strcmp(f, "--wrapper") &&
 	    strcmp(f, "--timeout") && strcmp(f, "--iters") && strcmp(f, "--warmup") &&
-	    strcmp(f, "--bench-seconds") && strcmp(f, "--verify-runs") && strcmp(f, "--seed") &&
-	    strcmp(f, "--timing"))
+	    strcmp(f, "--bench-seconds") && strcmp(f, "--verify-runs") &&
+	    strcmp(f, "--input-seed") && strcmp(f, "--timing"))
 		return 0;
 	v = cli_value(cmd, argc, argv, i);
 	if (!v)

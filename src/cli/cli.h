@@ -32,7 +32,7 @@ int cli_run_begin(struct cuco_store *s, const char *kind, const char *workload, 
                   const char *config_json, const char *gpu, int64_t *id, struct cuco_err *err);
 
 /* Common run options: --ranks --launcher --timeout --iters --warmup --bench-seconds
- * --verify-runs --seed. Returns 1 if argv[*i] was one of them (consumed), 0 if
+ * --verify-runs --input-seed. Returns 1 if argv[*i] was one of them (consumed), 0 if
  * not, -1 on a bad value (message printed). */
 int cli_run_flag(const char *cmd, int argc, char **argv, int *i, struct cuco_run_opts *o);
 extern const char cli_run_flags_help[];

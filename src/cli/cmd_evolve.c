@@ -46,7 +46,7 @@ static const char usage[] =
     "  --children N          children per island per generation (default 4)\n"
     "  --budget-evals N      stop after N evaluations\n"
     "  --budget-minutes M    stop after M minutes\n"
-    "  --seed N              search seed (default 1): same seed, same candidates\n"
+    "  --search-seed N       search seed (default 1): same seed, same candidates\n"
     "  --statistic S         median (default) or mean: what a latency is, over the\n"
     "                        timed runs; fitness = baseline / candidate, both by it.\n"
     "                        mean counts runs that are slow now and then (e.g. every\n"
@@ -79,7 +79,8 @@ static const char resume_llm_help[] =
     "--llm-share and --llm-model must equal the stored values (exit 5 otherwise);\n"
     "--llm-base-url, --llm-key-env, --llm-budget-tokens, --llm-budget-cost,\n"
     "--llm-timeout and --llm-price replace them for that process, with a note.\n";
-static const char run_header[] = "Run options (the harness's input seed is fixed at 1 here):\n";
+static const char run_header[] =
+    "Run options (--input-seed aside: evolve generates inputs from seed 1):\n";
 
 static volatile sig_atomic_t stop_flag;
 
@@ -510,9 +511,10 @@ int cmd_evolve(int argc, char **argv)
 		if (!strcmp(a, "--shape") || !strcmp(a, "--generations") ||
 		    !strcmp(a, "--islands") || !strcmp(a, "--children") ||
 		    !strcmp(a, "--budget-evals") || !strcmp(a, "--budget-minutes") ||
-		    !strcmp(a, "--seed") || !strcmp(a, "--resume") || !strcmp(a, "--store") ||
-		    !strcmp(a, "--template") || !strcmp(a, "--freeze") || !strcmp(a, "--search") ||
-		    !strcmp(a, "--slots") || !strcmp(a, "--explore") || !strcmp(a, "--statistic")) {
+		    !strcmp(a, "--search-seed") || !strcmp(a, "--resume") ||
+		    !strcmp(a, "--store") || !strcmp(a, "--template") || !strcmp(a, "--freeze") ||
+		    !strcmp(a, "--search") || !strcmp(a, "--slots") || !strcmp(a, "--explore") ||
+		    !strcmp(a, "--statistic")) {
 			if (!(v = cli_value("evolve", argc, argv, &i)))
 				return CUCO_ERR_USAGE;
 			if (!strcmp(a, "--statistic")) {
@@ -537,13 +539,13 @@ int cmd_evolve(int argc, char **argv)
 			} else if (!strcmp(a, "--explore")) {
 				if (cli_double("evolve", a, v, 0, 1, &explore))
 					return CUCO_ERR_USAGE;
-			} else if (cli_int("evolve", a, v, !strcmp(a, "--seed") ? 0 : 1,
+			} else if (cli_int("evolve", a, v, !strcmp(a, "--search-seed") ? 0 : 1,
 			                   !strcmp(a, "--islands") ? 16 : (long long)1 << 40,
 			                   !strcmp(a, "--generations")    ? &generations
 			                   : !strcmp(a, "--islands")      ? &islands
 			                   : !strcmp(a, "--children")     ? &children
 			                   : !strcmp(a, "--budget-evals") ? &budget_evals
-			                   : !strcmp(a, "--seed")         ? &search_seed
+			                   : !strcmp(a, "--search-seed")  ? &search_seed
 			                   : !strcmp(a, "--slots")        ? &max_slots
 			                                                  : &resume))
 				return CUCO_ERR_USAGE;
@@ -554,6 +556,10 @@ int cmd_evolve(int argc, char **argv)
 			return CUCO_ERR_USAGE;
 		if (k)
 			continue;
+		if (!strcmp(a, "--input-seed"))
+			return cli_usage_error(
+			    "evolve", "--input-seed: evolve generates inputs from seed 1 (its "
+			              "recheck from fresh ones); bench and eval take it");
 		k = cli_run_flag("evolve", argc, argv, &i, &run);
 		if (k < 0)
 			return CUCO_ERR_USAGE;

@@ -13,22 +13,24 @@ static const char usage[] =
     "usage: cuco show run ID | program ID [--code] | evaluation ID [--logs] | runs\n"
     "  --store PATH        SQLite store\n";
 
+/* arg: the FILE to print on (NULL: stdout). */
 static int show_eval_row(const struct cuco_eval_rec *e, void *arg, struct cuco_err *err)
 {
-	(void)arg;
+	FILE *f = arg ? (FILE *)arg : stdout;
+
 	(void)err;
-	printf("  evaluation %-5lld program %-5lld shape %-8s stage %-7s status %-8s",
-	       (long long)e->id, (long long)e->program_id, e->shape ? e->shape : "-",
-	       e->stage_reached, e->status);
+	fprintf(f, "  evaluation %-5lld program %-5lld shape %-8s stage %-7s status %-8s",
+	        (long long)e->id, (long long)e->program_id, e->shape ? e->shape : "-",
+	        e->stage_reached, e->status);
 	if (!isnan(e->median_us))
-		printf(" median %.1f us", e->median_us);
+		fprintf(f, " median %.1f us", e->median_us);
 	if (!isnan(e->rel_err))
-		printf(" rel_err %.2e", e->rel_err);
+		fprintf(f, " rel_err %.2e", e->rel_err);
 	if (!isnan(e->fitness))
-		printf(" fitness %.3f", e->fitness);
-	printf("\n");
+		fprintf(f, " fitness %.3f", e->fitness);
+	fprintf(f, "\n");
 	if (e->error)
-		printf("    %s\n", e->error);
+		fprintf(f, "    %s\n", e->error);
 	return 0;
 }
 
@@ -98,21 +100,24 @@ int cmd_show(int argc, char **argv)
 	} else if (!strcmp(what, "program")) {
 		struct cuco_program_rec p;
 		if ((rc = cuco_store_program_get(store, id, &p, &err)) == 0) {
-			printf("program %lld %s (%s) workload %s run %lld hash %.16s\n", id, p.name,
-			       p.origin, p.workload, (long long)p.run_id, p.hash);
+			/* with --code only the code goes to stdout, so it can be fed to eval */
+			FILE *h = code ? stderr : stdout;
+
+			fprintf(h, "program %lld %s (%s) workload %s run %lld hash %.16s\n", id,
+			        p.name, p.origin, p.workload, (long long)p.run_id, p.hash);
 			if (p.directive)
-				printf("directive: %s\n", p.directive);
+				fprintf(h, "directive: %s\n", p.directive);
 			if (p.flags && *p.flags) { /* one "flag:" line per contradiction */
 				for (const char *f = p.flags; *f;) {
 					size_t n = strcspn(f, "\n");
-					printf("flag: %.*s\n", (int)n, f);
+					fprintf(h, "flag: %.*s\n", (int)n, f);
 					f += n + (f[n] == '\n');
 				}
 			}
 			for (size_t k = 0; k < p.nparents; k++)
-				printf("parent: %lld (%s)\n", (long long)p.parents[k].id,
-				       p.parents[k].kind);
-			rc = cuco_store_eval_each_program(store, id, show_eval_row, NULL, &err);
+				fprintf(h, "parent: %lld (%s)\n", (long long)p.parents[k].id,
+				        p.parents[k].kind);
+			rc = cuco_store_eval_each_program(store, id, show_eval_row, h, &err);
 			if (code)
 				printf("%s", p.code);
 			cuco_program_rec_release(&p);
