@@ -615,7 +615,7 @@ static void test_evolve_searched(void **state)
 	int with_split[2] = {0};
 
 	if (!shipped)
-		skip();
+		fail_msg("the shipped template gemm_allgather.cu.in cannot be read");
 	for (int i = 0; i < 3; i++) {
 		struct cuco_evolve_config cfg;
 		struct cuco_err err;
@@ -652,7 +652,7 @@ static void test_evolve_shipped_template(void **state)
 	int bad = 0;
 
 	if (!shipped)
-		skip();
+		fail_msg("the shipped template gemm_allgather.cu.in cannot be read");
 	shipped_run("shipped", shipped, &ds, seed, check_directive, &bad, path, sizeof(path));
 	assert_int_equal(bad, 0);
 	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM programs WHERE name != 'seed' AND "
@@ -701,7 +701,7 @@ static void test_evolve_shipped_template_inert(void **state)
 	char *dir_seed, *dir_real;
 
 	if (!shipped)
-		skip();
+		fail_msg("the shipped template gemm_allgather.cu.in cannot be read");
 	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &nds, &err), CUCO_OK);
 	if (cuco_design_space_narrow(&nds, "gemm_allgather.cu.in", shipped, &err))
 		fail_msg("%s", err.msg);

@@ -289,7 +289,7 @@ static void test_realize_shipped_template(void **state)
 
 	if (cuco_strbuf_read_file(&sb, CUCO_SOURCE_DIR "/share/realize/gemm_allgather.cu.in")) {
 		cuco_strbuf_release(&sb);
-		skip();
+		fail_msg("the shipped template gemm_allgather.cu.in cannot be read");
 	}
 	must_parse(parents[0], &d);
 	memset(&genes, 0, sizeof(genes));
@@ -392,7 +392,7 @@ static void test_inert_canonical_valid(void **state)
 		const struct cuco_ds_dimension *dm = ts.ds.dims;
 		int idx[CUCO_NDIMS] = {0}, nvalid = 0, nchanged = 0;
 		if (tmpl_load(names[t], &ts))
-			skip();
+			fail_msg("the shipped template %s cannot be read", names[t]);
 		for (;;) {
 			struct cuco_directive d, c;
 			struct cuco_err err;
@@ -487,7 +487,7 @@ static void test_mutation_inert(void **state)
 	int same_placement = 0;
 
 	if (tmpl_load("gemm_allgather.cu.in", &ts))
-		skip();
+		fail_msg("the shipped template gemm_allgather.cu.in cannot be read");
 	cuco_rng_seed(&rng, 2024);
 	for (size_t p = 0; p < sizeof(tmpl_parents) / sizeof(tmpl_parents[0]); p++) {
 		struct cuco_op_ctx op = {&ts.ds, &facts, &ts.genes, NULL};
@@ -529,7 +529,7 @@ static void test_mutation_wakes(void **state)
 	int fused = 0, tma = 0, sync = 0;
 
 	if (tmpl_load("gemm_allgather.cu.in", &ts))
-		skip();
+		fail_msg("the shipped template gemm_allgather.cu.in cannot be read");
 	struct cuco_op_ctx op = {&ts.ds, &facts, &ts.genes, NULL};
 	cuco_rng_seed(&rng, 99);
 	tmpl_parse(&ts, tmpl_parents[0], &parent); /* lsa, sequential */
@@ -565,7 +565,7 @@ static void test_crossover_inert(void **state)
 	int made = 0;
 
 	if (tmpl_load("gemm_allgather.cu.in", &ts))
-		skip();
+		fail_msg("the shipped template gemm_allgather.cu.in cannot be read");
 	cuco_rng_seed(&rng, 99);
 	for (size_t a = 0; a < 5; a++)
 		for (size_t b = 0; b < 5; b++) {
@@ -602,7 +602,7 @@ static void test_inert_frozen(void **state)
 	int k;
 
 	if (tmpl_load("gemm_allgather.cu.in", &ts))
-		skip();
+		fail_msg("the shipped template gemm_allgather.cu.in cannot be read");
 	/* freeze sync_scope and streams */
 	ts.genes.dims[CUCO_DIM_SYNC_SCOPE] = 0;
 	for (k = 0; k < ts.genes.nknobs && strcmp(ts.genes.knobs[k], "streams"); k++)
@@ -656,7 +656,7 @@ static void test_sync_scope_live(void **state)
 
 	(void)state;
 	if (tmpl_load("gemm_allgather.cu.in", &ts))
-		skip();
+		fail_msg("the shipped template gemm_allgather.cu.in cannot be read");
 	tmpl_parse(&ts, tmpl_parents[0], &parent); /* sequential lsa, sync_scope cta */
 	cuco_rng_seed(&rng, 11);
 	for (int i = 0; i < 400; i++) {
@@ -709,7 +709,7 @@ static void test_inert_knob_condition(void **state)
 	int signalled = 0;
 
 	if (tmpl_load("gemm_allgather.cu.in", &ts))
-		skip();
+		fail_msg("the shipped template gemm_allgather.cu.in cannot be read");
 	struct cuco_op_ctx op = {&ts.ds, &facts, &ts.genes, NULL};
 	tmpl_parse(&ts, so, &parent);
 
@@ -792,7 +792,7 @@ static void test_split_knob(void **state)
 	int seen[9] = {0};
 
 	if (tmpl_load("gemm_allgather.cu.in", &ts))
-		skip();
+		fail_msg("the shipped template gemm_allgather.cu.in cannot be read");
 	struct cuco_op_ctx op = {&ts.ds, &facts, &ts.genes, NULL};
 	tmpl_parse(&ts, sig, &parent);
 	assert_int_equal(cuco_operator_canonicalize(&op, &parent), 0);
