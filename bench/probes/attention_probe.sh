@@ -27,8 +27,8 @@ for s in $steps; do
 		[ "$r" = 0 ] || rc=1
 		;;
 	sanitize)
-		echo "## compute-sanitizer --tool memcheck $B/test_attention"
-		timeout 400 compute-sanitizer --tool memcheck "$B/test_attention" >"$O/attention-sanitize.log" 2>&1
+		echo "## compute-sanitizer --tool memcheck $B/test_attention --quick"
+		timeout 300 compute-sanitizer --tool memcheck "$B/test_attention" --quick >"$O/attention-sanitize.log" 2>&1
 		r=$?
 		tail -3 "$O/attention-sanitize.log"
 		echo "## rc $r"

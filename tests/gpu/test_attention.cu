@@ -220,10 +220,22 @@ static void poison(const bufs &x)
 int main(int argc, char **argv)
 {
 	int passed = 0, failed = 0;
-	int only_simple = argc > 1 && !strcmp(argv[1], "--simple");
+	int only_simple = 0, quick = 0; /* --simple: the simple kernel alone; --quick: small cases (sanitizers) */
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--simple")) {
+			only_simple = 1;
+		} else if (!strcmp(argv[i], "--quick")) {
+			quick = 1;
+		} else {
+			fprintf(stderr, "usage: test_attention [--simple] [--quick]\n");
+			return 2;
+		}
+	}
 	printf("# %-22s %2s %3s %3s %5s %5s %3s %1s %6s %6s %-6s %9s %9s %9s %4s %s\n", "case", "B", "Hq", "Hkv", "Sq", "Sk",
 	       "D", "c", "qpos0", "kpos0", "kernel", "rel_l2", "max_abs", "lse_abs", "bad", "verdict");
 	for (const tcase &c : cases) {
+		if (quick && (long long)c.Sq * c.Sk > 256 * 512)
+			continue;
 		attention_args a = layout(c);
 		bufs in;
 		in.nq = (size_t)(a.q_bs * a.B);
@@ -252,11 +264,13 @@ int main(int argc, char **argv)
 
 		/* the simple kernel, then each mode of the hopper kernel */
 		static const ad::fwd_path paths[] = {ad::kPathSimple, ad::kPathHopperSerial, ad::kPathHopperOverlap,
-						     ad::kPathHopperPingpong};
-		static const char *const names[] = {"simple", "h-ser", "h-ovl", "h-pp"};
-		for (int kern = 0; kern < 4; kern++) {
+						     ad::kPathHopperPingpong, ad::kPathHopper3};
+		static const char *const names[] = {"simple", "h-ser", "h-ovl", "h-pp", "h-3wg"};
+		for (int kern = 0; kern < 5; kern++) {
 			ad::fwd_path path = paths[kern];
 			if (kern > 0 && (only_simple || !ad::hopper_applies(a)))
+				continue;
+			if (path == ad::kPathHopper3 && a.D > 64)
 				continue;
 			const char *kname = names[kern];
 			int nrun = (c.flags & kStreams) ? 3 : 1;

@@ -21,10 +21,11 @@
 // Both take any Sq, Sk >= 1 (rows and keys past the end are masked or
 // zero-filled), any q_pos0/k_pos0, causal or not, and GQA.
 //
-// No static state besides the driver's tensor-map encoder (one function
-// pointer): safe from several streams at once and from several shared objects
-// that each carry a copy of this header's kernels in one process (every launch
-// sets its kernel's shared-memory attribute itself).
+// Static state: the driver's tensor-map encoder (one function pointer) and a
+// table of kernels made ready (shared-memory attribute set), keyed by each
+// loaded copy's kernel address: safe from several streams and threads at once
+// and from several shared objects that each carry a copy of this header's
+// kernels in one process.
 //
 // Requires: compile with -gencode=arch=compute_90a,code=sm_90a for the hopper
 // kernel (without it, attention_fwd_bf16 takes the simple kernel).
@@ -37,6 +38,7 @@
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
+#include <atomic>
 
 namespace cuco {
 
@@ -84,6 +86,7 @@ enum fwd_path {
   kPathHopperSerial = 3,     // ... mode 0: one block at a time
   kPathHopperOverlap = 4,    // ... mode 1: intra-warpgroup overlap
   kPathHopperPingpong = 5,   // ... mode 2: overlap and pingpong
+  kPathHopper3 = 6,          // ... mode 1 with 3 consumer warpgroups (192 query rows; D 32 and 64 only)
 };
 // The hopper kernel's mode where the path does not name one.
 constexpr int kHopperDefaultMode = 1;
@@ -341,15 +344,18 @@ struct hopper_params {
   long long q_pos0, k_pos0;
 };
 
-// Shared-memory plan: Q tile (128 rows), then ST stages of a K block and ST of
-// a V block (128 keys each), each as D / 64 boxes of 128 rows x 64 columns
-// (128-byte rows, 128-byte swizzle), then the mbarriers.
-template <int D, int ST> struct hopper_cfg {
-  static constexpr int BM = 128, BN = 128, NB = D / 64;
-  static constexpr int kBox = 128 * 128;  // bytes of one box
-  static constexpr int kTile = NB * kBox; // a Q tile, a K or a V block
+// Shared-memory plan: Q tile (64 rows per consumer warpgroup), then ST stages
+// of a K block and ST of a V block (128 keys each), each as D / 64 boxes of
+// rows x 64 columns (128-byte rows, 128-byte swizzle), then the mbarriers.
+template <int D, int ST, int NC> struct hopper_cfg {
+  static constexpr int BM = 64 * NC, BN = 128, NB = D / 64;
+  static constexpr int kQBox = BM * 128;   // bytes of one Q box
+  static constexpr int kQTile = NB * kQBox;
+  static constexpr int kBox = BN * 128;    // bytes of one K or V box
+  static constexpr int kTile = NB * kBox;  // a K or a V block
+  static constexpr int kThreads = 128 * (NC + 1);
   static constexpr int kBars = 1 + 4 * ST;
-  static constexpr int kSmem = 1024 + kTile * (1 + 2 * ST) + kBars * 8;
+  static constexpr int kSmem = 1024 + kQTile + 2 * ST * kTile + kBars * 8;
   static_assert(kSmem <= 232448, "more shared memory than an H100/H200 CTA may have");
 };
 
@@ -357,17 +363,19 @@ template <int D, int ST> struct hopper_cfg {
 // head dim of 32 run as 64 with zero-filled columns); ST: stages; MODE: 0 one
 // block at a time, 1 intra-warpgroup overlap (S of block j + 1 and P V of
 // block j issued together, softmax beside P V), 2 as 1 with the two consumer
-// warpgroups taking turns to issue (pingpong).
-template <int D, int DS, int ST, int MODE>
-__global__ void __launch_bounds__(384, 1)
+// warpgroups taking turns to issue (pingpong); NC: consumer warpgroups (2, or
+// 3 for D 64: 192 query rows a CTA, less register room, no pingpong).
+template <int D, int DS, int ST, int MODE, int NC>
+__global__ void __launch_bounds__(128 * (NC + 1), 1)
     fwd_hopper_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                       const __grid_constant__ CUtensorMap tv, const hopper_params p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using CF = hopper_cfg<D, ST>;
+  using CF = hopper_cfg<D, ST, NC>;
+  static_assert(NC == 2 || (NC == 3 && D == 64 && MODE != 2), "3 consumer warpgroups: D 64, no pingpong");
   constexpr int BN = CF::BN, NB = CF::NB;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-  const uint32_t sQ = base, sK = base + CF::kTile, sV = sK + ST * CF::kTile, bars = sV + ST * CF::kTile;
+  const uint32_t sQ = base, sK = base + CF::kQTile, sV = sK + ST * CF::kTile, bars = sV + ST * CF::kTile;
   const uint32_t qfull = bars;
   auto kfull = [&](int s) { return bars + 8u * (1 + s); };
   auto kempty = [&](int s) { return bars + 8u * (1 + ST + s); };
@@ -387,9 +395,9 @@ __global__ void __launch_bounds__(384, 1)
 #pragma unroll
     for (int s = 0; s < ST; ++s) {
       mbar_init(kfull(s), 1);
-      mbar_init(kempty(s), 8);  // lane 0 of each consumer warp
+      mbar_init(kempty(s), 4 * NC);  // lane 0 of each consumer warp
       mbar_init(vfull(s), 1);
-      mbar_init(vempty(s), 8);
+      mbar_init(vempty(s), 4 * NC);
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     gemm_detail::tma_prefetch_desc(&tq);
@@ -400,11 +408,12 @@ __global__ void __launch_bounds__(384, 1)
 
   if (wg == 0) {
     // ------------------------------------------------------------ producer
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    if constexpr (NC == 2) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    else asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
     if (threadIdx.x == 0 && nkb > 0) {
-      mbar_expect_tx(qfull, CF::kTile);
+      mbar_expect_tx(qfull, CF::kQTile);
 #pragma unroll
-      for (int i = 0; i < NB; ++i) tma_load_4d(sQ + i * CF::kBox, &tq, qfull, 64 * i, m0, h, b);
+      for (int i = 0; i < NB; ++i) tma_load_4d(sQ + i * CF::kQBox, &tq, qfull, 64 * i, m0, h, b);
       int stage = 0;
       uint32_t phase = 0;
       for (int kb = 0; kb < nkb; ++kb) {
@@ -426,7 +435,8 @@ __global__ void __launch_bounds__(384, 1)
     }
   } else {
     // ------------------------------------------------------------ consumers
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    if constexpr (NC == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    else asm volatile("setmaxnreg.inc.sync.aligned.u32 160;\n" ::: "memory");
     const int cw = wg - 1, warp = (threadIdx.x / 32) & 3, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     const int row0 = m0 + cw * 64 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
     const long long qp0 = p.q_pos0 + row0, qp1 = qp0 + 8;
@@ -443,7 +453,7 @@ __global__ void __launch_bounds__(384, 1)
       for (int kk = 0; kk < D / 16; ++kk) {
         // Q and K both K-major, SW128: 128-byte rows, 8-row groups 1024 B apart;
         // k16 step = 32 B inside the row; a 64-column box per 4 steps
-        const uint64_t da = make_desc_sw128(sQ + (kk >> 2) * CF::kBox + cw * 64 * 128 + (kk & 3) * 32, 16, 1024);
+        const uint64_t da = make_desc_sw128(sQ + (kk >> 2) * CF::kQBox + cw * 64 * 128 + (kk & 3) * 32, 16, 1024);
         const uint64_t db = make_desc_sw128(sK + st * CF::kTile + (kk >> 2) * CF::kBox + (kk & 3) * 32, 16, 1024);
         wgmma_s<BN>(s, da, db, kk > 0 ? 1 : 0);
       }
@@ -698,16 +708,46 @@ inline bool hopper_applies(const attention_args &a) {
   if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ||
       cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev))
     return false;
-  if (major != 9 || minor != 0) return false;
-  cudaFuncAttributes fa;  // the kernel was compiled for sm_90a (else its body only traps)
-  if (cudaFuncGetAttributes(&fa, fwd_hopper_kernel<64, 64, 3, kHopperDefaultMode>) != cudaSuccess) return false;
-  return fa.binaryVersion == 90 || fa.ptxVersion >= 90;
+  return major == 9 && minor == 0;
 }
 
-// 4-D tensor map over {D, S, H, B} of bf16 rows, boxes of 64 columns x 128
-// rows, 128-byte swizzle; rows past S read as zero.
+// A hopper kernel made ready on the current device once: refused
+// (cudaErrorNotSupported) when this translation unit did not compile it for
+// sm_90 (its body only traps), else its shared-memory attribute set. Cached
+// per kernel address, not per template instantiation: a process may load
+// several shared objects that each carry their own copy of the kernel, while
+// a static in this header is shared by all of them (GNU unique symbols), and
+// each copy needs the attribute (the scheme of gemm.cuh's kernel_ready).
+struct ready_slot {
+  std::atomic<const void *> fn{nullptr};
+  std::atomic<unsigned long long> devices{0};  // bit d: ready on device d
+};
+inline cudaError_t kernel_ready(const void *fn, int smem) {
+  static ready_slot slots[64];
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess) return e;
+  const unsigned long long bit = dev < 64 ? 1ull << dev : 0;
+  ready_slot *slot = nullptr;
+  for (int i = 0; i < 64 && !slot; ++i) {
+    const void *want = nullptr;
+    if (slots[i].fn.load(std::memory_order_acquire) == fn ||
+        slots[i].fn.compare_exchange_strong(want, fn, std::memory_order_acq_rel) || want == fn)
+      slot = &slots[i];
+  }
+  if (slot && (bit & slot->devices.load(std::memory_order_acquire))) return cudaSuccess;
+  cudaFuncAttributes fa;
+  if ((e = cudaFuncGetAttributes(&fa, fn)) != cudaSuccess) return e;
+  if (fa.binaryVersion != 90 && fa.ptxVersion < 90) return cudaErrorNotSupported;
+  if ((e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)) == cudaSuccess && slot)
+    slot->devices.fetch_or(bit, std::memory_order_release);
+  return e;
+}
+
+// 4-D tensor map over {D, S, H, B} of bf16 rows, boxes of 64 columns x `rows`
+// rows, 128-byte swizzle; rows past S and columns past D read as zero.
 inline cudaError_t encode_4d(CUtensorMap *map, const void *ptr, int D, int S, int H, int B, long long hs,
-                             long long bs) {
+                             long long bs, unsigned rows) {
   gemm_detail::encode_tiled_fn enc = gemm_detail::get_encode_tiled();
   if (!enc) return cudaErrorNotSupported;
   // a dimension of one never steps: give it a stride TMA accepts
@@ -715,7 +755,7 @@ inline cudaError_t encode_4d(CUtensorMap *map, const void *ptr, int D, int S, in
   if (B == 1) bs = hs * H;
   cuuint64_t dims[4] = {(cuuint64_t)D, (cuuint64_t)S, (cuuint64_t)H, (cuuint64_t)B};
   cuuint64_t strides[3] = {(cuuint64_t)D * 2, (cuuint64_t)hs * 2, (cuuint64_t)bs * 2};
-  cuuint32_t box[4] = {64, 128, 1, 1};
+  cuuint32_t box[4] = {64, rows, 1, 1};
   cuuint32_t estr[4] = {1, 1, 1, 1};
   CUresult r = enc(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<void *>(ptr), dims, strides, box, estr,
                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -723,13 +763,14 @@ inline cudaError_t encode_4d(CUtensorMap *map, const void *ptr, int D, int S, in
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
-template <int D, int DS, int ST, int MODE> inline cudaError_t launch_hopper(const attention_args &a, cudaStream_t s) {
-  using CF = hopper_cfg<D, ST>;
+template <int D, int DS, int ST, int MODE, int NC>
+inline cudaError_t launch_hopper(const attention_args &a, cudaStream_t s) {
+  using CF = hopper_cfg<D, ST, NC>;
   CUtensorMap tq, tk, tv;
   cudaError_t e;
-  if ((e = encode_4d(&tq, a.q, DS, a.Sq, a.Hq, a.B, a.q_hs, a.q_bs)) != cudaSuccess ||
-      (e = encode_4d(&tk, a.k, DS, a.Sk, a.Hkv, a.B, a.k_hs, a.k_bs)) != cudaSuccess ||
-      (e = encode_4d(&tv, a.v, DS, a.Sk, a.Hkv, a.B, a.v_hs, a.v_bs)) != cudaSuccess)
+  if ((e = encode_4d(&tq, a.q, DS, a.Sq, a.Hq, a.B, a.q_hs, a.q_bs, CF::BM)) != cudaSuccess ||
+      (e = encode_4d(&tk, a.k, DS, a.Sk, a.Hkv, a.B, a.k_hs, a.k_bs, CF::BN)) != cudaSuccess ||
+      (e = encode_4d(&tv, a.v, DS, a.Sk, a.Hkv, a.B, a.v_hs, a.v_bs, CF::BN)) != cudaSuccess)
     return e;
   hopper_params p;
   p.o = a.o;
@@ -747,13 +788,10 @@ template <int D, int DS, int ST, int MODE> inline cudaError_t launch_hopper(cons
   p.causal = a.causal;
   p.q_pos0 = a.q_pos0;
   p.k_pos0 = a.k_pos0;
-  auto kern = fwd_hopper_kernel<D, DS, ST, MODE>;
-  // set on every launch: each loaded copy of this kernel needs it, and a
-  // cache of it would be shared between copies (see gemm.cuh kernel_ready)
-  if ((e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, CF::kSmem)) != cudaSuccess)
-    return e;
+  auto kern = fwd_hopper_kernel<D, DS, ST, MODE, NC>;
+  if ((e = kernel_ready(reinterpret_cast<const void *>(kern), CF::kSmem)) != cudaSuccess) return e;
   dim3 grid((a.Sq + CF::BM - 1) / CF::BM, a.Hq, a.B);
-  kern<<<grid, 384, CF::kSmem, s>>>(tq, tk, tv, p);
+  kern<<<grid, CF::kThreads, CF::kSmem, s>>>(tq, tk, tv, p);
   return cudaGetLastError();
 }
 
@@ -771,16 +809,19 @@ inline cudaError_t attention_fwd_bf16_path(const attention_args &a, cudaStream_t
   if (hop) {
     const int mode = path >= kPathHopperSerial ? path - kPathHopperSerial : kHopperDefaultMode;
     cudaError_t e = cudaErrorInvalidValue;
-    switch (a.D * 4 + mode) {
-    case 128 * 4 + 0: e = launch_hopper<128, 128, 2, 0>(a, s); break;
-    case 128 * 4 + 1: e = launch_hopper<128, 128, 2, 1>(a, s); break;
-    case 128 * 4 + 2: e = launch_hopper<128, 128, 2, 2>(a, s); break;
-    case 64 * 4 + 0: e = launch_hopper<64, 64, 3, 0>(a, s); break;
-    case 64 * 4 + 1: e = launch_hopper<64, 64, 3, 1>(a, s); break;
-    case 64 * 4 + 2: e = launch_hopper<64, 64, 3, 2>(a, s); break;
-    case 32 * 4 + 0: e = launch_hopper<64, 32, 3, 0>(a, s); break;
-    case 32 * 4 + 1: e = launch_hopper<64, 32, 3, 1>(a, s); break;
-    case 32 * 4 + 2: e = launch_hopper<64, 32, 3, 2>(a, s); break;
+    switch (a.D * 8 + mode) {
+    case 128 * 8 + 0: e = launch_hopper<128, 128, 2, 0, 2>(a, s); break;
+    case 128 * 8 + 1: e = launch_hopper<128, 128, 2, 1, 2>(a, s); break;
+    case 128 * 8 + 2: e = launch_hopper<128, 128, 2, 2, 2>(a, s); break;
+    case 64 * 8 + 0: e = launch_hopper<64, 64, 3, 0, 2>(a, s); break;
+    case 64 * 8 + 1: e = launch_hopper<64, 64, 3, 1, 2>(a, s); break;
+    case 64 * 8 + 2: e = launch_hopper<64, 64, 3, 2, 2>(a, s); break;
+    case 64 * 8 + 3: e = launch_hopper<64, 64, 3, 1, 3>(a, s); break;
+    case 32 * 8 + 0: e = launch_hopper<64, 32, 3, 0, 2>(a, s); break;
+    case 32 * 8 + 1: e = launch_hopper<64, 32, 3, 1, 2>(a, s); break;
+    case 32 * 8 + 2: e = launch_hopper<64, 32, 3, 2, 2>(a, s); break;
+    case 32 * 8 + 3: e = launch_hopper<64, 32, 3, 1, 3>(a, s); break;
+    default: return cudaErrorNotSupported;
     }
     if (e == cudaSuccess || path != kPathAuto) return e;
     (void)cudaGetLastError();  // auto: the simple kernel where the hopper one was refused
