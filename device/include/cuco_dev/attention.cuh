@@ -7,13 +7,19 @@
 //   lse = log sum_j exp(scale * q.k_j)       fp32, natural log, visible keys only
 //
 // Two kernels (see docs/attention.md for the design and measured numbers):
-//   * hopper (D 64 and 128): 128 query rows per CTA, 384 threads. Warpgroup 0
+//   * hopper (D 32, 64, 128): 128 query rows per CTA, 384 threads. Warpgroup 0
 //     is the producer (one thread issues TMA loads of the Q tile once and of
 //     128-key K and V blocks into a ring of stages, full/empty mbarriers;
 //     setmaxnreg.dec), warpgroups 1 and 2 consume 64 query rows each
 //     (setmaxnreg.inc): S = Q K^T by wgmma with Q and K from shared memory,
 //     mask and online softmax in registers, O += P V by wgmma with P from
-//     registers and V from shared memory. Needs 16-byte aligned q/k/v and
+//     registers and V from shared memory. By default each consumer issues
+//     S of block j + 1 together with P V of block j and runs the softmax of
+//     j + 1 while P V is on the tensor cores (intra-warpgroup overlap); a
+//     pingpong mode (the two consumers take turns to issue), a serial mode
+//     and 3 consumer warpgroups (D <= 64) are there for measurement
+//     (attention_detail::fwd_path). D 32 runs as D 64: TMA zero-fills the
+//     missing columns, only 32 are stored. Needs 16-byte aligned q/k/v/o and
 //     batch/head strides that are multiples of 8 elements.
 //   * simple (any D in {32, 64, 128}, any alignment): 64 query rows per CTA,
 //     4 warps of mma.sync m16n8k16, K and V blocks of 64 keys staged through
