@@ -20,18 +20,20 @@
 using cuco::attention_args;
 namespace ad = cuco::attention_detail;
 
-#define CK(x)                                                                                   \
-	do {                                                                                    \
-		cudaError_t e_ = (x);                                                           \
-		if (e_ != cudaSuccess) {                                                        \
-			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-			exit(2);                                                                \
-		}                                                                               \
+#define CK(x)                                                                      \
+	do {                                                                       \
+		cudaError_t e_ = (x);                                              \
+		if (e_ != cudaSuccess) {                                           \
+			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, \
+			        cudaGetErrorString(e_));                           \
+			exit(2);                                                   \
+		}                                                                  \
 	} while (0)
 
 static __global__ void fill(__nv_bfloat16 *p, size_t n, unsigned seed, float amp)
 {
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
 		unsigned h = (unsigned)i * 2654435761u ^ (seed * 40503u + 0x9e3779b9u);
 		h ^= h >> 15;
 		h *= 0x2c1b3c6du;
@@ -46,10 +48,12 @@ static __global__ void reference(attention_args a, float *ro, float *rl)
 	long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
 	if (i >= (long long)a.B * a.Hq * a.Sq)
 		return;
-	int s = (int)(i % a.Sq), h = (int)(i / a.Sq % a.Hq), b = (int)(i / ((long long)a.Sq * a.Hq));
+	int s = (int)(i % a.Sq), h = (int)(i / a.Sq % a.Hq),
+	    b = (int)(i / ((long long)a.Sq * a.Hq));
 	int hk = h / (a.Hq / a.Hkv);
 	const __nv_bfloat16 *q = a.q + b * a.q_bs + h * a.q_hs + (long long)s * a.D;
-	const __nv_bfloat16 *k = a.k + b * a.k_bs + hk * a.k_hs, *v = a.v + b * a.v_bs + hk * a.v_hs;
+	const __nv_bfloat16 *k = a.k + b * a.k_bs + hk * a.k_hs,
+	                    *v = a.v + b * a.v_bs + hk * a.v_hs;
 	float qf[128], acc[128], m = -INFINITY, sum = 0.f;
 	for (int d = 0; d < a.D; d++) {
 		qf[d] = __bfloat162float(q[d]);
@@ -83,40 +87,41 @@ struct tcase {
 	const char *name;
 	int B, Hq, Hkv, Sq, Sk, D, causal;
 	long long q_pos0, k_pos0;
-	int pad;   /* 0: dense; 8: head stride 8 rows longer; 3: head stride 3 elements longer (unaligned) */
+	int pad;   /* 0: dense; 8: head stride 8 rows longer; 3: head stride 3 elements longer
+	              (unaligned) */
 	int flags; /* kNoLse, kMerge, kStreams */
 };
 enum { kNoLse = 1, kMerge = 2, kStreams = 4 };
 
 static const tcase cases[] = {
-	{"d64", 1, 2, 2, 128, 128, 64, 0, 0, 0, 0, 0},
-	{"d128", 1, 2, 2, 128, 256, 128, 0, 0, 0, 0, 0},
-	{"d32", 1, 2, 2, 128, 256, 32, 0, 0, 0, 0, 0},
-	{"d64_causal", 2, 3, 3, 256, 256, 64, 1, 0, 0, 0, 0},
-	{"d128_causal", 1, 4, 4, 384, 384, 128, 1, 0, 0, 0, 0},
-	{"d32_causal", 1, 4, 4, 320, 320, 32, 1, 0, 0, 0, 0},
-	{"gqa_d128_causal_tail", 1, 8, 2, 192, 320, 128, 1, 128, 0, 8, 0},
-	{"gqa_d64", 2, 8, 4, 320, 192, 64, 0, 0, 0, 0, 0},
-	{"odd_pos_causal", 1, 2, 1, 128, 192, 128, 1, 37, 101, 0, 0},
-	{"odd_pos_causal_d64", 1, 2, 2, 192, 448, 64, 1, 301, 77, 0, 0},
-	{"odd_pos_causal_d32", 1, 2, 2, 192, 448, 32, 1, 301, 77, 0, 0},
-	{"all_masked", 1, 2, 2, 128, 256, 128, 1, 0, 1000, 0, 0},
-	{"all_masked_d64", 1, 2, 2, 64, 64, 64, 1, 5, 70, 0, 0},
-	{"past_block_causal", 1, 2, 2, 128, 256, 64, 1, 1000, 0, 0, 0},
-	{"min_64x64", 2, 1, 1, 64, 64, 128, 0, 0, 0, 0, 0},
-	{"ragged_100x77", 1, 2, 2, 100, 77, 128, 0, 0, 0, 0, 0},
-	{"ragged_causal_d64", 1, 2, 2, 200, 333, 64, 1, 133, 0, 0, 0},
-	{"ragged_d32", 1, 2, 1, 70, 130, 32, 1, 60, 0, 0, 0},
-	{"unaligned_stride", 1, 2, 2, 128, 128, 128, 1, 0, 0, 3, 0},
-	{"no_lse", 1, 2, 2, 128, 128, 64, 0, 0, 0, 0, kNoLse},
-	{"long_d128", 1, 4, 2, 1024, 1024, 128, 0, 0, 0, 0, 0},
-	{"long_d128_causal", 1, 4, 2, 1024, 1024, 128, 1, 0, 0, 0, 0},
-	{"long_d64_causal", 1, 4, 4, 1024, 2048, 64, 1, 1024, 0, 0, 0},
-	{"streams_d128", 1, 4, 4, 512, 512, 128, 1, 0, 0, 0, kStreams},
-	{"merge_d128", 1, 4, 2, 256, 512, 128, 0, 0, 0, 0, kMerge},
-	{"merge_causal_d64", 1, 2, 2, 256, 512, 64, 1, 256, 0, 0, kMerge},
-	{"merge_causal_d32", 1, 2, 2, 256, 512, 32, 1, 100, 0, 0, kMerge},
-	{"merge_one_empty_d128", 1, 2, 2, 128, 512, 128, 1, 0, 64, 8, kMerge},
+    {"d64", 1, 2, 2, 128, 128, 64, 0, 0, 0, 0, 0},
+    {"d128", 1, 2, 2, 128, 256, 128, 0, 0, 0, 0, 0},
+    {"d32", 1, 2, 2, 128, 256, 32, 0, 0, 0, 0, 0},
+    {"d64_causal", 2, 3, 3, 256, 256, 64, 1, 0, 0, 0, 0},
+    {"d128_causal", 1, 4, 4, 384, 384, 128, 1, 0, 0, 0, 0},
+    {"d32_causal", 1, 4, 4, 320, 320, 32, 1, 0, 0, 0, 0},
+    {"gqa_d128_causal_tail", 1, 8, 2, 192, 320, 128, 1, 128, 0, 8, 0},
+    {"gqa_d64", 2, 8, 4, 320, 192, 64, 0, 0, 0, 0, 0},
+    {"odd_pos_causal", 1, 2, 1, 128, 192, 128, 1, 37, 101, 0, 0},
+    {"odd_pos_causal_d64", 1, 2, 2, 192, 448, 64, 1, 301, 77, 0, 0},
+    {"odd_pos_causal_d32", 1, 2, 2, 192, 448, 32, 1, 301, 77, 0, 0},
+    {"all_masked", 1, 2, 2, 128, 256, 128, 1, 0, 1000, 0, 0},
+    {"all_masked_d64", 1, 2, 2, 64, 64, 64, 1, 5, 70, 0, 0},
+    {"past_block_causal", 1, 2, 2, 128, 256, 64, 1, 1000, 0, 0, 0},
+    {"min_64x64", 2, 1, 1, 64, 64, 128, 0, 0, 0, 0, 0},
+    {"ragged_100x77", 1, 2, 2, 100, 77, 128, 0, 0, 0, 0, 0},
+    {"ragged_causal_d64", 1, 2, 2, 200, 333, 64, 1, 133, 0, 0, 0},
+    {"ragged_d32", 1, 2, 1, 70, 130, 32, 1, 60, 0, 0, 0},
+    {"unaligned_stride", 1, 2, 2, 128, 128, 128, 1, 0, 0, 3, 0},
+    {"no_lse", 1, 2, 2, 128, 128, 64, 0, 0, 0, 0, kNoLse},
+    {"long_d128", 1, 4, 2, 1024, 1024, 128, 0, 0, 0, 0, 0},
+    {"long_d128_causal", 1, 4, 2, 1024, 1024, 128, 1, 0, 0, 0, 0},
+    {"long_d64_causal", 1, 4, 4, 1024, 2048, 64, 1, 1024, 0, 0, 0},
+    {"streams_d128", 1, 4, 4, 512, 512, 128, 1, 0, 0, 0, kStreams},
+    {"merge_d128", 1, 4, 2, 256, 512, 128, 0, 0, 0, 0, kMerge},
+    {"merge_causal_d64", 1, 2, 2, 256, 512, 64, 1, 256, 0, 0, kMerge},
+    {"merge_causal_d32", 1, 2, 2, 256, 512, 32, 1, 100, 0, 0, kMerge},
+    {"merge_one_empty_d128", 1, 2, 2, 128, 512, 128, 1, 0, 64, 8, kMerge},
 };
 
 struct bufs {
@@ -158,8 +163,9 @@ struct errs {
 };
 
 /* compare device o/lse (a's layout) with the dense reference */
-static errs compare(const attention_args &a, const __nv_bfloat16 *o_d, const float *lse_d, const std::vector<float> &ro,
-		    const std::vector<float> &rl, size_t no, size_t nl)
+static errs compare(const attention_args &a, const __nv_bfloat16 *o_d, const float *lse_d,
+                    const std::vector<float> &ro, const std::vector<float> &rl, size_t no,
+                    size_t nl)
 {
 	std::vector<__nv_bfloat16> o(no);
 	std::vector<float> lse(nl);
@@ -173,7 +179,8 @@ static errs compare(const attention_args &a, const __nv_bfloat16 *o_d, const flo
 			for (int s = 0; s < a.Sq; s++) {
 				long long ri = ((long long)b * a.Hq + h) * a.Sq + s;
 				for (int d = 0; d < a.D; d++) {
-					float x = __bfloat162float(o[b * a.o_bs + h * a.o_hs + (long long)s * a.D + d]);
+					float x = __bfloat162float(
+					    o[b * a.o_bs + h * a.o_hs + (long long)s * a.D + d]);
 					float r = ro[ri * a.D + d];
 					if (!isfinite(x)) {
 						e.bad++;
@@ -220,7 +227,8 @@ static void poison(const bufs &x)
 int main(int argc, char **argv)
 {
 	int passed = 0, failed = 0;
-	int only_simple = 0, quick = 0; /* --simple: the simple kernel alone; --quick: small cases (sanitizers) */
+	int only_simple = 0,
+	    quick = 0; /* --simple: the simple kernel alone; --quick: small cases (sanitizers) */
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--simple")) {
 			only_simple = 1;
@@ -231,8 +239,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	printf("# %-22s %2s %3s %3s %5s %5s %3s %1s %6s %6s %-6s %9s %9s %9s %4s %s\n", "case", "B", "Hq", "Hkv", "Sq", "Sk",
-	       "D", "c", "qpos0", "kpos0", "kernel", "rel_l2", "max_abs", "lse_abs", "bad", "verdict");
+	printf("# %-22s %2s %3s %3s %5s %5s %3s %1s %6s %6s %-6s %9s %9s %9s %4s %s\n", "case", "B",
+	       "Hq", "Hkv", "Sq", "Sk", "D", "c", "qpos0", "kpos0", "kernel", "rel_l2", "max_abs",
+	       "lse_abs", "bad", "verdict");
 	for (const tcase &c : cases) {
 		if (quick && (long long)c.Sq * c.Sk > 256 * 512)
 			continue;
@@ -263,8 +272,9 @@ int main(int argc, char **argv)
 		CK(cudaFree(rl_d));
 
 		/* the simple kernel, then each mode of the hopper kernel */
-		static const ad::fwd_path paths[] = {ad::kPathSimple, ad::kPathHopperSerial, ad::kPathHopperOverlap,
-						     ad::kPathHopperPingpong, ad::kPathHopper3};
+		static const ad::fwd_path paths[] = {ad::kPathSimple, ad::kPathHopperSerial,
+		                                     ad::kPathHopperOverlap,
+		                                     ad::kPathHopperPingpong, ad::kPathHopper3};
 		static const char *const names[] = {"simple", "h-ser", "h-ovl", "h-pp", "h-3wg"};
 		for (int kern = 0; kern < 5; kern++) {
 			ad::fwd_path path = paths[kern];
@@ -308,7 +318,8 @@ int main(int argc, char **argv)
 				if (err == cudaSuccess)
 					err = ad::attention_fwd_bf16_path(y, st[r], path);
 				if (err == cudaSuccess)
-					err = cuco::attention_merge_bf16(x, part.o, part.lse, st[r]);
+					err =
+					    cuco::attention_merge_bf16(x, part.o, part.lse, st[r]);
 				CK(cudaStreamSynchronize(st[r]));
 				CK(cudaFree(part.o));
 				CK(cudaFree(part.lse));
@@ -317,22 +328,29 @@ int main(int argc, char **argv)
 			for (int r = 0; r < nrun; r++) {
 				errs e = {0, 0, 0, 1};
 				if (err == cudaSuccess && serr == cudaSuccess)
-					e = compare(a, out[r].o, out[r].lse, ro, rl, out[r].no, out[r].nl);
+					e = compare(a, out[r].o, out[r].lse, ro, rl, out[r].no,
+					            out[r].nl);
 				/* bf16 output: ~2^-9 relative per element */
-				int ok = err == cudaSuccess && serr == cudaSuccess && e.bad == 0 && e.rel_l2 < 1e-2 &&
-					 e.max_abs < 3e-2 && e.lse_abs < 1e-3;
-				printf("  %-22s %2d %3d %3d %5d %5d %3d %1d %6lld %6lld %-6s %9.2e %9.2e %9.2e %4lld %s%s%s\n",
-				       c.name, c.B, c.Hq, c.Hkv, c.Sq, c.Sk, c.D, c.causal, c.q_pos0, c.k_pos0, kname, e.rel_l2,
-				       e.max_abs, e.lse_abs, e.bad, ok ? "ok" : "FAIL",
-				       err != cudaSuccess ? " launch: " : serr != cudaSuccess ? " run: " : "",
-				       err != cudaSuccess ? cudaGetErrorString(err)
-							  : serr != cudaSuccess ? cudaGetErrorString(serr) : "");
+				int ok = err == cudaSuccess && serr == cudaSuccess && e.bad == 0 &&
+				         e.rel_l2 < 1e-2 && e.max_abs < 3e-2 && e.lse_abs < 1e-3;
+				printf("  %-22s %2d %3d %3d %5d %5d %3d %1d %6lld %6lld %-6s %9.2e "
+				       "%9.2e %9.2e %4lld %s%s%s\n",
+				       c.name, c.B, c.Hq, c.Hkv, c.Sq, c.Sk, c.D, c.causal,
+				       c.q_pos0, c.k_pos0, kname, e.rel_l2, e.max_abs, e.lse_abs,
+				       e.bad, ok ? "ok" : "FAIL",
+				       err != cudaSuccess    ? " launch: "
+				       : serr != cudaSuccess ? " run: "
+				                             : "",
+				       err != cudaSuccess    ? cudaGetErrorString(err)
+				       : serr != cudaSuccess ? cudaGetErrorString(serr)
+				                             : "");
 				if (ok)
 					passed++;
 				else
 					failed++;
 				if (serr != cudaSuccess) {
-					printf("%d passed, %d failed (device error: stopping)\n", passed, failed);
+					printf("%d passed, %d failed (device error: stopping)\n",
+					       passed, failed);
 					return 1;
 				}
 				CK(cudaFree(out[r].o));
