@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test.sh - install dependencies, build, and pass every test that needs no
 # GPU: unit and scenario tests, then the unit tests again under ASan+UBSan,
-# and the clang-format check. GPU tests: ctest -L gpu on a GPU node.
+# the clang-format and narration checks, and the fuzz targets (15 s each).
+# GPU tests: ctest -L gpu on a GPU node.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/setup-deps.sh
@@ -18,3 +19,4 @@ cmake --build build-san -j"$jobs" --target cuco_core cuco cuco-harness $(cd buil
 ctest --test-dir build-san -L unit --output-on-failure -j"$jobs"
 scripts/check-format.sh
 bash scripts/check-narration.sh
+scripts/fuzz.sh 15
