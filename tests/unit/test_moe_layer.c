@@ -249,37 +249,56 @@ static void test_plan(void **state)
 		}
 }
 
-/* Grouped launches: equal experts share one, a skewed tail is split off, empty experts
- * are left out, every expert with rows in exactly one launch, largest first. */
+/* A split is a partition of the experts with rows, largest first, launch by launch. */
+static void check_split(const int *m, int n, const int *ord, int no, const int *end, int nb)
+{
+	int seen[8] = {0};
+
+	assert_true(nb >= (no > 0) && nb <= no);
+	if (nb)
+		assert_int_equal(end[nb - 1], no);
+	for (int b = 1; b < nb; b++)
+		assert_true(end[b] > end[b - 1]);
+	for (int i = 0; i < no; i++) {
+		assert_true(m[ord[i]] > 0);
+		assert_int_equal(seen[ord[i]]++, 0);
+		if (i)
+			assert_true(m[ord[i]] <= m[ord[i - 1]]);
+	}
+	for (int i = 0; i < n; i++)
+		assert_int_equal(seen[i], m[i] > 0);
+}
+
+/* Grouped launches: equal experts share one; launches of very different sizes are split
+ * where the waves say so; empty experts are left out. 16 tile columns (the up GEMM's
+ * 4096 over 256) on 132 CTAs. */
 static void test_buckets(void **state)
 {
 	static const int equal[8] = {512, 512, 512, 512, 512, 512, 512, 512};
 	static const int skew[8] = {1507, 754, 502, 377, 301, 251, 215, 189};
+	static const int ragged[8] = {256, 512, 768, 1024, 1280, 1536, 1792, 2048};
 	static const int holes[5] = {0, 300, 0, 1000, 290};
 	int ord[8], end[8], no, nb;
 
 	(void)state;
-	cuco_moe_buckets(equal, 8, 128, ord, &no, end, &nb);
-	assert_int_equal(no, 8);
+	cuco_moe_buckets(equal, 8, 16, 132, ord, &no, end, &nb);
+	check_split(equal, 8, ord, no, end, nb);
 	assert_int_equal(nb, 1);
-	assert_int_equal(end[0], 8);
-	cuco_moe_buckets(skew, 8, 128, ord, &no, end, &nb);
-	assert_true(nb > 1 && nb <= 8);
-	assert_int_equal(end[nb - 1], 8);
-	for (int i = 0; i < 8; i++)
-		assert_int_equal(ord[i], i); /* already largest first */
-	for (int b = 1; b < nb; b++)
-		assert_true(end[b] > end[b - 1]);
-	assert_int_equal(end[0], 1); /* the hot expert alone: 1507 against 754 */
-	cuco_moe_buckets(holes, 5, 128, ord, &no, end, &nb);
+	cuco_moe_buckets(skew, 8, 16, 132, ord, &no, end, &nb);
+	check_split(skew, 8, ord, no, end, nb);
+	assert_true(nb > 1);
+	cuco_moe_buckets(ragged, 8, 16, 132, ord, &no, end, &nb);
+	check_split(ragged, 8, ord, no, end, nb);
+	assert_int_equal(ord[0], 7);
+	assert_true(nb > 1 && nb < 8); /* neither one padded launch nor one per expert */
+	/* 1000 alone (128 tiles: one wave), 300 and 290 together (96 tiles: one wave) */
+	cuco_moe_buckets(holes, 5, 16, 132, ord, &no, end, &nb);
+	check_split(holes, 5, ord, no, end, nb);
 	assert_int_equal(no, 3);
 	assert_int_equal(ord[0], 3);
-	assert_int_equal(ord[1], 1);
-	assert_int_equal(ord[2], 4);
-	assert_int_equal(nb, 2); /* 1000 alone, 300 and 290 together */
+	assert_int_equal(nb, 2);
 	assert_int_equal(end[0], 1);
-	assert_int_equal(end[1], 3);
-	cuco_moe_buckets(holes, 1, 128, ord, &no, end, &nb); /* only an expert without rows */
+	cuco_moe_buckets(holes, 1, 16, 132, ord, &no, end, &nb); /* only an expert without rows */
 	assert_int_equal(no, 0);
 	assert_int_equal(nb, 0);
 }

@@ -329,18 +329,21 @@ static inline void cuco_moe_plan_init(struct cuco_moe_plan *p, const struct cuco
 /*
  * Split n experts of m[i] rows into grouped launches: a launch computes every
  * problem with its largest M, so experts of very different sizes belong in
- * different launches. Experts with rows, largest first, go to ord[0..*no); launch
- * b takes ord[start_b .. end[b]) (start_0 = 0, start_b = end[b - 1]); *nb launches.
- * The split minimises the rows computed plus launch_rows per launch (what a launch
- * and its last wave cost, in rows of the expert FFN), by dynamic programming over
- * the sorted order: equal experts share one launch, a Zipf tail gets its own.
+ * different launches, but launches run one after the other, each with its own last
+ * wave. Experts with rows, largest first, go to ord[0..*no); launch b takes
+ * ord[start_b .. end[b]) (start_0 = 0, start_b = end[b - 1]); *nb launches. The
+ * split minimises the waves the launches take on `ctas` CTAs, counting 128-row
+ * tiles times tiles_n tile columns, plus an eighth of a wave per launch, by
+ * dynamic programming over the sorted order: equal experts share one launch.
  */
-static inline void cuco_moe_buckets(const int *m, int n, int launch_rows, int *ord, int *no, int *end,
+static inline void cuco_moe_buckets(const int *m, int n, int tiles_n, int ctas, int *ord, int *no, int *end,
 				    int *nb)
 {
 	long long best[CUCO_MOE_MAX_LOCAL + 1];
 	int cut[CUCO_MOE_MAX_LOCAL + 1], k = 0, tmp[CUCO_MOE_MAX_LOCAL];
 
+	if (ctas < 1)
+		ctas = 1;
 	*no = 0;
 	for (int i = 0; i < n; i++)
 		if (m[i] > 0)
@@ -357,7 +360,8 @@ static inline void cuco_moe_buckets(const int *m, int n, int launch_rows, int *o
 		best[i] = -1;
 		cut[i] = 0;
 		for (int j = 0; j < i; j++) {
-			long long c = best[j] + (long long)m[ord[j]] * (i - j) + launch_rows;
+			long long tiles = (long long)(i - j) * ((m[ord[j]] + 127) / 128) * tiles_n;
+			long long c = best[j] + (tiles + ctas - 1) / ctas * ctas + ctas / 8;
 			if (best[i] < 0 || c < best[i]) {
 				best[i] = c;
 				cut[i] = j;
@@ -669,10 +673,7 @@ static inline cudaError_t moe_group_run(const moe_group_launch *L, cudaStream_t 
 	return L->n ? gemm_bf16_run_group(&L->plan, &L->grp, s) : cudaSuccess;
 }
 
-/* The experts of one GEMM as the grouped launches cuco_moe_buckets picks. */
-#ifndef CUCO_MOE_LAUNCH_ROWS
-#define CUCO_MOE_LAUNCH_ROWS 128
-#endif
+/* The experts of one GEMM as the grouped launches cuco_moe_buckets picks (for 256-column tiles). */
 struct moe_group_set {
 	int nb;
 	moe_group_launch b[CUCO_MOE_MAX_LOCAL];
@@ -686,8 +687,11 @@ static inline cudaError_t moe_group_set_build(moe_group_set *S, int n, const __n
 	int ord[CUCO_MOE_MAX_LOCAL], end[CUCO_MOE_MAX_LOCAL], no, nb;
 	cudaError_t e;
 
+	int dev = 0, sms = 132;
 	memset(S, 0, sizeof(*S));
-	cuco_moe_buckets(m, n, CUCO_MOE_LAUNCH_ROWS, ord, &no, end, &nb);
+	if (cudaGetDevice(&dev) == cudaSuccess)
+		cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+	cuco_moe_buckets(m, n, (N + 255) / 256, max_ctas > 0 && max_ctas < sms ? max_ctas : sms, ord, &no, end, &nb);
 	for (int b = 0, start = 0; b < nb; start = end[b], b++) { /* largest experts first */
 		const __nv_bfloat16 *a[CUCO_MOE_MAX_LOCAL], *bb[CUCO_MOE_MAX_LOCAL];
 		__nv_bfloat16 *c[CUCO_MOE_MAX_LOCAL];
