@@ -122,8 +122,8 @@ CUCO_CP_FN int cuco_cp_range_calls(long long S, int nranks, int parts, int me, i
 				   struct cuco_cp_call *calls)
 {
 	long long L = cuco_cp_chunk_len(S, nranks, parts);
-	long long kr0[2], kn[2], kp0[2];
-	int vis[2][2], n = 0, nk = 0, all_full = 1;
+	long long kr0[2] = {0, 0}, kn[2] = {0, 0}, kp0[2] = {0, 0};
+	int vis[2][2] = {{0, 0}, {0, 0}}, n = 0, nk = 0, all_full = 1;
 
 	if (k_row0 == 0 && k_rows == L * parts) {
 		for (int b = 0; b < parts; b++) {
