@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -200,6 +201,9 @@ int hx_launch_fork(const struct hx_opts *o)
 		if (ch[r].pid == 0) {
 			struct hx_rank me = {r, n, r, res[1]};
 			int code;
+
+			/* a rank dies with the harness (and so with cuco), even by kill -9 */
+			(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
 
 			close(res[0]);
 			close(up[0]);

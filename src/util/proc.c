@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -105,7 +106,7 @@ pid_t cuco_proc_start_sched(char *const argv[], char *const env[], const struct 
                             int *out_fd, int *err_fd)
 {
 	int po[2] = {-1, -1}, pe[2] = {-1, -1}, saved;
-	pid_t pid;
+	pid_t pid, parent = getpid();
 
 	cuco_proc_fork_lock();
 	if ((out_fd && pipe2(po, O_CLOEXEC)) || (err_fd && pipe2(pe, O_CLOEXEC)) ||
@@ -123,6 +124,12 @@ pid_t cuco_proc_start_sched(char *const argv[], char *const env[], const struct 
 	}
 	if (pid == 0) {
 		setpgid(0, 0);
+		/* Dies with cuco, even by kill -9: no orphan keeps a GPU or a compile going.
+		 * (The signal follows the forking thread; cuco waits in the thread that
+		 * started the child.) A parent gone before prctl took effect: leave now. */
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
 		if (s)
 			apply_sched(s);
 		if (out_fd) {
@@ -165,14 +172,69 @@ pid_t cuco_proc_start(char *const argv[], char *const env[], int *out_fd, int *e
 	return cuco_proc_start_sched(argv, env, NULL, out_fd, err_fd);
 }
 
-static void drain(int *fd, struct cuco_strbuf *sb)
+/*
+ * What one output pipe of a child keeps: its first CUCO_PROC_KEEP_HEAD bytes
+ * in the caller's strbuf and its last CUCO_PROC_KEEP_TAIL bytes in a ring;
+ * the bytes between are counted, not kept (a candidate that prints 100 MB
+ * must not grow cuco or the store by as much).
+ */
+struct capture {
+	struct cuco_strbuf *sb;
+	char *ring;     /* CUCO_PROC_KEEP_TAIL bytes once the head is full, else NULL */
+	size_t ring_at; /* next write position */
+	size_t spilled; /* bytes past the head, all of them (ring included) */
+};
+
+static void capture_add(struct capture *c, const char *buf, size_t k)
+{
+	size_t room = c->sb->len < CUCO_PROC_KEEP_HEAD ? CUCO_PROC_KEEP_HEAD - c->sb->len : 0;
+
+	if (room) {
+		size_t n = k < room ? k : room;
+		cuco_strbuf_add(c->sb, buf, n);
+		buf += n;
+		k -= n;
+	}
+	if (!k)
+		return;
+	if (!c->ring && !(c->ring = malloc(CUCO_PROC_KEEP_TAIL)))
+		return;
+	c->spilled += k;
+	for (size_t i = 0; i < k; i++) {
+		c->ring[c->ring_at] = buf[i];
+		c->ring_at = (c->ring_at + 1) % CUCO_PROC_KEEP_TAIL;
+	}
+}
+
+/* The head, a line saying how much was left out, and the tail. */
+static void capture_finish(struct capture *c)
+{
+	size_t tail;
+
+	if (!c->sb || !c->spilled) {
+		free(c->ring);
+		return;
+	}
+	tail = c->spilled < CUCO_PROC_KEEP_TAIL ? c->spilled : CUCO_PROC_KEEP_TAIL;
+	if (c->spilled > tail)
+		cuco_strbuf_addf(c->sb, "\n[... %zu bytes of output left out ...]\n",
+		                 c->spilled - tail);
+	if (c->ring) {
+		size_t start = (c->ring_at + CUCO_PROC_KEEP_TAIL - tail) % CUCO_PROC_KEEP_TAIL;
+		for (size_t i = 0; i < tail; i++)
+			cuco_strbuf_add(c->sb, c->ring + (start + i) % CUCO_PROC_KEEP_TAIL, 1);
+	}
+	free(c->ring);
+}
+
+static void drain(int *fd, struct capture *c)
 {
 	char buf[8192];
 	ssize_t k = read(*fd, buf, sizeof(buf));
 
 	if (k > 0) {
-		if (sb)
-			cuco_strbuf_add(sb, buf, (size_t)k);
+		if (c->sb)
+			capture_add(c, buf, (size_t)k);
 	} else if (k == 0 || (errno != EINTR && errno != EAGAIN)) {
 		close(*fd);
 		*fd = -1;
@@ -191,6 +253,7 @@ int cuco_proc_wait_cancel(pid_t pid, int out_fd, int err_fd, struct cuco_strbuf 
 {
 	double start = cuco_now();
 	int status = 0, done = 0, killed = 0, cancelled = 0;
+	struct capture co = {out, NULL, 0, 0}, ce = {err, NULL, 0, 0};
 
 	memset(st, 0, sizeof(*st));
 	while (!done || out_fd >= 0 || err_fd >= 0) {
@@ -209,9 +272,9 @@ int cuco_proc_wait_cancel(pid_t pid, int out_fd, int err_fd, struct cuco_strbuf 
 			if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
 			if (p[i].fd == out_fd)
-				drain(&out_fd, out);
+				drain(&out_fd, &co);
 			else
-				drain(&err_fd, err);
+				drain(&err_fd, &ce);
 		}
 		if (!done && waitpid(pid, &status, WNOHANG) == pid)
 			done = 1;
@@ -234,6 +297,8 @@ int cuco_proc_wait_cancel(pid_t pid, int out_fd, int err_fd, struct cuco_strbuf 
 			out_fd = err_fd = -1;
 		}
 	}
+	capture_finish(&co);
+	capture_finish(&ce);
 	st->seconds = cuco_now() - start;
 	st->timed_out = killed && !cancelled;
 	st->cancelled = cancelled;

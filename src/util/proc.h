@@ -8,6 +8,14 @@
 
 #include "util/strbuf.h"
 
+/*
+ * Of each output pipe of a child, cuco keeps the first CUCO_PROC_KEEP_HEAD and
+ * the last CUCO_PROC_KEEP_TAIL bytes, with a line between saying how many it
+ * left out.
+ */
+#define CUCO_PROC_KEEP_HEAD ((size_t)256 << 10)
+#define CUCO_PROC_KEEP_TAIL ((size_t)256 << 10)
+
 /* How a finished child ended. */
 struct cuco_proc_status {
 	int exited;    /* 1: exit(code); 0: killed by signal */
