@@ -20,3 +20,4 @@ ctest --test-dir build-san -L unit --output-on-failure -j"$jobs"
 scripts/check-format.sh
 bash scripts/check-narration.sh
 scripts/fuzz.sh 15
+bash scripts/check-source.sh

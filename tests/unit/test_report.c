@@ -833,7 +833,7 @@ static void test_spread_note(void **state)
 	assert_string_equal(buf,
 	                    "slow runs: mean 767.7 us, p90 826.5 us against a median of 750.2 us");
 	/* its CUDA-graph version: mean 1.5 us over the median, no note */
-	strcpy(buf, "untouched");
+	snprintf(buf, sizeof(buf), "untouched");
 	r.median_us = 752.2;
 	r.p90_us = 758.0;
 	r.mean_us = 753.7;
@@ -879,7 +879,7 @@ static void test_slower_note(void **state)
 	assert_int_equal(cuco_recheck_slower_note(46.4, 45.7, "2048", NULL, buf, sizeof(buf)), 1);
 	assert_string_equal(buf, "slower than the host baseline (45.7 us)");
 	/* faster, equal, or a missing figure: nothing, buf untouched */
-	strcpy(buf, "untouched");
+	snprintf(buf, sizeof(buf), "untouched");
 	assert_int_equal(cuco_recheck_slower_note(726.9, 913.2, "8192", "8192", buf, sizeof(buf)),
 	                 0);
 	assert_int_equal(cuco_recheck_slower_note(45.7, 45.7, "2048", "8192", buf, sizeof(buf)), 0);
