@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fastpath/fastpath.h"
@@ -76,8 +77,16 @@ int cli_load_workload(const char *name, struct cuco_manifest *m, struct cuco_err
 	const char *home;
 	char dir[PATH_MAX];
 
-	if (strchr(name, '/'))
+	if (strchr(name, '/')) {
+		struct stat st;
+
+		/* a package directory (./mypkg) stands for its manifest.json */
+		if (stat(name, &st) == 0 && S_ISDIR(st.st_mode)) {
+			snprintf(dir, sizeof(dir), "%s/manifest.json", name);
+			return cuco_manifest_load(dir, m, err);
+		}
 		return cuco_manifest_load(name, m, err);
+	}
 	home = cuco_home(err);
 	if (!home)
 		return err->code;
@@ -214,7 +223,9 @@ const char cli_llm_flags_help[] =
     "  --llm-budget-tokens N stop cleanly after N tokens\n"
     "  --llm-budget-cost C   stop cleanly after cost C (needs --llm-price)\n"
     "  --llm-price M=IN,OUT  model M's price per million prompt, completion tokens\n"
-    "  --llm-timeout S       seconds per request attempt (default 300)\n";
+    "  --llm-timeout S       seconds per request attempt (default 300)\n"
+    "  --llm-max-tokens N    completion tokens per call (default 4096); a call needs the\n"
+    "                        prompt + N tokens of the server's context\n";
 
 int cli_llm_flag(const char *cmd, struct cli_llm_flags *f, int argc, char **argv, int *i)
 {
@@ -223,7 +234,7 @@ int cli_llm_flag(const char *cmd, struct cli_llm_flags *f, int argc, char **argv
 
 	if (strcmp(a, "--llm-base-url") && strcmp(a, "--llm-model") && strcmp(a, "--llm-key-env") &&
 	    strcmp(a, "--llm-budget-tokens") && strcmp(a, "--llm-budget-cost") &&
-	    strcmp(a, "--llm-timeout") && strcmp(a, "--llm-price"))
+	    strcmp(a, "--llm-timeout") && strcmp(a, "--llm-price") && strcmp(a, "--llm-max-tokens"))
 		return 0;
 	v = cli_value(cmd, argc, argv, i);
 	if (!v)
@@ -248,6 +259,10 @@ int cli_llm_flag(const char *cmd, struct cli_llm_flags *f, int argc, char **argv
 	} else if (!strcmp(a, "--llm-timeout")) {
 		if (cli_double(cmd, a, v, 0.1, 86400, &f->timeout_s))
 			return -1;
+	} else if (!strcmp(a, "--llm-max-tokens")) {
+		if (cli_int(cmd, a, v, 1, 1 << 24, &n))
+			return -1;
+		f->max_tokens = (int)n;
 	} else {
 		const char *eq = strchr(v, '='), *comma = eq ? strchr(eq, ',') : NULL;
 		struct cuco_llm_price *p = &f->prices[f->nprices];
@@ -267,6 +282,45 @@ int cli_llm_flag(const char *cmd, struct cli_llm_flags *f, int argc, char **argv
 		p->model = f->price_names[f->nprices++];
 	}
 	return 1;
+}
+
+#define LLM_LIST_TIMEOUT_MS 3000 /* for the endpoint's model list */
+
+/* Note each model the endpoint does not list (when it lists its models at all). */
+static void cli_llm_check_models(const char *cmd, const struct cli_llm_flags *f)
+{
+	struct cuco_strbuf ids = CUCO_STRBUF_INIT, listed = CUCO_STRBUF_INIT;
+	struct cuco_llm_config c;
+	struct cuco_err err;
+
+	cuco_llm_config_init(&c);
+	c.base_url = f->base_url;
+	if (f->key_env)
+		c.api_key_env = f->key_env;
+	c.connect_timeout_ms = LLM_LIST_TIMEOUT_MS;
+	cuco_err_clear(&err);
+	if (cuco_llm_list_models(&c, LLM_LIST_TIMEOUT_MS, &ids, &err) != CUCO_OK || !ids.len)
+		goto out;
+	for (const char *p = ids.buf; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] != 0))
+		cuco_strbuf_addf(&listed, "%s%.*s", listed.len ? ", " : "", (int)strcspn(p, "\n"),
+		                 p);
+	for (int i = 0; i < f->nmodels; i++) {
+		size_t n = strlen(f->models[i]);
+		int found = 0;
+
+		for (const char *p = ids.buf; *p && !found;
+		     p += strcspn(p, "\n") + (p[strcspn(p, "\n")] != 0))
+			found = strcspn(p, "\n") == n && !strncmp(p, f->models[i], n);
+		if (!found)
+			fprintf(
+			    stderr,
+			    "cuco %s: note: the endpoint does not list model '%s' (it lists: %s); "
+			    "calls for it may fail with HTTP 404\n",
+			    cmd, f->models[i], listed.buf);
+	}
+out:
+	cuco_strbuf_release(&ids);
+	cuco_strbuf_release(&listed);
 }
 
 int cli_llm_resolve(const char *cmd, struct cli_llm_flags *f, const char *who)
@@ -298,6 +352,7 @@ int cli_llm_resolve(const char *cmd, struct cli_llm_flags *f, const char *who)
 	if (!f->nmodels)
 		return cli_usage_error(
 		    cmd, "%s needs a model: give --llm-model NAME or set CUCO_LLM_MODEL", who);
+	cli_llm_check_models(cmd, f);
 	return 0;
 }
 
@@ -310,6 +365,8 @@ void cli_llm_config(const struct cli_llm_flags *f, uint64_t seed, struct cuco_ll
 		c->api_key_env = f->key_env;
 	if (f->timeout_s > 0)
 		c->timeout_ms = (long)(f->timeout_s * 1000);
+	if (f->max_tokens > 0)
+		c->max_tokens = f->max_tokens;
 	c->budget_tokens = f->budget_tokens;
 	c->budget_cost = f->budget_cost;
 	c->seed = seed;

@@ -21,5 +21,7 @@ int cmd_realize(int argc, char **argv);
 int cmd_evolve(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_recheck(int argc, char **argv);
+int cmd_init(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

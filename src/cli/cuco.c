@@ -18,6 +18,8 @@ static const struct cuco_command commands[] = {
     {"evolve", cmd_evolve, "evolutionary search for the fastest correct program"},
     {"recheck", cmd_recheck, "re-verify an evolve run's best at every shape, under the sanitizer"},
     {"report", cmd_report, "HTML and Markdown report of an evolve run"},
+    {"init", cmd_init, "a new workload package, from nothing or from an MPI + NCCL program"},
+    {"export", cmd_export, "a stored program as a library for your own NCCL program"},
 };
 
 static void usage(FILE *out)
