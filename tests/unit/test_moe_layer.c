@@ -1,6 +1,6 @@
 /*
- * test_moe_layer.c - the MoE layer's host logic (cuco_dev/moe.cuh's pure C
- * half): shape checks, the router's per-expert counts (including experts
+ * test_moe_layer.c - the MoE layer's host logic (cuco_dev/moe_plan.h, plain
+ * C): shape checks, the router's per-expert counts (including experts
  * that get no token and the cap at T), the slot list and token permutation,
  * the plan's rows and offsets on every rank, determinism; and an evolution
  * over the shipped moe_layer template with the fake evaluator.
@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "../../device/include/cuco_dev/moe.cuh"
+#include "../../device/include/cuco_dev/moe_plan.h"
 #include "search/evolve.h"
 #include "search/operator.h"
 #include "store/store.h"
