@@ -16,8 +16,12 @@ A fixture is tests/fixtures/llm/<name>.json:
   content_file   a .txt beside the fixture: the assistant's content, wrapped in a chat completion
   finish_reason  for content_file ("stop")
   usage          for content_file: {"prompt_tokens": .., "completion_tokens": ..}; null omits it
+  refuse_system  {"status": .., "raw": ..}: the answer to a request that has a "system" message,
+                 as a chat template that refuses the system role gives it; the fixture stays
+                 next in line, so a request without one gets it
 "{{AUTH}}" in raw or content is replaced by the request's Authorization header (to test that the
-client redacts an echoed key). Every request is appended to --log as one JSON line.
+client redacts an echoed key). Every request (GET too) is appended to --log as one JSON line.
+GET /v1/models lists the --models names (comma-separated); without --models it is a 404.
 """
 import argparse
 import json
@@ -33,6 +37,7 @@ def main():
     ap.add_argument("--fixtures", required=True)
     ap.add_argument("--log", required=True)
     ap.add_argument("--lifetime", type=float, default=30.0)
+    ap.add_argument("--models", default=None)
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
 
@@ -79,11 +84,20 @@ def main():
                 req = raw
             with lock:
                 i = state["next"]
-                state["next"] += 1
+                fx = queue[i] if i < len(queue) else None
+                refusal = None
+                if fx is not None and fx.get("refuse_system") and isinstance(req, dict) and any(
+                        isinstance(m, dict) and m.get("role") == "system"
+                        for m in req.get("messages", [])):
+                    refusal = fx["refuse_system"]  # the fixture stays next in line
+                else:
+                    state["next"] += 1
                 with open(args.log, "a", encoding="utf-8") as f:
                     f.write(json.dumps({"path": self.path, "authorization": auth,
                                         "request": req}) + "\n")
-            if self.path != "/v1/chat/completions":
+            if refusal is not None:
+                self.reply(refusal.get("status", 500), refusal.get("raw", ""))
+            elif self.path != "/v1/chat/completions":
                 self.reply(404, json.dumps({"error": "no route " + self.path}))
             elif i >= len(queue):
                 self.reply(410, json.dumps({"error": "llm_server: no more fixtures"}))
@@ -121,7 +135,17 @@ def main():
                     done.set()
 
         def do_GET(self):
-            self.reply(404, json.dumps({"error": "POST /v1/chat/completions"}))
+            with lock:
+                with open(args.log, "a", encoding="utf-8") as f:
+                    f.write(json.dumps({"path": self.path, "method": "GET",
+                                        "authorization": self.headers.get("Authorization", "")})
+                            + "\n")
+            if self.path == "/v1/models" and args.models is not None:
+                data = [{"id": m, "object": "model", "owned_by": "llm_server"}
+                        for m in args.models.split(",") if m]
+                self.reply(200, json.dumps({"object": "list", "data": data}))
+            else:
+                self.reply(404, json.dumps({"error": "POST /v1/chat/completions"}))
 
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True

@@ -95,6 +95,7 @@ struct cli_llm_flags {
 	char env_models[512]; /* CUCO_LLM_MODEL, split in place */
 	long long budget_tokens;
 	double budget_cost, timeout_s;
+	int max_tokens; /* 0: the client's default */
 	struct cuco_llm_price prices[CUCO_LLM_MAX_PRICES];
 	char price_names[CUCO_LLM_MAX_PRICES][128];
 	int nprices;
@@ -105,7 +106,7 @@ void cli_llm_flags_init(struct cli_llm_flags *f);
 
 /*
  * One of --llm-base-url --llm-model --llm-key-env --llm-budget-tokens
- * --llm-budget-cost --llm-price --llm-timeout at argv[*i] (its value
+ * --llm-budget-cost --llm-price --llm-timeout --llm-max-tokens at argv[*i] (its value
  * consumed). Returns 1 when taken, 0 when argv[*i] is not one of them, -1 on
  * a bad value (usage error printed for cmd).
  */
@@ -115,13 +116,16 @@ int cli_llm_flag(const char *cmd, struct cli_llm_flags *f, int argc, char **argv
  * Fill the endpoint and models from CUCO_LLM_BASE_URL / CUCO_LLM_MODEL
  * (comma-separated) where the flags gave none, and check both are known.
  * who names what needs them in the message ("--operator llm", "--llm").
- * Returns 0 or CUCO_ERR_USAGE after printing which flag or variable to set.
+ * Then asks the endpoint's /v1/models (a few seconds at most) and notes on
+ * stderr each model it does not list; an endpoint that cannot list its
+ * models is not an error here. Returns 0 or CUCO_ERR_USAGE after printing
+ * which flag or variable to set.
  */
 int cli_llm_resolve(const char *cmd, struct cli_llm_flags *f, const char *who);
 
 /*
  * Client configuration from resolved flags: defaults, then the endpoint,
- * key variable, timeout, budgets, prices, seed, and models[0] as the model.
+ * key variable, timeout, max_tokens, budgets, prices, seed, and models[0] as the model.
  * Strings stay owned by f (and argv).
  */
 void cli_llm_config(const struct cli_llm_flags *f, uint64_t seed, struct cuco_llm_config *c);

@@ -418,6 +418,25 @@ static int run_stage(struct agent *a, int stage, const char *program, char **acc
 			rc = cuco_err_set(err, rc, "stage %s: %s", S, e.msg);
 			goto out;
 		}
+		if (rc && res.truncated) {
+			/* the endpoint works; the reply is cut off: rejected, with why as feedback
+			 */
+			cuco_strbuf_reset(&fb);
+			cuco_strbuf_addf(&fb,
+			                 "Your reply was cut off before its end (%s). Return the "
+			                 "complete program, shorter: no explanations, no unchanged "
+			                 "comments.\n",
+			                 res.context_full ? "the server's context is full"
+			                                  : "it reached max_tokens");
+			cuco_strbuf_reset(&last);
+			cuco_strbuf_addf(&last, "reply rejected: %s", e.msg);
+			say(cfg, "stage %s attempt %d/%d: %s", S, it, k, last.buf);
+			cuco_strbuf_addf(&why, "%s: reply rejected", label);
+			rc = store_call(cfg, a->out, &res, 0, why.buf, err);
+			if (rc)
+				goto out;
+			continue;
+		}
 		if (rc) {
 			cuco_strbuf_addf(&why, "%s: call failed", label);
 			say(cfg, "stage %s attempt %d/%d: the call failed: %s", S, it, k, e.msg);

@@ -18,9 +18,17 @@
 #include "util/strbuf.h"
 
 #define BODY_EXCERPT 300            /* bytes of a server body quoted in an error */
-#define BYTES_PER_TOKEN 4           /* estimate when the server reports no usage */
 #define MESSAGE_OVERHEAD 16         /* bytes counted per message for role and framing */
 #define MAX_REPLY_BYTES (64u << 20) /* a reply larger than this is refused */
+#define ESTIMATE_MARGIN 1.05        /* a learnt prompt estimate is raised by this much */
+#define ESTIMATE_SLACK 8            /* and by these tokens (the template's own) */
+
+/* What the client learnt about one model on the endpoint. */
+struct model_state {
+	char *name;
+	double bytes_per_token; /* 0: nothing learnt yet */
+	int fold_system;        /* 1: its template refuses the system role */
+};
 
 struct cuco_llm_client {
 	struct cuco_llm_config cfg; /* strings below are owned copies */
@@ -28,6 +36,9 @@ struct cuco_llm_client {
 	CURL *curl;
 	uint64_t rng;
 	struct cuco_llm_budget budget;
+	int64_t call_index; /* of the next call: its sampling seed */
+	struct model_state models[CUCO_LLM_MAX_LEARNT];
+	int nmodels;
 };
 
 void cuco_llm_config_init(struct cuco_llm_config *cfg)
@@ -49,6 +60,7 @@ void cuco_llm_result_init(struct cuco_llm_result *res)
 	memset(res, 0, sizeof(*res));
 	res->tokens_in = CUCO_STORE_NO_INT;
 	res->tokens_out = CUCO_STORE_NO_INT;
+	res->seed = CUCO_STORE_NO_INT;
 	res->cost = NAN;
 	res->latency_ms = NAN;
 }
@@ -233,6 +245,8 @@ void cuco_llm_client_free(struct cuco_llm_client *c)
 	free((char *)c->cfg.base_url);
 	free((char *)c->cfg.model);
 	free((char *)c->cfg.api_key_env);
+	for (i = 0; i < c->nmodels; i++)
+		free(c->models[i].name);
 	for (i = 0; i < c->cfg.nprices; i++)
 		free((char *)c->cfg.prices[i].model);
 	free(c->endpoint);
@@ -242,6 +256,108 @@ void cuco_llm_client_free(struct cuco_llm_client *c)
 const struct cuco_llm_budget *cuco_llm_client_budget(const struct cuco_llm_client *c)
 {
 	return &c->budget;
+}
+
+/* What the client knows of model; NULL when it has no room for another (nothing learnt). */
+static struct model_state *model_state(struct cuco_llm_client *c, const char *model)
+{
+	for (int i = 0; i < c->nmodels; i++)
+		if (!strcmp(c->models[i].name, model))
+			return &c->models[i];
+	if (c->nmodels == CUCO_LLM_MAX_LEARNT)
+		return NULL;
+	c->models[c->nmodels].name = cuco_xstrdup(model);
+	c->models[c->nmodels].bytes_per_token = 0;
+	c->models[c->nmodels].fold_system = 0;
+	return &c->models[c->nmodels++];
+}
+
+static const struct model_state *model_known(const struct cuco_llm_client *c, const char *model)
+{
+	for (int i = 0; i < c->nmodels; i++)
+		if (!strcmp(c->models[i].name, model))
+			return &c->models[i];
+	return NULL;
+}
+
+double cuco_llm_client_bytes_per_token(const struct cuco_llm_client *c, const char *model)
+{
+	const struct model_state *m = model_known(c, model);
+
+	return m && m->bytes_per_token > 0 ? m->bytes_per_token : CUCO_LLM_BYTES_PER_TOKEN;
+}
+
+int cuco_llm_client_folds_system(const struct cuco_llm_client *c, const char *model)
+{
+	const struct model_state *m = model_known(c, model);
+
+	return m ? m->fold_system : 0;
+}
+
+/* Learn from one reply: bytes of prompt per token reported; the smallest seen is kept. */
+static void learn(struct cuco_llm_client *c, const char *model, size_t bytes, int64_t tokens)
+{
+	struct model_state *m;
+	double r;
+
+	if (tokens <= 0 || !bytes || !(m = model_state(c, model)))
+		return;
+	r = (double)bytes / (double)tokens;
+	if (r < 0.5)
+		r = 0.5;
+	if (m->bytes_per_token <= 0 || r < m->bytes_per_token)
+		m->bytes_per_token = r;
+}
+
+/* Bytes the budget counts for a messages array: contents plus framing per message. */
+static size_t messages_bytes(json_t *messages)
+{
+	size_t i, bytes = 0;
+	json_t *m;
+
+	json_array_foreach(messages, i, m)
+	{
+		bytes += json_string_length(json_object_get(m, "content")) + MESSAGE_OVERHEAD;
+	}
+	return bytes;
+}
+
+void cuco_llm_client_learn(struct cuco_llm_client *c, const char *model, const char *prompt_json,
+                           int64_t tokens_in)
+{
+	json_t *messages;
+
+	if (!model || !prompt_json || tokens_in <= 0)
+		return;
+	messages = json_loads(prompt_json, JSON_ALLOW_NUL, NULL);
+	if (json_is_array(messages))
+		learn(c, model, messages_bytes(messages), tokens_in);
+	json_decref(messages);
+}
+
+void cuco_llm_client_set_calls(struct cuco_llm_client *c, int64_t n)
+{
+	c->call_index = n > 0 ? n : 0;
+}
+
+int64_t cuco_llm_call_seed(uint64_t cfg_seed, int64_t n)
+{
+	uint64_t s = cfg_seed ^ ((uint64_t)n * 0xd1b54a32d192ed03ull);
+
+	/* 31 bits: every server takes it (llama.cpp's is 32-bit, some parse a signed int) */
+	return (int64_t)(rng_next(&s) & 0x7fffffffull);
+}
+
+int64_t cuco_llm_estimate_call(const char *prompt_json, const char *reply)
+{
+	json_t *messages = json_loads(prompt_json ? prompt_json : "", JSON_ALLOW_NUL, NULL);
+	size_t bytes = json_is_array(messages) ? messages_bytes(messages)
+	                                       : strlen(prompt_json ? prompt_json : "");
+	double t = ceil((double)bytes / CUCO_LLM_BYTES_PER_TOKEN) +
+	           ceil((double)strlen(reply ? reply : "") / CUCO_LLM_BYTES_PER_TOKEN);
+
+	json_decref(messages);
+	return (int64_t)t;
 }
 
 void cuco_llm_client_charge(struct cuco_llm_client *c, int64_t tokens, double cost)
@@ -328,9 +444,15 @@ static long backoff_ms(struct cuco_llm_client *c, int retry)
 	return half + (half > 0 ? (long)(rng_next(&c->rng) % (uint64_t)(half + 1)) : 0);
 }
 
-static int64_t estimate_tokens(size_t bytes)
+/* Worst-case prompt tokens of bytes for model: the learnt ratio with a margin, else the default. */
+static int64_t estimate_prompt(const struct cuco_llm_client *c, const char *model, size_t bytes)
 {
-	return (int64_t)((bytes + BYTES_PER_TOKEN - 1) / BYTES_PER_TOKEN);
+	const struct model_state *m = model_known(c, model);
+
+	if (m && m->bytes_per_token > 0)
+		return (int64_t)ceil((double)bytes / m->bytes_per_token * ESTIMATE_MARGIN) +
+		       ESTIMATE_SLACK;
+	return (int64_t)ceil((double)bytes / CUCO_LLM_BYTES_PER_TOKEN);
 }
 
 /* Body excerpt for an error message: first BODY_EXCERPT bytes, one line. */
@@ -339,7 +461,8 @@ static void add_excerpt(struct cuco_strbuf *sb, const char *body, size_t len)
 	size_t i, n = len < BODY_EXCERPT ? len : BODY_EXCERPT;
 
 	for (i = 0; i < n; i++)
-		cuco_strbuf_addch(sb, (body[i] == '\n' || body[i] == '\r') ? ' ' : body[i]);
+		cuco_strbuf_addch(sb,
+		                  (body[i] == '\n' || body[i] == '\r' || !body[i]) ? ' ' : body[i]);
 	if (n < len)
 		cuco_strbuf_adds(sb, "...");
 	if (!len)
@@ -450,30 +573,88 @@ out:
 	return o;
 }
 
-static json_t *build_messages(const struct cuco_llm_message *msgs, int nmsgs, size_t *bytes)
+/* The messages as JSON; with fold, system messages go in front of the first user message. */
+static json_t *build_messages(const struct cuco_llm_message *msgs, int nmsgs, int fold)
 {
+	struct cuco_strbuf sys = CUCO_STRBUF_INIT;
 	json_t *arr = json_array();
-	int i;
+	int i, folded = 0;
 
-	*bytes = 0;
+	for (i = 0; fold && i < nmsgs; i++)
+		if (msgs[i].role && !strcmp(msgs[i].role, "system") && msgs[i].content) {
+			cuco_strbuf_adds(&sys, msgs[i].content);
+			cuco_strbuf_adds(&sys, "\n\n");
+		}
 	for (i = 0; i < nmsgs; i++) {
 		const char *role = msgs[i].role ? msgs[i].role : "user";
 		const char *content = msgs[i].content ? msgs[i].content : "";
 
+		if (fold && !strcmp(role, "system"))
+			continue;
+		if (fold && !folded && sys.len && !strcmp(role, "user")) {
+			struct cuco_strbuf u = CUCO_STRBUF_INIT;
+
+			cuco_strbuf_adds(&u, sys.buf);
+			cuco_strbuf_adds(&u, content);
+			json_array_append_new(
+			    arr, json_pack("{s:s, s:s}", "role", role, "content", u.buf));
+			cuco_strbuf_release(&u);
+			folded = 1;
+			continue;
+		}
 		json_array_append_new(arr,
 		                      json_pack("{s:s, s:s}", "role", role, "content", content));
-		*bytes += strlen(content) + MESSAGE_OVERHEAD;
 	}
+	if (fold && !folded && sys.len) /* no user message: the system text becomes one */
+		json_array_insert_new(arr, 0,
+		                      json_pack("{s:s, s:s}", "role", "user", "content", sys.buf));
+	cuco_strbuf_release(&sys);
 	return arr;
 }
 
-/* Read the completion out of a 2xx body into res. CUCO_OK or CUCO_ERR_PARSE with msg. */
-static int parse_completion(const char *body, size_t len, struct cuco_llm_result *res,
-                            struct cuco_strbuf *msg, const char *endpoint)
+static int has_system(const struct cuco_llm_message *msgs, int nmsgs)
+{
+	for (int i = 0; i < nmsgs; i++)
+		if (msgs[i].role && !strcmp(msgs[i].role, "system"))
+			return 1;
+	return 0;
+}
+
+/* Case-insensitive strstr over the first len bytes of s. */
+static int contains_ci(const char *s, size_t len, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (size_t i = 0; i + n <= len; i++)
+		if (strncasecmp(s + i, needle, n) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * An HTTP error saying the chat template refuses the system role: the Gemma
+ * family's templates raise "System role not supported"; older Mistral ones
+ * "Conversation roles must alternate user/assistant/...".
+ */
+static int refuses_system(long status, const struct cuco_strbuf *body)
+{
+	return status >= 400 && body->len &&
+	       (contains_ci(body->buf, body->len, "system role") ||
+	        contains_ci(body->buf, body->len, "roles must alternate"));
+}
+
+/*
+ * Read the completion out of a 2xx body into res. CUCO_OK or CUCO_ERR_PARSE
+ * with msg. U+0000 in the content (legal JSON; servers send it when the model
+ * emits byte 0) is dropped and counted.
+ */
+static int parse_completion(const char *body, size_t len, int max_tokens,
+                            struct cuco_llm_result *res, struct cuco_strbuf *msg,
+                            const char *endpoint)
 {
 	json_error_t jerr;
-	json_t *root = json_loadb(body, len, 0, &jerr), *choice, *message, *content, *usage;
-	json_t *fin, *pt, *ct;
+	json_t *root = json_loadb(body, len, JSON_ALLOW_NUL, &jerr), *choice, *message, *content;
+	json_t *usage, *fin, *pt, *ct;
 	int ret = CUCO_OK;
 
 	if (!root || !json_is_object(root)) {
@@ -504,13 +685,40 @@ static int parse_completion(const char *body, size_t len, struct cuco_llm_result
 		ret = CUCO_ERR_PARSE;
 		goto out;
 	}
-	res->reply = cuco_xstrdup(json_string_value(content));
+	{
+		const char *v = json_string_value(content);
+		size_t n = json_string_length(content), j = 0;
+		char *r = cuco_xcalloc(n + 1, 1);
+
+		for (size_t i = 0; i < n; i++)
+			if (v[i])
+				r[j++] = v[i];
+		r[j] = '\0';
+		res->nul_dropped = (int)(n - j);
+		res->reply = r;
+	}
 	if (res->finish_reason && strcmp(res->finish_reason, "length") == 0) {
-		cuco_strbuf_addf(
-		    msg,
-		    "reply from %s was truncated at max_tokens (finish_reason \"length\"); "
-		    "raise max_tokens or ask for a diff instead of a full rewrite",
-		    endpoint);
+		res->truncated = 1;
+		if (res->tokens_out >= 0 && res->tokens_out < max_tokens) {
+			res->context_full = 1;
+			cuco_strbuf_addf(
+			    msg,
+			    "reply from %s stopped with finish_reason \"length\" after %lld "
+			    "completion tokens, below max_tokens %d: context full (the prompt took "
+			    "%lld tokens); a call needs prompt + max_tokens tokens of context: "
+			    "start "
+			    "the server with a larger one (llama.cpp: --ctx-size / --n_ctx; vLLM: "
+			    "--max-model-len; Ollama: num_ctx)",
+			    endpoint, (long long)res->tokens_out, max_tokens,
+			    (long long)res->tokens_in);
+		} else {
+			cuco_strbuf_addf(
+			    msg,
+			    "reply from %s was truncated at max_tokens %d (finish_reason "
+			    "\"length\"); raise --llm-max-tokens or ask for a diff "
+			    "instead of a full rewrite",
+			    endpoint, max_tokens);
+		}
 		ret = CUCO_ERR_PARSE;
 	}
 out:
@@ -530,20 +738,44 @@ static int fail(struct cuco_llm_result *res, struct cuco_err *err, int code,
 	return cuco_err_set(err, code, "llm: %s", m);
 }
 
+/* The request body of one call (malloc'd), or NULL out of memory. */
+static char *request_body(const char *model, json_t *messages, double temperature, int max_tokens,
+                          int64_t seed)
+{
+	json_t *req = json_pack("{s:s, s:O, s:f, s:i, s:I, s:b}", "model", model, "messages",
+	                        messages, "temperature", temperature, "max_tokens", max_tokens,
+	                        "seed", (json_int_t)seed, "stream", 0);
+	char *body = req ? json_dumps(req, JSON_COMPACT) : NULL;
+
+	json_decref(req);
+	return body;
+}
+
+/* A 5xx worth a retry only when it is not the previous attempt's error again. */
+static int same_error_again(long status, const struct cuco_strbuf *body, long prev_status,
+                            const struct cuco_strbuf *prev)
+{
+	if (status < 500 || status == 502 || status == 503 || status == 504)
+		return 0; /* gateways and a loading model answer the same until they are ready */
+	return status == prev_status && body->len == prev->len &&
+	       (!body->len || memcmp(body->buf, prev->buf, body->len) == 0);
+}
+
 int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs, int nmsgs,
                   const struct cuco_llm_call_opts *opts, struct cuco_llm_result *res,
                   struct cuco_err *err)
 {
-	struct cuco_strbuf msg = CUCO_STRBUF_INIT;
+	struct cuco_strbuf msg = CUCO_STRBUF_INIT, prev = CUCO_STRBUF_INIT;
 	struct attempt a;
-	json_t *messages = NULL, *req = NULL;
+	struct model_state *ms;
+	json_t *messages = NULL;
 	char *body = NULL, *prompt = NULL;
 	const char *key = api_key(c), *model = c->cfg.model;
 	double temperature = c->cfg.temperature, t0 = cuco_now(), worst_cost;
-	int max_tokens = c->cfg.max_tokens, ret = CUCO_OK, code = CUCO_OK, retry;
+	int max_tokens = c->cfg.max_tokens, ret = CUCO_OK, code = CUCO_OK, retry = 0, fold;
 	int64_t est_in, worst;
 	size_t bytes;
-	long status = 0;
+	long status = 0, prev_status = 0;
 	enum outcome o = OUT_FAIL;
 
 	cuco_strbuf_init(&a.body, 0);
@@ -561,22 +793,26 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 		ret = fail(res, err, CUCO_ERR_INVALID, &msg, key);
 		goto out;
 	}
-	messages = build_messages(msgs, nmsgs, &bytes);
+	fold = has_system(msgs, nmsgs) && cuco_llm_client_folds_system(c, model);
+	messages = build_messages(msgs, nmsgs, fold);
+	bytes = messages_bytes(messages);
 	prompt = json_dumps(messages, JSON_COMPACT);
 	res->prompt_json = redact(prompt, key);
+	res->system_folded = fold;
 
 	/* the budget is hard: refuse a call whose worst case would cross it */
-	est_in = estimate_tokens(bytes);
+	est_in = estimate_prompt(c, model, bytes);
 	worst = est_in + max_tokens;
 	worst_cost = cuco_llm_price_cost(&c->cfg, model, est_in, max_tokens);
 	if (c->cfg.budget_tokens > 0 && c->budget.tokens_used + worst > c->cfg.budget_tokens) {
 		cuco_strbuf_addf(
 		    &msg,
 		    "budget exhausted: %lld of %lld tokens used, and this call may take "
-		    "up to %lld more (about %lld prompt + %d max_tokens); raise the token "
-		    "budget to continue",
+		    "up to %lld more (about %lld prompt at %.2f bytes a token + %d max_tokens); "
+		    "raise the token budget to continue",
 		    (long long)c->budget.tokens_used, (long long)c->cfg.budget_tokens,
-		    (long long)worst, (long long)est_in, max_tokens);
+		    (long long)worst, (long long)est_in, cuco_llm_client_bytes_per_token(c, model),
+		    max_tokens);
 		c->budget.exhausted = 1;
 		ret = fail(res, err, CUCO_ERR_UNSUPPORTED, &msg, key);
 		goto out;
@@ -592,17 +828,16 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 		goto out;
 	}
 
-	req = json_pack("{s:s, s:O, s:f, s:i, s:b}", "model", model, "messages", messages,
-	                "temperature", temperature, "max_tokens", max_tokens, "stream", 0);
-	body = json_dumps(req, JSON_COMPACT);
-	if (!req || !body) {
+	res->seed = cuco_llm_call_seed(c->cfg.seed, c->call_index++);
+	body = request_body(model, messages, temperature, max_tokens, res->seed);
+	if (!body) {
 		cuco_strbuf_adds(&msg, "could not build the request body");
 		ret = fail(res, err, CUCO_ERR_NOMEM, &msg, key);
 		goto out;
 	}
 
 	c->budget.calls++;
-	for (retry = 0;; retry++) {
+	for (;;) {
 		long delay;
 
 		cuco_strbuf_reset(&a.body);
@@ -612,14 +847,49 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 		res->attempts++;
 		o = attempt_once(c, body, &a, &status, &code, &msg);
 		res->http_status = status;
+		if (o != OUT_OK && !fold && has_system(msgs, nmsgs) &&
+		    refuses_system(status, &a.body)) {
+			/* the template refuses the system role: fold it, for this model from now on
+			 */
+			fold = 1;
+			if ((ms = model_state(c, model)))
+				ms->fold_system = 1;
+			json_decref(messages);
+			free(prompt);
+			free(body);
+			messages = build_messages(msgs, nmsgs, 1);
+			prompt = json_dumps(messages, JSON_COMPACT);
+			free(res->prompt_json);
+			res->prompt_json = redact(prompt, key);
+			res->system_folded = 1;
+			bytes = messages_bytes(messages);
+			body = request_body(model, messages, temperature, max_tokens, res->seed);
+			if (!body || !prompt) {
+				cuco_strbuf_reset(&msg);
+				cuco_strbuf_adds(&msg, "could not build the request body");
+				ret = fail(res, err, CUCO_ERR_NOMEM, &msg, key);
+				goto out;
+			}
+			continue; /* not a retry: a different request */
+		}
+		if (o == OUT_RETRY && same_error_again(status, &a.body, prev_status, &prev)) {
+			cuco_strbuf_adds(&msg,
+			                 " (the same error as the attempt before: not retried "
+			                 "further)");
+			o = OUT_FAIL;
+		}
 		if (o != OUT_RETRY || retry >= c->cfg.max_retries)
 			break;
+		prev_status = status;
+		cuco_strbuf_reset(&prev);
+		cuco_strbuf_add(&prev, a.body.buf ? a.body.buf : "", a.body.len);
 		if (a.retry_after_s >= 0)
 			delay = a.retry_after_s > c->cfg.retry_max_ms / 1000
 			            ? c->cfg.retry_max_ms
 			            : a.retry_after_s * 1000;
 		else
 			delay = backoff_ms(c, retry);
+		retry++;
 		sleep_ms(delay);
 	}
 	if (o != OUT_OK) {
@@ -629,7 +899,7 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 		goto out;
 	}
 
-	ret = parse_completion(a.body.buf, a.body.len, res, &msg, c->endpoint);
+	ret = parse_completion(a.body.buf, a.body.len, max_tokens, res, &msg, c->endpoint);
 	if (res->reply) {
 		char *r = redact(res->reply, key);
 
@@ -640,12 +910,16 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 	if (res->tokens_in >= 0) {
 		res->charged_tokens = res->tokens_in + res->tokens_out;
 		res->cost = cuco_llm_price_cost(&c->cfg, model, res->tokens_in, res->tokens_out);
+		learn(c, model, bytes, res->tokens_in);
 	} else {
-		int64_t out_est = estimate_tokens(res->reply ? strlen(res->reply) : a.body.len);
+		int64_t in_est = (int64_t)ceil((double)bytes / CUCO_LLM_BYTES_PER_TOKEN);
+		int64_t out_est =
+		    (int64_t)ceil((double)(res->reply ? strlen(res->reply) : a.body.len) /
+		                  CUCO_LLM_BYTES_PER_TOKEN);
 
 		res->usage_estimated = 1;
-		res->charged_tokens = est_in + out_est;
-		res->cost = cuco_llm_price_cost(&c->cfg, model, est_in, out_est);
+		res->charged_tokens = in_est + out_est;
+		res->cost = cuco_llm_price_cost(&c->cfg, model, in_est, out_est);
 	}
 	c->budget.tokens_used += res->charged_tokens;
 	if (!isnan(res->cost))
@@ -659,10 +933,121 @@ out:
 	res->latency_ms = (cuco_now() - t0) * 1000.0;
 	free(body);
 	free(prompt);
-	json_decref(req);
 	json_decref(messages);
 	cuco_strbuf_release(&a.body);
 	cuco_strbuf_release(&msg);
+	cuco_strbuf_release(&prev);
+	return ret;
+}
+
+/* libcurl's write callback into a strbuf, with the reply size limit. */
+static size_t on_list_body(char *data, size_t size, size_t n, void *arg)
+{
+	struct cuco_strbuf *sb = arg;
+	size_t len = size * n;
+
+	if (sb->len + len > MAX_REPLY_BYTES)
+		return 0;
+	cuco_strbuf_add(sb, data, len);
+	return len;
+}
+
+int cuco_llm_list_models(const struct cuco_llm_config *cfg, long timeout_ms,
+                         struct cuco_strbuf *ids, struct cuco_err *err)
+{
+	struct cuco_strbuf url = CUCO_STRBUF_INIT, body = CUCO_STRBUF_INIT, auth = CUCO_STRBUF_INIT;
+	struct curl_slist *hdrs = NULL, *h;
+	char errbuf[CURL_ERROR_SIZE];
+	const char *key = NULL;
+	json_t *root = NULL, *data, *x;
+	CURL *curl = NULL;
+	CURLcode cc;
+	long status = 0;
+	size_t i;
+	int ret = CUCO_OK;
+
+	cuco_strbuf_reset(ids);
+	errbuf[0] = '\0';
+	if (!cfg->base_url || (!has_prefix_ci(cfg->base_url, "http://") &&
+	                       !has_prefix_ci(cfg->base_url, "https://"))) {
+		ret = cuco_err_set(err, CUCO_ERR_USAGE, "llm: base URL must start with http(s)://");
+		goto out;
+	}
+	cuco_strbuf_adds(&url, cfg->base_url);
+	while (url.len && url.buf[url.len - 1] == '/')
+		cuco_strbuf_setlen(&url, url.len - 1);
+	if (url.len >= 3 && strcmp(url.buf + url.len - 3, "/v1") == 0)
+		cuco_strbuf_adds(&url, "/models");
+	else
+		cuco_strbuf_adds(&url, "/v1/models");
+	if (cfg->api_key_env && *cfg->api_key_env && getenv(cfg->api_key_env) &&
+	    *getenv(cfg->api_key_env))
+		key = getenv(cfg->api_key_env);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(curl = curl_easy_init())) {
+		ret = cuco_err_set(err, CUCO_ERR_SYSTEM, "llm: libcurl failed to start");
+		goto out;
+	}
+	h = curl_slist_append(hdrs, "Accept: application/json");
+	if (h)
+		hdrs = h;
+	if (key) {
+		cuco_strbuf_addf(&auth, "Authorization: Bearer %s", key);
+		h = curl_slist_append(hdrs, auth.buf);
+		if (h)
+			hdrs = h;
+	}
+	curl_easy_setopt(curl, CURLOPT_URL, url.buf);
+	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+	                 cfg->connect_timeout_ms < timeout_ms ? cfg->connect_timeout_ms
+	                                                      : timeout_ms);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_list_body);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(curl, CURLOPT_USERAGENT, "cuco/" CUCO_VERSION);
+	cc = curl_easy_perform(curl);
+	if (auth.alloc)
+		memset(auth.buf, 0, auth.len);
+	if (cc != CURLE_OK) {
+		ret = cuco_err_set(
+		    err, cc == CURLE_OPERATION_TIMEDOUT ? CUCO_ERR_TIMEOUT : CUCO_ERR_SYSTEM,
+		    "llm: cannot list models at %s: %s", url.buf,
+		    errbuf[0] ? errbuf : curl_easy_strerror(cc));
+		goto out;
+	}
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status < 200 || status >= 300) {
+		ret = cuco_err_set(err, CUCO_ERR_RUN, "llm: HTTP %ld from %s", status, url.buf);
+		goto out;
+	}
+	root = json_loadb(body.buf ? body.buf : "", body.len, JSON_ALLOW_NUL, NULL);
+	data = json_object_get(root, "data");
+	if (!json_is_array(data)) {
+		ret = cuco_err_set(err, CUCO_ERR_PARSE, "llm: %s is not an OpenAI model list",
+		                   url.buf);
+		goto out;
+	}
+	json_array_foreach(data, i, x)
+	{
+		json_t *id = json_object_get(x, "id");
+		if (json_is_string(id)) {
+			cuco_strbuf_adds(ids, json_string_value(id));
+			cuco_strbuf_addch(ids, '\n');
+		}
+	}
+out:
+	json_decref(root);
+	curl_slist_free_all(hdrs);
+	if (curl) {
+		curl_easy_cleanup(curl);
+		curl_global_cleanup();
+	}
+	cuco_strbuf_release(&auth);
+	cuco_strbuf_release(&url);
+	cuco_strbuf_release(&body);
 	return ret;
 }
 
@@ -684,6 +1069,10 @@ int cuco_llm_result_store(struct cuco_store *store, const struct cuco_llm_result
 	rec.latency_ms = res->latency_ms;
 	rec.cost = res->cost;
 	rec.error = res->error;
+	rec.http_status = res->http_status;
+	rec.finish_reason = res->finish_reason;
+	rec.attempts = res->attempts;
+	rec.seed = res->seed;
 	return cuco_store_llm_call_add(store, &rec, id ? id : &dummy, err);
 }
 

@@ -4,6 +4,15 @@
  * per call, with timeouts, retries with backoff, a hard token/cost budget and
  * a record of every call for the store.
  *
+ * Per model on the endpoint the client learns two things from the replies:
+ * how many prompt bytes make a token (from `usage`, for the budget's
+ * worst-case estimate) and whether the model's chat template refuses the
+ * system role (then the system prompt is folded into the first user message
+ * for that call and every later one). Each request carries a sampling seed
+ * derived from the configured seed and the call's index, so that two calls
+ * with the same prompt do not get the same reply from a server with a fixed
+ * seed.
+ *
  * The API key is read from an environment variable (its name is configurable)
  * at each call and sent as `Authorization: Bearer`; it is never kept in the
  * client, never put in a record, and any text that goes into a record (the
@@ -17,10 +26,15 @@
 
 #include "store/store.h"
 #include "util/error.h"
+#include "util/strbuf.h"
 
 #define CUCO_LLM_DEFAULT_KEY_ENV "OPENAI_API_KEY"
 #define CUCO_LLM_REDACTED "[REDACTED]"
 #define CUCO_LLM_MAX_PRICES 16 /* models with a price in one config */
+#define CUCO_LLM_MAX_LEARNT 16 /* models per client whose bytes per token are learnt */
+/* Prompt bytes per token assumed for a model before its replies report usage:
+   conservative (tokenizers make 3 to 4 bytes a token of code and English; small ones less). */
+#define CUCO_LLM_BYTES_PER_TOKEN 2.0
 
 /* What one model costs, in cost units (e.g. USD) per million tokens. */
 struct cuco_llm_price {
@@ -42,12 +56,17 @@ struct cuco_llm_config {
 	                            (local servers need no key) */
 	long connect_timeout_ms; /* 10000 */
 	long timeout_ms;         /* whole request, per attempt: 300000 */
-	int max_retries;         /* further attempts after a 429/5xx/network failure: 4 */
+	int max_retries;         /* further attempts after a 429/5xx/network failure: 4; a
+	                            5xx other than 502/503/504 whose body repeats the previous
+	                            attempt's is not retried again */
 	long retry_base_ms;      /* first backoff: 1000; doubles per attempt */
 	long retry_max_ms;       /* cap of one backoff (and of an honoured Retry-After): 60000 */
-	uint64_t seed;           /* seed of the jitter RNG: 1 */
-	int64_t budget_tokens; /* hard limit on prompt + completion tokens of all calls; 0: none */
-	double budget_cost;    /* hard limit on cost of all calls; 0: none (needs prices) */
+	uint64_t seed;           /* seed of the jitter RNG and of the per-call sampling seeds: 1 */
+	int64_t budget_tokens;   /* hard limit on prompt + completion tokens of all calls; 0: none.
+	                            A call is sent only when its worst case fits: prompt tokens
+	                            (CUCO_LLM_BYTES_PER_TOKEN until the model's usage taught the
+	                            client better) + max_tokens */
+	double budget_cost;      /* hard limit on cost of all calls; 0: none (needs prices) */
 	struct cuco_llm_price prices[CUCO_LLM_MAX_PRICES];
 	int nprices;
 };
@@ -91,6 +110,12 @@ struct cuco_llm_result {
 	int64_t charged_tokens; /* what the budget was charged (usage or estimate) */
 	double latency_ms;      /* all attempts and backoffs together */
 	double cost;            /* from usage and prices; NaN when unknown */
+	int64_t seed;           /* sampling seed sent; CUCO_STORE_NO_INT when nothing was sent */
+	int system_folded;      /* 1: the system prompt went into the user message (the model's
+	                           template refuses the system role); prompt_json is what was sent */
+	int truncated;          /* 1: finish_reason "length": the reply is cut off */
+	int context_full;       /* 1: cut off below max_tokens: the server's context is full */
+	int nul_dropped;        /* U+0000 characters removed from the reply */
 };
 
 /* Budget state of a client. */
@@ -119,8 +144,11 @@ void cuco_llm_client_free(struct cuco_llm_client *c);
  * Send one chat completion request (retrying as configured) and fill *res
  * (which must be init'ed; it is released first). The budget is checked
  * before the call against its worst case (used + estimated prompt tokens +
- * max_tokens, and their cost) and charged from the reply's usage, or an
- * estimate (4 bytes a token) when usage is missing. Returns CUCO_OK with
+ * max_tokens, and their cost) and charged from the reply's usage, or
+ * cuco_llm_estimate_call() when usage is missing. A model whose template
+ * refuses the system role (an HTTP error naming it) gets the same call again
+ * at once with the system prompt folded into the user message; that attempt
+ * is not a retry. Returns CUCO_OK with
  * res->reply set, or:
  *   CUCO_ERR_UNSUPPORTED - the budget would be exceeded; nothing was sent,
  *                          cuco_llm_client_budget()->exhausted is set. The
@@ -129,8 +157,10 @@ void cuco_llm_client_free(struct cuco_llm_client *c);
  *   CUCO_ERR_SYSTEM      - network failure after all retries;
  *   CUCO_ERR_RUN         - an HTTP error status (after retries for 429/5xx);
  *   CUCO_ERR_PARSE       - a body that is not a chat completion, no content,
- *                          or a truncated reply (finish_reason "length");
- *                          res->reply holds what came back, if anything;
+ *                          or a truncated reply (finish_reason "length":
+ *                          res->truncated, and res->context_full when it
+ *                          stopped below max_tokens); res->reply holds what
+ *                          came back, if anything;
  *   CUCO_ERR_INVALID     - no messages.
  * err and res->error carry the same message.
  */
@@ -154,6 +184,45 @@ const char *cuco_llm_client_endpoint(const struct cuco_llm_client *c);
 /* Cost of tokens for model under cfg's prices; NaN when the model has no price. */
 double cuco_llm_price_cost(const struct cuco_llm_config *cfg, const char *model, int64_t tokens_in,
                            int64_t tokens_out);
+
+/*
+ * Start the per-call seeds at call index n (a resumed run's stored calls), so
+ * that no seed of the earlier calls repeats.
+ */
+void cuco_llm_client_set_calls(struct cuco_llm_client *c, int64_t n);
+
+/* The sampling seed of call index n under cfg_seed (0 .. 2^31 - 1). */
+int64_t cuco_llm_call_seed(uint64_t cfg_seed, int64_t n);
+
+/*
+ * Learn model's prompt bytes per token from a stored call: prompt_json (the
+ * messages array as sent) and the prompt_tokens its reply reported. Calls
+ * with unknown tokens are ignored.
+ */
+void cuco_llm_client_learn(struct cuco_llm_client *c, const char *model, const char *prompt_json,
+                           int64_t tokens_in);
+
+/* Prompt bytes per token the client assumes for model now (learnt or the default). */
+double cuco_llm_client_bytes_per_token(const struct cuco_llm_client *c, const char *model);
+
+/* 1 when the client folds the system prompt into the user message for model. */
+int cuco_llm_client_folds_system(const struct cuco_llm_client *c, const char *model);
+
+/*
+ * What the budget is charged for a call whose reply reported no usage: the
+ * prompt (messages array as JSON) and the reply at CUCO_LLM_BYTES_PER_TOKEN.
+ */
+int64_t cuco_llm_estimate_call(const char *prompt_json, const char *reply);
+
+/*
+ * The model ids the endpoint lists at {base}/v1/models, one per line into
+ * ids (reset first). Uses cfg's base URL, key variable and connect timeout,
+ * at most timeout_ms in all, one attempt. Errors: CUCO_ERR_USAGE (base URL),
+ * CUCO_ERR_SYSTEM/CUCO_ERR_TIMEOUT (no answer), CUCO_ERR_RUN (an HTTP
+ * error), CUCO_ERR_PARSE (not an OpenAI model list).
+ */
+int cuco_llm_list_models(const struct cuco_llm_config *cfg, long timeout_ms,
+                         struct cuco_strbuf *ids, struct cuco_err *err);
 
 /* Zero a result (strings NULL, tokens unknown, cost NaN). */
 void cuco_llm_result_init(struct cuco_llm_result *res);

@@ -20,7 +20,6 @@
 #define MAX_FEEDBACK 2000 /* bytes of an error or compile log in a prompt */
 #define MAX_STATS 6000    /* bytes of the statistical summary in a prompt */
 #define MAX_INSP_CODE 6000 /* bytes of the best inspiration's EVOLVE-BLOCKs */
-#define BYTES_PER_TOKEN 4  /* the client's estimate when a reply had no usage */
 
 /* How stored calls without a program begin their error (read back on resume). */
 #define WHY_SUMMARY "meta-summary call failed"
@@ -792,6 +791,14 @@ static int op_breed(void *ctx, const struct cuco_breed_request *rq, struct cuco_
 		goto out;
 	}
 	snprintf(why, sizeof(why), "%s call for %s failed", op_name(mode), rq->name);
+	if (rc && res.truncated) {
+		/* the endpoint works; the reply is unusable: rejected, like any bad reply */
+		snprintf(why, sizeof(why), "%s reply for %s rejected", op_name(mode), rq->name);
+		op->fails = 0;
+		cuco_bandit_reward(&op->bandit, arm, 0, call_cost(&res));
+		rc = store_call(op, rq->run_id, &res, 0, why, err);
+		goto out;
+	}
 	if (rc) {
 		cuco_bandit_reward(&op->bandit, arm, 0, call_cost(&res));
 		if ((rc = store_call(op, rq->run_id, &res, 0, why, err)))
@@ -1129,6 +1136,7 @@ struct history {
 	struct seen *p; /* ascending ids: programs come oldest first */
 	int n, alloc;
 	int summary_calls, stat_summaries;
+	int64_t calls; /* stored calls: the client's next call index */
 	int64_t stat_generation, llm_generation;
 	int64_t tokens;
 	double cost;
@@ -1215,13 +1223,13 @@ static int hist_call(const struct cuco_llm_call_rec *c, void *arg, struct cuco_e
 	double cost, pf;
 	int arm = -1;
 
+	h->calls++;
 	if (c->tokens_in >= 0 && c->tokens_out >= 0)
 		tokens = c->tokens_in + c->tokens_out;
 	else /* no usage: the client's estimate, from what was stored */
-		tokens = (int64_t)((strlen(c->prompt ? c->prompt : "") + BYTES_PER_TOKEN - 1) /
-		                       BYTES_PER_TOKEN +
-		                   (strlen(c->reply ? c->reply : "") + BYTES_PER_TOKEN - 1) /
-		                       BYTES_PER_TOKEN);
+		tokens = cuco_llm_estimate_call(c->prompt, c->reply);
+	if (c->tokens_in > 0)
+		cuco_llm_client_learn(op->client, c->model, c->prompt, c->tokens_in);
 	h->tokens += tokens;
 	if (isfinite(c->cost))
 		h->cost += c->cost;
@@ -1294,6 +1302,7 @@ int cuco_llm_operator_resume(struct cuco_llm_operator *op, int64_t run_id, struc
 	    (rc = cuco_store_summary_each_run(op->cfg.store, run_id, hist_summary, &h, err)))
 		goto out;
 	cuco_llm_client_charge(op->client, h.tokens, h.cost);
+	cuco_llm_client_set_calls(op->client, h.calls);
 	/* Stopped between a statistical summary and its meta-summary: write it now. */
 	if (op->cfg.meta_summaries && op->stat_summary && h.stat_summaries > h.summary_calls &&
 	    h.llm_generation < h.stat_generation) {

@@ -133,6 +133,11 @@ static const char schema_v1[] =
 static const char *const migrations[] = {
     /* 1 -> 2: contradictions between a program's code and its directive */
     "ALTER TABLE programs ADD COLUMN flags TEXT;\n",
+    /* 2 -> 3: how each LLM call went: HTTP status, finish reason, attempts, sampling seed */
+    "ALTER TABLE llm_calls ADD COLUMN http_status INTEGER;\n"
+    "ALTER TABLE llm_calls ADD COLUMN finish_reason TEXT;\n"
+    "ALTER TABLE llm_calls ADD COLUMN attempts INTEGER;\n"
+    "ALTER TABLE llm_calls ADD COLUMN seed INTEGER;\n",
 };
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == CUCO_STORE_SCHEMA_VERSION - 1,
                "one migration per schema version after 1");
@@ -1396,6 +1401,10 @@ static const struct rec_col llm_call_cols[] = {
     {"cost", COL_REAL, offsetof(struct cuco_llm_call_rec, cost)},
     {"error", COL_TEXT, offsetof(struct cuco_llm_call_rec, error)},
     {"created_at", COL_TEXT, offsetof(struct cuco_llm_call_rec, created_at)},
+    {"http_status", COL_OPT_INT, offsetof(struct cuco_llm_call_rec, http_status)},
+    {"finish_reason", COL_TEXT, offsetof(struct cuco_llm_call_rec, finish_reason)},
+    {"attempts", COL_OPT_INT, offsetof(struct cuco_llm_call_rec, attempts)},
+    {"seed", COL_OPT_INT, offsetof(struct cuco_llm_call_rec, seed)},
     {NULL},
 };
 
@@ -1406,6 +1415,9 @@ void cuco_llm_call_rec_init(struct cuco_llm_call_rec *rec)
 	rec->tokens_out = CUCO_STORE_NO_INT;
 	rec->latency_ms = NAN;
 	rec->cost = NAN;
+	rec->http_status = CUCO_STORE_NO_INT;
+	rec->attempts = CUCO_STORE_NO_INT;
+	rec->seed = CUCO_STORE_NO_INT;
 }
 
 void cuco_llm_call_rec_release(struct cuco_llm_call_rec *rec)
@@ -1421,10 +1433,12 @@ int cuco_store_llm_call_add(struct cuco_store *store, const struct cuco_llm_call
 {
 	return insert_rec(store,
 	                  "INSERT INTO llm_calls(run_id, program_id, model, endpoint, prompt, "
-	                  "reply, tokens_in, tokens_out, latency_ms, cost, error, created_at) "
+	                  "reply, tokens_in, tokens_out, latency_ms, cost, error, created_at, "
+	                  "http_status, finish_reason, attempts, seed) "
 	                  "VALUES (:run_id, :program_id, :model, :endpoint, :prompt, :reply, "
 	                  ":tokens_in, :tokens_out, :latency_ms, :cost, :error, "
-	                  "COALESCE(:created_at, " NOW_SQL "))",
+	                  "COALESCE(:created_at, " NOW_SQL "), :http_status, :finish_reason, "
+	                  ":attempts, :seed)",
 	                  llm_call_cols, rec, "an LLM call", id, err);
 }
 

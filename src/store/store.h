@@ -12,7 +12,7 @@
  * with every schema change and add a migration from the previous version; a
  * file with a newer version is refused (CUCO_ERR_SCHEMA), never rewritten.
  */
-#define CUCO_STORE_SCHEMA_VERSION 2
+#define CUCO_STORE_SCHEMA_VERSION 3
 
 /* `PRAGMA application_id` of a cuco store: "cuco" in ASCII. */
 #define CUCO_STORE_APPLICATION_ID 0x6375636f
@@ -120,6 +120,11 @@ struct cuco_llm_call_rec {
 	double cost;            /* NaN for unknown */
 	const char *error;      /* why the call failed; NULL when it succeeded */
 	const char *created_at; /* ISO 8601 UTC; NULL on input means now */
+	/* since schema 3; CUCO_STORE_NO_INT / NULL in rows stored before */
+	int64_t http_status;       /* of the last attempt; 0: no response */
+	const char *finish_reason; /* choices[0].finish_reason; NULL when none came back */
+	int64_t attempts;          /* requests sent (0: refused before sending) */
+	int64_t seed;              /* the sampling seed sent with the request */
 };
 
 /* One row of `summaries`, as read back (strings owned by the store during a walk). */

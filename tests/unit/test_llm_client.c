@@ -327,7 +327,7 @@ static void test_retry_5xx(void **state)
 
 static void test_retries_exhausted(void **state)
 {
-	static const char *const names[] = {"server_error", "server_error", "server_error",
+	static const char *const names[] = {"server_error", "server_error_other", "server_error",
 	                                    "ok_diff", NULL};
 	struct cuco_llm_result res;
 	struct cuco_err err;
@@ -371,6 +371,11 @@ static void test_malformed_body(void **state)
 	}
 }
 
+static void max_tokens_64(struct cuco_llm_config *cfg)
+{
+	cfg->max_tokens = 64; /* the fixture's reply stops at 64 completion tokens */
+}
+
 static void test_truncated(void **state)
 {
 	static const char *const names[] = {"truncated", NULL};
@@ -379,9 +384,12 @@ static void test_truncated(void **state)
 
 	(void)state;
 	cuco_llm_result_init(&res);
-	assert_int_equal(call(names, NULL, NULL, &res, &err, NULL, NULL), CUCO_ERR_PARSE);
+	assert_int_equal(call(names, NULL, max_tokens_64, &res, &err, NULL, NULL), CUCO_ERR_PARSE);
 	assert_string_equal(res.finish_reason, "length");
-	assert_contains(res.error, "truncated at max_tokens (finish_reason \"length\")");
+	assert_int_equal(res.truncated, 1);
+	assert_int_equal(res.context_full, 0);
+	assert_contains(res.error, "truncated at max_tokens 64 (finish_reason \"length\")");
+	assert_contains(res.error, "raise --llm-max-tokens");
 	assert_non_null(res.reply); /* kept for the record */
 	assert_int_equal(res.tokens_out, 64);
 	assert_int_equal(res.charged_tokens, 164);
