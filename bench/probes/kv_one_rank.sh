@@ -7,9 +7,11 @@
 # unnamed page or slot is touched) and the order of layers and transfers
 # (buffer reuse, events, barriers) against the reference; it does not check
 # the transfer between two GPUs, and its times are not figures of the
-# workload. Every program of the manifest, the fast-path seed and the
-# realised variants run at every shape but llama3_8b_32768 (whose reference
-# alone takes about a minute), then cuco's GEMM against cuBLAS
+# workload. Every program of the manifest and the fast-path seed run at every
+# shape but llama3_8b_32768 (whose reference alone takes about a minute), all
+# realised variants at three shapes and one or two per placement and backend
+# at the others (fewer programs at llama3_8b_8192), then cuco's GEMM against
+# cuBLAS
 # (build-dev/test_gemm --vs) at the per-layer GEMM shapes.
 #
 # Two steps, so that the GPU machine compiles nothing:
@@ -22,8 +24,16 @@ W=workloads/kv_transfer
 VARIANTS=${VARIANTS:-"sequential_lsa sequential_lsa_whole sequential_ce sequential_ce_whole stream_overlap_ce
  stream_overlap_ce4 stream_overlap_ce_graph stream_overlap_lsa stream_overlap_lsa4_thread fused_producer
  fused_producer_n128_graph fused_consumer_lsa fused_consumer_ce4 fused_consumer_lsa4_graph"}
-SHAPES=${SHAPES:-"ragged small cuco_2048_512 cuco_3072_768 cuco_3072_1024 cuco_4096_1024 gqa_256 llama3_8b_2048
+SHAPES=${SHAPES:-"ragged cuco_3072_1024 llama3_8b_2048 small cuco_2048_512 cuco_4096_1024 cuco_3072_768 gqa_256
  llama3_8b_8192"}
+# every variant at the FULL shapes; at the others one or two per placement and backend,
+# and at the BIG ones (a run of a tenth of a second or more) fewer programs still
+FULL=${FULL:-"ragged small cuco_2048_512"}
+MID_VARIANTS=${MID_VARIANTS:-"sequential_lsa_whole stream_overlap_lsa4_thread stream_overlap_ce fused_producer
+ fused_consumer_lsa fused_consumer_ce4"}
+BIG=${BIG:-"llama3_8b_8192"}
+BIG_PROGRAMS=${BIG_PROGRAMS:-"baseline ce_layer compute comm_nccl"}
+BIG_VARIANTS=${BIG_VARIANTS:-"stream_overlap_lsa4_thread fused_producer fused_consumer_lsa"}
 PROGRAMS="baseline=host ce_layer=peer_ce_layer ce_bulk=peer_ce_bulk compute=compute_only comm=comm_only
  comm_nccl=comm_nccl"
 
@@ -48,17 +58,29 @@ build() { # DIR
 	ls "$d"/*.so | wc -l
 }
 
-params() { # SHAPE: --param P=V for each of the manifest shape's parameters
+params() { # SHAPE: --param P=V for each of the manifest shape's parameters, and the tolerance
 	python3 - "$W/manifest.json" "$1" <<'EOF'
 import json, sys
 m = json.load(open(sys.argv[1]))
 s = [x for x in m["shapes"] if x["name"] == sys.argv[2]][0]
-print(" ".join("--param %s=%d" % (p, s[p]) for p in m["params"]))
+print(" ".join("--param %s=%d" % (p, s[p]) for p in m["params"]), "--tolerance", m["tolerance"])
 EOF
 }
 
+harness() { # DIR SHAPE PROGRAM-ARGS...: one harness run on one rank, its result line into results.json
+	local d=$1 s=$2
+	shift 2
+	echo "## $s: cuco-harness --ranks 1 $(params "$s") --iters 5 --warmup 2 --bench-seconds 0 ($# args)"
+	# shellcheck disable=SC2046
+	timeout 150 "$B/cuco-harness" --workload-so "$d/workload.so" --workload kv_transfer --shape "$s" \
+		$(params "$s") --ranks 1 --iters 5 --warmup 2 --bench-seconds 0 --timeout 120 --no-samples "$@" \
+		>>"$O/results.json"
+	echo "## rc $?"
+}
+
 run() { # DIR
-	local d=$1 O=${OUT:?}/kv
+	local d=$1
+	O=${OUT:?}/kv
 	. scripts/gpu-env.sh
 	mkdir -p "$O"
 	: >"$O/results.json"
@@ -66,17 +88,25 @@ run() { # DIR
 		progs=()
 		for p in $PROGRAMS; do
 			n=${p%%=*}
+			case " $BIG " in *" $s "*) case " $BIG_PROGRAMS " in *" $n "*) ;; *) continue ;; esac ;; esac
 			case $n in compute | comm | comm_nccl) progs+=(--program "$n=$d/$n.so,noverify") ;;
 			*) progs+=(--program "$n=$d/$n.so") ;; esac
 		done
 		progs+=(--program "seed=$d/seed.so")
-		for v in $VARIANTS; do progs+=(--program "$v=$d/$v.so"); done
-		echo "## $s: cuco-harness --ranks 1 $(params "$s") --iters 5 --warmup 2 --bench-seconds 0 (${#progs[@]} args)"
-		# shellcheck disable=SC2046
-		timeout 300 "$B/cuco-harness" --workload-so "$d/workload.so" --workload kv_transfer --shape "$s" \
-			$(params "$s") --tolerance 0.01 --ranks 1 --iters 5 --warmup 2 --bench-seconds 0 --timeout 240 \
-			--no-samples "${progs[@]}" >>"$O/results.json"
-		echo "## rc $?"
+		vs=$MID_VARIANTS
+		case " $FULL " in *" $s "*) vs=$VARIANTS ;; esac
+		case " $BIG " in *" $s "*) vs=$BIG_VARIANTS ;; esac
+		# the harness takes 16 programs: the manifest's, the seed and 9 variants, then the rest
+		k=0
+		for v in $vs; do
+			if [ $k -eq 9 ]; then
+				harness "$d" "$s" "${progs[@]}"
+				progs=()
+			fi
+			progs+=(--program "$v=$d/$v.so")
+			k=$((k + 1))
+		done
+		harness "$d" "$s" "${progs[@]}"
 	done >"$O/harness.log" 2>&1
 	python3 - "$O/results.json" >"$O/table.log" <<'EOF'
 import json, sys
@@ -102,6 +132,7 @@ sys.exit(1 if bad else 0)
 EOF
 	local rc=$?
 	# cuco's GEMM against cuBLAS at the per-layer shapes: QKV (H + 2KV columns), O, gate||up, down
+	[ "${VS:-1}" = 1 ] || { cat "$O/table.log"; return $rc; }
 	for g in "2048 5120 4096" "2048 4096 4096" "2048 28672 4096" "2048 4096 14336" "3072 5632 4096" \
 		"3072 6144 4096" "4096 6144 4096" "4096 4608 4096" "4096 28672 4096" "4096 4096 14336" \
 		"512 6144 4096" "512 4096 4096" "512 28672 4096" "512 4096 14336" "8192 6144 4096" "8192 28672 4096"; do
