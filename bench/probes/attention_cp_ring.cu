@@ -14,7 +14,7 @@
 //
 //   nvcc -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Idevice/include
 //        [-DCP_TEMPLATE='"/path/realised.cu"'] bench/probes/attention_cp_ring.cu -lcuda -o ring
-//   ./ring      (prints one line per case and "ring: N cases, N bad"; exit 1 on any bad)
+//   ./ring [R]  (R: only that rank count, 2 or 4; prints one line per case and "ring: N cases, N bad"; exit 1 on any bad)
 #include <cuda_bf16.h>
 #include <math.h>
 #include <stdio.h>
@@ -79,10 +79,10 @@ struct shape_case {
 	int B, H, Hkv, S, D, mask, parts;
 };
 
-int main()
+int main(int argc, char **argv)
 {
 	static const shape_case cases[] = {
-	    {"4096_d32", 1, 32, 32, 4096, 32, 1, 1},         {"4096_d32_causal", 1, 32, 32, 4096, 32, 2, 2},
+	    {"2048_d32", 1, 32, 32, 2048, 32, 1, 1},         {"4096_d32_causal", 1, 32, 32, 4096, 32, 2, 2},
 	    {"gqa_d128_causal", 1, 8, 2, 4096, 128, 2, 2},   {"gqa_d128_plain_causal", 1, 8, 2, 4096, 128, 2, 1},
 	    {"gqa_d64", 2, 8, 4, 2048, 64, 1, 2},
 	};
@@ -91,6 +91,8 @@ int main()
 	for (const shape_case &c : cases)
 		for (int R = 2; R <= 4; R *= 2)
 			for (int me = 0; me < R; me += R - 1) {
+				if (argc > 1 && atoi(argv[1]) != R)
+					continue; // ./ring 4: only 4 ranks
 				struct cuco_shape sh;
 				memset(&sh, 0, sizeof(sh));
 				snprintf(sh.name, sizeof(sh.name), "%s", c.name);
