@@ -94,6 +94,75 @@ static void apply_sched(const struct cuco_proc_sched *s)
 	}
 }
 
+extern char **environ;
+
+/*
+ * The environment a child gets: an allow-list of cuco's own (what nvcc, the
+ * harness, its ranks and the launchers need) plus env's settings, so code that
+ * cuco builds and runs never sees what it has no business with: the LLM API key
+ * (whatever --llm-key-env names), CUCO_STORE, other credentials. Built in the
+ * parent (no allocation after fork); NULL when out of memory.
+ */
+static int env_allowed(const char *kv)
+{
+	static const char *const names[] = {
+	    "PATH", "HOME", "USER",     "LOGNAME", "SHELL", "TMPDIR", "TMP",
+	    "TEMP", "LANG", "LANGUAGE", "TERM",    "TZ",    "PWD",    "LD_LIBRARY_PATH",
+	    "CC",   "CXX",  "HOSTNAME"};
+	static const char *const prefixes[] = {"LC_",     "CUDA_",  "NCCL_",  "CUCO_",  "NVCC_",
+	                                       "NVIDIA_", "CCCL_",  "OMPI_",  "PMIX_",  "PMI_",
+	                                       "OPAL_",   "HWLOC_", "SLURM_", "MUNGE_", "ASAN_",
+	                                       "UBSAN_",  "LSAN_",  "PYTHON", "XDG_"};
+	static const char *const secret[] = {"KEY",   "TOKEN",      "SECRET",
+	                                     "PASSW", "CREDENTIAL", "AUTH"};
+	const char *eq = strchr(kv, '=');
+	size_t n = eq ? (size_t)(eq - kv) : strlen(kv);
+	char name[256];
+	int ok = 0;
+
+	if (!eq || n >= sizeof(name))
+		return 0;
+	memcpy(name, kv, n);
+	name[n] = '\0';
+	if (!strcmp(name, "CUCO_STORE"))
+		return 0;
+	for (size_t i = 0; i < sizeof(secret) / sizeof(secret[0]); i++)
+		for (char *c = name; *c; c++)
+			if (!strncasecmp(c, secret[i], strlen(secret[i])))
+				return 0;
+	for (size_t i = 0; !ok && i < sizeof(names) / sizeof(names[0]); i++)
+		ok = !strcmp(name, names[i]);
+	for (size_t i = 0; !ok && i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		ok = !strncmp(name, prefixes[i], strlen(prefixes[i]));
+	return ok;
+}
+
+static char **child_env(char *const add[])
+{
+	size_t n = 0, k = 0, nadd = 0;
+	char **out;
+
+	while (environ && environ[n])
+		n++;
+	while (add && add[nadd])
+		nadd++;
+	if (!(out = calloc(n + nadd + 1, sizeof(*out))))
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		const char *eq = strchr(environ[i], '=');
+		int overridden = 0;
+
+		for (size_t j = 0; eq && j < nadd && !overridden; j++)
+			overridden = !strncmp(add[j], environ[i], (size_t)(eq - environ[i]) + 1);
+		if (!overridden && env_allowed(environ[i]))
+			out[k++] = environ[i];
+	}
+	for (size_t j = 0; j < nadd; j++)
+		if (strchr(add[j], '='))
+			out[k++] = add[j];
+	return out;
+}
+
 double cuco_now(void)
 {
 	struct timespec ts;
@@ -106,12 +175,18 @@ pid_t cuco_proc_start_sched(char *const argv[], char *const env[], const struct 
                             int *out_fd, int *err_fd)
 {
 	int po[2] = {-1, -1}, pe[2] = {-1, -1}, saved;
-	pid_t pid, parent = getpid();
+	pid_t pid = -1, parent = getpid();
+	char **envp = child_env(env);
 
+	if (!envp) {
+		errno = ENOMEM;
+		return -1;
+	}
 	cuco_proc_fork_lock();
 	if ((out_fd && pipe2(po, O_CLOEXEC)) || (err_fd && pipe2(pe, O_CLOEXEC)) ||
 	    (pid = fork()) < 0) {
 		saved = errno;
+		free(envp);
 		for (int i = 0; i < 2; i++) {
 			if (po[i] >= 0)
 				close(po[i]);
@@ -142,18 +217,16 @@ pid_t cuco_proc_start_sched(char *const argv[], char *const env[], const struct 
 			close(pe[0]);
 			close(pe[1]);
 		}
-		for (int i = 0; env && env[i]; i++) {
-			const char *eq = strchr(env[i], '=');
-			char name[256];
-			if (eq && (size_t)(eq - env[i]) < sizeof(name)) {
-				memcpy(name, env[i], (size_t)(eq - env[i]));
-				name[eq - env[i]] = '\0';
-				setenv(name, eq + 1, 1);
-			}
+		{
+			/* no core files of candidates; no file bigger than 4 GiB */
+			struct rlimit core = {0, 0}, fsize = {(rlim_t)4 << 30, (rlim_t)4 << 30};
+			(void)setrlimit(RLIMIT_CORE, &core);
+			(void)setrlimit(RLIMIT_FSIZE, &fsize);
 		}
-		execvp(argv[0], argv);
+		execvpe(argv[0], argv, envp);
 		_exit(127);
 	}
+	free(envp);
 	setpgid(pid, pid);
 	if (out_fd) {
 		close(po[1]);

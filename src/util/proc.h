@@ -60,11 +60,14 @@ struct cuco_proc_sched {
 
 /*
  * Start argv[0] (PATH searched) in its own process group, with setenv-style
- * "NAME=VALUE" strings from env (NULL-terminated, may be NULL) added to the
- * environment. Returns the pid, or -1 with errno set. out_fd/err_fd receive
- * the read ends of its stdout/stderr pipes (either pointer may be NULL to
- * inherit ours). The pipes are close-on-exec, so a child another thread
- * starts at the same time never holds them open.
+ * "NAME=VALUE" strings from env (NULL-terminated, may be NULL) added to an
+ * allow-listed copy of the environment (paths, locale, CUDA_*, NCCL_*,
+ * CUCO_* but CUCO_STORE, MPI's and Slurm's; never a name that holds KEY,
+ * TOKEN, SECRET, PASSW, CREDENTIAL or AUTH), without core files and with
+ * files capped at 4 GiB. The child dies with the thread that started it. Returns the pid, or -1
+ * with errno set. out_fd/err_fd receive the read ends of its stdout/stderr pipes (either pointer
+ * may be NULL to inherit ours). The pipes are close-on-exec, so a child another thread starts at
+ * the same time never holds them open.
  */
 pid_t cuco_proc_start(char *const argv[], char *const env[], int *out_fd, int *err_fd);
 

@@ -54,6 +54,48 @@ static void test_short_output_whole(void **state)
 	cuco_strbuf_release(&err);
 }
 
+/* A child sees the allow-listed environment and what it was given, never a key. */
+static void test_environment_scrubbed(void **state)
+{
+	char *argv[] = {"sh", "-c", "echo; env | sort", NULL};
+	char *add[] = {"CUCO_GIVEN=1", "NCCL_DEBUG=WARN", NULL};
+	struct cuco_strbuf out = CUCO_STRBUF_INIT;
+	struct cuco_proc_status st;
+
+	(void)state;
+	setenv("OPENAI_API_KEY", "sk-secret", 1);
+	setenv("MY_LLM_TOKEN", "tok", 1);
+	setenv("CUCO_STORE", "/tmp/store.db", 1);
+	setenv("CUCO_MASTER_PORT", "29555", 1);
+	setenv("NCCL_DEBUG", "INFO", 1);
+	setenv("UNRELATED_VARIABLE", "x", 1);
+	assert_int_equal(cuco_proc_run(argv, add, &out, NULL, 60, &st), 0);
+	assert_int_equal(st.code, 0);
+	assert_null(strstr(out.buf, "sk-secret"));
+	assert_null(strstr(out.buf, "MY_LLM_TOKEN"));
+	assert_null(strstr(out.buf, "CUCO_STORE"));
+	assert_null(strstr(out.buf, "UNRELATED_VARIABLE"));
+	assert_non_null(strstr(out.buf, "\nCUCO_MASTER_PORT=29555\n"));
+	assert_non_null(strstr(out.buf, "\nCUCO_GIVEN=1\n"));
+	assert_non_null(strstr(out.buf, "\nNCCL_DEBUG=WARN\n")); /* given wins over inherited */
+	assert_null(strstr(out.buf, "NCCL_DEBUG=INFO"));
+	assert_non_null(strstr(out.buf, "\nPATH="));
+	cuco_strbuf_release(&out);
+}
+
+/* A child may not leave a core file. */
+static void test_no_core_files(void **state)
+{
+	char *argv[] = {"sh", "-c", "ulimit -c", NULL};
+	struct cuco_strbuf out = CUCO_STRBUF_INIT;
+	struct cuco_proc_status st;
+
+	(void)state;
+	assert_int_equal(cuco_proc_run(argv, NULL, &out, NULL, 60, &st), 0);
+	assert_string_equal(out.buf, "0\n");
+	cuco_strbuf_release(&out);
+}
+
 /* 1 while pid runs (a zombie or a missing pid is not running). */
 static int running(pid_t pid)
 {
@@ -111,6 +153,8 @@ int main(void)
 	    cmocka_unit_test(test_output_kept_head_and_tail),
 	    cmocka_unit_test(test_short_output_whole),
 	    cmocka_unit_test(test_child_dies_with_starter),
+	    cmocka_unit_test(test_environment_scrubbed),
+	    cmocka_unit_test(test_no_core_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
