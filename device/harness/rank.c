@@ -27,6 +27,7 @@ struct loaded_workload {
 	cuco_workload_describe_fn describe;
 	cuco_workload_generate_fn generate;
 	cuco_workload_reference_fn reference;
+	cuco_workload_rank_weight_fn rank_weight; /* optional: NULL when not exported */
 };
 
 struct rank_state {
@@ -194,6 +195,7 @@ static int load_workload(struct rank_state *st, char *err, size_t errlen)
 	*(void **)&w->describe = dlsym(w->dl, "cuco_workload_describe");
 	*(void **)&w->generate = dlsym(w->dl, "cuco_workload_generate");
 	*(void **)&w->reference = dlsym(w->dl, "cuco_workload_reference");
+	*(void **)&w->rank_weight = dlsym(w->dl, "cuco_workload_rank_weight");
 	if (!w->describe || !w->generate || !w->reference) {
 		snprintf(err, errlen, "%s does not export the cuco_workload_* functions",
 		         st->o->workload_so);
@@ -336,6 +338,46 @@ static double quantile(const float *v, int n, double q)
 	return v[i] * (1 - f) + v[i + 1] * f;
 }
 
+/*
+ * From every rank's samples (all: nranks rows of iters): each rank's median,
+ * and where the workload weighs its ranks (cuco_workload_rank_weight, e.g. by
+ * the tokens a rank computes) the median over runs of the weighted mean of the
+ * ranks' times: the figure CUCo reports for its MoE layer, printed beside the
+ * slowest rank's, never instead. weighted is NAN without weights.
+ */
+static void rank_times(struct rank_state *st, const float *all, int iters, double *rank_us,
+                       double *weighted, double *w)
+{
+	int nr = st->r->nranks;
+	double wsum = 0;
+	float *v = malloc(sizeof(float) * (size_t)iters);
+
+	*weighted = NAN;
+	if (!v)
+		die(st, CUCO_ERR_NOMEM, "out of memory");
+	for (int q = 0; q < nr; q++) {
+		memcpy(v, all + (size_t)q * iters, sizeof(float) * (size_t)iters);
+		qsort(v, (size_t)iters, sizeof(float), cmp_float);
+		rank_us[q] = quantile(v, iters, 0.5);
+		w[q] = st->wl.rank_weight ? st->wl.rank_weight(&st->o->shape, q, nr) : -1;
+		wsum += w[q] > 0 ? w[q] : 0;
+	}
+	for (int q = 0; q < nr; q++)
+		if (!(w[q] >= 0))
+			wsum = 0;
+	if (st->wl.rank_weight && wsum > 0) {
+		for (int i = 0; i < iters; i++) {
+			double t = 0;
+			for (int q = 0; q < nr; q++)
+				t += w[q] * all[(size_t)q * iters + i];
+			v[i] = (float)(t / wsum);
+		}
+		qsort(v, (size_t)iters, sizeof(float), cmp_float);
+		*weighted = quantile(v, iters, 0.5);
+	}
+	free(v);
+}
+
 struct program_api {
 	void *dl;
 	cuco_program_requirements_fn requirements;
@@ -376,8 +418,12 @@ static void evaluate_program(struct rank_state *st, int idx)
 	float *samples = NULL;
 	cudaEvent_t *ev = NULL;
 	int iters = 0, nev = 0;
-	double host_us = 0, per_run = 0, gap_us = 0;
+	double host_us = 0, per_run = 0, gap_us = 0, weighted_us = NAN;
+	double *rank_us = calloc((size_t)st->r->nranks, sizeof(double));
+	double *rank_w = calloc((size_t)st->r->nranks, sizeof(double));
 
+	if (!rank_us || !rank_w)
+		die(st, CUCO_ERR_NOMEM, "out of memory");
 	current_program = o->program_names[idx];
 	{
 		/* Progress for the launcher: names the program if this rank dies by a signal. */
@@ -545,6 +591,27 @@ static void evaluate_program(struct rank_state *st, int idx)
 		CUDA_OR_DIE(st, cudaEventElapsedTime(&ms, ev[lo], ev[lo + 1]));
 		samples[i] = ms * 1000.0f;
 	}
+	/* Every rank's own times, for the per-rank medians and a workload's weighted mean. */
+	{
+		int nr = st->r->nranks;
+		float *dall = NULL, *all = malloc(sizeof(float) * (size_t)iters * (size_t)nr);
+
+		if (!all)
+			die(st, CUCO_ERR_NOMEM, "out of memory");
+		CUDA_OR_DIE(st, cudaMalloc((void **)&dall,
+		                           sizeof(float) * (size_t)iters * (size_t)(nr + 1)));
+		CUDA_OR_DIE(st, cudaMemcpyAsync(dall, samples, sizeof(float) * (size_t)iters,
+		                                cudaMemcpyHostToDevice, st->stream));
+		NCCL_OR_DIE(st, ncclAllGather(dall, dall + iters, (size_t)iters, ncclFloat32,
+		                              st->comm, st->stream));
+		CUDA_OR_DIE(st, cudaMemcpyAsync(all, dall + iters,
+		                                sizeof(float) * (size_t)iters * (size_t)nr,
+		                                cudaMemcpyDeviceToHost, st->stream));
+		CUDA_OR_DIE(st, cudaStreamSynchronize(st->stream));
+		cudaFree(dall);
+		rank_times(st, all, iters, rank_us, &weighted_us, rank_w);
+		free(all);
+	}
 	/* Per iteration, the slowest rank is the program's time. */
 	CUDA_OR_DIE(st, cudaMemcpyAsync(st->dsamples, samples, sizeof(float) * (size_t)iters,
 	                                cudaMemcpyHostToDevice, st->stream));
@@ -628,6 +695,21 @@ report:
 		json_num(&sb, mean);
 		cuco_strbuf_adds(&sb, ",\"host_us\":");
 		json_num(&sb, host_us);
+		cuco_strbuf_adds(&sb, ",\"rank_us\":[");
+		for (int q = 0; q < st->r->nranks; q++) {
+			cuco_strbuf_adds(&sb, q ? "," : "");
+			json_num(&sb, rank_us[q]);
+		}
+		cuco_strbuf_addch(&sb, ']');
+		if (!isnan(weighted_us)) {
+			cuco_strbuf_adds(&sb, ",\"rank_weight\":[");
+			for (int q = 0; q < st->r->nranks; q++) {
+				cuco_strbuf_adds(&sb, q ? "," : "");
+				json_num(&sb, rank_w[q]);
+			}
+			cuco_strbuf_adds(&sb, "],\"weighted_us\":");
+			json_num(&sb, weighted_us);
+		}
 		if (o->samples) {
 			cuco_strbuf_adds(&sb, ",\"samples_us\":[");
 			for (int i = 0; i < iters; i++)
@@ -658,6 +740,8 @@ report:
 		for (int i = 0; i < nev; i++)
 			cudaEventDestroy(ev[i]);
 	free(ev);
+	free(rank_us);
+	free(rank_w);
 	free(samples);
 	/* Keep the library loaded: kernels it registered may still be referenced. */
 	current_program = "";

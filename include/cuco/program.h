@@ -155,6 +155,15 @@ typedef int (*cuco_workload_reference_fn)(const struct cuco_shape *shape, int ra
 					  struct cuco_tensor *tensors, int ntensors,
 					  cudaStream_t stream);
 
+/*
+ * Optional: cuco_workload_rank_weight() weighs a rank's time (e.g. by the
+ * tokens it computes) for the weighted mean of the ranks' times that the
+ * harness reports as weighted_us beside the slowest rank's (CUCo's MoE figure;
+ * a layer still ends with its slowest rank). Negative: not weighed.
+ */
+typedef double (*cuco_workload_rank_weight_fn)(const struct cuco_shape *shape, int rank,
+					       int nranks);
+
 #define CUCO_PROGRAM_SYMBOLS                                                             \
 	"cuco_program_requirements", "cuco_program_init", "cuco_program_run",             \
 		"cuco_program_fini"
