@@ -15,6 +15,8 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "program/directive.h"
+#include "search/operator.h"
 #include "util/paths.h"
 
 static const char usage[] =
@@ -24,8 +26,7 @@ static const char usage[] =
     "(shapes, shape_rules, tolerance, ranks), workload.cu (describe, generate and a\n"
     "reference that never communicates), host.cu (the program ABI around the compute\n"
     "and the collective), compute_only.cu, comm_only.cu, compute.cuh (the compute you\n"
-    "replace: compute_rows over rows r0..r1) and template.cu.in (sequential and\n"
-    "stream overlap by row chunks, over LSA or the copy engine, for realize and evolve).\n"
+    "replace: compute_rows over rows r0..r1).\n"
     "\n"
     "  --collective C   allreduce, allgather, reducescatter, alltoall or sendrecv\n"
     "                   (default: the first collective of --from, else allreduce)\n"
@@ -35,8 +36,8 @@ static const char usage[] =
     "                   host.cu; every site not placed is reported as FILE:LINE\n"
     "  -o DIR           where to write (default ./NAME); must not exist or be empty\n"
     "\n"
-    "Then: cuco bench DIR --ranks 1 (one GPU) or cuco bench DIR (2+ GPUs);\n"
-    "cuco evolve DIR --template DIR/template.cu.in.\n";
+    "Then: cuco bench DIR --ranks 1 (one GPU) or cuco bench DIR (2+ GPUs); a\n"
+    "DIR names a package when it holds a '/' (./NAME).\n";
 
 #define INIT_MAX_PARAMS 8
 
@@ -165,6 +166,7 @@ struct lift {
 	struct cuco_strbuf kernels;  /* lifted device code, with #line markers */
 	struct cuco_strbuf includes; /* the program's #include lines that device code may need */
 	struct cuco_strbuf calls;    /* the NCCL calls, as comments for host.cu */
+	struct cuco_strbuf launches; /* the kernel launches, as comments for compute.cuh */
 	char coll[16];               /* collective of the first NCCL collective, "" for none */
 	char dtype[32];              /* its dtype argument as written */
 	int ncoll;
@@ -436,11 +438,23 @@ static void lift_calls(struct lift *L)
 		j = i + strlen(fn);
 		/* a launch: name<<<...>>>(...) */
 		if (!strncmp(m + j, "<<<", 3)) {
+			size_t e = j, args;
+			while (m[e] && strncmp(m + e, ">>>", 3))
+				e++;
+			args = m[e] ? e + 3 : e;
+			while (m[args] == ' ' || m[args] == '\t')
+				args++;
+			e = m[args] == '(' ? match_close(m, args) : 0;
+			if (!e)
+				e = args;
+			cuco_strbuf_addf(&L->launches, "//   %s:%d: %.*s;\n", L->path,
+			                 line_of(L, i), (int)(e - i), L->src + i);
 			snprintf(what, sizeof(what), "launch %s", fn);
-			site_add(L, i, what, "",
-			         "call it from compute_rows (compute.cuh) on rows r0..r1 of X, W "
-			         "and Y, in place of the RMS-norm launch there");
-			i = j;
+			site_add(
+			    L, i, what, "",
+			    "call it from compute_rows (compute.cuh, where the launch is quoted) "
+			    "on rows r0..r1 of X, W and Y, in place of the RMS-norm launch");
+			i = e > j ? e - 1 : j;
 			continue;
 		}
 		open = j;
@@ -521,8 +535,9 @@ static void lift_calls(struct lift *L)
 			site_add(L, i, fn, "",
 			         "not needed in the package: ranks, the unique id and the "
 			         "launch are the harness's (cuco bench --launcher runs mpirun)");
-		} else if (!strcmp(fn, "cudaMalloc") || !strcmp(fn, "cudaMallocAsync") ||
-		           !strcmp(fn, "cudaFree") || !strcmp(fn, "cudaFreeAsync")) {
+		} else if (!strcmp(fn, "cudaFree") || !strcmp(fn, "cudaFreeAsync")) {
+			site_add(L, i, fn, "", "not needed: the harness frees the tensors");
+		} else if (!strcmp(fn, "cudaMalloc") || !strcmp(fn, "cudaMallocAsync")) {
 			site_add(L, i, fn, "",
 			         "buffers become the workload's tensors: size X, W, Y and Z in "
 			         "workload.cu's describe (cuco_workload_describe)");
@@ -545,6 +560,7 @@ static void lift_release(struct lift *L)
 	cuco_strbuf_release(&L->kernels);
 	cuco_strbuf_release(&L->includes);
 	cuco_strbuf_release(&L->calls);
+	cuco_strbuf_release(&L->launches);
 }
 
 static int lift_file(struct lift *L, const char *path, struct cuco_strbuf *src,
@@ -554,6 +570,7 @@ static int lift_file(struct lift *L, const char *path, struct cuco_strbuf *src,
 	cuco_strbuf_init(&L->kernels, 0);
 	cuco_strbuf_init(&L->includes, 0);
 	cuco_strbuf_init(&L->calls, 0);
+	cuco_strbuf_init(&L->launches, 0);
 	L->path = path;
 	if (cuco_strbuf_read_file(src, path))
 		return cuco_err_set(err, CUCO_ERR_IO, "--from %s: %s", path, strerror(errno));
@@ -693,14 +710,95 @@ static int emit_lifted_compute(const char *share, const char *dir, const struct 
 	                 L->path);
 	cuco_strbuf_add(&lifted, L->includes.buf, L->includes.len);
 	cuco_strbuf_add(&lifted, L->kernels.buf, L->kernels.len);
-	cuco_strbuf_adds(&lifted, "#line 1 \"compute.cuh (cuco init)\"\n// ---- end of the lifted "
-	                          "code\n\n");
+	if (L->launches.len) {
+		cuco_strbuf_adds(&lifted, "// The program launched them so (call yours from "
+		                          "compute_rows below, on rows r0..r1):\n");
+		cuco_strbuf_add(&lifted, L->launches.buf, L->launches.len);
+	}
+	{
+		int n = 1;
+		for (const char *c = lifted.buf; *c; c++)
+			n += *c == '\n';
+		cuco_strbuf_addf(
+		    &lifted, "#line %d \"compute.cuh\"\n// ---- end of the lifted code\n\n", n + 1);
+	}
 	cuco_strbuf_adds(&lifted, mark);
 	rc = write_text(dir, "compute.cuh", &lifted, err);
 out:
 	cuco_strbuf_release(&in);
 	cuco_strbuf_release(&out);
 	cuco_strbuf_release(&lifted);
+	return rc;
+}
+
+/* Directives the package ships realised: one per code path of its template. */
+static const char *const variants[][2] = {
+    {"sequential_lsa", "{\"backend\":\"lsa\",\"placement\":\"sequential\",\"sync_scope\":"
+                       "\"grid\",\"issuer\":\"cta\",\"granularity\":\"whole\",\"knobs\":{"
+                       "\"comm_ctas\":32,\"threads\":512}}"},
+    {"sequential_ce", "{\"backend\":\"ce\",\"placement\":\"sequential\",\"sync_scope\":"
+                      "\"grid\",\"issuer\":\"cta\",\"granularity\":\"whole\",\"knobs\":{}}"},
+    {"stream_overlap_lsa", "{\"backend\":\"lsa\",\"placement\":\"stream_overlap\",\"sync_"
+                           "scope\":\"grid\",\"issuer\":\"cta\",\"granularity\":\"chunk\","
+                           "\"knobs\":{\"chunks\":4,\"streams\":2,\"comm_ctas\":16,"
+                           "\"threads\":512}}"},
+    {"stream_overlap_ce", "{\"backend\":\"ce\",\"placement\":\"stream_overlap\",\"sync_"
+                          "scope\":\"grid\",\"issuer\":\"cta\",\"granularity\":\"chunk\","
+                          "\"knobs\":{\"chunks\":4,\"streams\":2}}"},
+};
+
+/*
+ * Realise the package's template for each of variants[] into
+ * DIR/variants/NAME.json (the directive) and DIR/NAME.cu (the program,
+ * beside common.cuh, which it includes, as evolve's children are),
+ * validated against the design space as `cuco realize` does.
+ */
+static int realise_variants(const char *dir, struct cuco_err *err)
+{
+	struct cuco_strbuf tmpl = CUCO_STRBUF_INIT;
+	struct cuco_design_space ds;
+	const char *dsp = cli_share_dir("design_space.json");
+	char path[PATH_MAX], tpath[PATH_MAX];
+	int rc;
+
+	snprintf(tpath, sizeof(tpath), "%s/template.cu.in", dir);
+	if (cuco_strbuf_read_file(&tmpl, tpath))
+		return cuco_err_set(err, CUCO_ERR_IO, "%s: %s", tpath, strerror(errno));
+	if (!dsp || (rc = cuco_design_space_load(dsp, &ds, err))) {
+		cuco_strbuf_release(&tmpl);
+		return dsp ? rc : cuco_err_set(err, CUCO_ERR_NOT_FOUND, "no design_space.json");
+	}
+	rc = cuco_design_space_narrow(&ds, tpath, tmpl.buf, err);
+	snprintf(path, sizeof(path), "%s/variants", dir);
+	if (!rc && cuco_mkdir_p(path))
+		rc = cuco_err_set(err, CUCO_ERR_IO, "cannot create %s: %s", path, strerror(errno));
+	for (size_t k = 0; !rc && k < sizeof(variants) / sizeof(variants[0]); k++) {
+		struct cuco_strbuf line = CUCO_STRBUF_INIT, out = CUCO_STRBUF_INIT;
+		struct cuco_directive d;
+
+		cuco_strbuf_addf(&line, "// cuco-directive: %s\n", variants[k][1]);
+		rc = cuco_directive_parse(variants[k][0], line.buf, &d, err);
+		if (!rc) {
+			rc = cuco_directive_validate(&d, &ds, NULL, err);
+			if (!rc)
+				rc = cuco_realize_template(tpath, tmpl.buf, &d, &out, err);
+			cuco_directive_release(&d);
+		}
+		if (!rc) {
+			cuco_strbuf_reset(&line);
+			cuco_strbuf_addf(&line, "%s\n", variants[k][1]);
+			snprintf(path, sizeof(path), "%s/variants/%s.json", dir, variants[k][0]);
+			if (cuco_write_file(path, line.buf, line.len))
+				rc = cuco_err_set(err, CUCO_ERR_IO, "cannot write %s", path);
+			snprintf(path, sizeof(path), "%s/%s.cu", dir, variants[k][0]);
+			if (!rc && cuco_write_file(path, out.buf, out.len))
+				rc = cuco_err_set(err, CUCO_ERR_IO, "cannot write %s", path);
+		}
+		cuco_strbuf_release(&line);
+		cuco_strbuf_release(&out);
+	}
+	cuco_design_space_release(&ds);
+	cuco_strbuf_release(&tmpl);
 	return rc;
 }
 
@@ -771,27 +869,29 @@ static int parse_params(const char *list, struct init_opts *o)
 	return 0;
 }
 
+static int dropped(const struct lift_site *s)
+{
+	return !strncmp(s->todo, "not needed", 10);
+}
+
 static void print_report(const struct lift *L, FILE *f)
 {
-	int todo = 0;
-
 	fprintf(f, "lifted from %s:\n", L->path);
 	for (int i = 0; i < L->nsites; i++)
 		if (L->sites[i].placed[0] && !L->sites[i].todo[0])
 			fprintf(f, "  %s:%d: %s -> %s\n", L->path, L->sites[i].line,
 			        L->sites[i].what, L->sites[i].placed);
+	fprintf(f, "dropped (the harness, or an exported program's runtime, does it):\n");
 	for (int i = 0; i < L->nsites; i++)
-		if (L->sites[i].todo[0])
-			todo++;
-	if (!todo)
-		return;
-	fprintf(f, "not placed, or to finish by hand:\n");
+		if (dropped(&L->sites[i]))
+			fprintf(f, "  %s:%d: %s\n", L->path, L->sites[i].line, L->sites[i].what);
+	fprintf(f, "not placed, to finish by hand:\n");
 	for (int i = 0; i < L->nsites; i++)
-		if (L->sites[i].todo[0])
-			fprintf(f, "  %s:%d: %s%s%s%s: %s\n", L->path, L->sites[i].line,
-			        L->sites[i].what, L->sites[i].placed[0] ? " (in " : "",
-			        L->sites[i].placed[0] ? L->sites[i].placed : "",
-			        L->sites[i].placed[0] ? ")" : "", L->sites[i].todo);
+		if (L->sites[i].todo[0] && !dropped(&L->sites[i]))
+			fprintf(f, "  %s:%d: %s: %s\n", L->path, L->sites[i].line, L->sites[i].what,
+			        L->sites[i].todo);
+	fprintf(f, "  workload.cu: the reference computes the built-in RMS norm; make it compute "
+	           "what your kernel computes, independently\n");
 }
 
 int cmd_init(int argc, char **argv)
@@ -931,7 +1031,7 @@ int cmd_init(int argc, char **argv)
 		static const char *const files[][2] = {
 		    {"common.cuh", "common.cuh"},     {"workload.cu", "workload.cu"},
 		    {"host.cu", "host.cu"},           {"compute_only.cu", "compute_only.cu"},
-		    {"comm_only.cu", "comm_only.cu"},
+		    {"comm_only.cu", "comm_only.cu"}, {"template.cu.in", "template.cu.in"},
 		};
 
 		rc = CUCO_OK;
@@ -956,15 +1056,21 @@ int cmd_init(int argc, char **argv)
 		goto fail;
 	}
 	cuco_manifest_release(&m);
+	if ((rc = realise_variants(o.dir, &err))) {
+		cuco_err_prefix(&err, "realising the package's template: ");
+		goto fail;
+	}
 	printf("wrote %s: workload %s (%s; params %s; f32)\n", o.dir, o.name, o.coll, params);
 	printf("  manifest.json workload.cu host.cu common.cuh compute.cuh compute_only.cu "
 	       "comm_only.cu template.cu.in\n");
 	if (have_lift)
 		print_report(&L, stdout);
-	printf("next:\n  cuco bench %s --ranks 1          (one GPU: the compute side)\n"
-	       "  cuco bench %s                    (2, 4 or 8 GPUs)\n"
-	       "  cuco evolve %s --template %s/template.cu.in\n",
-	       o.dir, o.dir, o.dir, o.dir);
+	{
+		const char *dot = strchr(o.dir, '/') ? "" : "./";
+		printf("next:\n  cuco bench %s%s --ranks 1    (one GPU: the compute side)\n"
+		       "  cuco bench %s%s              (2, 4 or 8 GPUs)\n",
+		       dot, o.dir, dot, o.dir);
+	}
 	if (have_lift)
 		printf(
 		    "  the package verifies its built-in compute until you finish the list above;\n"

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# init_export.sh - scenario test of `cuco init` and `cuco export` on a machine
+# without GPUs: misuse is refused with the flag, file and line; a package of
+# every collective is written, loads, names its template's realised programs
+# and, for a pull (allreduce) and a push (allgather) collective, compiles as
+# generated (the manifest's programs, the fast-path seed and one realised
+# program per backend and placement); --from on examples/mpi_nccl_rmsnorm.cu
+# lifts its kernel and its ncclAllReduce and reports with file:line what it
+# did not place (its ncclBroadcast); a stored program is exported and its
+# CMake project builds with nvcc.
+#
+#   bash tests/init_export.sh <path-to-cuco>      (CUCO_HOME: the source tree)
+#
+# Needs nvcc and cmake. Prints one line per failure and "N passed, N failed" last.
+set -u
+
+if [ $# -ne 1 ]; then
+	echo "usage: bash tests/init_export.sh <path-to-cuco>" >&2
+	exit 2
+fi
+CUCO=$1
+case $CUCO in
+/*) ;;
+*) CUCO=$PWD/$CUCO ;;
+esac
+HERE=$(cd "$(dirname "$0")" && pwd)
+export CUCO_HOME=${CUCO_HOME:-$(dirname "$HERE")}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/cuco-init.XXXXXX") || exit 2
+trap 'rm -rf "$TMP"' EXIT
+export CUCO_STATE=$TMP/state
+export CUCO_STORE=$TMP/default.db
+cd "$TMP" || exit 2
+
+pass=0
+fail=0
+out=
+err=
+rc=0
+
+run() {
+	"$@" >"$TMP/stdout" 2>"$TMP/stderr"
+	rc=$?
+	out=$(cat "$TMP/stdout")
+	err=$(cat "$TMP/stderr")
+}
+
+failed() {
+	fail=$((fail + 1))
+	printf 'FAIL: %s: %s\n' "$1" "$2"
+	printf '%s\n' "$out" | head -n 20 | sed 's/^/    stdout: /'
+	printf '%s\n' "$err" | head -n 30 | sed 's/^/    stderr: /'
+}
+
+# check NAME WANT [TEXT...] -- CMD...: CMD must exit WANT ("nonzero": any but 0) and print each TEXT.
+check() {
+	local name=$1 want=$2 texts=() t
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		texts+=("$1")
+		shift
+	done
+	shift
+	run "$@"
+	if { [ "$want" = nonzero ] && [ "$rc" -eq 0 ]; } || { [ "$want" != nonzero ] && [ "$rc" -ne "$want" ]; }; then
+		failed "$name" "exit status $rc, expected $want"
+		return 1
+	fi
+	for t in ${texts[@]+"${texts[@]}"}; do
+		if ! printf '%s\n%s\n' "$out" "$err" | grep -qF -- "$t"; then
+			failed "$name" "no '$t' in the output"
+			return 1
+		fi
+	done
+	pass=$((pass + 1))
+}
+
+# ---- misuse: refused, with what and where -----------------------------------
+check "init without a name" 5 "which name?" -- "$CUCO" init
+check "init a bad name" 5 "NAME a/b: only letters" -- "$CUCO" init a/b
+check "init a bad collective" 5 "--collective broadcast: expected allreduce" -- "$CUCO" init x --collective broadcast
+check "init one parameter" 5 "--params M: give at least two names" -- "$CUCO" init x --params M
+check "init a bad parameter" 5 "'2N' is not a parameter name" -- "$CUCO" init x --params M,2N
+check "init a parameter twice" 5 "M is named twice" -- "$CUCO" init x --params M,N,M
+check "init --from a missing file" 2 "--from $TMP/none.cu" -- "$CUCO" init x --from "$TMP/none.cu"
+printf '__global__ void k(float *y) { y[0] = 1; }\nint main() { return 0; }\n' >"$TMP/nocoll.cu"
+check "init --from without a collective" 4 "no NCCL collective the package can place" "name one with --collective" -- \
+	"$CUCO" init x --from "$TMP/nocoll.cu" -o "$TMP/nocoll"
+mkdir -p "$TMP/taken" && echo '{}' >"$TMP/taken/manifest.json"
+check "init over a package" 4 "already holds a workload" -- "$CUCO" init x -o "$TMP/taken"
+check "export without -o" 5 "-o DIR" -- "$CUCO" export program 1
+check "export a file without --workload" 5 "needs --workload" -- "$CUCO" export p.cu -o "$TMP/e0"
+check "export a bad id" 5 "program x: expected an integer" -- "$CUCO" export program x -o "$TMP/e0"
+check "export without a store" 14 "no store at $TMP/none.db" -- "$CUCO" export run 1 -o "$TMP/e0" --store "$TMP/none.db"
+
+# ---- every collective: a package that loads, with its template realised ----
+for c in allreduce allgather reducescatter alltoall sendrecv; do
+	check "init $c" 0 "wrote ./p_$c: workload p_$c ($c; params B,S,H; f32)" -- \
+		"$CUCO" init "p_$c" --collective "$c" --params B,S,H -o "./p_$c" || continue
+	for f in manifest.json workload.cu host.cu common.cuh compute.cuh compute_only.cu comm_only.cu \
+		template.cu.in sequential_lsa.cu sequential_ce.cu stream_overlap_lsa.cu stream_overlap_ce.cu \
+		variants/stream_overlap_ce.json; do
+		[ -s "p_$c/$f" ] || failed "init $c" "no $f"
+	done
+	if grep -q '@[A-Z_]*@\|//@if\|//@endif' p_$c/*.cu p_$c/*.cuh p_$c/template.cu.in ||
+		grep -q '{{' p_$c/stream_overlap_ce.cu; then
+		failed "init $c" "a placeholder or section marker is left"
+	fi
+	grep -q '^#define CUCO_PLACEMENT CUCO_PLACEMENT_stream_overlap$' "p_$c/stream_overlap_lsa.cu" &&
+		grep -q '^#define CUCO_BACKEND CUCO_BACKEND_ce$' "p_$c/sequential_ce.cu" ||
+		failed "init $c" "the realised programs are not the ones they are named after"
+	check "bench ./p_$c loads it" 5 "workload p_$c has no such shape (small, medium, large)" -- \
+		"$CUCO" bench "./p_$c" --shape nosuch --compile-only
+done
+check "shape rule: rows split among ranks" 5 "B = 3" "rows are split among the ranks" -- \
+	"$CUCO" bench ./p_allgather --shape B=3,S=1,H=1024 --ranks 2 --compile-only
+check "shape rule: row width" 5 "H = 6 is not a multiple of 4" -- \
+	"$CUCO" bench ./p_allreduce --shape B=8,S=1,H=6 --compile-only
+
+# ---- --from: the kernel and the collective lifted, the rest reported ---------
+EX=$CUCO_HOME/examples/mpi_nccl_rmsnorm.cu
+check "init --from" 0 "$EX:27: kernel rmsnorm_rows -> compute.cuh" "$EX:85: ncclAllReduce -> host.cu" \
+	"$EX:66: ncclCommInitRank" "not placed, to finish by hand:" \
+	"$EX:82: ncclBroadcast: ncclBroadcast is not a collective the package can place" \
+	"$EX:84: launch rmsnorm_rows: call it from compute_rows" "$EX:69: cudaMalloc: buffers become" -- \
+	"$CUCO" init rms --from "$EX" -o ./rms
+grep -q "^#line 27 \"$EX\"" rms/compute.cuh && grep -q "__global__ void rmsnorm_rows" rms/compute.cuh &&
+	grep -q "$EX:84: rmsnorm_rows<<<rows, 256, 0, s>>>(x, w, y, width);" rms/compute.cuh &&
+	grep -q "$EX:85: ncclAllReduce(y, z, n, ncclFloat32, ncclSum, comm, s)" rms/host.cu &&
+	pass=$((pass + 1)) || failed "init --from" "the kernel, its launch or the NCCL call is not in the package"
+sed 's/ncclFloat32, ncclSum/ncclBfloat16, ncclMax/' "$EX" >"$TMP/bf16max.cu"
+check "init --from: dtype and op it cannot keep" 0 "bf16max.cu:85: ncclAllReduce: dtype ncclBfloat16" -- \
+	"$CUCO" init bm --from "$TMP/bf16max.cu" -o ./bm
+
+# ---- compiles as generated: a pull and a push collective, the lifted package --
+for c in allreduce allgather; do
+	check "bench ./p_$c --compile-only" 0 "compile stage done for p_$c" -- \
+		"$CUCO" bench "./p_$c" --compile-only --program "p_$c/sequential_ce.cu" \
+		--program "p_$c/stream_overlap_lsa.cu"
+	for x in baseline compute comm seed sequential_ce stream_overlap_lsa; do
+		printf '%s\n' "$err" | grep -q "compile $x *ok" || failed "bench ./p_$c --compile-only" "no 'compile $x ok'"
+	done
+done
+check "bench ./rms --compile-only (lifted)" 0 "compile stage done for rms" -- \
+	"$CUCO" bench ./rms --compile-only --no-seed
+printf '%s\n' "$err" | grep -q "compile baseline *ok" || failed "bench ./rms" "the lifted package does not compile"
+
+# ---- export: a stored program, its CMake project built with nvcc -------------
+id=$(sqlite3 "$CUCO_STORE" "select id from programs where workload = 'p_allreduce' and origin = 'seed' limit 1" 2>/dev/null)
+if [ -z "$id" ]; then
+	failed "export" "no stored seed of p_allreduce (sqlite3 missing?)"
+else
+	check "export a program of a package outside cuco" 14 "give --workload DIR" -- \
+		"$CUCO" export program "$id" -o "$TMP/ex0"
+	check "export program $id" 0 "exported program $id (seed, seed) of workload p_allreduce" -- \
+		"$CUCO" export program "$id" --workload ./p_allreduce -o "$TMP/ex"
+	check "export into a used directory" 4 "not empty" -- \
+		"$CUCO" export program "$id" --workload ./p_allreduce -o "$TMP/ex"
+	for f in src/program.cu src/workload.cu src/common.cuh runtime/cuco_export.h runtime/cuco_export.cu \
+		runtime/shapes.h examples/mpi_example.cu examples/torch_example.py include/cuco/program.h \
+		include/cuco_dev/lsa.cuh CMakeLists.txt; do
+		[ -s "$TMP/ex/$f" ] || failed "export" "no $f"
+	done
+	cmp -s "$TMP/ex/src/workload.cu" p_allreduce/workload.cu || failed "export" "workload.cu differs"
+	grep -q '{"medium", {4096, 4096}}' "$TMP/ex/runtime/shapes.h" || failed "export" "shapes.h lacks the shapes"
+	nccl=$(dirname "$(dirname "$(find /usr/local/cuda/include /usr/include ${NCCL_HOME:+$NCCL_HOME/include} -maxdepth 1 -name nccl.h 2>/dev/null | head -n 1)")")
+	if cmake -S "$TMP/ex" -B "$TMP/ex/build" -DNCCL_HOME="$nccl" >"$TMP/cmake.log" 2>&1 &&
+		cmake --build "$TMP/ex/build" -j2 >>"$TMP/cmake.log" 2>&1 &&
+		[ -f "$TMP/ex/build/libcuco_export.so" ] && [ -f "$TMP/ex/build/libcuco_export_check.so" ] &&
+		nm -D "$TMP/ex/build/libcuco_export.so" | grep -q ' T cuco_export_run$'; then
+		pass=$((pass + 1))
+	else
+		out=$(tail -n 20 "$TMP/cmake.log")
+		failed "export: the CMake project builds" "cmake or the build failed"
+	fi
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
