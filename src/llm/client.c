@@ -1,5 +1,6 @@
 /* client.c - OpenAI-compatible chat completions over libcurl: retries, budget, call records. */
 #include "llm/client.h"
+#include "llm/wire.h"
 #include "util/xalloc.h"
 
 #include <ctype.h>
@@ -17,11 +18,8 @@
 #include "util/proc.h"
 #include "util/strbuf.h"
 
-#define BODY_EXCERPT 300            /* bytes of a server body quoted in an error */
-#define MESSAGE_OVERHEAD 16         /* bytes counted per message for role and framing */
-#define MAX_REPLY_BYTES (64u << 20) /* a reply larger than this is refused */
-#define ESTIMATE_MARGIN 1.05        /* a learnt prompt estimate is raised by this much */
-#define ESTIMATE_SLACK 8            /* and by these tokens (the template's own) */
+#define ESTIMATE_MARGIN 1.05 /* a learnt prompt estimate is raised by this much */
+#define ESTIMATE_SLACK 8     /* and by these tokens (the template's own) */
 
 /* What the client learnt about one model on the endpoint. */
 struct model_state {
@@ -76,16 +74,6 @@ void cuco_llm_result_release(struct cuco_llm_result *res)
 	free(res->finish_reason);
 	free(res->error);
 	cuco_llm_result_init(res);
-}
-
-/* splitmix64: small, seedable, good enough for jitter. */
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
 }
 
 static const struct cuco_llm_price *find_price(const struct cuco_llm_config *cfg, const char *model)
@@ -309,19 +297,6 @@ static void learn(struct cuco_llm_client *c, const char *model, size_t bytes, in
 		m->bytes_per_token = r;
 }
 
-/* Bytes the budget counts for a messages array: contents plus framing per message. */
-static size_t messages_bytes(json_t *messages)
-{
-	size_t i, bytes = 0;
-	json_t *m;
-
-	json_array_foreach(messages, i, m)
-	{
-		bytes += json_string_length(json_object_get(m, "content")) + MESSAGE_OVERHEAD;
-	}
-	return bytes;
-}
-
 void cuco_llm_client_learn(struct cuco_llm_client *c, const char *model, const char *prompt_json,
                            int64_t tokens_in)
 {
@@ -331,33 +306,13 @@ void cuco_llm_client_learn(struct cuco_llm_client *c, const char *model, const c
 		return;
 	messages = json_loads(prompt_json, JSON_ALLOW_NUL, NULL);
 	if (json_is_array(messages))
-		learn(c, model, messages_bytes(messages), tokens_in);
+		learn(c, model, cuco_llm_wire_bytes(messages), tokens_in);
 	json_decref(messages);
 }
 
 void cuco_llm_client_set_calls(struct cuco_llm_client *c, int64_t n)
 {
 	c->call_index = n > 0 ? n : 0;
-}
-
-int64_t cuco_llm_call_seed(uint64_t cfg_seed, int64_t n)
-{
-	uint64_t s = cfg_seed ^ ((uint64_t)n * 0xd1b54a32d192ed03ull);
-
-	/* 31 bits: every server takes it (llama.cpp's is 32-bit, some parse a signed int) */
-	return (int64_t)(rng_next(&s) & 0x7fffffffull);
-}
-
-int64_t cuco_llm_estimate_call(const char *prompt_json, const char *reply)
-{
-	json_t *messages = json_loads(prompt_json ? prompt_json : "", JSON_ALLOW_NUL, NULL);
-	size_t bytes = json_is_array(messages) ? messages_bytes(messages)
-	                                       : strlen(prompt_json ? prompt_json : "");
-	double t = ceil((double)bytes / CUCO_LLM_BYTES_PER_TOKEN) +
-	           ceil((double)strlen(reply ? reply : "") / CUCO_LLM_BYTES_PER_TOKEN);
-
-	json_decref(messages);
-	return (int64_t)t;
 }
 
 void cuco_llm_client_charge(struct cuco_llm_client *c, int64_t tokens, double cost)
@@ -385,7 +340,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
 	struct attempt *a = arg;
 	size_t len = size * n;
 
-	if (a->body.len + len > MAX_REPLY_BYTES) {
+	if (a->body.len + len > CUCO_LLM_MAX_REPLY_BYTES) {
 		a->too_big = 1;
 		return 0; /* makes libcurl fail the transfer */
 	}
@@ -441,7 +396,8 @@ static long backoff_ms(struct cuco_llm_client *c, int retry)
 		d = (double)c->cfg.retry_max_ms;
 	ms = (long)d;
 	half = ms / 2;
-	return half + (half > 0 ? (long)(rng_next(&c->rng) % (uint64_t)(half + 1)) : 0);
+	return half +
+	       (half > 0 ? (long)(cuco_llm_wire_splitmix(&c->rng) % (uint64_t)(half + 1)) : 0);
 }
 
 /* Worst-case prompt tokens of bytes for model: the learnt ratio with a margin, else the default. */
@@ -453,20 +409,6 @@ static int64_t estimate_prompt(const struct cuco_llm_client *c, const char *mode
 		return (int64_t)ceil((double)bytes / m->bytes_per_token * ESTIMATE_MARGIN) +
 		       ESTIMATE_SLACK;
 	return (int64_t)ceil((double)bytes / CUCO_LLM_BYTES_PER_TOKEN);
-}
-
-/* Body excerpt for an error message: first BODY_EXCERPT bytes, one line. */
-static void add_excerpt(struct cuco_strbuf *sb, const char *body, size_t len)
-{
-	size_t i, n = len < BODY_EXCERPT ? len : BODY_EXCERPT;
-
-	for (i = 0; i < n; i++)
-		cuco_strbuf_addch(sb,
-		                  (body[i] == '\n' || body[i] == '\r' || !body[i]) ? ' ' : body[i]);
-	if (n < len)
-		cuco_strbuf_adds(sb, "...");
-	if (!len)
-		cuco_strbuf_adds(sb, "(empty body)");
 }
 
 /* Result of one attempt, classified. */
@@ -526,7 +468,7 @@ static enum outcome attempt_once(struct cuco_llm_client *c, const char *body, st
 
 		if (a->too_big) {
 			cuco_strbuf_addf(msg, "reply from %s is larger than %u MiB", c->endpoint,
-			                 MAX_REPLY_BYTES >> 20);
+			                 CUCO_LLM_MAX_REPLY_BYTES >> 20);
 			*code = CUCO_ERR_PARSE;
 			o = OUT_FAIL;
 		} else if (cc == CURLE_OPERATION_TIMEDOUT) {
@@ -554,7 +496,7 @@ static enum outcome attempt_once(struct cuco_llm_client *c, const char *body, st
 		goto out;
 	}
 	cuco_strbuf_addf(msg, "HTTP %ld from %s: ", *status, c->endpoint);
-	add_excerpt(msg, a->body.buf, a->body.len);
+	cuco_llm_wire_excerpt(msg, a->body.buf, a->body.len);
 	*code = CUCO_ERR_RUN;
 	if (*status == 429 || *status >= 500) {
 		o = OUT_RETRY;
@@ -573,159 +515,6 @@ out:
 	return o;
 }
 
-/* The messages as JSON; with fold, system messages go in front of the first user message. */
-static json_t *build_messages(const struct cuco_llm_message *msgs, int nmsgs, int fold)
-{
-	struct cuco_strbuf sys = CUCO_STRBUF_INIT;
-	json_t *arr = json_array();
-	int i, folded = 0;
-
-	for (i = 0; fold && i < nmsgs; i++)
-		if (msgs[i].role && !strcmp(msgs[i].role, "system") && msgs[i].content) {
-			cuco_strbuf_adds(&sys, msgs[i].content);
-			cuco_strbuf_adds(&sys, "\n\n");
-		}
-	for (i = 0; i < nmsgs; i++) {
-		const char *role = msgs[i].role ? msgs[i].role : "user";
-		const char *content = msgs[i].content ? msgs[i].content : "";
-
-		if (fold && !strcmp(role, "system"))
-			continue;
-		if (fold && !folded && sys.len && !strcmp(role, "user")) {
-			struct cuco_strbuf u = CUCO_STRBUF_INIT;
-
-			cuco_strbuf_adds(&u, sys.buf);
-			cuco_strbuf_adds(&u, content);
-			json_array_append_new(
-			    arr, json_pack("{s:s, s:s}", "role", role, "content", u.buf));
-			cuco_strbuf_release(&u);
-			folded = 1;
-			continue;
-		}
-		json_array_append_new(arr,
-		                      json_pack("{s:s, s:s}", "role", role, "content", content));
-	}
-	if (fold && !folded && sys.len) /* no user message: the system text becomes one */
-		json_array_insert_new(arr, 0,
-		                      json_pack("{s:s, s:s}", "role", "user", "content", sys.buf));
-	cuco_strbuf_release(&sys);
-	return arr;
-}
-
-static int has_system(const struct cuco_llm_message *msgs, int nmsgs)
-{
-	for (int i = 0; i < nmsgs; i++)
-		if (msgs[i].role && !strcmp(msgs[i].role, "system"))
-			return 1;
-	return 0;
-}
-
-/* Case-insensitive strstr over the first len bytes of s. */
-static int contains_ci(const char *s, size_t len, const char *needle)
-{
-	size_t n = strlen(needle);
-
-	for (size_t i = 0; i + n <= len; i++)
-		if (strncasecmp(s + i, needle, n) == 0)
-			return 1;
-	return 0;
-}
-
-/*
- * An HTTP error saying the chat template refuses the system role: the Gemma
- * family's templates raise "System role not supported"; older Mistral ones
- * "Conversation roles must alternate user/assistant/...".
- */
-static int refuses_system(long status, const struct cuco_strbuf *body)
-{
-	return status >= 400 && body->len &&
-	       (contains_ci(body->buf, body->len, "system role") ||
-	        contains_ci(body->buf, body->len, "roles must alternate"));
-}
-
-/*
- * Read the completion out of a 2xx body into res. CUCO_OK or CUCO_ERR_PARSE
- * with msg. U+0000 in the content (legal JSON; servers send it when the model
- * emits byte 0) is dropped and counted.
- */
-static int parse_completion(const char *body, size_t len, int max_tokens,
-                            struct cuco_llm_result *res, struct cuco_strbuf *msg,
-                            const char *endpoint)
-{
-	json_error_t jerr;
-	json_t *root = json_loadb(body, len, JSON_ALLOW_NUL, &jerr), *choice, *message, *content;
-	json_t *usage, *fin, *pt, *ct;
-	int ret = CUCO_OK;
-
-	if (!root || !json_is_object(root)) {
-		cuco_strbuf_addf(msg, "reply from %s is not a JSON object (%s): ", endpoint,
-		                 root ? "wrong type" : jerr.text);
-		add_excerpt(msg, body, len);
-		ret = CUCO_ERR_PARSE;
-		goto out;
-	}
-	usage = json_object_get(root, "usage");
-	pt = json_object_get(usage, "prompt_tokens");
-	ct = json_object_get(usage, "completion_tokens");
-	if (json_is_integer(pt) && json_is_integer(ct) && json_integer_value(pt) >= 0 &&
-	    json_integer_value(ct) >= 0) {
-		res->tokens_in = json_integer_value(pt);
-		res->tokens_out = json_integer_value(ct);
-	}
-	choice = json_array_get(json_object_get(root, "choices"), 0);
-	message = json_object_get(choice, "message");
-	content = json_object_get(message, "content");
-	fin = json_object_get(choice, "finish_reason");
-	if (json_is_string(fin))
-		res->finish_reason = cuco_xstrdup(json_string_value(fin));
-	if (!json_is_string(content)) {
-		cuco_strbuf_addf(msg,
-		                 "reply from %s has no choices[0].message.content: ", endpoint);
-		add_excerpt(msg, body, len);
-		ret = CUCO_ERR_PARSE;
-		goto out;
-	}
-	{
-		const char *v = json_string_value(content);
-		size_t n = json_string_length(content), j = 0;
-		char *r = cuco_xcalloc(n + 1, 1);
-
-		for (size_t i = 0; i < n; i++)
-			if (v[i])
-				r[j++] = v[i];
-		r[j] = '\0';
-		res->nul_dropped = (int)(n - j);
-		res->reply = r;
-	}
-	if (res->finish_reason && strcmp(res->finish_reason, "length") == 0) {
-		res->truncated = 1;
-		if (res->tokens_out >= 0 && res->tokens_out < max_tokens) {
-			res->context_full = 1;
-			cuco_strbuf_addf(
-			    msg,
-			    "reply from %s stopped with finish_reason \"length\" after %lld "
-			    "completion tokens, below max_tokens %d: context full (the prompt took "
-			    "%lld tokens); a call needs prompt + max_tokens tokens of context: "
-			    "start "
-			    "the server with a larger one (llama.cpp: --ctx-size / --n_ctx; vLLM: "
-			    "--max-model-len; Ollama: num_ctx)",
-			    endpoint, (long long)res->tokens_out, max_tokens,
-			    (long long)res->tokens_in);
-		} else {
-			cuco_strbuf_addf(
-			    msg,
-			    "reply from %s was truncated at max_tokens %d (finish_reason "
-			    "\"length\"); raise --llm-max-tokens or ask for a diff "
-			    "instead of a full rewrite",
-			    endpoint, max_tokens);
-		}
-		ret = CUCO_ERR_PARSE;
-	}
-out:
-	json_decref(root);
-	return ret;
-}
-
 /* Record err/res->error from msg, with the key redacted, and return code. */
 static int fail(struct cuco_llm_result *res, struct cuco_err *err, int code,
                 const struct cuco_strbuf *msg, const char *key)
@@ -736,29 +525,6 @@ static int fail(struct cuco_llm_result *res, struct cuco_err *err, int code,
 	res->error = m;
 	res->code = code;
 	return cuco_err_set(err, code, "llm: %s", m);
-}
-
-/* The request body of one call (malloc'd), or NULL out of memory. */
-static char *request_body(const char *model, json_t *messages, double temperature, int max_tokens,
-                          int64_t seed)
-{
-	json_t *req = json_pack("{s:s, s:O, s:f, s:i, s:I, s:b}", "model", model, "messages",
-	                        messages, "temperature", temperature, "max_tokens", max_tokens,
-	                        "seed", (json_int_t)seed, "stream", 0);
-	char *body = req ? json_dumps(req, JSON_COMPACT) : NULL;
-
-	json_decref(req);
-	return body;
-}
-
-/* A 5xx worth a retry only when it is not the previous attempt's error again. */
-static int same_error_again(long status, const struct cuco_strbuf *body, long prev_status,
-                            const struct cuco_strbuf *prev)
-{
-	if (status < 500 || status == 502 || status == 503 || status == 504)
-		return 0; /* gateways and a loading model answer the same until they are ready */
-	return status == prev_status && body->len == prev->len &&
-	       (!body->len || memcmp(body->buf, prev->buf, body->len) == 0);
 }
 
 int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs, int nmsgs,
@@ -793,9 +559,9 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 		ret = fail(res, err, CUCO_ERR_INVALID, &msg, key);
 		goto out;
 	}
-	fold = has_system(msgs, nmsgs) && cuco_llm_client_folds_system(c, model);
-	messages = build_messages(msgs, nmsgs, fold);
-	bytes = messages_bytes(messages);
+	fold = cuco_llm_wire_has_system(msgs, nmsgs) && cuco_llm_client_folds_system(c, model);
+	messages = cuco_llm_wire_messages(msgs, nmsgs, fold);
+	bytes = cuco_llm_wire_bytes(messages);
 	prompt = json_dumps(messages, JSON_COMPACT);
 	res->prompt_json = redact(prompt, key);
 	res->system_folded = fold;
@@ -829,7 +595,7 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 	}
 
 	res->seed = cuco_llm_call_seed(c->cfg.seed, c->call_index++);
-	body = request_body(model, messages, temperature, max_tokens, res->seed);
+	body = cuco_llm_wire_request(model, messages, temperature, max_tokens, res->seed);
 	if (!body) {
 		cuco_strbuf_adds(&msg, "could not build the request body");
 		ret = fail(res, err, CUCO_ERR_NOMEM, &msg, key);
@@ -847,8 +613,8 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 		res->attempts++;
 		o = attempt_once(c, body, &a, &status, &code, &msg);
 		res->http_status = status;
-		if (o != OUT_OK && !fold && has_system(msgs, nmsgs) &&
-		    refuses_system(status, &a.body)) {
+		if (o != OUT_OK && !fold && cuco_llm_wire_has_system(msgs, nmsgs) &&
+		    cuco_llm_wire_refuses_system(status, &a.body)) {
 			/* the template refuses the system role: fold it, for this model from now on
 			 */
 			fold = 1;
@@ -857,13 +623,14 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 			json_decref(messages);
 			free(prompt);
 			free(body);
-			messages = build_messages(msgs, nmsgs, 1);
+			messages = cuco_llm_wire_messages(msgs, nmsgs, 1);
 			prompt = json_dumps(messages, JSON_COMPACT);
 			free(res->prompt_json);
 			res->prompt_json = redact(prompt, key);
 			res->system_folded = 1;
-			bytes = messages_bytes(messages);
-			body = request_body(model, messages, temperature, max_tokens, res->seed);
+			bytes = cuco_llm_wire_bytes(messages);
+			body = cuco_llm_wire_request(model, messages, temperature, max_tokens,
+			                             res->seed);
 			if (!body || !prompt) {
 				cuco_strbuf_reset(&msg);
 				cuco_strbuf_adds(&msg, "could not build the request body");
@@ -872,7 +639,8 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 			}
 			continue; /* not a retry: a different request */
 		}
-		if (o == OUT_RETRY && same_error_again(status, &a.body, prev_status, &prev)) {
+		if (o == OUT_RETRY &&
+		    cuco_llm_wire_same_error(status, &a.body, prev_status, &prev)) {
 			cuco_strbuf_adds(&msg,
 			                 " (the same error as the attempt before: not retried "
 			                 "further)");
@@ -899,7 +667,7 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 		goto out;
 	}
 
-	ret = parse_completion(a.body.buf, a.body.len, max_tokens, res, &msg, c->endpoint);
+	ret = cuco_llm_wire_parse(a.body.buf, a.body.len, max_tokens, res, &msg, c->endpoint);
 	if (res->reply) {
 		char *r = redact(res->reply, key);
 
@@ -937,117 +705,6 @@ out:
 	cuco_strbuf_release(&a.body);
 	cuco_strbuf_release(&msg);
 	cuco_strbuf_release(&prev);
-	return ret;
-}
-
-/* libcurl's write callback into a strbuf, with the reply size limit. */
-static size_t on_list_body(char *data, size_t size, size_t n, void *arg)
-{
-	struct cuco_strbuf *sb = arg;
-	size_t len = size * n;
-
-	if (sb->len + len > MAX_REPLY_BYTES)
-		return 0;
-	cuco_strbuf_add(sb, data, len);
-	return len;
-}
-
-int cuco_llm_list_models(const struct cuco_llm_config *cfg, long timeout_ms,
-                         struct cuco_strbuf *ids, struct cuco_err *err)
-{
-	struct cuco_strbuf url = CUCO_STRBUF_INIT, body = CUCO_STRBUF_INIT, auth = CUCO_STRBUF_INIT;
-	struct curl_slist *hdrs = NULL, *h;
-	char errbuf[CURL_ERROR_SIZE];
-	const char *key = NULL;
-	json_t *root = NULL, *data, *x;
-	CURL *curl = NULL;
-	CURLcode cc;
-	long status = 0;
-	size_t i;
-	int ret = CUCO_OK;
-
-	cuco_strbuf_reset(ids);
-	errbuf[0] = '\0';
-	if (!cfg->base_url || (!has_prefix_ci(cfg->base_url, "http://") &&
-	                       !has_prefix_ci(cfg->base_url, "https://"))) {
-		ret = cuco_err_set(err, CUCO_ERR_USAGE, "llm: base URL must start with http(s)://");
-		goto out;
-	}
-	cuco_strbuf_adds(&url, cfg->base_url);
-	while (url.len && url.buf[url.len - 1] == '/')
-		cuco_strbuf_setlen(&url, url.len - 1);
-	if (url.len >= 3 && strcmp(url.buf + url.len - 3, "/v1") == 0)
-		cuco_strbuf_adds(&url, "/models");
-	else
-		cuco_strbuf_adds(&url, "/v1/models");
-	if (cfg->api_key_env && *cfg->api_key_env && getenv(cfg->api_key_env) &&
-	    *getenv(cfg->api_key_env))
-		key = getenv(cfg->api_key_env);
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(curl = curl_easy_init())) {
-		ret = cuco_err_set(err, CUCO_ERR_SYSTEM, "llm: libcurl failed to start");
-		goto out;
-	}
-	h = curl_slist_append(hdrs, "Accept: application/json");
-	if (h)
-		hdrs = h;
-	if (key) {
-		cuco_strbuf_addf(&auth, "Authorization: Bearer %s", key);
-		h = curl_slist_append(hdrs, auth.buf);
-		if (h)
-			hdrs = h;
-	}
-	curl_easy_setopt(curl, CURLOPT_URL, url.buf);
-	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
-	                 cfg->connect_timeout_ms < timeout_ms ? cfg->connect_timeout_ms
-	                                                      : timeout_ms);
-	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_list_body);
-	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
-	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(curl, CURLOPT_USERAGENT, "cuco/" CUCO_VERSION);
-	cc = curl_easy_perform(curl);
-	if (auth.alloc)
-		memset(auth.buf, 0, auth.len);
-	if (cc != CURLE_OK) {
-		ret = cuco_err_set(
-		    err, cc == CURLE_OPERATION_TIMEDOUT ? CUCO_ERR_TIMEOUT : CUCO_ERR_SYSTEM,
-		    "llm: cannot list models at %s: %s", url.buf,
-		    errbuf[0] ? errbuf : curl_easy_strerror(cc));
-		goto out;
-	}
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-	if (status < 200 || status >= 300) {
-		ret = cuco_err_set(err, CUCO_ERR_RUN, "llm: HTTP %ld from %s", status, url.buf);
-		goto out;
-	}
-	root = json_loadb(body.buf ? body.buf : "", body.len, JSON_ALLOW_NUL, NULL);
-	data = json_object_get(root, "data");
-	if (!json_is_array(data)) {
-		ret = cuco_err_set(err, CUCO_ERR_PARSE, "llm: %s is not an OpenAI model list",
-		                   url.buf);
-		goto out;
-	}
-	json_array_foreach(data, i, x)
-	{
-		json_t *id = json_object_get(x, "id");
-		if (json_is_string(id)) {
-			cuco_strbuf_adds(ids, json_string_value(id));
-			cuco_strbuf_addch(ids, '\n');
-		}
-	}
-out:
-	json_decref(root);
-	curl_slist_free_all(hdrs);
-	if (curl) {
-		curl_easy_cleanup(curl);
-		curl_global_cleanup();
-	}
-	cuco_strbuf_release(&auth);
-	cuco_strbuf_release(&url);
-	cuco_strbuf_release(&body);
 	return ret;
 }
 

@@ -5,7 +5,9 @@
  * evaluation feedback, inspirations, meta-summaries), calls the model and
  * turns the reply into a candidate with cuco_llm_reply_apply(). Every call
  * is stored in llm_calls, linked to the candidate it produced or with the
- * reason it produced none. Every K generations it also asks a model for
+ * reason it produced none. A reply cut off by finish_reason "length" is a
+ * rejected reply; only calls that got no usable answer from the endpoint
+ * count towards the failures in a row that end a run. Every K generations it also asks a model for
  * recommendations from the statistical summary (summaries kind 'llm').
  *
  * It plugs into cuco_evolve_run() as a struct cuco_child_operator, so the
@@ -167,7 +169,9 @@ void cuco_llm_operator_print_stats(const struct cuco_llm_operator *op, FILE *f);
  * it had not stopped: per-model statistics and the bandit from the run's
  * llm_calls and the evaluations of the children they became (children
  * stored but not yet evaluated are credited when they are), the budget
- * spent, and the latest statistical and LLM meta-summaries. A run stopped
+ * spent, the client's call index (so sampling seeds do not repeat) and each
+ * model's prompt bytes per token (from the calls' usage), and the latest
+ * statistical and LLM meta-summaries. A run stopped
  * between a statistical summary and its meta-summary gets the meta-summary
  * now (one call). Call before cuco_evolve_run(). Calls whose reply had no
  * usage are counted at the client's estimate from the stored prompt and

@@ -1,0 +1,58 @@
+/*
+ * wire.h - the OpenAI chat-completion wire format as the client speaks it:
+ * the messages (with the system prompt folded into the user message for
+ * templates that refuse the system role), the request body, the reply, the
+ * errors worth telling apart. Internal to src/llm/.
+ */
+#ifndef CUCO_LLM_WIRE_H
+#define CUCO_LLM_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "llm/client.h"
+#include "util/strbuf.h"
+
+#define CUCO_LLM_BODY_EXCERPT 300            /* bytes of a server body quoted in an error */
+#define CUCO_LLM_MESSAGE_OVERHEAD 16         /* bytes counted per message for role, framing */
+#define CUCO_LLM_MAX_REPLY_BYTES (64u << 20) /* a reply larger than this is refused */
+
+/* splitmix64: small, seedable; the jitter and the per-call seeds. */
+uint64_t cuco_llm_wire_splitmix(uint64_t *s);
+
+/* Bytes the budget counts for a messages array: contents plus framing per message. */
+size_t cuco_llm_wire_bytes(json_t *messages);
+
+/* body's first CUCO_LLM_BODY_EXCERPT bytes on one line into sb, for an error message. */
+void cuco_llm_wire_excerpt(struct cuco_strbuf *sb, const char *body, size_t len);
+
+/* The messages as a JSON array; with fold, system messages go in front of the first user one. */
+json_t *cuco_llm_wire_messages(const struct cuco_llm_message *msgs, int nmsgs, int fold);
+
+/* 1 when msgs has a system message. */
+int cuco_llm_wire_has_system(const struct cuco_llm_message *msgs, int nmsgs);
+
+/* 1 when an HTTP error's body says the chat template refuses the system role. */
+int cuco_llm_wire_refuses_system(long status, const struct cuco_strbuf *body);
+
+/*
+ * Read a 2xx body into res (reply without U+0000, finish reason, usage,
+ * truncated, context_full). CUCO_OK or CUCO_ERR_PARSE with why in msg.
+ */
+int cuco_llm_wire_parse(const char *body, size_t len, int max_tokens, struct cuco_llm_result *res,
+                        struct cuco_strbuf *msg, const char *endpoint);
+
+/* The request body (malloc'd), or NULL out of memory. */
+char *cuco_llm_wire_request(const char *model, json_t *messages, double temperature, int max_tokens,
+                            int64_t seed);
+
+/*
+ * 1 when a 5xx other than 502/503/504 repeats the previous attempt's
+ * status and body: not worth another retry.
+ */
+int cuco_llm_wire_same_error(long status, const struct cuco_strbuf *body, long prev_status,
+                             const struct cuco_strbuf *prev);
+
+#endif
