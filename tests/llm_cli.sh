@@ -47,6 +47,8 @@ expect 5 "--llm-share needs --operator mixed" evolve gemm_allgather --operator l
 	--llm-base-url http://x --llm-model m --llm-share 0.3
 expect 5 "--llm-price m: give MODEL=IN,OUT" evolve gemm_allgather --llm-price m
 expect 5 "unknown option --llm-bogus" evolve gemm_allgather --llm-bogus 1
+expect 5 "--llm-max-tokens" evolve gemm_allgather --operator llm --llm-max-tokens 0
+expect 5 "--llm-max-tokens" fastpath --llm gemm_allgather --llm-max-tokens many
 # nothing ran: no store was created
 if [ -e "$TMP/cuco.db" ]; then
 	echo "FAIL: a refused LLM configuration created the store"
@@ -107,7 +109,7 @@ else
 	fail=$((fail + 1))
 fi
 for flag in --operator --llm-share --llm-base-url --llm-model --llm-key-env \
-	--llm-budget-tokens --llm-budget-cost --llm-price --llm-timeout; do
+	--llm-budget-tokens --llm-budget-cost --llm-price --llm-timeout --llm-max-tokens; do
 	if [[ $help == *"$flag"* ]]; then
 		pass=$((pass + 1))
 	else

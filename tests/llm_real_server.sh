@@ -170,7 +170,7 @@ PORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); p
 cat >"$TMP/server.json" <<EOF
 {"host": "127.0.0.1", "port": $PORT, "api_key": "$KEY", "models": [
  {"model": "$TMP/tiny.gguf", "model_alias": "tiny", "n_ctx": 16384, "n_threads": 2, "seed": 7, "verbose": false},
- {"model": "$TMP/tiny-nosys.gguf", "model_alias": "tiny-nosys", "n_ctx": 16384, "n_threads": 2, "seed": 7, "verbose": false},
+ {"model": "$TMP/tiny-nosys.gguf", "model_alias": "tiny-nosys", "n_ctx": 32768, "n_threads": 2, "seed": 7, "verbose": false},
  {"model": "$TMP/tiny.gguf", "model_alias": "tiny-small", "n_ctx": 512, "n_threads": 2, "seed": 7, "verbose": false}
 ]}
 EOF
@@ -252,7 +252,8 @@ q "$DB4" 'SELECT error FROM llm_calls LIMIT 1' | cut -c1-240 | sed 's/^/llm_real
 
 # ---- 5. a model the endpoint does not list is noted before the run
 "$CUCO" fastpath --llm "$HOST" --llm-base-url "$BASE" --llm-model tiny-absent --llm-iterations 1 \
-	--llm-key-env CUCO_REAL_KEY --store "$TMP/absent.db" >/dev/null 2>"$TMP/fp5.err"
+	--llm-key-env CUCO_REAL_KEY --llm-max-tokens 8 --store "$TMP/absent.db" >/dev/null \
+	2>"$TMP/fp5.err"
 grep -q "note: the endpoint does not list model 'tiny-absent' (it lists: tiny, tiny-nosys, tiny-small)" \
 	"$TMP/fp5.err" && ok || bad "no note for an unlisted model: $(head -3 "$TMP/fp5.err")"
 
@@ -301,11 +302,11 @@ sha256sum <"$src" >"$out"
 NVCC
 chmod +x "$TMP/bin/cuco-harness" "$TMP/bin/nvcc"
 EDB=$TMP/evolve.db
-BUDGET=30000
+BUDGET=60000
 CUCO_HARNESS=$TMP/bin/cuco-harness CUCO_NVCC=$TMP/bin/nvcc "$CUCO" evolve gemm_allgather \
 	--shape 2048 --generations 1 --islands 1 --children 2 --launcher env --no-recheck \
 	--operator llm --llm-base-url "$BASE" --llm-model tiny-nosys --llm-key-env CUCO_REAL_KEY \
-	--llm-timeout 120 --llm-max-tokens 24 --llm-budget-tokens $BUDGET --store "$EDB" \
+	--llm-timeout 300 --llm-max-tokens 24 --llm-budget-tokens $BUDGET --store "$EDB" \
 	>"$TMP/ev.out" 2>"$TMP/ev.err"
 rc=$?
 calls=$(q "$EDB" 'SELECT count(*) FROM llm_calls')
