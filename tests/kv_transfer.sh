@@ -7,7 +7,8 @@
 # and directives outside the template's line are refused; `cuco bench
 # --compile-only` compiles the baseline, the peers, compute and comm alone,
 # the seed and one realised program per code path of the template (copy
-# engine, LSA scatter, the fused producer's epilogue, a replayed graph).
+# engine, LSA scatter, the fused producer's epilogue, the fused consumer's
+# flags, a replayed graph).
 #
 #   bash tests/kv_transfer.sh <path-to-cuco>      (CUCO_HOME: the source tree)
 #
@@ -107,12 +108,12 @@ for f in "$W"/variants/*.json; do
 	n=$((n + 1))
 done
 if [ "$n" -ge 10 ]; then pass=$((pass + 1)); else failed "variants" "only $n realised"; fi
-grep -q '^#define KV_ALL_LAYERS 1$' "$TMP/sequential_ce_whole.cu" 2>/dev/null &&
+grep -q '^#define CUCO_GRANULARITY CUCO_GRANULARITY_whole$' "$TMP/sequential_ce_whole.cu" 2>/dev/null &&
 	grep -q '^#define CUCO_GRAPH 1 ' "$TMP/fused_producer_n128_graph.cu" 2>/dev/null &&
 	grep -q '^#define CUCO_ISSUER CUCO_ISSUER_thread' "$TMP/stream_overlap_lsa4_thread.cu" 2>/dev/null &&
 	pass=$((pass + 1)) || failed "variants" "granularity whole, graph or the thread issuer not rendered"
-check "realize fused_consumer" 4 '"fused_consumer" is not a placement' -- "$CUCO" realize kv_transfer --directive \
-	'{"backend":"lsa","placement":"fused_consumer","sync_scope":"grid","issuer":"cta","granularity":"chunk"}'
+check "realize specialized" 4 '"specialized" is not a placement' -- "$CUCO" realize kv_transfer --directive \
+	'{"backend":"lsa","placement":"specialized","sync_scope":"grid","issuer":"cta","granularity":"chunk"}'
 check "realize a cta sync scope" 4 '"cta" is not a sync_scope' -- "$CUCO" realize kv_transfer --directive \
 	'{"backend":"lsa","placement":"sequential","sync_scope":"cta","issuer":"cta","granularity":"chunk"}'
 
@@ -127,7 +128,7 @@ fi
 check "bench --compile-only" 0 "compile stage done for kv_transfer" "compile seed" -- \
 	"$CUCO" bench kv_transfer --shape cuco_2048_512 --compile-only --store "$DB" \
 	--program "$TMP/sequential_ce_whole.cu" --program "$TMP/stream_overlap_lsa4_thread.cu" \
-	--program "$TMP/fused_producer_n128_graph.cu"
+	--program "$TMP/fused_producer_n128_graph.cu" --program "$TMP/fused_consumer_ce4.cu"
 if printf '%s\n' "$err" | grep -q 'FAILED\|rejected'; then
 	failed "bench --compile-only" "a program did not compile"
 fi
