@@ -111,7 +111,7 @@ for c in allreduce allgather reducescatter alltoall sendrecv; do
 	check "bench ./p_$c loads it" 5 "workload p_$c has no such shape (small, medium, large)" -- \
 		"$CUCO" bench "./p_$c" --shape nosuch --compile-only
 done
-check "shape rule: rows split among ranks" 5 "B = 3" "rows are split among the ranks" -- \
+check "shape rule: rows split among ranks" 4 "B = 3 does not divide among 2 ranks" "the rows are split among the ranks" -- \
 	"$CUCO" bench ./p_allgather --shape B=3,S=1,H=1024 --ranks 2 --compile-only
 check "shape rule: row width" 5 "H = 6 is not a multiple of 4" -- \
 	"$CUCO" bench ./p_allreduce --shape B=8,S=1,H=6 --compile-only
@@ -136,7 +136,7 @@ for c in allreduce allgather; do
 	check "bench ./p_$c --compile-only" 0 "compile stage done for p_$c" -- \
 		"$CUCO" bench "./p_$c" --compile-only --program "p_$c/sequential_ce.cu" \
 		--program "p_$c/stream_overlap_lsa.cu"
-	for x in baseline compute comm seed sequential_ce stream_overlap_lsa; do
+	for x in baseline compute comm seed sequential_ce.cu stream_overlap_lsa.cu; do
 		printf '%s\n' "$err" | grep -q "compile $x *ok" || failed "bench ./p_$c --compile-only" "no 'compile $x ok'"
 	done
 done
@@ -161,7 +161,7 @@ else
 		[ -s "$TMP/ex/$f" ] || failed "export" "no $f"
 	done
 	cmp -s "$TMP/ex/src/workload.cu" p_allreduce/workload.cu || failed "export" "workload.cu differs"
-	grep -q '{"medium", {4096, 4096}}' "$TMP/ex/runtime/shapes.h" || failed "export" "shapes.h lacks the shapes"
+	grep -q '{"medium", {4096, 1, 4096}}' "$TMP/ex/runtime/shapes.h" || failed "export" "shapes.h lacks the shapes"
 	nccl=$(dirname "$(dirname "$(find /usr/local/cuda/include /usr/include ${NCCL_HOME:+$NCCL_HOME/include} -maxdepth 1 -name nccl.h 2>/dev/null | head -n 1)")")
 	if cmake -S "$TMP/ex" -B "$TMP/ex/build" -DNCCL_HOME="$nccl" >"$TMP/cmake.log" 2>&1 &&
 		cmake --build "$TMP/ex/build" -j2 >>"$TMP/cmake.log" 2>&1 &&

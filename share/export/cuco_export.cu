@@ -36,7 +36,7 @@ struct cuco_export {
 	int have_devcomm;
 	void *state;
 	int inited;
-	char err[1024];
+	char err[1100]; // "run: " and the program's errbuf
 };
 
 static int fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
