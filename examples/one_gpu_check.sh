@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # one_gpu_check.sh - docs/your-own-workload.md and docs/export.md walked on one
 # GPU: a package of every collective made by `cuco init` verifies as generated
-# with --ranks 1 (the manifest's programs, the fast-path seed and the four
+# with --ranks 1 (the manifest's programs, the fast-path seed and the
 # programs realised from its template); the package lifted from
 # examples/mpi_nccl_rmsnorm.cu verifies; the seed of one package is exported,
 # built with nvcc (the GPU node has no cmake: the same three libraries and the
@@ -25,7 +25,7 @@ export CUCO_STATE=$W/state CUCO_STORE=$W/store.db
 SUM=$W/summary
 : >"$SUM"
 colls="allreduce allgather reducescatter alltoall sendrecv"
-progs="sequential_lsa sequential_ce stream_overlap_lsa stream_overlap_ce"
+progs="sequential_lsa sequential_ce stream_overlap_lsa stream_overlap_ce stream_overlap_lsa_cta"
 
 echo "# $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD 2>/dev/null) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)"
 echo "# nvcc $(nvcc --version | tail -n 1); NCCL home ${CUCO_NCCL_HOME:-system}"
@@ -42,6 +42,29 @@ for c in $colls; do
 done
 "$CUCO" bench "$W/rms" --compile-only >"$W/compile_rms.log" 2>&1 &
 wait
+# ---- export the seed of the allreduce package and build it (in the background) ----
+export_build() {
+id=$(python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute(\"select id from programs where workload='w_allreduce' and origin='seed' limit 1\").fetchone()[0])" "$CUCO_STORE")
+echo "## cuco export program $id --workload $W/w_allreduce -o $W/ex"
+"$CUCO" export program "$id" --workload "$W/w_allreduce" -o "$W/ex"
+N=${CUCO_NCCL_HOME:-/usr}
+X=$W/ex
+B=$X/build
+mkdir -p "$B"
+NV="nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O2 -Xcompiler -fPIC -I$X/include -I$X/src -I$X/runtime -I$X/examples -I$N/include"
+L="-L$N/lib -l:libnccl.so.2 -Xlinker -rpath=$B -Xlinker -rpath=$N/lib"
+$NV -shared "$X/src/workload.cu" -o "$B/libcuco_workload.so" $L &&
+	$NV -shared "$X/runtime/cuco_export.cu" "$X/src/program.cu" -o "$B/libcuco_export.so" -L"$B" -lcuco_workload $L &&
+	$NV -shared "$X/examples/check.cu" -o "$B/libcuco_export_check.so" -L"$B" -lcuco_export -lcuco_workload $L &&
+	$NV "$X/examples/mpi_example.cu" -o "$B/mpi_example" -L"$B" -lcuco_export_check -lcuco_export -lcuco_workload $L \
+		$(mpicxx --showme:compile) $(mpicxx --showme:link | sed 's/-Wl,/-Xlinker /g; s/-pthread//g') ||
+	echo "export build failed"
+}
+N=${CUCO_NCCL_HOME:-/usr}
+X=$W/ex
+B=$X/build
+export_build >"$W/export.log" 2>&1 &
+EXPORT_PID=$!
 for c in $colls rms; do
 	args=()
 	[ "$c" = rms ] || for p in $progs; do args+=(--program "$W/w_$c/$p.cu"); done
@@ -63,22 +86,8 @@ for s in d["shapes"]:
 PY
 done
 
-# ---- export the seed of the allreduce package, build it, run both examples ----
-id=$(python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute(\"select id from programs where workload='w_allreduce' and origin='seed' limit 1\").fetchone()[0])" "$CUCO_STORE")
-echo "## cuco export program $id --workload $W/w_allreduce -o $W/ex"
-"$CUCO" export program "$id" --workload "$W/w_allreduce" -o "$W/ex"
-N=${CUCO_NCCL_HOME:-/usr}
-X=$W/ex
-B=$X/build
-mkdir -p "$B"
-NV="nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O2 -Xcompiler -fPIC -I$X/include -I$X/src -I$X/runtime -I$X/examples -I$N/include"
-L="-L$N/lib -l:libnccl.so.2 -Xlinker -rpath=$B -Xlinker -rpath=$N/lib"
-$NV -shared "$X/src/workload.cu" -o "$B/libcuco_workload.so" $L &&
-	$NV -shared "$X/runtime/cuco_export.cu" "$X/src/program.cu" -o "$B/libcuco_export.so" -L"$B" -lcuco_workload $L &&
-	$NV -shared "$X/examples/check.cu" -o "$B/libcuco_export_check.so" -L"$B" -lcuco_export -lcuco_workload $L &&
-	$NV "$X/examples/mpi_example.cu" -o "$B/mpi_example" -L"$B" -lcuco_export_check -lcuco_export -lcuco_workload $L \
-		$(mpicxx --showme:compile) $(mpicxx --showme:link | sed 's/-Wl,/-Xlinker /g; s/-pthread//g') ||
-	echo "export build failed"
+wait "$EXPORT_PID"
+cat "$W/export.log"
 for sh in small medium; do
 	echo "## mpirun -np 1 $B/mpi_example $sh"
 	mpirun --allow-run-as-root -np 1 -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE "$B/mpi_example" "$sh" >"$W/mpi_$sh.log" 2>&1

@@ -3,8 +3,9 @@
 # without GPUs: misuse is refused with the flag, file and line; a package of
 # every collective is written, loads, names its template's realised programs
 # and, for a pull (allreduce) and a push (allgather) collective, compiles as
-# generated (the manifest's programs, the fast-path seed and one realised
-# program per backend and placement); --from on examples/mpi_nccl_rmsnorm.cu
+# generated (the manifest's programs, the fast-path seed and realised
+# programs of both backends, both placements and both sync scopes); evolve
+# accepts the package's template and seed; --from on examples/mpi_nccl_rmsnorm.cu
 # lifts its kernel and its ncclAllReduce and reports with file:line what it
 # did not place (its ncclBroadcast); a stored program is exported and its
 # CMake project builds with nvcc.
@@ -98,7 +99,7 @@ for c in allreduce allgather reducescatter alltoall sendrecv; do
 		"$CUCO" init "p_$c" --collective "$c" --params B,S,H -o "./p_$c" || continue
 	for f in manifest.json workload.cu host.cu common.cuh compute.cuh compute_only.cu comm_only.cu \
 		template.cu.in sequential_lsa.cu sequential_ce.cu stream_overlap_lsa.cu stream_overlap_ce.cu \
-		variants/stream_overlap_ce.json; do
+		stream_overlap_lsa_cta.cu variants/stream_overlap_ce.json; do
 		[ -s "p_$c/$f" ] || failed "init $c" "no $f"
 	done
 	if grep -q '@[A-Z_]*@\|//@if\|//@endif' p_$c/*.cu p_$c/*.cuh p_$c/template.cu.in ||
@@ -106,7 +107,8 @@ for c in allreduce allgather reducescatter alltoall sendrecv; do
 		failed "init $c" "a placeholder or section marker is left"
 	fi
 	grep -q '^#define CUCO_PLACEMENT CUCO_PLACEMENT_stream_overlap$' "p_$c/stream_overlap_lsa.cu" &&
-		grep -q '^#define CUCO_BACKEND CUCO_BACKEND_ce$' "p_$c/sequential_ce.cu" ||
+		grep -q '^#define CUCO_BACKEND CUCO_BACKEND_ce$' "p_$c/sequential_ce.cu" &&
+		grep -q '^#define CUCO_SYNC_SCOPE CUCO_SYNC_SCOPE_cta ' "p_$c/stream_overlap_lsa_cta.cu" ||
 		failed "init $c" "the realised programs are not the ones they are named after"
 	check "bench ./p_$c loads it" 5 "workload p_$c has no such shape (small, medium, large)" -- \
 		"$CUCO" bench "./p_$c" --shape nosuch --compile-only
@@ -135,14 +137,21 @@ check "init --from: dtype and op it cannot keep" 0 "bf16max.cu:85: ncclAllReduce
 for c in allreduce allgather; do
 	check "bench ./p_$c --compile-only" 0 "compile stage done for p_$c" -- \
 		"$CUCO" bench "./p_$c" --compile-only --program "p_$c/sequential_ce.cu" \
-		--program "p_$c/stream_overlap_lsa.cu"
-	for x in baseline compute comm seed sequential_ce.cu stream_overlap_lsa.cu; do
+		--program "p_$c/stream_overlap_lsa.cu" --program "p_$c/stream_overlap_lsa_cta.cu"
+	for x in baseline compute comm seed sequential_ce.cu stream_overlap_lsa.cu stream_overlap_lsa_cta.cu; do
 		printf '%s\n' "$err" | grep -q "compile $x *ok" || failed "bench ./p_$c --compile-only" "no 'compile $x ok'"
 	done
 done
 check "bench ./rms --compile-only (lifted)" 0 "compile stage done for rms" -- \
 	"$CUCO" bench ./rms --compile-only --no-seed
 printf '%s\n' "$err" | grep -q "compile baseline *ok" || failed "bench ./rms" "the lifted package does not compile"
+
+# ---- evolve takes the package's template and its fast-path seed (no GPU here: it stops there) ----
+if ! nvidia-smi -L >/dev/null 2>&1; then
+	check "evolve with the package's template" 15 "./p_allreduce/template.cu.in" "needs 2 CUDA GPUs" -- \
+		"$CUCO" evolve ./p_allreduce --template ./p_allreduce/template.cu.in --generations 1 \
+		--store "$TMP/evolve.db"
+fi
 
 # ---- export: a stored program, its CMake project built with nvcc -------------
 id=$(sqlite3 "$CUCO_STORE" "select id from programs where workload = 'p_allreduce' and origin = 'seed' limit 1" 2>/dev/null)

@@ -742,6 +742,10 @@ static const char *const variants[][2] = {
                            "scope\":\"grid\",\"issuer\":\"cta\",\"granularity\":\"chunk\","
                            "\"knobs\":{\"chunks\":4,\"streams\":2,\"comm_ctas\":16,"
                            "\"threads\":512}}"},
+    {"stream_overlap_lsa_cta", "{\"backend\":\"lsa\",\"placement\":\"stream_overlap\",\"sync_"
+                               "scope\":\"cta\",\"issuer\":\"cta\",\"granularity\":\"chunk\","
+                               "\"knobs\":{\"chunks\":4,\"streams\":2,\"comm_ctas\":16,"
+                               "\"threads\":512}}"},
     {"stream_overlap_ce", "{\"backend\":\"ce\",\"placement\":\"stream_overlap\",\"sync_"
                           "scope\":\"grid\",\"issuer\":\"cta\",\"granularity\":\"chunk\","
                           "\"knobs\":{\"chunks\":4,\"streams\":2}}"},
