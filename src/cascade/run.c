@@ -2,7 +2,8 @@
  * run.c - the cascade's GPU stages: hand compiled programs to cuco-harness,
  * which verifies each against the workload's reference and times it, and
  * read its JSON back. A program that crashes or hangs its rank group is
- * recorded as such and the programs after it are run again without it.
+ * recorded as such and the programs after it are run again without it. With
+ * a farm in use (farm/slurm.h) the harness runs as a job step elsewhere.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "cascade/cascade.h"
+#include "farm/slurm.h"
 #include "util/paths.h"
 #include "util/proc.h"
 
@@ -261,6 +263,7 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 	struct cuco_proc_status st;
 	const char *line;
 	char result_file[4096] = "";
+	const struct cuco_farm *farm = cuco_farm_current();
 
 #define OWN(...)                                         \
 	do {                                             \
@@ -268,9 +271,16 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 		owned[nowned] = strdup(buf);             \
 		push(argv, &argc, owned[nowned++]);      \
 	} while (0)
-	if ((o->launcher && *o->launcher) || (o->wrapper && *o->wrapper)) {
+	if (farm) {
+		/* srun is the farm's; a wrapper (compute-sanitizer) goes in front of the harness.
+		 */
+		if (o->wrapper && *o->wrapper)
+			cuco_strbuf_adds(&launcher, o->wrapper);
+	} else if ((o->launcher && *o->launcher) || (o->wrapper && *o->wrapper)) {
 		/* A launcher (mpirun) or, in fork mode, a wrapper (compute-sanitizer). */
 		cuco_strbuf_adds(&launcher, o->launcher && *o->launcher ? o->launcher : o->wrapper);
+	}
+	if (launcher.len) {
 		for (char *tok = launcher.buf; *tok && argc < 32;) {
 			while (*tok == ' ')
 				*tok++ = '\0';
@@ -294,7 +304,11 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 	}
 	push(argv, &argc, "--tolerance");
 	OWN("%g", m->tolerance);
-	if (o->launcher && *o->launcher) {
+	if (farm) {
+		/* Ranks from srun; the farm names the result file (in the run directory). */
+		push(argv, &argc, "--launch");
+		push(argv, &argc, "env");
+	} else if (o->launcher && *o->launcher) {
 		snprintf(result_file, sizeof(result_file), "%s/result-%d-%ld.jsonl",
 		         cuco_state_dir(), (int)getpid(), (long)(cuco_now() * 1000));
 		cuco_mkdir_p(cuco_state_dir());
@@ -338,13 +352,23 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 	}
 	env[nenv] = NULL;
 
-	rc = cuco_proc_run(argv, env, &out, &res->log, o->timeout_s * (8 + 4 * n) + 60, &st);
+	if (farm) {
+		if (cuco_farm_step(farm, argv, env, o->timeout_s * (8 + 4 * n) + 60, &out,
+		                   &res->log, &st, err)) {
+			rc = err->code;
+			goto done;
+		}
+		rc = 0;
+	} else {
+		rc =
+		    cuco_proc_run(argv, env, &out, &res->log, o->timeout_s * (8 + 4 * n) + 60, &st);
+	}
 	if (rc) {
 		rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot start %s: %s", argv[0],
 		                  strerror(errno));
 		goto done;
 	}
-	if (o->wrapper && *o->wrapper && !result_file[0]) {
+	if (o->wrapper && *o->wrapper && !result_file[0] && !farm) {
 		/* The sanitizer reports on stdout; keep its lines and verdict with the log. */
 		for (const char *l = out.buf; *l;) {
 			const char *nl = strchr(l, '\n');
@@ -468,6 +492,9 @@ int cuco_gpu_count(struct cuco_err *err)
 	struct cuco_proc_status st;
 	long n = -1;
 
+	/* With a farm the GPUs are its nodes' (checked against its GRES when it was set up). */
+	if (cuco_farm_current())
+		return cuco_farm_current()->ranks;
 	if (cuco_proc_run(argv, NULL, &out, NULL, 120, &st) == 0 && st.exited && st.code == 0) {
 		char *end;
 		errno = 0;

@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cascade/cascade.h"
+#include "farm/slurm.h"
 #include "program/directive.h"
 #include "util/paths.h"
 #include "util/proc.h"
@@ -20,8 +21,47 @@ static const char usage[] =
     "target architecture (from the GPUs' compute capability unless CUCO_ARCH\n"
     "says), the hardware queues CUDA gives each GPU (CUDA_DEVICE_MAX_CONNECTIONS),\n"
     "and the facts directives are checked against (evolve, bench, eval and\n"
-    "fastpath --llm run the same probe). Exits 0 on a machine without GPUs,\n"
-    "saying so.\n";
+    "fastpath --llm run the same probe). Where Slurm's srun is on PATH, the\n"
+    "farm's view too (evolve --farm slurm): partitions, nodes, GPUs per node\n"
+    "from GRES, the allocation, and whether a step sees the state directory\n"
+    "(one short step runs to check). Exits 0 on a machine without GPUs,\n"
+    "saying so.\n"
+    "\n"
+    "  --partition P   the Slurm partition to show (default: all)\n";
+
+/* The Slurm view: what `evolve --farm slurm` would run on, and whether a step sees the state. */
+static void slurm_view(const char *partition)
+{
+	struct cuco_farm f;
+	struct cuco_err e;
+	struct cuco_strbuf v = CUCO_STRBUF_INIT;
+	char dir[4200];
+	int gpus;
+
+	cuco_err_clear(&e);
+	if (cuco_farm_init(&f, 2, partition, NULL, &e)) {
+		printf("slurm:      none here (no srun on PATH)\n");
+		return;
+	}
+	if (cuco_farm_view(&f, &v, &gpus, &e)) {
+		printf("slurm:      %s\n", e.msg);
+		goto out;
+	}
+	printf("slurm:      the farm of evolve --farm slurm\n");
+	for (const char *l = v.buf; *l;) {
+		size_t n = strcspn(l, "\n");
+		printf("  %.*s\n", (int)n, l);
+		l += n + (l[n] == '\n');
+	}
+	snprintf(dir, sizeof(dir), "%s/farm", cuco_state_dir());
+	if (cuco_farm_check_shared(&f, dir, &e))
+		printf("  state dir:      %s: NOT usable by the farm: %s\n", cuco_state_dir(),
+		       e.msg);
+	else
+		printf("  state dir:      %s: shared with the farm's nodes\n", cuco_state_dir());
+out:
+	cuco_strbuf_release(&v);
+}
 
 static void version(char *out, size_t len, int v)
 {
@@ -38,6 +78,7 @@ int cmd_doctor(int argc, char **argv)
 	json_t *root = NULL, *gpus;
 	json_error_t je;
 	char ver[32], target[16], desc[160];
+	const char *partition = NULL;
 
 	cuco_err_clear(&err);
 	for (int i = 1; i < argc; i++) {
@@ -46,6 +87,9 @@ int cmd_doctor(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(argv[i], "--json")) {
 			as_json = 1;
+		} else if (!strcmp(argv[i], "--partition")) {
+			if (!(partition = cli_value("doctor", argc, argv, &i)))
+				return CUCO_ERR_USAGE;
 		} else {
 			return cli_usage_error("doctor", "unexpected argument %s", argv[i]);
 		}
@@ -98,6 +142,7 @@ int cmd_doctor(int argc, char **argv)
 			       "set it as\n            your application does before bench or "
 			       "evolve (docs/harness.md)\n");
 	}
+	slurm_view(partition);
 	if (!json_is_array(gpus) || json_array_size(gpus) == 0) {
 		printf("GPUs:       none: this machine has no CUDA GPU. cuco can transform and\n"
 		       "            compile here; verifying and timing needs >= 2 GPUs.\n");

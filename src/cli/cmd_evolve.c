@@ -17,6 +17,7 @@
 #include "program/directive.h"
 #include "search/evolve.h"
 #include "search/recheck.h"
+#include "farm/slurm.h"
 #include "search/slots.h"
 #include "search/llm_operator.h"
 #include "util/paths.h"
@@ -64,6 +65,12 @@ static const char usage[] =
     "                        false, e.g. split) to search all the same\n"
     "  --slots N             candidate groups evaluated at once, each on its own GPUs\n"
     "                        (default: GPUs / ranks, fork mode only; 1 = one at a time)\n"
+    "  --farm slurm          evaluate candidate groups as Slurm job steps (srun) on the\n"
+    "                        cluster's GPU nodes, --slots at once (default: the farm's\n"
+    "                        GPUs / ranks); this node compiles, stores and decides\n"
+    "                        (docs/farm.md)\n"
+    "  --partition P         --farm: the Slurm partition (default: Slurm's)\n"
+    "  --farm-args 'ARGS'    --farm: more srun arguments, e.g. '--time=10 --qos=short'\n"
     "  --no-recheck          skip the re-check of the best program (cuco recheck RUN)\n"
     "  --no-pipeline         breed each generation after the one before is judged;\n"
     "                        by default generation g+1 is bred from the results up to\n"
@@ -328,6 +335,157 @@ static void on_sigint(int sig)
 	signal(SIGINT, SIG_DFL); /* a second Ctrl-C ends cuco at once */
 }
 
+/* ---- --farm slurm ---- */
+
+static struct cuco_farm farm;
+static int farm_on;
+static struct cuco_evaluator farm_inner; /* the cascade evaluator the farm's wraps */
+static int64_t farm_run;                 /* the run id the farm's tag names */
+static const char *farm_store;           /* the store's path, for the tag */
+
+/* Ctrl-C, kill, hangup: stop, and the steps in flight are cancelled (farm/slurm.h). */
+static void on_farm_signal(int sig)
+{
+	stop_flag = 1;
+	cuco_farm_interrupt();
+	if (sig == SIGINT)
+		signal(SIGINT, SIG_DFL); /* a second Ctrl-C ends cuco at once */
+}
+
+static void farm_signals(int on)
+{
+	struct sigaction sa;
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on ? on_farm_signal : SIG_DFL; /* no SA_RESTART: waits see EINTR */
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+/* A batch whose steps were cancelled or given up is no outcome: the loop stores none of it. */
+static int farm_verdict(int rc, struct cuco_err *err)
+{
+	if (rc)
+		return rc;
+	if (cuco_farm_interrupted())
+		return cuco_err_set(err, CUCO_ERR_SYSTEM,
+		                    "interrupted: the farm's steps were cancelled (nothing of "
+		                    "their batch is stored)");
+	if (cuco_farm_gave_up())
+		return cuco_err_set(err, CUCO_ERR_SYSTEM,
+		                    "the farm gave up on a step lost %d times for the node's "
+		                    "reason (nothing of its batch is stored)",
+		                    farm.requeues + 1);
+	return CUCO_OK;
+}
+
+static int farm_batch(void *ctx, const struct cuco_candidate *c, int n,
+                      struct cuco_eval_outcome *outs, struct cuco_err *err)
+{
+	return farm_verdict(farm_inner.evaluate_batch(ctx, c, n, outs, err), err);
+}
+
+static int farm_one(void *ctx, const struct cuco_candidate *c, struct cuco_eval_outcome *out,
+                    struct cuco_err *err)
+{
+	return farm_verdict(farm_inner.evaluate(ctx, c, out, err), err);
+}
+
+static int max_run_id(const struct cuco_run_rec *r, void *arg, struct cuco_err *err)
+{
+	int64_t *max = arg;
+
+	(void)err;
+	if (r->id > *max)
+		*max = r->id;
+	return 0;
+}
+
+/* Steps in flight by default: the GPUs of the allocation (or partition) / ranks. */
+static int farm_default_slots(const struct cuco_farm *f)
+{
+	int n = cuco_farm_total_gpus(f) / (f->ranks > 0 ? f->ranks : 1);
+
+	return n > 0 ? n : 1;
+}
+
+/*
+ * The farm, checked before anything is stored: Slurm's view (a node with
+ * ranks GPUs), the run directory seen by the steps, leftover steps of a
+ * resumed run cancelled, and the facts of a node as its probe step finds
+ * them (into *f, *fp = f; NULL when the probe fails).
+ */
+static int farm_setup(const struct cuco_manifest *m, const struct cuco_run_opts *run,
+                      const struct cuco_shape *const *shapes, int nshapes, const char *partition,
+                      const char *args, struct cuco_store *store, long long resume,
+                      struct cuco_hw_facts *f, const struct cuco_hw_facts **fp,
+                      struct cuco_err *err)
+{
+	struct cuco_strbuf view = CUCO_STRBUF_INIT, probe = CUCO_STRBUF_INIT;
+	int rc, gpus = -1, left = 0;
+	char desc[160], arch[16];
+
+	memset(f, 0, sizeof(*f));
+	*fp = NULL;
+	if ((rc = cuco_manifest_check_ranks(m, run->ranks, 0, err)))
+		goto out;
+	for (int i = 0; i < nshapes; i++)
+		if ((rc = cuco_manifest_check_shape(m, shapes[i], run->ranks, err)))
+			goto out;
+	if ((rc = cuco_farm_init(&farm, run->ranks, partition, args, err)) ||
+	    (rc = cuco_farm_view(&farm, &view, &gpus, err)))
+		goto out;
+	fprintf(stderr, "cuco evolve: the farm, as Slurm sees it:\n%s", view.buf);
+	if (gpus < run->ranks) {
+		rc = cuco_err_set(err, CUCO_ERR_NO_GPU,
+		                  "--farm slurm: the nodes of partition %s have at most %d GPU%s "
+		                  "(GRES); programs of %d ranks need %d on one node",
+		                  farm.partition[0] ? farm.partition : "(default)", gpus,
+		                  gpus == 1 ? "" : "s", run->ranks, run->ranks);
+		goto out;
+	}
+	farm_run = resume;
+	if (!resume) { /* the id the run will get: one writer, ids in order */
+		if ((rc = cuco_store_run_each(store, max_run_id, &farm_run, err)))
+			goto out;
+		farm_run++;
+	}
+	farm_store = cuco_store_path(store);
+	if ((rc = cuco_farm_set_run(&farm, farm_store, farm_run, err)) ||
+	    (rc = cuco_farm_check_shared(&farm, NULL, err)))
+		goto out;
+	fprintf(stderr, "cuco evolve: the run directory %s is shared with the farm's nodes\n",
+	        farm.dir);
+	if (resume && (rc = cuco_farm_cancel_run(&farm, &left, err)))
+		goto out;
+	if (left)
+		fprintf(stderr,
+		        "cuco evolve: cancelled %d step%s an earlier process of run %lld "
+		        "left running\n",
+		        left, left == 1 ? "" : "s", resume);
+	if (cuco_farm_probe(&farm, &probe, err) ||
+	    cuco_hw_facts_parse(probe.buf, run->ranks, f, err)) {
+		fprintf(stderr,
+		        "cuco evolve: the farm's probe: %s: directives are checked against the "
+		        "design space only\n",
+		        err->msg);
+		cuco_err_clear(err);
+	} else {
+		*fp = f;
+		if (f->cc)
+			cuco_compile_set_default_arch(cuco_arch_for_cc(f->cc, arch, sizeof(arch)));
+		fprintf(stderr, "cuco evolve: a farm node, as probed: %s\n",
+		        cuco_hw_facts_describe(f, desc, sizeof(desc)));
+		rc = cuco_manifest_check_cc(m, f->cc, err);
+	}
+out:
+	cuco_strbuf_release(&view);
+	cuco_strbuf_release(&probe);
+	return rc;
+}
+
 /* What the progress line needs beside the progress. */
 struct progress_ctx {
 	int tty;
@@ -343,6 +501,14 @@ static void progress(void *arg, const struct cuco_evolve_progress *p)
 	const struct progress_ctx *pc = arg;
 	int tty = pc->tty;
 
+	if (farm_on && p->run_id && p->run_id != farm_run) {
+		/* Another process began a run first: name the steps by this run's id. */
+		struct cuco_err e;
+		cuco_err_clear(&e);
+		farm_run = p->run_id;
+		if (cuco_farm_set_run(&farm, farm_store, farm_run, &e) == CUCO_OK)
+			fprintf(stderr, "\ncuco evolve: the farm's steps are now %s-*\n", farm.tag);
+	}
 	if (p->evaluated == last_evaluated && p->generation == last_generation)
 		return;
 	last_evaluated = p->evaluated;
@@ -476,7 +642,7 @@ int cmd_evolve(int argc, char **argv)
 	          search_seed = -1;
 	long long resume = 0, max_slots = 0;
 	double budget_minutes = -1, explore = -1;
-	const char *statistic = NULL;
+	const char *statistic = NULL, *farm_kind = NULL, *partition = NULL, *farm_args = NULL;
 	int rc, have_m = 0, have_ds = 0, tty = isatty(2);
 	int64_t run_id = 0;
 	int no_recheck = 0, have_stored = 0, no_pipeline = 0;
@@ -514,10 +680,20 @@ int cmd_evolve(int argc, char **argv)
 		    !strcmp(a, "--search-seed") || !strcmp(a, "--resume") ||
 		    !strcmp(a, "--store") || !strcmp(a, "--template") || !strcmp(a, "--freeze") ||
 		    !strcmp(a, "--search") || !strcmp(a, "--slots") || !strcmp(a, "--explore") ||
-		    !strcmp(a, "--statistic")) {
+		    !strcmp(a, "--statistic") || !strcmp(a, "--farm") ||
+		    !strcmp(a, "--partition") || !strcmp(a, "--farm-args")) {
 			if (!(v = cli_value("evolve", argc, argv, &i)))
 				return CUCO_ERR_USAGE;
-			if (!strcmp(a, "--statistic")) {
+			if (!strcmp(a, "--farm")) {
+				if (strcmp(v, "slurm"))
+					return cli_usage_error("evolve",
+					                       "--farm %s: expected slurm", v);
+				farm_kind = v;
+			} else if (!strcmp(a, "--partition")) {
+				partition = v;
+			} else if (!strcmp(a, "--farm-args")) {
+				farm_args = v;
+			} else if (!strcmp(a, "--statistic")) {
 				if (strcmp(v, "median") && strcmp(v, "mean"))
 					return cli_usage_error(
 					    "evolve", "--statistic %s: expected median or mean", v);
@@ -573,6 +749,12 @@ int cmd_evolve(int argc, char **argv)
 	}
 	if (!workload && !resume)
 		return cli_usage_error("evolve", "which workload? (or --resume RUN)");
+	if (!farm_kind && (partition || farm_args))
+		return cli_usage_error("evolve", "%s is for --farm slurm",
+		                       partition ? "--partition" : "--farm-args");
+	if (farm_kind && run.launcher)
+		return cli_usage_error("evolve",
+		                       "--farm slurm starts the ranks itself; drop --launcher");
 	if (budget_evals > 0 && budget_minutes > 0)
 		return cli_usage_error("evolve",
 		                       "give --budget-evals or --budget-minutes, not both");
@@ -699,9 +881,17 @@ int cmd_evolve(int argc, char **argv)
 		goto out;
 	}
 	have_ds = 1;
-	/* What this node offers, measured: children stay inside it. */
-	if ((rc = cli_node_checks("evolve", &m, &run, 0, 1, shapes, cfg.nshapes, &facts, &factsp,
-	                          &err))) {
+	/* What this node (or the farm's) offers, measured: children stay inside it. */
+	if (farm_kind) {
+		if ((rc = farm_setup(&m, &run, shapes, cfg.nshapes, partition, farm_args, store,
+		                     resume, &facts, &factsp, &err))) {
+			cli_fail(&err);
+			goto out;
+		}
+		farm_on = 1;
+		cuco_farm_use(&farm);
+	} else if ((rc = cli_node_checks("evolve", &m, &run, 0, 1, shapes, cfg.nshapes, &facts,
+	                                 &factsp, &err))) {
 		cli_fail(&err);
 		goto out;
 	}
@@ -734,8 +924,14 @@ int cmd_evolve(int argc, char **argv)
 		cli_fail(&err);
 		goto out;
 	}
-	/* GPU slots: with mpirun/srun the launcher decides where ranks go, so one. */
-	if (!run.launcher && max_slots != 1) {
+	/* GPU slots: with mpirun/srun the launcher decides where ranks go, so one; a
+	 * farm's slots are steps in flight, as many as its GPUs hold (or --slots). */
+	if (farm_on) {
+		slots.n = max_slots > 0 ? (int)max_slots : farm_default_slots(&farm);
+		if (slots.n > CUCO_MAX_SLOTS)
+			slots.n = CUCO_MAX_SLOTS;
+		cuco_cascade_evaluator_set_slots(ce, &slots);
+	} else if (!run.launcher && max_slots != 1) {
 		struct cuco_err gerr;
 		/* the probe above counted them; ask again only when it could not run */
 		cuco_slots_plan(facts.gpus ? facts.gpus : cuco_gpu_count(&gerr), run.ranks,
@@ -782,6 +978,11 @@ int cmd_evolve(int argc, char **argv)
 	o.template_text = template_path ? tmpl.buf : NULL;
 	o.template_name = template_path;
 	cuco_cascade_evaluator_bind(ce, &o.evaluator);
+	if (farm_on) {
+		farm_inner = o.evaluator;
+		o.evaluator.evaluate = farm_one;
+		o.evaluator.evaluate_batch = farm_inner.evaluate_batch ? farm_batch : NULL;
+	}
 	o.stop = &stop_flag;
 	pc.tty = tty;
 	pc.primary = shape->name;
@@ -793,17 +994,35 @@ int cmd_evolve(int argc, char **argv)
 	o.llm_json = llm_json;
 	fprintf(stderr,
 	        "cuco evolve: %s at shape%s %s%s, %d islands x %d children, %d generations, "
-	        "seed %llu, %d GPU slot%s, %s, %s\n",
+	        "seed %llu, %d %s%s, %s, %s\n",
 	        m.name, cfg.nshapes > 1 ? "s" : "", shapes_text,
 	        cfg.nshapes > 1 ? " (fitness: geometric mean; one harness run per shape)" : "",
 	        cfg.islands, cfg.children_per_island, cfg.generations, (unsigned long long)cfg.seed,
-	        slots.n, slots.n == 1 ? "" : "s",
+	        slots.n, farm_on ? "Slurm step slot" : "GPU slot", slots.n == 1 ? "" : "s",
 	        cfg.pipeline ? "pipelined (next generation compiles while this one runs)"
 	                     : "strict order",
 	        template_path ? template_path : "no template: the seed's knobs only");
 	stop_flag = 0;
-	signal(SIGINT, on_sigint);
+	if (farm_on)
+		farm_signals(1);
+	else
+		signal(SIGINT, on_sigint);
 	rc = cuco_evolve_run(&o, &cfg, resume, &run_id, &fin, &err);
+	if (farm_on) {
+		struct cuco_err ferr;
+		int left = 0;
+		farm_signals(0);
+		cuco_err_clear(&ferr);
+		/* Whatever ended the run, no step of it stays behind; a finished run's results
+		 * are all stored, so its run directory goes too. */
+		if (cuco_farm_cancel_run(&farm, &left, &ferr))
+			fprintf(stderr, "\ncuco evolve: %s\n", ferr.msg);
+		else if (left)
+			fprintf(stderr, "\ncuco evolve: cancelled %d step%s of run %lld\n", left,
+			        left == 1 ? "" : "s", (long long)run_id);
+		if (!rc && !fin.interrupted)
+			cuco_farm_clean_run(&farm);
+	}
 	signal(SIGINT, SIG_DFL);
 	if (tty)
 		fputc('\n', stderr);

@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "farm/slurm.h"
 #include "util/proc.h"
 
 void cuco_slots_plan(int gpus, int ranks, int max_slots, const char *visible, struct cuco_slots *s)
@@ -47,6 +48,16 @@ void cuco_slots_plan(int gpus, int ranks, int max_slots, const char *visible, st
 			                     "%s%s", g > k * ranks ? "," : "", nids ? ids[g] : num);
 		}
 	}
+}
+
+/* "slot 1 (GPUs 2,3)", or "slot 1" for a slot that inherits (a farm's step). */
+static const char *label(const struct cuco_slots *s, int k, char *buf, size_t len)
+{
+	if (s->devices[k][0])
+		snprintf(buf, len, "slot %d (GPUs %s)", k, s->devices[k]);
+	else
+		snprintf(buf, len, "slot %d", k);
+	return buf;
 }
 
 /* NaN travels as null: JSON has no NaN. */
@@ -114,6 +125,12 @@ static void run_group(const struct cuco_slots *s, int k, cuco_slot_batch_fn fn, 
 		setenv("CUDA_VISIBLE_DEVICES", s->devices[k], 1);
 	cuco_err_clear(&e);
 	rc = fn(ctx, c, n, outs, &e);
+	if (!rc && (cuco_farm_interrupted() || cuco_farm_gave_up()))
+		rc = cuco_err_set(&e, CUCO_ERR_SYSTEM, "%s",
+		                  cuco_farm_interrupted()
+		                      ? "interrupted: its steps were cancelled"
+		                      : "the farm gave up on a step (lost for the node's reason "
+		                        "too often); see the log above");
 	doc = json_pack("{s:i,s:s}", "rc", rc, "error", rc ? e.msg : "");
 	arr = json_array();
 	for (int i = 0; doc && arr && !rc && i < n; i++)
@@ -130,20 +147,21 @@ static int collect(const char *path, int k, const struct cuco_slots *s, int n,
 {
 	json_error_t je;
 	json_t *doc = json_load_file(path, 0, &je), *arr;
+	char lab[96];
 	int rc;
 
 	if (!doc)
-		return cuco_err_set(err, CUCO_ERR_SYSTEM,
-		                    "slot %d (GPUs %s): unreadable outcomes: %s", k, s->devices[k],
-		                    je.text);
+		return cuco_err_set(err, CUCO_ERR_SYSTEM, "%s: unreadable outcomes: %s",
+		                    label(s, k, lab, sizeof(lab)), je.text);
 	rc = (int)json_integer_value(json_object_get(doc, "rc"));
 	arr = json_object_get(doc, "outcomes");
 	if (rc) {
-		cuco_err_set(err, rc, "slot %d (GPUs %s): %s", k, s->devices[k],
+		cuco_err_set(err, rc, "%s: %s", label(s, k, lab, sizeof(lab)),
 		             json_string_value(json_object_get(doc, "error")));
 	} else if (!json_is_array(arr) || json_array_size(arr) != (size_t)n) {
-		rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "slot %d (GPUs %s): %zu outcomes for %d", k,
-		                  s->devices[k], json_is_array(arr) ? json_array_size(arr) : 0, n);
+		rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "%s: %zu outcomes for %d",
+		                  label(s, k, lab, sizeof(lab)),
+		                  json_is_array(arr) ? json_array_size(arr) : 0, n);
 	} else {
 		for (int i = 0; i < n; i++)
 			outcome_from_json(json_array_get(arr, (size_t)i), &outs[i]);
@@ -156,7 +174,7 @@ int cuco_slots_run(const struct cuco_slots *s, cuco_slot_batch_fn fn, void *ctx,
                    const struct cuco_candidate *c, int n, struct cuco_eval_outcome *outs,
                    struct cuco_err *err)
 {
-	int groups = s->n < n ? s->n : n, first[CUCO_MAX_SLOTS + 1], rc = CUCO_OK;
+	int groups = s->n < n ? s->n : n, first[CUCO_MAX_SLOTS + 1], rc = CUCO_OK, forwarded = 0;
 	pid_t pid[CUCO_MAX_SLOTS];
 	char path[CUCO_MAX_SLOTS][64];
 	const char *tmp = getenv("TMPDIR");
@@ -197,19 +215,25 @@ int cuco_slots_run(const struct cuco_slots *s, cuco_slot_batch_fn fn, void *ctx,
 	for (int k = 0; k < groups; k++) {
 		int status = 0, krc = CUCO_OK;
 		struct cuco_err e;
+		char lab[96];
 
 		cuco_err_clear(&e);
 		if (pid[k] > 0) {
 			while (waitpid(pid[k], &status, 0) < 0 && errno == EINTR)
-				;
+				if (cuco_farm_interrupted() && !forwarded) {
+					/* Each group cancels its own steps. */
+					forwarded = 1;
+					for (int j = k; j < groups; j++) /* not yet reaped */
+						if (pid[j] > 0)
+							kill(pid[j], SIGTERM);
+				}
 			if (WIFSIGNALED(status))
-				krc = cuco_err_set(&e, CUCO_ERR_SYSTEM,
-				                   "slot %d (GPUs %s) died: signal %d", k,
-				                   s->devices[k], WTERMSIG(status));
+				krc = cuco_err_set(&e, CUCO_ERR_SYSTEM, "%s died: signal %d",
+				                   label(s, k, lab, sizeof(lab)), WTERMSIG(status));
 			else if (WEXITSTATUS(status))
 				krc = cuco_err_set(&e, CUCO_ERR_SYSTEM,
-				                   "slot %d (GPUs %s) could not write its outcomes",
-				                   k, s->devices[k]);
+				                   "%s could not write its outcomes",
+				                   label(s, k, lab, sizeof(lab)));
 			else
 				krc = collect(path[k], k, s, first[k + 1] - first[k],
 				              outs + first[k], &e);

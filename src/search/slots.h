@@ -13,6 +13,10 @@
  * touches the store. The fork holds cuco_proc_fork_lock() so a child never
  * inherits a half-made pipe of another thread (the evaluator's prefetch);
  * fn must not use locks another thread may hold at the fork.
+ *
+ * With a farm (farm/slurm.h) a slot is one job step in flight: its process
+ * holds no GPU and only waits for srun, so slots are many more than the
+ * head's GPUs (--slots, or the farm's GPUs / ranks).
  */
 #ifndef CUCO_SEARCH_SLOTS_H
 #define CUCO_SEARCH_SLOTS_H
@@ -20,7 +24,7 @@
 #include "search/evolve.h"
 #include "util/error.h"
 
-#define CUCO_MAX_SLOTS 16
+#define CUCO_MAX_SLOTS 64
 
 struct cuco_slots {
 	int n;                            /* slots, >= 1 */
@@ -47,7 +51,10 @@ typedef int (*cuco_slot_batch_fn)(void *ctx, const struct cuco_candidate *c, int
  * candidate, fn is called directly. Returns CUCO_OK with every outs[i]
  * filled, or the first failing group's code and message (prefixed with its
  * slot and devices); a group whose process dies is CUCO_ERR_SYSTEM naming
- * the signal. outs of groups that failed are left as they were.
+ * the signal. outs of groups that failed are left as they were. A group
+ * whose farm was interrupted or gave up on a step fails (CUCO_ERR_SYSTEM):
+ * its outcomes are not the candidates' own. Once cuco_farm_interrupt() was
+ * called here, the groups' processes get SIGTERM (they cancel their steps).
  */
 int cuco_slots_run(const struct cuco_slots *s, cuco_slot_batch_fn fn, void *ctx,
                    const struct cuco_candidate *c, int n, struct cuco_eval_outcome *outs,
