@@ -14,6 +14,7 @@
 #     directory, and ends with every candidate evaluated exactly once
 #   - Ctrl-C cancels the steps in flight
 #   - without an allocation each step is a job of its own
+#   - cuco bench --farm slurm runs its harness as a step
 #
 #   bash tests/slurm_farm.sh <path-to-cuco>      (CUCO_HOME: the source tree)
 #
@@ -259,6 +260,21 @@ sqlite3 "$DB" "SELECT DISTINCT gpu FROM evaluations WHERE run_id = 3" >"$T/gpus"
 expect "a step's GPUs from GRES" "CUDA_VISIBLE_DEVICES=" "$T/gpus"
 [ -z "$(grep -v 'CUDA_VISIBLE_DEVICES=[0-3],[0-3])' "$T/gpus")" ] && ok ||
 	bad "a step without two GPUs of its own" "$T/gpus"
+
+# ---- bench: each shape's harness run is a step on the farm
+"$CUCO" bench gemm_allgather --shape 8192 --farm slurm --store "$DB" >"$T/f.out" 2>"$T/f.err"
+[ $? = 0 ] && ok || bad "bench on the farm: exit 0" "$T/f.out" "$T/f.err"
+expect "bench on the farm: GPUs from GRES" "stand-in H100 (CUDA_VISIBLE_DEVICES=" "$T/f.out"
+expect "bench on the farm: the baseline" "baseline         baseline  ok" "$T/f.out"
+"$CUCO" bench gemm_allgather --farm slurm --compile-only --store "$DB" >"$T/f.out" 2>&1
+[ $? = 5 ] && ok || bad "bench --farm --compile-only: exit 5" "$T/f.out"
+
+# under a sanitizer build a report in any output fails the test
+if grep -l 'Sanitizer\|runtime error:' "$T"/*.out "$T"/*.err >"$T/san" 2>/dev/null; then
+	bad "sanitizer report in $(tr '\n' ' ' <"$T/san")"
+else
+	ok
+fi
 
 printf '%d passed, %d failed\n' "$pass" "$fail"
 [ "$fail" = 0 ]

@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "farm/slurm.h"
 #include "program/directive.h"
 #include "util/paths.h"
 
@@ -27,9 +28,54 @@ static const char usage[] =
     "  --no-seed           do not run the fast path\n"
     "  --compile-only      stop after the compile stage\n"
     "  --json FILE         write all results as JSON to FILE\n"
+    "  --farm slurm        run each shape's harness as a Slurm job step on a GPU node\n"
+    "                      (srun); this node compiles and stores (docs/farm.md)\n"
+    "  --partition P       --farm: the Slurm partition (default: Slurm's)\n"
+    "  --farm-args 'ARGS'  --farm: more srun arguments, e.g. '--time=10'\n"
     "  --store PATH        SQLite store (default $CUCO_STORE or .cuco/cuco.db)\n";
 
 #define MAX_PROGS 16
+
+static int max_run_id(const struct cuco_run_rec *r, void *arg, struct cuco_err *err)
+{
+	int64_t *max = arg;
+
+	(void)err;
+	if (r->id > *max)
+		*max = r->id;
+	return 0;
+}
+
+/*
+ * --farm slurm: ranks and shapes checked, the farm prepared for the run the
+ * store will begin next (farm/slurm.h), harness runs routed through it.
+ */
+static int farm_setup(struct cuco_farm *farm, const struct cuco_manifest *m,
+                      const struct cuco_run_opts *run, const struct cuco_shape *const *shapes,
+                      int nshapes, const char *partition, const char *args,
+                      struct cuco_store *store, struct cuco_hw_facts *f,
+                      const struct cuco_hw_facts **fp, struct cuco_err *err)
+{
+	int64_t next = 0;
+	int rc, have = 0;
+
+	*fp = NULL;
+	if ((rc = cuco_manifest_check_ranks(m, run->ranks, 1, err)))
+		return rc;
+	for (int i = 0; i < nshapes; i++)
+		if ((rc = cuco_manifest_check_shape(m, shapes[i], run->ranks, err)))
+			return rc;
+	if ((rc = cuco_store_run_each(store, max_run_id, &next, err)) ||
+	    (rc = cuco_farm_prepare(farm, "bench", run->ranks, partition, args,
+	                            cuco_store_path(store), next + 1, 0, f, &have, err)))
+		return rc;
+	if (have) {
+		*fp = f;
+		rc = cuco_manifest_check_cc(m, f->cc, err);
+	}
+	cuco_farm_use(farm);
+	return rc;
+}
 
 int cmd_bench(int argc, char **argv)
 {
@@ -45,7 +91,8 @@ int cmd_bench(int argc, char **argv)
 	const struct cuco_shape *shapes[64];
 	struct cuco_eval_shape *out = NULL;
 	struct cuco_store *store = NULL;
-	const char *workload = NULL;
+	const char *workload = NULL, *farm_kind = NULL, *partition = NULL, *farm_args = NULL;
+	struct cuco_farm farm;
 	int nshape_names = 0, nfiles = 0, no_seed = 0, compile_only = 0, np = 0, rc, nsites = 0;
 	char seed_path[PATH_MAX], config[64];
 
@@ -66,11 +113,21 @@ int cmd_bench(int argc, char **argv)
 		if (k > 0)
 			continue;
 		if (!strcmp(a, "--shape") || !strcmp(a, "--program") || !strcmp(a, "--json") ||
-		    !strcmp(a, "--store")) {
+		    !strcmp(a, "--store") || !strcmp(a, "--farm") || !strcmp(a, "--partition") ||
+		    !strcmp(a, "--farm-args")) {
 			const char *v = cli_value("bench", argc, argv, &i);
 			if (!v)
 				return CUCO_ERR_USAGE;
-			if (!strcmp(a, "--shape") && nshape_names < 64)
+			if (!strcmp(a, "--farm")) {
+				if (strcmp(v, "slurm"))
+					return cli_usage_error("bench", "--farm %s: expected slurm",
+					                       v);
+				farm_kind = v;
+			} else if (!strcmp(a, "--partition"))
+				partition = v;
+			else if (!strcmp(a, "--farm-args"))
+				farm_args = v;
+			else if (!strcmp(a, "--shape") && nshape_names < 64)
 				shape_names[nshape_names++] = v;
 			else if (!strcmp(a, "--program") && nfiles < MAX_PROGS)
 				prog_files[nfiles++] = v;
@@ -163,18 +220,40 @@ int cmd_bench(int argc, char **argv)
 	}
 
 	/* Refusals come before the store has a run that would stay "running". */
-	rc = cli_node_checks("bench", &m, &req.run, 1, !compile_only, shapes, req.nshapes, &facts,
-	                     &req.facts, &err);
-	if (!rc)
-		rc = cuco_compile_opts_default(&req.compile, &err);
-	if (rc) {
-		cli_fail(&err);
+	if (!farm_kind && (partition || farm_args)) {
+		rc = cli_usage_error("bench", "%s is for --farm slurm",
+		                     partition ? "--partition" : "--farm-args");
 		goto out_progs;
+	}
+	if (farm_kind && (compile_only || req.run.launcher)) {
+		rc = cli_usage_error("bench", "--farm slurm runs the harness on the farm; drop %s",
+		                     compile_only ? "--compile-only" : "--launcher");
+		goto out_progs;
+	}
+	if (!farm_kind) {
+		rc = cli_node_checks("bench", &m, &req.run, 1, !compile_only, shapes, req.nshapes,
+		                     &facts, &req.facts, &err);
+		if (!rc)
+			rc = cuco_compile_opts_default(&req.compile, &err);
+		if (rc) {
+			cli_fail(&err);
+			goto out_progs;
+		}
 	}
 	rc = cli_open_store(store_path, &store, &err);
 	if (rc) {
 		cli_fail(&err);
 		goto out_progs;
+	}
+	if (farm_kind) {
+		rc = farm_setup(&farm, &m, &req.run, shapes, req.nshapes, partition, farm_args,
+		                store, &facts, &req.facts, &err);
+		if (!rc)
+			rc = cuco_compile_opts_default(&req.compile, &err);
+		if (rc) {
+			cli_fail(&err);
+			goto out_store;
+		}
 	}
 	snprintf(config, sizeof(config), "{\"timing\":\"%s\"}", cuco_run_timing(&req.run));
 	rc = cli_run_begin(store, "bench", m.name, req.nshapes == 1 ? shapes[0]->name : NULL,
@@ -261,6 +340,10 @@ out_results:
 		cuco_eval_shape_release(&out[s]);
 	free(out);
 out_store:
+	if (cuco_farm_current()) { /* bench is not resumed: its step results go */
+		cuco_farm_clean_run(&farm);
+		cuco_farm_use(NULL);
+	}
 	cuco_store_close(store);
 out_progs:
 	for (int i = 0; i < np; i++) {

@@ -423,66 +423,28 @@ static int farm_setup(const struct cuco_manifest *m, const struct cuco_run_opts 
                       struct cuco_hw_facts *f, const struct cuco_hw_facts **fp,
                       struct cuco_err *err)
 {
-	struct cuco_strbuf view = CUCO_STRBUF_INIT, probe = CUCO_STRBUF_INIT;
-	int rc, gpus = -1, left = 0;
-	char desc[160], arch[16];
+	int rc, have = 0;
 
-	memset(f, 0, sizeof(*f));
 	*fp = NULL;
 	if ((rc = cuco_manifest_check_ranks(m, run->ranks, 0, err)))
-		goto out;
+		return rc;
 	for (int i = 0; i < nshapes; i++)
 		if ((rc = cuco_manifest_check_shape(m, shapes[i], run->ranks, err)))
-			goto out;
-	if ((rc = cuco_farm_init(&farm, run->ranks, partition, args, err)) ||
-	    (rc = cuco_farm_view(&farm, &view, &gpus, err)))
-		goto out;
-	fprintf(stderr, "cuco evolve: the farm, as Slurm sees it:\n%s", view.buf);
-	if (gpus < run->ranks) {
-		rc = cuco_err_set(err, CUCO_ERR_NO_GPU,
-		                  "--farm slurm: the nodes of partition %s have at most %d GPU%s "
-		                  "(GRES); programs of %d ranks need %d on one node",
-		                  farm.partition[0] ? farm.partition : "(default)", gpus,
-		                  gpus == 1 ? "" : "s", run->ranks, run->ranks);
-		goto out;
-	}
+			return rc;
 	farm_run = resume;
 	if (!resume) { /* the id the run will get: one writer, ids in order */
 		if ((rc = cuco_store_run_each(store, max_run_id, &farm_run, err)))
-			goto out;
+			return rc;
 		farm_run++;
 	}
 	farm_store = cuco_store_path(store);
-	if ((rc = cuco_farm_set_run(&farm, farm_store, farm_run, err)) ||
-	    (rc = cuco_farm_check_shared(&farm, NULL, err)))
-		goto out;
-	fprintf(stderr, "cuco evolve: the run directory %s is shared with the farm's nodes\n",
-	        farm.dir);
-	if (resume && (rc = cuco_farm_cancel_run(&farm, &left, err)))
-		goto out;
-	if (left)
-		fprintf(stderr,
-		        "cuco evolve: cancelled %d step%s an earlier process of run %lld "
-		        "left running\n",
-		        left, left == 1 ? "" : "s", resume);
-	if (cuco_farm_probe(&farm, &probe, err) ||
-	    cuco_hw_facts_parse(probe.buf, run->ranks, f, err)) {
-		fprintf(stderr,
-		        "cuco evolve: the farm's probe: %s: directives are checked against the "
-		        "design space only\n",
-		        err->msg);
-		cuco_err_clear(err);
-	} else {
+	if ((rc = cuco_farm_prepare(&farm, "evolve", run->ranks, partition, args, farm_store,
+	                            farm_run, resume != 0, f, &have, err)))
+		return rc;
+	if (have) {
 		*fp = f;
-		if (f->cc)
-			cuco_compile_set_default_arch(cuco_arch_for_cc(f->cc, arch, sizeof(arch)));
-		fprintf(stderr, "cuco evolve: a farm node, as probed: %s\n",
-		        cuco_hw_facts_describe(f, desc, sizeof(desc)));
 		rc = cuco_manifest_check_cc(m, f->cc, err);
 	}
-out:
-	cuco_strbuf_release(&view);
-	cuco_strbuf_release(&probe);
 	return rc;
 }
 

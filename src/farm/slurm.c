@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cascade/cascade.h"
 #include "util/hash.h"
 #include "util/paths.h"
 
@@ -409,18 +410,38 @@ static void cancel_ids(struct cuco_strbuf *ids)
 	}
 }
 
-/* Cancel what is named prefix* (steps in allocations and jobs of their own). */
+/*
+ * Cancel what is named prefix* (steps in allocations and jobs of their own),
+ * until two listings in a row find none: a step whose srun was killed while
+ * it was being made appears a moment later. *count gets how many there were.
+ */
 static int cancel_named(const char *prefix, int *count)
 {
-	struct cuco_strbuf ids = CUCO_STRBUF_INIT;
-	int n = 0, rc = named(prefix, 0, &ids, &n);
+	int rc = 0, empty = 0, total = 0;
 
-	if (!rc)
-		rc = named(prefix, 1, &ids, &n);
-	cancel_ids(&ids);
-	cuco_strbuf_release(&ids);
+	for (int round = 0; round < 40 && empty < 2; round++) {
+		struct cuco_strbuf ids = CUCO_STRBUF_INIT;
+		int n = 0;
+
+		if (round)
+			usleep(250 * 1000);
+		rc = named(prefix, 0, &ids, &n);
+		if (!rc)
+			rc = named(prefix, 1, &ids, &n);
+		if (!rc && n) {
+			cancel_ids(&ids);
+			if (!total)
+				total = n;
+			empty = 0;
+		} else {
+			empty++;
+		}
+		cuco_strbuf_release(&ids);
+		if (rc)
+			break;
+	}
 	if (count)
-		*count = n;
+		*count = total;
 	return rc;
 }
 
@@ -686,4 +707,58 @@ void cuco_farm_clean_run(const struct cuco_farm *f)
 		}
 	closedir(d);
 	rmdir(f->dir);
+}
+
+int cuco_farm_prepare(struct cuco_farm *f, const char *cmd, int ranks, const char *partition,
+                      const char *args, const char *store_path, int64_t run_id, int resume,
+                      struct cuco_hw_facts *facts, int *have_facts, struct cuco_err *err)
+{
+	struct cuco_strbuf view = CUCO_STRBUF_INIT, probe = CUCO_STRBUF_INIT;
+	int rc, gpus = -1, left = 0;
+	char desc[160], arch[16];
+
+	memset(facts, 0, sizeof(*facts));
+	*have_facts = 0;
+	if ((rc = cuco_farm_init(f, ranks, partition, args, err)) ||
+	    (rc = cuco_farm_view(f, &view, &gpus, err)))
+		goto out;
+	fprintf(stderr, "cuco %s: the farm, as Slurm sees it:\n%s", cmd, view.buf);
+	if (gpus < ranks) {
+		rc = cuco_err_set(err, CUCO_ERR_NO_GPU,
+		                  "--farm slurm: the nodes of partition %s have at most %d GPU%s "
+		                  "(GRES); programs of %d ranks need %d on one node",
+		                  f->partition[0] ? f->partition : "(default)", gpus,
+		                  gpus == 1 ? "" : "s", ranks, ranks);
+		goto out;
+	}
+	if ((rc = cuco_farm_set_run(f, store_path, run_id, err)) ||
+	    (rc = cuco_farm_check_shared(f, NULL, err)))
+		goto out;
+	fprintf(stderr, "cuco %s: the run directory %s is shared with the farm's nodes\n", cmd,
+	        f->dir);
+	if (resume && (rc = cuco_farm_cancel_run(f, &left, err)))
+		goto out;
+	if (left)
+		fprintf(stderr,
+		        "cuco %s: cancelled %d step%s an earlier process of run %lld left "
+		        "running\n",
+		        cmd, left, left == 1 ? "" : "s", (long long)run_id);
+	if (cuco_farm_probe(f, &probe, err) || cuco_hw_facts_parse(probe.buf, ranks, facts, err)) {
+		fprintf(stderr,
+		        "cuco %s: the farm's probe: %s: directives are checked against the design "
+		        "space only\n",
+		        cmd, err->msg);
+		cuco_err_clear(err);
+	} else {
+		*have_facts = 1;
+		if (facts->cc)
+			cuco_compile_set_default_arch(
+			    cuco_arch_for_cc(facts->cc, arch, sizeof(arch)));
+		fprintf(stderr, "cuco %s: a farm node, as probed: %s\n", cmd,
+		        cuco_hw_facts_describe(facts, desc, sizeof(desc)));
+	}
+out:
+	cuco_strbuf_release(&view);
+	cuco_strbuf_release(&probe);
+	return rc;
 }

@@ -24,6 +24,7 @@
 
 #include <stdint.h>
 
+#include "program/directive.h"
 #include "util/error.h"
 #include "util/proc.h"
 #include "util/strbuf.h"
@@ -109,6 +110,20 @@ int cuco_farm_cancel_run(const struct cuco_farm *f, int *n, struct cuco_err *err
 int cuco_farm_step(const struct cuco_farm *f, char *const argv[], char *const env[],
                    double timeout_s, struct cuco_strbuf *out, struct cuco_strbuf *log,
                    struct cuco_proc_status *st, struct cuco_err *err);
+
+/*
+ * Everything a command checks before it stores a run on the farm, in order:
+ * f set up (cuco_farm_init), Slurm's view printed on stderr after "cuco
+ * <cmd>: ", a node with f->ranks GPUs (GRES) required (CUCO_ERR_NO_GPU), the
+ * run directory of store_path's run_id made and checked shared, with resume
+ * the run's steps still alive cancelled, and a node's facts from the probe
+ * step into *facts (*have_facts = 1; 0 and a note when the probe fails; the
+ * default nvcc target follows its compute capability). CUCO_OK or the first
+ * failure, err set.
+ */
+int cuco_farm_prepare(struct cuco_farm *f, const char *cmd, int ranks, const char *partition,
+                      const char *args, const char *store_path, int64_t run_id, int resume,
+                      struct cuco_hw_facts *facts, int *have_facts, struct cuco_err *err);
 
 /* Route this process's harness runs (cascade/run.c) through f; NULL: run here. */
 void cuco_farm_use(const struct cuco_farm *f);
