@@ -944,8 +944,10 @@ static void run_vs(cublasHandle_t h, cudaStream_t st, int iters) {
       for (int i = -g_warm; i < iters; ++i)
         for (int k = 0; k < 2; ++k) {
           const int side = (i & 1) ^ k;  // 0 ours, 1 cuBLAS; the first of a pair alternates
+          // both of a pair on the same operand set, the next pair on the next: every set is
+          // written by both sides whatever the count of sets (each is checked below)
           const int j = set;
-          set = (set + 1) % sets;
+          if (k == 1) set = (set + 1) % sets;
           auto go = [&] {
             if (side == 0) CK(cuco::gemm_bf16_run(&pl[j], st));
             else cublas_ref(h, A[j], B[j], R[j], M, N, K, st);
