@@ -158,6 +158,9 @@ id=$(sqlite3 "$CUCO_STORE" "select id from programs where workload = 'p_allreduc
 if [ -z "$id" ]; then
 	failed "export" "no stored seed of p_allreduce (sqlite3 missing?)"
 else
+	run_id=$(sqlite3 "$CUCO_STORE" "select run_id from programs where id = $id")
+	check "export a run nothing was timed in" 14 "run $run_id has no verified, timed program" -- \
+		"$CUCO" export run "$run_id" -o "$TMP/ex0"
 	check "export a program of a package outside cuco" 14 "give --workload DIR" -- \
 		"$CUCO" export program "$id" -o "$TMP/ex0"
 	check "export program $id" 0 "exported program $id (seed, seed) of workload p_allreduce" -- \
