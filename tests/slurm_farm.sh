@@ -13,6 +13,7 @@
 #     of the run left alive, takes the finished step's result from the run
 #     directory, and ends with every candidate evaluated exactly once
 #   - Ctrl-C cancels the steps in flight
+#   - a step lost four times stops the run without storing its batch
 #   - without an allocation each step is a job of its own
 #   - cuco bench --farm slurm runs its harness as a step
 #
@@ -197,8 +198,10 @@ touch "$T/gate"
 # generation 0 (two steps, one of them run twice), then generation 1: one step passes, one is held
 held() { grep -q '^held' "$T/ledger" && ends 3; }
 until_true "a finished and a held step" held && ok
-kill -9 -- "-$PID"
-wait "$PID" 2>/dev/null
+{
+	kill -9 -- "-$PID"
+	wait "$PID"
+} 2>/dev/null
 # srun dies with cuco (it is started to) and Slurm ends its step; a step that outlives its
 # cuco (a head that lost its network, an srun killed apart) is what --resume cancels: one
 # is started here under the run's name.
@@ -268,6 +271,29 @@ expect "bench on the farm: GPUs from GRES" "stand-in H100 (CUDA_VISIBLE_DEVICES=
 expect "bench on the farm: the baseline" "baseline         baseline  ok" "$T/f.out"
 "$CUCO" bench gemm_allgather --farm slurm --compile-only --store "$DB" >"$T/f.out" 2>&1
 [ $? = 5 ] && ok || bad "bench --farm --compile-only: exit 5" "$T/f.out"
+
+# ---- a step lost four times: the run stops, nothing of its batch is stored
+: >"$T/ledger"
+rm -f "$T/gate"
+JOB=$(salloc --no-shell -N1 -n4 --gres=gpu:4 2>&1 | grep -o 'allocation [0-9]*' | grep -o '[0-9]*')
+SLURM_JOB_ID=$JOB CUCO_STANDIN_GATE=$T/gate "$CUCO" "${EVOLVE[@]}" --farm slurm --slots 1 \
+	--budget-evals 6 >"$T/g.out" 2>"$T/g.err" &
+PID=$!
+last=
+other_step() { id=$(run_steps 5 | head -n 1 | cut -d' ' -f1) && [ -n "$id" ] && [ "$id" != "$last" ]; }
+for i in 1 2 3 4; do
+	until_true "step $i of run 5" other_step || break
+	scancel "$id"
+	last=$id
+done
+wait "$PID"
+[ $? != 0 ] && ok || bad "a step lost four times: the run stops" "$T/g.err"
+expect "a step lost four times" "queued again (3 of 3)" "$T/g.err"
+expect "a step lost four times: given up" "the farm gave up on a step lost 4 times" "$T/g.err"
+[ "$(sqlite3 "$DB" 'SELECT COUNT(*) FROM evaluations WHERE run_id = 5')" = 0 ] && ok ||
+	bad "a lost step's batch was stored"
+until_true "no step of run 5 left" no_steps 5 && ok
+scancel "$JOB"
 
 # under a sanitizer build a report in any output fails the test
 if grep -l 'Sanitizer\|runtime error:' "$T"/*.out "$T"/*.err >"$T/san" 2>/dev/null; then
