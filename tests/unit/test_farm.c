@@ -101,7 +101,7 @@ static void test_init_args(void **state)
 	assert_int_equal(f.nargs, 0);
 	unsetenv("SLURM_JOB_ID");
 	for (int i = 0; i < CUCO_FARM_MAX_ARGS + 1; i++)
-		strcat(many, "-x ");
+		snprintf(many + 3 * i, sizeof(many) - 3 * (size_t)i, "-x ");
 	assert_int_equal(cuco_farm_init(&f, 2, NULL, many, &err), CUCO_ERR_USAGE);
 	assert_non_null(strstr(err.msg, "--farm-args: more than"));
 	/* no srun: the user is told where to run cuco */
