@@ -44,7 +44,8 @@ struct rank_state {
 	int nsets;
 	struct cuco_tensor sets[MAX_SETS][CUCO_MAX_TENSORS];
 	void *expected[CUCO_MAX_TENSORS];
-	double *dagree; /* device scratch for agreement all-reduces */
+	double *
+	    dagree; /* device scratch for agreement all-reduces: 2 + 2 * CUCO_MAX_TENSORS doubles */
 	float *dsamples;
 };
 
@@ -808,7 +809,8 @@ int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUni
 	NCCL_OR_DIE(&st, ncclCommInitRank(&st.comm, r->nranks, *id, r->rank));
 	if (o->probe)
 		return hx_probe_rank(o, r, st.comm);
-	CUDA_OR_DIE(&st, cudaMalloc((void **)&st.dagree, 16 * sizeof(double)));
+	CUDA_OR_DIE(&st,
+	            cudaMalloc((void **)&st.dagree, (2 + 2 * CUCO_MAX_TENSORS) * sizeof(double)));
 	CUDA_OR_DIE(&st, cudaMalloc((void **)&st.dsamples, 2048 * sizeof(float)));
 
 	hx_stage("load");
