@@ -54,7 +54,7 @@ start=$(date +%s)
 python3 -m venv "$VENV"
 "$PY" -m pip install --quiet --upgrade pip
 # llama.cpp for this CPU only, without the parts the server does not use.
-export CMAKE_ARGS="${CMAKE_ARGS:-} -DGGML_NATIVE=ON -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF \
+export CMAKE_ARGS="${CMAKE_ARGS:-} -DGGML_NATIVE=ON -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAVA_BUILD=OFF \
 -DLLAMA_BUILD_EXAMPLES=OFF -DGGML_OPENMP=OFF"
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}
 echo "setup-llm-server: building llama-cpp-python $LLAMA_CPP_PYTHON into $VENV" \

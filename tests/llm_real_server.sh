@@ -234,20 +234,24 @@ expect "a base URL ending in /v1/" "$(q "$DB2" 'SELECT count(*) FROM llm_calls W
 	http_status = 200')" 2
 expect "the same seeds in a second run" "$(q "$DB2" 'SELECT group_concat(seed) FROM llm_calls')" \
 	"$(q "$DB" 'SELECT group_concat(seed) FROM llm_calls')"
+# the server samples by the request's seed: the same prompt and seed, the same reply
+sqlite3 "$DB2" "ATTACH '$DB' AS one; SELECT a.prompt = b.prompt, a.reply = b.reply FROM llm_calls a
+	JOIN one.llm_calls b ON a.id = b.id WHERE a.id = 1" >"$TMP/same.txt"
+expect "the same prompt and seed give the same reply" "$(cat "$TMP/same.txt")" "1|1"
 
 # ---- 3. a wrong key: 401, not retried, stored with the server's answer
 DB3=$TMP/key.db
 CUCO_REAL_KEY=sk-wrong "$CUCO" fastpath --llm "$HOST" --llm-base-url "$BASE" --llm-model tiny \
 	"${LLM[@]}" --store "$DB3" >/dev/null 2>"$TMP/fp3.err"
-expect "a wrong key: 401 at the first attempt" "$(q "$DB3" 'SELECT count(*) FROM llm_calls WHERE
-	http_status = 401 AND attempts = 1 AND error LIKE "%check the API key in \$CUCO_REAL_KEY%"')" 2
+expect "a wrong key: 401 at the first attempt" "$(q "$DB3" "SELECT count(*) FROM llm_calls WHERE
+	http_status = 401 AND attempts = 1 AND error LIKE '%check the API key in \$CUCO_REAL_KEY%'")" 2
 
 # ---- 4. a prompt larger than the context: 400, not retried, the server's words kept
 DB4=$TMP/ctx.db
 "$CUCO" fastpath --llm "$HOST" --llm-base-url "$BASE" --llm-model tiny-small "${LLM[@]}" \
 	--store "$DB4" >/dev/null 2>"$TMP/fp4.err"
-expect "context overflow: 400 at the first attempt" "$(q "$DB4" 'SELECT count(*) FROM llm_calls
-	WHERE http_status = 400 AND attempts = 1 AND error LIKE "%context%"')" 2
+expect "context overflow: 400 at the first attempt" "$(q "$DB4" "SELECT count(*) FROM llm_calls
+	WHERE http_status = 400 AND attempts = 1 AND error LIKE '%context%'")" 2
 q "$DB4" 'SELECT error FROM llm_calls LIMIT 1' | cut -c1-240 | sed 's/^/llm_real_server:   /'
 
 # ---- 5. a model the endpoint does not list is noted before the run
@@ -311,8 +315,8 @@ CUCO_HARNESS=$TMP/bin/cuco-harness CUCO_NVCC=$TMP/bin/nvcc "$CUCO" evolve gemm_a
 rc=$?
 calls=$(q "$EDB" 'SELECT count(*) FROM llm_calls')
 [ "${calls:-0}" -ge 1 ] && ok || bad "evolve: no call stored (exit $rc): $(tail -3 "$TMP/ev.err")"
-expect "evolve: the refused system role folded at once" "$(q "$EDB" 'SELECT attempts || " " ||
-	http_status FROM llm_calls ORDER BY id LIMIT 1')" "2 200"
+expect "evolve: the refused system role folded at once" "$(q "$EDB" "SELECT attempts || ' ' ||
+	http_status FROM llm_calls ORDER BY id LIMIT 1")" "2 200"
 expect "evolve: later calls folded from the start" "$(q "$EDB" 'SELECT count(*) FROM llm_calls
 	WHERE id > (SELECT min(id) FROM llm_calls) AND attempts = 1 AND http_status = 200')" \
 	$((${calls:-0} - 1))
