@@ -149,6 +149,12 @@ struct cuco_program_result {
 	double rel_err;  /* NaN when not checked */
 	double median_us, p10_us, p90_us, min_us, mean_us; /* NaN when not timed */
 	double host_us; /* host time to enqueue one run (median); NaN when not timed */
+	/* each rank's own median (NaN-free, nranks of them) and, where the workload
+	 * weighs ranks (cuco_workload_rank_weight), the weighted mean of the ranks'
+	 * times: CUCo's MoE figure, shown beside median_us (the slowest rank's) */
+	int nranks_us;
+	double rank_us[8];
+	double weighted_us; /* NaN when the workload does not weigh its ranks */
 	int iters;
 	char *samples_json; /* malloc'd JSON array or NULL */
 	char *error;        /* malloc'd message or NULL */

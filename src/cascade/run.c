@@ -112,6 +112,17 @@ static void fill_program(struct cuco_program_result *p, json_t *e)
 	p->min_us = num(e, "min_us");
 	p->mean_us = num(e, "mean_us");
 	p->host_us = num(e, "host_us");
+	p->weighted_us = num(e, "weighted_us");
+	{
+		json_t *ru = json_object_get(e, "rank_us"), *x;
+		size_t k;
+
+		json_array_foreach(ru, k, x)
+		{
+			if (k < sizeof(p->rank_us) / sizeof(p->rank_us[0]) && json_is_number(x))
+				p->rank_us[p->nranks_us++] = json_number_value(x);
+		}
+	}
 	p->iters = json_is_integer(json_object_get(e, "iters"))
 	               ? (int)json_integer_value(json_object_get(e, "iters"))
 	               : 0;

@@ -481,6 +481,21 @@ void cli_print_shape_table(FILE *f, const struct cuco_manifest *m, const struct 
 			fprintf(f, "%11s %10s %10s ", "-", "-", "-");
 		}
 		fputc('\n', f);
+		if (r->code == CUCO_OK && isfinite(r->median_us) &&
+		    (r->nranks_us > 1 || isfinite(r->weighted_us))) {
+			/* the table's median is the slowest rank's; each rank's own, and where the
+			 * workload weighs its ranks (moe_layer: by tokens) their weighted mean */
+			fprintf(f, "#   %s per rank:", r->name);
+			for (int q = 0; q < r->nranks_us; q++)
+				fprintf(f, " r%d %.1f", q, r->rank_us[q]);
+			fprintf(f, " us");
+			if (isfinite(r->weighted_us))
+				fprintf(f,
+				        "; weighted mean %.1f us (CUCo's MoE figure, beside the "
+				        "slowest rank's %.1f)",
+				        r->weighted_us, r->median_us);
+			fputc('\n', f);
+		}
 		if (r->code != CUCO_OK && r->error)
 			fprintf(f, "#   %s: %s\n", r->name, r->error);
 	}

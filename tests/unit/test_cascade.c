@@ -315,6 +315,9 @@ static void test_parse_ok(void **state)
 	assert_true(b->p10_us == 800.25 && b->p90_us == 830 && b->min_us == 795.5);
 	assert_true(b->mean_us == 815);
 	assert_int_equal(b->iters, 40);
+	assert_int_equal(b->nranks_us, 2); /* each rank's own median */
+	assert_true(b->rank_us[0] == 812.5 && b->rank_us[1] == 790.25);
+	assert_true(b->weighted_us == 806.9); /* the workload weighs its ranks */
 	assert_null(b->error);
 	assert_non_null(b->samples_json);
 	samples = json_loads(b->samples_json, 0, NULL);
@@ -330,6 +333,8 @@ static void test_parse_ok(void **state)
 	assert_true(isnan(c->rel_err));
 	assert_timed(c, 120.5);
 	assert_int_equal(c->iters, 100);
+	assert_int_equal(c->nranks_us, 0);
+	assert_true(isnan(c->weighted_us)); /* not weighed */
 	cuco_run_result_release(&res);
 	assert_int_equal(res.nresults, 0);
 	assert_null(res.raw_json);
