@@ -489,6 +489,15 @@ int cuco_farm_lost(const char *log, char *why, size_t len)
 	return 0;
 }
 
+int cuco_farm_never_started(const char *log)
+{
+	int waited = strstr(log, "queued and waiting for resources") ||
+	             strstr(log, "step creation temporarily disabled");
+	int started = strstr(log, "has been allocated resources") || strstr(log, "Step created");
+
+	return waited && !started;
+}
+
 int cuco_farm_result_lines(const char *text)
 {
 	int n = 0;
@@ -658,9 +667,13 @@ int cuco_farm_step(const struct cuco_farm *f, char *const argv[], char *const en
 		cuco_strbuf_reset(out);
 		cuco_strbuf_read_file(out, res);
 		why[0] = '\0';
-		lost = !st->timed_out && (cuco_farm_lost(se.buf, why, sizeof(why)) ||
-		                          (bootstrap_failed(out->buf) &&
-		                           snprintf(why, sizeof(why), "ranks never met") > 0));
+		lost = !st->timed_out ? cuco_farm_lost(se.buf, why, sizeof(why)) ||
+		                            (bootstrap_failed(out->buf) &&
+		                             snprintf(why, sizeof(why), "ranks never met") > 0)
+		                      : cuco_farm_never_started(se.buf) &&
+		                            snprintf(why, sizeof(why),
+		                                     "it waited for resources past the time "
+		                                     "limit and never started") > 0;
 		if (!lost && cuco_farm_result_lines(out->buf) == 0 &&
 		    srun_refused(se.buf, why, sizeof(why))) {
 			cuco_err_set(err, CUCO_ERR_SYSTEM, "the farm cannot run steps: %s", why);

@@ -147,6 +147,13 @@ int cuco_farm_gave_up(void);
  */
 int cuco_farm_lost(const char *log, char *why, size_t len);
 
+/*
+ * Whether srun's stderr says its step waited for resources (a job in the
+ * queue, step creation disabled) and never got them: a step that timed out so
+ * is the farm's loss, not the candidate's timeout. Exposed for tests.
+ */
+int cuco_farm_never_started(const char *log);
+
 /* How many of the lines in text are harness result lines (exposed for tests). */
 int cuco_farm_result_lines(const char *text);
 

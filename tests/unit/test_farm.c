@@ -59,6 +59,20 @@ static void test_lost(void **state)
 	assert_false(cuco_farm_lost("", NULL, 0));
 }
 
+static void test_never_started(void **state)
+{
+	(void)state;
+	assert_true(cuco_farm_never_started("srun: job 12 queued and waiting for resources\n"));
+	assert_true(cuco_farm_never_started("srun: Job 2 step creation temporarily disabled, "
+	                                    "retrying (Requested nodes are busy)\n"));
+	assert_false(cuco_farm_never_started("srun: job 12 queued and waiting for resources\n"
+	                                     "srun: job 12 has been allocated resources\n"));
+	assert_false(cuco_farm_never_started("srun: Job 2 step creation temporarily disabled, "
+	                                     "retrying (Requested nodes are busy)\n"
+	                                     "srun: Step created for StepId=2.5\n"));
+	assert_false(cuco_farm_never_started(""));
+}
+
 static void test_result_lines(void **state)
 {
 	(void)state;
@@ -154,9 +168,8 @@ static void test_run_and_use(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_lost),
-	    cmocka_unit_test(test_result_lines),
-	    cmocka_unit_test(test_init_args),
+	    cmocka_unit_test(test_lost),         cmocka_unit_test(test_never_started),
+	    cmocka_unit_test(test_result_lines), cmocka_unit_test(test_init_args),
 	    cmocka_unit_test(test_run_and_use),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
