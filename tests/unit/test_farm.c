@@ -158,10 +158,94 @@ static void test_run_and_use(void **state)
 	cuco_farm_use(&f);
 	assert_ptr_equal(cuco_farm_current(), &f);
 	cuco_farm_use(NULL);
+	/* last: the flags stay set for the process (test_steps runs before) */
 	assert_false(cuco_farm_interrupted());
-	assert_false(cuco_farm_gave_up());
 	cuco_farm_interrupt();
 	assert_true(cuco_farm_interrupted());
+	rm_tree(dir);
+}
+
+/* A stand-in srun: drops its options and runs the command, or fails as $CUCO_TEST_SRUN says. */
+static const char fake_srun[] =
+    "#!/bin/sh\n"
+    "while [ $# -gt 0 ]; do case $1 in -*) shift ;; *) break ;; esac; done\n"
+    "case ${CUCO_TEST_SRUN:-} in\n"
+    "unshared) echo \"cat: $2: No such file or directory\" >&2; exit 1 ;;\n"
+    "cancelled) echo 'slurmstepd: error: *** STEP 3.1 ON n1 CANCELLED AT 2026-12-02 ***' >&2;"
+    " exit 1 ;;\n"
+    "esac\n"
+    "exec \"$@\"\n";
+
+static void test_steps(void **state)
+{
+	struct cuco_farm f;
+	struct cuco_err err;
+	struct cuco_strbuf out = CUCO_STRBUF_INIT, log = CUCO_STRBUF_INIT;
+	struct cuco_proc_status st;
+	char dir[] = "/tmp/cuco-test-farm-XXXXXX", srun[80], store[80], so[80];
+	char harness[] = CUCO_SOURCE_DIR "/tests/fixtures/farm/cuco-harness";
+	char *path = getenv("PATH") ? strdup(getenv("PATH")) : NULL, newpath[4200];
+	char prog[128];
+	char *argv[] = {harness, "--shape", "s", "--launch", "env", "--program", prog, NULL};
+	FILE *fp;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(srun, sizeof(srun), "%s/srun", dir);
+	fp = fopen(srun, "w");
+	assert_non_null(fp);
+	fputs(fake_srun, fp);
+	fclose(fp);
+	assert_int_equal(chmod(srun, 0755), 0);
+	snprintf(newpath, sizeof(newpath), "%s:%s", dir, path ? path : "/usr/bin:/bin");
+	setenv("PATH", newpath, 1);
+	setenv("CUCO_STATE", dir, 1);
+	setenv("CUDA_VISIBLE_DEVICES", "0", 1);
+	unsetenv("SLURM_JOB_ID");
+	unsetenv("CUCO_TEST_SRUN");
+	snprintf(store, sizeof(store), "%s/x.db", dir);
+	snprintf(so, sizeof(so), "%s/p.so", dir);
+	assert_int_equal(make_executable(so), 0);
+	snprintf(prog, sizeof(prog), "p=%s", so);
+	cuco_err_clear(&err);
+	assert_int_equal(cuco_farm_init(&f, 1, NULL, NULL, &err), CUCO_OK);
+	assert_int_equal(cuco_farm_set_run(&f, store, 3, &err), CUCO_OK);
+
+	/* the run directory: seen by the step, or said plainly that it is not */
+	assert_int_equal(cuco_farm_check_shared(&f, NULL, &err), CUCO_OK);
+	setenv("CUCO_TEST_SRUN", "unshared", 1);
+	assert_int_equal(cuco_farm_check_shared(&f, NULL, &err), CUCO_ERR_INVALID);
+	assert_non_null(strstr(err.msg, "is not on a filesystem the compute nodes see"));
+	unsetenv("CUCO_TEST_SRUN");
+
+	/* a step's result comes back; the same command again is taken from the run directory */
+	assert_int_equal(cuco_farm_step(&f, argv, NULL, 60, &out, &log, &st, &err), 0);
+	assert_int_equal(cuco_farm_result_lines(out.buf), 1);
+	assert_non_null(strstr(out.buf, "\"name\":\"p\""));
+	cuco_strbuf_reset(&out);
+	cuco_strbuf_reset(&log);
+	setenv("CUCO_TEST_SRUN", "cancelled", 1); /* it would be lost, were it run */
+	assert_int_equal(cuco_farm_step(&f, argv, NULL, 60, &out, &log, &st, &err), 0);
+	assert_int_equal(cuco_farm_result_lines(out.buf), 1);
+	assert_non_null(strstr(log.buf, "finished before"));
+	assert_false(cuco_farm_gave_up());
+
+	/* another command, lost every time: queued again up to the bound, then given up */
+	prog[0] = 'q';
+	f.requeues = 1;
+	cuco_strbuf_reset(&log);
+	assert_int_equal(cuco_farm_step(&f, argv, NULL, 60, &out, &log, &st, &err), -1);
+	assert_int_equal(err.code, CUCO_ERR_SYSTEM);
+	assert_non_null(strstr(err.msg, "lost step"));
+	assert_non_null(strstr(log.buf, "queued again (1 of 1)"));
+	assert_true(cuco_farm_gave_up());
+	unsetenv("CUCO_TEST_SRUN");
+	unsetenv("CUDA_VISIBLE_DEVICES");
+	if (path)
+		setenv("PATH", path, 1);
+	free(path);
+	cuco_strbuf_release(&out);
+	cuco_strbuf_release(&log);
 	rm_tree(dir);
 }
 
@@ -170,7 +254,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_lost),         cmocka_unit_test(test_never_started),
 	    cmocka_unit_test(test_result_lines), cmocka_unit_test(test_init_args),
-	    cmocka_unit_test(test_run_and_use),
+	    cmocka_unit_test(test_steps),        cmocka_unit_test(test_run_and_use),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
