@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# test.sh - install dependencies, build, and pass every test that needs no
-# GPU: unit and scenario tests, then the unit tests again under ASan+UBSan,
+# test.sh - install dependencies (and the Slurm and llama.cpp servers the
+# scenario tests start), build, and pass every test that needs no GPU: unit
+# and scenario tests, then the unit tests again under ASan+UBSan,
 # the clang-format and narration checks, and the fuzz targets (15 s each).
 # GPU tests: ctest -L gpu on a GPU node.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/setup-deps.sh
+# Real components the scenario tests start (never mocked where the real one fits here):
+scripts/setup-slurm.sh               # a one-node Slurm cluster (tests/slurm_farm.sh)
+bash scripts/setup-llm-server.sh >/dev/null  # llama.cpp's server (tests/llm_real_server.sh); ~6 min the first time
 export PATH="$PATH:/usr/local/cuda/bin"
 jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUCO_WERROR=ON >/dev/null
