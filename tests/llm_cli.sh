@@ -3,7 +3,9 @@
 # server: an LLM operator without an endpoint or model is refused (exit 5)
 # before anything runs, naming the flag and the variable to set; flag misuse
 # is a usage error; --resume reloads the stored operator settings (and which
-# flags may differ); --help documents the flags.
+# flags may differ); a model the endpoint does not list is noted and
+# --llm-max-tokens reaches the request (tests/llm_server.py); --help documents
+# the flags.
 #
 #   bash tests/llm_cli.sh <path-to-cuco>      (CUCO_HOME: the source tree)
 set -u
@@ -99,6 +101,34 @@ model-a --llm-model model-b, which a resumed run keeps" evolve --resume 1 --llm-
 	export CUCO_STORE=$TMP/cuco.db
 else
 	echo "FAIL: the sqlite3 command is not installed (scripts/setup-deps.sh installs it)"
+	fail=$((fail + 1))
+fi
+# a model the endpoint does not list is noted before the run (tests/llm_server.py lists two);
+# --llm-max-tokens goes into the request
+HERE=$(cd "$(dirname "$0")" && pwd)
+python3 "$HERE/llm_server.py" --fixtures "$HERE/fixtures/llm/evolve" --log "$TMP/requests.jsonl" \
+	--lifetime 30 --models=model-a,model-b truncated >"$TMP/server.out" 2>&1 &
+server=$!
+for _ in $(seq 1 100); do
+	grep -q '^PORT ' "$TMP/server.out" 2>/dev/null && break
+	sleep 0.1
+done
+port=$(sed -n 's/^PORT //p' "$TMP/server.out")
+out=$("$CUCO" fastpath --llm "$HERE/fixtures/llm/fastpath/host.cu" --llm-base-url \
+	"http://127.0.0.1:$port" --llm-model model-z --llm-iterations 1 --llm-max-tokens 77 \
+	--store "$TMP/note.db" 2>&1 >/dev/null)
+kill "$server" 2>/dev/null
+wait "$server" 2>/dev/null
+if [[ $out == *"note: the endpoint does not list model 'model-z' (it lists: model-a, model-b)"* ]]; then
+	pass=$((pass + 1))
+else
+	echo "FAIL: no note for a model the endpoint does not list: $out"
+	fail=$((fail + 1))
+fi
+if grep -q '"max_tokens": 77' "$TMP/requests.jsonl" 2>/dev/null; then
+	pass=$((pass + 1))
+else
+	echo "FAIL: --llm-max-tokens 77 is not in the request: $(cat "$TMP/requests.jsonl" 2>/dev/null)"
 	fail=$((fail + 1))
 fi
 help=$("$CUCO" evolve --help)
