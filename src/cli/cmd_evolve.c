@@ -85,7 +85,8 @@ static const char resume_llm_help[] =
     "meta-summaries; never the API key): no --llm-* flag is needed. --operator,\n"
     "--llm-share and --llm-model must equal the stored values (exit 5 otherwise);\n"
     "--llm-base-url, --llm-key-env, --llm-budget-tokens, --llm-budget-cost,\n"
-    "--llm-timeout and --llm-price replace them for that process, with a note.\n";
+    "--llm-timeout, --llm-max-tokens and --llm-price replace them for that process,\n"
+    "with a note.\n";
 static const char run_header[] =
     "Run options (--input-seed aside: evolve generates inputs from seed 1):\n";
 
@@ -260,6 +261,10 @@ static int llm_resume(struct llm_flags *f, const struct cuco_evolve_config *cfg,
 		llm_note_num(run, "--llm-timeout", f->ep.timeout_s, c->llm.timeout_ms / 1000.0,
 		             " s");
 		c->llm.timeout_ms = (long)(f->ep.timeout_s * 1000);
+	}
+	if (f->ep.max_tokens > 0 && f->ep.max_tokens != c->llm.max_tokens) {
+		llm_note_num(run, "--llm-max-tokens", f->ep.max_tokens, c->llm.max_tokens, "");
+		c->llm.max_tokens = f->ep.max_tokens;
 	}
 	if (f->ep.nprices) {
 		llm_note(run, "--llm-price", "(all of them)", "prices");
