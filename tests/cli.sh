@@ -192,6 +192,13 @@ check "doctor without GPUs" 0 "no CUDA GPU" "CUDA_DEVICE_MAX_CONNECTIONS unset" 
 check "doctor names the hardware queues" 0 "queues:     CUDA_DEVICE_MAX_CONNECTIONS=32" -- \
 	env CUDA_DEVICE_MAX_CONNECTIONS=32 "$CUCO" doctor
 check "workloads" 0 -- "$CUCO" workloads
+# --json: one array of the packages' manifests, each with its folder
+"$CUCO" workloads --json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+names = [w["name"] for w in d]
+assert "gemm_allgather" in names and all(w["dir"].endswith("/" + w["name"]) for w in d), names
+' && pass=$((pass + 1)) || failed "workloads --json" "not an array of manifests with their folders"
 check "workloads lists the shape rules" 0 "shape rules (any other shape: --shape MxNxK):" \
 	"N/ranks (N divides by the rank count) >= 64, multiple of 8" -- "$CUCO" workloads
 if printf '%s\n' "$out" | grep -q '^gemm_allgather: '; then

@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "program/directive.h"
+#include "util/paths.h"
 
 static const char usage[] =
     "usage: cuco eval <FILE.cu | program-id> --workload NAME [--shape NAME]... [options]\n"
@@ -20,7 +21,8 @@ static const char usage[] =
     "  --workload NAME     workload the program belongs to (required for files)\n"
     "  --shape NAME        shape (repeatable; default: the workload's default shape),\n"
     "                      or one by its values: 4096x14784x8192, M=4096,N=14784,K=8192\n"
-    "  --store PATH        SQLite store\n";
+    "  --store PATH        SQLite store\n"
+    "  --json FILE         also write the results as JSON to FILE (as cuco bench --json)\n";
 
 int cmd_eval(int argc, char **argv)
 {
@@ -34,6 +36,7 @@ int cmd_eval(int argc, char **argv)
 	struct cuco_store *store = NULL;
 	struct cuco_eval_shape *out = NULL;
 	const char *target = NULL, *workload = NULL, *store_path = NULL, *shape_names[32];
+	const char *json_path = NULL;
 	const struct cuco_shape *shapes[32];
 	int nshape = 0, rc, have_m = 0, failed = 0;
 	char *end, config[64];
@@ -55,11 +58,14 @@ int cmd_eval(int argc, char **argv)
 			return CUCO_ERR_USAGE;
 		if (k)
 			continue;
-		if (!strcmp(a, "--workload") || !strcmp(a, "--shape") || !strcmp(a, "--store")) {
+		if (!strcmp(a, "--workload") || !strcmp(a, "--shape") || !strcmp(a, "--store") ||
+		    !strcmp(a, "--json")) {
 			if (!(v = cli_value("eval", argc, argv, &i)))
 				return CUCO_ERR_USAGE;
 			if (!strcmp(a, "--workload"))
 				workload = v;
+			else if (!strcmp(a, "--json"))
+				json_path = v;
 			else if (!strcmp(a, "--store"))
 				store_path = v;
 			else if (nshape < 32)
@@ -158,11 +164,27 @@ int cmd_eval(int argc, char **argv)
 	} else if (rc) {
 		cli_fail(&err);
 	} else {
+		struct cuco_strbuf json = CUCO_STRBUF_INIT;
+
+		cuco_strbuf_addf(&json,
+		                 "{\"cuco\":\"%s\",\"run_id\":%lld,\"workload\":\"%s\","
+		                 "\"ranks\":%d,\"shapes\":[",
+		                 CUCO_VERSION, (long long)req.run_id, m.name, req.run.ranks);
 		for (int s = 0; s < nshape; s++) {
 			const struct cuco_program_result *r = cuco_eval_find(&out[s], "program");
 			cli_print_shape_table(stdout, &m, &out[s], progs, 2, req.run.ranks);
 			failed |= !r || r->code != CUCO_OK;
+			if (s)
+				cuco_strbuf_addch(&json, ',');
+			cli_shape_json(&json, &out[s], progs, 2);
 		}
+		cuco_strbuf_adds(&json, "]}\n");
+		if (json_path && cuco_write_file(json_path, json.buf, json.len)) {
+			fprintf(stderr, "cuco eval: cannot write %s: %s\n", json_path,
+			        strerror(errno));
+			failed = 1;
+		}
+		cuco_strbuf_release(&json);
 		if (progs[1].precheck_code || progs[1].job.code != CUCO_OK)
 			failed = 1;
 		rc = failed ? CUCO_ERR_RUN : 0;

@@ -1,6 +1,8 @@
 /* cmd_workloads.c - `cuco workloads`: the workload packages and their shapes. */
+#include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -12,17 +14,26 @@ int cmd_workloads(int argc, char **argv)
 	struct cuco_err err;
 	const char *home;
 	char dir[PATH_MAX], **names = NULL;
-	int n = 0, rc = 0;
+	int n = 0, rc = 0, as_json = 0;
+	json_t *all = NULL;
 
 	cuco_err_clear(&err);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("usage: cuco workloads\n\nList the workload packages under "
-			       "<cuco home>/workloads and their shapes.\n");
+			printf("usage: cuco workloads [--json]\n\nList the workload packages under "
+			       "<cuco home>/workloads and their shapes.\n"
+			       "  --json    one JSON array: each package's manifest.json, with\n"
+			       "            \"dir\" (its folder) added\n");
 			return 0;
+		}
+		if (!strcmp(argv[i], "--json")) {
+			as_json = 1;
+			continue;
 		}
 		return cli_usage_error("workloads", "unexpected argument %s", argv[i]);
 	}
+	if (as_json && !(all = json_array()))
+		return CUCO_ERR_NOMEM;
 	home = cuco_home(&err);
 	if (!home)
 		return cli_fail(&err);
@@ -34,6 +45,20 @@ int cmd_workloads(int argc, char **argv)
 		if (cli_load_workload(names[i], &m, &err)) {
 			fprintf(stderr, "cuco: %s\n", err.msg);
 			rc = err.code;
+			continue;
+		}
+		if (as_json) {
+			char path[PATH_MAX];
+			json_error_t je;
+			json_t *o;
+
+			snprintf(path, sizeof(path), "%s/manifest.json", m.dir);
+			o = json_load_file(path, 0, &je);
+			if (o) {
+				json_object_set_new(o, "dir", json_string(m.dir));
+				json_array_append_new(all, o);
+			}
+			cuco_manifest_release(&m);
 			continue;
 		}
 		printf("%s: %s\n  ranks:", m.name, m.description);
@@ -79,5 +104,13 @@ int cmd_workloads(int argc, char **argv)
 		cuco_manifest_release(&m);
 	}
 	cuco_workloads_list_free(names, n);
+	if (all) {
+		char *text = json_dumps(all, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+
+		if (text)
+			printf("%s\n", text);
+		free(text);
+		json_decref(all);
+	}
 	return rc;
 }
