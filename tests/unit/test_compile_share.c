@@ -43,7 +43,7 @@
 
 static char tmp_dir[64], cache_dir[128], nvcc_log[128], nvcc_path[128];
 
-/* The fake nvcc: "$source_basename nice policy cpus" per run into $FAKE_NVCC_LOG. */
+/* The fake nvcc: "$source_basename nice policy cpus" per run into $CUCO_FAKE_NVCC_LOG. */
 static const char fake_nvcc[] =
     "#!/bin/sh\n"
     "if [ \"$1\" = --version ]; then echo 'Cuda compilation tools, fake'; exit 0; fi\n"
@@ -53,12 +53,12 @@ static const char fake_nvcc[] =
     "  shift\n"
     "done\n"
     "echo \"$(sed -n 2p \"$src\") $(cut -d' ' -f19,41 /proc/$$/stat) "
-    "$(grep Cpus_allowed_list /proc/$$/status | cut -f2)\" >> \"$FAKE_NVCC_LOG\"\n"
-    "sleep \"${FAKE_NVCC_SLEEP:-0}\"\n"
+    "$(grep Cpus_allowed_list /proc/$$/status | cut -f2)\" >> \"$CUCO_FAKE_NVCC_LOG\"\n"
+    "sleep \"${CUCO_FAKE_NVCC_SLEEP:-0}\"\n"
     "if grep -q BROKEN \"$src\"; then\n"
     "  echo \"$(sed -n 2p \"$src\"): error: broken on purpose\" >&2; exit 1\n"
     "fi\n"
-    "if [ -n \"$FAKE_NVCC_FAIL_HOST\" ] && head -1 \"$src\" | grep -q '/host.cu\"'; then\n"
+    "if [ -n \"$CUCO_FAKE_NVCC_FAIL_HOST\" ] && head -1 \"$src\" | grep -q '/host.cu\"'; then\n"
     "  echo 'host.cu: error: no host program today' >&2; exit 1\n"
     "fi\n"
     "printf half > \"$out\"; sleep 0.2; printf ' whole\\n' >> \"$out\"\n";
@@ -80,7 +80,7 @@ static int group_setup(void **state)
 	if (!getenv("CUCO_HOME") || !*getenv("CUCO_HOME"))
 		setenv("CUCO_HOME", CUCO_SOURCE_DIR, 1);
 	setenv("CUCO_NVCC", nvcc_path, 1);
-	setenv("FAKE_NVCC_LOG", nvcc_log, 1);
+	setenv("CUCO_FAKE_NVCC_LOG", nvcc_log, 1);
 	setenv("CUCO_HARNESS", CUCO_BINARY_DIR "/cuco-harness", 1);
 	{
 		char state_dir[128];
@@ -366,7 +366,7 @@ static void test_share_inflight(void **state)
 	s.idle = 1;
 	bg = o;
 	bg.sched = &s;
-	setenv("FAKE_NVCC_SLEEP", "0.6", 1);
+	setenv("CUCO_FAKE_NVCC_SLEEP", "0.6", 1);
 	cuco_compile_job_init(&a[0], "good", SOURCE_DIR "/good.cu", good);
 	cuco_compile_job_init(&a[1], "broken", SOURCE_DIR "/broken.cu", bad);
 	cuco_compile_job_init(&b[0], "good-again", SOURCE_DIR "/good.cu", good);
@@ -412,7 +412,7 @@ static void test_share_inflight(void **state)
 	         getpriority(PRIO_PROCESS, 0) + 19 > 19 ? 19 : getpriority(PRIO_PROCESS, 0) + 19);
 	assert_contains(line, want);
 	/* a failure is handed on once: the next call compiles it again */
-	setenv("FAKE_NVCC_SLEEP", "0", 1);
+	setenv("CUCO_FAKE_NVCC_SLEEP", "0", 1);
 	cuco_compile_job_init(&c, "broken-third", SOURCE_DIR "/broken.cu", bad);
 	assert_int_equal(cuco_compile_many(&o, &c, 1, &err), CUCO_OK);
 	assert_int_equal(c.code, CUCO_ERR_COMPILE);
@@ -440,7 +440,7 @@ static void test_share_note(void **state)
 	(void)state;
 	cuco_err_clear(&err);
 	compile_opts(&o);
-	setenv("FAKE_NVCC_SLEEP", "0", 1);
+	setenv("CUCO_FAKE_NVCC_SLEEP", "0", 1);
 	cuco_compile_job_init(&j, "broken", SOURCE_DIR "/broken.cu", bad);
 	assert_int_equal(cuco_compile_many(&o, &j, 1, &err), CUCO_OK);
 	assert_int_equal(j.code, CUCO_ERR_COMPILE);
@@ -480,7 +480,7 @@ static void test_share_cancel(void **state)
 	o.inflight = t;
 	bg = o;
 	bg.cancel = &cancel;
-	setenv("FAKE_NVCC_SLEEP", "20", 1);
+	setenv("CUCO_FAKE_NVCC_SLEEP", "20", 1);
 	cuco_compile_job_init(&a[0], "slow", SOURCE_DIR "/slow.cu", slow);
 	cuco_compile_job_init(&a[1], "second", SOURCE_DIR "/second.cu", slow2);
 	ca = (struct compile_call){&bg, a, 2, -1, {0}};
@@ -498,7 +498,7 @@ static void test_share_cancel(void **state)
 	assert_int_equal(nvcc_runs("cancel-second"), 0);
 	assert_int_equal(cache_files_with(".tmp"), 0);
 	/* not a failure of the program: the next call compiles it */
-	setenv("FAKE_NVCC_SLEEP", "0", 1);
+	setenv("CUCO_FAKE_NVCC_SLEEP", "0", 1);
 	cuco_compile_job_init(&b, "slow-again", SOURCE_DIR "/slow.cu", slow);
 	assert_int_equal(cuco_compile_many(&o, &b, 1, &err), CUCO_OK);
 	assert_int_equal(b.code, CUCO_OK);
@@ -540,7 +540,7 @@ static void prefetch_then_evaluate(struct cuco_evaluator *ev, const char *seed, 
 		c[i].program_id = i + 1;
 		cuco_eval_outcome_init(&outs[i]);
 	}
-	setenv("FAKE_NVCC_SLEEP", "1.5", 1);
+	setenv("CUCO_FAKE_NVCC_SLEEP", "1.5", 1);
 	t0 = cuco_now();
 	assert_int_equal(ev->prefetch(ev->ctx, c, 2, &err), CUCO_OK);
 	assert_true(cuco_now() - t0 < 1); /* at once: nvcc (1.5 s here) runs behind */
@@ -594,7 +594,7 @@ static void test_evaluator_prefetch(void **state)
 		fail_msg("%s", err.msg);
 	cuco_run_opts_default(&run);
 	run.ranks = 2;
-	setenv("FAKE_NVCC_FAIL_HOST", "1", 1); /* no program runs: nothing needs a GPU */
+	setenv("CUCO_FAKE_NVCC_FAIL_HOST", "1", 1); /* no program runs: nothing needs a GPU */
 	shape = cuco_manifest_shape(&m, "2048");
 	assert_int_equal(cuco_cascade_evaluator_new(&m, &shape, 1, &run, &ce, &err), CUCO_OK);
 	cuco_cascade_evaluator_bind(ce, &ev);
@@ -620,7 +620,7 @@ static void test_evaluator_prefetch(void **state)
 	memset(&slow, 0, sizeof(slow));
 	slow.name = "pf-slow";
 	slow.code = "// pf-slow\nint slow;\n";
-	setenv("FAKE_NVCC_SLEEP", "20", 1);
+	setenv("CUCO_FAKE_NVCC_SLEEP", "20", 1);
 	assert_int_equal(ev.prefetch(ev.ctx, &slow, 1, &err), CUCO_OK);
 	wait_runs("pf-slow", 1);
 	t0 = cuco_now();
@@ -634,8 +634,8 @@ static void test_evaluator_prefetch(void **state)
 	t0 = cuco_now();
 	cuco_cascade_evaluator_free(ce);
 	assert_true(cuco_now() - t0 < 5);
-	setenv("FAKE_NVCC_SLEEP", "0", 1);
-	unsetenv("FAKE_NVCC_FAIL_HOST");
+	setenv("CUCO_FAKE_NVCC_SLEEP", "0", 1);
+	unsetenv("CUCO_FAKE_NVCC_FAIL_HOST");
 	cuco_manifest_release(&m);
 	cuco_strbuf_release(&seed);
 }
