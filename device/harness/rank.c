@@ -44,8 +44,8 @@ struct rank_state {
 	int nsets;
 	struct cuco_tensor sets[MAX_SETS][CUCO_MAX_TENSORS];
 	void *expected[CUCO_MAX_TENSORS];
-	double *
-	    dagree; /* device scratch for agreement all-reduces: 2 + 2 * CUCO_MAX_TENSORS doubles */
+	/* device scratch for agreement all-reduces: 2 + 2 * CUCO_MAX_TENSORS doubles */
+	double *dagree;
 	float *dsamples;
 };
 
@@ -378,12 +378,10 @@ static void rank_times(struct rank_state *st, const float *all, int iters, doubl
 		qsort(v, (size_t)iters, sizeof(float), cmp_float);
 		rank_us[q] = quantile(v, iters, 0.5);
 		w[q] = st->wl.rank_weight ? st->wl.rank_weight(&st->o->shape, q, nr) : -1;
-		wsum += w[q] > 0 ? w[q] : 0;
+		/* a rank not weighed (negative, NaN) leaves the whole mean out */
+		wsum = w[q] >= 0 && wsum >= 0 ? wsum + w[q] : -1;
 	}
-	for (int q = 0; q < nr; q++)
-		if (!(w[q] >= 0))
-			wsum = 0;
-	if (st->wl.rank_weight && wsum > 0) {
+	if (wsum > 0) {
 		for (int i = 0; i < iters; i++) {
 			double t = 0;
 			for (int q = 0; q < nr; q++)
@@ -610,7 +608,8 @@ static void evaluate_program(struct rank_state *st, int idx)
 		CUDA_OR_DIE(st, cudaEventElapsedTime(&ms, ev[lo], ev[lo + 1]));
 		samples[i] = ms * 1000.0f;
 	}
-	/* Every rank's own times, for the per-rank medians and a workload's weighted mean. */
+	/* Every rank's own times: the per-rank medians, a workload's weighted mean, and per
+	 * run the slowest rank's time, the program's. */
 	{
 		int nr = st->r->nranks;
 		float *dall = NULL, *all = malloc(sizeof(float) * (size_t)iters * (size_t)nr);
@@ -629,16 +628,11 @@ static void evaluate_program(struct rank_state *st, int idx)
 		CUDA_OR_DIE(st, cudaStreamSynchronize(st->stream));
 		cudaFree(dall);
 		rank_times(st, all, iters, rank_us, &weighted_us, rank_w);
+		for (int i = 0; i < iters; i++)
+			for (int q = 0; q < nr; q++)
+				samples[i] = fmaxf(samples[i], all[(size_t)q * iters + i]);
 		free(all);
 	}
-	/* Per iteration, the slowest rank is the program's time. */
-	CUDA_OR_DIE(st, cudaMemcpyAsync(st->dsamples, samples, sizeof(float) * (size_t)iters,
-	                                cudaMemcpyHostToDevice, st->stream));
-	NCCL_OR_DIE(st, ncclAllReduce(st->dsamples, st->dsamples, (size_t)iters, ncclFloat32,
-	                              ncclMax, st->comm, st->stream));
-	CUDA_OR_DIE(st, cudaMemcpyAsync(samples, st->dsamples, sizeof(float) * (size_t)iters,
-	                                cudaMemcpyDeviceToHost, st->stream));
-	CUDA_OR_DIE(st, cudaStreamSynchronize(st->stream));
 
 	/* Host time to enqueue one run onto an idle stream (the median of a few):
 	 * near median_us, the GPU waits for the host and the run is host-bound. */
