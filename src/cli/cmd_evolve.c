@@ -214,6 +214,32 @@ static int farm_setup(const struct cuco_manifest *m, const struct cuco_run_opts 
 	return rc;
 }
 
+/*
+ * The GPUs this node has for the run's ranks into *gpus (the probe's count,
+ * or the harness's when the probe could not run), refused as bench refuses
+ * before the store has a run: a run that cannot execute here stores nothing.
+ * With --launcher the launcher places the ranks: not checked.
+ */
+static int node_gpus(const struct cuco_run_opts *run, const struct cuco_hw_facts *facts, int *gpus,
+                     struct cuco_err *err)
+{
+	struct cuco_err gerr;
+
+	if (run->launcher && *run->launcher)
+		return CUCO_OK;
+	cuco_err_clear(&gerr);
+	*gpus = facts->gpus ? facts->gpus : cuco_gpu_count(&gerr);
+	if (*gpus >= run->ranks)
+		return CUCO_OK;
+	return cuco_err_set(err, CUCO_ERR_NO_GPU,
+	                    "execution needs %d CUDA GPUs on this node; %s: run cuco evolve on a "
+	                    "GPU node (nothing was stored)",
+	                    run->ranks,
+	                    *gpus < 0    ? gerr.msg
+	                    : *gpus == 0 ? "this machine has none"
+	                                 : "there are fewer");
+}
+
 /* What the progress line needs beside the progress. */
 struct progress_ctx {
 	int tty;
@@ -344,7 +370,7 @@ int cmd_evolve(int argc, char **argv)
 	const char *ds_path;
 	long long resume = 0, max_slots = 0;
 	const char *farm_kind = NULL, *partition = NULL, *farm_args = NULL;
-	int rc, have_m = 0, have_ds = 0, tty = isatty(2);
+	int rc, have_m = 0, have_ds = 0, tty = isatty(2), gpus = 0;
 	int64_t run_id = 0;
 	int no_recheck = 0, have_stored = 0;
 	char tpath[PATH_MAX], *llm_json = NULL;
@@ -516,7 +542,8 @@ int cmd_evolve(int argc, char **argv)
 		farm_on = 1;
 		cuco_farm_use(&farm);
 	} else if ((rc = cli_node_checks("evolve", &m, &run, 0, 1, shapes, cfg.nshapes, &facts,
-	                                 &factsp, &err))) {
+	                                 &factsp, &err)) ||
+	           (rc = node_gpus(&run, &facts, &gpus, &err))) {
 		cli_fail(&err);
 		goto out;
 	}
@@ -557,10 +584,8 @@ int cmd_evolve(int argc, char **argv)
 			slots.n = CUCO_MAX_SLOTS;
 		cuco_cascade_evaluator_set_slots(ce, &slots);
 	} else if (!run.launcher && max_slots != 1) {
-		struct cuco_err gerr;
-		/* the probe above counted them; ask again only when it could not run */
-		cuco_slots_plan(facts.gpus ? facts.gpus : cuco_gpu_count(&gerr), run.ranks,
-		                (int)max_slots, getenv("CUDA_VISIBLE_DEVICES"), &slots);
+		cuco_slots_plan(gpus, run.ranks, (int)max_slots, getenv("CUDA_VISIBLE_DEVICES"),
+		                &slots);
 		cuco_cascade_evaluator_set_slots(ce, &slots);
 	}
 	if (strcmp(lf.operator_, "builtin")) {
