@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/evolve_llm.h"
 #include "program/directive.h"
+#include "program/realize.h"
 #include "search/evolve.h"
 #include "search/evolve_flags.h"
 #include "search/recheck.h"
