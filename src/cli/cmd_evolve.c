@@ -78,15 +78,19 @@ static const char usage[] =
     "  --store PATH          SQLite store\n"
     "LLM operator (docs/llm.md):\n"
     "  --operator K          builtin (default), llm, or mixed (both)\n"
-    "  --llm-share F         mixed: fraction of children the LLM makes (default 0.5)\n";
+    "  --llm-share F         mixed: fraction of children the LLM makes (default 0.5)\n"
+    "  --llm-diagnose        after an LLM child fails or is slower than its parent, the\n"
+    "                        model reads its log and writes a short diagnosis, stored\n"
+    "                        with the evaluation and shown in that lineage's next\n"
+    "                        prompts (one more call per such child; off by default)\n";
 static const char resume_llm_help[] =
     "With --resume the operator and its settings come from the run's stored config\n"
-    "(endpoint, models, key variable name, budgets, timeouts, prices, temperatures,\n"
-    "meta-summaries; never the API key): no --llm-* flag is needed. --operator,\n"
-    "--llm-share and --llm-model must equal the stored values (exit 5 otherwise);\n"
-    "--llm-base-url, --llm-key-env, --llm-budget-tokens, --llm-budget-cost,\n"
-    "--llm-timeout, --llm-max-tokens and --llm-price replace them for that process,\n"
-    "with a note.\n";
+    "(api, endpoint, models, key variable name, budgets, timeouts, prices,\n"
+    "temperatures, meta-summaries, diagnoses; never the API key): no --llm-* flag is\n"
+    "needed. --operator, --llm-share and --llm-model must equal the stored values\n"
+    "(exit 5 otherwise); --llm-api, --llm-base-url, --llm-key-env,\n"
+    "--llm-budget-tokens, --llm-budget-cost, --llm-timeout, --llm-max-tokens,\n"
+    "--llm-price and --llm-diagnose replace them for that process, with a note.\n";
 static const char run_header[] =
     "Run options (--input-seed aside: evolve generates inputs from seed 1):\n";
 
@@ -96,6 +100,7 @@ static volatile sig_atomic_t stop_flag;
 struct llm_flags {
 	const char *operator_; /* "builtin", "llm", "mixed"; NULL: not given */
 	double share;          /* < 0: not given */
+	int diagnose;          /* --llm-diagnose given */
 	struct cli_llm_flags ep;
 };
 
@@ -110,6 +115,10 @@ static int llm_flag(struct llm_flags *f, int argc, char **argv, int *i)
 	k = cli_llm_flag("evolve", &f->ep, argc, argv, i);
 	if (k)
 		return k;
+	if (!strcmp(a, "--llm-diagnose")) {
+		f->diagnose = 1;
+		return 1;
+	}
 	if (strcmp(a, "--operator") && strcmp(a, "--llm-share")) {
 		cli_usage_error("evolve", "unknown option %s", a);
 		return -1;
@@ -142,6 +151,9 @@ static int llm_check(struct llm_flags *f)
 	if (!strcmp(f->operator_, "builtin")) {
 		if (f->share >= 0)
 			return cli_usage_error("evolve", "--llm-share needs --operator mixed");
+		if (f->diagnose)
+			return cli_usage_error("evolve",
+			                       "--llm-diagnose needs --operator llm or mixed");
 		f->share = 0;
 		return 0;
 	}
@@ -178,8 +190,9 @@ static void llm_note_num(long long run, const char *flag, double given, double s
 /*
  * Resume: the operator and its settings come from the run config. --operator,
  * --llm-share and --llm-model must match what is stored (they shape the search:
- * who breeds, the bandit's arms); --llm-base-url, --llm-key-env, the budgets,
- * --llm-timeout and --llm-price replace the stored values for this process,
+ * who breeds, the bandit's arms); --llm-api, --llm-base-url, --llm-key-env, the
+ * budgets, --llm-timeout, --llm-price and --llm-diagnose replace the stored values
+ * for this process,
  * with a note. The environment (CUCO_LLM_BASE_URL, CUCO_LLM_MODEL) is not
  * read. A config stored before the operator was recorded takes the flags as
  * a fresh run does. *have says whether *st holds the stored settings.
@@ -239,13 +252,24 @@ static int llm_resume(struct llm_flags *f, const struct cuco_evolve_config *cfg,
 		                    b.buf, run, a.buf);
 		goto out;
 	}
+	if (f->ep.api && cuco_llm_api_parse(f->ep.api) != c->llm.api) {
+		llm_note(run, "--llm-api", f->ep.api, cuco_llm_api_name(c->llm.api));
+		c->llm.api = cuco_llm_api_parse(f->ep.api);
+		if (!f->ep.key_env)
+			c->llm.api_key_env = cuco_llm_api_key_env(c->llm.api);
+	}
+	if (f->diagnose && !c->diagnose) {
+		llm_note(run, "--llm-diagnose", "on", "off");
+		c->diagnose = 1;
+	}
 	if (f->ep.base_url && strcmp(f->ep.base_url, c->llm.base_url ? c->llm.base_url : "")) {
 		llm_note(run, "--llm-base-url", f->ep.base_url,
 		         c->llm.base_url ? c->llm.base_url : "(none)");
 		c->llm.base_url = f->ep.base_url;
 	}
-	if (f->ep.key_env && strcmp(f->ep.key_env, c->llm.api_key_env)) {
-		llm_note(run, "--llm-key-env", f->ep.key_env, c->llm.api_key_env);
+	if (f->ep.key_env && strcmp(f->ep.key_env, c->llm.api_key_env ? c->llm.api_key_env : "")) {
+		llm_note(run, "--llm-key-env", f->ep.key_env,
+		         c->llm.api_key_env ? c->llm.api_key_env : "(the api's)");
 		c->llm.api_key_env = f->ep.key_env;
 	}
 	if (f->ep.budget_tokens > 0 && f->ep.budget_tokens != c->llm.budget_tokens) {
@@ -303,6 +327,7 @@ static int llm_setup(struct llm_flags *f, const struct cuco_llm_stored *st,
 		for (int i = 0; i < f->ep.nmodels && i < CUCO_LLM_MAX_MODELS; i++)
 			c.models[i] = f->ep.models[i];
 		c.nmodels = f->ep.nmodels;
+		c.diagnose = f->diagnose;
 		if (!(*json = cuco_llm_operator_config_to_json(&c)))
 			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 	}

@@ -99,6 +99,7 @@ void cuco_llm_operator_config_init(struct cuco_llm_operator_config *c)
 	c->seed = 1;
 	c->meta_summaries = 1;
 	c->summary_max_tokens = 1024;
+	c->diagnose_max_tokens = 400;
 	c->temps = temps;
 }
 
@@ -121,10 +122,14 @@ char *cuco_llm_operator_config_to_json(const struct cuco_llm_operator_config *c)
 		    prices, json_pack("{s:s, s:f, s:f}", "model",
 		                      l->prices[i].model ? l->prices[i].model : "", "in",
 		                      l->prices[i].in_per_mtok, "out", l->prices[i].out_per_mtok));
+	json_object_set_new(
+	    o, "api",
+	    json_string(cuco_llm_api_name(l->api) ? cuco_llm_api_name(l->api) : "openai"));
 	json_object_set_new(o, "base_url", json_string(l->base_url ? l->base_url : ""));
 	json_object_set(o, "models", models);
 	json_object_set_new(
-	    o, "key_env", json_string(l->api_key_env ? l->api_key_env : CUCO_LLM_DEFAULT_KEY_ENV));
+	    o, "key_env",
+	    json_string(l->api_key_env ? l->api_key_env : cuco_llm_api_key_env(l->api)));
 	json_object_set_new(o, "max_tokens", json_integer(l->max_tokens));
 	json_object_set_new(o, "connect_timeout_ms", json_integer(l->connect_timeout_ms));
 	json_object_set_new(o, "timeout_ms", json_integer(l->timeout_ms));
@@ -137,6 +142,8 @@ char *cuco_llm_operator_config_to_json(const struct cuco_llm_operator_config *c)
 	json_object_set(o, "temperatures", temps);
 	json_object_set_new(o, "meta_summaries", json_boolean(c->meta_summaries));
 	json_object_set_new(o, "summary_max_tokens", json_integer(c->summary_max_tokens));
+	json_object_set_new(o, "diagnose", json_boolean(c->diagnose));
+	json_object_set_new(o, "diagnose_max_tokens", json_integer(c->diagnose_max_tokens));
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
 out:
 	json_decref(o);
@@ -193,6 +200,7 @@ static int stored_ints(json_t *o, struct cuco_llm_operator_config *c, struct cuc
 	    {"retry_max_ms", 1e9, 1, 0, &l->retry_max_ms},
 	    {"budget_tokens", 1e18, 0, 1, &l->budget_tokens},
 	    {"summary_max_tokens", 1e9, 0, 0, &c->summary_max_tokens},
+	    {"diagnose_max_tokens", 1e9, 0, 0, &c->diagnose_max_tokens},
 	};
 
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]) && !rc; i++) {
@@ -311,6 +319,18 @@ int cuco_llm_stored_from_json(const char *run_config, struct cuco_llm_stored *ou
 		                    "run config: llm.meta_summaries: not true or false");
 	if (x)
 		c->meta_summaries = json_is_true(x);
+	x = json_object_get(o, "diagnose");
+	if (x && !json_is_boolean(x))
+		return cuco_err_set(err, CUCO_ERR_PARSE,
+		                    "run config: llm.diagnose: not true or false");
+	if (x)
+		c->diagnose = json_is_true(x);
+	x = json_object_get(o, "api");
+	if (x && (!json_is_string(x) || cuco_llm_api_parse(json_string_value(x)) < 0))
+		return cuco_err_set(err, CUCO_ERR_PARSE,
+		                    "run config: llm.api: not \"openai\" or \"anthropic\"");
+	if (x)
+		cuco_llm_config_api(&c->llm, cuco_llm_api_parse(json_string_value(x)));
 	if ((rc = stored_string(o, "base_url", &c->llm.base_url, err)) ||
 	    (rc = stored_string(o, "key_env", &c->llm.api_key_env, err)) ||
 	    (rc = stored_number(o, "llm", "budget_cost", 0, 1e12, &c->llm.budget_cost, err)) ||

@@ -96,6 +96,9 @@ struct cuco_llm_operator_config {
 	uint64_t seed;      /* of mode, temperature and bandit choices */
 	int meta_summaries; /* 1 (default): LLM recommendations beside each statistical summary */
 	int summary_max_tokens;      /* completion limit of a meta-summary call: 1024 */
+	int diagnose;                /* 1: a diagnosis of each failed or regressed LLM child
+	                                (--llm-diagnose); 0 (default): none */
+	int diagnose_max_tokens;     /* completion limit of a diagnosis call: 400 */
 	struct cuco_llm_temps temps; /* defaults above */
 };
 
@@ -104,9 +107,9 @@ void cuco_llm_operator_config_init(struct cuco_llm_operator_config *c);
 
 /*
  * The settings of c that a run keeps, as a JSON object (malloc'd; NULL out
- * of memory): endpoint, models, key variable (its name only: the key itself
+ * of memory): api, endpoint, models, key variable (its name only: the key itself
  * is never in c), max_tokens, timeouts, retries, budgets, prices,
- * temperatures, meta-summary settings. cuco evolve stores it as the run
+ * temperatures, meta-summary and diagnosis settings. cuco evolve stores it as the run
  * config's "llm".
  */
 char *cuco_llm_operator_config_to_json(const struct cuco_llm_operator_config *c);
