@@ -336,6 +336,11 @@ void cuco_llm_client_charge(struct cuco_llm_client *c, int64_t tokens, double co
 		c->budget.cost_used += cost;
 }
 
+char *cuco_llm_client_redact(const struct cuco_llm_client *c, const char *text)
+{
+	return redact(text, api_key(c));
+}
+
 const char *cuco_llm_client_endpoint(const struct cuco_llm_client *c)
 {
 	return c->endpoint;
@@ -735,6 +740,7 @@ int cuco_llm_result_store(struct cuco_store *store, const struct cuco_llm_result
 	rec.finish_reason = res->finish_reason;
 	rec.attempts = res->attempts;
 	rec.seed = res->seed;
+	rec.purpose = res->purpose;
 	return cuco_store_llm_call_add(store, &rec, id ? id : &dummy, err);
 }
 

@@ -144,6 +144,9 @@ struct cuco_llm_result {
 	                           or "model_context_window_exceeded"): the reply is cut off */
 	int context_full;       /* 1: cut off below max_tokens: the server's context is full */
 	int nul_dropped;        /* U+0000 characters removed from the reply */
+	const char *purpose;    /* what the call was for, stored as llm_calls.purpose ("mutation",
+	                           "summary", "diagnosis", "fastpath"; a static string the caller
+	                           sets after the call); NULL: unsaid */
 };
 
 /* Budget state of a client. */
@@ -207,6 +210,13 @@ const struct cuco_llm_budget *cuco_llm_client_budget(const struct cuco_llm_clien
  * checked as usual at the next call.
  */
 void cuco_llm_client_charge(struct cuco_llm_client *c, int64_t tokens, double cost);
+
+/*
+ * A copy of text (malloc'd; NULL for NULL) with the API key replaced by
+ * CUCO_LLM_REDACTED: for text the caller puts into a prompt (logs of
+ * programs, which never get the key, all the same).
+ */
+char *cuco_llm_client_redact(const struct cuco_llm_client *c, const char *text);
 
 /* The full URL calls go to (owned by the client). */
 const char *cuco_llm_client_endpoint(const struct cuco_llm_client *c);
