@@ -32,6 +32,8 @@
 #include "llm_loopback.h"
 #include "store_query.h"
 
+#include "search_fake.h"
+
 #define FIXTURES CUCO_SOURCE_DIR "/tests/fixtures/llm/evolve"
 #define DESIGN_SPACE CUCO_SOURCE_DIR "/share/design_space.json"
 #define KEY_ENV "CUCO_TEST_LLM_DIAGNOSE_KEY"
@@ -416,6 +418,56 @@ static void test_resume_keeps_diagnoses(void **state)
 	world_stop(&w);
 }
 
+/* A whole run: the loop hands the judged child to the operator, which diagnoses it. */
+static void test_evolve_run(void **state)
+{
+	static const char *const replies[] = {"rewrite_wrong", "diagnosis", NULL};
+	struct cuco_llm_operator_config c;
+	struct cuco_evolve_config cfg;
+	struct cuco_evolve_opts o;
+	struct cuco_evolve_progress fin;
+	struct fake_eval f;
+	struct world w;
+	struct cuco_err err;
+	int64_t run_id = 0;
+
+	(void)state;
+	world_start(&w, "evolve", replies, 1, 0);
+	cuco_llm_operator_free(w.op);
+	op_config(&c, &w, 1, 0);
+	c.llm.seed = 3;
+	if (cuco_llm_operator_new(&c, &w.op, &err))
+		fail_msg("%s", err.msg);
+	cuco_llm_operator_bind(w.op, 1.0, &w.co);
+	fake_init(&f);
+	cuco_evolve_config_default(&cfg);
+	cfg.islands = 1;
+	cfg.generations = 1;
+	cfg.children_per_island = 1;
+	snprintf(cfg.operator_, sizeof(cfg.operator_), "llm");
+	cfg.llm_share = 1.0;
+	memset(&o, 0, sizeof(o));
+	o.store = w.store;
+	o.workload = "toy_scale";
+	o.shape = "small";
+	o.ds = &ds;
+	o.facts = &facts;
+	o.seed_code = seed_code;
+	o.evaluator = fake_evaluator(&f, 0);
+	o.child_op = &w.co;
+	if (cuco_evolve_run(&o, &cfg, 0, &run_id, &fin, &err))
+		fail_msg("the run ended early: %s", err.msg);
+	fake_release(&f);
+	assert_int_equal(q_int(w.db, "SELECT count(*) FROM llm_calls WHERE purpose = 'mutation' "
+	                             "AND program_id IS NOT NULL"),
+	                 1);
+	assert_int_equal(q_int(w.db, "SELECT count(*) FROM llm_calls c JOIN evaluations e ON "
+	                             "e.program_id = c.program_id WHERE c.purpose = 'diagnosis' "
+	                             "AND e.status = 'wrong' AND e.diagnosis LIKE '- Likely%'"),
+	                 1);
+	world_stop(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -424,6 +476,7 @@ int main(void)
 	    cmocka_unit_test(test_off_by_default),
 	    cmocka_unit_test(test_budget_skips_diagnosis),
 	    cmocka_unit_test(test_resume_keeps_diagnoses),
+	    cmocka_unit_test(test_evolve_run),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
