@@ -4,8 +4,9 @@
 # before anything runs, naming the flag and the variable to set; flag misuse
 # is a usage error; --resume reloads the stored operator settings (and which
 # flags may differ); a model the endpoint does not list is noted and
-# --llm-max-tokens reaches the request (tests/llm_server.py); --help documents
-# the flags.
+# --llm-max-tokens reaches the request (tests/llm_server.py); --llm-api
+# anthropic posts to /v1/messages with the key from ANTHROPIC_API_KEY as
+# x-api-key; --help documents the flags.
 #
 #   bash tests/llm_cli.sh <path-to-cuco>      (CUCO_HOME: the source tree)
 set -u
@@ -51,6 +52,11 @@ expect 5 "--llm-price m: give MODEL=IN,OUT" evolve gemm_allgather --llm-price m
 expect 5 "unknown option --llm-bogus" evolve gemm_allgather --llm-bogus 1
 expect 5 "--llm-max-tokens" evolve gemm_allgather --operator llm --llm-max-tokens 0
 expect 5 "--llm-max-tokens" fastpath --llm gemm_allgather --llm-max-tokens many
+expect 5 "--llm-api claude: give openai or anthropic" fastpath --llm gemm_allgather \
+	--llm-api claude
+expect 5 "--llm-api claude: give openai or anthropic" evolve gemm_allgather --operator llm \
+	--llm-api claude
+expect 5 "--llm-diagnose needs --operator llm or mixed" evolve gemm_allgather --llm-diagnose
 # nothing ran: no store was created
 if [ -e "$TMP/cuco.db" ]; then
 	echo "FAIL: a refused LLM configuration created the store"
@@ -99,6 +105,10 @@ model-a --llm-model model-b, which a resumed run keeps" evolve --resume 1 --llm-
 		evolve --resume 1 --llm-budget-tokens 5000
 	expect 14 "--llm-timeout 20 replaces the stored 300 s for this resume" \
 		evolve --resume 3 --llm-timeout 20
+	expect 14 "--llm-api anthropic replaces the stored openai for this resume" \
+		evolve --resume 1 --llm-api anthropic
+	expect 14 "--llm-diagnose on replaces the stored off for this resume" \
+		evolve --resume 1 --llm-diagnose
 	expect 3 "run config: llm.models: not an array of 1 to 8 names" evolve --resume 4
 	expect 14 "run 5 has no stored seed" evolve --resume 5
 	export CUCO_STORE=$TMP/cuco.db
@@ -135,6 +145,38 @@ else
 	echo "FAIL: --llm-max-tokens 77 is not in the request: $(cat "$TMP/requests.jsonl" 2>/dev/null)"
 	fail=$((fail + 1))
 fi
+# --llm-api anthropic: the Messages API's path and headers, the key from ANTHROPIC_API_KEY
+python3 "$HERE/llm_server.py" --fixtures "$HERE/fixtures/llm/evolve" --log "$TMP/anthropic.jsonl" \
+	--lifetime 30 truncated >"$TMP/server2.out" 2>&1 &
+server=$!
+for _ in $(seq 1 100); do
+	grep -q '^PORT ' "$TMP/server2.out" 2>/dev/null && break
+	sleep 0.1
+done
+port=$(sed -n 's/^PORT //p' "$TMP/server2.out")
+ANTHROPIC_API_KEY=sk-ant-cli-test OPENAI_API_KEY=sk-not-this "$CUCO" fastpath --llm \
+	"$HERE/fixtures/llm/fastpath/host.cu" --llm-api anthropic --llm-base-url \
+	"http://127.0.0.1:$port" --llm-model claude-test --llm-iterations 1 --llm-max-tokens 55 \
+	--store "$TMP/anthropic.db" >/dev/null 2>&1
+kill "$server" 2>/dev/null
+wait "$server" 2>/dev/null
+req=$(grep '"/v1/messages"' "$TMP/anthropic.jsonl" 2>/dev/null | head -1)
+if [[ $req == *'"x_api_key": "sk-ant-cli-test"'* && $req == *'"authorization": ""'* &&
+	$req == *'"anthropic_version": "2023-06-01"'* && $req == *'"max_tokens": 55'* &&
+	$req != *'"seed"'* ]]; then
+	pass=$((pass + 1))
+else
+	echo "FAIL: --llm-api anthropic: not the Messages API's request: $(cat "$TMP/anthropic.jsonl")"
+	fail=$((fail + 1))
+fi
+if command -v sqlite3 >/dev/null 2>&1 && [ "$(sqlite3 "$TMP/anthropic.db" \
+	"SELECT count(*) FROM llm_calls WHERE endpoint LIKE '%/v1/messages' AND seed IS NOT NULL \
+	AND finish_reason = 'length' AND prompt NOT LIKE '%sk-ant-cli-test%'")" -ge 1 ]; then
+	pass=$((pass + 1))
+else
+	echo "FAIL: --llm-api anthropic: the call is not stored as expected"
+	fail=$((fail + 1))
+fi
 help=$("$CUCO" evolve --help)
 if [[ $help == *"--llm-model must equal the stored values"* ]]; then
 	pass=$((pass + 1))
@@ -142,7 +184,7 @@ else
 	echo "FAIL: cuco evolve --help does not say how --resume treats the LLM flags"
 	fail=$((fail + 1))
 fi
-for flag in --operator --llm-share --llm-base-url --llm-model --llm-key-env \
+for flag in --operator --llm-share --llm-diagnose --llm-api --llm-base-url --llm-model --llm-key-env \
 	--llm-budget-tokens --llm-budget-cost --llm-price --llm-timeout --llm-max-tokens; do
 	if [[ $help == *"$flag"* ]]; then
 		pass=$((pass + 1))

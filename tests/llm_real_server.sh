@@ -11,7 +11,9 @@
 # a bearer token (the server checks it) and is never stored; a wrong key is a
 # 401 that is not retried; a prompt larger than the context is a 400 that is
 # not retried, stored with the server's words; a base URL ending in /v1
-# works; a model the endpoint does not list is noted.
+# works; a model the endpoint does not list is noted. Anthropic's Messages
+# API (--llm-api anthropic): whether the server answers /v1/messages, and
+# cuco's call stored either way (tests/llm_server.py covers that API).
 #
 #   bash tests/llm_real_server.sh <path-to-cuco>      (CUCO_HOME: the source tree)
 #
@@ -262,6 +264,30 @@ q "$DB4" 'SELECT error FROM llm_calls LIMIT 1' | cut -c1-240 | sed 's/^/llm_real
 	2>"$TMP/fp5.err"
 grep -q "note: the endpoint does not list model 'tiny-absent' (it lists: tiny, tiny-nosys, tiny-small)" \
 	"$TMP/fp5.err" && ok || bad "no note for an unlisted model: $(head -3 "$TMP/fp5.err")"
+
+# ---- 5b. Anthropic's Messages API: llama-cpp-python 0.3.36 has no /v1/messages route, so
+# `--llm-api anthropic` gets a 404, not retried and stored with the URL hint; should a later
+# version answer it, the calls must be stored as answered
+code=$(curl -s -o "$TMP/messages.json" -w '%{http_code}' -X POST "$BASE/v1/messages" \
+	-H "x-api-key: $KEY" -H 'anthropic-version: 2023-06-01' -H 'content-type: application/json' \
+	-d '{"model":"tiny","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}')
+echo "llm_real_server: POST /v1/messages answered HTTP $code: $(head -c 160 "$TMP/messages.json")"
+ADB=$TMP/anthropic.db
+"$CUCO" fastpath --llm "$HOST" --llm-api anthropic --llm-base-url "$BASE" --llm-model tiny \
+	--llm-key-env CUCO_REAL_KEY --llm-iterations 1 --llm-max-tokens 24 --store "$ADB" \
+	>/dev/null 2>"$TMP/fp6.err"
+acalls=$(q "$ADB" 'SELECT count(*) FROM llm_calls')
+[ "${acalls:-0}" -ge 1 ] && ok || bad "anthropic: no call stored: $(tail -3 "$TMP/fp6.err")"
+if [ "$code" = 404 ]; then
+	expect "anthropic: 404 at the first attempt, stored" "$(q "$ADB" "SELECT count(*) FROM
+		llm_calls WHERE http_status = 404 AND attempts = 1 AND endpoint LIKE '%/v1/messages'
+		AND error LIKE '%check the base URL%'")" "$acalls"
+else
+	expect "anthropic: answered and stored" "$(q "$ADB" "SELECT count(*) FROM llm_calls WHERE
+		http_status = $code AND endpoint LIKE '%/v1/messages'")" "$acalls"
+fi
+cnt=$(grep -c "$KEY" "$ADB" "$ADB-wal" 2>/dev/null | awk -F: '{s += $NF} END {print s + 0}')
+expect "anthropic: the key in the store file" "$cnt" 0
 
 # ---- 6. cuco evolve --operator llm with a model whose template refuses the system role, on a
 # stand-in harness and nvcc (no GPU, no CUDA): the first call is folded and answered, the

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""llm_server.py - a loopback OpenAI-compatible chat server that replays recorded replies.
+"""llm_server.py - a loopback chat server that replays recorded replies.
 
-Started by the unit tests (tests/unit/test_llm_client.c): it binds 127.0.0.1 on an ephemeral
-port, prints "PORT <n>" on stdout, then answers each POST to /v1/chat/completions with the next
-fixture named on the command line, in order. It exits by itself once every fixture was served
+Started by the unit tests (tests/unit/test_llm_client.c, test_llm_anthropic.c): it binds 127.0.0.1
+on an ephemeral port, prints "PORT <n>" on stdout, then answers each POST to /v1/chat/completions
+(OpenAI's chat completions) or /v1/messages (Anthropic's Messages API) with the next fixture named
+on the command line, in order. It exits by itself once every fixture was served
 (after a short grace for the client to read the last one), or after --lifetime seconds, whichever
 comes first.
 
@@ -14,13 +15,16 @@ A fixture is tests/fixtures/llm/<name>.json:
   raw            the body verbatim (malformed replies, error pages), or
   body           a JSON body verbatim, or
   content_file   a .txt beside the fixture: the assistant's content, wrapped in a chat completion
-  finish_reason  for content_file ("stop")
+                 (on /v1/messages: in a message, one text block)
+  finish_reason  for content_file ("stop"; on /v1/messages the stop_reason, "end_turn")
   usage          for content_file: {"prompt_tokens": .., "completion_tokens": ..}; null omits it
+                 (on /v1/messages sent as input_tokens, output_tokens)
   refuse_system  {"status": .., "raw": ..}: the answer to a request that has a "system" message,
                  as a chat template that refuses the system role gives it; the fixture stays
                  next in line, so a request without one gets it
-"{{AUTH}}" in raw or content is replaced by the request's Authorization header (to test that the
-client redacts an echoed key). Every request (GET too) is appended to --log as one JSON line.
+"{{AUTH}}" in raw or content is replaced by the request's Authorization header, or its x-api-key
+header when it has no Authorization (to test that the client redacts an echoed key). Every request
+(GET too) is appended to --log as one JSON line, with both headers and anthropic-version.
 GET /v1/models lists the --models names (comma-separated); without --models it is a 404.
 """
 import argparse
@@ -77,7 +81,8 @@ def main():
         def do_POST(self):
             n = int(self.headers.get("Content-Length", "0"))
             raw = self.rfile.read(n).decode("utf-8", "replace")
-            auth = self.headers.get("Authorization", "")
+            auth = self.headers.get("Authorization", "") or self.headers.get("x-api-key", "")
+            anthropic = self.path == "/v1/messages"
             try:
                 req = json.loads(raw)
             except ValueError:
@@ -93,11 +98,15 @@ def main():
                 else:
                     state["next"] += 1
                 with open(args.log, "a", encoding="utf-8") as f:
-                    f.write(json.dumps({"path": self.path, "authorization": auth,
-                                        "request": req}) + "\n")
+                    f.write(json.dumps({
+                        "path": self.path,
+                        "authorization": self.headers.get("Authorization", ""),
+                        "x_api_key": self.headers.get("x-api-key", ""),
+                        "anthropic_version": self.headers.get("anthropic-version", ""),
+                        "request": req}) + "\n")
             if refusal is not None:
                 self.reply(refusal.get("status", 500), refusal.get("raw", ""))
-            elif self.path != "/v1/chat/completions":
+            elif self.path not in ("/v1/chat/completions", "/v1/messages"):
                 self.reply(404, json.dumps({"error": "no route " + self.path}))
             elif i >= len(queue):
                 self.reply(410, json.dumps({"error": "llm_server: no more fixtures"}))
@@ -109,6 +118,22 @@ def main():
                     body = fx["raw"].replace("{{AUTH}}", auth)
                 elif "body" in fx:
                     body = json.dumps(fx["body"])
+                elif anthropic:
+                    msg = {
+                        "id": "msg_fixture_%d" % i,
+                        "type": "message",
+                        "role": "assistant",
+                        "model": req.get("model", "") if isinstance(req, dict) else "",
+                        "content": [{"type": "text",
+                                     "text": fx.get("content", "").replace("{{AUTH}}", auth)}],
+                        "stop_reason": fx.get("finish_reason", "end_turn"),
+                        "stop_sequence": None,
+                    }
+                    usage = fx.get("usage", {"prompt_tokens": 100, "completion_tokens": 50})
+                    if usage is not None:
+                        msg["usage"] = {"input_tokens": usage["prompt_tokens"],
+                                        "output_tokens": usage["completion_tokens"]}
+                    body = json.dumps(msg)
                 else:
                     comp = {
                         "id": "chatcmpl-fixture-%d" % i,
@@ -138,14 +163,15 @@ def main():
             with lock:
                 with open(args.log, "a", encoding="utf-8") as f:
                     f.write(json.dumps({"path": self.path, "method": "GET",
-                                        "authorization": self.headers.get("Authorization", "")})
+                                        "authorization": self.headers.get("Authorization", ""),
+                                        "x_api_key": self.headers.get("x-api-key", "")})
                             + "\n")
             if self.path == "/v1/models" and args.models is not None:
                 data = [{"id": m, "object": "model", "owned_by": "llm_server"}
                         for m in args.models.split(",") if m]
                 self.reply(200, json.dumps({"object": "list", "data": data}))
             else:
-                self.reply(404, json.dumps({"error": "POST /v1/chat/completions"}))
+                self.reply(404, json.dumps({"error": "POST /v1/chat/completions or /v1/messages"}))
 
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True

@@ -216,10 +216,13 @@ void cli_llm_flags_init(struct cli_llm_flags *f)
 }
 
 const char cli_llm_flags_help[] =
-    "  --llm-base-url URL    OpenAI-compatible endpoint (or CUCO_LLM_BASE_URL)\n"
+    "  --llm-api API         the endpoint's API: openai (default; OpenAI-compatible\n"
+    "                        chat completions) or anthropic (Messages API)\n"
+    "  --llm-base-url URL    the endpoint (or CUCO_LLM_BASE_URL)\n"
     "  --llm-model M         model (or CUCO_LLM_MODEL); evolve: repeat for several,\n"
     "                        chosen per child by a bandit (comma-separated in the variable)\n"
-    "  --llm-key-env NAME    variable holding the API key (default OPENAI_API_KEY)\n"
+    "  --llm-key-env NAME    variable holding the API key (default OPENAI_API_KEY;\n"
+    "                        ANTHROPIC_API_KEY with --llm-api anthropic)\n"
     "  --llm-budget-tokens N stop cleanly after N tokens\n"
     "  --llm-budget-cost C   stop cleanly after cost C (needs --llm-price)\n"
     "  --llm-price M=IN,OUT  model M's price per million prompt, completion tokens\n"
@@ -232,14 +235,21 @@ int cli_llm_flag(const char *cmd, struct cli_llm_flags *f, int argc, char **argv
 	const char *a = argv[*i], *v;
 	long long n;
 
-	if (strcmp(a, "--llm-base-url") && strcmp(a, "--llm-model") && strcmp(a, "--llm-key-env") &&
-	    strcmp(a, "--llm-budget-tokens") && strcmp(a, "--llm-budget-cost") &&
-	    strcmp(a, "--llm-timeout") && strcmp(a, "--llm-price") && strcmp(a, "--llm-max-tokens"))
+	if (strcmp(a, "--llm-api") && strcmp(a, "--llm-base-url") && strcmp(a, "--llm-model") &&
+	    strcmp(a, "--llm-key-env") && strcmp(a, "--llm-budget-tokens") &&
+	    strcmp(a, "--llm-budget-cost") && strcmp(a, "--llm-timeout") &&
+	    strcmp(a, "--llm-price") && strcmp(a, "--llm-max-tokens"))
 		return 0;
 	v = cli_value(cmd, argc, argv, i);
 	if (!v)
 		return -1;
-	if (!strcmp(a, "--llm-base-url")) {
+	if (!strcmp(a, "--llm-api")) {
+		if (cuco_llm_api_parse(v) < 0) {
+			cli_usage_error(cmd, "--llm-api %s: give openai or anthropic", v);
+			return -1;
+		}
+		f->api = v;
+	} else if (!strcmp(a, "--llm-base-url")) {
 		f->base_url = v;
 	} else if (!strcmp(a, "--llm-model")) {
 		if (f->nmodels == CLI_LLM_MAX_MODELS) {
@@ -294,6 +304,7 @@ static void cli_llm_check_models(const char *cmd, const struct cli_llm_flags *f)
 	struct cuco_err err;
 
 	cuco_llm_config_init(&c);
+	cuco_llm_config_api(&c, f->api ? cuco_llm_api_parse(f->api) : CUCO_LLM_API_OPENAI);
 	c.base_url = f->base_url;
 	if (f->key_env)
 		c.api_key_env = f->key_env;
@@ -332,7 +343,7 @@ int cli_llm_resolve(const char *cmd, struct cli_llm_flags *f, const char *who)
 	if (!f->base_url)
 		return cli_usage_error(
 		    cmd,
-		    "%s needs an OpenAI-compatible endpoint: give "
+		    "%s needs an endpoint: give "
 		    "--llm-base-url URL or set CUCO_LLM_BASE_URL (see docs/llm.md)",
 		    who);
 	env = getenv("CUCO_LLM_MODEL");
@@ -359,6 +370,7 @@ int cli_llm_resolve(const char *cmd, struct cli_llm_flags *f, const char *who)
 void cli_llm_config(const struct cli_llm_flags *f, uint64_t seed, struct cuco_llm_config *c)
 {
 	cuco_llm_config_init(c);
+	cuco_llm_config_api(c, f->api ? cuco_llm_api_parse(f->api) : CUCO_LLM_API_OPENAI);
 	c->base_url = f->base_url;
 	c->model = f->nmodels ? f->models[0] : NULL;
 	if (f->key_env)

@@ -90,6 +90,7 @@ int cli_make_seed(const struct cuco_manifest *m, struct cuco_strbuf *out, int *n
 /* The --llm-* endpoint flags shared by `cuco evolve` and `cuco fastpath`. Plain data. */
 struct cli_llm_flags {
 	const char *base_url, *key_env;
+	const char *api; /* "openai" or "anthropic" (checked); NULL: not given (openai) */
 	const char *models[CLI_LLM_MAX_MODELS];
 	int nmodels;
 	char env_models[512]; /* CUCO_LLM_MODEL, split in place */
@@ -105,7 +106,7 @@ struct cli_llm_flags {
 void cli_llm_flags_init(struct cli_llm_flags *f);
 
 /*
- * One of --llm-base-url --llm-model --llm-key-env --llm-budget-tokens
+ * One of --llm-api --llm-base-url --llm-model --llm-key-env --llm-budget-tokens
  * --llm-budget-cost --llm-price --llm-timeout --llm-max-tokens at argv[*i] (its value
  * consumed). Returns 1 when taken, 0 when argv[*i] is not one of them, -1 on
  * a bad value (usage error printed for cmd).
@@ -124,9 +125,9 @@ int cli_llm_flag(const char *cmd, struct cli_llm_flags *f, int argc, char **argv
 int cli_llm_resolve(const char *cmd, struct cli_llm_flags *f, const char *who);
 
 /*
- * Client configuration from resolved flags: defaults, then the endpoint,
- * key variable, timeout, max_tokens, budgets, prices, seed, and models[0] as the model.
- * Strings stay owned by f (and argv).
+ * Client configuration from resolved flags: defaults, then the api and endpoint,
+ * key variable (the api's when --llm-key-env is not given), timeout, max_tokens, budgets, prices,
+ * seed, and models[0] as the model. Strings stay owned by f (and argv).
  */
 void cli_llm_config(const struct cli_llm_flags *f, uint64_t seed, struct cuco_llm_config *c);
 

@@ -81,15 +81,19 @@ static const char usage[] =
     "  --store PATH          SQLite store\n"
     "LLM operator (docs/llm.md):\n"
     "  --operator K          builtin (default), llm, or mixed (both)\n"
-    "  --llm-share F         mixed: fraction of children the LLM makes (default 0.5)\n";
+    "  --llm-share F         mixed: fraction of children the LLM makes (default 0.5)\n"
+    "  --llm-diagnose        after an LLM child fails or is slower than its parent, the\n"
+    "                        model reads its log and writes a short diagnosis, stored\n"
+    "                        with the evaluation and shown in that lineage's next\n"
+    "                        prompts (one more call per such child; off by default)\n";
 static const char resume_llm_help[] =
     "With --resume the operator and its settings come from the run's stored config\n"
-    "(endpoint, models, key variable name, budgets, timeouts, prices, temperatures,\n"
-    "meta-summaries; never the API key): no --llm-* flag is needed. --operator,\n"
-    "--llm-share and --llm-model must equal the stored values (exit 5 otherwise);\n"
-    "--llm-base-url, --llm-key-env, --llm-budget-tokens, --llm-budget-cost,\n"
-    "--llm-timeout, --llm-max-tokens and --llm-price replace them for that process,\n"
-    "with a note.\n";
+    "(api, endpoint, models, key variable name, budgets, timeouts, prices,\n"
+    "temperatures, meta-summaries, diagnoses; never the API key): no --llm-* flag is\n"
+    "needed. --operator, --llm-share and --llm-model must equal the stored values\n"
+    "(exit 5 otherwise); --llm-api, --llm-base-url, --llm-key-env,\n"
+    "--llm-budget-tokens, --llm-budget-cost, --llm-timeout, --llm-max-tokens,\n"
+    "--llm-price and --llm-diagnose replace them for that process, with a note.\n";
 static const char run_header[] =
     "Run options (--input-seed aside: evolve generates inputs from seed 1):\n";
 

@@ -27,6 +27,10 @@ int cli_evolve_llm_flag(struct cli_evolve_llm *f, int argc, char **argv, int *i)
 	k = cli_llm_flag("evolve", &f->ep, argc, argv, i);
 	if (k)
 		return k;
+	if (!strcmp(a, "--llm-diagnose")) {
+		f->diagnose = 1;
+		return 1;
+	}
 	if (strcmp(a, "--operator") && strcmp(a, "--llm-share")) {
 		cli_usage_error("evolve", "unknown option %s", a);
 		return -1;
@@ -54,6 +58,9 @@ int cli_evolve_llm_check(struct cli_evolve_llm *f)
 	if (!strcmp(f->operator_, "builtin")) {
 		if (f->share >= 0)
 			return cli_usage_error("evolve", "--llm-share needs --operator mixed");
+		if (f->diagnose)
+			return cli_usage_error("evolve",
+			                       "--llm-diagnose needs --operator llm or mixed");
 		f->share = 0;
 		return 0;
 	}
@@ -74,6 +81,8 @@ int cli_evolve_llm_resume(struct cli_evolve_llm *f, const struct cuco_evolve_con
 	struct cuco_evolve_llm_flags ef = {
 	    .models = f->ep.models,
 	    .nmodels = f->ep.nmodels,
+	    .api = f->ep.api,
+	    .diagnose = f->diagnose,
 	    .base_url = f->ep.base_url,
 	    .key_env = f->ep.key_env,
 	    .budget_tokens = f->ep.budget_tokens,
@@ -113,6 +122,7 @@ int cli_evolve_llm_setup(struct cli_evolve_llm *f, const struct cuco_llm_stored 
 		for (int i = 0; i < f->ep.nmodels && i < CUCO_LLM_MAX_MODELS; i++)
 			c.models[i] = f->ep.models[i];
 		c.nmodels = f->ep.nmodels;
+		c.diagnose = f->diagnose;
 		if (!(*json = cuco_llm_operator_config_to_json(&c)))
 			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 	}

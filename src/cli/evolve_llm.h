@@ -16,6 +16,7 @@
 struct cli_evolve_llm {
 	const char *operator_; /* "builtin", "llm", "mixed"; NULL: not given */
 	double share;          /* < 0: not given */
+	int diagnose;          /* --llm-diagnose given */
 	struct cli_llm_flags ep;
 };
 

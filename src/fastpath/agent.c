@@ -296,6 +296,7 @@ static int store_call(const struct cuco_fastpath_agent_config *cfg,
 		out->calls++;
 	if (!cfg->store)
 		return CUCO_OK;
+	res->purpose = "fastpath";
 	return cuco_llm_result_store_why(cfg->store, res, cfg->run_id, program_id, why, err);
 }
 
@@ -637,6 +638,7 @@ int cuco_fastpath_agent_run(const struct cuco_fastpath_agent_config *cfg,
 		rc = store_seed(cfg, out, &a.final, err);
 		if (rc)
 			goto out;
+		a.pending.purpose = "fastpath";
 		rc = cuco_llm_result_store(cfg->store, &a.pending, cfg->run_id, out->program_id,
 		                           NULL, err);
 	}

@@ -1,4 +1,5 @@
-/* client.c - OpenAI-compatible chat completions over libcurl: retries, budget, call records. */
+/* client.c - chat calls over libcurl (OpenAI-compatible, Anthropic): retries, budget, call records.
+ */
 #include "llm/client.h"
 #include "llm/wire.h"
 #include "util/xalloc.h"
@@ -51,6 +52,12 @@ void cuco_llm_config_init(struct cuco_llm_config *cfg)
 	cfg->retry_base_ms = 1000;
 	cfg->retry_max_ms = 60000;
 	cfg->seed = 1;
+}
+
+void cuco_llm_config_api(struct cuco_llm_config *cfg, int api)
+{
+	cfg->api = api;
+	cfg->api_key_env = cuco_llm_api_key_env(api);
 }
 
 void cuco_llm_result_init(struct cuco_llm_result *res)
@@ -126,7 +133,7 @@ static const char *api_key(const struct cuco_llm_client *c)
 {
 	const char *k;
 
-	if (!c->cfg.api_key_env || !*c->cfg.api_key_env)
+	if (!*c->cfg.api_key_env)
 		return NULL;
 	k = getenv(c->cfg.api_key_env);
 	return k && *k ? k : NULL;
@@ -161,6 +168,11 @@ int cuco_llm_client_new(const struct cuco_llm_config *cfg, struct cuco_llm_clien
 		ret = cuco_err_set(err, CUCO_ERR_USAGE, "llm: no model: set the model name");
 		goto out;
 	}
+	if (!cuco_llm_api_name(cfg->api)) {
+		ret = cuco_err_set(err, CUCO_ERR_USAGE,
+		                   "llm: api %d is neither openai nor anthropic", cfg->api);
+		goto out;
+	}
 	if (cfg->max_tokens <= 0 || cfg->temperature < 0 || cfg->temperature > 2 ||
 	    cfg->connect_timeout_ms <= 0 || cfg->timeout_ms <= 0 || cfg->max_retries < 0 ||
 	    cfg->retry_base_ms < 0 || cfg->retry_max_ms < 0 || cfg->budget_tokens < 0 ||
@@ -185,7 +197,8 @@ int cuco_llm_client_new(const struct cuco_llm_config *cfg, struct cuco_llm_clien
 	c->cfg = *cfg;
 	c->cfg.base_url = cuco_xstrdup(cfg->base_url);
 	c->cfg.model = cuco_xstrdup(cfg->model);
-	c->cfg.api_key_env = cuco_xstrdup(cfg->api_key_env);
+	c->cfg.api_key_env =
+	    cuco_xstrdup(cfg->api_key_env ? cfg->api_key_env : cuco_llm_api_key_env(cfg->api));
 	for (i = 0; i < cfg->nprices; i++)
 		c->cfg.prices[i].model = cuco_xstrdup(cfg->prices[i].model);
 	c->rng = cfg->seed;
@@ -193,10 +206,10 @@ int cuco_llm_client_new(const struct cuco_llm_config *cfg, struct cuco_llm_clien
 	cuco_strbuf_adds(&url, cfg->base_url);
 	while (url.len && url.buf[url.len - 1] == '/')
 		cuco_strbuf_setlen(&url, url.len - 1);
-	if (url.len >= 3 && strcmp(url.buf + url.len - 3, "/v1") == 0)
-		cuco_strbuf_adds(&url, "/chat/completions");
-	else
-		cuco_strbuf_adds(&url, "/v1/chat/completions");
+	if (url.len < 3 || strcmp(url.buf + url.len - 3, "/v1") != 0)
+		cuco_strbuf_adds(&url, "/v1");
+	cuco_strbuf_adds(&url,
+	                 cfg->api == CUCO_LLM_API_ANTHROPIC ? "/messages" : "/chat/completions");
 	c->endpoint = cuco_strbuf_detach(&url, NULL);
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
@@ -323,6 +336,11 @@ void cuco_llm_client_charge(struct cuco_llm_client *c, int64_t tokens, double co
 		c->budget.cost_used += cost;
 }
 
+char *cuco_llm_client_redact(const struct cuco_llm_client *c, const char *text)
+{
+	return redact(text, api_key(c));
+}
+
 const char *cuco_llm_client_endpoint(const struct cuco_llm_client *c)
 {
 	return c->endpoint;
@@ -422,28 +440,16 @@ enum outcome {
 static enum outcome attempt_once(struct cuco_llm_client *c, const char *body, struct attempt *a,
                                  long *status, int *code, struct cuco_strbuf *msg)
 {
-	struct curl_slist *hdrs = NULL, *h;
+	struct curl_slist *hdrs;
 	struct cuco_strbuf auth = CUCO_STRBUF_INIT;
 	char errbuf[CURL_ERROR_SIZE];
-	const char *key = api_key(c);
 	enum outcome o = OUT_FAIL;
 	CURLcode cc;
 
 	errbuf[0] = '\0';
 	*status = 0;
 	curl_easy_reset(c->curl);
-	h = curl_slist_append(hdrs, "Content-Type: application/json");
-	if (h)
-		hdrs = h;
-	h = curl_slist_append(hdrs, "Accept: application/json");
-	if (h)
-		hdrs = h;
-	if (key) {
-		cuco_strbuf_addf(&auth, "Authorization: Bearer %s", key);
-		h = curl_slist_append(hdrs, auth.buf);
-		if (h)
-			hdrs = h;
-	}
+	hdrs = cuco_llm_wire_headers(c->cfg.api, api_key(c), &auth);
 	curl_easy_setopt(c->curl, CURLOPT_URL, c->endpoint);
 	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
@@ -498,7 +504,7 @@ static enum outcome attempt_once(struct cuco_llm_client *c, const char *body, st
 	cuco_strbuf_addf(msg, "HTTP %ld from %s: ", *status, c->endpoint);
 	cuco_llm_wire_excerpt(msg, a->body.buf, a->body.len);
 	*code = CUCO_ERR_RUN;
-	if (*status == 429 || *status >= 500) {
+	if (*status == 429 || *status >= 500) { /* anthropic's 529 "overloaded" too */
 		o = OUT_RETRY;
 	} else {
 		if (*status == 401 || *status == 403)
@@ -559,7 +565,8 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 		ret = fail(res, err, CUCO_ERR_INVALID, &msg, key);
 		goto out;
 	}
-	fold = cuco_llm_wire_has_system(msgs, nmsgs) && cuco_llm_client_folds_system(c, model);
+	fold = c->cfg.api == CUCO_LLM_API_OPENAI && cuco_llm_wire_has_system(msgs, nmsgs) &&
+	       cuco_llm_client_folds_system(c, model);
 	messages = cuco_llm_wire_messages(msgs, nmsgs, fold);
 	bytes = cuco_llm_wire_bytes(messages);
 	prompt = json_dumps(messages, JSON_COMPACT);
@@ -595,7 +602,8 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 	}
 
 	res->seed = cuco_llm_call_seed(c->cfg.seed, c->call_index++);
-	body = cuco_llm_wire_request(model, messages, temperature, max_tokens, res->seed);
+	body =
+	    cuco_llm_wire_request(c->cfg.api, model, messages, temperature, max_tokens, res->seed);
 	if (!body) {
 		cuco_strbuf_adds(&msg, "could not build the request body");
 		ret = fail(res, err, CUCO_ERR_NOMEM, &msg, key);
@@ -613,7 +621,8 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 		res->attempts++;
 		o = attempt_once(c, body, &a, &status, &code, &msg);
 		res->http_status = status;
-		if (o != OUT_OK && !fold && cuco_llm_wire_has_system(msgs, nmsgs) &&
+		if (o != OUT_OK && !fold && c->cfg.api == CUCO_LLM_API_OPENAI &&
+		    cuco_llm_wire_has_system(msgs, nmsgs) &&
 		    cuco_llm_wire_refuses_system(status, &a.body)) {
 			/* the template refuses the system role: fold it, for this model from now on
 			 */
@@ -629,8 +638,8 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 			res->prompt_json = redact(prompt, key);
 			res->system_folded = 1;
 			bytes = cuco_llm_wire_bytes(messages);
-			body = cuco_llm_wire_request(model, messages, temperature, max_tokens,
-			                             res->seed);
+			body = cuco_llm_wire_request(c->cfg.api, model, messages, temperature,
+			                             max_tokens, res->seed);
 			if (!body || !prompt) {
 				cuco_strbuf_reset(&msg);
 				cuco_strbuf_adds(&msg, "could not build the request body");
@@ -667,7 +676,8 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 		goto out;
 	}
 
-	ret = cuco_llm_wire_parse(a.body.buf, a.body.len, max_tokens, res, &msg, c->endpoint);
+	ret = cuco_llm_wire_parse(c->cfg.api, a.body.buf, a.body.len, max_tokens, res, &msg,
+	                          c->endpoint);
 	if (res->reply) {
 		char *r = redact(res->reply, key);
 
@@ -730,6 +740,7 @@ int cuco_llm_result_store(struct cuco_store *store, const struct cuco_llm_result
 	rec.finish_reason = res->finish_reason;
 	rec.attempts = res->attempts;
 	rec.seed = res->seed;
+	rec.purpose = res->purpose;
 	return cuco_store_llm_call_add(store, &rec, id ? id : &dummy, err);
 }
 

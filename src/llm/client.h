@@ -1,8 +1,10 @@
 /*
- * client.h - a client for OpenAI-compatible chat endpoints (vLLM, SGLang,
- * llama.cpp server, Ollama, hosted APIs): one POST to {base}/v1/chat/completions
- * per call, with timeouts, retries with backoff, a hard token/cost budget and
- * a record of every call for the store.
+ * client.h - a client for chat endpoints: OpenAI-compatible ones (vLLM, SGLang,
+ * llama.cpp server, Ollama, hosted APIs; one POST to {base}/v1/chat/completions
+ * per call) and Anthropic's Messages API (one POST to {base}/v1/messages), with
+ * timeouts, retries with backoff, a hard token/cost budget and a record of
+ * every call for the store. Both APIs share the retries, the budget, the
+ * redaction and the record; only the wire format differs.
  *
  * Per model on the endpoint the client learns two things from the replies:
  * how many prompt bytes make a token (from `usage`, for the budget's
@@ -14,10 +16,10 @@
  * seed.
  *
  * The API key is read from an environment variable (its name is configurable)
- * at each call and sent as `Authorization: Bearer`; it is never kept in the
- * client, never put in a record, and any text that goes into a record (the
- * prompt, the reply, an error or an echoed server body) has the key replaced
- * by "[REDACTED]".
+ * at each call and sent as `Authorization: Bearer` (openai) or `x-api-key`
+ * (anthropic); it is never kept in the client, never put in a record, and any text that goes into a
+ * record (the prompt, the reply, an error or an echoed server body) has the key replaced by
+ * "[REDACTED]".
  */
 #ifndef CUCO_LLM_CLIENT_H
 #define CUCO_LLM_CLIENT_H
@@ -29,12 +31,29 @@
 #include "util/strbuf.h"
 
 #define CUCO_LLM_DEFAULT_KEY_ENV "OPENAI_API_KEY"
+#define CUCO_LLM_ANTHROPIC_KEY_ENV "ANTHROPIC_API_KEY"
+#define CUCO_LLM_ANTHROPIC_VERSION "2023-06-01" /* the anthropic-version header sent */
 #define CUCO_LLM_REDACTED "[REDACTED]"
 #define CUCO_LLM_MAX_PRICES 16 /* models with a price in one config */
 #define CUCO_LLM_MAX_LEARNT 16 /* models per client whose bytes per token are learnt */
 /* Prompt bytes per token assumed for a model before its replies report usage:
    conservative (tokenizers make 3 to 4 bytes a token of code and English; small ones less). */
 #define CUCO_LLM_BYTES_PER_TOKEN 2.0
+
+/* The wire format an endpoint speaks. */
+enum cuco_llm_api {
+	CUCO_LLM_API_OPENAI = 0, /* chat completions: {base}/v1/chat/completions */
+	CUCO_LLM_API_ANTHROPIC,  /* Messages API: {base}/v1/messages */
+};
+
+/* "openai" or "anthropic"; NULL for a value out of range. */
+const char *cuco_llm_api_name(int api);
+
+/* The api named name ("openai", "anthropic"), or -1 when it names none. */
+int cuco_llm_api_parse(const char *name);
+
+/* The variable holding the key by default for api: OPENAI_API_KEY, ANTHROPIC_API_KEY. */
+const char *cuco_llm_api_key_env(int api);
 
 /* What one model costs, in cost units (e.g. USD) per million tokens. */
 struct cuco_llm_price {
@@ -49,10 +68,12 @@ struct cuco_llm_price {
  */
 struct cuco_llm_config {
 	const char *base_url;    /* "http://127.0.0.1:8000" or ".../v1"; required */
+	int api;                 /* enum cuco_llm_api: CUCO_LLM_API_OPENAI */
 	const char *model;       /* required */
-	double temperature;      /* 0.7 */
+	double temperature;      /* 0.7; anthropic: at most 1 is sent */
 	int max_tokens;          /* completion limit per call: 4096 */
-	const char *api_key_env; /* variable holding the key: "OPENAI_API_KEY"; unset is fine
+	const char *api_key_env; /* variable holding the key: "OPENAI_API_KEY" (see
+	                            cuco_llm_config_api()); NULL: the api's; unset is fine
 	                            (local servers need no key) */
 	long connect_timeout_ms; /* 10000 */
 	long timeout_ms;         /* whole request, per attempt: 300000 */
@@ -61,7 +82,8 @@ struct cuco_llm_config {
 	                            attempt's is not retried again */
 	long retry_base_ms;      /* first backoff: 1000; doubles per attempt */
 	long retry_max_ms;       /* cap of one backoff (and of an honoured Retry-After): 60000 */
-	uint64_t seed;           /* seed of the jitter RNG and of the per-call sampling seeds: 1 */
+	uint64_t seed;           /* seed of the jitter RNG and of the per-call sampling seeds: 1
+	                            (anthropic takes no seed: it is recorded, not sent) */
 	int64_t budget_tokens;   /* hard limit on prompt + completion tokens of all calls; 0: none.
 	                            A call is sent only when its worst case fits: prompt tokens
 	                            (CUCO_LLM_BYTES_PER_TOKEN until the model's usage taught the
@@ -73,6 +95,9 @@ struct cuco_llm_config {
 
 /* Defaults as documented in struct cuco_llm_config; no base_url or model. */
 void cuco_llm_config_init(struct cuco_llm_config *cfg);
+
+/* Speak api (enum cuco_llm_api), the key in that api's variable (cuco_llm_api_key_env()). */
+void cuco_llm_config_api(struct cuco_llm_config *cfg, int api);
 
 /* One chat message; strings borrowed for the call. */
 struct cuco_llm_message {
@@ -95,11 +120,12 @@ struct cuco_llm_call_opts {
  * (budget, bad arguments): then attempts is 0.
  */
 struct cuco_llm_result {
-	char *model;       /* model asked for */
-	char *endpoint;    /* full URL posted to */
-	char *prompt_json; /* the messages array as JSON */
-	char *reply;       /* the assistant's content; NULL when none came back */
-	char *finish_reason;
+	char *model;            /* model asked for */
+	char *endpoint;         /* full URL posted to */
+	char *prompt_json;      /* the messages array as JSON (anthropic: the same array, the
+	                           system prompt as its first message; it went as "system") */
+	char *reply;            /* the assistant's content; NULL when none came back */
+	char *finish_reason;    /* openai's finish_reason, anthropic's stop_reason, verbatim */
 	char *error;            /* why the call failed; NULL when it succeeded */
 	int code;               /* enum cuco_result of the call */
 	long http_status;       /* of the last attempt; 0 when no response */
@@ -110,12 +136,17 @@ struct cuco_llm_result {
 	int64_t charged_tokens; /* what the budget was charged (usage or estimate) */
 	double latency_ms;      /* all attempts and backoffs together */
 	double cost;            /* from usage and prices; NaN when unknown */
-	int64_t seed;           /* sampling seed sent; CUCO_STORE_NO_INT when nothing was sent */
+	int64_t seed;           /* sampling seed of the call (anthropic: recorded, not sent);
+	                           CUCO_STORE_NO_INT when nothing was sent */
 	int system_folded;      /* 1: the system prompt went into the user message (the model's
 	                           template refuses the system role); prompt_json is what was sent */
-	int truncated;          /* 1: finish_reason "length": the reply is cut off */
+	int truncated;          /* 1: finish_reason "length" (anthropic: stop_reason "max_tokens"
+	                           or "model_context_window_exceeded"): the reply is cut off */
 	int context_full;       /* 1: cut off below max_tokens: the server's context is full */
 	int nul_dropped;        /* U+0000 characters removed from the reply */
+	const char *purpose;    /* what the call was for, stored as llm_calls.purpose ("mutation",
+	                           "summary", "diagnosis", "fastpath"; a static string the caller
+	                           sets after the call); NULL: unsaid */
 };
 
 /* Budget state of a client. */
@@ -148,14 +179,16 @@ void cuco_llm_client_free(struct cuco_llm_client *c);
  * cuco_llm_estimate_call() when usage is missing. A model whose template
  * refuses the system role (an HTTP error naming it) gets the same call again
  * at once with the system prompt folded into the user message; that attempt
- * is not a retry. Returns CUCO_OK with
+ * is not a retry (openai only: the Messages API takes the system prompt as
+ * a field of its own). Returns CUCO_OK with
  * res->reply set, or:
  *   CUCO_ERR_UNSUPPORTED - the budget would be exceeded; nothing was sent,
  *                          cuco_llm_client_budget()->exhausted is set. The
  *                          run should stop cleanly.
  *   CUCO_ERR_TIMEOUT     - the last attempt timed out (connect or total);
  *   CUCO_ERR_SYSTEM      - network failure after all retries;
- *   CUCO_ERR_RUN         - an HTTP error status (after retries for 429/5xx);
+ *   CUCO_ERR_RUN         - an HTTP error status (after retries for 429/5xx,
+ *                          anthropic's 529 "overloaded" among them);
  *   CUCO_ERR_PARSE       - a body that is not a chat completion, no content,
  *                          or a truncated reply (finish_reason "length":
  *                          res->truncated, and res->context_full when it
@@ -177,6 +210,13 @@ const struct cuco_llm_budget *cuco_llm_client_budget(const struct cuco_llm_clien
  * checked as usual at the next call.
  */
 void cuco_llm_client_charge(struct cuco_llm_client *c, int64_t tokens, double cost);
+
+/*
+ * A copy of text (malloc'd; NULL for NULL) with the API key replaced by
+ * CUCO_LLM_REDACTED: for text the caller puts into a prompt (logs of
+ * programs, which never get the key, all the same).
+ */
+char *cuco_llm_client_redact(const struct cuco_llm_client *c, const char *text);
 
 /* The full URL calls go to (owned by the client). */
 const char *cuco_llm_client_endpoint(const struct cuco_llm_client *c);
@@ -216,10 +256,10 @@ int64_t cuco_llm_estimate_call(const char *prompt_json, const char *reply);
 
 /*
  * The model ids the endpoint lists at {base}/v1/models, one per line into
- * ids (reset first). Uses cfg's base URL, key variable and connect timeout,
+ * ids (reset first). Uses cfg's api (its headers), base URL, key variable and connect timeout,
  * at most timeout_ms in all, one attempt. Errors: CUCO_ERR_USAGE (base URL),
  * CUCO_ERR_SYSTEM/CUCO_ERR_TIMEOUT (no answer), CUCO_ERR_RUN (an HTTP
- * error), CUCO_ERR_PARSE (not an OpenAI model list).
+ * error), CUCO_ERR_PARSE (not a model list: {"data": [{"id": ...}]}).
  */
 int cuco_llm_list_models(const struct cuco_llm_config *cfg, long timeout_ms,
                          struct cuco_strbuf *ids, struct cuco_err *err);

@@ -1,4 +1,4 @@
-/* wire.c - the chat-completion wire format (see wire.h), the per-call seeds and the model list. */
+/* wire.c - the two APIs' wire formats (see wire.h), the per-call seeds and the model list. */
 #include "llm/wire.h"
 #include "util/xalloc.h"
 
@@ -20,6 +20,28 @@ uint64_t cuco_llm_wire_splitmix(uint64_t *s)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
+}
+
+const char *cuco_llm_api_name(int api)
+{
+	return api == CUCO_LLM_API_OPENAI      ? "openai"
+	       : api == CUCO_LLM_API_ANTHROPIC ? "anthropic"
+	                                       : NULL;
+}
+
+int cuco_llm_api_parse(const char *name)
+{
+	if (name && !strcmp(name, "openai"))
+		return CUCO_LLM_API_OPENAI;
+	if (name && !strcmp(name, "anthropic"))
+		return CUCO_LLM_API_ANTHROPIC;
+	return -1;
+}
+
+const char *cuco_llm_api_key_env(int api)
+{
+	return api == CUCO_LLM_API_ANTHROPIC ? CUCO_LLM_ANTHROPIC_KEY_ENV
+	                                     : CUCO_LLM_DEFAULT_KEY_ENV;
 }
 
 static int has_prefix_ci(const char *s, const char *prefix)
@@ -144,18 +166,91 @@ int cuco_llm_wire_refuses_system(long status, const struct cuco_strbuf *body)
 	        contains_ci(body->buf, body->len, "roles must alternate"));
 }
 
+/* How a reply that was cut off names it: finish_reason "length", stop_reason "max_tokens". */
+static int cut_off(int api, const char *fin, int *context_full)
+{
+	*context_full = 0;
+	if (!fin)
+		return 0;
+	if (api != CUCO_LLM_API_ANTHROPIC)
+		return !strcmp(fin, "length");
+	if (!strcmp(fin, "model_context_window_exceeded")) {
+		*context_full = 1;
+		return 1;
+	}
+	return !strcmp(fin, "max_tokens");
+}
+
+/* usage of an OpenAI chat completion: prompt_tokens, completion_tokens. */
+static void usage_openai(json_t *root, struct cuco_llm_result *res)
+{
+	json_t *usage = json_object_get(root, "usage");
+	json_t *pt = json_object_get(usage, "prompt_tokens");
+	json_t *ct = json_object_get(usage, "completion_tokens");
+
+	if (json_is_integer(pt) && json_is_integer(ct) && json_integer_value(pt) >= 0 &&
+	    json_integer_value(ct) >= 0) {
+		res->tokens_in = json_integer_value(pt);
+		res->tokens_out = json_integer_value(ct);
+	}
+}
+
+/*
+ * usage of an Anthropic message: input_tokens, output_tokens; tokens read from
+ * or written to the prompt cache count as prompt tokens too (the budget's view).
+ */
+static void usage_anthropic(json_t *root, struct cuco_llm_result *res)
+{
+	static const char *const cached[] = {"cache_creation_input_tokens",
+	                                     "cache_read_input_tokens"};
+	json_t *usage = json_object_get(root, "usage");
+	json_t *it = json_object_get(usage, "input_tokens");
+	json_t *ot = json_object_get(usage, "output_tokens");
+
+	if (!json_is_integer(it) || !json_is_integer(ot) || json_integer_value(it) < 0 ||
+	    json_integer_value(ot) < 0)
+		return;
+	res->tokens_in = json_integer_value(it);
+	res->tokens_out = json_integer_value(ot);
+	for (size_t i = 0; i < sizeof(cached) / sizeof(cached[0]); i++) {
+		json_t *c = json_object_get(usage, cached[i]);
+		if (json_is_integer(c) && json_integer_value(c) > 0)
+			res->tokens_in += json_integer_value(c);
+	}
+}
+
+/* The "text" blocks of an Anthropic message's content, concatenated; 0 when there are none. */
+static int text_anthropic(json_t *root, struct cuco_strbuf *text)
+{
+	json_t *content = json_object_get(root, "content"), *b;
+	size_t i;
+	int n = 0;
+
+	json_array_foreach(content, i, b)
+	{
+		json_t *type = json_object_get(b, "type"), *t = json_object_get(b, "text");
+		if (json_is_string(type) && !strcmp(json_string_value(type), "text") &&
+		    json_is_string(t)) {
+			cuco_strbuf_add(text, json_string_value(t), json_string_length(t));
+			n++;
+		}
+	}
+	return n;
+}
+
 /*
  * Read the completion out of a 2xx body into res. CUCO_OK or CUCO_ERR_PARSE
  * with msg. U+0000 in the content (legal JSON; servers send it when the model
  * emits byte 0) is dropped and counted.
  */
-int cuco_llm_wire_parse(const char *body, size_t len, int max_tokens, struct cuco_llm_result *res,
-                        struct cuco_strbuf *msg, const char *endpoint)
+int cuco_llm_wire_parse(int api, const char *body, size_t len, int max_tokens,
+                        struct cuco_llm_result *res, struct cuco_strbuf *msg, const char *endpoint)
 {
+	struct cuco_strbuf text = CUCO_STRBUF_INIT;
 	json_error_t jerr;
-	json_t *root = json_loadb(body, len, JSON_ALLOW_NUL, &jerr), *choice, *message, *content;
-	json_t *usage, *fin, *pt, *ct;
-	int ret = CUCO_OK;
+	json_t *root = json_loadb(body, len, JSON_ALLOW_NUL, &jerr), *fin;
+	int anthropic = api == CUCO_LLM_API_ANTHROPIC, ret = CUCO_OK, context_full;
+	const char *fin_name = anthropic ? "stop_reason" : "finish_reason";
 
 	if (!root || !json_is_object(root)) {
 		cuco_strbuf_addf(msg, "reply from %s is not a JSON object (%s): ", endpoint,
@@ -164,87 +259,155 @@ int cuco_llm_wire_parse(const char *body, size_t len, int max_tokens, struct cuc
 		ret = CUCO_ERR_PARSE;
 		goto out;
 	}
-	usage = json_object_get(root, "usage");
-	pt = json_object_get(usage, "prompt_tokens");
-	ct = json_object_get(usage, "completion_tokens");
-	if (json_is_integer(pt) && json_is_integer(ct) && json_integer_value(pt) >= 0 &&
-	    json_integer_value(ct) >= 0) {
-		res->tokens_in = json_integer_value(pt);
-		res->tokens_out = json_integer_value(ct);
+	if (anthropic) {
+		usage_anthropic(root, res);
+		fin = json_object_get(root, "stop_reason");
+		if (!text_anthropic(root, &text)) {
+			cuco_strbuf_addf(msg,
+			                 "reply from %s has no text block in content: ", endpoint);
+			cuco_llm_wire_excerpt(msg, body, len);
+			ret = CUCO_ERR_PARSE;
+		}
+	} else {
+		json_t *choice = json_array_get(json_object_get(root, "choices"), 0);
+		json_t *content = json_object_get(json_object_get(choice, "message"), "content");
+
+		usage_openai(root, res);
+		fin = json_object_get(choice, "finish_reason");
+		if (json_is_string(content)) {
+			cuco_strbuf_add(&text, json_string_value(content),
+			                json_string_length(content));
+		} else {
+			cuco_strbuf_addf(
+			    msg, "reply from %s has no choices[0].message.content: ", endpoint);
+			cuco_llm_wire_excerpt(msg, body, len);
+			ret = CUCO_ERR_PARSE;
+		}
 	}
-	choice = json_array_get(json_object_get(root, "choices"), 0);
-	message = json_object_get(choice, "message");
-	content = json_object_get(message, "content");
-	fin = json_object_get(choice, "finish_reason");
 	if (json_is_string(fin))
 		res->finish_reason = cuco_xstrdup(json_string_value(fin));
-	if (!json_is_string(content)) {
-		cuco_strbuf_addf(msg,
-		                 "reply from %s has no choices[0].message.content: ", endpoint);
-		cuco_llm_wire_excerpt(msg, body, len);
-		ret = CUCO_ERR_PARSE;
+	if (ret)
 		goto out;
-	}
 	{
-		const char *v = json_string_value(content);
-		size_t n = json_string_length(content), j = 0;
-		char *r = cuco_xcalloc(n + 1, 1);
+		char *r = cuco_xcalloc(text.len + 1, 1);
+		size_t j = 0;
 
-		for (size_t i = 0; i < n; i++)
-			if (v[i])
-				r[j++] = v[i];
+		for (size_t i = 0; i < text.len; i++)
+			if (text.buf[i])
+				r[j++] = text.buf[i];
 		r[j] = '\0';
-		res->nul_dropped = (int)(n - j);
+		res->nul_dropped = (int)(text.len - j);
 		res->reply = r;
 	}
-	if (res->finish_reason && strcmp(res->finish_reason, "length") == 0) {
+	if (cut_off(api, res->finish_reason, &context_full)) {
 		res->truncated = 1;
-		if (res->tokens_out >= 0 && res->tokens_out < max_tokens) {
+		if (context_full || (res->tokens_out >= 0 && res->tokens_out < max_tokens)) {
 			res->context_full = 1;
 			cuco_strbuf_addf(
 			    msg,
-			    "reply from %s stopped with finish_reason \"length\" after %lld "
+			    "reply from %s stopped with %s \"%s\" after %lld "
 			    "completion tokens, below max_tokens %d: context full (the prompt took "
 			    "%lld tokens); a call needs prompt + max_tokens tokens of context: "
 			    "start "
 			    "the server with a larger one (llama.cpp: --ctx-size / --n_ctx; vLLM: "
 			    "--max-model-len; Ollama: num_ctx)",
-			    endpoint, (long long)res->tokens_out, max_tokens,
-			    (long long)res->tokens_in);
+			    endpoint, fin_name, res->finish_reason, (long long)res->tokens_out,
+			    max_tokens, (long long)res->tokens_in);
 		} else {
-			cuco_strbuf_addf(
-			    msg,
-			    "reply from %s was truncated at max_tokens %d (finish_reason "
-			    "\"length\"); raise --llm-max-tokens or ask for a diff "
-			    "instead of a full rewrite",
-			    endpoint, max_tokens);
+			cuco_strbuf_addf(msg,
+			                 "reply from %s was truncated at max_tokens %d (%s "
+			                 "\"%s\"); raise --llm-max-tokens or ask for a diff "
+			                 "instead of a full rewrite",
+			                 endpoint, max_tokens, fin_name, res->finish_reason);
 		}
 		ret = CUCO_ERR_PARSE;
 	}
 out:
 	json_decref(root);
+	cuco_strbuf_release(&text);
 	return ret;
 }
 
-/* The request body of one call (malloc'd), or NULL out of memory. */
-char *cuco_llm_wire_request(const char *model, json_t *messages, double temperature, int max_tokens,
-                            int64_t seed)
+/* Anthropic's request: the system messages as one top-level string, the rest as messages. */
+static json_t *request_anthropic(const char *model, json_t *messages, double temperature,
+                                 int max_tokens)
 {
-	json_t *req = json_pack("{s:s, s:O, s:f, s:i, s:I, s:b}", "model", model, "messages",
-	                        messages, "temperature", temperature, "max_tokens", max_tokens,
-	                        "seed", (json_int_t)seed, "stream", 0);
+	struct cuco_strbuf sys = CUCO_STRBUF_INIT;
+	json_t *msgs = json_array(), *m, *req;
+	size_t i;
+
+	json_array_foreach(messages, i, m)
+	{
+		const char *role = json_string_value(json_object_get(m, "role"));
+		json_t *content = json_object_get(m, "content");
+
+		if (role && !strcmp(role, "system")) {
+			if (sys.len)
+				cuco_strbuf_adds(&sys, "\n\n");
+			cuco_strbuf_add(&sys, json_string_value(content),
+			                json_string_length(content));
+		} else {
+			json_array_append(msgs, m);
+		}
+	}
+	if (!json_array_size(msgs) && sys.len) { /* only a system prompt: it is the question */
+		json_array_append_new(
+		    msgs, json_pack("{s:s, s:s%}", "role", "user", "content", sys.buf, sys.len));
+		cuco_strbuf_reset(&sys);
+	}
+	/* the Messages API takes temperatures from 0 to 1 */
+	req = json_pack("{s:s, s:i, s:o, s:f}", "model", model, "max_tokens", max_tokens,
+	                "messages", msgs, "temperature", temperature > 1 ? 1.0 : temperature);
+	if (req && sys.len)
+		json_object_set_new(req, "system", json_stringn(sys.buf, sys.len));
+	cuco_strbuf_release(&sys);
+	return req;
+}
+
+/* The request body of one call (malloc'd), or NULL out of memory. */
+char *cuco_llm_wire_request(int api, const char *model, json_t *messages, double temperature,
+                            int max_tokens, int64_t seed)
+{
+	json_t *req = api == CUCO_LLM_API_ANTHROPIC
+	                  ? request_anthropic(model, messages, temperature, max_tokens)
+	                  : json_pack("{s:s, s:O, s:f, s:i, s:I, s:b}", "model", model, "messages",
+	                              messages, "temperature", temperature, "max_tokens",
+	                              max_tokens, "seed", (json_int_t)seed, "stream", 0);
 	char *body = req ? json_dumps(req, JSON_COMPACT) : NULL;
 
 	json_decref(req);
 	return body;
 }
 
+struct curl_slist *cuco_llm_wire_headers(int api, const char *key, struct cuco_strbuf *auth)
+{
+	struct curl_slist *hdrs = NULL, *h;
+	const char *fixed[] = {"Content-Type: application/json", "Accept: application/json",
+	                       api == CUCO_LLM_API_ANTHROPIC
+	                           ? "anthropic-version: " CUCO_LLM_ANTHROPIC_VERSION
+	                           : NULL};
+
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		if (fixed[i] && (h = curl_slist_append(hdrs, fixed[i])))
+			hdrs = h;
+	if (key) {
+		if (api == CUCO_LLM_API_ANTHROPIC)
+			cuco_strbuf_addf(auth, "x-api-key: %s", key);
+		else
+			cuco_strbuf_addf(auth, "Authorization: Bearer %s", key);
+		if ((h = curl_slist_append(hdrs, auth->buf)))
+			hdrs = h;
+	}
+	return hdrs;
+}
+
 /* A 5xx worth a retry only when it is not the previous attempt's error again. */
 int cuco_llm_wire_same_error(long status, const struct cuco_strbuf *body, long prev_status,
                              const struct cuco_strbuf *prev)
 {
-	if (status < 500 || status == 502 || status == 503 || status == 504)
-		return 0; /* gateways and a loading model answer the same until they are ready */
+	if (status < 500 || status == 502 || status == 503 || status == 504 || status == 529)
+		return 0; /* gateways, a loading model and an overloaded API (529) answer the
+		             same until they are ready */
 	return status == prev_status && body->len == prev->len &&
 	       (!body->len || memcmp(body->buf, prev->buf, body->len) == 0);
 }
@@ -265,9 +428,10 @@ int cuco_llm_list_models(const struct cuco_llm_config *cfg, long timeout_ms,
                          struct cuco_strbuf *ids, struct cuco_err *err)
 {
 	struct cuco_strbuf url = CUCO_STRBUF_INIT, body = CUCO_STRBUF_INIT, auth = CUCO_STRBUF_INIT;
-	struct curl_slist *hdrs = NULL, *h;
+	struct curl_slist *hdrs = NULL;
 	char errbuf[CURL_ERROR_SIZE];
-	const char *key = NULL;
+	const char *key = NULL,
+	           *key_env = cfg->api_key_env ? cfg->api_key_env : cuco_llm_api_key_env(cfg->api);
 	json_t *root = NULL, *data, *x;
 	CURL *curl = NULL;
 	CURLcode cc;
@@ -289,22 +453,13 @@ int cuco_llm_list_models(const struct cuco_llm_config *cfg, long timeout_ms,
 		cuco_strbuf_adds(&url, "/models");
 	else
 		cuco_strbuf_adds(&url, "/v1/models");
-	if (cfg->api_key_env && *cfg->api_key_env && getenv(cfg->api_key_env) &&
-	    *getenv(cfg->api_key_env))
-		key = getenv(cfg->api_key_env);
+	if (key_env && *key_env && getenv(key_env) && *getenv(key_env))
+		key = getenv(key_env);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(curl = curl_easy_init())) {
 		ret = cuco_err_set(err, CUCO_ERR_SYSTEM, "llm: libcurl failed to start");
 		goto out;
 	}
-	h = curl_slist_append(hdrs, "Accept: application/json");
-	if (h)
-		hdrs = h;
-	if (key) {
-		cuco_strbuf_addf(&auth, "Authorization: Bearer %s", key);
-		h = curl_slist_append(hdrs, auth.buf);
-		if (h)
-			hdrs = h;
-	}
+	hdrs = cuco_llm_wire_headers(cfg->api, key, &auth);
 	curl_easy_setopt(curl, CURLOPT_URL, url.buf);
 	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
@@ -335,8 +490,7 @@ int cuco_llm_list_models(const struct cuco_llm_config *cfg, long timeout_ms,
 	root = json_loadb(body.buf ? body.buf : "", body.len, JSON_ALLOW_NUL, NULL);
 	data = json_object_get(root, "data");
 	if (!json_is_array(data)) {
-		ret = cuco_err_set(err, CUCO_ERR_PARSE, "llm: %s is not an OpenAI model list",
-		                   url.buf);
+		ret = cuco_err_set(err, CUCO_ERR_PARSE, "llm: %s is not a model list", url.buf);
 		goto out;
 	}
 	json_array_foreach(data, i, x)

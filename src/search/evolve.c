@@ -347,13 +347,14 @@ static int evaluate_pending(struct engine *e, int g, struct cuco_err *err)
 				cuco_evolve_note_best(
 				    e, p->program_id, p->fitness,
 				    cuco_evolve_latency_of(e, p->median_us, p->mean_us));
-			if (e->o->child_op && e->o->child_op->evaluated)
-				e->o->child_op->evaluated(e->o->child_op->ctx, p->program_id,
-				                          p->correct, p->fitness);
+			if (!rc && e->o->child_op && e->o->child_op->evaluated)
+				rc = e->o->child_op->evaluated(e->o->child_op->ctx, p->program_id,
+				                               p->correct, p->fitness, err);
 		}
 		if (e->summary_text) { /* the LLM meta-summary, outside the transaction */
-			rc = e->o->child_op->summarize(e->o->child_op->ctx, e->run_id, g,
-			                               e->summary_text, err);
+			if (!rc)
+				rc = e->o->child_op->summarize(e->o->child_op->ctx, e->run_id, g,
+				                               e->summary_text, err);
 			free(e->summary_text);
 			e->summary_text = NULL;
 		}

@@ -159,8 +159,13 @@ struct cuco_child_operator {
 	 */
 	int (*stored)(void *ctx, const char *const *names, const int64_t *ids, int n,
 	              struct cuco_err *err);
-	/* A stored child was judged (fitness 0 when it failed). Optional. */
-	void (*evaluated)(void *ctx, int64_t program_id, int correct, double fitness);
+	/*
+	 * A stored child was judged (fitness 0 when it failed); its evaluation
+	 * is committed, and no transaction is open. An error fails the run.
+	 * Optional.
+	 */
+	int (*evaluated)(void *ctx, int64_t program_id, int correct, double fitness,
+	                 struct cuco_err *err);
 	/*
 	 * The statistical summary of generation g (JSON) was stored; called
 	 * outside any transaction. An error fails the run. Optional.

@@ -241,13 +241,24 @@ int cuco_evolve_llm_resume(const struct cuco_evolve_llm_flags *f,
 		                  b.buf, run, a.buf);
 		goto out;
 	}
+	if (f->api && cuco_llm_api_parse(f->api) != c->llm.api) {
+		note(notes, run, "--llm-api", f->api, cuco_llm_api_name(c->llm.api));
+		c->llm.api = cuco_llm_api_parse(f->api);
+		if (!f->key_env)
+			c->llm.api_key_env = cuco_llm_api_key_env(c->llm.api);
+	}
+	if (f->diagnose && !c->diagnose) {
+		note(notes, run, "--llm-diagnose", "on", "off");
+		c->diagnose = 1;
+	}
 	if (f->base_url && strcmp(f->base_url, c->llm.base_url ? c->llm.base_url : "")) {
 		note(notes, run, "--llm-base-url", f->base_url,
 		     c->llm.base_url ? c->llm.base_url : "(none)");
 		c->llm.base_url = f->base_url;
 	}
-	if (f->key_env && strcmp(f->key_env, c->llm.api_key_env)) {
-		note(notes, run, "--llm-key-env", f->key_env, c->llm.api_key_env);
+	if (f->key_env && strcmp(f->key_env, c->llm.api_key_env ? c->llm.api_key_env : "")) {
+		note(notes, run, "--llm-key-env", f->key_env,
+		     c->llm.api_key_env ? c->llm.api_key_env : "(the api's)");
 		c->llm.api_key_env = f->key_env;
 	}
 	if (f->budget_tokens > 0 && f->budget_tokens != c->llm.budget_tokens) {

@@ -78,8 +78,10 @@ int cuco_evolve_flags_shapes(const char (*given)[32], int ngiven, const char *de
 struct cuco_evolve_llm_flags {
 	const char *const *models; /* --llm-model, in order */
 	int nmodels;
-	const char *base_url; /* NULL: not given (and so on below) */
+	const char *api; /* NULL: not given (and so on below) */
+	const char *base_url;
 	const char *key_env;
+	int diagnose; /* --llm-diagnose given */
 	long long budget_tokens; /* <= 0: not given (and so on below) */
 	double budget_cost;
 	double timeout_s;

@@ -13,6 +13,7 @@
 
 #include "llm/prompt.h"
 #include "llm/reply.h"
+#include "search/llm_diagnose.h"
 #include "store/store.h"
 
 #define FAIL_LIMIT 3      /* calls failing in a row (after the client's retries) that end the run */
@@ -99,6 +100,7 @@ void cuco_llm_operator_config_init(struct cuco_llm_operator_config *c)
 	c->seed = 1;
 	c->meta_summaries = 1;
 	c->summary_max_tokens = 1024;
+	c->diagnose_max_tokens = 400;
 	c->temps = temps;
 }
 
@@ -121,10 +123,14 @@ char *cuco_llm_operator_config_to_json(const struct cuco_llm_operator_config *c)
 		    prices, json_pack("{s:s, s:f, s:f}", "model",
 		                      l->prices[i].model ? l->prices[i].model : "", "in",
 		                      l->prices[i].in_per_mtok, "out", l->prices[i].out_per_mtok));
+	json_object_set_new(
+	    o, "api",
+	    json_string(cuco_llm_api_name(l->api) ? cuco_llm_api_name(l->api) : "openai"));
 	json_object_set_new(o, "base_url", json_string(l->base_url ? l->base_url : ""));
 	json_object_set(o, "models", models);
 	json_object_set_new(
-	    o, "key_env", json_string(l->api_key_env ? l->api_key_env : CUCO_LLM_DEFAULT_KEY_ENV));
+	    o, "key_env",
+	    json_string(l->api_key_env ? l->api_key_env : cuco_llm_api_key_env(l->api)));
 	json_object_set_new(o, "max_tokens", json_integer(l->max_tokens));
 	json_object_set_new(o, "connect_timeout_ms", json_integer(l->connect_timeout_ms));
 	json_object_set_new(o, "timeout_ms", json_integer(l->timeout_ms));
@@ -137,6 +143,8 @@ char *cuco_llm_operator_config_to_json(const struct cuco_llm_operator_config *c)
 	json_object_set(o, "temperatures", temps);
 	json_object_set_new(o, "meta_summaries", json_boolean(c->meta_summaries));
 	json_object_set_new(o, "summary_max_tokens", json_integer(c->summary_max_tokens));
+	json_object_set_new(o, "diagnose", json_boolean(c->diagnose));
+	json_object_set_new(o, "diagnose_max_tokens", json_integer(c->diagnose_max_tokens));
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
 out:
 	json_decref(o);
@@ -193,6 +201,7 @@ static int stored_ints(json_t *o, struct cuco_llm_operator_config *c, struct cuc
 	    {"retry_max_ms", 1e9, 1, 0, &l->retry_max_ms},
 	    {"budget_tokens", 1e18, 0, 1, &l->budget_tokens},
 	    {"summary_max_tokens", 1e9, 0, 0, &c->summary_max_tokens},
+	    {"diagnose_max_tokens", 1e9, 0, 0, &c->diagnose_max_tokens},
 	};
 
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]) && !rc; i++) {
@@ -311,6 +320,18 @@ int cuco_llm_stored_from_json(const char *run_config, struct cuco_llm_stored *ou
 		                    "run config: llm.meta_summaries: not true or false");
 	if (x)
 		c->meta_summaries = json_is_true(x);
+	x = json_object_get(o, "diagnose");
+	if (x && !json_is_boolean(x))
+		return cuco_err_set(err, CUCO_ERR_PARSE,
+		                    "run config: llm.diagnose: not true or false");
+	if (x)
+		c->diagnose = json_is_true(x);
+	x = json_object_get(o, "api");
+	if (x && (!json_is_string(x) || cuco_llm_api_parse(json_string_value(x)) < 0))
+		return cuco_err_set(err, CUCO_ERR_PARSE,
+		                    "run config: llm.api: not \"openai\" or \"anthropic\"");
+	if (x)
+		cuco_llm_config_api(&c->llm, cuco_llm_api_parse(json_string_value(x)));
 	if ((rc = stored_string(o, "base_url", &c->llm.base_url, err)) ||
 	    (rc = stored_string(o, "key_env", &c->llm.api_key_env, err)) ||
 	    (rc = stored_number(o, "llm", "budget_cost", 0, 1e12, &c->llm.budget_cost, err)) ||
@@ -343,6 +364,7 @@ struct waiting {
 
 /* A stored child awaiting its evaluation. */
 struct judged {
+	int64_t run_id;
 	int64_t program_id;
 	int arm;
 	double parent_fitness;
@@ -481,6 +503,7 @@ struct feedback {
 	struct cuco_strbuf *sb;
 	int n;
 	const char *shapes; /* the run's shapes when fitness covers several; NULL: one */
+	int diagnoses;      /* 1: show the evaluation's diagnosis (--llm-diagnose) */
 };
 
 static int feedback_one(const struct cuco_eval_rec *ev, void *arg, struct cuco_err *err)
@@ -522,6 +545,11 @@ static int feedback_one(const struct cuco_eval_rec *ev, void *arg, struct cuco_e
 		cuco_prompt_add_clipped(sb, ev->run_log, MAX_FEEDBACK, 1);
 		cuco_strbuf_adds(sb, "\n```\n");
 	}
+	if (f->diagnoses && ev->diagnosis && *ev->diagnosis) {
+		cuco_strbuf_adds(sb, "- a model's diagnosis of this evaluation, from its log:\n");
+		cuco_prompt_add_clipped(sb, ev->diagnosis, CUCO_LLM_DIAGNOSIS_MAX, 0);
+		cuco_strbuf_adds(sb, "\n");
+	}
 	return 0;
 }
 
@@ -529,7 +557,7 @@ static int add_feedback(struct cuco_llm_operator *op, int64_t id, struct cuco_st
                         struct cuco_err *err)
 {
 	struct cuco_strbuf one = CUCO_STRBUF_INIT;
-	struct feedback f = {&one, 0, op->cfg.fitness_shapes};
+	struct feedback f = {&one, 0, op->cfg.fitness_shapes, op->cfg.diagnose};
 	int rc = cuco_store_eval_each_program(op->cfg.store, id, feedback_one, &f, err);
 
 	if (rc == CUCO_OK) {
@@ -540,27 +568,6 @@ static int add_feedback(struct cuco_llm_operator *op, int64_t id, struct cuco_st
 	}
 	cuco_strbuf_release(&one);
 	return rc;
-}
-
-/* The EVOLVE-BLOCK contents of code (markers included), at most max bytes. */
-static void add_blocks(struct cuco_strbuf *sb, const char *code, size_t max)
-{
-	struct cuco_strbuf blocks = CUCO_STRBUF_INIT;
-	const char *p = code;
-
-	while ((p = strstr(p, "EVOLVE-BLOCK-START"))) {
-		const char *end = strstr(p, "EVOLVE-BLOCK-END"), *bol = p;
-		while (bol > code && bol[-1] != '\n')
-			bol--;
-		if (!end)
-			break;
-		end += strlen("EVOLVE-BLOCK-END");
-		cuco_strbuf_add(&blocks, bol, (size_t)(end - bol));
-		cuco_strbuf_adds(&blocks, "\n");
-		p = end;
-	}
-	cuco_prompt_add_clipped(sb, blocks.len ? blocks.buf : code, max, 0);
-	cuco_strbuf_release(&blocks);
 }
 
 static int add_inspirations(struct cuco_llm_operator *op, const int64_t *ids, int n, int64_t skip,
@@ -581,7 +588,7 @@ static int add_inspirations(struct cuco_llm_operator *op, const int64_t *ids, in
 		rc = add_feedback(op, ids[i], out, err);
 		if (rc == CUCO_OK && shown == 0) {
 			cuco_strbuf_adds(out, "Its EVOLVE-BLOCKs:\n```cuda\n");
-			add_blocks(out, p.code, MAX_INSP_CODE);
+			cuco_llm_add_blocks(out, p.code, MAX_INSP_CODE);
 			cuco_strbuf_adds(out, "```\n");
 		}
 		cuco_program_rec_release(&p);
@@ -631,6 +638,8 @@ int cuco_llm_operator_prompt(struct cuco_llm_operator *op, int mode, int64_t par
 	}
 	if ((rc = cuco_store_program_get(op->cfg.store, parent_id, &parent, err)) ||
 	    (rc = add_feedback(op, parent_id, &fb, err)) ||
+	    (op->cfg.diagnose &&
+	     (rc = cuco_llm_diagnoses_of_children(op->cfg.store, parent_id, &fb, err))) ||
 	    (rc = add_inspirations(op, inspirations, ninspirations,
 	                           mode == CUCO_LLM_MODE_CROSSOVER ? partner_id : 0, &insp, err)))
 		goto out;
@@ -688,10 +697,12 @@ static double call_cost(const struct cuco_llm_result *res)
 	return res->charged_tokens > 0 ? (double)res->charged_tokens / 1000.0 : 1.0;
 }
 
-/* Store res for program_id (0: none) with why (may be NULL) as its error. */
+/* Store res (purpose: "mutation", "summary") for program_id (0: none) with why (may be NULL). */
 static int store_call(struct cuco_llm_operator *op, int64_t run_id, struct cuco_llm_result *res,
-                      int64_t program_id, const char *why, struct cuco_err *err)
+                      int64_t program_id, const char *why, const char *purpose,
+                      struct cuco_err *err)
 {
+	res->purpose = purpose;
 	return cuco_llm_result_store_why(op->cfg.store, res, run_id, program_id, why, err);
 }
 
@@ -731,7 +742,7 @@ static int drop_waiting(struct cuco_llm_operator *op, int i, int64_t run_id, str
 	struct waiting *w = &op->wait[i];
 	int rc = store_call(op, run_id ? run_id : w->run_id, &w->res, 0,
 	                    WHY_DROPPED ": the child was a near-duplicate of an existing candidate",
-	                    err);
+	                    "mutation", err);
 
 	cuco_bandit_reward(&op->bandit, w->arm, 0, w->cost);
 	cuco_llm_result_release(&w->res);
@@ -796,12 +807,12 @@ static int op_breed(void *ctx, const struct cuco_breed_request *rq, struct cuco_
 		snprintf(why, sizeof(why), "%s reply for %s rejected", op_name(mode), rq->name);
 		op->fails = 0;
 		cuco_bandit_reward(&op->bandit, arm, 0, call_cost(&res));
-		rc = store_call(op, rq->run_id, &res, 0, why, err);
+		rc = store_call(op, rq->run_id, &res, 0, why, "mutation", err);
 		goto out;
 	}
 	if (rc) {
 		cuco_bandit_reward(&op->bandit, arm, 0, call_cost(&res));
-		if ((rc = store_call(op, rq->run_id, &res, 0, why, err)))
+		if ((rc = store_call(op, rq->run_id, &res, 0, why, "mutation", err)))
 			goto out;
 		if (++op->fails >= FAIL_LIMIT) {
 			rc = cuco_err_set(err, e2.code,
@@ -819,7 +830,7 @@ static int op_breed(void *ctx, const struct cuco_breed_request *rq, struct cuco_
 		free(res.error);
 		res.error = strdup(edit.reason ? edit.reason : e2.msg);
 		cuco_bandit_reward(&op->bandit, arm, 0, call_cost(&res));
-		rc = store_call(op, rq->run_id, &res, 0, why, err);
+		rc = store_call(op, rq->run_id, &res, 0, why, "mutation", err);
 		goto out;
 	}
 	if (op->nwait == op->await) {
@@ -858,8 +869,8 @@ out:
 	return rc;
 }
 
-static int add_judged(struct cuco_llm_operator *op, int64_t id, int arm, double parent_fitness,
-                      double cost, struct cuco_err *err);
+static int add_judged(struct cuco_llm_operator *op, int64_t run_id, int64_t id, int arm,
+                      double parent_fitness, double cost, struct cuco_err *err);
 
 static int op_stored(void *ctx, const char *const *names, const int64_t *ids, int n,
                      struct cuco_err *err)
@@ -877,9 +888,9 @@ static int op_stored(void *ctx, const char *const *names, const int64_t *ids, in
 			rc = drop_waiting(op, i, 0, err);
 			continue;
 		}
-		if ((rc = store_call(op, w->run_id, &w->res, id, NULL, err)))
+		if ((rc = store_call(op, w->run_id, &w->res, id, NULL, "mutation", err)))
 			break;
-		if ((rc = add_judged(op, id, w->arm, w->parent_fitness, w->cost, err)))
+		if ((rc = add_judged(op, w->run_id, id, w->arm, w->parent_fitness, w->cost, err)))
 			break;
 		cuco_llm_result_release(&w->res);
 		op->wait[i] = op->wait[--op->nwait];
@@ -887,21 +898,44 @@ static int op_stored(void *ctx, const char *const *names, const int64_t *ids, in
 	return rc;
 }
 
-static void op_evaluated(void *ctx, int64_t program_id, int correct, double fitness)
+static int op_evaluated(void *ctx, int64_t program_id, int correct, double fitness,
+                        struct cuco_err *err)
 {
 	struct cuco_llm_operator *op = ctx;
+	struct cuco_llm_diagnose_args a;
+	struct cuco_llm_result res;
+	struct judged j;
+	int i, rc;
 
-	for (int i = 0; i < op->njudged; i++) {
-		struct judged *j = &op->judged[i];
-		if (j->program_id != program_id)
-			continue;
-		cuco_bandit_reward(&op->bandit, j->arm, (correct ? fitness : 0) - j->parent_fitness,
-		                   j->cost);
-		if (correct && fitness > j->parent_fitness)
-			op->stats[j->arm].improved++;
-		op->judged[i] = op->judged[--op->njudged];
-		return;
-	}
+	for (i = 0; i < op->njudged && op->judged[i].program_id != program_id; i++)
+		;
+	if (i == op->njudged) /* not a child of this operator */
+		return CUCO_OK;
+	j = op->judged[i];
+	op->judged[i] = op->judged[--op->njudged];
+	cuco_bandit_reward(&op->bandit, j.arm, (correct ? fitness : 0) - j.parent_fitness, j.cost);
+	if (correct && fitness > j.parent_fitness)
+		op->stats[j.arm].improved++;
+	if (!op->cfg.diagnose || !cuco_llm_diagnosis_due(correct, fitness, j.parent_fitness))
+		return CUCO_OK;
+	memset(&a, 0, sizeof(a));
+	a.store = op->cfg.store;
+	a.client = op->client;
+	a.share_dir = op->cfg.share_dir;
+	a.workload = op->cfg.workload;
+	a.model = op->cfg.models[j.arm]; /* the model that wrote the child */
+	a.temperature = op->cfg.temps.summary;
+	a.max_tokens = op->cfg.diagnose_max_tokens;
+	a.run_id = j.run_id;
+	a.program_id = program_id;
+	a.parent_fitness = j.parent_fitness;
+	a.correct = correct;
+	a.fitness = fitness;
+	cuco_llm_result_init(&res);
+	rc = cuco_llm_diagnose(&a, &res, err);
+	count_call(op, j.arm, &res);
+	cuco_llm_result_release(&res);
+	return rc;
 }
 
 /* ---- the meta-summarizer ---- */
@@ -1032,10 +1066,10 @@ static int op_summarize(void *ctx, int64_t run_id, int generation, const char *s
 		goto out;
 	}
 	if (rc) {
-		rc = store_call(op, run_id, &res, 0, WHY_SUMMARY, err);
+		rc = store_call(op, run_id, &res, 0, WHY_SUMMARY, "summary", err);
 		goto out;
 	}
-	if ((rc = store_call(op, run_id, &res, 0, NULL, err)) ||
+	if ((rc = store_call(op, run_id, &res, 0, NULL, "summary", err)) ||
 	    (rc = cuco_store_summary_add(op->cfg.store, run_id, generation, "llm", res.reply, NULL,
 	                                 err)) ||
 	    (rc = cuco_llm_operator_set_summary(op, NULL, res.reply, err)))
@@ -1194,8 +1228,8 @@ static int hist_eval(const struct cuco_eval_rec *ev, void *arg, struct cuco_err 
 }
 
 /* Remember a stored child whose evaluation is still to come. */
-static int add_judged(struct cuco_llm_operator *op, int64_t id, int arm, double parent_fitness,
-                      double cost, struct cuco_err *err)
+static int add_judged(struct cuco_llm_operator *op, int64_t run_id, int64_t id, int arm,
+                      double parent_fitness, double cost, struct cuco_err *err)
 {
 	if (op->njudged == op->ajudged) {
 		int na = op->ajudged ? 2 * op->ajudged : 16;
@@ -1205,6 +1239,7 @@ static int add_judged(struct cuco_llm_operator *op, int64_t id, int arm, double 
 		op->judged = nj;
 		op->ajudged = na;
 	}
+	op->judged[op->njudged].run_id = run_id;
 	op->judged[op->njudged].program_id = id;
 	op->judged[op->njudged].arm = arm;
 	op->judged[op->njudged].parent_fitness = parent_fitness;
@@ -1243,7 +1278,11 @@ static int hist_call(const struct cuco_llm_call_rec *c, void *arg, struct cuco_e
 	s->tokens += tokens;
 	if (isfinite(c->cost))
 		s->cost += c->cost;
-	if (!c->program_id && (!c->error || !strncmp(c->error, WHY_SUMMARY, strlen(WHY_SUMMARY)))) {
+	if (c->purpose && !strcmp(c->purpose, CUCO_LLM_DIAGNOSIS_PURPOSE))
+		return 0; /* counted above; its text is in the evaluation */
+	if ((c->purpose && !strcmp(c->purpose, "summary")) ||
+	    (!c->purpose && !c->program_id &&
+	     (!c->error || !strncmp(c->error, WHY_SUMMARY, strlen(WHY_SUMMARY))))) {
 		h->summary_calls++;
 		return 0;
 	}
@@ -1264,7 +1303,7 @@ static int hist_call(const struct cuco_llm_call_rec *c, void *arg, struct cuco_e
 	parent = x ? seen_find(h, x->parent) : NULL;
 	pf = parent && parent->correct ? parent->fitness : 0;
 	if (!x || !x->evaluated)
-		return add_judged(op, c->program_id, arm, pf, cost, err);
+		return add_judged(op, c->run_id, c->program_id, arm, pf, cost, err);
 	cuco_bandit_reward(&op->bandit, arm, (x->correct ? x->fitness : 0) - pf, cost);
 	if (x->correct && x->fitness > pf)
 		s->improved++;

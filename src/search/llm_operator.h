@@ -8,7 +8,8 @@
  * reason it produced none. A reply cut off by finish_reason "length" is a
  * rejected reply; only calls that got no usable answer from the endpoint
  * count towards the failures in a row that end a run. Every K generations it also asks a model for
- * recommendations from the statistical summary (summaries kind 'llm').
+ * recommendations from the statistical summary (summaries kind 'llm'). With diagnose set, a
+ * child that fails or is slower than its parent gets a diagnosis (llm_diagnose.h).
  *
  * It plugs into cuco_evolve_run() as a struct cuco_child_operator, so the
  * loop does not depend on libcurl.
@@ -96,6 +97,9 @@ struct cuco_llm_operator_config {
 	uint64_t seed;      /* of mode, temperature and bandit choices */
 	int meta_summaries; /* 1 (default): LLM recommendations beside each statistical summary */
 	int summary_max_tokens;      /* completion limit of a meta-summary call: 1024 */
+	int diagnose;                /* 1: a diagnosis of each failed or regressed LLM child
+	                                (--llm-diagnose); 0 (default): none */
+	int diagnose_max_tokens;     /* completion limit of a diagnosis call: 400 */
 	struct cuco_llm_temps temps; /* defaults above */
 };
 
@@ -104,9 +108,9 @@ void cuco_llm_operator_config_init(struct cuco_llm_operator_config *c);
 
 /*
  * The settings of c that a run keeps, as a JSON object (malloc'd; NULL out
- * of memory): endpoint, models, key variable (its name only: the key itself
+ * of memory): api, endpoint, models, key variable (its name only: the key itself
  * is never in c), max_tokens, timeouts, retries, budgets, prices,
- * temperatures, meta-summary settings. cuco evolve stores it as the run
+ * temperatures, meta-summary and diagnosis settings. cuco evolve stores it as the run
  * config's "llm".
  */
 char *cuco_llm_operator_config_to_json(const struct cuco_llm_operator_config *c);
@@ -169,7 +173,8 @@ void cuco_llm_operator_print_stats(const struct cuco_llm_operator *op, FILE *f);
  * it had not stopped: per-model statistics and the bandit from the run's
  * llm_calls and the evaluations of the children they became (children
  * stored but not yet evaluated are credited when they are), the budget
- * spent, the client's call index (so sampling seeds do not repeat) and each
+ * spent (diagnosis calls included; they are no bandit pulls), the client's
+ * call index (so sampling seeds do not repeat) and each
  * model's prompt bytes per token (from the calls' usage), and the latest
  * statistical and LLM meta-summaries. A run stopped
  * between a statistical summary and its meta-summary gets the meta-summary
@@ -191,8 +196,9 @@ void cuco_llm_operator_summaries(const struct cuco_llm_operator *op, const char 
  * parent_id with partner_id (crossover; 0 otherwise) and inspirations, from
  * the store: the system prompt (design space, hardware, NCCL guide, the
  * workload) into sys, the user prompt (parent program, its latest evaluation
- * - stage, status, error, timings - inspirations, the latest meta-summaries)
- * into user. The parent's code goes into *parent_code (malloc'd) when
+ * - stage, status, error, timings; with diagnose, its diagnosis and the
+ * latest diagnoses of its earlier children - inspirations, the latest
+ * meta-summaries) into user. The parent's code goes into *parent_code (malloc'd) when
  * parent_code is non-NULL. Errors: those of the store and the prompts.
  */
 int cuco_llm_operator_prompt(struct cuco_llm_operator *op, int mode, int64_t parent_id,

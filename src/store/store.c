@@ -138,6 +138,9 @@ static const char *const migrations[] = {
     "ALTER TABLE llm_calls ADD COLUMN finish_reason TEXT;\n"
     "ALTER TABLE llm_calls ADD COLUMN attempts INTEGER;\n"
     "ALTER TABLE llm_calls ADD COLUMN seed INTEGER;\n",
+    /* 3 -> 4: what each LLM call was for; a model's diagnosis of a failed or slower child */
+    "ALTER TABLE llm_calls ADD COLUMN purpose TEXT;\n"
+    "ALTER TABLE evaluations ADD COLUMN diagnosis TEXT;\n",
 };
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == CUCO_STORE_SCHEMA_VERSION - 1,
                "one migration per schema version after 1");
@@ -1242,6 +1245,7 @@ static const struct rec_col eval_cols[] = {
     {"result_json", COL_TEXT, offsetof(struct cuco_eval_rec, result_json)},
     {"gpu", COL_TEXT, offsetof(struct cuco_eval_rec, gpu)},
     {"created_at", COL_TEXT, offsetof(struct cuco_eval_rec, created_at)},
+    {"diagnosis", COL_TEXT, offsetof(struct cuco_eval_rec, diagnosis)},
     {NULL},
 };
 
@@ -1295,6 +1299,31 @@ int cuco_store_eval_add(struct cuco_store *store, const struct cuco_eval_rec *re
 	                  ":p10_us, :p90_us, :min_us, :mean_us, :samples_json, :rel_err, "
 	                  ":fitness, :result_json, :gpu, COALESCE(:created_at, " NOW_SQL "))",
 	                  eval_cols, rec, "an evaluation", id, err);
+}
+
+int cuco_store_eval_set_diagnosis(struct cuco_store *store, int64_t id, const char *text,
+                                  struct cuco_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, ret;
+
+	ret = prepare(store, "UPDATE evaluations SET diagnosis = ?1 WHERE id = ?2", &st, err);
+	if (ret)
+		goto out;
+	rc = bind_str(st, 1, text);
+	if (rc == SQLITE_OK)
+		rc = bind_id(st, 2, id);
+	if (rc != SQLITE_OK) {
+		ret = sql_fail(store, err, rc, "binding a diagnosis");
+		goto out;
+	}
+	ret = step_done(store, st, "storing a diagnosis", err);
+	if (!ret && sqlite3_changes(store->db) != 1)
+		ret = cuco_err_set(err, CUCO_ERR_NOT_FOUND, "store %s: no evaluation %lld",
+		                   store->path, (long long)id);
+out:
+	sqlite3_finalize(st);
+	return ret;
 }
 
 int cuco_store_eval_get(struct cuco_store *store, int64_t id, struct cuco_eval_rec *out,
@@ -1405,6 +1434,7 @@ static const struct rec_col llm_call_cols[] = {
     {"finish_reason", COL_TEXT, offsetof(struct cuco_llm_call_rec, finish_reason)},
     {"attempts", COL_OPT_INT, offsetof(struct cuco_llm_call_rec, attempts)},
     {"seed", COL_OPT_INT, offsetof(struct cuco_llm_call_rec, seed)},
+    {"purpose", COL_TEXT, offsetof(struct cuco_llm_call_rec, purpose)},
     {NULL},
 };
 
@@ -1434,11 +1464,11 @@ int cuco_store_llm_call_add(struct cuco_store *store, const struct cuco_llm_call
 	return insert_rec(store,
 	                  "INSERT INTO llm_calls(run_id, program_id, model, endpoint, prompt, "
 	                  "reply, tokens_in, tokens_out, latency_ms, cost, error, created_at, "
-	                  "http_status, finish_reason, attempts, seed) "
+	                  "http_status, finish_reason, attempts, seed, purpose) "
 	                  "VALUES (:run_id, :program_id, :model, :endpoint, :prompt, :reply, "
 	                  ":tokens_in, :tokens_out, :latency_ms, :cost, :error, "
 	                  "COALESCE(:created_at, " NOW_SQL "), :http_status, :finish_reason, "
-	                  ":attempts, :seed)",
+	                  ":attempts, :seed, :purpose)",
 	                  llm_call_cols, rec, "an LLM call", id, err);
 }
 

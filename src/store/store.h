@@ -12,7 +12,7 @@
  * with every schema change and add a migration from the previous version; a
  * file with a newer version is refused (CUCO_ERR_SCHEMA), never rewritten.
  */
-#define CUCO_STORE_SCHEMA_VERSION 3
+#define CUCO_STORE_SCHEMA_VERSION 4
 
 /* `PRAGMA application_id` of a cuco store: "cuco" in ASCII. */
 #define CUCO_STORE_APPLICATION_ID 0x6375636f
@@ -103,6 +103,9 @@ struct cuco_eval_rec {
 	                             the per-shape details), stored as given (may be truncated) */
 	const char *gpu;
 	const char *created_at; /* ISO 8601 UTC; NULL on input means now */
+	const char *diagnosis;  /* since schema 4: a model's reading of why it failed or was
+	                           slower than its parent (--llm-diagnose); set after the
+	                           evaluation by cuco_store_eval_set_diagnosis(), not on insert */
 };
 
 /* One row of `llm_calls`: one request to a language model. */
@@ -125,6 +128,9 @@ struct cuco_llm_call_rec {
 	const char *finish_reason; /* choices[0].finish_reason; NULL when none came back */
 	int64_t attempts;          /* requests sent (0: refused before sending) */
 	int64_t seed;              /* the sampling seed sent with the request */
+	/* since schema 4; NULL in rows stored before */
+	const char *purpose; /* what the call was for: 'mutation' | 'summary' | 'diagnosis' |
+	                        'fastpath' */
 };
 
 /* One row of `summaries`, as read back (strings owned by the store during a walk). */
@@ -284,6 +290,13 @@ int cuco_store_eval_add(struct cuco_store *store, const struct cuco_eval_rec *re
  */
 int cuco_store_eval_get(struct cuco_store *store, int64_t id, struct cuco_eval_rec *out,
                         struct cuco_err *err);
+
+/*
+ * Store text as the diagnosis of evaluation id (replacing any). Errors:
+ * CUCO_ERR_NOT_FOUND (no such evaluation), CUCO_ERR_STORE.
+ */
+int cuco_store_eval_set_diagnosis(struct cuco_store *store, int64_t id, const char *text,
+                                  struct cuco_err *err);
 
 /*
  * Call fn for every evaluation of program_id, oldest first. Record lifetime and

@@ -415,7 +415,7 @@ static void test_cli_no_endpoint(void **state)
 	st = pclose(p);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), CUCO_ERR_USAGE);
-	assert_contains(buf, "--llm needs an OpenAI-compatible endpoint: give --llm-base-url URL "
+	assert_contains(buf, "--llm needs an endpoint: give --llm-base-url URL "
 	                     "or set CUCO_LLM_BASE_URL");
 	snprintf(cmd, sizeof(cmd),
 	         "env -u CUCO_LLM_MODEL CUCO_LLM_BASE_URL=http://127.0.0.1:9 %s/cuco fastpath "

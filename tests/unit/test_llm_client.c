@@ -413,7 +413,8 @@ static void test_slow_reply_times_out(void **state)
 	cuco_llm_result_init(&res);
 	assert_int_equal(call(names, NULL, short_timeout, &res, &err, NULL, NULL),
 	                 CUCO_ERR_TIMEOUT);
-	assert_true(cuco_now() - t0 < 2.5);
+	/* the server answers after 8 s; starting it takes about 1 s (3 s on a loaded machine) */
+	assert_true(cuco_now() - t0 < 6.0);
 	assert_contains(res.error, "timed out");
 	assert_contains(res.error, "total 300 ms");
 	assert_int_equal(res.attempts, 1);

@@ -440,7 +440,7 @@ static void test_older_stores(void **state)
 	assert_non_null(mkdtemp(dir));
 	assert_int_equal(
 	    cuco_strbuf_read_file(&sql, CUCO_SOURCE_DIR "/tests/fixtures/store/v1.sql"), 0);
-	for (int version = 1; version <= 2; version++) {
+	for (int version = 1; version <= 3; version++) {
 		struct cuco_store *st = NULL;
 		struct cuco_llm_call_rec rec;
 		struct cuco_err err;
@@ -455,6 +455,17 @@ static void test_older_stores(void **state)
 			                              "PRAGMA user_version = 2;",
 			                              NULL, NULL, NULL),
 			                 SQLITE_OK);
+		if (version == 3) /* and the per-call columns */
+			assert_int_equal(
+			    sqlite3_exec(db,
+			                 "ALTER TABLE programs ADD COLUMN flags TEXT; "
+			                 "ALTER TABLE llm_calls ADD COLUMN http_status INTEGER; "
+			                 "ALTER TABLE llm_calls ADD COLUMN finish_reason TEXT; "
+			                 "ALTER TABLE llm_calls ADD COLUMN attempts INTEGER; "
+			                 "ALTER TABLE llm_calls ADD COLUMN seed INTEGER; "
+			                 "PRAGMA user_version = 3;",
+			                 NULL, NULL, NULL),
+			    SQLITE_OK);
 		assert_int_equal(q_int(db, "PRAGMA user_version"), version);
 		sqlite3_close(db);
 
@@ -467,8 +478,10 @@ static void test_older_stores(void **state)
 		assert_null(rec.finish_reason);
 		assert_int_equal(rec.attempts, CUCO_STORE_NO_INT);
 		assert_int_equal(rec.seed, CUCO_STORE_NO_INT);
+		assert_null(rec.purpose);
 		cuco_llm_call_rec_release(&rec);
 		rec.model = "model-b";
+		rec.purpose = "diagnosis";
 		rec.http_status = 200;
 		rec.finish_reason = "length";
 		rec.attempts = 3;
@@ -480,7 +493,25 @@ static void test_older_stores(void **state)
 		assert_string_equal(rec.finish_reason, "length");
 		assert_int_equal(rec.attempts, 3);
 		assert_int_equal(rec.seed, 12345);
+		assert_string_equal(rec.purpose, "diagnosis");
 		cuco_llm_call_rec_release(&rec);
+		/* the evaluations take a diagnosis, set after the row */
+		{
+			struct cuco_eval_rec ev;
+			int64_t eid;
+
+			cuco_eval_rec_init(&ev);
+			ev.program_id = 1;
+			ev.status = "compile";
+			assert_int_equal(cuco_store_eval_add(st, &ev, &eid, &err), CUCO_OK);
+			assert_int_equal(cuco_store_eval_set_diagnosis(st, eid, "- a cause", &err),
+			                 CUCO_OK);
+			assert_int_equal(cuco_store_eval_get(st, eid, &ev, &err), CUCO_OK);
+			assert_string_equal(ev.diagnosis, "- a cause");
+			cuco_eval_rec_release(&ev);
+			assert_int_equal(cuco_store_eval_set_diagnosis(st, eid + 100, "x", &err),
+			                 CUCO_ERR_NOT_FOUND);
+		}
 		cuco_store_close(st);
 
 		assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);

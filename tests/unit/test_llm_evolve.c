@@ -151,13 +151,18 @@ static void test_settings_json(void **state)
 	    {"{\"temperatures\":{\"summary\":9}}",
 	     "run config: llm.temperatures.summary: not a number from 0 to 2"},
 	    {"{\"meta_summaries\":1}", "run config: llm.meta_summaries: not true or false"},
+	    {"{\"api\":\"claude\"}", "run config: llm.api: not \"openai\" or \"anthropic\""},
+	    {"{\"diagnose\":\"yes\"}", "run config: llm.diagnose: not true or false"},
 	};
 
 	(void)state;
 	cuco_llm_operator_config_init(&c);
 	c.llm.base_url = "http://127.0.0.1:8000";
+	c.llm.api = CUCO_LLM_API_ANTHROPIC;
 	c.llm.api_key_env = KEY_ENV;
 	c.llm.timeout_ms = 12345;
+	c.diagnose = 1;
+	c.diagnose_max_tokens = 300;
 	c.llm.budget_tokens = 3000000;
 	c.llm.budget_cost = 2.5;
 	c.llm.prices[0].model = "model-a";
@@ -195,6 +200,9 @@ static void test_settings_json(void **state)
 	assert_true(st.cfg.temps.summary == 0.1 && st.cfg.temps.crossover == 0.5);
 	assert_int_equal(st.cfg.meta_summaries, 0);
 	assert_int_equal(st.cfg.summary_max_tokens, 512);
+	assert_int_equal(st.cfg.llm.api, CUCO_LLM_API_ANTHROPIC);
+	assert_int_equal(st.cfg.diagnose, 1);
+	assert_int_equal(st.cfg.diagnose_max_tokens, 300);
 	cuco_llm_stored_release(&st);
 	/* a builtin run has no "llm": the defaults, not found */
 	assert_int_equal(cuco_llm_stored_from_json("{\"operator\":\"builtin\"}", &st, &found, &err),
