@@ -412,9 +412,9 @@ static void test_evolve_template(void **state)
 	cuco_store_close(s);
 	assert_int_equal(mc.bad, 0);
 	assert_true(mc.n > 10);
-	assert_true(mc.placements[0] > 0); /* both realised placements bred */
+	assert_true(mc.placements[0] > 0); /* both realized placements bred */
 	assert_true(mc.placements[1] > 0);
-	assert_int_equal(mc.placements[2], 0); /* never a backend the template does not realise */
+	assert_int_equal(mc.placements[2], 0); /* never a backend the template does not realize */
 	fake_release(&f);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/moe.db-wal", dir);
