@@ -731,7 +731,7 @@ out:
 	return rc;
 }
 
-/* Directives the package ships realised: one per code path of its template. */
+/* Directives the package ships realized: one per code path of its template. */
 static const char *const variants[][2] = {
     {"sequential_lsa", "{\"backend\":\"lsa\",\"placement\":\"sequential\",\"sync_scope\":"
                        "\"grid\",\"issuer\":\"cta\",\"granularity\":\"whole\",\"knobs\":{"
@@ -752,12 +752,12 @@ static const char *const variants[][2] = {
 };
 
 /*
- * Realise the package's template for each of variants[] into
+ * Realize the package's template for each of variants[] into
  * DIR/variants/NAME.json (the directive) and DIR/NAME.cu (the program,
  * beside common.cuh, which it includes, as evolve's children are),
  * validated against the design space as `cuco realize` does.
  */
-static int realise_variants(const char *dir, struct cuco_err *err)
+static int realize_variants(const char *dir, struct cuco_err *err)
 {
 	struct cuco_strbuf tmpl = CUCO_STRBUF_INIT;
 	struct cuco_design_space ds;
@@ -1060,8 +1060,8 @@ int cmd_init(int argc, char **argv)
 		goto fail;
 	}
 	cuco_manifest_release(&m);
-	if ((rc = realise_variants(o.dir, &err))) {
-		cuco_err_prefix(&err, "realising the package's template: ");
+	if ((rc = realize_variants(o.dir, &err))) {
+		cuco_err_prefix(&err, "realizing the package's template: ");
 		goto fail;
 	}
 	printf("wrote %s: workload %s (%s; params %s; f32)\n", o.dir, o.name, o.coll, params);

@@ -87,7 +87,7 @@ int cmd_realize(int argc, char **argv)
 		                  path, workload, strerror(errno));
 		goto fail;
 	}
-	/* What the template realises, so an unsupported value is refused here, by name. */
+	/* What the template realizes, so an unsupported value is refused here, by name. */
 	if ((rc = cuco_design_space_narrow(&ds, path, tmpl.buf, &err)) ||
 	    (rc = cuco_directive_validate(&d, &ds, NULL, &err)))
 		goto fail;

@@ -103,7 +103,7 @@ struct cuco_ds_constraint {
  * another dimension, or under one value of a knob (the "inert" member of its
  * cuco-realizes line, keyed "stream_overlap", "backend=ce" or
  * "device_signal=true"): there the dimension or knob changes nothing in the
- * realised program, so it is held at one canonical value.
+ * realized program, so it is held at one canonical value.
  */
 struct cuco_ds_inert {
 	int when_dim; /* enum cuco_dimension of the condition (placement: bare key); -1: a knob */

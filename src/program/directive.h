@@ -113,9 +113,9 @@ char *cuco_directive_to_line(const struct cuco_directive *d);
 int cuco_directive_apply_inert(struct cuco_directive *d, const struct cuco_ds_inert *in);
 
 /*
- * Canonicalise d for the template that narrowed ds: every inert gene whose
+ * Canonicalize d for the template that narrowed ds: every inert gene whose
  * condition d meets (ds->inert) set as cuco_directive_apply_inert() does, so that
- * directives that realise the same program are equal. The entries conditioned
+ * directives that realize the same program are equal. The entries conditioned
  * on a placement or dimension=value are applied first, then those conditioned
  * on knob=value (each group in line order), so a knob condition sees the knob
  * as the other entries leave it, whatever the order of the line's JSON keys.

@@ -1,4 +1,4 @@
-/* realize.c - narrow the design space to a template; realise a directive through it. */
+/* realize.c - narrow the design space to a template; realize a directive through it. */
 #include "program/realize.h"
 #include "util/xalloc.h"
 
@@ -207,7 +207,7 @@ static int inert_when_knob(const struct cuco_ds_knob *k, const json_t *root, con
 	if (!inert_knob_ok(k, nar, *v))
 		return cuco_err_set(err, CUCO_ERR_INVALID,
 		                    "%s: inert.%s: %lld is not a value of the knob that this "
-		                    "template realises",
+		                    "template realizes",
 		                    where, key, *v);
 	return CUCO_OK;
 }
@@ -267,8 +267,8 @@ static int inert_parse(const struct cuco_design_space *ds, const json_t *root, c
 			rc = cuco_err_set(
 			    err, CUCO_ERR_INVALID,
 			    eq ? "%s: inert.%s: not dimension=value with a value this "
-			         "template realises"
-			       : "%s: inert.%s: not a placement this template realises",
+			         "template realizes"
+			       : "%s: inert.%s: not a placement this template realizes",
 			    where, pl);
 			goto out;
 		}
@@ -326,7 +326,7 @@ static int inert_parse(const struct cuco_design_space *ds, const json_t *root, c
 					rc = cuco_err_set(
 					    err, CUCO_ERR_INVALID,
 					    "%s: inert.%s.%s: expected a value of %s that "
-					    "this template realises",
+					    "this template realizes",
 					    where, pl, field, field);
 					goto out;
 				}
@@ -355,7 +355,7 @@ static int inert_parse(const struct cuco_design_space *ds, const json_t *root, c
 					rc = cuco_err_set(
 					    err, CUCO_ERR_INVALID,
 					    "%s: inert.%s.%s: %lld is not a value of the "
-					    "knob that this template realises",
+					    "knob that this template realizes",
 					    where, pl, field, in.knob_value);
 					goto out;
 				}

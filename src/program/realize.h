@@ -1,6 +1,6 @@
 /*
- * realize.h - realise a directive as a complete program: narrow the design
- * space to what a template realises (its cuco-realizes line), fill the
+ * realize.h - realize a directive as a complete program: narrow the design
+ * space to what a template realizes (its cuco-realizes line), fill the
  * template's {{...}} placeholders from the directive, or rewrite the
  * fast-path seed's directive line and CUCO_SEED_<KNOB> defines.
  */
@@ -13,9 +13,9 @@
 #include "util/strbuf.h"
 
 /*
- * Narrow ds to what a realiser supports. text (a program template, shown as
+ * Narrow ds to what a realizer supports. text (a program template, shown as
  * name in messages) may hold one line "// cuco-realizes: {...}" whose JSON
- * object maps a dimension to the array of its values the template realises
+ * object maps a dimension to the array of its values the template realizes
  * and "knobs" to {knob: {"values": [...]}} (enum knobs: the values kept) or
  * {knob: {"min": a, "max": b}} (int knobs: the range kept), and "inert" to
  * {condition: {dimension or knob: value}}, the condition a placement
@@ -33,7 +33,7 @@ int cuco_design_space_narrow(struct cuco_design_space *ds, const char *name, con
                              struct cuco_err *err);
 
 /*
- * Realise directive d through a template: replace every {{NAME}} or
+ * Realize directive d through a template: replace every {{NAME}} or
  * {{NAME:default}} with
  *   DIRECTIVE       the directive line ("// cuco-directive: {...}")
  *   DIRECTIVE_JSON  the canonical directive JSON
@@ -61,7 +61,7 @@ int cuco_realize_template_knobs(const char *template_text, const struct cuco_des
                                 struct cuco_err *err);
 
 /*
- * Realise d from the fast-path seed: its directive line replaced by d's and
+ * Realize d from the fast-path seed: its directive line replaced by d's and
  * each line "#define CUCO_SEED_<KNOB> <value>" set to d's value of that knob.
  * Appends to out. Returns CUCO_OK, or CUCO_ERR_PARSE when the seed has no
  * directive line.

@@ -7,7 +7,7 @@
  * (genes the template ignores under the child's placement, another
  * dimension's value or a knob's value hold their canonical values; frozen
  * genes excepted) and differs from its parent(s).
- * Children are realised (program/realize.h) either from a program template
+ * Children are realized (program/realize.h) either from a program template
  * (share/realize/<workload>.cu.in, placeholders {{...}}) or, without a
  * template, from the fast-path seed by rewriting its directive line and its
  * CUCO_SEED_<KNOB> defines; in that mode only the knobs the seed exposes may
@@ -70,8 +70,8 @@ int cuco_operator_canonicalize(const struct cuco_op_ctx *op, struct cuco_directi
  * Child = parent with nchanges (>= 1) genes changed to other allowed values.
  * inspiration (may be NULL) lends its value to a changed gene now and then;
  * op->bias, when active, makes better-scoring values likelier. Tries random
- * changes; each try is canonicalised (cuco_operator_canonicalize()) and kept
- * once it validates and differs from the canonicalised parent, so a change
+ * changes; each try is canonicalized (cuco_operator_canonicalize()) and kept
+ * once it validates and differs from the canonicalized parent, so a change
  * to genes the template ignores alone is never a child. Returns
  * CUCO_OK with *child filled (release it), or CUCO_ERR_NOT_FOUND when no valid
  * different child exists (e.g. nothing may change); *child is then released.
@@ -82,8 +82,8 @@ int cuco_operator_mutate(const struct cuco_op_ctx *op, const struct cuco_directi
 
 /*
  * Child takes each changeable dimension and knob from a or b at random (the
- * rest from a). Tries until the child, canonicalised, validates and differs
- * from both (canonicalised).
+ * rest from a). Tries until the child, canonicalized, validates and differs
+ * from both (canonicalized).
  * Returns CUCO_OK, or CUCO_ERR_NOT_FOUND when a and b give no such child;
  * ownership as for cuco_operator_mutate().
  */

@@ -95,7 +95,7 @@ static int fake_judge(const struct cuco_directive *d, double *fitness, const cha
 	if (!strcmp(d->dims[CUCO_DIM_PLACEMENT], "fused_consumer")) {
 		*stage = "compile";
 		*status = "compile";
-		*error = "mini.cu:60: error: fused_consumer is not realised (line 60)";
+		*error = "mini.cu:60: error: fused_consumer is not realized (line 60)";
 		return CUCO_ERR_COMPILE;
 	}
 	if (chunks > 32) {

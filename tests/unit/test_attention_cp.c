@@ -356,7 +356,7 @@ struct cand_check {
 	int n, bad, overlap, ce, chunked;
 };
 
-/* Every candidate: valid and canonical in the narrowed space, realised code, its directive. */
+/* Every candidate: valid and canonical in the narrowed space, realized code, its directive. */
 static int check_candidate(const struct cuco_program_rec *p, void *arg, struct cuco_err *err)
 {
 	struct cand_check *c = arg;
@@ -375,7 +375,7 @@ static int check_candidate(const struct cuco_program_rec *p, void *arg, struct c
 	}
 	if (strstr(p->code, "{{") || cuco_directive_parse("c.cu", p->code, &back, err) ||
 	    !cuco_directive_equal(&d, &back)) {
-		fprintf(stderr, "program %lld: code does not realise %s\n", (long long)p->id,
+		fprintf(stderr, "program %lld: code does not realize %s\n", (long long)p->id,
 		        p->directive);
 		c->bad++;
 	} else {

@@ -3,7 +3,7 @@
  * cache's geometry and seeded block table (workloads/kv_transfer/kv_table.h),
  * its manifest and shape rules through the manifest loader, the directive
  * coverage of its template (every directive of the narrowed design space
- * realises, with no placeholder left and the code path it names), and an
+ * realizes, with no placeholder left and the code path it names), and an
  * evolution over the template with the fake evaluator.
  */
 #include <dirent.h>
@@ -160,7 +160,7 @@ static void test_manifest(void **state)
 	cuco_manifest_release(&m);
 }
 
-/* The template's narrowed space: what it realises, and every valid directive of it. */
+/* The template's narrowed space: what it realizes, and every valid directive of it. */
 static void test_template_coverage(void **state)
 {
 	struct cuco_design_space ds;
@@ -168,7 +168,7 @@ static void test_template_coverage(void **state)
 	char *tmpl = read_all(TEMPLATE);
 	const struct cuco_ds_dimension *dm;
 	int idx[CUCO_NDIMS] = {0}, valid = 0, placements[4] = {0};
-	static const char *const realised[] = {"sequential", "stream_overlap", "fused_producer",
+	static const char *const realized[] = {"sequential", "stream_overlap", "fused_producer",
 	                                       "fused_consumer"};
 
 	(void)state;
@@ -205,7 +205,7 @@ static void test_template_coverage(void **state)
 			assert_false(!strcmp(d.dims[CUCO_DIM_BACKEND], "ce") &&
 			             !strcmp(d.dims[CUCO_DIM_PLACEMENT], "fused_producer"));
 			for (int p = 0; p < 4; p++)
-				placements[p] += !strcmp(d.dims[CUCO_DIM_PLACEMENT], realised[p]);
+				placements[p] += !strcmp(d.dims[CUCO_DIM_PLACEMENT], realized[p]);
 		}
 		cuco_strbuf_release(&out);
 		cuco_directive_release(&d);
@@ -235,7 +235,7 @@ struct canon_check {
 	int bad, n;
 };
 
-/* Every candidate: a valid directive, canonical for the template, realised as named. */
+/* Every candidate: a valid directive, canonical for the template, realized as named. */
 static int check_candidate(const struct cuco_program_rec *p, void *arg, struct cuco_err *err)
 {
 	struct canon_check *c = arg;

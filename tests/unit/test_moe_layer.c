@@ -382,9 +382,9 @@ static void test_evolve_template(void **state)
 	assert_int_equal(cuco_store_program_each(w.store, 1, check_program, &mc, &err), CUCO_OK);
 	assert_int_equal(mc.bad, 0);
 	assert_true(mc.n > 10);
-	assert_true(mc.placements[0] > 0); /* both realised placements bred */
+	assert_true(mc.placements[0] > 0); /* both realized placements bred */
 	assert_true(mc.placements[1] > 0);
-	assert_int_equal(mc.placements[2], 0); /* never a backend the template does not realise */
+	assert_int_equal(mc.placements[2], 0); /* never a backend the template does not realize */
 	search_workload_release(&w);
 	cuco_strbuf_release(&tmpl);
 }

@@ -255,7 +255,7 @@ static int check_directive(const struct cuco_program_rec *p, void *arg, struct c
 		(*bad)++;
 		return 0;
 	}
-	if (strcmp(p->name, "seed")) { /* the code realises the directive */
+	if (strcmp(p->name, "seed")) { /* the code realizes the directive */
 		struct cuco_directive back;
 		if (cuco_directive_parse("c.cu", p->code, &back, err) ||
 		    !cuco_directive_equal(&d, &back))

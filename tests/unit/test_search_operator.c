@@ -1,4 +1,4 @@
-/* test_search_operator.c - the built-in operator: mutation and crossover stay valid, realisation,
+/* test_search_operator.c - the built-in operator: mutation and crossover stay valid, realization,
  * RNG. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -222,7 +222,7 @@ static void test_crossover_stays_valid(void **state)
 	assert_true(made > 500);
 }
 
-/* Template realisation: every placeholder filled, defaults, upper case, errors with line. */
+/* Template realization: every placeholder filled, defaults, upper case, errors with line. */
 static void test_realize_template(void **state)
 {
 	char *tmpl = read_all(FIXTURES "/mini.cu.in"),
@@ -251,7 +251,7 @@ static void test_realize_template(void **state)
 	assert_non_null(strstr(out.buf, "#define MINI_PLACEMENT \"stream_overlap\""));
 	assert_non_null(strstr(out.buf, "#define MINI_CHUNKS 8"));
 	assert_non_null(strstr(out.buf, "#define MINI_THREADS 512"));
-	/* the realised program carries the directive on its first line */
+	/* the realized program carries the directive on its first line */
 	assert_int_equal(cuco_directive_parse("child.cu", out.buf, &back, &err), CUCO_OK);
 	assert_true(cuco_directive_equal(&back, &d));
 	assert_int_equal(cuco_directive_find_line(out.buf), 1);
@@ -279,7 +279,7 @@ static void test_realize_template(void **state)
 	free(bad);
 }
 
-/* The real template from share/realize, when present, realises the seed directive completely. */
+/* The real template from share/realize, when present, realizes the seed directive completely. */
 static void test_realize_shipped_template(void **state)
 {
 	struct cuco_strbuf sb = CUCO_STRBUF_INIT, out = CUCO_STRBUF_INIT;
@@ -303,7 +303,7 @@ static void test_realize_shipped_template(void **state)
 	cuco_strbuf_release(&out);
 }
 
-/* Seed realisation rewrites the directive line and the CUCO_SEED_ defines only. */
+/* Seed realization rewrites the directive line and the CUCO_SEED_ defines only. */
 static void test_realize_seed(void **state)
 {
 	char *seed = read_all(FIXTURES "/seed.cu");
@@ -382,7 +382,7 @@ static void tmpl_parse(const struct tmpl_space *t, const char *json, struct cuco
 		fail_msg("%s: %s", json, err.msg);
 }
 
-/* Every valid directive of each shipped template stays valid when canonicalised. */
+/* Every valid directive of each shipped template stays valid when canonicalized. */
 static void test_inert_canonical_valid(void **state)
 {
 	static const char *const names[] = {"gemm_allgather.cu.in", "allgather_gemm.cu.in"};
@@ -592,7 +592,7 @@ static void test_crossover_inert(void **state)
 	tmpl_release(&ts);
 }
 
-/* Frozen genes are never canonicalised; the free inert genes still are. */
+/* Frozen genes are never canonicalized; the free inert genes still are. */
 static void test_inert_frozen(void **state)
 {
 	struct tmpl_space ts;
