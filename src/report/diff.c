@@ -270,41 +270,66 @@ static int flatten(const char *json, struct kv *out, int max)
 	return n;
 }
 
-/* "key: old -> new, ..." for the keys that differ (or all of b when a is NULL). */
-void cuco_report_directive_diff(const char *a, const char *b, struct cuco_strbuf *out)
+int cuco_report_directive_changes(const char *a, const char *b, struct cuco_report_change *out,
+                                  int max)
 {
 	struct kv ka[64], kb[64];
-	int na = flatten(a, ka, 64), nb = flatten(b, kb, 64), i = 0, j = 0, first = 1;
+	int na = flatten(a, ka, 64), nb = flatten(b, kb, 64), i = 0, j = 0, n = 0;
 
 	while (i < na || j < nb) {
 		int c = i == na ? 1 : j == nb ? -1 : strcmp(ka[i].key, kb[j].key);
-		const char *sep = first ? "" : ", ";
-		if (c == 0) {
-			if (strcmp(ka[i].val ? ka[i].val : "", kb[j].val ? kb[j].val : ""))
-				cuco_strbuf_addf(out, "%s%s: %s -> %s", sep, ka[i].key, ka[i].val,
-				                 kb[j].val);
-			else
-				sep = NULL;
-			i++;
-			j++;
-		} else if (c < 0) {
-			cuco_strbuf_addf(out, "%s%s: %s -> (none)", sep, ka[i].key, ka[i].val);
-			i++;
-		} else {
-			if (a)
-				cuco_strbuf_addf(out, "%s%s: (none) -> %s", sep, kb[j].key,
-				                 kb[j].val);
-			else
-				sep = NULL;
-			j++;
+		const char *key = c <= 0 ? ka[i].key : kb[j].key;
+		const char *old = c <= 0 ? ka[i].val : NULL, *after = c >= 0 ? kb[j].val : NULL;
+		if ((c || strcmp(old ? old : "", after ? after : "")) && (a || c <= 0) && n < max) {
+			snprintf(out[n].key, sizeof(out[n].key), "%s", key);
+			out[n].before = old ? strdup(old) : NULL;
+			out[n].after = after ? strdup(after) : NULL;
+			n++;
 		}
-		if (sep)
-			first = 0;
+		i += c <= 0;
+		j += c >= 0;
 	}
-	if (first)
-		cuco_strbuf_adds(out, a ? "(same directive)" : "-");
 	for (i = 0; i < na; i++)
 		free(ka[i].val);
 	for (j = 0; j < nb; j++)
 		free(kb[j].val);
+	return n;
+}
+
+void cuco_report_changes_free(struct cuco_report_change *c, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(c[i].before);
+		free(c[i].after);
+	}
+}
+
+void cuco_report_directive_diff(const char *a, const char *b, struct cuco_strbuf *out)
+{
+	struct cuco_report_change c[64];
+	int n = cuco_report_directive_changes(a, b, c, 64);
+
+	for (int i = 0; i < n; i++)
+		cuco_strbuf_addf(out, "%s%s: %s -> %s", i ? ", " : "", c[i].key,
+		                 c[i].before ? c[i].before : "(none)",
+		                 c[i].after ? c[i].after : "(none)");
+	if (!n)
+		cuco_strbuf_adds(out, a ? "(same directive)" : "-");
+	cuco_report_changes_free(c, n);
+}
+
+void cuco_report_diff_lines(struct cuco_strbuf *h, const char *diff)
+{
+	for (const char *l = diff; *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		char *line = strndup(l, len);
+		const char *cls = *l == '+' ? "add" : *l == '-' ? "del" : *l == '@' ? "hunk" : NULL;
+		if (cls)
+			cuco_strbuf_addf(h, "<span class=\"%s\">", cls);
+		cuco_report_escape(h, line ? line : "");
+		cuco_strbuf_adds(h, cls ? "</span>" : "\n");
+		free(line);
+		l += len + (nl ? 1 : 0);
+	}
 }

@@ -74,6 +74,9 @@ static int add_prog(const struct cuco_program_rec *p, void *arg, struct cuco_err
 			q->parent = p->parents[i].id;
 	if (!q->parent && p->nparents)
 		q->parent = p->parents[0].id;
+	for (size_t i = 0; i < p->nparents && !q->cross; i++)
+		if (p->parents[i].kind && !strcmp(p->parents[i].kind, "crossover"))
+			q->cross = p->parents[i].id;
 	return 0;
 }
 
@@ -117,6 +120,8 @@ static int add_ev(const struct cuco_eval_rec *e, void *arg, struct cuco_err *err
 	v->lat_us = r->mean ? e->mean_us : e->median_us;
 	v->fitness = e->fitness;
 	v->ok = !strcmp(e->status, "ok") && isfinite(v->lat_us) && v->lat_us > 0;
+	snprintf(v->stage, sizeof(v->stage), "%s", e->stage_reached ? e->stage_reached : "-");
+	snprintf(v->status, sizeof(v->status), "%s", e->status);
 	/* One shape: fitness = base / latency. Several: fitness is a geometric mean, and the
 	   primary shape's baseline is in the per-shape details. */
 	v->base_us = e->result_json ? primary_base(e->result_json) : v->lat_us * e->fitness;
@@ -401,7 +406,10 @@ int cuco_report_build(struct cuco_store *store, int64_t run_id, struct cuco_strb
 	section_head(&r, html, md);
 	cuco_report_summary(&r, best, html, md);
 	cuco_report_island_chart(&r, html, md);
+	cuco_report_scatter(&r, html, md);
 	cuco_report_lineage(&r, best, html, md);
+	cuco_report_tree(&r, best, html, md);
+	cuco_report_steps(&r, best, html, md);
 	cuco_report_flags(&r, html, md);
 	if ((rc = cuco_report_stats(&r, html, md, err)) ||
 	    (rc = cuco_report_recheck(&r, html, md, err)))

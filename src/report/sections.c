@@ -468,21 +468,7 @@ void cuco_report_code(struct report *r, const struct prog *best, struct cuco_str
 		    (long long)seed->id);
 		cuco_strbuf_addf(md, "Unified diff, seed (program %lld) to best.\n\n```diff\n",
 		                 (long long)seed->id);
-		for (const char *l = d.buf; *l;) {
-			const char *nl = strchr(l, '\n');
-			size_t len = nl ? (size_t)(nl - l) : strlen(l);
-			char *line = strndup(l, len);
-			const char *cls = *l == '+'   ? "add"
-			                  : *l == '-' ? "del"
-			                  : *l == '@' ? "hunk"
-			                              : NULL;
-			if (cls)
-				cuco_strbuf_addf(h, "<span class=\"%s\">", cls);
-			cuco_report_escape(h, line ? line : "");
-			cuco_strbuf_adds(h, cls ? "</span>" : "\n");
-			free(line);
-			l += len + (nl ? 1 : 0);
-		}
+		cuco_report_diff_lines(h, d.buf);
 		cuco_strbuf_adds(h, "</pre>\n");
 		cuco_strbuf_add(md, d.buf, d.len);
 		cuco_strbuf_adds(md, "```\n\n");

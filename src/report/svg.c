@@ -199,7 +199,7 @@ void cuco_report_island_chart(struct report *r, struct cuco_strbuf *h, struct cu
 			    h,
 			    "<polyline class=\"island\" data-island=\"%d\" fill=\"none\" "
 			    "stroke=\"%s\" stroke-width=\"2\" points=\"%s\"/>\n",
-			    k, palette[k % 8], pts.buf);
+			    k, cuco_report_island_colour(k), pts.buf);
 			cuco_strbuf_addf(md, "| %d | %d | %.1f us | %d |\n", k, first, best[k], at);
 		} else {
 			cuco_strbuf_addf(md, "| %d | - | - | - |\n", k);
@@ -210,8 +210,9 @@ void cuco_report_island_chart(struct report *r, struct cuco_strbuf *h, struct cu
 		cuco_strbuf_addf(h,
 		                 "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"4\" fill=\"%s\"/>"
 		                 "<text class=\"tl\" x=\"%d\" y=\"%d\">island %d%s</text>\n",
-		                 c.w - c.r + 14, c.t + 10 + 18 * k, palette[k % 8], c.w - c.r + 34,
-		                 c.t + 15 + 18 * k, k, seen[k] ? "" : " (none correct)");
+		                 c.w - c.r + 14, c.t + 10 + 18 * k, cuco_report_island_colour(k),
+		                 c.w - c.r + 34, c.t + 15 + 18 * k, k,
+		                 seen[k] ? "" : " (none correct)");
 	cuco_strbuf_adds(h, "</svg>\n");
 	cuco_strbuf_adds(md, "\n");
 	if (r->nshapes > 1) {
@@ -224,5 +225,229 @@ void cuco_report_island_chart(struct report *r, struct cuco_strbuf *h, struct cu
 		cuco_report_escape(h, what);
 		cuco_strbuf_adds(h, "</p>\n");
 		cuco_strbuf_addf(md, "%s\n\n", what);
+	}
+}
+
+const char *cuco_report_island_colour(int64_t k)
+{
+	return k < 0 ? "#777777" : palette[k % 8];
+}
+
+/* The stages an evaluation can fail at, in cascade order, and the marker of each. */
+static const char *const stages[] = {"compile", "run", "verify", "bench"};
+#define NSTAGES 4
+
+/* A failure's marker at (x, y): compile a cross, run a triangle, verify a square,
+   bench a diamond (and anything else a cross, too). */
+static void fail_marker(struct cuco_strbuf *h, int stage, double x, double y, const char *colour)
+{
+	switch (stage) {
+	case 1:
+		cuco_strbuf_addf(h, "d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" fill=\"%s\"", x, y - 5,
+		                 x + 5, y + 4, x - 5, y + 4, colour);
+		break;
+	case 2:
+		cuco_strbuf_addf(h, "d=\"M%.1f %.1fh8v8h-8Z\" fill=\"%s\"", x - 4, y - 4, colour);
+		break;
+	case 3:
+		cuco_strbuf_addf(h, "d=\"M%.1f %.1fl5 5l-5 5l-5 -5Z\" fill=\"%s\"", x, y - 5,
+		                 colour);
+		break;
+	default:
+		cuco_strbuf_addf(h,
+		                 "d=\"M%.1f %.1fl8 8M%.1f %.1fl-8 8\" stroke=\"%s\" "
+		                 "stroke-width=\"2\" fill=\"none\"",
+		                 x - 4, y - 4, x + 4, y - 4, colour);
+	}
+}
+
+static int stage_index(const char *s)
+{
+	for (int k = 0; k < NSTAGES; k++)
+		if (!strcmp(s, stages[k]))
+			return k;
+	return 0;
+}
+
+static int dbl_cmp(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The median latency of the run's correct evaluations; infinity when none. */
+static double median_ok(const struct report *r)
+{
+	double *v = malloc(((size_t)r->nevs + 1) * sizeof(*v)), m = INFINITY;
+	int n = 0;
+
+	for (int i = 0; v && i < r->nevs; i++)
+		if (r->evs[i].ok)
+			v[n++] = r->evs[i].lat_us;
+	if (n) {
+		qsort(v, (size_t)n, sizeof(*v), dbl_cmp);
+		m = v[n / 2];
+	}
+	free(v);
+	return m;
+}
+
+void cuco_report_scatter(struct report *r, struct cuco_strbuf *h, struct cuco_strbuf *md)
+{
+	double lo = INFINITY, hi = -INFINITY;
+	int nfail[NSTAGES] = {0}, row[NSTAGES], nrows = 0, nok = 0, nisl = 0, seed = 0;
+	int band = 16; /* px per failure row */
+	int nover = 0; /* correct ones beyond the axis */
+	double cap;
+	struct chart c = {0.5, 2, 0, 1, 900, 0, 100, 170, 0, 46};
+
+	for (int i = 0; i < r->nevs; i++) {
+		struct prog *p = cuco_report_find_prog(r, r->evs[i].program_id);
+		if (p && p->island >= 0 && p->island < MAX_ISLANDS && p->island + 1 > nisl)
+			nisl = (int)p->island + 1;
+		seed |= !p || p->island < 0;
+		if (r->evs[i].ok) {
+			lo = fmin(lo, r->evs[i].lat_us);
+			hi = fmax(hi, r->evs[i].lat_us);
+			nok++;
+		} else {
+			nfail[stage_index(r->evs[i].stage)]++;
+		}
+	}
+	for (int k = 0; k < NSTAGES; k++)
+		row[k] = nfail[k] ? nrows++ : -1;
+	cuco_strbuf_adds(h, "<h2>Every evaluation</h2>\n");
+	cuco_strbuf_adds(md, "## Every evaluation\n\n");
+	if (!r->nevs) {
+		cuco_strbuf_adds(h, "<p class=\"missing\">No evaluation stored.</p>\n");
+		cuco_strbuf_adds(md, "No evaluation stored.\n\n");
+		return;
+	}
+	cuco_strbuf_addf(h,
+	                 "<p>%d evaluations in run order: %d correct (a dot at their %s "
+	                 "latency), %d failed (marked in the band above the plot, in the row of "
+	                 "the stage they failed at).</p>\n",
+	                 r->nevs, nok, r->mean ? "mean" : "median", r->nevs - nok);
+	cuco_strbuf_addf(md,
+	                 "%d evaluations in run order: %d correct, %d failed.\n\n| failed at "
+	                 "| evaluations |\n|---|---|\n",
+	                 r->nevs, nok, r->nevs - nok);
+	for (int k = 0; k < NSTAGES; k++)
+		cuco_strbuf_addf(md, "| %s | %d |\n", stages[k], nfail[k]);
+	cuco_strbuf_adds(md, "\n");
+	if (!isfinite(lo)) {
+		lo = 0;
+		hi = 1;
+	}
+	/* One candidate many times slower than the rest must not flatten them all: the axis
+	   ends at 3x the median correct latency, and slower ones sit on its top edge. */
+	cap = 3 * median_ok(r);
+	if (hi > cap && cap > lo)
+		hi = cap;
+	if (hi - lo < 1e-9 * hi + 1e-9)
+		hi = lo + 1;
+	c.y0 = lo - 0.05 * (hi - lo);
+	c.y1 = hi + 0.05 * (hi - lo);
+	c.x1 = r->nevs + 0.5;
+	for (int i = 0; i < r->nevs; i++)
+		nover += r->evs[i].ok && r->evs[i].lat_us > c.y1;
+	c.t = 12 + nrows * band + (nrows ? 10 : 0);
+	c.h = c.t + 300 + c.b;
+	cuco_strbuf_addf(h,
+	                 "<svg class=\"chart scatter\" width=\"%d\" height=\"%d\" viewBox=\"0 0 "
+	                 "%d %d\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" "
+	                 "aria-label=\"every evaluation\">\n",
+	                 c.w, c.h, c.w, c.h);
+	axes(h, &c, "evaluation (run order)",
+	     r->mean ? "mean latency (us)" : "median latency (us)");
+	for (int k = 0; k < NSTAGES; k++)
+		if (row[k] >= 0)
+			cuco_strbuf_addf(h,
+			                 "<rect class=\"band\" x=\"%d\" y=\"%d\" width=\"%d\" "
+			                 "height=\"%d\" fill=\"%s\"/><text class=\"tl\" x=\"%d\" "
+			                 "y=\"%d\" text-anchor=\"end\">failed at %s</text>\n",
+			                 c.l, 10 + row[k] * band, c.w - c.l - c.r, band,
+			                 row[k] % 2 ? "#f6f6f6" : "#fbecec", c.l - 6,
+			                 10 + row[k] * band + 12, stages[k]);
+	for (int i = 0; i < r->nevs; i++) {
+		const struct ev *v = &r->evs[i];
+		struct prog *p = cuco_report_find_prog(r, v->program_id);
+		int64_t isl = p ? p->island : -1;
+		const char *col = cuco_report_island_colour(isl < MAX_ISLANDS ? isl : -1);
+		double x = cx(&c, i + 1);
+		if (v->ok && v->lat_us > c.y1) {
+			cuco_strbuf_addf(
+			    h,
+			    "<path class=\"ev ok over\" data-island=\"%lld\" "
+			    "d=\"M%.1f %dl5 8h-10Z\" fill=\"%s\"><title>evaluation %d: "
+			    "program %lld, %.1f us (beyond the axis)</title></path>\n",
+			    (long long)isl, x, c.t, col, i + 1, (long long)v->program_id,
+			    v->lat_us);
+		} else if (v->ok) {
+			cuco_strbuf_addf(h,
+			                 "<circle class=\"ev ok\" data-island=\"%lld\" cx=\"%.1f\" "
+			                 "cy=\"%.1f\" r=\"3.5\" fill=\"%s\" fill-opacity=\"0.8\">"
+			                 "<title>evaluation %d: program %lld, %.1f us</title>"
+			                 "</circle>\n",
+			                 (long long)isl, x, cy(&c, v->lat_us), col, i + 1,
+			                 (long long)v->program_id, v->lat_us);
+		} else {
+			int k = stage_index(v->stage);
+			cuco_strbuf_addf(h,
+			                 "<path class=\"ev fail\" data-island=\"%lld\" "
+			                 "data-stage=\"%s\" ",
+			                 (long long)isl, stages[k]);
+			fail_marker(h, k, x, 10 + row[k] * band + band / 2.0, col);
+			cuco_strbuf_addf(h, "><title>evaluation %d: program %lld failed at ", i + 1,
+			                 (long long)v->program_id);
+			cuco_report_escape(h, v->stage);
+			cuco_strbuf_adds(h, " (");
+			cuco_report_escape(h, v->status);
+			cuco_strbuf_adds(h, ")</title></path>\n");
+		}
+	}
+	/* The legend: islands by colour, then the stages by marker. */
+	{
+		int y = c.t + 8, lx = c.w - c.r + 16;
+		for (int k = -1; k < nisl; k++) {
+			if (k < 0 && !seed)
+				continue;
+			cuco_strbuf_addf(h,
+			                 "<g class=\"legend\"><circle cx=\"%d\" cy=\"%d\" r=\"4\" "
+			                 "fill=\"%s\"/><text class=\"tl\" x=\"%d\" y=\"%d\">",
+			                 lx, y, cuco_report_island_colour(k), lx + 10, y + 4);
+			if (k < 0)
+				cuco_strbuf_adds(h, "seed (no island)");
+			else
+				cuco_strbuf_addf(h, "island %d", k);
+			cuco_strbuf_adds(h, "</text></g>\n");
+			y += 18;
+		}
+		y += 8;
+		for (int k = 0; k < NSTAGES; k++) {
+			if (!nfail[k])
+				continue;
+			cuco_strbuf_adds(h, "<g class=\"legend\"><path ");
+			fail_marker(h, k, lx, y, "#444");
+			cuco_strbuf_addf(h,
+			                 "/><text class=\"tl\" x=\"%d\" y=\"%d\">failed at %s "
+			                 "(%d)</text></g>\n",
+			                 lx + 10, y + 4, stages[k], nfail[k]);
+			y += 18;
+		}
+	}
+	cuco_strbuf_adds(h, "</svg>\n");
+	if (nover) {
+		cuco_strbuf_addf(
+		    h,
+		    "<p>%d correct evaluations slower than the axis's top, %.1f us, sit "
+		    "on the top edge as triangles.</p>\n",
+		    nover, c.y1);
+		cuco_strbuf_addf(
+		    md,
+		    "%d correct evaluations slower than the axis's top, %.1f us, sit on "
+		    "the chart's top edge.\n\n",
+		    nover, c.y1);
 	}
 }
