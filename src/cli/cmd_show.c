@@ -94,6 +94,8 @@ int cmd_show(int argc, char **argv)
 		struct cuco_run_rec r;
 		if ((rc = cuco_store_run_get(store, id, &r, &err)) == 0) {
 			show_run_row(&r, NULL, &err);
+			if (r.error) /* why it failed, before what it stored */
+				printf("error: %s\n", r.error);
 			cuco_run_rec_release(&r);
 			rc = cuco_store_eval_each_run(store, id, show_eval_row, NULL, &err);
 		}

@@ -334,8 +334,21 @@ static void section_head(struct report *r, struct cuco_strbuf *h, struct cuco_st
 	       "td:first-child{font-weight:600;white-space:nowrap}\n"
 	       "</style>\n</head>\n<body>\n<h1>");
 	cuco_report_escape(h, title);
-	cuco_strbuf_adds(h, "</h1>\n<table class=\"meta\">\n");
+	cuco_strbuf_adds(h, "</h1>\n");
 	cuco_strbuf_addf(md, "# %s\n\n", title);
+	if (!strcmp(r->run.status, "failed")) {
+		/* why, first: everything below is what the run stored before it failed */
+		cuco_strbuf_adds(h, "<p class=\"fail run-error\">The run failed: ");
+		cuco_report_escape(h, r->run.error ? r->run.error
+		                                   : "the store keeps no reason (a run stored by "
+		                                     "a cuco before store schema 4)");
+		cuco_strbuf_adds(h, "</p>\n");
+		cuco_strbuf_addf(md, "**The run failed:** %s\n\n",
+		                 r->run.error ? r->run.error
+		                              : "the store keeps no reason (a run stored by a cuco "
+		                                "before store schema 4)");
+	}
+	cuco_strbuf_adds(h, "<table class=\"meta\">\n");
 	{
 		const char *rows[][2] = {
 		    {"status", r->run.status},

@@ -4,7 +4,8 @@
  * order (correct ones by island, failures by the stage they failed at), the
  * best program's ancestry as a tree, and seed to best step by step (the
  * directive change and the code diff of each step). Every expected count is
- * read back from the store itself. CUCO_TEST_REPORT_DIR keeps the report.
+ * read back from the store itself. And a failed run's report says why it
+ * failed. CUCO_TEST_REPORT_DIR keeps the report.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -440,6 +441,74 @@ static void test_views(void **state)
 	unlink(html);
 }
 
+/* An evaluator that cannot run anything, as on a node whose GPUs went away mid-run. */
+static int evaluate_no_gpu(void *ctx, const struct cuco_candidate *c, struct cuco_eval_outcome *out,
+                           struct cuco_err *err)
+{
+	(void)ctx;
+	(void)c;
+	(void)out;
+	return cuco_err_set(err, CUCO_ERR_NO_GPU, "cascade: 0 CUDA GPUs here, 2 ranks need 2");
+}
+
+/* A run that fails keeps why: in the store, at the top of its report. */
+static void test_failed_run(void **state)
+{
+	static const struct cuco_hw_facts facts = {0, 1, 2, 132, 90, 2};
+	struct cuco_design_space ds;
+	struct cuco_evolve_config cfg;
+	struct cuco_evolve_progress fin;
+	struct cuco_evolve_opts o;
+	struct cuco_run_rec rr;
+	struct cuco_store *s = NULL;
+	struct cuco_err err;
+	struct cuco_strbuf h = CUCO_STRBUF_INIT, m = CUCO_STRBUF_INIT;
+	char *tmpl = read_all(FIXTURES "/mini.cu.in"), *seed = read_all(FIXTURES "/seed.cu");
+	int64_t run = 0;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/failed.db", dir);
+	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
+	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &ds, &err), CUCO_OK);
+	cuco_evolve_config_default(&cfg);
+	cfg.generations = 2;
+	memset(&o, 0, sizeof(o));
+	o.store = s;
+	o.workload = "mini";
+	o.shape = "small";
+	o.ds = &ds;
+	o.facts = &facts;
+	o.seed_code = seed;
+	o.template_text = tmpl;
+	o.template_name = "mini.cu.in";
+	o.evaluator.evaluate = evaluate_no_gpu;
+	assert_int_equal(cuco_evolve_run(&o, &cfg, 0, &run, &fin, &err), CUCO_ERR_NO_GPU);
+	assert_true(run > 0);
+	cuco_run_rec_init(&rr);
+	assert_int_equal(cuco_store_run_get(s, run, &rr, &err), CUCO_OK);
+	assert_string_equal(rr.status, "failed");
+	assert_non_null(rr.error);
+	assert_non_null(strstr(rr.error, "0 CUDA GPUs here, 2 ranks need 2"));
+	cuco_run_rec_release(&rr);
+	assert_int_equal(cuco_report_build(s, run, &h, &m, &err), CUCO_OK);
+	assert_non_null(strstr(h.buf, "<p class=\"fail run-error\">The run failed: "));
+	assert_non_null(strstr(h.buf, "0 CUDA GPUs here, 2 ranks need 2</p>"));
+	assert_non_null(strstr(m.buf, "**The run failed:** "));
+	assert_non_null(strstr(m.buf, "0 CUDA GPUs here, 2 ranks need 2\n"));
+
+	cuco_strbuf_release(&h);
+	cuco_strbuf_release(&m);
+	cuco_store_close(s);
+	cuco_design_space_release(&ds);
+	free(tmpl);
+	free(seed);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/failed.db-wal", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/failed.db-shm", dir);
+	unlink(path);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -458,6 +527,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_views),
+	    cmocka_unit_test(test_failed_run),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
