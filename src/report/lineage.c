@@ -187,7 +187,8 @@ void cuco_report_tree(struct report *r, const struct prog *best, struct cuco_str
 	                 "chain has a blue frame.%s</p>\n",
 	                 t.nn, t.cut ? " Older ancestors past the first 48 are left out." : "");
 	cuco_strbuf_addf(h,
-	                 "<svg class=\"tree\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+	                 "<div class=\"scroll\"><svg class=\"tree\" width=\"%d\" height=\"%d\" "
+	                 "viewBox=\"0 0 %d %d\" "
 	                 "xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"ancestry "
 	                 "of the best program\">\n",
 	                 w, ht, w, ht);
@@ -238,16 +239,22 @@ void cuco_report_tree(struct report *r, const struct prog *best, struct cuco_str
 	                 "<text class=\"tl\" x=\"56\" y=\"%d\">parent</text>"
 	                 "<line x1=\"130\" y1=\"%d\" x2=\"160\" y2=\"%d\" stroke=\"#999\" "
 	                 "stroke-dasharray=\"5 4\"/><text class=\"tl\" x=\"166\" y=\"%d\">"
-	                 "crossover partner</text>\n</svg>\n",
+	                 "crossover partner</text>\n</svg></div>\n",
 	                 ht - 12, ht - 12, ht - 8, ht - 12, ht - 12, ht - 8);
 	cuco_strbuf_addf(md,
 	                 "### Ancestry of the best program\n\n%d programs (parents and crossover "
 	                 "partners; siblings left out).\n\n| program | parent | crossover partner "
 	                 "| operator | island | latency |\n|---|---|---|---|---|---|\n",
 	                 t.nn);
-	for (int i = t.nn - 1; i >= 0; i--) {
-		const struct prog *p = t.n[i];
+	for (int64_t last = 0;;) { /* oldest first */
+		const struct prog *p = NULL;
 		char lat[32];
+		for (int i = 0; i < t.nn; i++)
+			if (t.n[i]->id > last && (!p || t.n[i]->id < p->id))
+				p = t.n[i];
+		if (!p)
+			break;
+		last = p->id;
 		cuco_report_fmt_us(lat, sizeof(lat), p->lat_us);
 		cuco_strbuf_addf(md, "| %lld | ", (long long)p->id);
 		cuco_strbuf_addf(md, p->parent ? "%lld | " : "- | ", (long long)p->parent);

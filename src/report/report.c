@@ -330,6 +330,7 @@ static void section_head(struct report *r, struct cuco_strbuf *h, struct cuco_st
 	       "font-weight:600}\n"
 	       ".axis{stroke:#333;stroke-width:1}.tick{stroke:#333}.grid{stroke:#e4e4e4}\n"
 	       ".tl{font-size:11px;fill:#333}.al{font-size:12px;fill:#222}\n"
+	       ".scroll{overflow-x:auto}\n"
 	       ".meta td{overflow-wrap:anywhere}.meta "
 	       "td:first-child{font-weight:600;white-space:nowrap}\n"
 	       "</style>\n</head>\n<body>\n<h1>");
