@@ -298,7 +298,8 @@ int cuco_report_stats(struct report *r, struct cuco_strbuf *h, struct cuco_strbu
 	                 "0).\n\n| dimension | value | count | failures | mean fitness | best "
 	                 "fitness |\n|---|---|---|---|---|---|\n",
 	                 s.nevaluated, s.ncorrect, s.mean_fitness);
-	qsort(s.stats, (size_t)s.nstats, sizeof(*s.stats), stat_cmp);
+	if (s.nstats) /* no candidate judged: no array to sort */
+		qsort(s.stats, (size_t)s.nstats, sizeof(*s.stats), stat_cmp);
 	for (int i = 0; i < s.nstats; i++) {
 		const struct cuco_summary_stat *t = &s.stats[i];
 		double mean = t->n ? t->sum / t->n : NAN;
