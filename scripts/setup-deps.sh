@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # setup-deps.sh - install what cuco needs to build and test on Debian/Ubuntu,
-# or say exactly what to install when we cannot (not root, no apt).
+# or say exactly what to install when we cannot (not root, no apt). chromium:
+# the report's rendering check (tests/report_render.sh).
 set -eu
-pkgs="cmake make gcc g++ clang pkg-config python3 sqlite3 libsqlite3-dev libjansson-dev libcurl4-openssl-dev libcmocka-dev clang-format"
+pkgs="cmake make gcc g++ clang pkg-config python3 sqlite3 libsqlite3-dev libjansson-dev libcurl4-openssl-dev libcmocka-dev clang-format chromium"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # cli.sh - scenario test of the `cuco` command on a machine without GPUs:
 # exit codes and one-line reasons for misuse, doctor, workloads, fastpath,
-# bench (compile-only, then refused for lack of GPUs), show, and a store
+# bench (compile-only, then refused for lack of GPUs), show (and --json), a
+# failed run's reason in show and report, and a store
 # written by a newer cuco.
 #
 #   bash tests/cli.sh <path-to-cuco>      (CUCO_HOME: the source tree)
@@ -356,6 +357,14 @@ if printf '%s\n' "$out" | grep -q '^run 2 .*gemm_allgather .*2048 '; then
 else
 	failed "show run 2: the primary shape" "run 2 is not at shape 2048"
 fi
+# the evolve run that found no GPU failed; its report says why, first
+check "report of a failed run" 0 -- "$CUCO" report 2 --store "$EDB" -o "$TMP/reports"
+if grep -q '<p class="fail run-error">The run failed: .*GPU' "$TMP/reports/run-2.html" &&
+	grep -q '^\*\*The run failed:\*\* .*GPU' "$TMP/reports/run-2.md"; then
+	pass=$((pass + 1))
+else
+	failed "report of a failed run" "no reason at the top of run-2.html and run-2.md"
+fi
 
 check "show runs" 0 -- "$CUCO" show runs --store "$DB"
 expect "show runs: two runs" "$(printf '%s\n' "$out" | grep -c '^run ')" -eq 2
@@ -371,6 +380,40 @@ if printf '%s\n' "$out" | grep -q '^run 1 .*gemm_allgather .*2048 .*done'; then
 else
 	failed "show run 1" "no line for run 1"
 fi
+# the failed bench run keeps why it failed
+check "show run 2: why it failed" 0 "error: " "CUDA GPU" -- "$CUCO" show run 2 --store "$DB"
+# --json: every form, one JSON value with the store's column names as keys
+"$CUCO" show runs --json --store "$DB" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert [r["id"] for r in d] == [1, 2], d
+assert d[0]["status"] == "done" and d[0]["error"] is None and d[0]["kind"] == "bench", d[0]
+assert d[1]["status"] == "failed" and "CUDA GPU" in d[1]["error"], d[1]
+' && pass=$((pass + 1)) || failed "show runs --json" "not the two runs with their status and error"
+"$CUCO" show run 1 --json --store "$DB" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["id"] == 1 and d["workload"] == "gemm_allgather" and d["shape"] == "2048", d
+assert isinstance(d["config"], dict), d["config"]
+ev = d["evaluations"]
+assert ev and all(e["run_id"] == 1 and e["shape"] == "2048" for e in ev), ev
+assert all(set(e) >= {"stage_reached", "status", "median_us", "fitness"} for e in ev), ev[0]
+' && pass=$((pass + 1)) || failed "show run 1 --json" "not run 1 with its evaluations"
+"$CUCO" show program 1 --json --code --store "$DB" 2>/dev/null | python3 -c '
+import json, os, sys
+d = json.load(sys.stdin)
+assert d["id"] == 1 and d["name"] == "baseline" and d["origin"] == "baseline", d
+assert d["parents"] == [] and d["flags"] == [] and isinstance(d["evaluations"], list), d
+host = open(os.path.join(os.environ["CUCO_HOME"], "workloads/gemm_allgather/host.cu")).read()
+assert d["code"] == host
+' && pass=$((pass + 1)) || failed "show program 1 --json --code" "not program 1 with its code"
+"$CUCO" show evaluation 1 --json --logs --store "$DB" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["id"] == 1 and d["program_id"] >= 1 and "compile_log" in d and "run_log" in d, d
+' && pass=$((pass + 1)) || failed "show evaluation 1 --json --logs" "not evaluation 1 with its logs"
+check "show run 99 --json" nonzero "no run 99" -- "$CUCO" show run 99 --json --store "$DB"
+expect "show run 99 --json: nothing on stdout" "${#out}" -eq 0
 check "show run 99" nonzero "no run 99" -- "$CUCO" show run 99 --store "$DB"
 check "show program 1" 0 "program 1 baseline (baseline) workload gemm_allgather" -- \
 	"$CUCO" show program 1 --store "$DB"

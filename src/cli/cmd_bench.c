@@ -291,12 +291,12 @@ int cmd_bench(int argc, char **argv)
 		printf("# compile stage done for %s; %s.\n"
 		       "# Execution needs >= %d CUDA GPUs: run this command on a GPU node.\n",
 		       m.name, err.msg, req.run.ranks);
-		cuco_store_run_finish(store, req.run_id, "failed", NULL);
+		cuco_store_run_fail(store, req.run_id, err.msg, NULL);
 		goto out_results;
 	}
 	if (rc) {
 		cli_fail(&err);
-		cuco_store_run_finish(store, req.run_id, "failed", NULL);
+		cuco_store_run_fail(store, req.run_id, err.msg, NULL);
 		goto out_results;
 	}
 	if (compile_only) {

@@ -100,7 +100,10 @@ static int run_agent(struct cli_llm_flags *lf, int iterations, const char *host,
 	cfg.judge_arg = &judge;
 	cfg.progress = stderr;
 	rc = cuco_fastpath_agent_run(&cfg, &res, err);
-	cuco_store_run_finish(store, run_id, rc ? "failed" : "done", NULL);
+	if (rc)
+		cuco_store_run_fail(store, run_id, err->msg, NULL);
+	else
+		cuco_store_run_finish(store, run_id, "done", NULL);
 	if (rc)
 		goto out;
 	cuco_strbuf_adds(out, res.seed);

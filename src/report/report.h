@@ -1,8 +1,10 @@
 /*
- * report.h - the report of an evolve run, from the store alone: best against
- * seed, host baseline, peers and the ideal bound; best latency per island over
- * the evaluations; the best program's lineage; directive statistics;
- * failures; the re-check; the best code and its diff against the seed. One
+ * report.h - the report of an evolve run, from the store alone: why it failed
+ * (when it did); best against seed, host baseline, peers and the ideal bound;
+ * best latency per island and every evaluation (failures by stage); the best
+ * program's lineage and ancestry tree; seed to best step by step (directive
+ * change and code diff); directive statistics; failures; the re-check; the
+ * best code and its diff against the seed. One
  * self-contained HTML file (inline CSS and SVG, no script, no network) and
  * the same in Markdown. Deterministic: the same store gives the same bytes.
  */

@@ -604,8 +604,8 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 	                           err);
 	goto out;
 fail:
-	if (e.run_id)
-		cuco_store_run_finish(o->store, e.run_id, "failed", NULL);
+	if (e.run_id) /* the reason stays with the run: its report and `show run` say it */
+		cuco_store_run_fail(o->store, e.run_id, err ? err->msg : NULL, NULL);
 out:
 	/* Nothing compiles on behind the caller (a generation bred ahead stays stored). */
 	if (o->evaluator.prefetch_cancel)

@@ -141,6 +141,8 @@ static const char *const migrations[] = {
     /* 3 -> 4: what each LLM call was for; a model's diagnosis of a failed or slower child */
     "ALTER TABLE llm_calls ADD COLUMN purpose TEXT;\n"
     "ALTER TABLE evaluations ADD COLUMN diagnosis TEXT;\n",
+    /* 4 -> 5: why a failed run failed */
+    "ALTER TABLE runs ADD COLUMN error TEXT;\n",
 };
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == CUCO_STORE_SCHEMA_VERSION - 1,
                "one migration per schema version after 1");
@@ -830,6 +832,7 @@ static const struct rec_col run_cols[] = {
     {"host", COL_TEXT, offsetof(struct cuco_run_rec, host)},
     {"gpu", COL_TEXT, offsetof(struct cuco_run_rec, gpu)},
     {"commit_id", COL_TEXT, offsetof(struct cuco_run_rec, commit_id)},
+    {"error", COL_TEXT, offsetof(struct cuco_run_rec, error)},
     {NULL},
 };
 
@@ -877,7 +880,8 @@ int cuco_store_run_finish(struct cuco_store *store, int64_t id, const char *stat
 		    status ? status : "(null)");
 	ret = prepare(store,
 	              "UPDATE runs SET status = ?1, finished_at = CASE WHEN ?1 = 'running' "
-	              "THEN NULL ELSE " NOW_SQL " END WHERE id = ?2",
+	              "THEN NULL ELSE " NOW_SQL " END, error = CASE WHEN ?1 = 'running' THEN "
+	              "NULL ELSE error END WHERE id = ?2",
 	              &st, err);
 	if (ret)
 		goto out;
@@ -886,6 +890,36 @@ int cuco_store_run_finish(struct cuco_store *store, int64_t id, const char *stat
 		rc = sqlite3_bind_int64(st, 2, id);
 	if (rc != SQLITE_OK) {
 		ret = sql_fail(store, err, rc, "binding a run status");
+		goto out;
+	}
+	ret = step_done(store, st, "updating a run", err);
+	if (ret)
+		goto out;
+	if (sqlite3_changes(store->db) == 0)
+		ret = cuco_err_set(err, CUCO_ERR_NOT_FOUND, "store %s has no run %lld", store->path,
+		                   (long long)id);
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int cuco_store_run_fail(struct cuco_store *store, int64_t id, const char *error,
+                        struct cuco_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, ret;
+
+	ret = prepare(store,
+	              "UPDATE runs SET status = 'failed', finished_at = " NOW_SQL
+	              ", error = ?1 WHERE id = ?2",
+	              &st, err);
+	if (ret)
+		goto out;
+	rc = bind_str(st, 1, error);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int64(st, 2, id);
+	if (rc != SQLITE_OK) {
+		ret = sql_fail(store, err, rc, "binding a run's error");
 		goto out;
 	}
 	ret = step_done(store, st, "updating a run", err);

@@ -12,7 +12,7 @@
  * with every schema change and add a migration from the previous version; a
  * file with a newer version is refused (CUCO_ERR_SCHEMA), never rewritten.
  */
-#define CUCO_STORE_SCHEMA_VERSION 4
+#define CUCO_STORE_SCHEMA_VERSION 5
 
 /* `PRAGMA application_id` of a cuco store: "cuco" in ASCII. */
 #define CUCO_STORE_APPLICATION_ID 0x6375636f
@@ -52,6 +52,8 @@ struct cuco_run_rec {
 	const char *host;         /* host name */
 	const char *gpu;          /* GPU model(s) */
 	const char *commit_id;    /* source commit of cuco, if known */
+	const char *error;        /* why a failed run failed (since schema 4; set by
+	                             cuco_store_run_fail(), ignored by run_begin) */
 };
 
 /* A lineage edge: the program named by id contributed to the new program. */
@@ -199,6 +201,14 @@ int cuco_store_run_begin(struct cuco_store *store, const struct cuco_run_rec *re
  */
 int cuco_store_run_finish(struct cuco_store *store, int64_t id, const char *status,
                           struct cuco_err *err);
+
+/*
+ * Mark run id 'failed', finished now, and keep error (may be NULL) as why.
+ * Resuming it (cuco_store_run_finish() with 'running') clears the error.
+ * Errors: CUCO_ERR_NOT_FOUND (no such run), CUCO_ERR_STORE.
+ */
+int cuco_store_run_fail(struct cuco_store *store, int64_t id, const char *error,
+                        struct cuco_err *err);
 
 /*
  * Read run id into *out (owned strings: cuco_run_rec_release()). Errors:

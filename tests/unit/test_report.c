@@ -512,7 +512,7 @@ static void test_report_fixture(void **state)
 	assert_int_equal(count(h.buf, "<polyline class=\"island\""), 3);
 	assert_non_null(strstr(h.buf, "data-island=\"2\""));
 	assert_int_equal(count(h.buf, "<svg"), count(h.buf, "</svg>"));
-	assert_int_equal(count(h.buf, "<svg"), 2);
+	assert_int_equal(count(h.buf, "<svg"), 4);
 	assert_int_equal(count(h.buf, "<table"), count(h.buf, "</table>"));
 	assert_int_equal(count(h.buf, "<pre"), count(h.buf, "</pre>"));
 	/* Where the schedule turned: 6 generations explore 0.4, so 1-3 explore and 4

@@ -253,6 +253,25 @@ static void test_run_roundtrip(void **state)
 	assert_non_null(out.finished_at);
 	cuco_run_rec_release(&out);
 
+	assert_null(out.error);
+	/* a failed run keeps why; resuming it clears that, finishing keeps it */
+	assert_ok(cuco_store_run_fail(s, id, "evolve: no GPU", &err));
+	assert_ok(cuco_store_run_get(s, id, &out, &err));
+	assert_string_equal(out.status, "failed");
+	assert_string_equal(out.error, "evolve: no GPU");
+	assert_non_null(out.finished_at);
+	cuco_run_rec_release(&out);
+	assert_ok(cuco_store_run_finish(s, id, "failed", &err));
+	assert_ok(cuco_store_run_get(s, id, &out, &err));
+	assert_string_equal(out.error, "evolve: no GPU");
+	cuco_run_rec_release(&out);
+	assert_ok(cuco_store_run_finish(s, id, "running", &err));
+	assert_ok(cuco_store_run_get(s, id, &out, &err));
+	assert_null(out.error);
+	cuco_run_rec_release(&out);
+	assert_ok(cuco_store_run_finish(s, id, "done", &err));
+	assert_int_equal(cuco_store_run_fail(s, id + 100, "x", &err), CUCO_ERR_NOT_FOUND);
+
 	assert_int_equal(cuco_store_run_finish(s, id + 100, "failed", &err), CUCO_ERR_NOT_FOUND);
 	assert_int_equal(cuco_store_run_finish(s, id, "finished", &err), CUCO_ERR_INVALID);
 	assert_int_equal(cuco_store_run_get(s, id + 100, &out, &err), CUCO_ERR_NOT_FOUND);
@@ -832,6 +851,7 @@ static void test_migrate_v1(void **state)
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM summaries"), 1);
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM meta"), 2);
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM programs WHERE flags IS NULL"), 2);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM runs WHERE error IS NULL"), 1);
 	/* old rows read back as before, with no flags */
 	assert_int_equal(cuco_store_program_get(s, 2, &p, &err), CUCO_OK);
 	assert_string_equal(p.name, "g1-i0-c0");
