@@ -189,6 +189,10 @@ check "workloads <malformed manifest>" nonzero "workloads/$BROKEN" "gemm_allgath
 
 check "doctor without GPUs" 0 "no CUDA GPU" "CUDA_DEVICE_MAX_CONNECTIONS unset" -- \
 	env -u CUDA_DEVICE_MAX_CONNECTIONS "$CUCO" doctor
+check "doctor says how candidates are isolated" 0 "environment:    an allow-list" \
+	"directory:      a private one" "network:        compiles: " -- "$CUCO" doctor
+check "doctor names the harness's network namespace" 0 \
+	"harness runs on this node: " -- env CUCO_SANDBOX_RUN_NETNS=1 "$CUCO" doctor
 check "doctor names the hardware queues" 0 "queues:     CUDA_DEVICE_MAX_CONNECTIONS=32" -- \
 	env CUDA_DEVICE_MAX_CONNECTIONS=32 "$CUCO" doctor
 check "workloads" 0 -- "$CUCO" workloads

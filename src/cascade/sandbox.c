@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cascade/sandbox.h"
 #include "util/codescan.h"
@@ -94,15 +95,15 @@ static int holds(const char *p, size_t len, const char *word)
 	return 0;
 }
 
-/* cuobjdump beside nvcc, else the one on PATH. */
-static void cuobjdump_path(char *out, size_t len)
+const char *cuco_sandbox_cuobjdump(char *out, size_t len)
 {
 	const char *nvcc = cuco_nvcc_path();
 	const char *slash = strrchr(nvcc, '/');
 
 	snprintf(out, len, "%.*s/cuobjdump", slash ? (int)(slash - nvcc) : 0, nvcc);
-	if (!slash || !cuco_file_exists(out))
-		snprintf(out, len, "cuobjdump");
+	if (slash && access(out, X_OK) == 0)
+		return out;
+	return cuco_proc_find_program("cuobjdump", out, len) == 0 ? out : NULL;
 }
 
 int cuco_sandbox_object_check(const char *dir, const char *so, struct cuco_strbuf *log)
@@ -138,13 +139,11 @@ int cuco_sandbox_object_check(const char *dir, const char *so, struct cuco_strbu
 		found++;
 	}
 	cuco_strbuf_reset(&sb);
-	cuobjdump_path(tool, sizeof(tool));
-	{
+	if (cuco_sandbox_cuobjdump(tool, sizeof(tool))) { /* else the PTX check stands alone */
 		char *argv[] = {tool, "-sass", (char *)so, NULL};
 		struct cuco_proc_status st;
-		/* no cuobjdump (exit 127): the PTX check stands alone */
-		if (cuco_proc_run(argv, NULL, &sb, NULL, 120, &st) == 0 && st.exited &&
-		    st.code != 127 && holds(sb.buf, sb.len, "MULTIMEM")) {
+		if (cuco_proc_run(argv, NULL, &sb, NULL, 120, &st) == 0 &&
+		    holds(sb.buf, sb.len, "MULTIMEM")) {
 			cuco_strbuf_adds(log,
 			                 "cuco: refused: the SASS holds a multimem instruction "
 			                 "(NVLink multicast is forbidden)\n");

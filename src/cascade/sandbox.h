@@ -24,6 +24,8 @@ int cuco_sandbox_refused(struct cuco_compile_job *job);
  * in the job's log. Remove it with cuco_proc_remove_tree.
  */
 int cuco_sandbox_make(const char *cache_dir, struct cuco_compile_job *job, char *dir, size_t len);
+/* cuobjdump beside nvcc, else on PATH, in out; NULL when neither has one. */
+const char *cuco_sandbox_cuobjdump(char *out, size_t len);
 /*
  * The candidate's object so, before it ever runs: no multimem instruction in
  * the PTX nvcc kept in dir ("multimem." opens one) nor in the SASS of so

@@ -531,3 +531,19 @@ void cuco_proc_remove_tree(const char *dir)
 		closedir(d);
 	rmdir(dir);
 }
+
+int cuco_proc_find_program(const char *name, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	while (path && *path) {
+		size_t n = strcspn(path, ":");
+		int k = snprintf(out, len, "%.*s/%s", (int)n, path, name);
+		if (n && k > 0 && (size_t)k < len && access(out, X_OK) == 0)
+			return 0;
+		path += n + (path[n] == ':');
+	}
+	if (len)
+		out[0] = '\0';
+	return -1;
+}

@@ -124,6 +124,9 @@ int cuco_proc_private_dir(const char *parent, const char *name, char *out, size_
 /* Remove dir and everything under it (symbolic links are removed, never followed). */
 void cuco_proc_remove_tree(const char *dir);
 
+/* name's path on PATH (an executable file) in out: 0, or -1 when there is none. */
+int cuco_proc_find_program(const char *name, char *out, size_t len);
+
 /* Monotonic seconds. */
 double cuco_now(void);
 
