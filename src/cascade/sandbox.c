@@ -40,6 +40,7 @@ int cuco_sandbox_refused(struct cuco_compile_job *job)
 	int n = cuco_codescan_includes(job->source, job->path, &why);
 
 	n += cuco_codescan_multicast(job->source, &why);
+	n += cuco_codescan_timing(job->source, &why);
 	if (n) {
 		job->code = CUCO_ERR_COMPILE;
 		cuco_strbuf_addf(&job->log, "cuco: refused before nvcc (%s):\n%s", job->path,

@@ -377,6 +377,31 @@ int cuco_codescan_multicast(const char *code, struct cuco_strbuf *why)
 	return n;
 }
 
+int cuco_codescan_timing(const char *code, struct cuco_strbuf *why)
+{
+	static const char *const words[] = {"accesspolicywindow", "persistingl2", "persisting_l2",
+	                                    NULL};
+	struct lexer lx;
+	struct tok t;
+	int n = 0;
+
+	lexer_init(&lx, code);
+	for (next_token(&lx, &t); t.kind != T_END; next_token(&lx, &t)) {
+		const char *w;
+		if (t.kind == T_IDENT && (w = holds_word(t.s, t.n, words))) {
+			if (why)
+				cuco_strbuf_addf(
+				    why,
+				    "line %d: %.*s keeps lines in L2 across the harness's "
+				    "runs (timing on warm data)\n",
+				    t.line, (int)t.n, t.s);
+			n++;
+		}
+	}
+	lexer_release(&lx);
+	return n;
+}
+
 /* Why a header name may not be included, or NULL when it may. */
 static const char *bad_header(const char *name, size_t n)
 {

@@ -30,4 +30,14 @@ int cuco_codescan_multicast(const char *code, struct cuco_strbuf *why);
  */
 int cuco_codescan_includes(const char *code, const char *path, struct cuco_strbuf *why);
 
+/*
+ * The number of timing findings in code: an identifier that sets or resets
+ * an L2 persisting-access window or the persisting L2 size
+ * (accessPolicyWindow, cudaLimitPersistingL2CacheSize,
+ * cudaCtxResetPersistingL2Cache, their driver spellings): lines kept in L2
+ * across the harness's runs would time a program on warm data. Each appends
+ * "line N: what\n" to why (may be NULL). 0: none.
+ */
+int cuco_codescan_timing(const char *code, struct cuco_strbuf *why);
+
 #endif

@@ -100,6 +100,23 @@ static void test_includes(void **state)
 	cuco_strbuf_release(&why);
 }
 
+static void test_timing(void **state)
+{
+	struct cuco_strbuf why = CUCO_STRBUF_INIT;
+
+	(void)state;
+	assert_int_equal(
+	    cuco_codescan_timing("cudaStreamAttrValue v;\n"
+	                         "v.accessPolicyWindow.base_ptr = p;\n"
+	                         "cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, n);\n"
+	                         "cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, n);\n",
+	                         &why),
+	    3);
+	assert_non_null(strstr(why.buf, "line 2: accessPolicyWindow keeps lines in L2"));
+	assert_int_equal(cuco_codescan_timing("// accessPolicyWindow\nint l2_bytes;\n", NULL), 0);
+	cuco_strbuf_release(&why);
+}
+
 /* Every source and header of the workloads and the device library passes both rules. */
 static void scan_dir(const char *dir, int *files)
 {
@@ -125,7 +142,7 @@ static void scan_dir(const char *dir, int *files)
 			continue;
 		assert_int_equal(cuco_strbuf_read_file(&sb, p), 0);
 		if (cuco_codescan_multicast(sb.buf, &why) ||
-		    cuco_codescan_includes(sb.buf, p, &why))
+		    cuco_codescan_includes(sb.buf, p, &why) || cuco_codescan_timing(sb.buf, &why))
 			fail_msg("%s: %s", p, why.buf);
 		(*files)++;
 		cuco_strbuf_release(&sb);
@@ -149,6 +166,7 @@ int main(void)
 	    cmocka_unit_test(test_multicast_in_strings),
 	    cmocka_unit_test(test_multicast_clean_code),
 	    cmocka_unit_test(test_includes),
+	    cmocka_unit_test(test_timing),
 	    cmocka_unit_test(test_own_code_passes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
