@@ -591,7 +591,8 @@ static int flatten(const char *json, struct kv *out, int max)
 		}
 	}
 	json_decref(root);
-	qsort(out, (size_t)n, sizeof(*out), kv_cmp);
+	if (n > 1) /* qsort(NULL, 0) is undefined */
+		qsort(out, (size_t)n, sizeof(*out), kv_cmp);
 	return n;
 }
 
@@ -1284,7 +1285,8 @@ static int section_stats(struct report *r, struct cuco_strbuf *h, struct cuco_st
 	                 "0).\n\n| dimension | value | count | failures | mean fitness | best "
 	                 "fitness |\n|---|---|---|---|---|---|\n",
 	                 s.nevaluated, s.ncorrect, s.mean_fitness);
-	qsort(s.stats, (size_t)s.nstats, sizeof(*s.stats), stat_cmp);
+	if (s.nstats > 1) /* a run without evaluations has no stats (NULL) */
+		qsort(s.stats, (size_t)s.nstats, sizeof(*s.stats), stat_cmp);
 	for (int i = 0; i < s.nstats; i++) {
 		const struct cuco_summary_stat *t = &s.stats[i];
 		double mean = t->n ? t->sum / t->n : NAN;
