@@ -143,6 +143,17 @@ usage "bench --shape=nosuch" "--shape nosuch" -- "$CUCO" bench gemm_allgather --
 check "help bench (= bench --help)" 0 "usage: cuco bench" -- "$CUCO" help bench
 usage "help nosuch" "'nosuch' is not a cuco command" -- "$CUCO" help nosuch
 usage "bench --ranks 0" "--ranks 0" -- "$CUCO" bench gemm_allgather --ranks 0
+# a --program file named like a workload program (or the seed) would take its result
+mkdir -p "$TMP/other"
+for f in baseline seed a=b.cu x.cu other/x.cu; do printf 'int x;\n' >"$TMP/$f"; done
+check "bench --program named baseline" 5 "the name baseline is taken by the workload's program" \
+	-- "$CUCO" bench gemm_allgather --program "$TMP/baseline" --compile-only
+check "bench --program named seed" 5 "the name seed is taken by the workload's program" \
+	-- "$CUCO" bench gemm_allgather --program "$TMP/seed" --compile-only
+check "bench --program named twice" 5 "the name x.cu is taken by another --program" \
+	-- "$CUCO" bench gemm_allgather --program "$TMP/x.cu" --program "$TMP/other/x.cu" --compile-only
+check "bench --program with = in its name" 5 "may not hold '=' or ','" -- "$CUCO" bench \
+	gemm_allgather --program "$TMP/a=b.cu" --compile-only
 usage "bench --timeout -1" "--timeout -1" -- "$CUCO" bench gemm_allgather --timeout -1
 usage "bench --input-seed -5" "--input-seed -5" -- "$CUCO" bench gemm_allgather --input-seed -5
 usage "bench --seed (which seed?)" "--seed names no seed: --input-seed N" -- "$CUCO" bench gemm_allgather --seed 3
@@ -190,6 +201,10 @@ check "workloads <malformed manifest>" nonzero "workloads/$BROKEN" "gemm_allgath
 
 check "doctor without GPUs" 0 "no CUDA GPU" "CUDA_DEVICE_MAX_CONNECTIONS unset" -- \
 	env -u CUDA_DEVICE_MAX_CONNECTIONS "$CUCO" doctor
+check "doctor says how candidates are isolated" 0 "environment:    an allow-list" \
+	"directory:      a private one" "network:        compiles: " -- "$CUCO" doctor
+check "doctor names the harness's network namespace" 0 \
+	"harness runs on this node: " -- env CUCO_SANDBOX_RUN_NETNS=1 "$CUCO" doctor
 check "doctor names the hardware queues" 0 "queues:     CUDA_DEVICE_MAX_CONNECTIONS=32" -- \
 	env CUDA_DEVICE_MAX_CONNECTIONS=32 "$CUCO" doctor
 check "workloads" 0 -- "$CUCO" workloads

@@ -177,6 +177,47 @@ else
 	echo "FAIL: --llm-api anthropic: the call is not stored as expected"
 	fail=$((fail + 1))
 fi
+# the API key never leaves: planted in the environment and echoed by the server (in a reply and
+# in an error), it is in no stored text and not on stderr
+key=sk-cuco-planted-5e4d3c2b1a
+python3 "$HERE/llm_server.py" --fixtures "$HERE/fixtures/llm" --log "$TMP/key-requests.jsonl" \
+	--lifetime 30 echo_key_reply echo_key_401 echo_key_401 echo_key_401 echo_key_401 \
+	echo_key_401 >"$TMP/key-server.out" 2>&1 &
+server=$!
+for _ in $(seq 1 100); do
+	grep -q '^PORT ' "$TMP/key-server.out" 2>/dev/null && break
+	sleep 0.1
+done
+port=$(sed -n 's/^PORT //p' "$TMP/key-server.out")
+CUCO_TEST_PLANTED_KEY=$key "$CUCO" fastpath --llm "$HERE/fixtures/llm/fastpath/host.cu" \
+	--llm-base-url "http://127.0.0.1:$port" --llm-model m --llm-key-env CUCO_TEST_PLANTED_KEY \
+	--llm-iterations 2 --store "$TMP/key.db" >"$TMP/key.out" 2>"$TMP/key.err"
+kill "$server" 2>/dev/null
+wait "$server" 2>/dev/null
+if ! grep -q "Bearer $key" "$TMP/key-requests.jsonl" 2>/dev/null; then
+	echo "FAIL: the planted key did not reach the server: $(cat "$TMP/key.err")"
+	fail=$((fail + 1))
+elif grep -aq "$key" "$TMP"/key.db* "$TMP/key.out" "$TMP/key.err"; then
+	echo "FAIL: the API key is in the store or on stderr: $(grep -al "$key" "$TMP"/key.*)"
+	fail=$((fail + 1))
+elif [ "$(sqlite3 "$TMP/key.db" "SELECT count(*) FROM llm_calls WHERE error LIKE '%[REDACTED]%' \
+	OR reply LIKE '%[REDACTED]%'")" = 0 ]; then
+	echo "FAIL: no stored call kept the echoed key's place: $(sqlite3 "$TMP/key.db" \
+		'SELECT error FROM llm_calls')"
+	fail=$((fail + 1))
+else
+	pass=$((pass + 1))
+fi
+expect 5 "--llm-base-url (or CUCO_LLM_BASE_URL) holds credentials" evolve gemm_allgather \
+	--operator llm --llm-base-url "http://user:$key@127.0.0.1:9/v1" --llm-model m
+out=$("$CUCO" evolve gemm_allgather --operator llm --llm-base-url "http://u:$key@h/v1" \
+	--llm-model m 2>&1)
+if [[ $out == *"$key"* ]]; then
+	echo "FAIL: a refused --llm-base-url printed its credentials: $out"
+	fail=$((fail + 1))
+else
+	pass=$((pass + 1))
+fi
 help=$("$CUCO" evolve --help)
 if [[ $help == *"--llm-model must equal the stored values"* ]]; then
 	pass=$((pass + 1))

@@ -46,6 +46,10 @@ struct cuco_compile_job {
 	const char *path;    /* file name for messages; its directory is on the include path */
 	const char *source;  /* the text to compile (may differ from the file's) */
 	const char *libs[4]; /* extra libraries, e.g. "cublas"; NULL-terminated */
+	/* 1: a workload's own file, compiled beside it (its directory on the include path);
+	 * 0 (cuco_compile_job_init's default): a candidate, code a model wrote, compiled
+	 * in a sandbox (cuco_compile_many) */
+	int trusted;
 	/* results */
 	int code;               /* CUCO_OK or CUCO_ERR_COMPILE / CUCO_ERR_SYSTEM */
 	int cached;             /* 1 if the .so came from the cache */
@@ -64,7 +68,17 @@ void cuco_compile_job_release(struct cuco_compile_job *job);
  * Compile every job (in parallel, opts->jobs at a time, cached by hash). Each
  * job gets its own code and log; returns CUCO_OK unless the cascade itself
  * could not work (then err says why). Thread-safe: concurrent calls share the
- * cache (and, through opts->inflight, each other's compiles).
+ * cache (and, through opts->inflight, each other's compiles). A cached .so is
+ * read-only (0444).
+ *
+ * A candidate (job->trusted 0) is refused (CUCO_ERR_COMPILE, the reasons in
+ * its log) when its source breaks a rule of util/codescan.h, and compiled in
+ * a private directory (0700, removed afterwards) holding only its source and
+ * copies of the headers beside job->path; nvcc runs there, in a network
+ * namespace of its own where the kernel allows it, and sees only cuco's
+ * include folders and NCCL's. Its object is refused when it uses multicast
+ * all the same: a multimem instruction in its PTX or SASS (cuobjdump, where
+ * installed) or a cuMulticast name in the .so.
  */
 int cuco_compile_many(const struct cuco_compile_opts *opts, struct cuco_compile_job *jobs, int n,
                       struct cuco_err *err);

@@ -13,11 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cascade/cascade.h"
+#include "cascade/sandbox.h"
 #include "util/hash.h"
 #include "util/paths.h"
 #include "util/proc.h"
@@ -100,9 +102,7 @@ static void hash_headers(struct cuco_sha256 *c, const char *dir)
 	for (int i = 0; i < n; i++) {
 		const char *nm = ents[i]->d_name;
 		size_t len = strlen(nm);
-		int header = (len > 2 && !strcmp(nm + len - 2, ".h")) ||
-		             (len > 4 && !strcmp(nm + len - 4, ".cuh"));
-		if (header) {
+		if (cuco_sandbox_is_header(nm)) {
 			struct cuco_strbuf sb = CUCO_STRBUF_INIT;
 			char p[PATH_MAX];
 			snprintf(p, sizeof(p), "%s/%s", dir, nm);
@@ -156,7 +156,15 @@ static void build_argv(const struct cuco_compile_opts *o, const struct cuco_comp
 	ADD("shared");
 	ADDF("-I%s/include", o->home);
 	ADDF("-I%s/device/include", o->home);
-	ADDF("-I%s", srcdir);
+	if (job->trusted) {
+		ADDF("-I%s", srcdir);
+	} else {
+		/* the sandbox holds the source: its PTX stays there for the object check */
+		dir_of(src, srcdir, sizeof(srcdir));
+		ADD("-keep");
+		ADD("-keep-dir");
+		ADDF("%s", srcdir);
+	}
 	if (nccl) {
 		char lib[PATH_MAX];
 		ADDF("-I%s/include", nccl);
@@ -193,6 +201,8 @@ static void job_hash(const struct cuco_compile_opts *o, struct cuco_compile_job 
 		cuco_sha256_update(&c, nccl, strlen(nccl) + 1);
 	for (int i = 0; i < 4 && job->libs[i]; i++)
 		cuco_sha256_update(&c, job->libs[i], strlen(job->libs[i]) + 1);
+	if (!job->trusted) /* other flags, and a .so that passed the object check */
+		cuco_sha256_update(&c, "sandbox-1", 10);
 	snprintf(dir, sizeof(dir), "%s/include/cuco", o->home);
 	hash_headers(&c, dir);
 	snprintf(dir, sizeof(dir), "%s/device/include/cuco_dev", o->home);
@@ -521,6 +531,7 @@ struct running {
 	int out_fd, err_fd;
 	int job;
 	char tmp_out[PATH_MAX]; /* nvcc's output before the rename into the cache */
+	char sandbox[PATH_MAX]; /* a candidate's private directory; "" for a trusted job */
 };
 
 enum job_state { JOB_TODO, JOB_WAIT, JOB_RUN, JOB_DONE };
@@ -535,29 +546,51 @@ static int start(const struct cuco_compile_opts *o, struct cuco_compile_job *job
                  struct running *run, int maxp)
 {
 	static atomic_uint seq; /* temporary names unique to this process and call */
-	char src[PATH_MAX], tmp_out[PATH_MAX], *argv[64], *store[32];
+	char src[PATH_MAX], tmp_out[PATH_MAX], sandbox[PATH_MAX] = "", *argv[64], *store[32];
+	char home[PATH_MAX];
 	int nstore = 0, ofd, efd;
+	struct cuco_compile_opts ao = *o; /* absolute folders: nvcc starts in the sandbox */
+	struct cuco_proc_sched sched;
 	pid_t pid;
 
-	snprintf(src, sizeof(src), "%s/%.24s.cu", o->cache_dir, job->hash);
-	snprintf(tmp_out, sizeof(tmp_out), "%s.tmp%d.%u", job->so_path, (int)getpid(),
-	         atomic_fetch_add(&seq, 1));
+	if (o->sched)
+		sched = *o->sched;
+	else
+		memset(&sched, 0, sizeof(sched));
+	if (!job->trusted) {
+		if (cuco_sandbox_refused(job))
+			return -1;
+		if (cuco_sandbox_make(o->cache_dir, job, sandbox, sizeof(sandbox))) {
+			job->code = CUCO_ERR_IO;
+			return -1;
+		}
+		snprintf(src, sizeof(src), "%s/%.24s.cu", sandbox, job->hash);
+		snprintf(tmp_out, sizeof(tmp_out), "%s/%.24s.so", sandbox, job->hash);
+		sched.cwd = sandbox;
+		sched.netns = 1;
+		if (realpath(o->home, home))
+			ao.home = home;
+	} else {
+		snprintf(src, sizeof(src), "%s/%.24s.cu", o->cache_dir, job->hash);
+		snprintf(tmp_out, sizeof(tmp_out), "%s.tmp%d.%u", job->so_path, (int)getpid(),
+		         atomic_fetch_add(&seq, 1));
+	}
 	if (write_source(src, job)) {
 		job->code = CUCO_ERR_IO;
 		cuco_strbuf_addf(&job->log, "cannot write %s: %s\n", src, strerror(errno));
-		return -1;
+		goto fail;
 	}
-	build_argv(o, job, src, tmp_out, argv, 64, store, &nstore);
+	build_argv(&ao, job, src, tmp_out, argv, 64, store, &nstore);
 	for (int k = 0; argv[k]; k++)
 		cuco_strbuf_addf(&job->log, "%s%s", k ? " " : "$ ", argv[k]);
 	cuco_strbuf_addch(&job->log, '\n');
-	pid = cuco_proc_start_sched(argv, NULL, o->sched, &ofd, &efd);
+	pid = cuco_proc_start_sched(argv, NULL, &sched, &ofd, &efd);
 	for (int k = 0; k < nstore; k++)
 		free(store[k]);
 	if (pid < 0) {
 		job->code = CUCO_ERR_SYSTEM;
 		cuco_strbuf_addf(&job->log, "cannot start nvcc: %s\n", strerror(errno));
-		return -1;
+		goto fail;
 	}
 	for (int s = 0; s < maxp; s++)
 		if (!run[s].pid) {
@@ -566,9 +599,14 @@ static int start(const struct cuco_compile_opts *o, struct cuco_compile_job *job
 			run[s].err_fd = efd;
 			run[s].job = i;
 			snprintf(run[s].tmp_out, sizeof(run[s].tmp_out), "%s", tmp_out);
+			snprintf(run[s].sandbox, sizeof(run[s].sandbox), "%s", sandbox);
 			break;
 		}
 	return 0;
+fail:
+	if (sandbox[0])
+		cuco_proc_remove_tree(sandbox);
+	return -1;
 }
 
 /* Wait for the nvcc in slot r and settle its job. */
@@ -589,7 +627,9 @@ static void reap(const struct cuco_compile_opts *o, struct cuco_compile_job *job
 		cuco_strbuf_addf(&job->log, "nvcc killed after %.0f s\n", o->timeout_s);
 	} else if (!st.exited || st.code != 0) {
 		job->code = CUCO_ERR_COMPILE;
-	} else if (rename(r->tmp_out, job->so_path)) {
+	} else if (r->sandbox[0] && cuco_sandbox_object_check(r->sandbox, r->tmp_out, &job->log)) {
+		job->code = CUCO_ERR_COMPILE;
+	} else if (chmod(r->tmp_out, 0444) || rename(r->tmp_out, job->so_path)) {
 		job->code = CUCO_ERR_IO;
 		cuco_strbuf_addf(&job->log, "cannot move %s into the cache: %s\n", r->tmp_out,
 		                 strerror(errno));
@@ -597,6 +637,8 @@ static void reap(const struct cuco_compile_opts *o, struct cuco_compile_job *job
 		job->code = CUCO_OK;
 	}
 	unlink(r->tmp_out);
+	if (r->sandbox[0])
+		cuco_proc_remove_tree(r->sandbox);
 	unclaim(o, job, st.cancelled);
 	r->pid = 0;
 }

@@ -24,6 +24,8 @@ void cuco_eval_program_init(struct cuco_eval_program *p, const char *name, const
 	p->source = source;
 	p->verify = verify;
 	cuco_compile_job_init(&p->job, name, path, source);
+	/* the workload's own files; a candidate is code a model wrote */
+	p->job.trusted = !origin || strcmp(origin, "candidate") != 0;
 }
 
 void cuco_eval_program_release(struct cuco_eval_program *p)
@@ -250,6 +252,7 @@ int cuco_evaluate(struct cuco_eval_request *req, struct cuco_eval_shape *out, st
 		goto out;
 	}
 	cuco_compile_job_init(&wl_job, "workload", req->m->workload, wl_src.buf);
+	wl_job.trusted = 1;
 	jobs[0] = wl_job;
 	for (int i = 0; i < req->nprogs; i++) {
 		struct cuco_eval_program *p = &req->progs[i];

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -262,6 +263,47 @@ static void push(char **argv, int *n, char *s)
 	argv[(*n)++] = s;
 }
 
+/*
+ * The harness on this node (fork mode) starts in a private directory (0700,
+ * removed afterwards), and so do the ranks it forks; in a network namespace
+ * of its own (loopback only, shared by the ranks) when CUCO_SANDBOX_RUN_NETNS
+ * is 1 and the kernel allows it. 0 when it ran (see st), -1 when it could not
+ * start (errno).
+ */
+static int run_private(char **argv, char **env, struct cuco_strbuf *out, struct cuco_strbuf *log,
+                       double timeout_s, struct cuco_proc_status *st)
+{
+	struct cuco_proc_sched s;
+	const char *tmp = getenv("TMPDIR"), *netns = getenv("CUCO_SANDBOX_RUN_NETNS");
+	char dir[PATH_MAX];
+	int ofd = -1, efd = -1, rc, saved;
+	pid_t pid;
+
+	memset(&s, 0, sizeof(s));
+	if (cuco_proc_private_dir(tmp && *tmp ? tmp : "/tmp", "cuco-run", dir, sizeof(dir)))
+		return -1;
+	s.cwd = dir;
+	s.netns = netns && !strcmp(netns, "1");
+	pid = cuco_proc_start_sched(argv, env, &s, &ofd, &efd);
+	rc = pid < 0 ? -1 : cuco_proc_wait(pid, ofd, efd, out, log, timeout_s, st);
+	saved = errno;
+	cuco_proc_remove_tree(dir);
+	errno = saved;
+	return rc;
+}
+
+/*
+ * path made absolute where it names an existing file (the harness starts
+ * elsewhere); a command without a slash stays a PATH search. *keep owns it.
+ */
+static char *absolute(const char *path, int command, char **keep)
+{
+	char *real = !command || strchr(path, '/') ? realpath(path, NULL) : NULL;
+
+	*keep = real;
+	return real ? real : (char *)path;
+}
+
 static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m,
                     const char *workload_so, const struct cuco_shape *shape,
                     const struct cuco_run_program *progs, int n, struct cuco_run_result *res,
@@ -302,9 +344,11 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 				tok++;
 		}
 	}
-	push(argv, &argc, (char *)cuco_harness_path());
+	push(argv, &argc, absolute(cuco_harness_path(), 1, &owned[nowned]));
+	nowned += owned[nowned] != NULL;
 	push(argv, &argc, "--workload-so");
-	push(argv, &argc, (char *)workload_so);
+	push(argv, &argc, absolute(workload_so, 0, &owned[nowned]));
+	nowned += owned[nowned] != NULL;
 	push(argv, &argc, "--workload");
 	push(argv, &argc, m->name);
 	push(argv, &argc, "--shape");
@@ -351,8 +395,10 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 		push(argv, &argc, "burst");
 	}
 	for (int i = 0; i < n; i++) {
+		char *keep, *so = absolute(progs[i].so_path, 0, &keep);
 		push(argv, &argc, "--program");
-		OWN("%s=%s%s", progs[i].name, progs[i].so_path, progs[i].verify ? "" : ",noverify");
+		OWN("%s=%s%s", progs[i].name, so, progs[i].verify ? "" : ",noverify");
+		free(keep);
 	}
 	push(argv, &argc, NULL);
 #undef OWN
@@ -370,9 +416,11 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 			goto done;
 		}
 		rc = 0;
-	} else {
+	} else if (o->launcher && *o->launcher) {
 		rc =
 		    cuco_proc_run(argv, env, &out, &res->log, o->timeout_s * (8 + 4 * n) + 60, &st);
+	} else {
+		rc = run_private(argv, env, &out, &res->log, o->timeout_s * (8 + 4 * n) + 60, &st);
 	}
 	if (rc) {
 		rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot start %s: %s", argv[0],

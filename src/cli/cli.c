@@ -334,6 +334,15 @@ out:
 	cuco_strbuf_release(&listed);
 }
 
+/* 1 when url carries credentials: scheme://user[:password]@host. */
+static int url_has_userinfo(const char *url)
+{
+	const char *p = strstr(url, "://");
+
+	p = p ? p + 3 : url;
+	return memchr(p, '@', strcspn(p, "/?#")) != NULL;
+}
+
 int cli_llm_resolve(const char *cmd, struct cli_llm_flags *f, const char *who)
 {
 	const char *env = getenv("CUCO_LLM_BASE_URL");
@@ -346,6 +355,12 @@ int cli_llm_resolve(const char *cmd, struct cli_llm_flags *f, const char *who)
 		    "%s needs an endpoint: give "
 		    "--llm-base-url URL or set CUCO_LLM_BASE_URL (see docs/llm.md)",
 		    who);
+	if (url_has_userinfo(f->base_url))
+		return cli_usage_error(
+		    cmd,
+		    "--llm-base-url (or CUCO_LLM_BASE_URL) holds credentials (user:password@host); "
+		    "cuco stores and prints the endpoint, so give the key in the environment "
+		    "variable --llm-key-env names instead");
 	env = getenv("CUCO_LLM_MODEL");
 	if (!f->nmodels && env && *env) {
 		char *p = f->env_models;

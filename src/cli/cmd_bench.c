@@ -205,7 +205,27 @@ int cmd_bench(int argc, char **argv)
 		}
 	}
 	for (int i = 0; i < nfiles; i++) {
-		const char *base = strrchr(prog_files[i], '/');
+		const char *base = strrchr(prog_files[i], '/'),
+		           *name = base ? base + 1 : prog_files[i];
+		/* the name keys the harness's NAME=PATH argument and the results */
+		if (strpbrk(name, "=,") || !*name) {
+			rc = cli_usage_error("bench",
+			                     "--program %s: a program's file name may not hold '=' "
+			                     "or ','; rename the file",
+			                     prog_files[i]);
+			goto out_progs;
+		}
+		for (int k = 0; k < np; k++)
+			if (!strcmp(progs[k].name, name)) {
+				rc = cli_usage_error(
+				    "bench",
+				    "--program %s: the name %s is taken by %s of that name; "
+				    "rename the file",
+				    prog_files[i], name,
+				    strcmp(progs[k].origin, "file") ? "the workload's program"
+				                                    : "another --program file");
+				goto out_progs;
+			}
 		cuco_strbuf_init(&files[np], 0);
 		if (cuco_strbuf_read_file(&files[np], prog_files[i])) {
 			rc = cuco_err_set(&err, CUCO_ERR_IO, "--program %s: %s", prog_files[i],
@@ -214,8 +234,7 @@ int cmd_bench(int argc, char **argv)
 			cli_fail(&err);
 			goto out_progs;
 		}
-		cuco_eval_program_init(&progs[np], base ? base + 1 : prog_files[i], "file",
-		                       prog_files[i], files[np].buf, 1);
+		cuco_eval_program_init(&progs[np], name, "file", prog_files[i], files[np].buf, 1);
 		np++;
 	}
 

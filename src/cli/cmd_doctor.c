@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cascade/cascade.h"
+#include "cascade/sandbox.h"
 #include "farm/slurm.h"
 #include "program/directive.h"
 #include "util/paths.h"
@@ -61,6 +62,40 @@ static void slurm_view(const char *partition)
 		printf("  state dir:      %s: shared with the farm's nodes\n", cuco_state_dir());
 out:
 	cuco_strbuf_release(&v);
+}
+
+/* How candidates (code a model wrote) are isolated on this node (docs/sandbox.md). */
+static void sandbox_view(void)
+{
+	const char *run_netns = getenv("CUCO_SANDBOX_RUN_NETNS");
+	int netns = cuco_proc_netns_available(), run = run_netns && !strcmp(run_netns, "1");
+	char tool[4096];
+
+	printf("sandbox:    candidates (code a model wrote), docs/sandbox.md\n");
+	printf("  environment:    an allow-list: never the API key, credentials or CUCO_STORE\n");
+	printf("  limits:         no core files, files up to 4 GiB; children die with cuco\n");
+	printf(
+	    "  directory:      a private one (0700, removed after) per compile and harness run\n");
+	printf("  includes:       cuco's and NCCL's folders and the workload's headers only\n");
+	if (cuco_sandbox_cuobjdump(tool, sizeof(tool)))
+		printf(
+		    "  multicast:      refused in the source and in the object (PTX; SASS by %s)\n",
+		    tool);
+	else
+		printf(
+		    "  multicast:      refused in the source and in the object (PTX; no cuobjdump "
+		    "for the SASS)\n");
+	printf("  network:        compiles: %s\n",
+	       netns ? "a network namespace of their own (nothing reachable)"
+	             : "the node's (this kernel refuses unprivileged user namespaces)");
+	printf("                  harness runs on this node: %s\n",
+	       !run    ? "the node's (CUCO_SANDBOX_RUN_NETNS=1: loopback only)"
+	       : netns ? "loopback only (CUCO_SANDBOX_RUN_NETNS=1)"
+	               : "the node's (CUCO_SANDBOX_RUN_NETNS=1, but the kernel refuses)");
+	if (cuco_proc_find_program("bwrap", tool, sizeof(tool)) == 0)
+		printf("  bubblewrap:     %s installed, not used\n", tool);
+	else
+		printf("  bubblewrap:     not installed (not used)\n");
 }
 
 static void version(char *out, size_t len, int v)
@@ -143,6 +178,7 @@ int cmd_doctor(int argc, char **argv)
 			       "evolve (docs/harness.md)\n");
 	}
 	slurm_view(partition);
+	sandbox_view();
 	if (!json_is_array(gpus) || json_array_size(gpus) == 0) {
 		printf("GPUs:       none: this machine has no CUDA GPU. cuco can transform and\n"
 		       "            compile here; verifying and timing needs >= 2 GPUs.\n");

@@ -695,8 +695,9 @@ int cuco_fastpath_judge_cascade(void *arg, int stage, const char *path, const ch
 	for (int l = 0; l < b->nlibs && l < 3; l++)
 		progs[nprogs].libs[l] = b->libs[l];
 	nprogs++;
-	cuco_eval_program_init(&progs[nprogs++], "candidate",
+	cuco_eval_program_init(&progs[nprogs], "candidate",
 	                       stage == CUCO_FASTPATH_STAGE_B ? "seed" : "file", path, code, 1);
+	progs[nprogs++].job.trusted = 0; /* the model's code */
 	memset(&req, 0, sizeof(req));
 	shapes[0] = c->shape;
 	req.m = c->m;

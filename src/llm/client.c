@@ -2,6 +2,7 @@
  */
 #include "llm/client.h"
 #include "llm/wire.h"
+#include "util/secret.h"
 #include "util/xalloc.h"
 
 #include <ctype.h>
@@ -128,7 +129,10 @@ static char *redact(const char *s, const char *key)
 	return cuco_strbuf_detach(&sb, NULL);
 }
 
-/* The key from the environment, or NULL when unset or empty. Not copied anywhere. */
+/*
+ * The key from the environment, or NULL when unset or empty. Registered as a
+ * secret (util/secret.h): redacted in whatever is stored, printed or sent.
+ */
 static const char *api_key(const struct cuco_llm_client *c)
 {
 	const char *k;
@@ -136,6 +140,7 @@ static const char *api_key(const struct cuco_llm_client *c)
 	if (!*c->cfg.api_key_env)
 		return NULL;
 	k = getenv(c->cfg.api_key_env);
+	cuco_secret_add(k);
 	return k && *k ? k : NULL;
 }
 
@@ -604,6 +609,11 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 	res->seed = cuco_llm_call_seed(c->cfg.seed, c->call_index++);
 	body =
 	    cuco_llm_wire_request(c->cfg.api, model, messages, temperature, max_tokens, res->seed);
+	if (body && cuco_secret_in(body)) { /* the key goes in the header only */
+		char *r = cuco_secret_redact(body);
+		free(body);
+		body = r;
+	}
 	if (!body) {
 		cuco_strbuf_adds(&msg, "could not build the request body");
 		ret = fail(res, err, CUCO_ERR_NOMEM, &msg, key);

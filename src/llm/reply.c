@@ -1,5 +1,6 @@
 /* reply.c - parse a model's reply (directive, then SEARCH/REPLACE edits or rewritten blocks). */
 #include "llm/reply.h"
+#include "util/codescan.h"
 #include "util/xalloc.h"
 
 #include <ctype.h>
@@ -458,19 +459,24 @@ int cuco_llm_directive_check_code(const struct cuco_directive *d, const char *co
 	return n;
 }
 
-/* 1 when the code (comments aside) uses multicast / NVLS / multimem in any spelling. */
-static int uses_multicast(const char *code)
+/*
+ * 1 when the code uses multicast in any spelling (identifiers, literals
+ * joined) or a way around its ban (util/codescan.h); the rejection, naming
+ * the lines, in why.
+ */
+static int uses_multicast(const char *code, struct cuco_strbuf *why)
 {
-	static const char *const words[] = {"multimem", "multicast", "nvls", NULL};
-	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
-	size_t i;
-	int hit = 0;
+	struct cuco_strbuf found = CUCO_STRBUF_INIT;
+	int hit = cuco_codescan_multicast(code, &found) > 0;
 
-	strip_comments(code, &sb);
-	for (i = 0; i < sb.len; i++)
-		sb.buf[i] = (char)tolower((unsigned char)sb.buf[i]);
-	hit = has_any(sb.buf, words);
-	cuco_strbuf_release(&sb);
+	if (hit)
+		cuco_strbuf_addf(
+		    why,
+		    "the code uses multicast (multimem/NVLS) or a way around its ban, "
+		    "which is forbidden on cuco's machines; use LSA loads and stores or "
+		    "the copy engine:\n%s",
+		    found.buf);
+	cuco_strbuf_release(&found);
 	return hit;
 }
 
@@ -1026,7 +1032,8 @@ int cuco_llm_reply_apply(const char *file, const char *parent, const char *reply
 {
 	struct cuco_strbuf rlf = CUCO_STRBUF_INIT, plf = CUCO_STRBUF_INIT, text = CUCO_STRBUF_INIT;
 	struct cuco_strbuf why = CUCO_STRBUF_INIT, notes = CUCO_STRBUF_INIT;
-	struct cuco_strbuf flags = CUCO_STRBUF_INIT, final = CUCO_STRBUF_INIT;
+	struct cuco_strbuf flags = CUCO_STRBUF_INIT, final = CUCO_STRBUF_INIT,
+	                   mc = CUCO_STRBUF_INIT;
 	struct cuco_directive check;
 	struct cuco_err e;
 	struct lines L = {NULL, 0};
@@ -1094,11 +1101,8 @@ int cuco_llm_reply_apply(const char *file, const char *parent, const char *reply
 		ret = reject(out, err, CUCO_ERR_INVALID, why.buf);
 		goto out;
 	}
-	if (uses_multicast(text.buf)) {
-		ret =
-		    reject(out, err, CUCO_ERR_INVALID,
-		           "the code uses multicast (multimem/NVLS), which is forbidden on cuco's "
-		           "machines; use LSA loads and stores or the copy engine");
+	if (uses_multicast(text.buf, &mc)) {
+		ret = reject(out, err, CUCO_ERR_INVALID, mc.buf);
 		goto out;
 	}
 
@@ -1132,6 +1136,7 @@ out:
 	cuco_strbuf_release(&notes);
 	cuco_strbuf_release(&flags);
 	cuco_strbuf_release(&final);
+	cuco_strbuf_release(&mc);
 	return ret;
 }
 
@@ -1140,7 +1145,8 @@ int cuco_llm_reply_program(const char *reply, int need_directive,
                            struct cuco_llm_edit *out, struct cuco_err *err)
 {
 	struct cuco_strbuf rlf = CUCO_STRBUF_INIT, text = CUCO_STRBUF_INIT, why = CUCO_STRBUF_INIT;
-	struct cuco_strbuf flags = CUCO_STRBUF_INIT, notes = CUCO_STRBUF_INIT;
+	struct cuco_strbuf flags = CUCO_STRBUF_INIT, notes = CUCO_STRBUF_INIT,
+	                   mc = CUCO_STRBUF_INIT;
 	struct lines L = {NULL, 0};
 	struct fence *f = NULL;
 	struct cuco_err e;
@@ -1186,11 +1192,8 @@ int cuco_llm_reply_program(const char *reply, int need_directive,
 		                 "the reply has %d code blocks; took the longest (reply line %d)\n",
 		                 nf, f[best].open + 1);
 	add_lines(&text, &f[best].body);
-	if (uses_multicast(text.buf)) {
-		ret =
-		    reject(out, err, CUCO_ERR_INVALID,
-		           "the code uses multicast (multimem/NVLS), which is forbidden on cuco's "
-		           "machines; use LSA loads and stores or the copy engine");
+	if (uses_multicast(text.buf, &mc)) {
+		ret = reject(out, err, CUCO_ERR_INVALID, mc.buf);
 		goto out;
 	}
 
@@ -1214,5 +1217,6 @@ out:
 	cuco_strbuf_release(&why);
 	cuco_strbuf_release(&flags);
 	cuco_strbuf_release(&notes);
+	cuco_strbuf_release(&mc);
 	return ret;
 }

@@ -266,7 +266,8 @@ static int flatten(const char *json, struct kv *out, int max)
 		}
 	}
 	json_decref(root);
-	qsort(out, (size_t)n, sizeof(*out), kv_cmp);
+	if (n > 1) /* qsort(NULL, 0) is undefined */
+		qsort(out, (size_t)n, sizeof(*out), kv_cmp);
 	return n;
 }
 

@@ -214,7 +214,8 @@ int cuco_summary_compute(struct cuco_store *store, int64_t run_id, int max_gener
 	if ((rc = cuco_store_eval_each_run(store, run_id, collect_error, &w, err)))
 		goto out;
 	if (w.px.n)
-		qsort(w.px.a, (size_t)w.px.n, sizeof(*w.px.a), cmp_count);
+		if (w.px.n > 1) /* qsort(NULL, 0) is undefined */
+			qsort(w.px.a, (size_t)w.px.n, sizeof(*w.px.a), cmp_count);
 	for (int i = 0; i < w.px.n && i < CUCO_SUMMARY_MAX_ERRORS; i++)
 		out->errors[out->nerrors++] = w.px.a[i];
 	for (int i = 0; i < c.n; i++) {
@@ -246,8 +247,10 @@ int cuco_summary_compute(struct cuco_store *store, int64_t run_id, int max_gener
 		cuco_directive_release(&d);
 	}
 	out->mean_fitness = out->nevaluated ? total / out->nevaluated : 0;
-	qsort(out->stages, (size_t)out->nstages, sizeof(out->stages[0]), cmp_count);
-	qsort(out->statuses, (size_t)out->nstatuses, sizeof(out->statuses[0]), cmp_count);
+	if (out->nstages > 1) /* none (NULL) in a run without evaluations */
+		qsort(out->stages, (size_t)out->nstages, sizeof(out->stages[0]), cmp_count);
+	if (out->nstatuses > 1)
+		qsort(out->statuses, (size_t)out->nstatuses, sizeof(out->statuses[0]), cmp_count);
 out:
 	for (int i = 0; i < c.n; i++)
 		free(c.rows[i].directive);

@@ -3,6 +3,7 @@
 #include "util/xalloc.h"
 #include "util/hash.h"
 #include "util/paths.h"
+#include "util/secret.h"
 
 #include <limits.h>
 #include <math.h>
@@ -215,6 +216,8 @@ static int bind_str(sqlite3_stmt *st, int i, const char *v)
 {
 	if (!v)
 		return sqlite3_bind_null(st, i);
+	if (cuco_secret_in(v)) /* the API key is never stored, whoever echoed it */
+		return sqlite3_bind_text(st, i, cuco_secret_redact(v), -1, free);
 	return sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
 }
 

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/secret.h"
+
 static const struct {
 	const char *token;
 	const char *text;
@@ -56,6 +58,7 @@ int cuco_err_setx(struct cuco_err *err, const char *file, int line, int code, co
 	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
+	cuco_secret_redact_buf(err->msg, sizeof(err->msg)); /* the API key never shows */
 	return code;
 }
 
@@ -77,6 +80,7 @@ void cuco_err_prefix(struct cuco_err *err, const char *fmt, ...)
 	memcpy(err->msg, head, n);
 	memcpy(err->msg + n, old, sizeof(err->msg) - n - 1);
 	err->msg[sizeof(err->msg) - 1] = '\0';
+	cuco_secret_redact_buf(err->msg, sizeof(err->msg));
 }
 
 void cuco_err_clear(struct cuco_err *err)

@@ -2,16 +2,24 @@
 #define _GNU_SOURCE /* pipe2, sched_setaffinity, SCHED_IDLE */
 #include "proc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,6 +100,78 @@ static void apply_sched(const struct cuco_proc_sched *s)
 		memset(&sp, 0, sizeof(sp));
 		(void)sched_setscheduler(0, SCHED_IDLE, &sp);
 	}
+}
+
+/*
+ * A network namespace of the child's own, inside a user namespace mapping
+ * only our ids (no privilege needed where the kernel allows user
+ * namespaces); loopback is brought up so processes in it (a harness's
+ * ranks) still reach each other. The maps are built before fork; here only
+ * system calls. 0, or -1 when the kernel refused.
+ */
+struct ns_maps {
+	char uid[64], gid[64];
+};
+
+static void ns_maps_init(struct ns_maps *m)
+{
+	snprintf(m->uid, sizeof(m->uid), "%u %u 1\n", (unsigned)getuid(), (unsigned)getuid());
+	snprintf(m->gid, sizeof(m->gid), "%u %u 1\n", (unsigned)getgid(), (unsigned)getgid());
+}
+
+static int write_small(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static int enter_netns(const struct ns_maps *m)
+{
+	struct ifreq ifr;
+	int fd, rc = 0;
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNET))
+		return -1;
+	if (write_small("/proc/self/setgroups", "deny") ||
+	    write_small("/proc/self/uid_map", m->uid) || write_small("/proc/self/gid_map", m->gid))
+		return -1;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, "lo", 3);
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
+		ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+		rc = ioctl(fd, SIOCSIFFLAGS, &ifr);
+	} else {
+		rc = -1;
+	}
+	close(fd);
+	return rc;
+}
+
+int cuco_proc_netns_available(void)
+{
+	static atomic_int known = -1;
+	struct ns_maps m;
+	int status = 0, now = atomic_load(&known);
+	pid_t pid;
+
+	if (now >= 0)
+		return now;
+	ns_maps_init(&m);
+	pid = fork();
+	if (pid == 0)
+		_exit(enter_netns(&m) ? 1 : 0);
+	now = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0;
+	atomic_store(&known, now);
+	return now;
 }
 
 extern char **environ;
@@ -177,11 +257,13 @@ pid_t cuco_proc_start_sched(char *const argv[], char *const env[], const struct 
 	int po[2] = {-1, -1}, pe[2] = {-1, -1}, saved;
 	pid_t pid = -1, parent = getpid();
 	char **envp = child_env(env);
+	struct ns_maps maps;
 
 	if (!envp) {
 		errno = ENOMEM;
 		return -1;
 	}
+	ns_maps_init(&maps);
 	cuco_proc_fork_lock();
 	if ((out_fd && pipe2(po, O_CLOEXEC)) || (err_fd && pipe2(pe, O_CLOEXEC)) ||
 	    (pid = fork()) < 0) {
@@ -207,6 +289,9 @@ pid_t cuco_proc_start_sched(char *const argv[], char *const env[], const struct 
 			_exit(127);
 		if (s)
 			apply_sched(s);
+		if (s && s->netns)
+			(void)enter_netns(
+			    &maps); /* best effort: cuco doctor says whether it works */
 		if (out_fd) {
 			dup2(po[1], 1);
 			close(po[0]);
@@ -222,6 +307,11 @@ pid_t cuco_proc_start_sched(char *const argv[], char *const env[], const struct 
 			struct rlimit core = {0, 0}, fsize = {(rlim_t)4 << 30, (rlim_t)4 << 30};
 			(void)setrlimit(RLIMIT_CORE, &core);
 			(void)setrlimit(RLIMIT_FSIZE, &fsize);
+		}
+		if (s && s->cwd && chdir(s->cwd)) {
+			static const char msg[] = "cuco: cannot enter the child's directory\n";
+			(void)!write(2, msg, sizeof(msg) - 1);
+			_exit(126);
 		}
 		execvpe(argv[0], argv, envp);
 		_exit(127);
@@ -394,4 +484,66 @@ int cuco_proc_run(char *const argv[], char *const env[], struct cuco_strbuf *out
 	if (pid < 0)
 		return -1;
 	return cuco_proc_wait(pid, ofd, efd, out, err, timeout_s, st);
+}
+
+int cuco_proc_private_dir(const char *parent, const char *name, char *out, size_t len)
+{
+	char tmpl[PATH_MAX], *real;
+	int n = snprintf(tmpl, sizeof(tmpl), "%s/%s.XXXXXX", parent, name);
+
+	if (n < 0 || (size_t)n >= sizeof(tmpl)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (!mkdtemp(tmpl)) /* mode 0700 */
+		return -1;
+	real = realpath(tmpl, NULL);
+	if (!real || strlen(real) >= len) {
+		free(real);
+		rmdir(tmpl);
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(out, real, strlen(real) + 1);
+	free(real);
+	return 0;
+}
+
+void cuco_proc_remove_tree(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char p[PATH_MAX];
+		struct stat st;
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+			(void)chmod(p, 0700); /* a child may have left it unwritable */
+			cuco_proc_remove_tree(p);
+		} else {
+			unlink(p);
+		}
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+int cuco_proc_find_program(const char *name, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	while (path && *path) {
+		size_t n = strcspn(path, ":");
+		int k = snprintf(out, len, "%.*s/%s", (int)n, path, name);
+		if (n && k > 0 && (size_t)k < len && access(out, X_OK) == 0)
+			return 0;
+		path += n + (path[n] == ':');
+	}
+	if (len)
+		out[0] = '\0';
+	return -1;
 }

@@ -56,7 +56,17 @@ struct cuco_proc_sched {
 	struct cuco_cpus cpus; /* where, with pin */
 	int nice;              /* niceness added: 0 none, 19 the lowest priority */
 	int idle;              /* 1: SCHED_IDLE, run only when a CPU has nothing else to do */
+	const char *cwd;       /* NULL: ours; else the child starts in this directory */
+	/* 1: a new user and network namespace (only loopback, up) where the kernel allows
+	 * it (cuco_proc_netns_available), else none; the child's children share it */
+	int netns;
 };
+
+/*
+ * 1 when this kernel lets cuco give a child a network namespace of its own
+ * (unprivileged user namespaces), found once by trying in a child.
+ */
+int cuco_proc_netns_available(void);
 
 /*
  * Start argv[0] (PATH searched) in its own process group, with setenv-style
@@ -104,6 +114,18 @@ int cuco_proc_run(char *const argv[], char *const env[], struct cuco_strbuf *out
  */
 void cuco_proc_fork_lock(void);
 void cuco_proc_fork_unlock(void);
+
+/*
+ * A private directory for a child (mode 0700): parent/NAME.XXXXXX with its
+ * absolute path in out (the child's paths still hold once it starts there).
+ * 0, or -1 with errno set.
+ */
+int cuco_proc_private_dir(const char *parent, const char *name, char *out, size_t len);
+/* Remove dir and everything under it (symbolic links are removed, never followed). */
+void cuco_proc_remove_tree(const char *dir);
+
+/* name's path on PATH (an executable file) in out: 0, or -1 when there is none. */
+int cuco_proc_find_program(const char *name, char *out, size_t len);
 
 /* Monotonic seconds. */
 double cuco_now(void);

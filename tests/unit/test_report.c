@@ -147,6 +147,30 @@ static void bench_run(struct cuco_store *s, const char *config, double base, dou
 	bench_row(s, bench, "allgather_only", "comm", "ok", comm);
 }
 
+/* A run that evaluated nothing (stopped before its first batch) has a report, not a crash. */
+static void test_report_no_evaluations(void **state)
+{
+	struct cuco_store *s;
+	struct cuco_run_rec rr;
+	struct cuco_strbuf h = CUCO_STRBUF_INIT, m = CUCO_STRBUF_INIT;
+	struct cuco_err err;
+	int64_t run = 0;
+
+	(void)state;
+	s = fresh_store("report-empty.db");
+	cuco_run_rec_init(&rr);
+	rr.kind = "evolve";
+	rr.workload = "mini";
+	rr.shape = "small";
+	rr.config = "{\"seed\":1}";
+	assert_int_equal(cuco_store_run_begin(s, &rr, &run, &err), CUCO_OK);
+	assert_int_equal(cuco_report_build(s, run, &h, &m, &err), CUCO_OK);
+	assert_non_null(strstr(m.buf, "0 candidates evaluated"));
+	cuco_strbuf_release(&h);
+	cuco_strbuf_release(&m);
+	cuco_store_close(s);
+}
+
 /* The fixture: an evolve run through the fake evaluator, a bench run, a stored re-check. */
 static int64_t fixture(struct cuco_store *s, struct cuco_design_space *ds, int64_t *best,
                        double *best_us)
@@ -995,6 +1019,7 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_report_no_evaluations),
 	    cmocka_unit_test(test_escape),
 	    cmocka_unit_test(test_diff),
 	    cmocka_unit_test(test_sanitizer_verdict),

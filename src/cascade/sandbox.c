@@ -1,0 +1,156 @@
+/*
+ * sandbox.c - what the cascade does around a candidate's compile (code a
+ * model wrote): its source checked against util/codescan.h's rules, a
+ * private directory to compile in, its object checked before it ever runs.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cascade/sandbox.h"
+#include "util/codescan.h"
+#include "util/paths.h"
+#include "util/proc.h"
+
+int cuco_sandbox_is_header(const char *nm)
+{
+	size_t len = strlen(nm);
+
+	return (len > 2 && !strcmp(nm + len - 2, ".h")) ||
+	       (len > 4 && !strcmp(nm + len - 4, ".cuh"));
+}
+
+static void dir_of(const char *path, char *out, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		snprintf(out, len, ".");
+	else
+		snprintf(out, len, "%.*s", (int)(slash - path), path);
+}
+
+int cuco_sandbox_refused(struct cuco_compile_job *job)
+{
+	struct cuco_strbuf why = CUCO_STRBUF_INIT;
+	int n = cuco_codescan_includes(job->source, job->path, &why);
+
+	n += cuco_codescan_multicast(job->source, &why);
+	n += cuco_codescan_timing(job->source, &why);
+	if (n) {
+		job->code = CUCO_ERR_COMPILE;
+		cuco_strbuf_addf(&job->log, "cuco: refused before nvcc (%s):\n%s", job->path,
+		                 why.buf);
+	}
+	cuco_strbuf_release(&why);
+	return n > 0;
+}
+
+int cuco_sandbox_make(const char *cache_dir, struct cuco_compile_job *job, char *dir, size_t len)
+{
+	struct dirent **ents = NULL;
+	char src_dir[PATH_MAX];
+	int n, rc = 0;
+
+	if (cuco_proc_private_dir(cache_dir, "sandbox", dir, len)) {
+		cuco_strbuf_addf(&job->log, "cannot create a directory in %s: %s\n", cache_dir,
+		                 strerror(errno));
+		return -1;
+	}
+	dir_of(job->path, src_dir, sizeof(src_dir));
+	n = scandir(src_dir, &ents, NULL, alphasort);
+	for (int i = 0; i < n; i++) {
+		struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+		char from[PATH_MAX], to[PATH_MAX];
+		if (!rc && cuco_sandbox_is_header(ents[i]->d_name)) {
+			snprintf(from, sizeof(from), "%s/%s", src_dir, ents[i]->d_name);
+			snprintf(to, sizeof(to), "%s/%s", dir, ents[i]->d_name);
+			if (cuco_strbuf_read_file(&sb, from) == 0 &&
+			    cuco_write_file(to, sb.buf, sb.len)) {
+				cuco_strbuf_addf(&job->log, "cannot copy %s into %s: %s\n", from,
+				                 dir, strerror(errno));
+				rc = -1;
+			}
+		}
+		cuco_strbuf_release(&sb);
+		free(ents[i]);
+	}
+	free(ents);
+	if (rc)
+		cuco_proc_remove_tree(dir);
+	return rc;
+}
+
+/* 1 when the len bytes at p hold word (binary data: no strstr). */
+static int holds(const char *p, size_t len, const char *word)
+{
+	size_t w = strlen(word);
+
+	for (size_t i = 0; i + w <= len; i++)
+		if (p[i] == word[0] && !memcmp(p + i, word, w))
+			return 1;
+	return 0;
+}
+
+const char *cuco_sandbox_cuobjdump(char *out, size_t len)
+{
+	const char *nvcc = cuco_nvcc_path();
+	const char *slash = strrchr(nvcc, '/');
+
+	snprintf(out, len, "%.*s/cuobjdump", slash ? (int)(slash - nvcc) : 0, nvcc);
+	if (slash && access(out, X_OK) == 0)
+		return out;
+	return cuco_proc_find_program("cuobjdump", out, len) == 0 ? out : NULL;
+}
+
+int cuco_sandbox_object_check(const char *dir, const char *so, struct cuco_strbuf *log)
+{
+	struct dirent **ents = NULL;
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+	char tool[PATH_MAX];
+	int n = scandir(dir, &ents, NULL, alphasort), found = 0;
+
+	for (int i = 0; i < n; i++) {
+		const char *nm = ents[i]->d_name;
+		size_t len = strlen(nm);
+		char p[PATH_MAX];
+		if (len > 4 && !strcmp(nm + len - 4, ".ptx")) {
+			snprintf(p, sizeof(p), "%s/%s", dir, nm);
+			cuco_strbuf_reset(&sb);
+			if (cuco_strbuf_read_file(&sb, p) == 0 &&
+			    holds(sb.buf, sb.len, "multimem.")) {
+				cuco_strbuf_addf(log,
+				                 "cuco: refused: the PTX (%s) holds a multimem "
+				                 "instruction (NVLink multicast is forbidden)\n",
+				                 nm);
+				found++;
+			}
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	cuco_strbuf_reset(&sb);
+	if (cuco_strbuf_read_file(&sb, so) == 0 && holds(sb.buf, sb.len, "cuMulticast")) {
+		cuco_strbuf_adds(log, "cuco: refused: the shared object names cuMulticast* (NVLink "
+		                      "multicast is forbidden)\n");
+		found++;
+	}
+	cuco_strbuf_reset(&sb);
+	if (cuco_sandbox_cuobjdump(tool, sizeof(tool))) { /* else the PTX check stands alone */
+		char *argv[] = {tool, "-sass", (char *)so, NULL};
+		struct cuco_proc_status st;
+		if (cuco_proc_run(argv, NULL, &sb, NULL, 120, &st) == 0 &&
+		    holds(sb.buf, sb.len, "MULTIMEM")) {
+			cuco_strbuf_adds(log,
+			                 "cuco: refused: the SASS holds a multimem instruction "
+			                 "(NVLink multicast is forbidden)\n");
+			found++;
+		}
+	}
+	cuco_strbuf_release(&sb);
+	return found;
+}

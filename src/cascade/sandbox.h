@@ -1,0 +1,39 @@
+/*
+ * sandbox.h - the cascade's steps around a candidate's compile (inside the
+ * cascade: compile.c uses them; cascade.h's cuco_compile_many says what they
+ * add up to).
+ */
+#ifndef CUCO_CASCADE_SANDBOX_H
+#define CUCO_CASCADE_SANDBOX_H
+
+#include <stddef.h>
+
+#include "cascade/cascade.h"
+
+/* 1 when a file name is a header's (.h, .cuh): what programs include from beside them. */
+int cuco_sandbox_is_header(const char *name);
+/*
+ * 1 when job's source breaks a rule of util/codescan.h: job->code becomes
+ * CUCO_ERR_COMPILE, the reasons (file:line) go into its log. 0 otherwise.
+ */
+int cuco_sandbox_refused(struct cuco_compile_job *job);
+/*
+ * A private directory for job under cache_dir (the same file system, so the
+ * .so moves into the cache by rename): mode 0700, its absolute path in dir,
+ * holding copies of the headers beside job->path. 0, or -1 with the reason
+ * in the job's log. Remove it with cuco_proc_remove_tree.
+ */
+int cuco_sandbox_make(const char *cache_dir, struct cuco_compile_job *job, char *dir, size_t len);
+/* cuobjdump beside nvcc, else on PATH, in out; NULL when neither has one. */
+const char *cuco_sandbox_cuobjdump(char *out, size_t len);
+/*
+ * The candidate's object so, before it ever runs: no multimem instruction in
+ * the PTX nvcc kept in dir ("multimem." opens one) nor in the SASS of so
+ * (cuobjdump beside nvcc or on PATH, where installed: "MULTIMEM"), no
+ * cuMulticast name in so. Case matters: NCCL's type names
+ * (ncclMultimemHandle) reach mangled names. The number of findings, each a
+ * line in log.
+ */
+int cuco_sandbox_object_check(const char *dir, const char *so, struct cuco_strbuf *log);
+
+#endif

@@ -1,0 +1,347 @@
+/*
+ * test_sandbox.c - a candidate (code a model wrote) is compiled in a private
+ * directory with only its source and the workload's headers, cuco's include
+ * folders and no network; its source is refused when it includes a host file
+ * or hides multicast, and its object when it holds a multimem instruction
+ * all the same (a fake nvcc here; real nvcc on a program that hides multimem
+ * from every source scan). The harness runs in a private directory too; a
+ * cached object is read-only.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "assert_text.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cascade/cascade.h"
+#include "util/codescan.h"
+#include "util/paths.h"
+#include "util/proc.h"
+
+static char tmp_dir[64], wl_dir[128], cache_dir[160], nvcc_path[160], nvcc_log[160];
+
+/*
+ * The fake nvcc: where it ran, that folder's mode and files, its -I flags and
+ * the network interfaces it sees, one "key: value" line each into
+ * $CUCO_FAKE_NVCC_LOG; a source with HIDE_PTX leaves a multimem instruction
+ * in the PTX it keeps, HIDE_SYM a cuMulticast name in the object.
+ */
+static const char fake_nvcc[] =
+    "#!/bin/sh\n"
+    "if [ \"$1\" = --version ]; then echo 'Cuda compilation tools, fake'; exit 0; fi\n"
+    "out=; src=; keep=; incs=\n"
+    "while [ $# -gt 0 ]; do\n"
+    "  case \"$1\" in -o) out=$2; shift ;; -keep-dir) keep=$2; shift ;;\n"
+    "    -I*) incs=\"$incs $1\" ;; *.cu) src=$1 ;; esac\n"
+    "  shift\n"
+    "done\n"
+    "{ echo \"cwd: $(pwd)\"; echo \"mode: $(stat -c %a .)\"; echo \"files: $(ls | tr '\\n' ' ')\"\n"
+    "  echo \"incs:$incs\"; echo \"ifaces: $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' "
+    "| sort | tr '\\n' ' ')\"\n"
+    "} >> \"$CUCO_FAKE_NVCC_LOG\"\n"
+    "if grep -q HIDE_PTX \"$src\" && [ -n \"$keep\" ]; then\n"
+    "  printf '\\tmultimem.st.global.f32 [%%rd1], %%f1;\\n' > \"$keep/x.ptx\"\n"
+    "fi\n"
+    "printf 'ELF' > \"$out\"\n"
+    "if grep -q HIDE_SYM \"$src\"; then printf 'cuMulticastCreate' >> \"$out\"; fi\n";
+
+static int write_text(const char *path, const char *text)
+{
+	return cuco_write_file(path, text, strlen(text));
+}
+
+static int group_setup(void **state)
+{
+	char p[256];
+
+	(void)state;
+	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/cuco-test-sandbox-XXXXXX");
+	if (!mkdtemp(tmp_dir))
+		return -1;
+	snprintf(wl_dir, sizeof(wl_dir), "%s/workload", tmp_dir);
+	snprintf(cache_dir, sizeof(cache_dir), "%s/state/cache", tmp_dir);
+	snprintf(nvcc_path, sizeof(nvcc_path), "%s/nvcc", tmp_dir);
+	snprintf(nvcc_log, sizeof(nvcc_log), "%s/nvcc.log", tmp_dir);
+	if (cuco_mkdir_p(wl_dir) || write_text(nvcc_path, fake_nvcc) || chmod(nvcc_path, 0755))
+		return -1;
+	/* the workload's folder: a header candidates include, and files they must not see */
+	snprintf(p, sizeof(p), "%s/common.cuh", wl_dir);
+	if (write_text(p, "#define COMMON 1\n"))
+		return -1;
+	snprintf(p, sizeof(p), "%s/notes.txt", wl_dir);
+	if (write_text(p, "not for candidates\n"))
+		return -1;
+	snprintf(p, sizeof(p), "%s/host.cu", wl_dir);
+	if (write_text(p, "int host;\n"))
+		return -1;
+	if (!getenv("CUCO_HOME") || !*getenv("CUCO_HOME"))
+		setenv("CUCO_HOME", CUCO_SOURCE_DIR, 1);
+	setenv("CUCO_FAKE_NVCC_LOG", nvcc_log, 1);
+	snprintf(p, sizeof(p), "%s/state", tmp_dir);
+	setenv("CUCO_STATE", p, 1);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	cuco_proc_remove_tree(tmp_dir);
+	return 0;
+}
+
+static void compile_opts(struct cuco_compile_opts *o)
+{
+	struct cuco_err err;
+
+	assert_int_equal(cuco_compile_opts_default(o, &err), CUCO_OK);
+	o->jobs = 1;
+	o->timeout_s = 120;
+}
+
+/* Compile one job through the fake nvcc; the fake's log (what it saw) in seen. */
+static void compile_fake(struct cuco_compile_job *job, struct cuco_strbuf *seen)
+{
+	struct cuco_compile_opts o;
+	struct cuco_err err;
+
+	setenv("CUCO_NVCC", nvcc_path, 1);
+	unlink(nvcc_log);
+	compile_opts(&o);
+	assert_int_equal(cuco_compile_many(&o, job, 1, &err), CUCO_OK);
+	cuco_strbuf_reset(seen);
+	(void)cuco_strbuf_read_file(seen, nvcc_log);
+}
+
+/* Entries of the cache folder whose name starts with prefix. */
+static int cache_entries(const char *prefix)
+{
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+	char cmd[256];
+	int n;
+
+	snprintf(cmd, sizeof(cmd), "ls %s | grep -c '^%s'", cache_dir, prefix);
+	{
+		char *argv[] = {"sh", "-c", cmd, NULL};
+		struct cuco_proc_status st;
+		assert_int_equal(cuco_proc_run(argv, NULL, &sb, NULL, 30, &st), 0);
+	}
+	n = (int)strtol(sb.buf, NULL, 10);
+	cuco_strbuf_release(&sb);
+	return n;
+}
+
+static void test_candidate_private_dir(void **state)
+{
+	struct cuco_compile_job job;
+	struct cuco_strbuf seen = CUCO_STRBUF_INIT;
+	char path[256], want[256];
+	struct stat st;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/cand.cu", wl_dir);
+	cuco_compile_job_init(&job, "cand", path, "#include \"common.cuh\"\nint c = COMMON;\n");
+	compile_fake(&job, &seen);
+	assert_int_equal(job.code, CUCO_OK);
+	/* nvcc ran in a private folder under the cache, holding the source and the header */
+	snprintf(want, sizeof(want), "cwd: %s/sandbox.", cache_dir);
+	assert_contains(seen.buf, want);
+	assert_contains(seen.buf, "mode: 700\n");
+	assert_contains(seen.buf, "common.cuh");
+	assert_null(strstr(seen.buf, "notes.txt"));
+	assert_null(strstr(seen.buf, "host.cu"));
+	/* only cuco's include folders: never the workload's own */
+	snprintf(want, sizeof(want), "-I%s ", wl_dir);
+	assert_null(strstr(seen.buf, want));
+	assert_contains(seen.buf, "/device/include");
+	if (cuco_proc_netns_available())
+		assert_contains(seen.buf, "ifaces: lo \n");
+	else
+		print_message("no network namespace here: the interfaces were not checked\n");
+	/* the folder is gone; the object is read-only */
+	assert_int_equal(cache_entries("sandbox."), 0);
+	assert_int_equal(stat(job.so_path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0444);
+	cuco_compile_job_release(&job);
+
+	/* a workload's own file compiles beside its folder, as before */
+	cuco_compile_job_init(&job, "host", path, "int host2;\n");
+	job.trusted = 1;
+	compile_fake(&job, &seen);
+	assert_int_equal(job.code, CUCO_OK);
+	snprintf(want, sizeof(want), "-I%s", wl_dir);
+	assert_non_null(strstr(seen.buf, want));
+	assert_true(strchr(" \n", strstr(seen.buf, want)[strlen(want)]) != NULL);
+	assert_null(strstr(seen.buf, "sandbox."));
+	cuco_compile_job_release(&job);
+	cuco_strbuf_release(&seen);
+}
+
+static void test_host_file_include_refused(void **state)
+{
+	struct cuco_compile_job job;
+	struct cuco_strbuf seen = CUCO_STRBUF_INIT, host = CUCO_STRBUF_INIT;
+	char path[256];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/cand.cu", wl_dir);
+	cuco_compile_job_init(&job, "cand", path, "int a;\n\n#include \"/etc/passwd\"\n");
+	compile_fake(&job, &seen);
+	assert_int_equal(job.code, CUCO_ERR_COMPILE);
+	assert_contains(job.log.buf, "cand.cu:3: #include \"/etc/passwd\" names an absolute path");
+	assert_string_equal(seen.buf, ""); /* nvcc never ran */
+	if (cuco_strbuf_read_file(&host, "/etc/passwd") == 0 && host.len > 8) {
+		char first[9];
+		snprintf(first, sizeof(first), "%s", host.buf);
+		assert_null(strstr(job.log.buf, first));
+	}
+	cuco_compile_job_release(&job);
+	cuco_compile_job_init(&job, "cand", path, "#include \"../notes.txt\"\n");
+	compile_fake(&job, &seen);
+	assert_int_equal(job.code, CUCO_ERR_COMPILE);
+	assert_contains(job.log.buf, "cand.cu:1:");
+	assert_contains(job.log.buf, "\"..\" part");
+	cuco_compile_job_release(&job);
+	/* multicast spelt in strings: refused before nvcc too */
+	cuco_compile_job_init(&job, "cand", path, "const char *n = \"cuMulti\" \"castCreate\";\n");
+	compile_fake(&job, &seen);
+	assert_int_equal(job.code, CUCO_ERR_COMPILE);
+	assert_contains(job.log.buf, "line 1: a string literal");
+	assert_string_equal(seen.buf, "");
+	cuco_compile_job_release(&job);
+	cuco_strbuf_release(&seen);
+	cuco_strbuf_release(&host);
+}
+
+static void test_object_with_multicast_refused(void **state)
+{
+	struct cuco_compile_job job;
+	struct cuco_strbuf seen = CUCO_STRBUF_INIT;
+	char path[256];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/cand.cu", wl_dir);
+	cuco_compile_job_init(&job, "cand", path, "int HIDE_PTX;\n");
+	compile_fake(&job, &seen);
+	assert_int_equal(job.code, CUCO_ERR_COMPILE);
+	assert_contains(job.log.buf, "refused: the PTX (x.ptx) holds a multimem instruction");
+	assert_false(cuco_file_exists(job.so_path));
+	assert_int_equal(cache_entries("sandbox."), 0);
+	cuco_compile_job_release(&job);
+	cuco_compile_job_init(&job, "cand", path, "int HIDE_SYM;\n");
+	compile_fake(&job, &seen);
+	assert_int_equal(job.code, CUCO_ERR_COMPILE);
+	assert_contains(job.log.buf, "refused: the shared object names cuMulticast");
+	assert_false(cuco_file_exists(job.so_path));
+	cuco_compile_job_release(&job);
+	cuco_strbuf_release(&seen);
+}
+
+/* Real nvcc, sm_90a: multimem in inline asm that no source scan can read. */
+static void test_real_nvcc_hidden_multimem(void **state)
+{
+	static const char code[] =
+	    "#define S(x) #x\n"
+	    "__global__ void k(float *p)\n"
+	    "{\n"
+	    "\tasm volatile(S(multi) S(mem) \".red.relaxed.sys.global.add.f32 [%0], %1;\"\n"
+	    "\t             : : \"l\"(p), \"f\"(1.0f) : \"memory\");\n"
+	    "}\n"
+	    "extern \"C\" void launch(float *p) { k<<<1, 1>>>(p); }\n";
+	struct cuco_compile_opts o;
+	struct cuco_compile_job job;
+	struct cuco_err err;
+	char path[256];
+
+	(void)state;
+	unsetenv("CUCO_NVCC");
+	if (access(cuco_nvcc_path(), X_OK)) {
+		print_message("no nvcc here: skipped\n");
+		skip();
+	}
+	assert_int_equal(cuco_codescan_multicast(code, NULL), 0);
+	snprintf(path, sizeof(path), "%s/hidden.cu", wl_dir);
+	compile_opts(&o);
+	o.arch = "90a";
+	cuco_compile_job_init(&job, "hidden", path, code);
+	assert_int_equal(cuco_compile_many(&o, &job, 1, &err), CUCO_OK);
+	assert_int_equal(job.code, CUCO_ERR_COMPILE);
+	assert_contains(job.log.buf, "holds a multimem instruction");
+	assert_false(cuco_file_exists(job.so_path));
+	assert_int_equal(cache_entries("sandbox."), 0);
+	cuco_compile_job_release(&job);
+}
+
+/* The harness (a stand-in that says where it ran) starts in a private folder, removed after. */
+static void test_harness_private_dir(void **state)
+{
+	char harness[256], where[256], so[256], cmd[512];
+	struct cuco_strbuf seen = CUCO_STRBUF_INIT;
+	struct cuco_run_opts ro;
+	struct cuco_manifest m;
+	struct cuco_shape shape;
+	struct cuco_run_program prog = {"cand", so, 1};
+	struct cuco_run_result res;
+	struct cuco_err err;
+	char *cwd;
+
+	(void)state;
+	snprintf(harness, sizeof(harness), "%s/harness.sh", tmp_dir);
+	snprintf(where, sizeof(where), "%s/harness.log", tmp_dir);
+	snprintf(so, sizeof(so), "%s/cand.so", tmp_dir);
+	snprintf(cmd, sizeof(cmd),
+	         "#!/bin/sh\n{ pwd; stat -c %%a .; echo \"$@\"; } > %s\n"
+	         "echo '{\"programs\":[]}'\n",
+	         where);
+	assert_int_equal(write_text(harness, cmd), 0);
+	assert_int_equal(chmod(harness, 0755), 0);
+	assert_int_equal(write_text(so, "ELF"), 0);
+	setenv("CUCO_HARNESS", harness, 1);
+	cuco_run_opts_default(&ro);
+	memset(&m, 0, sizeof(m));
+	m.name = "wl";
+	m.tolerance = 0.01;
+	memset(&shape, 0, sizeof(shape));
+	snprintf(shape.name, sizeof(shape.name), "s");
+	cuco_run_result_init(&res);
+	cuco_err_clear(&err);
+	cwd = getcwd(NULL, 0);
+	assert_int_equal(chdir(tmp_dir), 0);
+	prog.so_path = "cand.so"; /* relative to where cuco runs: made absolute for the harness */
+	(void)cuco_run_programs(&ro, &m, "cand.so", &shape, &prog, 1, &res, &err);
+	assert_int_equal(chdir(cwd), 0);
+	free(cwd);
+	assert_int_equal(cuco_strbuf_read_file(&seen, where), 0);
+	assert_contains(seen.buf, "/cuco-run.");
+	assert_contains(seen.buf, "\n700\n");
+	snprintf(cmd, sizeof(cmd), "cand=%s/cand.so", tmp_dir);
+	assert_contains(seen.buf, cmd);
+	{
+		char dir[256];
+		snprintf(dir, sizeof(dir), "%.*s", (int)strcspn(seen.buf, "\n"), seen.buf);
+		assert_false(cuco_file_exists(dir));
+	}
+	cuco_run_result_release(&res);
+	cuco_strbuf_release(&seen);
+	unsetenv("CUCO_HARNESS");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_candidate_private_dir),
+	    cmocka_unit_test(test_host_file_include_refused),
+	    cmocka_unit_test(test_object_with_multicast_refused),
+	    cmocka_unit_test(test_real_nvcc_hidden_multimem),
+	    cmocka_unit_test(test_harness_private_dir),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
