@@ -77,6 +77,26 @@ void hx_set_program(const char *name);
 /* Write one JSON failure line {"harness":1,"status":...} to fd. */
 void hx_emit_failure(int fd, int rank, int code, const char *stage, const char *msg);
 
+/* --- nvshmem.c: a program's NVSHMEM, bootstrapped through its hooks (docs/nvshmem.md) */
+struct hx_nvshmem {
+	cuco_program_nvshmem_uniqueid_fn uniqueid;
+	cuco_program_nvshmem_init_fn init;
+	cuco_program_nvshmem_malloc_fn malloc_;
+	cuco_program_nvshmem_free_fn free_;
+	cuco_program_nvshmem_fini_fn fini;
+	int inited;
+};
+/* Find the hooks in the program's dl; 0, or 1 with err naming what is missing. */
+int hx_nvshmem_open(struct hx_nvshmem *n, void *dl, char *err, size_t errlen);
+/* Collective over comm: rank 0's unique id to every rank, then each rank's init. 0 or 1. */
+int hx_nvshmem_init(struct hx_nvshmem *n, ncclComm_t comm, cudaStream_t s, int rank, int nranks,
+                    int one_node, size_t heap_bytes, char *err, size_t errlen);
+/* Collective: symmetric heap memory (NULL when the heap is full); free it in the same order. */
+void *hx_nvshmem_malloc(struct hx_nvshmem *n, size_t bytes);
+void hx_nvshmem_free(struct hx_nvshmem *n, void *p);
+/* nvshmem_finalize in the program's module, after every free; no-op unless init succeeded. */
+void hx_nvshmem_fini(struct hx_nvshmem *n);
+
 /* --- probe.c: `cuco doctor` facts */
 int hx_probe(const struct hx_opts *o);
 /* The probe's per-rank part, called from hx_rank_main when o->probe. */

@@ -55,6 +55,12 @@ struct cuco_compile_job {
 	struct cuco_strbuf log; /* nvcc's output */
 };
 
+/*
+ * 1 if source is an NVSHMEM program (it includes cuco_dev/nvshmem.cuh): compiled
+ * with relocatable device code, linked with NVSHMEM's device and host
+ * libraries; refused with "NVSHMEM not found" where cuco_nvshmem_home() is NULL.
+ */
+int cuco_compile_needs_nvshmem(const char *source);
 /* Fill opts with defaults (home from cuco_home(), cache in <state>/cache). */
 int cuco_compile_opts_default(struct cuco_compile_opts *opts, struct cuco_err *err);
 void cuco_compile_job_init(struct cuco_compile_job *job, const char *name, const char *path,

@@ -393,10 +393,14 @@ static int ds_constraints(const struct cuco_json_src *L, const json_t *arr,
 			c->requires = CUCO_REQ_GIN_CAPABLE_NETWORK;
 			else if (strcmp(json_string_value(req), "all_ranks_lsa_reachable") == 0)
 			    c->requires = CUCO_REQ_ALL_RANKS_LSA_REACHABLE;
-			else return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0,
-			                           "\"%s\" is not a fact cuco knows; expected "
-			                           "gin_capable_network or all_ranks_lsa_reachable",
-			                           json_string_value(req));
+			else if (strcmp(json_string_value(req), "nvshmem_transport") == 0)
+			    c->requires = CUCO_REQ_NVSHMEM_TRANSPORT;
+			else return cuco_json_fail(
+			    L, CUCO_ERR_INVALID, field, 0,
+			    "\"%s\" is not a fact cuco knows; expected "
+			    "gin_capable_network, all_ranks_lsa_reachable or "
+			    "nvshmem_transport",
+			    json_string_value(req));
 		}
 		if (!then && !req)
 			return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0,
@@ -1400,6 +1404,14 @@ static int check_constraints(const struct cuco_directive *d, const struct cuco_d
 			    dv_fail(d, err, CUCO_ERR_UNSUPPORTED, d->dim_col[dim0], dim_names[dim0],
 			            "%s needs every rank reachable by load/store, and here some "
 			            "of the %d ranks are not (%s)",
+			            when.buf, facts->nranks, c->why);
+		if (!rc && facts && c->requires == CUCO_REQ_NVSHMEM_TRANSPORT &&
+		    !facts->lsa_all_reachable && !facts->gin_capable)
+			rc =
+			    dv_fail(d, err, CUCO_ERR_UNSUPPORTED, d->dim_col[dim0], dim_names[dim0],
+			            "%s needs every rank reachable over NVLink peer-to-peer or an "
+			            "IB/RoCE network between the nodes, and here the %d ranks have "
+			            "neither (%s)",
 			            when.buf, facts->nranks, c->why);
 		cuco_strbuf_release(&when);
 		cuco_strbuf_release(&allowed);

@@ -47,8 +47,9 @@ static void test_design_space(void **state)
 	int i, j;
 
 	(void)state;
-	assert_int_equal(ds.dims[CUCO_DIM_BACKEND].nvalues, 3);
+	assert_int_equal(ds.dims[CUCO_DIM_BACKEND].nvalues, 4);
 	assert_string_equal(ds.dims[CUCO_DIM_BACKEND].values[2].name, "ce");
+	assert_string_equal(ds.dims[CUCO_DIM_BACKEND].values[3].name, "nvshmem");
 	assert_int_equal(ds.dims[CUCO_DIM_PLACEMENT].nvalues, 5);
 	assert_int_equal(ds.dims[CUCO_DIM_SYNC_SCOPE].nvalues, 4);
 	assert_int_equal(ds.dims[CUCO_DIM_ISSUER].nvalues, 3);
@@ -110,9 +111,10 @@ static void test_design_space(void **state)
 	assert_int_equal(k->min, 0);
 	assert_string_equal(k->max_fact, "sm_count");
 	assert_null(cuco_design_space_knob(&ds, "multicast"));
-	assert_int_equal(ds.nconstraints, 6);
+	assert_int_equal(ds.nconstraints, 7);
 	assert_int_equal(ds.constraints[0].requires, CUCO_REQ_GIN_CAPABLE_NETWORK);
 	assert_int_equal(ds.constraints[1].requires, CUCO_REQ_ALL_RANKS_LSA_REACHABLE);
+	assert_int_equal(ds.constraints[2].requires, CUCO_REQ_NVSHMEM_TRANSPORT);
 }
 
 static void expect_ds_error(const char *path, int code, const char *msg)
@@ -149,7 +151,8 @@ static void test_design_space_errors(void **state)
 	expect_ds_error(
 	    "ds_bad_requires.json", CUCO_ERR_INVALID,
 	    "ds_bad_requires.json:12:72: constraints[0].requires: \"infiniband\" is not "
-	    "a fact cuco knows; expected gin_capable_network or all_ranks_lsa_reachable");
+	    "a fact cuco knows; expected gin_capable_network, all_ranks_lsa_reachable or "
+	    "nvshmem_transport");
 	expect_ds_error(
 	    "ds_bad_searched.json", CUCO_ERR_PARSE,
 	    "ds_bad_searched.json:16:56: knobs[0].searched: expected true or false, got "
@@ -427,7 +430,7 @@ static void test_narrow(void **state)
 	(void)state;
 	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &n, &err), CUCO_OK);
 	assert_int_equal(cuco_design_space_narrow(&n, "t.cu.in", "no line here\n", &err), CUCO_OK);
-	assert_int_equal(n.dims[CUCO_DIM_BACKEND].nvalues, 3);
+	assert_int_equal(n.dims[CUCO_DIM_BACKEND].nvalues, 4);
 	assert_int_equal(cuco_design_space_narrow(&n, "t.cu.in", tmpl, &err), CUCO_OK);
 	assert_int_equal(n.dims[CUCO_DIM_BACKEND].nvalues, 2);
 	assert_int_equal(n.dims[CUCO_DIM_PLACEMENT].nvalues, 2);
@@ -461,7 +464,7 @@ static void test_narrow(void **state)
 		else
 			assert_non_null(strstr(err.msg, "t.cu.in:2: cuco-realizes"));
 		/* a refused line leaves the space as it was */
-		assert_int_equal(n.dims[CUCO_DIM_BACKEND].nvalues, 3);
+		assert_int_equal(n.dims[CUCO_DIM_BACKEND].nvalues, 4);
 		assert_int_equal(cuco_design_space_knob(&n, "threads")->min, 32);
 		cuco_design_space_release(&n);
 	}
