@@ -99,6 +99,28 @@ CUCO_DEV void put_cta(void *dst, const void *src, size_t bytes, int pe)
 	nvshmemx_putmem_nbi_block(dst, src, bytes, pe);
 }
 
+/* ---------------------------------------------------------------- get */
+
+/*
+ * Copy bytes from src (a symmetric address) on PE pe into dst on this PE
+ * (symmetric heap memory too, so that any transport may write it). Non-
+ * blocking: dst holds the data after quiet() by the same issuer group.
+ */
+CUCO_DEV void get_thread(void *dst, const void *src, size_t bytes, int pe)
+{
+	nvshmem_getmem_nbi(dst, src, bytes, pe);
+}
+
+CUCO_DEV void get_warp(void *dst, const void *src, size_t bytes, int pe)
+{
+	nvshmemx_getmem_nbi_warp(dst, src, bytes, pe);
+}
+
+CUCO_DEV void get_cta(void *dst, const void *src, size_t bytes, int pe)
+{
+	nvshmemx_getmem_nbi_block(dst, src, bytes, pe);
+}
+
 /* One thread: add value to the signal word sig on PE pe, ordered after this thread's puts
  * to that PE by a fence. */
 CUCO_DEV void signal_add(uint64_t *sig, uint64_t value, int pe)
