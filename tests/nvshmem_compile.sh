@@ -3,8 +3,8 @@
 # variant of gemm_allgather and allgather_gemm realises and compiles with
 # relocatable device code against NVSHMEM's headers (each issuer, both sync
 # scopes, sequential and stream_overlap, device_signal), their comm kernels
-# are the NVSHMEM ones; the placements the templates do not realise over
-# NVSHMEM (fused_producer, fused_consumer, graph) are refused with the reason;
+# are the NVSHMEM ones; what the templates do not realise over NVSHMEM
+# (fused_producer, fused_consumer, graph replay) is refused with the reason;
 # and the fast path's NVSHMEM seed goes through cuco's own compile (rdc, the
 # device library linked in, the host library by soname) into a shared object
 # that exports the harness's hooks and needs libnvshmem_host.so.3. Skipped
@@ -53,16 +53,18 @@ for i in "${!pids[@]}"; do
 done
 n=$(ls "$tmp"/*.o 2>/dev/null | wc -l)
 [ "$n" -ge 9 ] || { echo "nvshmem_compile: only $n nvshmem variants compiled"; fail=1; }
-# the NVSHMEM comm kernels, by issuer: puts (gemm_allgather), gets (allgather_gemm)
+# the NVSHMEM comm kernels, by issuer: puts (gemm_allgather), gets (allgather_gemm); their
+# mangled names (kernel<issuer, cta scope>) in the objects' symbols
 kernel() { # OBJECT PATTERN WHAT
 	[ -f "$tmp/$1.o" ] || return 0
-	nm -C "$tmp/$1.o" | grep -q "$2" || { echo "nvshmem_compile: $1: no $3"; fail=1; }
+	nm "$tmp/$1.o" >"$tmp/$1.nm"
+	grep -q "$2" "$tmp/$1.nm" || { echo "nvshmem_compile: $1: no $3"; fail=1; }
 }
-kernel gemm_allgather-sequential_nvshmem 'ga_nv_push_kernel<3, true>' "per-CTA signalling push kernel (cta scope)"
-kernel gemm_allgather-sequential_nvshmem_warp 'ga_nv_push_kernel<2, false>' "warp-issued push kernel"
-kernel gemm_allgather-sequential_nvshmem_thread 'ga_nv_push_kernel<1, false>' "thread-issued push kernel"
-kernel allgather_gemm-sequential_nvshmem_cta_warp 'ag_nv_gather_kernel<2, true>' "per-CTA signalling warp gather"
-kernel allgather_gemm-stream_overlap_nvshmem_thread2 'ag_nv_get_kernel<1>' "thread-issued get kernel"
+kernel gemm_allgather-sequential_nvshmem 'ga_nv_push_kernelILi3ELb1E' "per-CTA signalling push kernel (cta scope)"
+kernel gemm_allgather-sequential_nvshmem_warp 'ga_nv_push_kernelILi2ELb0E' "warp-issued push kernel"
+kernel gemm_allgather-sequential_nvshmem_thread 'ga_nv_push_kernelILi1ELb0E' "thread-issued push kernel"
+kernel allgather_gemm-sequential_nvshmem_cta_warp 'ag_nv_gather_kernelILi2ELb1E' "per-CTA signalling warp gather"
+kernel allgather_gemm-stream_overlap_nvshmem_thread2 'ag_nv_get_kernelILi1E' "thread-issued get kernel"
 # refused NAME WORKLOAD VARIANT SED REASON: the edited directive realises, the template refuses it
 refused() {
 	sed "$4" "workloads/$2/variants/$3.json" >"$tmp/bad_$1.json"
@@ -77,11 +79,8 @@ refused fused_producer gemm_allgather fused_producer 's/"backend":"lsa"/"backend
 	"nvshmem backend: gemm_allgather puts finished rows from comm kernels"
 refused fused_consumer allgather_gemm fused_consumer 's/"backend":"lsa"/"backend":"nvshmem"/' \
 	"nvshmem backend: allgather_gemm gets the shards by comm kernels"
-# graph is inert for nvshmem: the realiser drops it, so the program has no graph
-sed 's/"sm_split":0}/"sm_split":0,"graph":true}/' workloads/gemm_allgather/variants/stream_overlap_nvshmem.json \
-	>"$tmp/graph.json"
-"$cuco" realize gemm_allgather --directive-file "$tmp/graph.json" -o "$tmp/graph.cu" >/dev/null
-grep -q '^#define CUCO_GRAPH 0 ' "$tmp/graph.cu" || { echo "nvshmem_compile: graph not inert for nvshmem"; fail=1; }
+refused graph gemm_allgather stream_overlap_nvshmem 's/"sm_split":0}/"sm_split":0,"graph":true}/' \
+	"nvshmem backend: no graph replay"
 # the fast path's NVSHMEM seed through cuco's own compile: a shared object with the hooks
 state="$tmp/state"
 if CUCO_STATE="$state" CUCO_NVSHMEM_HOME="$nv" "$cuco" fastpath gemm_allgather --backend nvshmem \
@@ -91,8 +90,10 @@ if CUCO_STATE="$state" CUCO_NVSHMEM_HOME="$nv" "$cuco" fastpath gemm_allgather -
 	if [ -z "$so" ]; then
 		echo "nvshmem_compile: the seed's shared object is not in the compile cache"; fail=1
 	else
-		nm -D "$so" | grep -q ' cuco_program_nvshmem_init$' || { echo "nvshmem_compile: no init hook in the seed"; fail=1; }
-		readelf -d "$so" | grep -q 'NEEDED.*libnvshmem_host.so.3' ||
+		nm -D "$so" >"$tmp/seed.nm"
+		readelf -d "$so" >"$tmp/seed.dyn"
+		grep -q ' cuco_program_nvshmem_init$' "$tmp/seed.nm" || { echo "nvshmem_compile: no init hook in the seed"; fail=1; }
+		grep -q 'NEEDED.*libnvshmem_host.so.3' "$tmp/seed.dyn" ||
 			{ echo "nvshmem_compile: the seed does not need libnvshmem_host.so.3"; fail=1; }
 	fi
 else

@@ -136,10 +136,10 @@ int cuco_compile_needs_nvshmem(const char *source)
 	/* a directive decides by its backend (templates include the header under #if) */
 	d = strstr(source, "// cuco-directive:");
 	if (d) {
+		const char *q = strstr(d, "\"nvshmem\"");
+
 		eol = strchr(d, '\n');
-		for (const char *q = strstr(d, "\"nvshmem\""); q; q = strstr(q + 1, "\"nvshmem\""))
-			return !eol || q < eol;
-		return 0;
+		return q != NULL && (eol == NULL || q < eol);
 	}
 	return strstr(source, "#include <cuco_dev/nvshmem.cuh>") != NULL;
 }
