@@ -74,14 +74,16 @@ harness() { # DIR WORKLOAD SHAPE PROGRAM-ARGS...: one harness run on one rank, i
 	shift 3
 	echo "## $w $s: cuco-harness --ranks 1 $(params "$w" "$s") $*"
 	# shellcheck disable=SC2046
-	timeout 240 "$B/cuco-harness" --workload-so "$d/$w/workload.so" --workload $w --shape "$s" \
-		$(params "$w" "$s") --ranks 1 --iters 10 --warmup 3 --bench-seconds 0 --timeout 120 --no-samples "$@" \
+	timeout 150 "$B/cuco-harness" --workload-so "$d/$w/workload.so" --workload $w --shape "$s" \
+		$(params "$w" "$s") --ranks 1 --iters 10 --warmup 3 --bench-seconds 0 --timeout 60 --no-samples "$@" \
 		>>"$O/results.json"
-	echo "## rc $?"
+	local rc=$?
+	echo "## rc $rc"
+	return $rc
 }
 
 run() { # DIR
-	local d=$1 w v s vs all
+	local d=$1 w v s vs all first
 	O=${OUT:?}/nvshmem
 	. scripts/gpu-env.sh
 	export NVSHMEM_DEBUG=${NVSHMEM_DEBUG:-WARN}
@@ -95,9 +97,13 @@ run() { # DIR
 	for w in gemm_allgather allgather_gemm; do
 		vs=$GA
 		[ $w = allgather_gemm ] && vs=$AG
+		first=1
 		for s in $SHAPES; do
 			for v in $vs seed; do
 				harness "$d" $w "$s" --program "baseline=$d/$w/baseline.so" --program "$v=$d/$w/$v.so"
+				# the first NVSHMEM run failing (bootstrap, heap) would fail every other: stop here
+				[ $? = 0 ] || [ $first = 0 ] || continue 3
+				first=0
 			done
 		done
 		all=()
