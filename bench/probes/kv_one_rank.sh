@@ -12,7 +12,8 @@
 # realised variants at three shapes and one or two per placement and backend
 # at the others (fewer programs at llama3_8b_8192), then cuco's GEMM against
 # cuBLAS
-# (build-dev/test_gemm --vs) at the per-layer GEMM shapes.
+# (build-dev/test_gemm --vs) at the per-layer GEMM shapes. TIMEOUT (seconds, default
+# 150) bounds each harness call; llama3_8b_32768 needs about 500.
 #
 # Two steps, so that the GPU machine compiles nothing:
 #   here:      bench/probes/kv_one_rank.sh build DIR   (the shared objects, nvcc, no GPU)
@@ -72,8 +73,8 @@ harness() { # DIR SHAPE PROGRAM-ARGS...: one harness run on one rank, its result
 	shift 2
 	echo "## $s: cuco-harness --ranks 1 $(params "$s") --iters 5 --warmup 2 --bench-seconds 0 ($# args)"
 	# shellcheck disable=SC2046
-	timeout 150 "$B/cuco-harness" --workload-so "$d/workload.so" --workload kv_transfer --shape "$s" \
-		$(params "$s") --ranks 1 --iters 5 --warmup 2 --bench-seconds 0 --timeout 120 --no-samples "$@" \
+	timeout "${TIMEOUT:-150}" "$B/cuco-harness" --workload-so "$d/workload.so" --workload kv_transfer --shape "$s" \
+		$(params "$s") --ranks 1 --iters 5 --warmup 2 --bench-seconds 0 --timeout $((${TIMEOUT:-150} - 30)) --no-samples "$@" \
 		>>"$O/results.json"
 	echo "## rc $?"
 }

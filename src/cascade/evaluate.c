@@ -103,14 +103,40 @@ void cuco_eval_rec_timings(struct cuco_eval_rec *ev, const struct cuco_program_r
 		ev->fitness = base_us / lat;
 }
 
+/* The design space of one batch, loaded when the first program needs it. */
+struct batch_ds {
+	int tried;
+	struct cuco_err err; /* the load's error; code CUCO_OK once loaded */
+	struct cuco_design_space ds;
+};
+
+static const struct cuco_design_space *batch_ds_get(struct batch_ds *b, const char *home)
+{
+	char path[PATH_MAX];
+
+	if (!b->tried) {
+		b->tried = 1;
+		cuco_err_clear(&b->err);
+		snprintf(path, sizeof(path), "%s/share/design_space.json", home);
+		cuco_design_space_load(path, &b->ds, &b->err);
+	}
+	return b->err.code == CUCO_OK ? &b->ds : NULL;
+}
+
+static void batch_ds_release(struct batch_ds *b)
+{
+	if (b->tried && b->err.code == CUCO_OK)
+		cuco_design_space_release(&b->ds);
+	memset(b, 0, sizeof(*b));
+}
+
 /* Device-side programs (seed, candidate) must carry a valid directive. */
 static void precheck(struct cuco_eval_program *p, const char *home,
-                     const struct cuco_hw_facts *facts)
+                     const struct cuco_hw_facts *facts, struct batch_ds *bds)
 {
 	struct cuco_directive d;
-	struct cuco_design_space ds;
+	const struct cuco_design_space *ds;
 	struct cuco_err e;
-	char path[PATH_MAX];
 	int needs = !strcmp(p->origin, "seed") || !strcmp(p->origin, "candidate");
 
 	cuco_err_clear(&e);
@@ -121,19 +147,18 @@ static void precheck(struct cuco_eval_program *p, const char *home,
 		snprintf(p->precheck_error, sizeof(p->precheck_error), "%s", e.msg);
 		return;
 	}
-	snprintf(path, sizeof(path), "%s/share/design_space.json", home);
-	if (cuco_design_space_load(path, &ds, &e)) {
-		p->precheck_code = e.code;
-		snprintf(p->precheck_error, sizeof(p->precheck_error), "%s", e.msg);
+	ds = batch_ds_get(bds, home);
+	if (!ds) {
+		p->precheck_code = bds->err.code;
+		snprintf(p->precheck_error, sizeof(p->precheck_error), "%s", bds->err.msg);
 		cuco_directive_release(&d);
 		return;
 	}
-	if (cuco_directive_validate(&d, &ds, facts, &e)) {
+	if (cuco_directive_validate(&d, ds, facts, &e)) {
 		p->precheck_code = e.code;
 		snprintf(p->precheck_error, sizeof(p->precheck_error), "%s", e.msg);
 	}
 	p->directive_json = cuco_directive_to_json(&d);
-	cuco_design_space_release(&ds);
 	cuco_directive_release(&d);
 }
 
@@ -196,6 +221,7 @@ int cuco_evaluate(struct cuco_eval_request *req, struct cuco_eval_shape *out, st
 	struct cuco_compile_job *jobs = NULL, wl_job;
 	struct cuco_strbuf wl_src = CUCO_STRBUF_INIT;
 	struct cuco_run_program *runp = NULL;
+	struct batch_ds bds = {0};
 	int *idx = NULL, nrun = 0, rc = CUCO_OK, ngpu;
 
 	for (int s = 0; s < req->nshapes; s++) {
@@ -205,9 +231,10 @@ int cuco_evaluate(struct cuco_eval_request *req, struct cuco_eval_shape *out, st
 	}
 	/* Directives first: a rejected directive never reaches nvcc. */
 	for (int i = 0; i < req->nprogs; i++) {
-		precheck(&req->progs[i], req->compile.home, req->facts);
+		precheck(&req->progs[i], req->compile.home, req->facts, &bds);
 		store_program(req, &req->progs[i]);
 	}
+	batch_ds_release(&bds);
 
 	/* Compile the programs and the workload's generator/reference together. */
 	if (cuco_strbuf_read_file(&wl_src, req->m->workload)) {

@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "program/directive.h"
+#include "program/realize.h"
 #include "search/evolve.h"
 #include "search/recheck.h"
 #include "farm/slurm.h"

@@ -9,7 +9,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "program/directive.h"
-#include "search/operator.h"
+#include "program/realize.h"
 #include "util/paths.h"
 
 static const char usage[] =

@@ -12,7 +12,7 @@
 
 #include "llm/prompt.h"
 #include "llm/reply.h"
-#include "program/evolve.h"
+#include "program/blocks.h"
 #include "util/paths.h"
 #include "util/strbuf.h"
 
@@ -153,7 +153,7 @@ static int check_program(const struct cuco_fastpath_agent_config *cfg, int stage
                          struct cuco_strbuf *why)
 {
 	struct cuco_strbuf bare = CUCO_STRBUF_INIT;
-	struct cuco_evolve_block blocks[CUCO_EVOLVE_MAX_BLOCKS];
+	struct cuco_block blocks[CUCO_BLOCKS_MAX];
 	struct cuco_directive d;
 	struct cuco_err e;
 	int ok = 0, nb = 0, line;
@@ -186,7 +186,7 @@ static int check_program(const struct cuco_fastpath_agent_config *cfg, int stage
 			goto out;
 		}
 	}
-	if (cuco_evolve_blocks_find("seed.cu", code, blocks, CUCO_EVOLVE_MAX_BLOCKS, &nb, &e)) {
+	if (cuco_blocks_find("seed.cu", code, blocks, CUCO_BLOCKS_MAX, &nb, &e)) {
 		cuco_strbuf_addf(why, "EVOLVE-BLOCK markers: %s", e.msg);
 		goto out;
 	}

@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "program/evolve.h"
+#include "program/blocks.h"
 
 #define QUOTE_MAX 60 /* characters of a line quoted in a reason */
 
@@ -151,8 +151,8 @@ static int is_evolve_marker(const struct line *l)
 	while (b < e && (*b == ' ' || *b == '\t'))
 		b++;
 	n = (size_t)(e - b);
-	return (n == strlen(CUCO_EVOLVE_START) && strncmp(b, CUCO_EVOLVE_START, n) == 0) ||
-	       (n == strlen(CUCO_EVOLVE_END) && strncmp(b, CUCO_EVOLVE_END, n) == 0);
+	return (n == strlen(CUCO_BLOCK_START) && strncmp(b, CUCO_BLOCK_START, n) == 0) ||
+	       (n == strlen(CUCO_BLOCK_END) && strncmp(b, CUCO_BLOCK_END, n) == 0);
 }
 
 /* The JSON after "cuco-directive:" when l is a directive line ("//" optional), else NULL. */
@@ -614,11 +614,11 @@ struct range {
 static int block_ranges(const char *file, const char *text, struct range *r, int *n,
                         struct cuco_strbuf *why)
 {
-	struct cuco_evolve_block b[CUCO_EVOLVE_MAX_BLOCKS];
+	struct cuco_block b[CUCO_BLOCKS_MAX];
 	struct cuco_err e;
 	int i;
 
-	if (cuco_evolve_blocks_find(file, text, b, CUCO_EVOLVE_MAX_BLOCKS, n, &e) != CUCO_OK) {
+	if (cuco_blocks_find(file, text, b, CUCO_BLOCKS_MAX, n, &e) != CUCO_OK) {
 		cuco_strbuf_adds(why, e.msg);
 		return -1;
 	}
@@ -658,7 +658,7 @@ static int apply_edit(const char *file, struct cuco_strbuf *text, const struct e
 {
 	static const char *const level_names[] = {"exactly", "ignoring trailing whitespace",
 	                                          "after whitespace normalisation"};
-	struct range r[CUCO_EVOLVE_MAX_BLOCKS];
+	struct range r[CUCO_BLOCKS_MAX];
 	struct lines T;
 	struct cuco_strbuf out = CUCO_STRBUF_INIT;
 	int nb, level, i, j, nmatch = 0, ninside = 0, at = -1, first_outside = -1, ret = -1;
@@ -859,7 +859,7 @@ static char *get_directive_line(const char *text)
 static int apply_rewrite(const char *file, const char *parent, const struct lines *L,
                          struct cuco_strbuf *text, int *nedits, struct cuco_strbuf *why)
 {
-	struct range r[CUCO_EVOLVE_MAX_BLOCKS];
+	struct range r[CUCO_BLOCKS_MAX];
 	struct fence *f = NULL;
 	struct cuco_strbuf cand = CUCO_STRBUF_INIT;
 	struct cuco_err e;
@@ -924,7 +924,7 @@ static int apply_rewrite(const char *file, const char *parent, const struct line
 			else if (cuco_directive_find_line(parent) == 1)
 				set_directive_line(&cand, pline);
 		}
-		if (cuco_evolve_check_edit(file, parent, cand.buf, &e) != CUCO_OK) {
+		if (cuco_blocks_check_edit(file, parent, cand.buf, &e) != CUCO_OK) {
 			cuco_strbuf_addf(
 			    why, "the rewritten file changes text outside the EVOLVE-BLOCKs: %s",
 			    e.msg);
@@ -952,7 +952,7 @@ static int apply_rewrite(const char *file, const char *parent, const struct line
 		{
 			struct cuco_strbuf next = CUCO_STRBUF_INIT;
 
-			if (cuco_evolve_replace(text->buf, i, cand.buf, &next, &e) != CUCO_OK) {
+			if (cuco_blocks_replace(text->buf, i, cand.buf, &next, &e) != CUCO_OK) {
 				cuco_strbuf_addf(why, "code block %d (reply line %d): %s", i + 1,
 				                 f[i].open + 1, e.msg);
 				cuco_strbuf_release(&next);
@@ -1088,7 +1088,7 @@ int cuco_llm_reply_apply(const char *file, const char *parent, const char *reply
 	out->nedits = nedits;
 
 	/* 3. belt and braces: nothing outside the blocks moved, markers intact */
-	if (cuco_evolve_check_edit(file, plf.buf, text.buf, &e) != CUCO_OK) {
+	if (cuco_blocks_check_edit(file, plf.buf, text.buf, &e) != CUCO_OK) {
 		cuco_strbuf_addf(&why, "the edit changes text outside the EVOLVE-BLOCKs: %s",
 		                 e.msg);
 		ret = reject(out, err, CUCO_ERR_INVALID, why.buf);

@@ -65,7 +65,7 @@ void cuco_llm_edit_release(struct cuco_llm_edit *e);
  * file in messages, and fill *out (released first). The directive is parsed
  * and, with ds non-NULL, validated (facts may be NULL: see
  * cuco_directive_validate()); it replaces the parent's directive line. The
- * result must pass cuco_evolve_check_edit() against the parent; line endings
+ * result must pass cuco_blocks_check_edit() against the parent; line endings
  * follow the parent's. Code that contradicts the directive is accepted with
  * out->flags set; code that uses multicast is refused. Returns CUCO_OK, or
  * with out->reason and err set to the same message:

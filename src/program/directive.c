@@ -1,4 +1,4 @@
-/* directive.c - find, parse and validate a program's cuco-directive; load the design space. */
+/* directive.c - find, parse, validate, compare and write a program's cuco-directive. */
 #include "program/directive.h"
 #include "util/xalloc.h"
 
@@ -14,912 +14,6 @@
 
 #include "util/jsonpos.h"
 #include "util/strbuf.h"
-
-static const char *const dim_names[CUCO_NDIMS] = {"backend", "placement", "sync_scope", "issuer",
-                                                  "granularity"};
-
-const char *cuco_dimension_name(int dim)
-{
-	if (dim < 0 || dim >= CUCO_NDIMS)
-		return NULL;
-	return dim_names[dim];
-}
-
-static int dim_index(const char *name)
-{
-	int i;
-
-	for (i = 0; i < CUCO_NDIMS; i++)
-		if (strcmp(dim_names[i], name) == 0)
-			return i;
-	return -1;
-}
-
-/* Multicast (NVLink SHARP) is off on cuco's machines; it is never a valid choice. */
-static int mentions_multicast(const char *s)
-{
-	static const char word[] = "multicast";
-	size_t n = strlen(word), i, j;
-
-	for (i = 0; s[i]; i++) {
-		for (j = 0; j < n && s[i + j]; j++)
-			if (tolower((unsigned char)s[i + j]) != word[j])
-				break;
-		if (j == n)
-			return 1;
-	}
-	return 0;
-}
-
-#define MULTICAST_MSG                                                                           \
-	"multicast is never a valid choice in cuco (NVLink multicast is off on its machines); " \
-	"use lsa, gin or ce"
-
-/* --- design space ------------------------------------------------------------- */
-
-static int ds_unknown(const struct cuco_json_src *L, const json_t *obj, const char *prefix,
-                      const char *const *known, int nknown)
-{
-	const char *key;
-	json_t *v;
-
-	json_object_foreach((json_t *)obj, key, v)
-	{
-		char field[256];
-		int i, ok = 0;
-
-		for (i = 0; i < nknown; i++)
-			ok |= strcmp(key, known[i]) == 0;
-		if (ok)
-			continue;
-		snprintf(field, sizeof(field), "%s%s%s", prefix, prefix[0] ? "." : "", key);
-		return cuco_json_fail(L, CUCO_ERR_PARSE, field, 1, "unknown field");
-	}
-	return CUCO_OK;
-}
-
-static int ds_value_index(const struct cuco_ds_dimension *dim, const char *value)
-{
-	int i;
-
-	for (i = 0; i < dim->nvalues; i++)
-		if (strcmp(dim->values[i].name, value) == 0)
-			return i;
-	return -1;
-}
-
-static int ds_dimensions(const struct cuco_json_src *L, const json_t *arr,
-                         struct cuco_design_space *ds)
-{
-	static const char *const dim_fields[] = {"name", "doc", "values"};
-	static const char *const value_fields[] = {"name", "doc"};
-	const json_t *obj;
-	size_t i;
-	int d, rc;
-
-	if (!json_is_array(arr))
-		return cuco_json_fail_type(L, "dimensions", "an array", arr);
-	json_array_foreach(arr, i, obj)
-	{
-		char field[128];
-		const json_t *name, *doc, *vals, *v;
-		struct cuco_ds_dimension *dim;
-		size_t k;
-
-		snprintf(field, sizeof(field), "dimensions[%zu]", i);
-		if (!json_is_object(obj))
-			return cuco_json_fail_type(L, field, "an object", obj);
-		rc = ds_unknown(L, obj, field, dim_fields, 3);
-		if (rc)
-			return rc;
-		name = json_object_get(obj, "name");
-		doc = json_object_get(obj, "doc");
-		vals = json_object_get(obj, "values");
-		snprintf(field, sizeof(field), "dimensions[%zu].name", i);
-		if (!json_is_string(name))
-			return cuco_json_fail_type(L, field, "a dimension name", name);
-		d = dim_index(json_string_value(name));
-		if (d < 0)
-			return cuco_json_fail(
-			    L, CUCO_ERR_INVALID, field, 0,
-			    "\"%s\" is not a dimension cuco knows (backend, placement, "
-			    "sync_scope, issuer, granularity)",
-			    json_string_value(name));
-		dim = &ds->dims[d];
-		if (dim->name)
-			return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0,
-			                      "\"%s\" is defined twice", json_string_value(name));
-		dim->name = json_string_value(name);
-		snprintf(field, sizeof(field), "dimensions[%zu].doc", i);
-		if (doc && !json_is_string(doc))
-			return cuco_json_fail_type(L, field, "a string", doc);
-		dim->doc = doc ? json_string_value(doc) : "";
-		snprintf(field, sizeof(field), "dimensions[%zu].values", i);
-		if (!json_is_array(vals) || json_array_size(vals) == 0)
-			return cuco_json_fail_type(L, field, "a non-empty array of values", vals);
-		dim->values = cuco_xcalloc(json_array_size(vals), sizeof(*dim->values));
-		json_array_foreach(vals, k, v)
-		{
-			const json_t *vn, *vd;
-			const char *s;
-
-			snprintf(field, sizeof(field), "dimensions[%zu].values[%zu]", i, k);
-			if (!json_is_object(v))
-				return cuco_json_fail_type(L, field, "an object", v);
-			rc = ds_unknown(L, v, field, value_fields, 2);
-			if (rc)
-				return rc;
-			vn = json_object_get(v, "name");
-			vd = json_object_get(v, "doc");
-			snprintf(field, sizeof(field), "dimensions[%zu].values[%zu].name", i, k);
-			if (!json_is_string(vn))
-				return cuco_json_fail_type(L, field, "a value name", vn);
-			s = json_string_value(vn);
-			if (!s[0] || strlen(s) >= CUCO_NAME_MAX)
-				return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0,
-				                      "value names have 1 to %d characters",
-				                      CUCO_NAME_MAX - 1);
-			if (mentions_multicast(s))
-				return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0, "%s",
-				                      MULTICAST_MSG);
-			if (ds_value_index(dim, s) >= 0)
-				return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0,
-				                      "\"%s\" is listed twice", s);
-			snprintf(field, sizeof(field), "dimensions[%zu].values[%zu].doc", i, k);
-			if (vd && !json_is_string(vd))
-				return cuco_json_fail_type(L, field, "a string", vd);
-			dim->values[dim->nvalues].name = s;
-			dim->values[dim->nvalues].doc = vd ? json_string_value(vd) : "";
-			dim->nvalues++;
-		}
-	}
-	for (d = 0; d < CUCO_NDIMS; d++)
-		if (!ds->dims[d].name)
-			return cuco_json_fail(L, CUCO_ERR_INVALID, "dimensions", 0,
-			                      "dimension \"%s\" is missing", dim_names[d]);
-	return CUCO_OK;
-}
-
-static int ds_knobs(const struct cuco_json_src *L, const json_t *arr, struct cuco_design_space *ds)
-{
-	static const char *const knob_fields[] = {
-	    "name", "type", "min", "max", "multiple_of", "values", "max_fact", "doc", "searched"};
-	const json_t *obj;
-	size_t i;
-	int rc;
-
-	if (!json_is_array(arr))
-		return cuco_json_fail_type(L, "knobs", "an array", arr);
-	ds->knobs = cuco_xcalloc(json_array_size(arr), sizeof(*ds->knobs));
-	ds->knobs_cap = (int)json_array_size(arr);
-	json_array_foreach(arr, i, obj)
-	{
-		struct cuco_ds_knob *k = &ds->knobs[ds->nknobs];
-		const json_t *name, *type, *min, *max, *mult, *vals, *fact, *doc, *searched;
-		char field[128];
-		const char *s;
-
-		snprintf(field, sizeof(field), "knobs[%zu]", i);
-		if (!json_is_object(obj))
-			return cuco_json_fail_type(L, field, "an object", obj);
-		rc = ds_unknown(L, obj, field, knob_fields, 9);
-		if (rc)
-			return rc;
-		name = json_object_get(obj, "name");
-		type = json_object_get(obj, "type");
-		min = json_object_get(obj, "min");
-		max = json_object_get(obj, "max");
-		mult = json_object_get(obj, "multiple_of");
-		vals = json_object_get(obj, "values");
-		fact = json_object_get(obj, "max_fact");
-		doc = json_object_get(obj, "doc");
-		searched = json_object_get(obj, "searched");
-		snprintf(field, sizeof(field), "knobs[%zu].name", i);
-		if (!json_is_string(name))
-			return cuco_json_fail_type(L, field, "a knob name", name);
-		s = json_string_value(name);
-		if (!s[0] || strlen(s) >= CUCO_NAME_MAX)
-			return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0,
-			                      "knob names have 1 to %d characters",
-			                      CUCO_NAME_MAX - 1);
-		if (mentions_multicast(s))
-			return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0, "%s", MULTICAST_MSG);
-		if (cuco_design_space_knob(ds, s))
-			return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0,
-			                      "knob \"%s\" is listed twice", s);
-		k->name = s;
-		k->doc = json_is_string(doc) ? json_string_value(doc) : "";
-		k->multiple_of = 1;
-		snprintf(field, sizeof(field), "knobs[%zu].type", i);
-		if (!json_is_string(type))
-			return cuco_json_fail_type(L, field, "int, bool or enum", type);
-		s = json_string_value(type);
-		if (strcmp(s, "int") == 0) {
-			k->type = CUCO_KNOB_INT;
-			snprintf(field, sizeof(field), "knobs[%zu].min", i);
-			if (!json_is_integer(min))
-				return cuco_json_fail_type(L, field, "an integer", min);
-			snprintf(field, sizeof(field), "knobs[%zu].max", i);
-			if (!json_is_integer(max))
-				return cuco_json_fail_type(L, field, "an integer", max);
-			k->min = json_integer_value(min);
-			k->max = json_integer_value(max);
-			if (k->max < k->min)
-				return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0,
-				                      "max %lld is less than min %lld", k->max,
-				                      k->min);
-			if (mult) {
-				snprintf(field, sizeof(field), "knobs[%zu].multiple_of", i);
-				if (!json_is_integer(mult) || json_integer_value(mult) <= 0)
-					return cuco_json_fail_type(L, field, "a positive integer",
-					                           mult);
-				k->multiple_of = json_integer_value(mult);
-			}
-		} else if (strcmp(s, "bool") == 0) {
-			k->type = CUCO_KNOB_BOOL;
-			k->min = 0;
-			k->max = 1;
-		} else if (strcmp(s, "enum") == 0) {
-			size_t j;
-			const json_t *e;
-
-			k->type = CUCO_KNOB_ENUM;
-			snprintf(field, sizeof(field), "knobs[%zu].values", i);
-			if (!json_is_array(vals) || json_array_size(vals) == 0)
-				return cuco_json_fail_type(L, field,
-				                           "a non-empty array of integers", vals);
-			k->values = cuco_xcalloc(json_array_size(vals), sizeof(*k->values));
-			json_array_foreach(vals, j, e)
-			{
-				snprintf(field, sizeof(field), "knobs[%zu].values[%zu]", i, j);
-				if (!json_is_integer(e))
-					return cuco_json_fail_type(L, field, "an integer", e);
-				k->values[k->nvalues++] = json_integer_value(e);
-			}
-		} else {
-			return cuco_json_fail(
-			    L, CUCO_ERR_INVALID, field, 0,
-			    "\"%s\" is not a knob type; expected int, bool or enum", s);
-		}
-		if (fact) {
-			snprintf(field, sizeof(field), "knobs[%zu].max_fact", i);
-			if (!json_is_string(fact) ||
-			    strcmp(json_string_value(fact), "sm_count") != 0)
-				return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0,
-				                      "the only fact a knob may be bounded by is "
-				                      "\"sm_count\"");
-			k->max_fact = json_string_value(fact);
-		}
-		k->searched = 1;
-		if (searched) {
-			snprintf(field, sizeof(field), "knobs[%zu].searched", i);
-			if (!json_is_boolean(searched))
-				return cuco_json_fail_type(L, field, "true or false", searched);
-			k->searched = json_is_true(searched);
-		}
-		ds->nknobs++;
-	}
-	return CUCO_OK;
-}
-
-/* {"dim": "value"} or {"dim": ["v1", "v2"]} into clauses. */
-static int ds_clauses(const struct cuco_json_src *L, const json_t *obj, const char *prefix,
-                      const struct cuco_design_space *ds, struct cuco_ds_clause **out, int *n)
-{
-	const char *key;
-	json_t *v;
-	int rc;
-
-	if (!json_is_object(obj) || json_object_size(obj) == 0)
-		return cuco_json_fail_type(L, prefix, "an object of dimension: value(s)", obj);
-	*out = cuco_xcalloc(json_object_size(obj), sizeof(**out));
-	json_object_foreach((json_t *)obj, key, v)
-	{
-		struct cuco_ds_clause *c = &(*out)[*n];
-		char field[192];
-		size_t j, count = json_is_array(v) ? json_array_size(v) : 1;
-
-		snprintf(field, sizeof(field), "%s.%s", prefix, key);
-		c->dim = dim_index(key);
-		if (c->dim < 0)
-			return cuco_json_fail(L, CUCO_ERR_INVALID, field, 1, "unknown dimension");
-		if (!json_is_string(v) && !(json_is_array(v) && count > 0))
-			return cuco_json_fail_type(L, field,
-			                           "a value or a non-empty array of values", v);
-		c->values = cuco_xcalloc(count, sizeof(*c->values));
-		(*n)++;
-		for (j = 0; j < count; j++) {
-			const json_t *e = json_is_array(v) ? json_array_get(v, j) : v;
-
-			if (json_is_array(v))
-				snprintf(field, sizeof(field), "%s.%s[%zu]", prefix, key, j);
-			if (!json_is_string(e))
-				return cuco_json_fail_type(L, field, "a value name", e);
-			if (ds_value_index(&ds->dims[c->dim], json_string_value(e)) < 0) {
-				rc = cuco_json_fail(L, CUCO_ERR_INVALID, field, 0,
-				                    "\"%s\" is not a value of %s",
-				                    json_string_value(e), key);
-				return rc;
-			}
-			c->values[c->nvalues++] = json_string_value(e);
-		}
-	}
-	return CUCO_OK;
-}
-
-static int ds_constraints(const struct cuco_json_src *L, const json_t *arr,
-                          struct cuco_design_space *ds)
-{
-	static const char *const fields[] = {"if", "then", "requires", "why"};
-	const json_t *obj;
-	size_t i;
-	int rc;
-
-	if (!json_is_array(arr))
-		return cuco_json_fail_type(L, "constraints", "an array", arr);
-	ds->constraints = cuco_xcalloc(json_array_size(arr), sizeof(*ds->constraints));
-	json_array_foreach(arr, i, obj)
-	{
-		struct cuco_ds_constraint *c = &ds->constraints[ds->nconstraints];
-		const json_t *when, *then, *req, *why;
-		char field[128];
-
-		snprintf(field, sizeof(field), "constraints[%zu]", i);
-		if (!json_is_object(obj))
-			return cuco_json_fail_type(L, field, "an object", obj);
-		rc = ds_unknown(L, obj, field, fields, 4);
-		if (rc)
-			return rc;
-		ds->nconstraints++;
-		when = json_object_get(obj, "if");
-		then = json_object_get(obj, "then");
-		req = json_object_get(obj, "requires");
-		why = json_object_get(obj, "why");
-		snprintf(field, sizeof(field), "constraints[%zu].if", i);
-		rc = ds_clauses(L, when, field, ds, &c->when, &c->nwhen);
-		if (rc)
-			return rc;
-		if (then) {
-			snprintf(field, sizeof(field), "constraints[%zu].then", i);
-			rc = ds_clauses(L, then, field, ds, &c->then, &c->nthen);
-			if (rc)
-				return rc;
-		}
-		if (req) {
-			snprintf(field, sizeof(field), "constraints[%zu].requires", i);
-			if (!json_is_string(req))
-				return cuco_json_fail_type(L, field, "a hardware fact", req);
-			if (strcmp(json_string_value(req), "gin_capable_network") == 0)
-			c->requires = CUCO_REQ_GIN_CAPABLE_NETWORK;
-			else if (strcmp(json_string_value(req), "all_ranks_lsa_reachable") == 0)
-			    c->requires = CUCO_REQ_ALL_RANKS_LSA_REACHABLE;
-			else if (strcmp(json_string_value(req), "nvshmem_transport") == 0)
-			    c->requires = CUCO_REQ_NVSHMEM_TRANSPORT;
-			else return cuco_json_fail(
-			    L, CUCO_ERR_INVALID, field, 0,
-			    "\"%s\" is not a fact cuco knows; expected "
-			    "gin_capable_network, all_ranks_lsa_reachable or "
-			    "nvshmem_transport",
-			    json_string_value(req));
-		}
-		if (!then && !req)
-			return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0,
-			                      "a constraint needs \"then\" or \"requires\"");
-		snprintf(field, sizeof(field), "constraints[%zu].why", i);
-		if (why && !json_is_string(why))
-			return cuco_json_fail_type(L, field, "a string", why);
-		c->why = why ? json_string_value(why) : "";
-	}
-	return CUCO_OK;
-}
-
-int cuco_design_space_load(const char *path, struct cuco_design_space *out, struct cuco_err *err)
-{
-	static const char *const top[] = {"version", "doc", "dimensions", "constraints", "knobs"};
-	struct cuco_strbuf text = CUCO_STRBUF_INIT;
-	struct cuco_json_src L;
-	json_t *root;
-	const json_t *v;
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	if (cuco_strbuf_read_file(&text, path) != 0) {
-		rc = cuco_err_set(err, CUCO_ERR_IO, "%s: cannot read the design space: %s", path,
-		                  strerror(errno));
-		goto out;
-	}
-	L.path = path;
-	L.text = text.buf;
-	L.len = text.len;
-	L.err = err;
-	rc = cuco_json_parse_object(&L, &root);
-	if (rc)
-		goto out;
-	out->root = root;
-	rc = ds_unknown(&L, root, "", top, 5);
-	if (rc)
-		goto out;
-	v = json_object_get(root, "version");
-	if (!json_is_integer(v) || json_integer_value(v) != 1) {
-		rc = v ? cuco_json_fail(&L, CUCO_ERR_INVALID, "version", 0,
-		                        "this cuco reads design space version 1")
-		       : cuco_json_fail_type(&L, "version", "1", v);
-		goto out;
-	}
-	rc = ds_dimensions(&L, json_object_get(root, "dimensions"), out);
-	if (!rc)
-		rc = ds_knobs(&L, json_object_get(root, "knobs"), out);
-	if (!rc)
-		rc = ds_constraints(&L, json_object_get(root, "constraints"), out);
-out:
-	cuco_strbuf_release(&text);
-	if (rc)
-		cuco_design_space_release(out);
-	return rc;
-}
-
-static void clauses_free(struct cuco_ds_clause *c, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		free(c[i].values);
-	free(c);
-}
-
-void cuco_design_space_release(struct cuco_design_space *ds)
-{
-	int i;
-
-	if (!ds)
-		return;
-	for (i = 0; i < CUCO_NDIMS; i++)
-		free(ds->dims[i].values);
-	for (i = 0; i < ds->knobs_cap; i++)
-		free(ds->knobs[i].values);
-	free(ds->knobs);
-	for (i = 0; i < ds->nconstraints; i++) {
-		clauses_free(ds->constraints[i].when, ds->constraints[i].nwhen);
-		clauses_free(ds->constraints[i].then, ds->constraints[i].nthen);
-	}
-	free(ds->constraints);
-	free(ds->inert);
-	json_decref(ds->root);
-	memset(ds, 0, sizeof(*ds));
-}
-
-const struct cuco_ds_knob *cuco_design_space_knob(const struct cuco_design_space *ds,
-                                                  const char *name)
-{
-	int i;
-
-	for (i = 0; i < ds->nknobs; i++)
-		if (ds->knobs[i].name && strcmp(ds->knobs[i].name, name) == 0)
-			return &ds->knobs[i];
-	return NULL;
-}
-
-/* --- narrowing to a template ---------------------------------------------------- */
-
-#define REALIZES_TAG "cuco-realizes:"
-
-/* 1 when array holds the string s. */
-static int has_string(const json_t *array, const char *s)
-{
-	size_t i;
-	const json_t *v;
-
-	json_array_foreach(array, i, v)
-	{
-		if (json_is_string(v) && !strcmp(json_string_value(v), s))
-			return 1;
-	}
-	return 0;
-}
-
-/* 1 when array holds the integer x. */
-static int has_integer(const json_t *array, long long x)
-{
-	size_t i;
-	const json_t *v;
-
-	json_array_foreach(array, i, v)
-	{
-		if (json_is_integer(v) && json_integer_value(v) == x)
-			return 1;
-	}
-	return 0;
-}
-
-/* 1 when x is one of enum knob k's values. */
-static int enum_has(const struct cuco_ds_knob *k, long long x)
-{
-	for (int i = 0; i < k->nvalues; i++)
-		if (k->values[i] == x)
-			return 1;
-	return 0;
-}
-
-/* Check one narrowing entry against ds (nothing changes yet). */
-static int narrow_check(const struct cuco_design_space *ds, const char *key, const json_t *v,
-                        const char *where, struct cuco_err *err)
-{
-	size_t i;
-	const json_t *x;
-	int d = dim_index(key);
-
-	if (d >= 0) {
-		if (!json_is_array(v) || json_array_size(v) == 0)
-			return cuco_err_set(err, CUCO_ERR_PARSE,
-			                    "%s: %s: expected a non-empty array of values", where,
-			                    key);
-		json_array_foreach(v, i, x)
-		{
-			if (!json_is_string(x) ||
-			    ds_value_index(&ds->dims[d], json_string_value(x)) < 0)
-				return cuco_err_set(
-				    err, CUCO_ERR_INVALID,
-				    "%s: %s[%zu]: not a value of the design space's %s", where, key,
-				    i, key);
-		}
-		return CUCO_OK;
-	}
-	if (strcmp(key, "knobs") != 0)
-		return cuco_err_set(err, CUCO_ERR_INVALID,
-		                    "%s: %s: neither a dimension, \"knobs\" nor \"inert\"", where,
-		                    key);
-	if (!json_is_object(v))
-		return cuco_err_set(err, CUCO_ERR_PARSE, "%s: knobs: expected an object", where);
-	const char *kn;
-	json_object_foreach((json_t *)v, kn, x)
-	{
-		const struct cuco_ds_knob *k = cuco_design_space_knob(ds, kn);
-		const json_t *vals = json_object_get(x, "values");
-		const json_t *lo = json_object_get(x, "min"), *hi = json_object_get(x, "max");
-		size_t j;
-		const json_t *e;
-
-		if (!k)
-			return cuco_err_set(err, CUCO_ERR_INVALID,
-			                    "%s: knobs.%s: not a knob of the design space", where,
-			                    kn);
-		if (!json_is_object(x) || json_object_size(x) != (size_t)(!!vals + !!lo + !!hi))
-			return cuco_err_set(
-			    err, CUCO_ERR_PARSE,
-			    "%s: knobs.%s: expected {\"values\": [...]} or {\"min\": N, "
-			    "\"max\": N}",
-			    where, kn);
-		if (vals) {
-			if (k->type != CUCO_KNOB_ENUM || !json_is_array(vals) ||
-			    json_array_size(vals) == 0)
-				return cuco_err_set(
-				    err, CUCO_ERR_INVALID,
-				    "%s: knobs.%s.values: only for an enum knob, non-empty", where,
-				    kn);
-			json_array_foreach(vals, j, e)
-			{
-				if (!json_is_integer(e) || !enum_has(k, json_integer_value(e)))
-					return cuco_err_set(
-					    err, CUCO_ERR_INVALID,
-					    "%s: knobs.%s.values[%zu]: not a value of the knob",
-					    where, kn, j);
-			}
-		} else {
-			if (k->type != CUCO_KNOB_INT || !json_is_integer(lo) ||
-			    !json_is_integer(hi) ||
-			    json_integer_value(lo) > json_integer_value(hi) ||
-			    json_integer_value(lo) < k->min || json_integer_value(hi) > k->max)
-				return cuco_err_set(
-				    err, CUCO_ERR_INVALID,
-				    "%s: knobs.%s: min..max must lie in %lld..%lld (an int knob)",
-				    where, kn, k->min, k->max);
-		}
-	}
-	return CUCO_OK;
-}
-
-/* Apply a checked narrowing entry. */
-static void narrow_apply(struct cuco_design_space *ds, const char *key, const json_t *v)
-{
-	int d = dim_index(key), n = 0;
-
-	if (d >= 0) {
-		struct cuco_ds_dimension *dim = &ds->dims[d];
-		for (int i = 0; i < dim->nvalues; i++)
-			if (has_string(v, dim->values[i].name))
-				dim->values[n++] = dim->values[i];
-		dim->nvalues = n;
-		return;
-	}
-	const char *kn;
-	const json_t *x;
-	json_object_foreach((json_t *)v, kn, x)
-	{
-		struct cuco_ds_knob *k = (struct cuco_ds_knob *)cuco_design_space_knob(ds, kn);
-		const json_t *vals = json_object_get(x, "values");
-		if (vals) {
-			n = 0;
-			for (int i = 0; i < k->nvalues; i++)
-				if (has_integer(vals, k->values[i]))
-					k->values[n++] = k->values[i];
-			k->nvalues = n;
-		} else {
-			k->min = json_integer_value(json_object_get(x, "min"));
-			k->max = json_integer_value(json_object_get(x, "max"));
-		}
-	}
-}
-
-/* 1 when dimension d's value s is in ds and in the line's narrowing of d (root). */
-static int inert_dim_ok(const struct cuco_design_space *ds, const json_t *root, int d,
-                        const char *s)
-{
-	const json_t *nar = json_object_get(root, dim_names[d]);
-
-	return ds_value_index(&ds->dims[d], s) >= 0 && (!nar || has_string(nar, s));
-}
-
-/* 1 when v is a value of knob k in ds and in the line's narrowing of the knob (nar, may be NULL).
- */
-static int inert_knob_ok(const struct cuco_ds_knob *k, const json_t *nar, long long v)
-{
-	const json_t *vals = json_object_get(nar, "values");
-	const json_t *lo = json_object_get(nar, "min"), *hi = json_object_get(nar, "max");
-
-	if (k->type == CUCO_KNOB_BOOL)
-		return v == 0 || v == 1;
-	if (k->type == CUCO_KNOB_ENUM)
-		return enum_has(k, v) && (!vals || has_integer(vals, v));
-	if (v < k->min || v > k->max || v % k->multiple_of)
-		return 0;
-	return !lo || (v >= json_integer_value(lo) && v <= json_integer_value(hi));
-}
-
-/*
- * The value s of the condition "KNOB=s" (key, for messages) for knob k: true or
- * false for a bool knob, a decimal integer otherwise, allowed by ds and by the
- * line's narrowing of the knob (root). Sets *v (bools 0 or 1).
- */
-static int inert_when_knob(const struct cuco_ds_knob *k, const json_t *root, const char *s,
-                           const char *where, const char *key, long long *v, struct cuco_err *err)
-{
-	const json_t *nar = json_object_get(json_object_get(root, "knobs"), k->name);
-	char *end;
-
-	if (k->type == CUCO_KNOB_BOOL) {
-		if (strcmp(s, "true") && strcmp(s, "false"))
-			return cuco_err_set(
-			    err, CUCO_ERR_INVALID,
-			    "%s: inert.%s: expected %s=true or %s=false (a bool knob)", where, key,
-			    k->name, k->name);
-		*v = !strcmp(s, "true");
-		return CUCO_OK;
-	}
-	errno = 0;
-	*v = strtoll(s, &end, 10);
-	if (!*s || *end || errno || isspace((unsigned char)*s))
-		return cuco_err_set(err, CUCO_ERR_INVALID,
-		                    "%s: inert.%s: expected %s=N with N an integer", where, key,
-		                    k->name);
-	if (!inert_knob_ok(k, nar, *v))
-		return cuco_err_set(err, CUCO_ERR_INVALID,
-		                    "%s: inert.%s: %lld is not a value of the knob that this "
-		                    "template realises",
-		                    where, key, *v);
-	return CUCO_OK;
-}
-
-/*
- * Parse the line's "inert" member (v) into a malloc'd array (*out, *n), checked
- * against ds and the line's own narrowing (root). On error *out is NULL.
- */
-static int inert_parse(const struct cuco_design_space *ds, const json_t *root, const json_t *v,
-                       const char *where, struct cuco_ds_inert **out, int *n, struct cuco_err *err)
-{
-	const char *pl, *field;
-	const json_t *genes, *x;
-	int rc = CUCO_OK;
-
-	*out = NULL;
-	*n = 0;
-	if (!json_is_object(v))
-		return cuco_err_set(err, CUCO_ERR_PARSE,
-		                    "%s: inert: expected an object {condition: {dimension or knob: "
-		                    "value}}",
-		                    where);
-	json_object_foreach((json_t *)v, pl, genes)
-	{
-		/* "placement", "dimension=value" or "knob=value" */
-		const char *eq = strchr(pl, '=');
-		char dname[CUCO_NAME_MAX];
-		int wd = CUCO_DIM_PLACEMENT;
-		const char *wv = pl;
-		const struct cuco_ds_knob *wk = NULL; /* the condition's knob */
-		long long wkv = 0;
-
-		if (eq) {
-			if ((size_t)(eq - pl) >= sizeof(dname)) {
-				rc = cuco_err_set(err, CUCO_ERR_INVALID,
-				                  "%s: inert.%s: name too long", where, pl);
-				goto out;
-			}
-			snprintf(dname, sizeof(dname), "%.*s", (int)(eq - pl), pl);
-			wd = dim_index(dname);
-			wv = eq + 1;
-			if (wd < 0)
-				wk = cuco_design_space_knob(ds, dname);
-			if (wd < 0 && !wk) {
-				rc = cuco_err_set(err, CUCO_ERR_INVALID,
-				                  "%s: inert.%s: %s is neither a dimension nor a "
-				                  "knob of the design space",
-				                  where, pl, dname);
-				goto out;
-			}
-		}
-		if (wk) {
-			rc = inert_when_knob(wk, root, wv, where, pl, &wkv, err);
-			if (rc)
-				goto out;
-		} else if (!inert_dim_ok(ds, root, wd, wv)) {
-			rc = cuco_err_set(
-			    err, CUCO_ERR_INVALID,
-			    eq ? "%s: inert.%s: not dimension=value with a value this "
-			         "template realises"
-			       : "%s: inert.%s: not a placement this template realises",
-			    where, pl);
-			goto out;
-		}
-		if (!json_is_object(genes)) {
-			rc = cuco_err_set(
-			    err, CUCO_ERR_PARSE,
-			    "%s: inert.%s: expected an object {dimension or knob: value}", where,
-			    pl);
-			goto out;
-		}
-		json_object_foreach((json_t *)genes, field, x)
-		{
-			struct cuco_ds_inert in;
-			const struct cuco_ds_knob *k = cuco_design_space_knob(ds, field);
-			int d = dim_index(field);
-
-			memset(&in, 0, sizeof(in));
-			if ((!wk && strlen(wv) >= sizeof(in.when_value)) ||
-			    strlen(field) >= sizeof(in.name)) {
-				rc = cuco_err_set(err, CUCO_ERR_INVALID,
-				                  "%s: inert.%s.%s: name too long", where, pl,
-				                  field);
-				goto out;
-			}
-			if (wk) {
-				in.when_dim = -1;
-				snprintf(in.when_knob, sizeof(in.when_knob), "%s", wk->name);
-				in.when_knob_value = wkv;
-			} else {
-				in.when_dim = wd;
-				snprintf(in.when_value, sizeof(in.when_value), "%s", wv);
-			}
-			snprintf(in.name, sizeof(in.name), "%s", field);
-			in.dim = d;
-			if (d == CUCO_DIM_PLACEMENT || (!wk && d == wd)) {
-				rc = cuco_err_set(err, CUCO_ERR_INVALID,
-				                  d == CUCO_DIM_PLACEMENT
-				                      ? "%s: inert.%s.%s: the placement picks the "
-				                        "code path, so it "
-				                        "cannot be inert"
-				                      : "%s: inert.%s.%s: the condition's own "
-				                        "dimension cannot be inert",
-				                  where, pl, field);
-				goto out;
-			} else if (wk && k == wk) {
-				rc =
-				    cuco_err_set(err, CUCO_ERR_INVALID,
-				                 "%s: inert.%s.%s: the condition's own knob cannot "
-				                 "be inert",
-				                 where, pl, field);
-				goto out;
-			} else if (d >= 0) {
-				if (!json_is_string(x) ||
-				    !inert_dim_ok(ds, root, d, json_string_value(x))) {
-					rc = cuco_err_set(
-					    err, CUCO_ERR_INVALID,
-					    "%s: inert.%s.%s: expected a value of %s that "
-					    "this template realises",
-					    where, pl, field, field);
-					goto out;
-				}
-				snprintf(in.value, sizeof(in.value), "%s", json_string_value(x));
-			} else if (!k) {
-				rc = cuco_err_set(
-				    err, CUCO_ERR_INVALID,
-				    "%s: inert.%s.%s: neither a dimension nor a knob of the "
-				    "design space",
-				    where, pl, field);
-				goto out;
-			} else {
-				const json_t *nar =
-				    json_object_get(json_object_get(root, "knobs"), field);
-				in.is_bool = k->type == CUCO_KNOB_BOOL;
-				if (in.is_bool ? !json_is_boolean(x) : !json_is_integer(x)) {
-					rc = cuco_err_set(
-					    err, CUCO_ERR_INVALID, "%s: inert.%s.%s: expected %s",
-					    where, pl, field,
-					    in.is_bool ? "true or false" : "an integer");
-					goto out;
-				}
-				in.knob_value =
-				    in.is_bool ? json_is_true(x) : json_integer_value(x);
-				if (!inert_knob_ok(k, nar, in.knob_value)) {
-					rc = cuco_err_set(
-					    err, CUCO_ERR_INVALID,
-					    "%s: inert.%s.%s: %lld is not a value of the "
-					    "knob that this template realises",
-					    where, pl, field, in.knob_value);
-					goto out;
-				}
-			}
-			*out = cuco_xrealloc(*out, (size_t)(*n + 1) * sizeof(**out));
-			(*out)[(*n)++] = in;
-		}
-	}
-out:
-	if (rc) {
-		free(*out);
-		*out = NULL;
-		*n = 0;
-	}
-	return rc;
-}
-
-int cuco_design_space_narrow(struct cuco_design_space *ds, const char *name, const char *text,
-                             struct cuco_err *err)
-{
-	const char *tag = strstr(text, REALIZES_TAG), *eol;
-	char where[1024];
-	json_error_t je;
-	json_t *root;
-	const char *key;
-	json_t *v;
-	struct cuco_ds_inert *inert = NULL;
-	int line = 1, rc = CUCO_OK, ninert = 0;
-
-	if (!tag)
-		return CUCO_OK;
-	for (const char *c = text; c < tag; c++)
-		line += *c == '\n';
-	snprintf(where, sizeof(where), "%s:%d: cuco-realizes", name, line);
-	tag += strlen(REALIZES_TAG);
-	eol = strchr(tag, '\n');
-	root =
-	    json_loadb(tag, eol ? (size_t)(eol - tag) : strlen(tag), JSON_REJECT_DUPLICATES, &je);
-	if (!json_is_object(root)) {
-		json_decref(root);
-		return cuco_err_set(err, CUCO_ERR_PARSE,
-		                    "%s column %d: expected one JSON object (%s)", where, je.column,
-		                    root ? "not an object" : je.text);
-	}
-	json_object_foreach(root, key, v)
-	{
-		if (!strcmp(key, "inert"))
-			rc = inert_parse(ds, root, v, where, &inert, &ninert, err);
-		else
-			rc = narrow_check(ds, key, v, where, err);
-		if (rc)
-			break;
-	}
-	if (!rc) {
-		json_object_foreach(root, key, v) if (strcmp(key, "inert"))
-		    narrow_apply(ds, key, v);
-		if (json_object_get(root, "inert")) {
-			free(ds->inert);
-			ds->inert = inert;
-			ds->ninert = ninert;
-			inert = NULL;
-		}
-	}
-	free(inert);
-	json_decref(root);
-	return rc;
-}
 
 /* --- finding the directive line ------------------------------------------------ */
 
@@ -1100,13 +194,13 @@ static int parse_object(struct dparse *P, const json_t *root, struct cuco_direct
 	int i, rc;
 
 	for (i = 0; i < CUCO_NDIMS; i++)
-		cands[i] = dim_names[i];
+		cands[i] = cuco_dimension_name(i);
 	cands[CUCO_NDIMS] = "knobs";
 	if (!json_is_object(root))
 		return dp_type(P, "directive", "a JSON object", root);
 	json_object_foreach((json_t *)root, key, v)
 	{
-		int dim = dim_index(key);
+		int dim = cuco_dimension_index(key);
 		const char *hint;
 
 		if (strcmp(key, "knobs") == 0) {
@@ -1134,7 +228,7 @@ static int parse_object(struct dparse *P, const json_t *root, struct cuco_direct
 	}
 	for (i = 0; i < CUCO_NDIMS; i++)
 		if (!d->dims[i][0])
-			return dp_fail(P, dim_names[i], 0,
+			return dp_fail(P, cuco_dimension_name(i), 0,
 			               "missing; a directive names all of backend, placement, "
 			               "sync_scope, issuer and granularity");
 	return CUCO_OK;
@@ -1244,11 +338,12 @@ static int check_values(const struct cuco_directive *d, const struct cuco_design
 		const char *hint, **names;
 		int rc;
 
-		if (ds_value_index(dim, d->dims[i]) >= 0)
+		if (cuco_design_space_value_index(dim, d->dims[i]) >= 0)
 			continue;
-		if (mentions_multicast(d->dims[i]))
-			return dv_fail(d, err, CUCO_ERR_INVALID, d->dim_col[i], dim_names[i],
-			               "\"%s\": " MULTICAST_MSG, d->dims[i]);
+		if (cuco_design_space_mentions_multicast(d->dims[i]))
+			return dv_fail(d, err, CUCO_ERR_INVALID, d->dim_col[i],
+			               cuco_dimension_name(i), "\"%s\": " CUCO_MULTICAST_MSG,
+			               d->dims[i]);
 		names = cuco_xcalloc((size_t)dim->nvalues, sizeof(*names));
 		for (j = 0; j < dim->nvalues; j++) {
 			names[j] = dim->values[j].name;
@@ -1256,10 +351,10 @@ static int check_values(const struct cuco_directive *d, const struct cuco_design
 		}
 		hint = cuco_suggest(d->dims[i], names, dim->nvalues);
 		free(names);
-		rc = dv_fail(d, err, CUCO_ERR_INVALID, d->dim_col[i], dim_names[i],
+		rc = dv_fail(d, err, CUCO_ERR_INVALID, d->dim_col[i], cuco_dimension_name(i),
 		             "\"%s\" is not a %s%s%s%s; expected one of %s", d->dims[i],
-		             dim_names[i], hint ? " (did you mean \"" : "", hint ? hint : "",
-		             hint ? "\"?)" : "", list.buf);
+		             cuco_dimension_name(i), hint ? " (did you mean \"" : "",
+		             hint ? hint : "", hint ? "\"?)" : "", list.buf);
 		cuco_strbuf_release(&list);
 		return rc;
 	}
@@ -1282,9 +377,9 @@ static int check_knobs(const struct cuco_directive *d, const struct cuco_design_
 			const char *hint, **names;
 			int rc;
 
-			if (mentions_multicast(k->name))
+			if (cuco_design_space_mentions_multicast(k->name))
 				return dv_fail(d, err, CUCO_ERR_INVALID, k->col, field, "%s",
-				               MULTICAST_MSG);
+				               CUCO_MULTICAST_MSG);
 			names = cuco_xcalloc((size_t)ds->nknobs, sizeof(*names));
 			for (j = 0; j < ds->nknobs; j++) {
 				names[j] = ds->knobs[j].name;
@@ -1312,7 +407,7 @@ static int check_knobs(const struct cuco_directive *d, const struct cuco_design_
 			struct cuco_strbuf list = CUCO_STRBUF_INIT;
 			int rc;
 
-			if (enum_has(spec, k->value))
+			if (cuco_design_space_enum_has(spec, k->value))
 				continue;
 			for (j = 0; j < spec->nvalues; j++)
 				cuco_strbuf_addf(&list, "%s%lld", j ? ", " : "", spec->values[j]);
@@ -1358,8 +453,8 @@ static void describe_when(struct cuco_strbuf *sb, const struct cuco_directive *d
 		return;
 	}
 	for (i = 0; i < c->nwhen; i++)
-		cuco_strbuf_addf(sb, "%s%s \"%s\"", i ? " and " : "", dim_names[c->when[i].dim],
-		                 d->dims[c->when[i].dim]);
+		cuco_strbuf_addf(sb, "%s%s \"%s\"", i ? " and " : "",
+		                 cuco_dimension_name(c->when[i].dim), d->dims[c->when[i].dim]);
 }
 
 static int check_constraints(const struct cuco_directive *d, const struct cuco_design_space *ds,
@@ -1384,10 +479,10 @@ static int check_constraints(const struct cuco_directive *d, const struct cuco_d
 				continue;
 			for (k = 0; k < t->nvalues; k++)
 				cuco_strbuf_addf(&allowed, "%s%s", k ? ", " : "", t->values[k]);
-			rc =
-			    dv_fail(d, err, CUCO_ERR_INVALID, d->dim_col[t->dim], dim_names[t->dim],
-			            "\"%s\" is not allowed with %s (allowed: %s): %s",
-			            d->dims[t->dim], when.buf, allowed.buf, c->why);
+			rc = dv_fail(d, err, CUCO_ERR_INVALID, d->dim_col[t->dim],
+			             cuco_dimension_name(t->dim),
+			             "\"%s\" is not allowed with %s (allowed: %s): %s",
+			             d->dims[t->dim], when.buf, allowed.buf, c->why);
 		}
 		dim0 = c->when[0].dim;
 		cuco_strbuf_reset(&when);
@@ -1395,20 +490,22 @@ static int check_constraints(const struct cuco_directive *d, const struct cuco_d
 		if (!rc && facts && c->requires == CUCO_REQ_GIN_CAPABLE_NETWORK &&
 		    !facts->gin_capable)
 			rc = dv_fail(
-			    d, err, CUCO_ERR_UNSUPPORTED, d->dim_col[dim0], dim_names[dim0],
+			    d, err, CUCO_ERR_UNSUPPORTED, d->dim_col[dim0],
+			    cuco_dimension_name(dim0),
 			    "%s needs a GIN-capable network, and this machine has none (%s)",
 			    when.buf, c->why);
 		if (!rc && facts && c->requires == CUCO_REQ_ALL_RANKS_LSA_REACHABLE &&
 		    !facts->lsa_all_reachable)
-			rc =
-			    dv_fail(d, err, CUCO_ERR_UNSUPPORTED, d->dim_col[dim0], dim_names[dim0],
-			            "%s needs every rank reachable by load/store, and here some "
-			            "of the %d ranks are not (%s)",
-			            when.buf, facts->nranks, c->why);
+			rc = dv_fail(d, err, CUCO_ERR_UNSUPPORTED, d->dim_col[dim0],
+			             cuco_dimension_name(dim0),
+			             "%s needs every rank reachable by load/store, and here some "
+			             "of the %d ranks are not (%s)",
+			             when.buf, facts->nranks, c->why);
 		if (!rc && facts && c->requires == CUCO_REQ_NVSHMEM_TRANSPORT &&
 		    !facts->lsa_all_reachable && !facts->gin_capable)
 			rc =
-			    dv_fail(d, err, CUCO_ERR_UNSUPPORTED, d->dim_col[dim0], dim_names[dim0],
+			    dv_fail(d, err, CUCO_ERR_UNSUPPORTED, d->dim_col[dim0],
+			            cuco_dimension_name(dim0),
 			            "%s needs every rank reachable over NVLink peer-to-peer or an "
 			            "IB/RoCE network between the nodes, and here the %d ranks have "
 			            "neither (%s)",
@@ -1513,7 +610,8 @@ char *cuco_directive_to_json(const struct cuco_directive *d)
 	int i, j, fail = !root || !knobs;
 
 	for (i = 0; i < CUCO_NDIMS && !fail; i++)
-		fail |= json_object_set_new(root, dim_names[i], json_string(d->dims[i])) != 0;
+		fail |=
+		    json_object_set_new(root, cuco_dimension_name(i), json_string(d->dims[i])) != 0;
 	/* insertion sort of knob indices by name: jansson keeps insertion order */
 	for (i = 0; i < d->nknobs; i++) {
 		for (j = i; j > 0 && strcmp(d->knobs[order[j - 1]].name, d->knobs[i].name) > 0; j--)
@@ -1544,4 +642,66 @@ char *cuco_directive_to_line(const struct cuco_directive *d)
 	cuco_strbuf_addf(&sb, "// %s %s", CUCO_DIRECTIVE_TAG, json);
 	free(json);
 	return cuco_strbuf_detach(&sb, NULL);
+}
+
+/* --- copying and comparing ----------------------------------------------------- */
+
+void cuco_directive_copy(struct cuco_directive *dst, const struct cuco_directive *src)
+{
+	*dst = *src;
+	dst->file = NULL;
+	dst->line = 0;
+	memset(dst->dim_col, 0, sizeof(dst->dim_col));
+	for (int i = 0; i < dst->nknobs; i++)
+		dst->knobs[i].col = 0;
+}
+
+int cuco_directive_equal(const struct cuco_directive *a, const struct cuco_directive *b)
+{
+	if (a->nknobs != b->nknobs)
+		return 0;
+	for (int d = 0; d < CUCO_NDIMS; d++)
+		if (strcmp(a->dims[d], b->dims[d]))
+			return 0;
+	for (int i = 0; i < a->nknobs; i++) {
+		int found = 0;
+		for (int j = 0; j < b->nknobs && !found; j++)
+			found = !strcmp(a->knobs[i].name, b->knobs[j].name) &&
+			        a->knobs[i].value == b->knobs[j].value &&
+			        a->knobs[i].is_bool == b->knobs[j].is_bool;
+		if (!found)
+			return 0;
+	}
+	return 1;
+}
+
+int cuco_directive_from_json(const char *json, struct cuco_directive *out, struct cuco_err *err)
+{
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+	int rc;
+
+	cuco_strbuf_adds(&sb, "// " CUCO_DIRECTIVE_TAG " ");
+	for (const char *p = json; *p; p++)
+		cuco_strbuf_addch(&sb, *p == '\n' || *p == '\r' ? ' ' : *p);
+	cuco_strbuf_addch(&sb, '\n');
+	rc = cuco_directive_parse("directive", sb.buf, out, err);
+	if (rc == CUCO_OK) {
+		free(out->file);
+		out->file = NULL;
+	}
+	cuco_strbuf_release(&sb);
+	return rc;
+}
+
+int cuco_directive_distance(const struct cuco_directive *a, const struct cuco_directive *b)
+{
+	int d = 0;
+
+	for (int i = 0; i < CUCO_NDIMS; i++)
+		d += strcmp(a->dims[i], b->dims[i]) != 0;
+	for (int i = 0; i < a->nknobs; i++)
+		d += cuco_directive_knob(b, a->knobs[i].name, -1) != a->knobs[i].value;
+	for (int i = 0; i < b->nknobs; i++) /* knobs only b sets */
+		d += cuco_directive_knob(a, b->knobs[i].name, -1) == -1 && b->knobs[i].value != -1;
+	return d;
 }

@@ -1,6 +1,6 @@
 /*
- * directive.h - the cuco-directive line of a device-side program and the
- * design space it is checked against.
+ * directive.h - the cuco-directive line of a device-side program: find,
+ * parse, validate against the design space, compare and write it.
  *
  * Every device-side program opens (before any code; only comments and blank
  * lines may come first) with one line
@@ -10,36 +10,17 @@
  *
  * (on one line) that says which point of the design space it implements. The
  * dimensions, their values, the knobs and the constraints between them are
- * data: share/design_space.json. Errors read `file:line:column: field:
+ * data: share/design_space.json (program/design_space.h). Errors read `file:line:column: field:
  * message`, with the column of the offending value on the directive line.
  */
 #ifndef CUCO_DIRECTIVE_H
 #define CUCO_DIRECTIVE_H
 
-#include "cuco/program.h"
+#include "program/design_space.h"
 #include "util/error.h"
 
 #define CUCO_DIRECTIVE_MAX_KNOBS 24          /* knob settings in one directive */
 #define CUCO_DIRECTIVE_TAG "cuco-directive:" /* follows "//" on the directive line */
-
-/* The dimensions of the design space, in canonical order. */
-enum cuco_dimension {
-	CUCO_DIM_BACKEND = 0,
-	CUCO_DIM_PLACEMENT = 1,
-	CUCO_DIM_SYNC_SCOPE = 2,
-	CUCO_DIM_ISSUER = 3,
-	CUCO_DIM_GRANULARITY = 4,
-	CUCO_NDIMS = 5,
-};
-
-/* "backend", "placement", ... for a dimension; NULL when out of range. */
-const char *cuco_dimension_name(int dim);
-
-enum cuco_knob_type {
-	CUCO_KNOB_INT = 1,
-	CUCO_KNOB_BOOL = 2,
-	CUCO_KNOB_ENUM = 3, /* one of a list of integers */
-};
 
 /* One knob setting of a directive. */
 struct cuco_directive_knob {
@@ -62,142 +43,12 @@ struct cuco_directive {
 	struct cuco_directive_knob knobs[CUCO_DIRECTIVE_MAX_KNOBS];
 };
 
-/*
- * What the machine offers; hardware-dependent constraints are checked against
- * it. Measured on the node by the harness's probe (cuco_hw_facts_probe(), the
- * facts `cuco doctor` prints); tests build them by hand.
- */
-struct cuco_hw_facts {
-	int gin_capable;       /* the network supports GPU-initiated networking */
-	int lsa_all_reachable; /* every rank can load/store every other rank's memory */
-	int nranks;            /* ranks of one program */
-	int sm_count;          /* SMs of one GPU (the smallest, where they differ) */
-	int cc;                /* compute capability x 10 (90: sm_90), the lowest; 0 unknown */
-	int gpus;              /* GPUs on this node; 0 unknown */
-};
-
-/* Hardware facts that a constraint may require ("requires" in the data). */
-enum cuco_hw_requirement {
-	CUCO_REQ_NONE = 0,
-	CUCO_REQ_GIN_CAPABLE_NETWORK = 1,     /* "gin_capable_network" */
-	CUCO_REQ_ALL_RANKS_LSA_REACHABLE = 2, /* "all_ranks_lsa_reachable" */
-	/* "nvshmem_transport": every rank reachable over NVLink P2P (NVSHMEM's built-in
-	 * transport), or an RDMA (IB/RoCE) network for its remote transport */
-	CUCO_REQ_NVSHMEM_TRANSPORT = 3,
-};
-
-/* One value of a dimension. Strings point into the design space's JSON. */
-struct cuco_ds_value {
-	const char *name;
-	const char *doc;
-};
-
-struct cuco_ds_dimension {
-	const char *name;
-	const char *doc;
-	struct cuco_ds_value *values;
-	int nvalues;
-};
-
-struct cuco_ds_knob {
-	const char *name;
-	const char *doc;
-	int type; /* enum cuco_knob_type */
-	long long min, max;
-	long long multiple_of; /* 1 when any integer will do */
-	long long *values;     /* CUCO_KNOB_ENUM: the allowed values */
-	int nvalues;
-	const char *max_fact; /* "sm_count": the value may not exceed that fact; or NULL */
-	int searched;         /* 0 ("searched": false): cuco evolve holds it as the seed has it
-	                       * unless --search names it; 1 by default */
-};
-
-/* A dimension and a set of its values: "issuer in {cta}". */
-struct cuco_ds_clause {
-	int dim; /* enum cuco_dimension */
-	const char **values;
-	int nvalues;
-};
-
-/* When every `when` clause holds, every `then` clause must hold and `requires` be true. */
-struct cuco_ds_constraint {
-	struct cuco_ds_clause *when;
-	int nwhen;
-	struct cuco_ds_clause *then;
-	int nthen;
-	int requires; /* enum cuco_hw_requirement */
-	const char *why;
-};
-
-/*
- * A gene that a template ignores under one placement, under one value of
- * another dimension, or under one value of a knob (the "inert" member of its
- * cuco-realizes line, keyed "stream_overlap", "backend=ce" or
- * "device_signal=true"): there the dimension or knob changes nothing in the
- * realised program, so it is held at one canonical value.
- */
-struct cuco_ds_inert {
-	int when_dim; /* enum cuco_dimension of the condition (placement: bare key); -1: a knob */
-	char when_value[CUCO_NAME_MAX]; /* the value that dimension must have ("" for a knob) */
-	char when_knob[CUCO_NAME_MAX];  /* the condition's knob ("" for a dimension) */
-	long long when_knob_value;      /* the value the directive must set it to (bools 0 or 1) */
-	int dim;                        /* enum cuco_dimension, or -1 for a knob */
-	char name[CUCO_NAME_MAX];       /* the dimension's or the knob's name */
-	char value[CUCO_NAME_MAX];      /* a dimension's canonical value */
-	long long knob_value;           /* a knob's canonical value (bools 0 or 1) */
-	int is_bool;
-};
-
-/*
- * The loaded design space. Caller-owned: cuco_design_space_load() fills it,
- * cuco_design_space_release() frees it. dims[] is indexed by enum
- * cuco_dimension. All strings point into root (a jansson json_t *).
- */
-struct cuco_design_space {
-	void *root;
-	struct cuco_ds_dimension dims[CUCO_NDIMS];
-	struct cuco_ds_knob *knobs;
+/* Which genes of a directive may change: dimensions and named knobs. Plain data. */
+struct cuco_genes {
+	int dims[CUCO_NDIMS]; /* 1: the dimension may change */
 	int nknobs;
-	int knobs_cap; /* entries allocated: a knob that failed to load may own values */
-	struct cuco_ds_constraint *constraints;
-	int nconstraints;
-	struct cuco_ds_inert *inert; /* from cuco_design_space_narrow() (malloc'd); may be NULL */
-	int ninert;
+	char knobs[CUCO_DIRECTIVE_MAX_KNOBS][CUCO_NAME_MAX]; /* knobs that may change */
 };
-
-/*
- * Load and check a design space file (share/design_space.json). Returns
- * CUCO_OK, CUCO_ERR_IO, or CUCO_ERR_PARSE/CUCO_ERR_INVALID with `file:line:
- * column: field: message` in err (a missing or unknown dimension, a
- * constraint naming an unknown value or fact, any "multicast" value...). On
- * failure *out is left released.
- */
-int cuco_design_space_load(const char *path, struct cuco_design_space *out, struct cuco_err *err);
-void cuco_design_space_release(struct cuco_design_space *ds);
-
-/*
- * Narrow ds to what a realiser supports. text (a program template, shown as
- * name in messages) may hold one line "// cuco-realizes: {...}" whose JSON
- * object maps a dimension to the array of its values the template realises
- * and "knobs" to {knob: {"values": [...]}} (enum knobs: the values kept) or
- * {knob: {"min": a, "max": b}} (int knobs: the range kept), and "inert" to
- * {condition: {dimension or knob: value}}, the condition a placement
- * ("stream_overlap"), "dimension=value" ("backend=ce") or "knob=value"
- * ("device_signal=true"; a bool knob takes true or false, an int or enum knob
- * an integer it allows): the genes the template ignores there, each with its
- * canonical value (kept in ds->inert; see cuco_directive_canonicalize()).
- * Neither the placement nor the condition's own dimension or knob can be inert.
- * Everything named must be allowed by ds and by the line's own narrowing.
- * No such line: ds is unchanged. Returns
- * CUCO_OK or CUCO_ERR_PARSE / CUCO_ERR_INVALID with `name:line: cuco-realizes:
- * field: message` in err; ds is then unchanged.
- */
-int cuco_design_space_narrow(struct cuco_design_space *ds, const char *name, const char *text,
-                             struct cuco_err *err);
-
-/* The knob spec called name, or NULL. */
-const struct cuco_ds_knob *cuco_design_space_knob(const struct cuco_design_space *ds,
-                                                  const char *name);
 
 /*
  * 1-based line of the first line of src that is a directive line (leading
@@ -273,6 +124,23 @@ int cuco_directive_apply_inert(struct cuco_directive *d, const struct cuco_ds_in
 int cuco_directive_canonicalize(struct cuco_directive *d, const struct cuco_design_space *ds);
 
 /* Free what d owns and re-initialise it. */
+
+/* Free what d owns and re-initialise it. */
 void cuco_directive_release(struct cuco_directive *d);
+
+/* Copy a directive without its file name (dst need not be initialised; release it later). */
+void cuco_directive_copy(struct cuco_directive *dst, const struct cuco_directive *src);
+
+/* 1 when a and b name the same design point (same values, same knob settings). */
+int cuco_directive_equal(const struct cuco_directive *a, const struct cuco_directive *b);
+
+/*
+ * Parse canonical directive JSON (as stored in programs.directive) into *out.
+ * Returns CUCO_OK or CUCO_ERR_PARSE with err set; *out is released on failure.
+ */
+int cuco_directive_from_json(const char *json, struct cuco_directive *out, struct cuco_err *err);
+
+/* Genes (dimensions and knob settings) in which two directives differ. */
+int cuco_directive_distance(const struct cuco_directive *a, const struct cuco_directive *b);
 
 #endif

@@ -1,34 +1,28 @@
 /*
  * operator.h - the built-in design-space operator: mutate a directive's
- * dimensions and knobs within the design space, cross two directives over,
- * and realise a directive as a complete program file.
+ * dimensions and knobs within the design space and cross two directives over.
  *
  * Every child it returns passes cuco_directive_validate() against the design
  * space (and the hardware facts when given), is canonical for the template
  * (genes the template ignores under the child's placement, another
  * dimension's value or a knob's value hold their canonical values; frozen
  * genes excepted) and differs from its parent(s).
- * Children are realised either from a program template (share/realize/
- * <workload>.cu.in, placeholders {{...}}) or, without a template, from the
- * fast-path seed by rewriting its directive line and its CUCO_SEED_<KNOB>
- * defines; in that mode only the knobs the seed exposes may change.
+ * Children are realised (program/realize.h) either from a program template
+ * (share/realize/<workload>.cu.in, placeholders {{...}}) or, without a
+ * template, from the fast-path seed by rewriting its directive line and its
+ * CUCO_SEED_<KNOB> defines; in that mode only the knobs the seed exposes may
+ * change.
  */
 #ifndef CUCO_SEARCH_OPERATOR_H
 #define CUCO_SEARCH_OPERATOR_H
 
 #include "program/directive.h"
+#include "program/realize.h"
 #include "search/rng.h"
 #include "util/error.h"
 #include "util/strbuf.h"
 
 #define CUCO_BIAS_MAX_VALUES 16 /* remembered values per dimension or knob */
-
-/* What the operator may change. Caller-owned, plain data. */
-struct cuco_genes {
-	int dims[CUCO_NDIMS]; /* 1: the dimension may change */
-	int nknobs;
-	char knobs[CUCO_DIRECTIVE_MAX_KNOBS][CUCO_NAME_MAX]; /* knobs that may change */
-};
 
 /* Preference of one knob's values, from the meta-summary. */
 struct cuco_knob_bias {
@@ -64,18 +58,6 @@ void cuco_genes_all(struct cuco_genes *g, const struct cuco_design_space *ds);
 /* Dimensions frozen, only the named knobs (nknobs of them) may change. */
 void cuco_genes_knobs_only(struct cuco_genes *g, const char *const *knobs, int nknobs);
 
-/* Copy a directive without its file name (dst need not be initialised; release it later). */
-void cuco_directive_copy(struct cuco_directive *dst, const struct cuco_directive *src);
-
-/* 1 when a and b name the same design point (same values, same knob settings). */
-int cuco_directive_equal(const struct cuco_directive *a, const struct cuco_directive *b);
-
-/*
- * Parse canonical directive JSON (as stored in programs.directive) into *out.
- * Returns CUCO_OK or CUCO_ERR_PARSE with err set; *out is released on failure.
- */
-int cuco_directive_from_json(const char *json, struct cuco_directive *out, struct cuco_err *err);
-
 /*
  * Set d's genes that the template ignores under d's placement, dimension
  * values or knob values (op->ds->inert, from the template's cuco-realizes line;
@@ -108,48 +90,5 @@ int cuco_operator_mutate(const struct cuco_op_ctx *op, const struct cuco_directi
 int cuco_operator_crossover(const struct cuco_op_ctx *op, const struct cuco_directive *a,
                             const struct cuco_directive *b, struct cuco_rng *rng,
                             struct cuco_directive *child, struct cuco_err *err);
-
-/*
- * Realise directive d through a template: replace every {{NAME}} or
- * {{NAME:default}} with
- *   DIRECTIVE       the directive line ("// cuco-directive: {...}")
- *   DIRECTIVE_JSON  the canonical directive JSON
- *   a dimension     its value, e.g. {{placement}} -> stream_overlap, and
- *                   upper-cased when the name is, {{PLACEMENT}} -> STREAM_OVERLAP
- *   a knob          its integer value (true/false as 1/0); names match in any case
- * A template without {{DIRECTIVE}} gets the directive line prepended. Appends
- * to out. Returns CUCO_OK, or CUCO_ERR_INVALID naming template_name:line for
- * an unknown placeholder, a knob the directive does not set and that has no
- * default, or an unterminated "{{"; out is then unchanged.
- */
-int cuco_realize_template(const char *template_name, const char *template_text,
-                          const struct cuco_directive *d, struct cuco_strbuf *out,
-                          struct cuco_err *err);
-
-/*
- * Knobs the template refers to, added to g (which keeps its dimensions); with
- * d non-NULL also sets in d every such knob that d lacks, from the
- * placeholder's default or else a built-in default clipped to ds. Returns
- * CUCO_OK or CUCO_ERR_INVALID (a placeholder that is not a knob of ds, too many knobs).
- */
-int cuco_realize_template_knobs(const char *template_text, const struct cuco_design_space *ds,
-                                struct cuco_genes *g, struct cuco_directive *d,
-                                struct cuco_err *err);
-
-/*
- * Realise d from the fast-path seed: its directive line replaced by d's and
- * each line "#define CUCO_SEED_<KNOB> <value>" set to d's value of that knob.
- * Appends to out. Returns CUCO_OK, or CUCO_ERR_PARSE when the seed has no
- * directive line.
- */
-int cuco_realize_seed(const char *seed_code, const struct cuco_directive *d,
-                      struct cuco_strbuf *out, struct cuco_err *err);
-
-/*
- * Knobs the seed exposes as "#define CUCO_SEED_<KNOB>" lines that are knobs of
- * ds, into names[0..*n) (at most max).
- */
-void cuco_realize_seed_knobs(const char *seed_code, const struct cuco_design_space *ds,
-                             char names[][CUCO_NAME_MAX], int max, int *n);
 
 #endif

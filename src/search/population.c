@@ -143,19 +143,6 @@ out:
 	return res;
 }
 
-int cuco_directive_distance(const struct cuco_directive *a, const struct cuco_directive *b)
-{
-	int d = 0;
-
-	for (int i = 0; i < CUCO_NDIMS; i++)
-		d += strcmp(a->dims[i], b->dims[i]) != 0;
-	for (int i = 0; i < a->nknobs; i++)
-		d += cuco_directive_knob(b, a->knobs[i].name, -1) != a->knobs[i].value;
-	for (int i = 0; i < b->nknobs; i++) /* knobs only b sets */
-		d += cuco_directive_knob(a, b->knobs[i].name, -1) == -1 && b->knobs[i].value != -1;
-	return d;
-}
-
 int cuco_island_inspirations(const struct cuco_population *p, int island, int parent, int top_k,
                              int diverse_k, struct cuco_rng *rng, int *out, int max)
 {

@@ -89,9 +89,6 @@ int cuco_island_pick_parent(const struct cuco_population *p, int island, double 
 int cuco_island_inspirations(const struct cuco_population *p, int island, int parent, int top_k,
                              int diverse_k, struct cuco_rng *rng, int *out, int max);
 
-/* Genes (dimensions and knob settings) in which two directives differ. */
-int cuco_directive_distance(const struct cuco_directive *a, const struct cuco_directive *b);
-
 /*
  * Ring migration: island i sends its best max(1, ceil(rate * alive)) correct
  * native (not themselves migrated) members to island (i + 1) % nislands,

@@ -2,7 +2,8 @@
  * and narrow it by a template's cuco-realizes line made of the same input. */
 #include "fuzz.h"
 
-#include "program/directive.h"
+#include "program/design_space.h"
+#include "program/realize.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

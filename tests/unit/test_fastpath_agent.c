@@ -26,7 +26,7 @@
 
 #include "fastpath/agent.h"
 #include "fastpath/fastpath.h"
-#include "program/evolve.h"
+#include "program/blocks.h"
 #include "store/store.h"
 #include "util/proc.h"
 #include "util/strbuf.h"
@@ -185,7 +185,7 @@ static void test_agent_no_gpu(void **state)
 	struct cuco_store *store = NULL;
 	struct cuco_fastpath_agent_config c;
 	struct cuco_fastpath_agent_result res;
-	struct cuco_evolve_block blocks[4];
+	struct cuco_block blocks[4];
 	struct cuco_directive d;
 	struct fake_judge j;
 	struct cuco_err err;
@@ -223,7 +223,7 @@ static void test_agent_no_gpu(void **state)
 	assert_contains(res.stage_a, "req->devcomm = 1");
 	assert_non_null(res.seed);
 	assert_null(strstr(res.seed, "ncclBroadcast("));
-	assert_int_equal(cuco_evolve_blocks_find("seed", res.seed, blocks, 4, &nb, &err), CUCO_OK);
+	assert_int_equal(cuco_blocks_find("seed", res.seed, blocks, 4, &nb, &err), CUCO_OK);
 	assert_int_equal(nb, 1);
 	assert_int_equal(cuco_directive_find_line(res.seed), 1);
 	assert_int_equal(cuco_directive_parse("seed", res.seed, &d, &err), CUCO_OK);

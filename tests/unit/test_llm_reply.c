@@ -15,7 +15,7 @@
 #include "llm/prompt.h"
 #include "llm/reply.h"
 #include "program/directive.h"
-#include "program/evolve.h"
+#include "program/blocks.h"
 #include "util/error.h"
 #include "util/strbuf.h"
 
@@ -80,7 +80,7 @@ static void assert_valid_candidate(const struct cuco_llm_edit *e)
 	assert_non_null(e->code);
 	assert_null(e->reason);
 	/* everything but the directive line (line 1) is the parent's outside the blocks */
-	assert_int_equal(cuco_evolve_check_edit("parent.cu", strchr(parent.buf, '\n'),
+	assert_int_equal(cuco_blocks_check_edit("parent.cu", strchr(parent.buf, '\n'),
 	                                        strchr(e->code, '\n'), &err),
 	                 CUCO_OK);
 	assert_int_equal(cuco_directive_parse("cand.cu", e->code, &d, &err), CUCO_OK);
@@ -120,7 +120,7 @@ static void test_diff_good(void **state)
 
 		cuco_strbuf_adds(&a, strchr(parent.buf, '\n'));
 		cuco_strbuf_adds(&b, strchr(e.code, '\n'));
-		assert_int_equal(cuco_evolve_check_edit("parent.cu", a.buf, b.buf, &err), CUCO_OK);
+		assert_int_equal(cuco_blocks_check_edit("parent.cu", a.buf, b.buf, &err), CUCO_OK);
 		cuco_strbuf_release(&a);
 		cuco_strbuf_release(&b);
 	}
@@ -170,7 +170,7 @@ static void test_diff_crlf_parent(void **state)
 	    CUCO_OK);
 	assert_contains(e.code, "#define COMM_CTAS 64\r\n");
 	assert_int_equal(
-	    cuco_evolve_check_edit("p.cu", strchr(crlf.buf, '\n'), strchr(e.code, '\n'), &err),
+	    cuco_blocks_check_edit("p.cu", strchr(crlf.buf, '\n'), strchr(e.code, '\n'), &err),
 	    CUCO_OK);
 	for (i = 0; e.code[i]; i++)
 		if (e.code[i] == '\n')

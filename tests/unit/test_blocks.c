@@ -1,4 +1,4 @@
-/* test_evolve.c - EVOLVE-BLOCK markers: finding, replacing, checking an edit. */
+/* test_blocks.c - EVOLVE-BLOCK markers: finding, replacing, checking an edit. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "program/evolve.h"
+#include "program/blocks.h"
 #include "util/error.h"
 #include "util/strbuf.h"
 
@@ -25,12 +25,12 @@ static const char two_blocks[] = "#include <cuda.h>\n"          /* 1 */
 
 static void test_find(void **state)
 {
-	struct cuco_evolve_block b[4];
+	struct cuco_block b[4];
 	struct cuco_err err;
 	int n = -1;
 
 	(void)state;
-	assert_int_equal(cuco_evolve_blocks_find("k.cu", two_blocks, b, 4, &n, &err), CUCO_OK);
+	assert_int_equal(cuco_blocks_find("k.cu", two_blocks, b, 4, &n, &err), CUCO_OK);
 	assert_int_equal(n, 2);
 	assert_int_equal(b[0].start_line, 2);
 	assert_int_equal(b[0].end_line, 5);
@@ -43,19 +43,19 @@ static void test_find(void **state)
 	assert_int_equal(strncmp(two_blocks + b[1].end, "  //EVOLVE-BLOCK-END", 20), 0);
 
 	/* no blocks at all is not an error */
-	assert_int_equal(cuco_evolve_blocks_find("k.cu", "int x;\n", b, 4, &n, &err), CUCO_OK);
+	assert_int_equal(cuco_blocks_find("k.cu", "int x;\n", b, 4, &n, &err), CUCO_OK);
 	assert_int_equal(n, 0);
 }
 
 static void test_find_crlf(void **state)
 {
 	static const char src[] = "a\r\n// EVOLVE-BLOCK-START\r\nx\r\n  // EVOLVE-BLOCK-END  \r\nb";
-	struct cuco_evolve_block b[2];
+	struct cuco_block b[2];
 	struct cuco_err err;
 	int n;
 
 	(void)state;
-	assert_int_equal(cuco_evolve_blocks_find("c.cu", src, b, 2, &n, &err), CUCO_OK);
+	assert_int_equal(cuco_blocks_find("c.cu", src, b, 2, &n, &err), CUCO_OK);
 	assert_int_equal(n, 1);
 	assert_int_equal(b[0].start_line, 2);
 	assert_int_equal(b[0].end_line, 4);
@@ -65,12 +65,12 @@ static void test_find_crlf(void **state)
 
 static void expect_find_error(const char *src, int max, const char *msg)
 {
-	struct cuco_evolve_block b[4];
+	struct cuco_block b[4];
 	struct cuco_err err;
 	int n = -1;
 
 	cuco_err_clear(&err);
-	assert_int_equal(cuco_evolve_blocks_find("k.cu", src, b, max, &n, &err), CUCO_ERR_PARSE);
+	assert_int_equal(cuco_blocks_find("k.cu", src, b, max, &n, &err), CUCO_ERR_PARSE);
 	assert_string_equal(err.msg, msg);
 	assert_int_equal(n, 0);
 }
@@ -105,7 +105,7 @@ static void test_replace(void **state)
 	struct cuco_err err;
 
 	(void)state;
-	assert_int_equal(cuco_evolve_replace(two_blocks, 0, "int c = 3;", &out, &err), CUCO_OK);
+	assert_int_equal(cuco_blocks_replace(two_blocks, 0, "int c = 3;", &out, &err), CUCO_OK);
 	assert_string_equal(out.buf, "#include <cuda.h>\n"
 	                             "// EVOLVE-BLOCK-START\n"
 	                             "int c = 3;\n" /* newline added */
@@ -114,22 +114,22 @@ static void test_replace(void **state)
 	                             "\t  // EVOLVE-BLOCK-START \n"
 	                             "  //EVOLVE-BLOCK-END\n"
 	                             "int tail;\n");
-	assert_int_equal(cuco_evolve_check_edit("k.cu", two_blocks, out.buf, &err), CUCO_OK);
+	assert_int_equal(cuco_blocks_check_edit("k.cu", two_blocks, out.buf, &err), CUCO_OK);
 
 	cuco_strbuf_reset(&out);
-	assert_int_equal(cuco_evolve_replace(two_blocks, 1, "x();\ny();\n", &out, &err), CUCO_OK);
+	assert_int_equal(cuco_blocks_replace(two_blocks, 1, "x();\ny();\n", &out, &err), CUCO_OK);
 	assert_non_null(strstr(out.buf, "\t  // EVOLVE-BLOCK-START \nx();\ny();\n  //EVOLVE"));
 
 	/* emptying a block */
 	cuco_strbuf_reset(&out);
-	assert_int_equal(cuco_evolve_replace(two_blocks, 0, "", &out, &err), CUCO_OK);
+	assert_int_equal(cuco_blocks_replace(two_blocks, 0, "", &out, &err), CUCO_OK);
 	assert_non_null(strstr(out.buf, "// EVOLVE-BLOCK-START\n// EVOLVE-BLOCK-END\n"));
 
 	cuco_strbuf_reset(&out);
-	assert_int_equal(cuco_evolve_replace(two_blocks, 2, "x", &out, &err), CUCO_ERR_NOT_FOUND);
+	assert_int_equal(cuco_blocks_replace(two_blocks, 2, "x", &out, &err), CUCO_ERR_NOT_FOUND);
 	assert_string_equal(err.msg, "evolve block 2 does not exist; the program has 2");
 	assert_int_equal(
-	    cuco_evolve_replace(two_blocks, 0, "a\n// EVOLVE-BLOCK-END\nb\n", &out, &err),
+	    cuco_blocks_replace(two_blocks, 0, "a\n// EVOLVE-BLOCK-END\nb\n", &out, &err),
 	    CUCO_ERR_INVALID);
 	assert_int_equal(out.len, 0);
 	cuco_strbuf_release(&out);
@@ -142,7 +142,7 @@ static void test_replace_crlf(void **state)
 	struct cuco_err err;
 
 	(void)state;
-	assert_int_equal(cuco_evolve_replace(src, 0, "y = 1;", &out, &err), CUCO_OK);
+	assert_int_equal(cuco_blocks_replace(src, 0, "y = 1;", &out, &err), CUCO_OK);
 	assert_string_equal(out.buf,
 	                    "a\r\n// EVOLVE-BLOCK-START\r\ny = 1;\r\n// EVOLVE-BLOCK-END\r\nb\r\n");
 	cuco_strbuf_release(&out);
@@ -188,18 +188,18 @@ static void test_check_edit(void **state)
 
 	(void)state;
 	cuco_err_clear(&err);
-	assert_int_equal(cuco_evolve_check_edit("k.cu", two_blocks, two_blocks, &err), CUCO_OK);
-	assert_int_equal(cuco_evolve_check_edit("k.cu", two_blocks, edited_inside, &err), CUCO_OK);
-	assert_int_equal(cuco_evolve_check_edit("k.cu", two_blocks, crlf, &err), CUCO_OK);
+	assert_int_equal(cuco_blocks_check_edit("k.cu", two_blocks, two_blocks, &err), CUCO_OK);
+	assert_int_equal(cuco_blocks_check_edit("k.cu", two_blocks, edited_inside, &err), CUCO_OK);
+	assert_int_equal(cuco_blocks_check_edit("k.cu", two_blocks, crlf, &err), CUCO_OK);
 
-	assert_int_equal(cuco_evolve_check_edit("k.cu", two_blocks, edited_outside, &err),
+	assert_int_equal(cuco_blocks_check_edit("k.cu", two_blocks, edited_outside, &err),
 	                 CUCO_ERR_INVALID);
 	assert_string_equal(err.msg, "k.cu:5:1: outside EVOLVE-BLOCK: the edit changed a line "
 	                             "outside the evolve blocks (expected line 6 of the original, "
 	                             "\"int keep;\", found \"int keep_changed;\"); only lines "
 	                             "between EVOLVE-BLOCK-START and EVOLVE-BLOCK-END may change");
 
-	assert_int_equal(cuco_evolve_check_edit("k.cu", two_blocks, lost_marker, &err),
+	assert_int_equal(cuco_blocks_check_edit("k.cu", two_blocks, lost_marker, &err),
 	                 CUCO_ERR_INVALID);
 	assert_string_equal(err.msg, "k.cu:2:1: EVOLVE-BLOCK-START: the edit lost the "
 	                             "EVOLVE-BLOCK-START marker of line 2 of the original; markers "
@@ -214,7 +214,7 @@ static void test_check_edit_ends(void **state)
 	(void)state;
 	/* a line added after the end */
 	assert_int_equal(
-	    cuco_evolve_check_edit(
+	    cuco_blocks_check_edit(
 	        "e.cu", old, "a\n// EVOLVE-BLOCK-START\nx\n// EVOLVE-BLOCK-END\nb\nc\n", &err),
 	    CUCO_ERR_INVALID);
 	assert_string_equal(err.msg, "e.cu:6:1: outside EVOLVE-BLOCK: the edit added this line "
@@ -222,7 +222,7 @@ static void test_check_edit_ends(void **state)
 	                             "EVOLVE-BLOCK-START and EVOLVE-BLOCK-END may change");
 	/* the last line removed */
 	assert_int_equal(
-	    cuco_evolve_check_edit("e.cu", old,
+	    cuco_blocks_check_edit("e.cu", old,
 	                           "a\n// EVOLVE-BLOCK-START\ny\n// EVOLVE-BLOCK-END\n", &err),
 	    CUCO_ERR_INVALID);
 	assert_string_equal(err.msg,
@@ -231,19 +231,19 @@ static void test_check_edit_ends(void **state)
 	                    "EVOLVE-BLOCK-END may change");
 	/* the END marker lost: the new text no longer parses */
 	assert_int_equal(
-	    cuco_evolve_check_edit("e.cu", old, "a\n// EVOLVE-BLOCK-START\nx\nb\n", &err),
+	    cuco_blocks_check_edit("e.cu", old, "a\n// EVOLVE-BLOCK-START\nx\nb\n", &err),
 	    CUCO_ERR_PARSE);
 	assert_string_equal(err.msg, "e.cu:2:1: EVOLVE-BLOCK-START: the block is never closed; "
 	                             "add `// EVOLVE-BLOCK-END` after it");
 	/* the final newline dropped */
 	assert_int_equal(
-	    cuco_evolve_check_edit("e.cu", old,
+	    cuco_blocks_check_edit("e.cu", old,
 	                           "a\n// EVOLVE-BLOCK-START\nx\n// EVOLVE-BLOCK-END\nb", &err),
 	    CUCO_ERR_INVALID);
 	assert_non_null(strstr(err.msg, "e.cu:5:1: outside EVOLVE-BLOCK:"));
 	assert_non_null(strstr(err.msg, "found \"b\" without a final newline"));
 	/* a bad original is reported as such */
-	assert_int_equal(cuco_evolve_check_edit("e.cu", "// EVOLVE-BLOCK-END\n", old, &err),
+	assert_int_equal(cuco_blocks_check_edit("e.cu", "// EVOLVE-BLOCK-END\n", old, &err),
 	                 CUCO_ERR_PARSE);
 	assert_string_equal(err.msg, "in the original program: e.cu:1:1: EVOLVE-BLOCK-END: no "
 	                             "EVOLVE-BLOCK-START before it");

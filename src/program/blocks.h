@@ -1,5 +1,5 @@
 /*
- * evolve.h - EVOLVE-BLOCK markers: the parts of a program a mutation may change.
+ * blocks.h - EVOLVE-BLOCK markers: the parts of a program a mutation may change.
  *
  * A program marks mutable regions with lines
  *
@@ -12,20 +12,20 @@
  * markers included, must survive an edit unchanged. Errors read
  * `file:line:column: EVOLVE-BLOCK-START: message` (or -END).
  */
-#ifndef CUCO_EVOLVE_H
-#define CUCO_EVOLVE_H
+#ifndef CUCO_BLOCKS_H
+#define CUCO_BLOCKS_H
 
 #include <stddef.h>
 
 #include "util/error.h"
 #include "util/strbuf.h"
 
-#define CUCO_EVOLVE_START "EVOLVE-BLOCK-START"
-#define CUCO_EVOLVE_END "EVOLVE-BLOCK-END"
-#define CUCO_EVOLVE_MAX_BLOCKS 64 /* a sensible bound for callers' arrays */
+#define CUCO_BLOCK_START "EVOLVE-BLOCK-START"
+#define CUCO_BLOCK_END "EVOLVE-BLOCK-END"
+#define CUCO_BLOCKS_MAX 64 /* a sensible bound for callers' arrays */
 
 /* One block. Contents are src[begin, end): the lines strictly between the markers. */
-struct cuco_evolve_block {
+struct cuco_block {
 	int start_line; /* 1-based line of the START marker */
 	int end_line;   /* 1-based line of the END marker */
 	size_t begin;   /* byte offset of the first byte after the START line's newline */
@@ -38,8 +38,8 @@ struct cuco_evolve_block {
  * an END without START, a START without END, a marker sharing its line with
  * anything else, or more than max blocks.
  */
-int cuco_evolve_blocks_find(const char *file, const char *src, struct cuco_evolve_block *blocks,
-                            int max, int *n, struct cuco_err *err);
+int cuco_blocks_find(const char *file, const char *src, struct cuco_block *blocks, int max, int *n,
+                     struct cuco_err *err);
 
 /*
  * Append to out the text of src with the contents of block block_index
@@ -49,7 +49,7 @@ int cuco_evolve_blocks_find(const char *file, const char *src, struct cuco_evolv
  * CUCO_ERR_NOT_FOUND (no such block) or CUCO_ERR_INVALID (new_contents
  * contains a marker). out is untouched on failure.
  */
-int cuco_evolve_replace(const char *src, int block_index, const char *new_contents,
+int cuco_blocks_replace(const char *src, int block_index, const char *new_contents,
                         struct cuco_strbuf *out, struct cuco_err *err);
 
 /*
@@ -59,7 +59,7 @@ int cuco_evolve_replace(const char *src, int block_index, const char *new_conten
  * either text), or CUCO_ERR_INVALID naming the first differing line of
  * new_src (file:line:1) and what was expected there.
  */
-int cuco_evolve_check_edit(const char *file, const char *old_src, const char *new_src,
+int cuco_blocks_check_edit(const char *file, const char *old_src, const char *new_src,
                            struct cuco_err *err);
 
 #endif

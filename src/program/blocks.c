@@ -1,5 +1,5 @@
-/* evolve.c - find EVOLVE-BLOCKs, replace their contents, check an edit kept the rest. */
-#include "program/evolve.h"
+/* blocks.c - find EVOLVE-BLOCKs, replace their contents, check an edit kept the rest. */
+#include "program/blocks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,10 +32,10 @@ static enum marker classify(const char *bol, const char *eol, int *col)
 	const char *q = bol, *end = eol, *word, *slash;
 	enum marker kind;
 
-	word = find_in(bol, eol, CUCO_EVOLVE_START);
+	word = find_in(bol, eol, CUCO_BLOCK_START);
 	kind = MARK_START;
 	if (!word) {
-		word = find_in(bol, eol, CUCO_EVOLVE_END);
+		word = find_in(bol, eol, CUCO_BLOCK_END);
 		kind = MARK_END;
 	}
 	if (!word)
@@ -53,19 +53,19 @@ static enum marker classify(const char *bol, const char *eol, int *col)
 		q++;
 	if (q != word)
 		return MARK_STRAY;
-	q += strlen(kind == MARK_START ? CUCO_EVOLVE_START : CUCO_EVOLVE_END);
+	q += strlen(kind == MARK_START ? CUCO_BLOCK_START : CUCO_BLOCK_END);
 	if (q != end)
 		return MARK_STRAY;
 	*col = (int)(slash - bol) + 1;
 	return kind;
 }
 
-int cuco_evolve_blocks_find(const char *file, const char *src, struct cuco_evolve_block *blocks,
-                            int max, int *n, struct cuco_err *err)
+int cuco_blocks_find(const char *file, const char *src, struct cuco_block *blocks, int max, int *n,
+                     struct cuco_err *err)
 {
 	const char *p = src;
 	int ln = 1, open = 0, open_col = 1, count = 0;
-	struct cuco_evolve_block cur = {0, 0, 0, 0};
+	struct cuco_block cur = {0, 0, 0, 0};
 
 	*n = 0;
 	if (!file)
@@ -86,17 +86,17 @@ int cuco_evolve_blocks_find(const char *file, const char *src, struct cuco_evolv
 			                    "%s:%d:%d: %s: an EVOLVE-BLOCK marker must be alone on "
 			                    "its line, as `// %s`",
 			                    file, ln, col,
-			                    find_in(bol, eol, CUCO_EVOLVE_START) ? CUCO_EVOLVE_START
-			                                                         : CUCO_EVOLVE_END,
-			                    find_in(bol, eol, CUCO_EVOLVE_START) ? CUCO_EVOLVE_START
-			                                                         : CUCO_EVOLVE_END);
+			                    find_in(bol, eol, CUCO_BLOCK_START) ? CUCO_BLOCK_START
+			                                                        : CUCO_BLOCK_END,
+			                    find_in(bol, eol, CUCO_BLOCK_START) ? CUCO_BLOCK_START
+			                                                        : CUCO_BLOCK_END);
 		case MARK_START:
 			if (open)
 				return cuco_err_set(
 				    err, CUCO_ERR_PARSE,
 				    "%s:%d:%d: %s: nested block; the block opened at "
 				    "line %d is not closed (blocks do not nest)",
-				    file, ln, col, CUCO_EVOLVE_START, cur.start_line);
+				    file, ln, col, CUCO_BLOCK_START, cur.start_line);
 			open = 1;
 			open_col = col;
 			cur.start_line = ln;
@@ -106,11 +106,11 @@ int cuco_evolve_blocks_find(const char *file, const char *src, struct cuco_evolv
 			if (!open)
 				return cuco_err_set(err, CUCO_ERR_PARSE,
 				                    "%s:%d:%d: %s: no EVOLVE-BLOCK-START before it",
-				                    file, ln, col, CUCO_EVOLVE_END);
+				                    file, ln, col, CUCO_BLOCK_END);
 			if (count == max)
 				return cuco_err_set(err, CUCO_ERR_PARSE,
 				                    "%s:%d:%d: %s: more than %d evolve blocks",
-				                    file, ln, col, CUCO_EVOLVE_END, max);
+				                    file, ln, col, CUCO_BLOCK_END, max);
 			open = 0;
 			cur.end_line = ln;
 			cur.end = (size_t)(bol - src);
@@ -123,28 +123,28 @@ int cuco_evolve_blocks_find(const char *file, const char *src, struct cuco_evolv
 	if (open)
 		return cuco_err_set(err, CUCO_ERR_PARSE,
 		                    "%s:%d:%d: %s: the block is never closed; add `// %s` after it",
-		                    file, cur.start_line, open_col, CUCO_EVOLVE_START,
-		                    CUCO_EVOLVE_END);
+		                    file, cur.start_line, open_col, CUCO_BLOCK_START,
+		                    CUCO_BLOCK_END);
 	*n = count;
 	return CUCO_OK;
 }
 
-int cuco_evolve_replace(const char *src, int block_index, const char *new_contents,
+int cuco_blocks_replace(const char *src, int block_index, const char *new_contents,
                         struct cuco_strbuf *out, struct cuco_err *err)
 {
-	struct cuco_evolve_block blocks[CUCO_EVOLVE_MAX_BLOCKS];
-	const struct cuco_evolve_block *b;
+	struct cuco_block blocks[CUCO_BLOCKS_MAX];
+	const struct cuco_block *b;
 	size_t len = strlen(new_contents);
 	int n, rc;
 
-	rc = cuco_evolve_blocks_find("<source>", src, blocks, CUCO_EVOLVE_MAX_BLOCKS, &n, err);
+	rc = cuco_blocks_find("<source>", src, blocks, CUCO_BLOCKS_MAX, &n, err);
 	if (rc)
 		return rc;
 	if (block_index < 0 || block_index >= n)
 		return cuco_err_set(err, CUCO_ERR_NOT_FOUND,
 		                    "evolve block %d does not exist; the program has %d",
 		                    block_index, n);
-	if (strstr(new_contents, CUCO_EVOLVE_START) || strstr(new_contents, CUCO_EVOLVE_END))
+	if (strstr(new_contents, CUCO_BLOCK_START) || strstr(new_contents, CUCO_BLOCK_END))
 		return cuco_err_set(err, CUCO_ERR_INVALID,
 		                    "the new contents of evolve block %d contain an EVOLVE-BLOCK "
 		                    "marker; blocks cannot be added, removed or nested by an edit",
@@ -172,7 +172,7 @@ struct outline {
 };
 
 /* The outside lines of src, in order. Returns the count; *out is malloc'd. */
-static int outside_lines(const char *src, const struct cuco_evolve_block *blocks, int nblocks,
+static int outside_lines(const char *src, const struct cuco_block *blocks, int nblocks,
                          struct outline **out)
 {
 	const char *p;
@@ -236,21 +236,21 @@ static int count_lines(const char *s)
 	return n;
 }
 
-int cuco_evolve_check_edit(const char *file, const char *old_src, const char *new_src,
+int cuco_blocks_check_edit(const char *file, const char *old_src, const char *new_src,
                            struct cuco_err *err)
 {
-	struct cuco_evolve_block ob[CUCO_EVOLVE_MAX_BLOCKS], nb[CUCO_EVOLVE_MAX_BLOCKS];
+	struct cuco_block ob[CUCO_BLOCKS_MAX], nb[CUCO_BLOCKS_MAX];
 	struct outline *ol = NULL, *nl = NULL;
 	int on, nn, olen, nlen, i, rc;
 
 	if (!file)
 		file = "<source>";
-	rc = cuco_evolve_blocks_find(file, old_src, ob, CUCO_EVOLVE_MAX_BLOCKS, &on, err);
+	rc = cuco_blocks_find(file, old_src, ob, CUCO_BLOCKS_MAX, &on, err);
 	if (rc) {
 		cuco_err_prefix(err, "in the original program: ");
 		return rc;
 	}
-	rc = cuco_evolve_blocks_find(file, new_src, nb, CUCO_EVOLVE_MAX_BLOCKS, &nn, err);
+	rc = cuco_blocks_find(file, new_src, nb, CUCO_BLOCKS_MAX, &nn, err);
 	if (rc)
 		return rc;
 	olen = outside_lines(old_src, ob, on, &ol);
@@ -262,9 +262,9 @@ int cuco_evolve_check_edit(const char *file, const char *old_src, const char *ne
 			continue;
 		if (o->marker || !o->text) {
 			const char *marker = !o->text ? "EVOLVE-BLOCK"
-			                     : find_in(o->text, o->text + o->len, CUCO_EVOLVE_START)
-			                         ? CUCO_EVOLVE_START
-			                         : CUCO_EVOLVE_END;
+			                     : find_in(o->text, o->text + o->len, CUCO_BLOCK_START)
+			                         ? CUCO_BLOCK_START
+			                         : CUCO_BLOCK_END;
 
 			rc = cuco_err_set(
 			    err, CUCO_ERR_INVALID,
