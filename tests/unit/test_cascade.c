@@ -172,22 +172,6 @@ static void test_compile(void **state)
 }
 
 /* A cache directory that cannot be made is the cascade's failure, not a job's. */
-/* A program is compiled as NVSHMEM's when its directive names the nvshmem backend, or,
- * without a directive, when it includes cuco_dev/nvshmem.cuh; a template's guarded include
- * does not count for another backend. */
-static void test_compile_needs_nvshmem(void **state)
-{
-	(void)state;
-	assert_true(cuco_compile_needs_nvshmem(
-	    "// cuco-directive: {\"backend\":\"nvshmem\",\"placement\":\"sequential\"}\n"));
-	assert_false(cuco_compile_needs_nvshmem(
-	    "// cuco-directive: {\"backend\":\"lsa\"}\n#if 0\n#include <cuco_dev/nvshmem.cuh>\n"
-	    "#endif\n// \"nvshmem\" in a comment\n"));
-	assert_true(cuco_compile_needs_nvshmem("#include <cuco_dev/nvshmem.cuh>\nint x;\n"));
-	assert_false(cuco_compile_needs_nvshmem("#include <cuco_dev/lsa.cuh>\n"));
-	assert_false(cuco_compile_needs_nvshmem(NULL));
-}
-
 static void test_compile_bad_cache(void **state)
 {
 	struct cuco_compile_opts o;
