@@ -267,19 +267,32 @@ usage "bench: a shape twice, by name and by its values" "--shape 2048x2048x2048:
 	"$CUCO" bench gemm_allgather --shape 2048 --shape 2048x2048x2048 --compile-only
 check "bench: a shape by its values" 0 "compile stage done for gemm_allgather" -- \
 	"$CUCO" bench gemm_allgather --shape M=256,N=1040,K=520 --compile-only --no-seed --store "$RDB"
+# evolve on a node without the GPUs its ranks need is refused before the store has a run
+# (as bench is). The evolve runs below that need a stored run take a stand-in harness whose
+# probe finds two GPUs and whose count then finds none: each run is stored and fails at its
+# first batch (tests/fixtures/cli/cuco-harness).
+STANDIN=$FIX/cuco-harness
+check "evolve without GPUs: refused" 15 "execution needs 2 CUDA GPUs on this node" \
+	"nothing was stored" -- "$CUCO" evolve gemm_allgather --shape 2048 --budget-evals 4 \
+	--store "$TMP/nogpu.db"
+expect "evolve without GPUs: no run stored" "$(sqlite3 "$TMP/nogpu.db" 'SELECT count(*) FROM runs')" -eq 0
 SDB=$TMP/spec.db
 check "evolve: a shape by its values" 15 "execution needs 2 CUDA GPUs" -- \
-	"$CUCO" evolve gemm_allgather --shape M=2048,N=2048,K=4096 --budget-evals 4 --store "$SDB"
+	env CUCO_HARNESS="$STANDIN" "$CUCO" evolve gemm_allgather --shape M=2048,N=2048,K=4096 --budget-evals 4 --store "$SDB"
 expect "evolve: stored under its values" "$(sqlite3 "$SDB" 'SELECT shape FROM runs')" = 2048x2048x4096
 check "evolve --resume: the same shape by its other form" 15 "execution needs 2 CUDA GPUs" -- \
-	"$CUCO" evolve --resume 1 --shape 2048x2048x4096 --store "$SDB"
+	env CUCO_HARNESS="$STANDIN" "$CUCO" evolve --resume 1 --shape 2048x2048x4096 --store "$SDB"
 expect "refusals left no run" "$(sqlite3 "$RDB" 'SELECT count(*) FROM runs')" -eq 2
 # an evolve run stores its timing; resuming it with another one is refused
 EDB=$TMP/evolve.db
 check "evolve without GPUs" 15 "execution needs 2 CUDA GPUs" "--resume 1" -- \
-	"$CUCO" evolve gemm_allgather --shape 2048 --budget-evals 4 --store "$EDB"
+	env CUCO_HARNESS="$STANDIN" "$CUCO" evolve gemm_allgather --shape 2048 --budget-evals 4 --store "$EDB"
 usage "evolve --resume --timing burst" "run 1 times candidates sustained" -- \
 	"$CUCO" evolve --resume 1 --timing burst --store "$EDB"
+check "evolve --resume without GPUs: refused" 15 "nothing was stored" -- \
+	"$CUCO" evolve --resume 1 --store "$EDB"
+expect "evolve --resume without GPUs: the run untouched" \
+	"$(sqlite3 "$EDB" "SELECT count(*) || ' ' || status FROM runs GROUP BY status")" = "1 failed"
 # a report of that run (it evaluated nothing) lands in the state directory by default
 check "report into the state directory" 0 "$CUCO_STATE/reports/run-1.html" -- \
 	"$CUCO" report 1 --store "$EDB"
@@ -290,7 +303,7 @@ usage "evolve --resume --shape other" "run 1 evolves for shapes 2048; --shape 40
 usage "evolve --explore out of range" "--explore 1.5: expected a number in [0, 1]" -- \
 	"$CUCO" evolve gemm_allgather --explore 1.5 --store "$EDB"
 check "evolve --explore without GPUs" 15 "execution needs 2 CUDA GPUs" -- \
-	"$CUCO" evolve gemm_allgather --shape 2048 --budget-evals 4 --explore 0.25 --store "$TMP/explore.db"
+	env CUCO_HARNESS="$STANDIN" "$CUCO" evolve gemm_allgather --shape 2048 --budget-evals 4 --explore 0.25 --store "$TMP/explore.db"
 expect "evolve --explore stored" "$(sqlite3 "$TMP/explore.db" 'SELECT config FROM runs WHERE id = 1' |
 	grep -c '"explore_fraction":0.25')" -eq 1
 usage "evolve --resume --explore other" "--explore 0.5: run 1 explores 0.25 of its generations" -- \
@@ -299,7 +312,7 @@ usage "evolve --resume --explore other" "--explore 0.5: run 1 explores 0.25 of i
 usage "evolve --statistic unknown" "--statistic p99: expected median or mean" -- \
 	"$CUCO" evolve gemm_allgather --statistic p99 --store "$TMP/stat.db"
 check "evolve --statistic mean without GPUs" 15 "execution needs 2 CUDA GPUs" -- \
-	"$CUCO" evolve gemm_allgather --shape 2048 --budget-evals 4 --statistic mean --store "$TMP/stat.db"
+	env CUCO_HARNESS="$STANDIN" "$CUCO" evolve gemm_allgather --shape 2048 --budget-evals 4 --statistic mean --store "$TMP/stat.db"
 expect "evolve --statistic mean stored" "$(sqlite3 "$TMP/stat.db" 'SELECT config FROM runs WHERE id = 1' |
 	grep -c '"statistic":"mean"')" -eq 1
 usage "evolve --resume --statistic other" "--statistic median: run 1 ranks by the mean" -- \
@@ -314,13 +327,13 @@ check "report names the statistic" 0 "$TMP/stat-report/run-1.html" -- \
 expect "report: mean latency" "$(grep -c '^- latency: mean of the timed runs' "$TMP/stat-report/run-1.md")" -eq 1
 # the hardware queues (CUDA_DEVICE_MAX_CONNECTIONS): stored with the run; a resume with others says so
 check "evolve with CUDA_DEVICE_MAX_CONNECTIONS" 15 "execution needs 2 CUDA GPUs" -- \
-	env CUDA_DEVICE_MAX_CONNECTIONS=32 "$CUCO" evolve gemm_allgather --shape 2048 --budget-evals 4 \
+	env CUDA_DEVICE_MAX_CONNECTIONS=32 CUCO_HARNESS="$STANDIN" "$CUCO" evolve gemm_allgather --shape 2048 --budget-evals 4 \
 	--store "$TMP/queues.db"
 expect "evolve stores CUDA_DEVICE_MAX_CONNECTIONS" "$(sqlite3 "$TMP/queues.db" 'SELECT config FROM runs WHERE id = 1' |
 	grep -c '"cuda_device_max_connections":"32"')" -eq 1
 check "evolve --resume with other hardware queues" 15 \
 	"run 1 started with CUDA_DEVICE_MAX_CONNECTIONS 32, this process has unset" -- \
-	env -u CUDA_DEVICE_MAX_CONNECTIONS "$CUCO" evolve --resume 1 --store "$TMP/queues.db"
+	env -u CUDA_DEVICE_MAX_CONNECTIONS CUCO_HARNESS="$STANDIN" "$CUCO" evolve --resume 1 --store "$TMP/queues.db"
 usage "evolve --shape twice" "--shape 2048: given twice" -- \
 	"$CUCO" evolve gemm_allgather --shape 2048 --shape 4096 --shape 2048 --store "$EDB"
 usage "evolve five shapes" "--shape tall: at most 4 shapes per run" -- \
@@ -329,12 +342,12 @@ usage "evolve five shapes" "--shape tall: at most 4 shapes per run" -- \
 usage "evolve unknown shape" "--shape 999: workload gemm_allgather has no such shape (2048, 4096," -- \
 	"$CUCO" evolve gemm_allgather --shape 2048 --shape 999 --store "$EDB"
 check "evolve two shapes without GPUs" 15 "gemm_allgather at shapes 2048, 4096 (fitness: geometric mean" \
-	"--resume 2" -- "$CUCO" evolve gemm_allgather --shape 2048 --shape 4096 --budget-evals 4 \
+	"--resume 2" -- env CUCO_HARNESS="$STANDIN" "$CUCO" evolve gemm_allgather --shape 2048 --shape 4096 --budget-evals 4 \
 	--store "$EDB"
 check "evolve --resume keeps the shapes" 15 "gemm_allgather at shapes 2048, 4096" -- \
-	"$CUCO" evolve --resume 2 --store "$EDB"
+	env CUCO_HARNESS="$STANDIN" "$CUCO" evolve --resume 2 --store "$EDB"
 check "evolve --resume with the same shapes" 15 "gemm_allgather at shapes 2048, 4096" -- \
-	"$CUCO" evolve --resume 2 --shape 2048 --shape 4096 --store "$EDB"
+	env CUCO_HARNESS="$STANDIN" "$CUCO" evolve --resume 2 --shape 2048 --shape 4096 --store "$EDB"
 usage "evolve --resume --shape fewer" "run 2 evolves for shapes 2048, 4096; --shape 2048 would" -- \
 	"$CUCO" evolve --resume 2 --shape 2048 --store "$EDB"
 check "show run 2: the primary shape" 0 -- "$CUCO" show run 2 --store "$EDB"

@@ -146,10 +146,11 @@ check "bench ./rms --compile-only (lifted)" 0 "compile stage done for rms" -- \
 	"$CUCO" bench ./rms --compile-only --no-seed
 printf '%s\n' "$err" | grep -q "compile baseline *ok" || failed "bench ./rms" "the lifted package does not compile"
 
-# ---- evolve takes the package's template and its fast-path seed (no GPU here: it stops there) ----
+# ---- evolve takes the package's template and its fast-path seed (no GPU here: it stops there;
+# a stand-in harness finds two GPUs for evolve's check, then none for the run) ----
 if ! nvidia-smi -L >/dev/null 2>&1; then
 	check "evolve with the package's template" 15 "./p_allreduce/template.cu.in" "needs 2 CUDA GPUs" -- \
-		"$CUCO" evolve ./p_allreduce --template ./p_allreduce/template.cu.in --generations 1 \
+		env CUCO_HARNESS="$HERE/fixtures/cli/cuco-harness" "$CUCO" evolve ./p_allreduce --template ./p_allreduce/template.cu.in --generations 1 \
 		--store "$TMP/evolve.db"
 fi
 

@@ -62,9 +62,12 @@ fi
 # --llm-* flag is needed (nor read from the environment); --operator,
 # --llm-share and --llm-model must match; budgets and the like replace the
 # stored value with a note. The runs have no stored seed, so a resume that
-# passes the checks stops right after them with "has no stored seed".
+# passes the checks stops right after them with "has no stored seed". A
+# stand-in harness finds two GPUs, which a resume needs before it runs.
 if command -v sqlite3 >/dev/null 2>&1; then
 	export CUCO_STORE=$TMP/resume.db
+	CUCO_HARNESS=$(cd "$(dirname "$0")" && pwd)/fixtures/cli/cuco-harness
+	export CUCO_HARNESS
 	"$CUCO" evolve --resume 1 >/dev/null 2>&1 # makes the store; it has no run 1
 	llm='"llm":{"base_url":"http://127.0.0.1:9","models":["model-a","model-b"],'
 	llm+='"key_env":"CUCO_TEST_NO_KEY","budget_tokens":3000,"timeout_ms":300000}'
@@ -99,6 +102,7 @@ model-a --llm-model model-b, which a resumed run keeps" evolve --resume 1 --llm-
 	expect 3 "run config: llm.models: not an array of 1 to 8 names" evolve --resume 4
 	expect 14 "run 5 has no stored seed" evolve --resume 5
 	export CUCO_STORE=$TMP/cuco.db
+	unset CUCO_HARNESS
 else
 	echo "FAIL: the sqlite3 command is not installed (scripts/setup-deps.sh installs it)"
 	fail=$((fail + 1))

@@ -57,10 +57,6 @@ int hx_launch_fork(const struct hx_opts *o);
 int hx_launch_env(const struct hx_opts *o);
 /* CUDA GPUs visible, counted in a child so the caller stays CUDA-free. */
 int hx_count_gpus(void);
-/* Monotonic seconds. */
-double hx_now(void);
-/* Sleep the calling thread for us microseconds. */
-void hx_sleep_us(double us);
 
 /* --- watchdog.c: a rank that stops making progress ends itself */
 void hx_watchdog_start(int rank, int out_fd, double timeout_s);
@@ -70,12 +66,29 @@ const char *hx_stage_name(void);
 
 /* --- rank.c: what each rank does */
 int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUniqueId *id);
+
+/* --- result.c: the clock and the result line's state */
+/* Monotonic seconds. */
+double hx_now(void);
+/* Sleep the calling thread for us microseconds. */
+void hx_sleep_us(double us);
+/* The run failure lines name (strings borrowed, must outlive the rank). */
+void hx_result_run(const char *workload, const char *shape, int nranks);
 /* The rank count failure lines report before hx_rank_main sets it. */
 void hx_set_nranks(int n);
-/* Name the program in later failure lines (the fork parent, for a dead rank). */
+/* Name the program in later failure lines (the fork parent, for a dead rank): copied. */
 void hx_set_program(const char *name);
-/* Write one JSON failure line {"harness":1,"status":...} to fd. */
+/* The program being run, for failure lines (borrowed; "" between programs). */
+void hx_result_program(const char *name);
+/* Keep one finished program's result entry (a JSON object) for the lines to come. */
+void hx_result_add(const char *entry);
+/* Append the finished programs' entries, comma-separated, to sb. */
+void hx_result_copy(struct cuco_strbuf *sb);
+/* Write one JSON failure line {"harness":1,"status":...} to fd, with the results so far. */
 void hx_emit_failure(int fd, int rank, int code, const char *stage, const char *msg);
+/* s as a JSON string, NULL as ""; v as a JSON number, null when not finite. */
+void hx_json_str(struct cuco_strbuf *sb, const char *s);
+void hx_json_num(struct cuco_strbuf *sb, double v);
 
 /* --- nvshmem.c: a program's NVSHMEM, bootstrapped through its hooks (docs/nvshmem.md) */
 struct hx_nvshmem {

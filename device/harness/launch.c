@@ -27,26 +27,6 @@
 #include "harness.h"
 #include "util/error.h"
 
-double hx_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-void hx_sleep_us(double us)
-{
-	struct timespec ts;
-
-	if (us <= 0)
-		return;
-	ts.tv_sec = (time_t)(us / 1e6);
-	ts.tv_nsec = (long)((us - (double)ts.tv_sec * 1e6) * 1e3);
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
 static int write_all(int fd, const void *buf, size_t n)
 {
 	const char *p = buf;

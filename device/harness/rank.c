@@ -49,88 +49,6 @@ struct rank_state {
 	float *dsamples;
 };
 
-/* Results of finished programs, kept so a failure line can carry them. */
-static pthread_mutex_t results_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct cuco_strbuf results = CUCO_STRBUF_INIT;
-static const char *current_program = "";
-static const char *g_workload = "", *g_shape = "";
-static int g_nranks;
-
-static void json_str(struct cuco_strbuf *sb, const char *s)
-{
-	cuco_strbuf_addch(sb, '"');
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			cuco_strbuf_addf(sb, "\\%c", c);
-		else if (c == '\n')
-			cuco_strbuf_adds(sb, "\\n");
-		else if (c == '\t')
-			cuco_strbuf_adds(sb, "\\t");
-		else if (c < 0x20)
-			cuco_strbuf_addf(sb, "\\u%04x", c);
-		else
-			cuco_strbuf_addch(sb, c);
-	}
-	cuco_strbuf_addch(sb, '"');
-}
-
-static void json_num(struct cuco_strbuf *sb, double v)
-{
-	if (isfinite(v))
-		cuco_strbuf_addf(sb, "%.6g", v);
-	else
-		cuco_strbuf_adds(sb, "null");
-}
-
-void hx_emit_failure(int fd, int rank, int code, const char *stage, const char *msg)
-{
-	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
-
-	cuco_strbuf_addf(&sb, "{\"harness\":1,\"status\":\"%s\",\"error_code\":%d,\"rank\":%d,",
-	                 cuco_result_token(code), code, rank);
-	cuco_strbuf_adds(&sb, "\"stage\":");
-	json_str(&sb, stage);
-	cuco_strbuf_adds(&sb, ",\"program\":");
-	json_str(&sb, current_program);
-	cuco_strbuf_adds(&sb, ",\"error\":");
-	json_str(&sb, msg);
-	cuco_strbuf_adds(&sb, ",\"workload\":");
-	json_str(&sb, g_workload);
-	cuco_strbuf_adds(&sb, ",\"shape\":");
-	json_str(&sb, g_shape);
-	cuco_strbuf_addf(&sb, ",\"ranks\":%d,\"programs\":[", g_nranks);
-	pthread_mutex_lock(&results_lock);
-	cuco_strbuf_add(&sb, results.buf, results.len);
-	pthread_mutex_unlock(&results_lock);
-	cuco_strbuf_adds(&sb, "]}\n");
-	if (write(fd, sb.buf, sb.len) < 0)
-		perror("cuco-harness: writing result");
-	cuco_strbuf_release(&sb);
-}
-
-void hx_set_nranks(int n)
-{
-	g_nranks = n;
-}
-
-void hx_set_program(const char *name)
-{
-	static char copy[128];
-
-	snprintf(copy, sizeof(copy), "%s", name ? name : "");
-	current_program = copy;
-}
-
-static void add_result(const char *entry)
-{
-	pthread_mutex_lock(&results_lock);
-	if (results.len)
-		cuco_strbuf_addch(&results, ',');
-	cuco_strbuf_adds(&results, entry);
-	pthread_mutex_unlock(&results_lock);
-}
-
 /* Fatal for this rank: the CUDA context or the communicator is unusable. */
 static int die(struct rank_state *st, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -471,9 +389,9 @@ static int run_once(struct rank_state *st, struct program_api *p, void *state, i
 static void result_head(struct cuco_strbuf *sb, const char *name, const char *status)
 {
 	cuco_strbuf_adds(sb, "{\"name\":");
-	json_str(sb, name);
+	hx_json_str(sb, name);
 	cuco_strbuf_adds(sb, ",\"status\":");
-	json_str(sb, status);
+	hx_json_str(sb, status);
 }
 
 static void evaluate_program(struct rank_state *st, int idx)
@@ -499,11 +417,11 @@ static void evaluate_program(struct rank_state *st, int idx)
 
 	if (!rank_us || !rank_w)
 		die(st, CUCO_ERR_NOMEM, "out of memory");
-	current_program = o->program_names[idx];
+	hx_result_program(o->program_names[idx]);
 	{
 		/* Progress for the launcher: names the program if this rank dies by a signal. */
 		char line[160];
-		int k = snprintf(line, sizeof(line), "#program %s\n", current_program);
+		int k = snprintf(line, sizeof(line), "#program %s\n", o->program_names[idx]);
 		if (st->r->out_fd != 1 && k > 0 && write(st->r->out_fd, line, (size_t)k) < 0)
 			perror("cuco-harness: progress");
 	}
@@ -758,14 +676,14 @@ report:
 	                 !o->program_verify[idx] ? "null" : (code == 0 ? "true" : "false"));
 	if (o->program_verify[idx] && (code == 0 || code == CUCO_ERR_VERIFY)) {
 		cuco_strbuf_adds(&sb, ",\"rel_err\":");
-		json_num(&sb, ver.rel_err);
+		hx_json_num(&sb, ver.rel_err);
 		cuco_strbuf_adds(&sb, ",\"max_abs_err\":");
-		json_num(&sb, ver.max_abs);
+		hx_json_num(&sb, ver.max_abs);
 		cuco_strbuf_addf(&sb, ",\"nonfinite\":%.0f,\"checked\":%.0f", ver.nonfinite,
 		                 ver.checked);
 		if (ver.worst >= 0) {
 			cuco_strbuf_adds(&sb, ",\"rel_err_tensor\":");
-			json_str(&sb, st->layout[ver.worst].name);
+			hx_json_str(&sb, st->layout[ver.worst].name);
 		}
 	}
 	if (code == 0 && iters > 0) {
@@ -780,33 +698,33 @@ report:
 		mean /= iters;
 		cuco_strbuf_addf(&sb, ",\"iters\":%d,\"sets\":%d", iters, st->nsets);
 		cuco_strbuf_adds(&sb, ",\"median_us\":");
-		json_num(&sb, quantile(sorted, iters, 0.5));
+		hx_json_num(&sb, quantile(sorted, iters, 0.5));
 		cuco_strbuf_adds(&sb, ",\"p10_us\":");
-		json_num(&sb, quantile(sorted, iters, 0.1));
+		hx_json_num(&sb, quantile(sorted, iters, 0.1));
 		cuco_strbuf_adds(&sb, ",\"p90_us\":");
-		json_num(&sb, quantile(sorted, iters, 0.9));
+		hx_json_num(&sb, quantile(sorted, iters, 0.9));
 		cuco_strbuf_adds(&sb, ",\"min_us\":");
-		json_num(&sb, sorted[0]);
+		hx_json_num(&sb, sorted[0]);
 		cuco_strbuf_adds(&sb, ",\"max_us\":");
-		json_num(&sb, sorted[iters - 1]);
+		hx_json_num(&sb, sorted[iters - 1]);
 		cuco_strbuf_adds(&sb, ",\"mean_us\":");
-		json_num(&sb, mean);
+		hx_json_num(&sb, mean);
 		cuco_strbuf_adds(&sb, ",\"host_us\":");
-		json_num(&sb, host_us);
+		hx_json_num(&sb, host_us);
 		cuco_strbuf_adds(&sb, ",\"rank_us\":[");
 		for (int q = 0; q < st->r->nranks; q++) {
 			cuco_strbuf_adds(&sb, q ? "," : "");
-			json_num(&sb, rank_us[q]);
+			hx_json_num(&sb, rank_us[q]);
 		}
 		cuco_strbuf_addch(&sb, ']');
 		if (!isnan(weighted_us)) {
 			cuco_strbuf_adds(&sb, ",\"rank_weight\":[");
 			for (int q = 0; q < st->r->nranks; q++) {
 				cuco_strbuf_adds(&sb, q ? "," : "");
-				json_num(&sb, rank_w[q]);
+				hx_json_num(&sb, rank_w[q]);
 			}
 			cuco_strbuf_adds(&sb, "],\"weighted_us\":");
-			json_num(&sb, weighted_us);
+			hx_json_num(&sb, weighted_us);
 		}
 		if (o->samples) {
 			cuco_strbuf_adds(&sb, ",\"samples_us\":[");
@@ -818,10 +736,10 @@ report:
 	}
 	if (code) {
 		cuco_strbuf_adds(&sb, ",\"error\":");
-		json_str(&sb, err[0] ? err : "failed on another rank");
+		hx_json_str(&sb, err[0] ? err : "failed on another rank");
 	}
 	cuco_strbuf_adds(&sb, "}");
-	add_result(sb.buf);
+	hx_result_add(sb.buf);
 	cuco_strbuf_release(&sb);
 
 	hx_stage("fini");
@@ -844,7 +762,7 @@ report:
 	free(rank_w);
 	free(samples);
 	/* Keep the library loaded: kernels it registered may still be referenced. */
-	current_program = "";
+	hx_result_program("");
 }
 
 int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUniqueId *id)
@@ -857,9 +775,7 @@ int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUni
 	memset(&st, 0, sizeof(st));
 	st.o = o;
 	st.r = r;
-	g_workload = o->workload_name;
-	g_shape = o->shape.name;
-	g_nranks = r->nranks;
+	hx_result_run(o->workload_name, o->shape.name, r->nranks);
 	hx_watchdog_start(r->rank, r->out_fd, o->timeout_s);
 	hx_stage("init");
 	CUDA_OR_DIE(&st, cudaGetDeviceCount(&ndev));
@@ -926,11 +842,11 @@ int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUni
 
 	hx_stage("finish");
 	cuco_strbuf_adds(&out, "{\"harness\":1,\"status\":\"ok\",\"error_code\":0,\"workload\":");
-	json_str(&out, o->workload_name);
+	hx_json_str(&out, o->workload_name);
 	cuco_strbuf_adds(&out, ",\"shape\":");
-	json_str(&out, o->shape.name);
+	hx_json_str(&out, o->shape.name);
 	cuco_strbuf_addf(&out, ",\"ranks\":%d,\"gpu\":", r->nranks);
-	json_str(&out, st.prop.name);
+	hx_json_str(&out, st.prop.name);
 	{
 		int v = 0;
 		ncclGetVersion(&v);
@@ -944,14 +860,12 @@ int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUni
 		const char *mc = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
 		if (mc && *mc) {
 			cuco_strbuf_adds(&out, ",\"cuda_device_max_connections\":");
-			json_str(&out, mc);
+			hx_json_str(&out, mc);
 		}
 	}
 	cuco_strbuf_addf(&out, ",\"seed\":%llu,\"tolerance\":%g,\"programs\":[",
 	                 (unsigned long long)o->seed, o->tolerance);
-	pthread_mutex_lock(&results_lock);
-	cuco_strbuf_add(&out, results.buf, results.len);
-	pthread_mutex_unlock(&results_lock);
+	hx_result_copy(&out);
 	cuco_strbuf_adds(&out, "]}\n");
 	if (r->rank == 0 && write(r->out_fd, out.buf, out.len) < 0)
 		perror("cuco-harness: writing result");

@@ -14,9 +14,11 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/evolve_llm.h"
 #include "program/directive.h"
 #include "program/realize.h"
 #include "search/evolve.h"
+#include "search/evolve_flags.h"
 #include "search/recheck.h"
 #include "farm/slurm.h"
 #include "search/slots.h"
@@ -92,247 +94,6 @@ static const char run_header[] =
     "Run options (--input-seed aside: evolve generates inputs from seed 1):\n";
 
 static volatile sig_atomic_t stop_flag;
-
-/* The LLM operator's flags: --operator, --llm-share and the shared endpoint flags. */
-struct llm_flags {
-	const char *operator_; /* "builtin", "llm", "mixed"; NULL: not given */
-	double share;          /* < 0: not given */
-	struct cli_llm_flags ep;
-};
-
-/* One --llm-* or --operator flag at argv[*i]: 1 taken, 0 not ours, -1 usage error (printed). */
-static int llm_flag(struct llm_flags *f, int argc, char **argv, int *i)
-{
-	const char *a = argv[*i], *v;
-	int k;
-
-	if (strcmp(a, "--operator") && strncmp(a, "--llm-", 6))
-		return 0;
-	k = cli_llm_flag("evolve", &f->ep, argc, argv, i);
-	if (k)
-		return k;
-	if (strcmp(a, "--operator") && strcmp(a, "--llm-share")) {
-		cli_usage_error("evolve", "unknown option %s", a);
-		return -1;
-	}
-	if (!(v = cli_value("evolve", argc, argv, i)))
-		return -1;
-	if (!strcmp(a, "--operator")) {
-		if (strcmp(v, "builtin") && strcmp(v, "llm") && strcmp(v, "mixed")) {
-			cli_usage_error("evolve", "--operator %s: give builtin, llm or mixed", v);
-			return -1;
-		}
-		f->operator_ = v;
-	} else if (cli_double("evolve", a, v, 0.0, 1.0, &f->share)) {
-		return -1;
-	}
-	return 1;
-}
-
-/*
- * Check the LLM flags of a fresh run before anything runs: an LLM operator
- * needs an endpoint and a model, from the flags or the environment. Returns
- * 0 or CUCO_ERR_USAGE (printed).
- */
-static int llm_check(struct llm_flags *f)
-{
-	char who[64];
-
-	if (!f->operator_)
-		f->operator_ = "builtin";
-	if (!strcmp(f->operator_, "builtin")) {
-		if (f->share >= 0)
-			return cli_usage_error("evolve", "--llm-share needs --operator mixed");
-		f->share = 0;
-		return 0;
-	}
-	snprintf(who, sizeof(who), "--operator %s", f->operator_);
-	if (cli_llm_resolve("evolve", &f->ep, who))
-		return CUCO_ERR_USAGE;
-	if (f->share < 0)
-		f->share = !strcmp(f->operator_, "llm") ? 1.0 : 0.5;
-	else if (!strcmp(f->operator_, "llm"))
-		return cli_usage_error("evolve", "--llm-share needs --operator mixed");
-	return 0;
-}
-
-/* A flag given on resume that replaces a stored setting, for this process only. */
-static void llm_note(long long run, const char *flag, const char *given, const char *stored)
-{
-	fprintf(stderr,
-	        "cuco evolve: run %lld: %s %s replaces the stored %s for this resume (the stored "
-	        "config is unchanged)\n",
-	        run, flag, given, stored);
-}
-
-/* llm_note() for a number; unit follows the stored value ("" or " s"). */
-static void llm_note_num(long long run, const char *flag, double given, double stored,
-                         const char *unit)
-{
-	char g[32], st[40];
-
-	snprintf(g, sizeof(g), "%.15g", given);
-	snprintf(st, sizeof(st), "%.15g%s", stored, unit);
-	llm_note(run, flag, g, st);
-}
-
-/*
- * Resume: the operator and its settings come from the run config. --operator,
- * --llm-share and --llm-model must match what is stored (they shape the search:
- * who breeds, the bandit's arms); --llm-base-url, --llm-key-env, the budgets,
- * --llm-timeout and --llm-price replace the stored values for this process,
- * with a note. The environment (CUCO_LLM_BASE_URL, CUCO_LLM_MODEL) is not
- * read. A config stored before the operator was recorded takes the flags as
- * a fresh run does. *have says whether *st holds the stored settings.
- * Returns 0, CUCO_ERR_USAGE (printed) or CUCO_ERR_PARSE (err set).
- */
-static int llm_resume(struct llm_flags *f, const struct cuco_evolve_config *cfg, const char *config,
-                      long long run, struct cuco_llm_stored *st, int *have, struct cuco_err *err)
-{
-	struct cuco_llm_operator_config *c = &st->cfg;
-	struct cuco_strbuf a = CUCO_STRBUF_INIT, b = CUCO_STRBUF_INIT;
-	int rc = 0, found;
-
-	*have = 0;
-	if (!cfg->operator_[0])
-		return llm_check(f);
-	if (f->operator_ && strcmp(f->operator_, cfg->operator_))
-		return cli_usage_error(
-		    "evolve",
-		    "--operator %s: run %lld was made with --operator %s, which a "
-		    "resumed run keeps; drop --operator",
-		    f->operator_, run, cfg->operator_);
-	if (f->share >= 0 &&
-	    (strcmp(cfg->operator_, "mixed") || fabs(f->share - cfg->llm_share) > 1e-9)) {
-		if (strcmp(cfg->operator_, "mixed"))
-			return cli_usage_error(
-			    "evolve",
-			    "--llm-share %g: run %lld was made with --operator %s, "
-			    "which takes no share; drop --llm-share",
-			    f->share, run, cfg->operator_);
-		return cli_usage_error(
-		    "evolve",
-		    "--llm-share %g: run %lld was made with --llm-share %g, which "
-		    "a resumed run keeps; drop --llm-share",
-		    f->share, run, cfg->llm_share);
-	}
-	f->operator_ = cfg->operator_;
-	f->share = cfg->llm_share;
-	if (!strcmp(f->operator_, "builtin"))
-		return 0;
-	if ((rc = cuco_llm_stored_from_json(config, st, &found, err)))
-		return rc;
-	if (!found)
-		return cuco_err_set(err, CUCO_ERR_PARSE,
-		                    "run %lld: its config says operator %s but holds no \"llm\" "
-		                    "settings",
-		                    run, cfg->operator_);
-	*have = 1;
-	for (int i = 0; i < c->nmodels; i++)
-		cuco_strbuf_addf(&a, "%s--llm-model %s", i ? " " : "", c->models[i]);
-	for (int i = 0; i < f->ep.nmodels; i++)
-		cuco_strbuf_addf(&b, "%s--llm-model %s", i ? " " : "", f->ep.models[i]);
-	if (f->ep.nmodels && strcmp(a.buf, b.buf)) {
-		rc =
-		    cli_usage_error("evolve",
-		                    "%s: run %lld was made with %s, which a resumed run keeps (the "
-		                    "bandit's arms); drop --llm-model",
-		                    b.buf, run, a.buf);
-		goto out;
-	}
-	if (f->ep.base_url && strcmp(f->ep.base_url, c->llm.base_url ? c->llm.base_url : "")) {
-		llm_note(run, "--llm-base-url", f->ep.base_url,
-		         c->llm.base_url ? c->llm.base_url : "(none)");
-		c->llm.base_url = f->ep.base_url;
-	}
-	if (f->ep.key_env && strcmp(f->ep.key_env, c->llm.api_key_env)) {
-		llm_note(run, "--llm-key-env", f->ep.key_env, c->llm.api_key_env);
-		c->llm.api_key_env = f->ep.key_env;
-	}
-	if (f->ep.budget_tokens > 0 && f->ep.budget_tokens != c->llm.budget_tokens) {
-		llm_note_num(run, "--llm-budget-tokens", (double)f->ep.budget_tokens,
-		             (double)c->llm.budget_tokens, "");
-		c->llm.budget_tokens = f->ep.budget_tokens;
-	}
-	if (f->ep.budget_cost > 0 && f->ep.budget_cost != c->llm.budget_cost) {
-		llm_note_num(run, "--llm-budget-cost", f->ep.budget_cost, c->llm.budget_cost, "");
-		c->llm.budget_cost = f->ep.budget_cost;
-	}
-	if (f->ep.timeout_s > 0 && (long)(f->ep.timeout_s * 1000) != c->llm.timeout_ms) {
-		llm_note_num(run, "--llm-timeout", f->ep.timeout_s, c->llm.timeout_ms / 1000.0,
-		             " s");
-		c->llm.timeout_ms = (long)(f->ep.timeout_s * 1000);
-	}
-	if (f->ep.max_tokens > 0 && f->ep.max_tokens != c->llm.max_tokens) {
-		llm_note_num(run, "--llm-max-tokens", f->ep.max_tokens, c->llm.max_tokens, "");
-		c->llm.max_tokens = f->ep.max_tokens;
-	}
-	if (f->ep.nprices) {
-		llm_note(run, "--llm-price", "(all of them)", "prices");
-		memcpy(c->llm.prices, f->ep.prices, sizeof(f->ep.prices));
-		c->llm.nprices = f->ep.nprices;
-	}
-out:
-	cuco_strbuf_release(&a);
-	cuco_strbuf_release(&b);
-	return rc;
-}
-
-/*
- * Create the LLM operator for the run: from the stored settings st on resume,
- * else from the flags (checked by llm_check()), whose settings then go into
- * *json (malloc'd) for the run config.
- */
-static int llm_setup(struct llm_flags *f, const struct cuco_llm_stored *st,
-                     struct cuco_store *store, const struct cuco_manifest *m, const char *shape,
-                     const char *fitness_shapes, const struct cuco_design_space *ds,
-                     const char *ds_text, const struct cuco_hw_facts *facts, uint64_t seed,
-                     struct cuco_llm_operator **op, char **json, struct cuco_err *err)
-{
-	struct cuco_llm_operator_config c;
-	static char share[PATH_MAX];
-	const char *home = cuco_home(err);
-
-	if (!home)
-		return err->code ? err->code : CUCO_ERR_NOT_FOUND;
-	snprintf(share, sizeof(share), "%s/share", home);
-	if (st) {
-		c = st->cfg;
-	} else {
-		cuco_llm_operator_config_init(&c);
-		cli_llm_config(&f->ep, seed, &c.llm);
-		for (int i = 0; i < f->ep.nmodels && i < CUCO_LLM_MAX_MODELS; i++)
-			c.models[i] = f->ep.models[i];
-		c.nmodels = f->ep.nmodels;
-		if (!(*json = cuco_llm_operator_config_to_json(&c)))
-			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-	}
-	c.llm.seed = seed;
-	c.share_dir = share;
-	c.workload = m->name;
-	c.workload_description = m->description;
-	c.shape = shape;
-	c.fitness_shapes = fitness_shapes;
-	c.ds = ds;
-	c.design_space_text = ds_text;
-	c.facts = facts;
-	c.store = store;
-	c.seed = seed;
-	return cuco_llm_operator_new(&c, op, err);
-}
-
-/* After the run: the calls still open and the per-model statistics into the store and stdout. */
-static void llm_finish(struct cuco_llm_operator *op, int64_t run_id)
-{
-	struct cuco_err err;
-
-	if (!op || !run_id)
-		return;
-	cuco_err_clear(&err);
-	if (cuco_llm_operator_finish(op, run_id, &err))
-		cli_fail(&err);
-	cuco_llm_operator_print_stats(op, stdout);
-}
 
 static void on_sigint(int sig)
 {
@@ -454,6 +215,32 @@ static int farm_setup(const struct cuco_manifest *m, const struct cuco_run_opts 
 	return rc;
 }
 
+/*
+ * The GPUs this node has for the run's ranks into *gpus (the probe's count,
+ * or the harness's when the probe could not run), refused as bench refuses
+ * before the store has a run: a run that cannot execute here stores nothing.
+ * With --launcher the launcher places the ranks: not checked.
+ */
+static int node_gpus(const struct cuco_run_opts *run, const struct cuco_hw_facts *facts, int *gpus,
+                     struct cuco_err *err)
+{
+	struct cuco_err gerr;
+
+	if (run->launcher && *run->launcher)
+		return CUCO_OK;
+	cuco_err_clear(&gerr);
+	*gpus = facts->gpus ? facts->gpus : cuco_gpu_count(&gerr);
+	if (*gpus >= run->ranks)
+		return CUCO_OK;
+	return cuco_err_set(err, CUCO_ERR_NO_GPU,
+	                    "execution needs %d CUDA GPUs on this node; %s: run cuco evolve on a "
+	                    "GPU node (nothing was stored)",
+	                    run->ranks,
+	                    *gpus < 0    ? gerr.msg
+	                    : *gpus == 0 ? "this machine has none"
+	                                 : "there are fewer");
+}
+
 /* What the progress line needs beside the progress. */
 struct progress_ctx {
 	int tty;
@@ -503,18 +290,6 @@ static void progress(void *arg, const struct cuco_evolve_progress *p)
 	fflush(stderr);
 }
 
-/* "A, B, C" from names. */
-static void join_shapes(char (*names)[32], int n, char *out, size_t len)
-{
-	size_t at = 0;
-
-	out[0] = '\0';
-	for (int k = 0; k < n && at < len; k++) {
-		int w = snprintf(out + at, len - at, "%s%s", k ? ", " : "", names[k]);
-		at += w > 0 ? (size_t)w : 0;
-	}
-}
-
 /* One --shape value into the list: 0, or a usage error (printed) for a repeat or a fifth. */
 static int add_shape(char (*names)[32], int *n, const char *v)
 {
@@ -528,55 +303,42 @@ static int add_shape(char (*names)[32], int *n, const char *v)
 }
 
 /*
- * The shapes of the run into cfg: a fresh run's from the flags (the
- * workload's default when none), a resumed run's from its config (its row's
- * shape when the config has none), where flags naming another list are
- * refused. Then each is looked up in m into shapes[] (a shape given by its
- * values is added to m, and named in cfg by its canonical name, "MxNxK").
- * Returns 0 or CUCO_ERR_USAGE (printed).
+ * The shapes of the run into cfg (cuco_evolve_flags_shapes()), the flags'
+ * first turned into the names the manifest stores them under (repeats
+ * refused); then each is looked up in m into shapes[] (a shape given by its
+ * values is added to m). Returns 0 or CUCO_ERR_USAGE (printed).
  */
 static int resolve_shapes(struct cuco_manifest *m, char (*given)[32], int ngiven, long long resume,
                           const char *stored_shape, struct cuco_evolve_config *cfg,
                           const struct cuco_shape **shapes)
 {
-	char a[160], b[160];
 	struct cuco_err err;
 
-	/* Flags by the names the shapes are stored under (repeats refused). */
+	cuco_err_clear(&err);
 	for (int k = 0; k < ngiven; k++) {
 		if (cli_shape_arg("evolve", m, given[k], shapes, k))
 			return CUCO_ERR_USAGE;
 		snprintf(given[k], sizeof(given[0]), "%s", shapes[k]->name);
 	}
-
-	if (resume && !cfg->nshapes && stored_shape)
-		snprintf(cfg->shapes[cfg->nshapes++], sizeof(cfg->shapes[0]), "%s", stored_shape);
-	if (resume && ngiven) {
-		int same = ngiven == cfg->nshapes;
-		for (int k = 0; same && k < ngiven; k++)
-			same = !strcmp(given[k], cfg->shapes[k]);
-		join_shapes(cfg->shapes, cfg->nshapes, a, sizeof(a));
-		join_shapes(given, ngiven, b, sizeof(b));
-		if (!same)
-			return cli_usage_error(
-			    "evolve",
-			    "run %lld evolves for shapes %s; --shape %s would change what its "
-			    "fitness means (drop --shape)",
-			    resume, a, b);
-	}
-	if (!resume) {
-		cfg->nshapes = 0;
-		for (int k = 0; k < ngiven; k++)
-			snprintf(cfg->shapes[cfg->nshapes++], sizeof(cfg->shapes[0]), "%s",
-			         given[k]);
-		if (!cfg->nshapes)
-			snprintf(cfg->shapes[cfg->nshapes++], sizeof(cfg->shapes[0]), "%s",
-			         m->default_shape);
-	}
+	if (cuco_evolve_flags_shapes((const char(*)[32])given, ngiven, m->default_shape, resume,
+	                             stored_shape, cfg, &err))
+		return cli_usage_error("evolve", "%s", err.msg);
 	for (int k = 0; k < cfg->nshapes; k++)
 		if (!(shapes[k] = cuco_manifest_shape_spec(m, cfg->shapes[k], &err)))
 			return cli_usage_error("evolve", "--%s", err.msg);
 	return 0;
+}
+
+/* "A, B, C" from names. */
+static void join_shapes(char (*names)[32], int n, char *out, size_t len)
+{
+	size_t at = 0;
+
+	out[0] = '\0';
+	for (int k = 0; k < n && at < len; k++) {
+		int w = snprintf(out + at, len - at, "%s%s", k ? ", " : "", names[k]);
+		at += w > 0 ? (size_t)w : 0;
+	}
 }
 
 int cmd_evolve(int argc, char **argv)
@@ -595,7 +357,7 @@ int cmd_evolve(int argc, char **argv)
 	struct cuco_run_rec stored;
 	struct cuco_strbuf seed = CUCO_STRBUF_INIT, tmpl = CUCO_STRBUF_INIT,
 	                   ds_text = CUCO_STRBUF_INIT;
-	struct llm_flags lf;
+	struct cli_evolve_llm lf;
 	struct cuco_llm_stored llm_stored;
 	struct cuco_llm_operator *llm_op = NULL;
 	struct cuco_child_operator child_op;
@@ -605,27 +367,24 @@ int cmd_evolve(int argc, char **argv)
 	char shape_names[CUCO_EVOLVE_MAX_SHAPES][32], shapes_text[160], llm_shape[256];
 	int nshape_names = 0;
 	struct progress_ctx pc;
-	const char *ds_path, *freeze = NULL, *search = NULL;
-	long long generations = -1, islands = -1, children = -1, budget_evals = -1,
-	          search_seed = -1;
+	struct cuco_evolve_flags ef;
+	const char *ds_path;
 	long long resume = 0, max_slots = 0;
-	double budget_minutes = -1, explore = -1;
-	const char *statistic = NULL, *farm_kind = NULL, *partition = NULL, *farm_args = NULL;
-	int rc, have_m = 0, have_ds = 0, tty = isatty(2);
+	const char *farm_kind = NULL, *partition = NULL, *farm_args = NULL;
+	int rc, have_m = 0, have_ds = 0, tty = isatty(2), gpus = 0;
 	int64_t run_id = 0;
-	int no_recheck = 0, have_stored = 0, no_pipeline = 0;
+	int no_recheck = 0, have_stored = 0;
 	char tpath[PATH_MAX], *llm_json = NULL;
 
 	cuco_err_clear(&err);
 	cuco_run_opts_default(&run);
 	run.burst = -1; /* not given; set below from the flag or the stored run */
 	cuco_evolve_config_default(&cfg);
+	cuco_evolve_flags_init(&ef);
 	cuco_run_rec_init(&stored);
 	memset(&fin, 0, sizeof(fin));
-	memset(&lf, 0, sizeof(lf));
 	memset(&llm_stored, 0, sizeof(llm_stored));
-	cli_llm_flags_init(&lf.ep);
-	lf.share = -1;
+	cli_evolve_llm_init(&lf);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
 		int k;
@@ -634,7 +393,7 @@ int cmd_evolve(int argc, char **argv)
 			continue;
 		}
 		if (!strcmp(a, "--no-pipeline")) {
-			no_pipeline = 1;
+			ef.no_pipeline = 1;
 			continue;
 		}
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -665,37 +424,37 @@ int cmd_evolve(int argc, char **argv)
 				if (strcmp(v, "median") && strcmp(v, "mean"))
 					return cli_usage_error(
 					    "evolve", "--statistic %s: expected median or mean", v);
-				statistic = v;
+				ef.statistic = v;
 			} else if (!strcmp(a, "--shape")) {
 				if (add_shape(shape_names, &nshape_names, v))
 					return CUCO_ERR_USAGE;
 			} else if (!strcmp(a, "--store"))
 				store_path = v;
 			else if (!strcmp(a, "--template"))
-				template_path = v;
+				ef.template_path = v;
 			else if (!strcmp(a, "--freeze"))
-				freeze = v;
+				ef.freeze = v;
 			else if (!strcmp(a, "--search"))
-				search = v;
+				ef.search = v;
 			else if (!strcmp(a, "--budget-minutes")) {
-				if (cli_double("evolve", a, v, 0.01, 1e6, &budget_minutes))
+				if (cli_double("evolve", a, v, 0.01, 1e6, &ef.budget_minutes))
 					return CUCO_ERR_USAGE;
 			} else if (!strcmp(a, "--explore")) {
-				if (cli_double("evolve", a, v, 0, 1, &explore))
+				if (cli_double("evolve", a, v, 0, 1, &ef.explore))
 					return CUCO_ERR_USAGE;
 			} else if (cli_int("evolve", a, v, !strcmp(a, "--search-seed") ? 0 : 1,
 			                   !strcmp(a, "--islands") ? 16 : (long long)1 << 40,
-			                   !strcmp(a, "--generations")    ? &generations
-			                   : !strcmp(a, "--islands")      ? &islands
-			                   : !strcmp(a, "--children")     ? &children
-			                   : !strcmp(a, "--budget-evals") ? &budget_evals
-			                   : !strcmp(a, "--search-seed")  ? &search_seed
+			                   !strcmp(a, "--generations")    ? &ef.generations
+			                   : !strcmp(a, "--islands")      ? &ef.islands
+			                   : !strcmp(a, "--children")     ? &ef.children
+			                   : !strcmp(a, "--budget-evals") ? &ef.budget_evals
+			                   : !strcmp(a, "--search-seed")  ? &ef.search_seed
 			                   : !strcmp(a, "--slots")        ? &max_slots
 			                                                  : &resume))
 				return CUCO_ERR_USAGE;
 			continue;
 		}
-		k = llm_flag(&lf, argc, argv, &i);
+		k = cli_evolve_llm_flag(&lf, argc, argv, &i);
 		if (k < 0)
 			return CUCO_ERR_USAGE;
 		if (k)
@@ -711,11 +470,11 @@ int cmd_evolve(int argc, char **argv)
 			continue;
 		if (a[0] == '-')
 			return cli_usage_error("evolve", "unknown option %s", a);
-		if (workload)
+		if (ef.workload)
 			return cli_usage_error("evolve", "unexpected argument %s", a);
-		workload = a;
+		ef.workload = a;
 	}
-	if (!workload && !resume)
+	if (!ef.workload && !resume)
 		return cli_usage_error("evolve", "which workload? (or --resume RUN)");
 	if (!farm_kind && (partition || farm_args))
 		return cli_usage_error("evolve", "%s is for --farm slurm",
@@ -723,112 +482,37 @@ int cmd_evolve(int argc, char **argv)
 	if (farm_kind && run.launcher)
 		return cli_usage_error("evolve",
 		                       "--farm slurm starts the ranks itself; drop --launcher");
-	if (budget_evals > 0 && budget_minutes > 0)
+	if (ef.budget_evals > 0 && ef.budget_minutes > 0)
 		return cli_usage_error("evolve",
 		                       "give --budget-evals or --budget-minutes, not both");
-	if (!resume && llm_check(&lf))
+	if (!resume && cli_evolve_llm_check(&lf))
 		return CUCO_ERR_USAGE;
 	if ((rc = cli_open_store(store_path, &store, &err)))
 		return cli_fail(&err);
-	if (resume) {
-		if ((rc = cuco_store_run_get(store, resume, &stored, &err)) ||
-		    (rc = cuco_evolve_config_from_json(stored.config, &cfg, &err))) {
-			cli_fail(&err);
-			goto out;
-		}
-		if (workload && stored.workload && strcmp(workload, stored.workload)) {
-			rc = cli_usage_error("evolve", "run %lld evolved %s, not %s", resume,
-			                     stored.workload, workload);
-			goto out;
-		}
-		workload = stored.workload;
-		if (!workload) {
-			rc = cuco_err_set(&err, CUCO_ERR_INVALID, "run %lld names no workload",
-			                  resume);
-			cli_fail(&err);
-			goto out;
-		}
-		if (statistic && strcmp(statistic, cfg.statistic)) {
-			rc = cli_usage_error(
-			    "evolve",
-			    "--statistic %s: run %lld ranks by the %s; a resumed run keeps it, so "
-			    "fitness never mixes the two (drop it)",
-			    statistic, resume, cfg.statistic);
-			goto out;
-		}
-		if (explore >= 0 && fabs(explore - cfg.explore_fraction) > 1e-12) {
-			rc = cli_usage_error(
-			    "evolve",
-			    "--explore %g: run %lld explores %g of its generations; "
-			    "a resumed run keeps its schedule (drop it)",
-			    explore, resume, cfg.explore_fraction);
-			goto out;
-		}
-		if (!template_path && cfg.template_path[0])
-			template_path = cfg.template_path;
-		if ((rc = llm_resume(&lf, &cfg, stored.config, resume, &llm_stored, &have_stored,
-		                     &err))) {
-			if (rc != CUCO_ERR_USAGE)
-				cli_fail(&err);
-			goto out;
-		}
-	} else {
-		if (islands > 0)
-			cfg.islands = (int)islands;
-		if (children > 0)
-			cfg.children_per_island = (int)children;
-		if (search_seed >= 0)
-			cfg.seed = (uint64_t)search_seed;
-		if (explore >= 0)
-			cfg.explore_fraction = explore;
-		if (statistic)
-			snprintf(cfg.statistic, sizeof(cfg.statistic), "%s", statistic);
-		if (freeze)
-			snprintf(cfg.freeze, sizeof(cfg.freeze), "%s", freeze);
-		if (search)
-			snprintf(cfg.search, sizeof(cfg.search), "%s", search);
-		snprintf(cfg.operator_, sizeof(cfg.operator_), "%s", lf.operator_);
-		cfg.llm_share = lf.share;
-	}
-	if (generations > 0)
-		cfg.generations = (int)generations;
-	if (budget_evals > 0)
-		cfg.budget_evals = (int)budget_evals;
-	if (budget_minutes > 0)
-		cfg.budget_minutes = budget_minutes;
-	if (no_pipeline) /* on resume: the rest of the run, in this process */
-		cfg.pipeline = 0;
-	/* The timing is the run's: a resumed run keeps it, so fitness never mixes the two. */
-	if (resume && run.burst >= 0 && strcmp(cuco_run_timing(&run), cfg.timing)) {
-		rc = cli_usage_error(
-		    "evolve",
-		    "run %lld times candidates %s; --timing %s would mix timings in "
-		    "one run (drop it)",
-		    resume, cfg.timing, cuco_run_timing(&run));
+	if (resume && (rc = cuco_store_run_get(store, resume, &stored, &err))) {
+		cli_fail(&err);
 		goto out;
 	}
-	if (resume)
-		run.burst = !strcmp(cfg.timing, "burst");
-	else if (run.burst < 0)
-		run.burst = 0;
-	snprintf(cfg.timing, sizeof(cfg.timing), "%s", cuco_run_timing(&run));
+	if (run.burst >= 0)
+		ef.timing = cuco_run_timing(&run);
+	ef.operator_ = lf.operator_;
+	ef.llm_share = lf.share;
+	ef.max_connections = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+	if ((rc = cuco_evolve_flags_apply(&ef, resume ? &stored : NULL, &cfg, stderr, &err)) ||
+	    (resume && (rc = cli_evolve_llm_resume(&lf, &cfg, stored.config, resume, &llm_stored,
+	                                           &have_stored, &err)))) {
+		if (rc == CUCO_ERR_USAGE && err.msg[0])
+			cli_usage_error("evolve", "%s", err.msg);
+		else if (rc != CUCO_ERR_USAGE)
+			cli_fail(&err);
+		goto out;
+	}
+	workload = resume ? stored.workload : ef.workload;
+	run.burst = !strcmp(cfg.timing, "burst");
 	run.mean = !strcmp(cfg.statistic, "mean");
-	/* The hardware queues change what some placements cost (docs/harness.md): a fresh
-	 * run records them, a resumed one says when this process has others. */
-	{
-		const char *mc = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
-		if (!mc)
-			mc = "";
-		if (!resume)
-			snprintf(cfg.max_connections, sizeof(cfg.max_connections), "%s", mc);
-		else if (strcmp(mc, cfg.max_connections))
-			fprintf(stderr,
-			        "cuco evolve: warning: run %lld started with "
-			        "CUDA_DEVICE_MAX_CONNECTIONS "
-			        "%s, this process has %s: candidates' times may not compare across "
-			        "the two (lsa stream overlap's do not)\n",
-			        resume, cfg.max_connections[0] ? cfg.max_connections : "unset",
-			        *mc ? mc : "unset");
+	if (cfg.template_path[0]) {
+		snprintf(tpath, sizeof(tpath), "%s", cfg.template_path);
+		template_path = tpath;
 	}
 	if ((rc = cli_load_workload(workload, &m, &err))) {
 		cli_fail(&err);
@@ -859,7 +543,8 @@ int cmd_evolve(int argc, char **argv)
 		farm_on = 1;
 		cuco_farm_use(&farm);
 	} else if ((rc = cli_node_checks("evolve", &m, &run, 0, 1, shapes, cfg.nshapes, &facts,
-	                                 &factsp, &err))) {
+	                                 &factsp, &err)) ||
+	           (rc = node_gpus(&run, &facts, &gpus, &err))) {
 		cli_fail(&err);
 		goto out;
 	}
@@ -900,10 +585,8 @@ int cmd_evolve(int argc, char **argv)
 			slots.n = CUCO_MAX_SLOTS;
 		cuco_cascade_evaluator_set_slots(ce, &slots);
 	} else if (!run.launcher && max_slots != 1) {
-		struct cuco_err gerr;
-		/* the probe above counted them; ask again only when it could not run */
-		cuco_slots_plan(facts.gpus ? facts.gpus : cuco_gpu_count(&gerr), run.ranks,
-		                (int)max_slots, getenv("CUDA_VISIBLE_DEVICES"), &slots);
+		cuco_slots_plan(gpus, run.ranks, (int)max_slots, getenv("CUDA_VISIBLE_DEVICES"),
+		                &slots);
 		cuco_cascade_evaluator_set_slots(ce, &slots);
 	}
 	if (strcmp(lf.operator_, "builtin")) {
@@ -923,9 +606,10 @@ int cmd_evolve(int argc, char **argv)
 			    shapes_text, shapes_text, shape->name);
 		else
 			snprintf(llm_shape, sizeof(llm_shape), "%s", shape->name);
-		if ((rc = llm_setup(&lf, have_stored ? &llm_stored : NULL, store, &m, llm_shape,
-		                    cfg.nshapes > 1 ? shapes_text : NULL, &ds, ds_text.buf, factsp,
-		                    cfg.seed, &llm_op, &llm_json, &err))) {
+		if ((rc = cli_evolve_llm_setup(&lf, have_stored ? &llm_stored : NULL, store, &m,
+		                               llm_shape, cfg.nshapes > 1 ? shapes_text : NULL, &ds,
+		                               ds_text.buf, factsp, cfg.seed, &llm_op, &llm_json,
+		                               &err))) {
 			cli_fail(&err);
 			goto out;
 		}
@@ -994,7 +678,7 @@ int cmd_evolve(int argc, char **argv)
 	signal(SIGINT, SIG_DFL);
 	if (tty)
 		fputc('\n', stderr);
-	llm_finish(llm_op, run_id);
+	cli_evolve_llm_finish(llm_op, run_id);
 	if (rc) {
 		cli_fail(&err);
 		if (run_id)

@@ -7,8 +7,10 @@
  * (name replaced, leading arguments inserted) so any wrapper macro such as
  * NCCLCHECK(...) keeps working, and the generated kernels and launchers, read
  * from templates, are inserted after the program's leading preprocessor lines.
+ * The tokenizer is in lex.c.
  */
 #include "fastpath/fastpath.h"
+#include "fastpath/lex.h"
 #include "util/xalloc.h"
 
 #include <ctype.h>
@@ -16,354 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum tok_type {
-	TOK_IDENT = 1,
-	TOK_PUNCT,  /* one character */
-	TOK_STRING, /* string or character literal, raw strings included */
-	TOK_NUMBER,
-};
-
-struct tok {
-	int type;
-	int pp;            /* inside a preprocessor directive */
-	size_t start, end; /* byte range in the source */
-	int line, col;     /* 1-based */
-};
-
-struct toks {
-	struct tok *v;
-	int n, alloc;
-	size_t first_code; /* offset of the line start of the first token outside a directive */
-};
-
-/* One source edit: replace [off, off+len) with text. */
-struct edit {
-	size_t off, len;
-	char *text;
-};
-
-struct edits {
-	struct edit *v;
-	int n, alloc;
-};
-
-/* A call `name(args)`: token indices of the name, '(' and ')'. */
-#define MAX_ARGS 12
-struct call {
-	int name, open, close;
-	int nargs;
-	size_t arg_start[MAX_ARGS], arg_end[MAX_ARGS]; /* trimmed byte ranges */
-};
-
-/* The transformation under way. */
-struct fp {
-	const char *file;
-	const char *src;
-	size_t len;
-	const struct cuco_fastpath_opts *opts;
-	struct cuco_err *err;
-	struct toks toks;
-	struct edits edits;
-	struct cuco_fastpath_report *report;
-	int run_body_open, run_body_close; /* token indices of cuco_program_run's { } */
-	char tensors_name[64], stream_name[64];
-	int next_id;
-	struct cuco_strbuf gen; /* generated code of the EVOLVE-BLOCK, after the common part */
-};
-
-/* ---- tokens ---- */
-
-static void toks_push(struct toks *t, int type, int pp, size_t start, size_t end, int line, int col)
-{
-	if (t->n == t->alloc) {
-		t->alloc = t->alloc ? 2 * t->alloc : 1024;
-		t->v = cuco_xrealloc(t->v, (size_t)t->alloc * sizeof(*t->v));
-	}
-	t->v[t->n++] = (struct tok){type, pp, start, end, line, col};
-}
-
-static int is_ident_start(int c)
-{
-	return isalpha(c) || c == '_';
-}
-
-static int is_ident_char(int c)
-{
-	return isalnum(c) || c == '_';
-}
-
-/* Whether the identifier [s, s+n) is a raw string prefix (R, u8R, uR, UR, LR). */
-static int is_raw_prefix(const char *s, size_t n)
-{
-	return (n == 1 && s[0] == 'R') || (n == 2 && s[1] == 'R' && strchr("uUL", s[0])) ||
-	       (n == 3 && memcmp(s, "u8R", 3) == 0);
-}
-
-/* End (one past the closing quote) of the literal whose quote is at q; 0 if unterminated. */
-static size_t lex_quoted(const char *s, size_t n, size_t q)
-{
-	size_t j = q + 1;
-	while (j < n && s[j] != s[q]) {
-		if (s[j] == '\n')
-			return 0;
-		if (s[j] == '\\')
-			j++;
-		j++;
-	}
-	return j < n ? j + 1 : 0;
-}
-
-/* Tokenise fp->src into fp->toks. Comments vanish; line splices are taken as whitespace. */
-static int tokenize(struct fp *fp)
-{
-	const char *s = fp->src;
-	size_t n = fp->len, i = 0, line_start = 0;
-	int line = 1, in_pp = 0, at_line_start = 1, rc = CUCO_OK;
-	int have_code = 0;
-
-	while (i < n) {
-		char c = s[i];
-		int col = (int)(i - line_start) + 1;
-		if (c == '\n') {
-			/* A directive ends at a newline not preceded by a backslash. */
-			if (in_pp && !(i > 0 && s[i - 1] == '\\'))
-				in_pp = 0;
-			i++;
-			line++;
-			line_start = i;
-			at_line_start = 1;
-			continue;
-		}
-		if (isspace((unsigned char)c) || c == '\\') {
-			i++;
-			continue;
-		}
-		if (c == '/' && i + 1 < n && s[i + 1] == '/') {
-			while (i < n && s[i] != '\n') {
-				/* a spliced // comment continues on the next line */
-				if (s[i] == '\\' && i + 1 < n && s[i + 1] == '\n') {
-					i += 2;
-					line++;
-					line_start = i;
-					continue;
-				}
-				i++;
-			}
-			continue;
-		}
-		if (c == '/' && i + 1 < n && s[i + 1] == '*') {
-			int l0 = line, c0 = col;
-			i += 2;
-			while (i + 1 < n && !(s[i] == '*' && s[i + 1] == '/')) {
-				if (s[i] == '\n') {
-					line++;
-					line_start = i + 1;
-				}
-				i++;
-			}
-			if (i + 1 >= n) {
-				rc = cuco_err_set(fp->err, CUCO_ERR_PARSE,
-				                  "%s:%d:%d: unterminated /* comment", fp->file, l0,
-				                  c0);
-				goto out;
-			}
-			i += 2;
-			continue;
-		}
-		if (c == '#' && at_line_start) {
-			in_pp = 1;
-		}
-		at_line_start = 0;
-		if (!in_pp && !have_code) {
-			have_code = 1;
-			fp->toks.first_code = line_start;
-		}
-		if (is_ident_start((unsigned char)c)) {
-			size_t b = i;
-			while (i < n && is_ident_char((unsigned char)s[i]))
-				i++;
-			if (i < n && s[i] == '"' && is_raw_prefix(s + b, i - b)) {
-				/* raw string: R"delim( ... )delim" */
-				char delim[20];
-				size_t d = i + 1, dl = 0;
-				while (d < n && s[d] != '(' && dl < sizeof(delim) - 2)
-					delim[dl++] = s[d++];
-				delim[dl] = 0;
-				if (d >= n || s[d] != '(') {
-					rc = cuco_err_set(fp->err, CUCO_ERR_PARSE,
-					                  "%s:%d:%d: malformed raw string literal",
-					                  fp->file, line, col);
-					goto out;
-				}
-				size_t j = d + 1;
-				for (;; j++) {
-					if (j >= n) {
-						rc = cuco_err_set(
-						    fp->err, CUCO_ERR_PARSE,
-						    "%s:%d:%d: unterminated raw string", fp->file,
-						    line, col);
-						goto out;
-					}
-					if (s[j] == ')' && j + 1 + dl < n &&
-					    memcmp(s + j + 1, delim, dl) == 0 &&
-					    s[j + 1 + dl] == '"')
-						break;
-				}
-				toks_push(&fp->toks, TOK_STRING, in_pp, b, j + dl + 2, line, col);
-				for (size_t k = i; k < j; k++)
-					if (s[k] == '\n') {
-						line++;
-						line_start = k + 1;
-					}
-				i = j + dl + 2;
-				continue;
-			}
-			if (i < n && (s[i] == '"' || s[i] == '\'') &&
-			    (i - b == 1 || (i - b == 2 && s[b] == 'u' && s[b + 1] == '8')) &&
-			    strchr("uUL", s[b]) != NULL) {
-				/* prefixed literal (L"..", u8".."): the prefix joins it */
-				size_t j = lex_quoted(s, n, i);
-				if (j == 0) {
-					rc = cuco_err_set(fp->err, CUCO_ERR_PARSE,
-					                  "%s:%d:%d: unterminated literal",
-					                  fp->file, line, col);
-					goto out;
-				}
-				toks_push(&fp->toks, TOK_STRING, in_pp, b, j, line, col);
-				i = j;
-				continue;
-			}
-			toks_push(&fp->toks, TOK_IDENT, in_pp, b, i, line, col);
-			continue;
-		}
-		if (isdigit((unsigned char)c) ||
-		    (c == '.' && i + 1 < n && isdigit((unsigned char)s[i + 1]))) {
-			size_t b = i;
-			while (i < n &&
-			       (is_ident_char((unsigned char)s[i]) || s[i] == '.' || s[i] == '\'' ||
-			        ((s[i] == '+' || s[i] == '-') && strchr("eEpP", s[i - 1]) != NULL)))
-				i++;
-			toks_push(&fp->toks, TOK_NUMBER, in_pp, b, i, line, col);
-			continue;
-		}
-		if (c == '"' || c == '\'') {
-			size_t j = lex_quoted(s, n, i);
-			if (j == 0) {
-				rc = cuco_err_set(fp->err, CUCO_ERR_PARSE,
-				                  "%s:%d:%d: unterminated %s literal", fp->file,
-				                  line, col, c == '"' ? "string" : "character");
-				goto out;
-			}
-			toks_push(&fp->toks, TOK_STRING, in_pp, i, j, line, col);
-			i = j;
-			continue;
-		}
-		toks_push(&fp->toks, TOK_PUNCT, in_pp, i, i + 1, line, col);
-		i++;
-	}
-	if (!have_code)
-		fp->toks.first_code = n;
-out:
-	return rc;
-}
-
-static int tok_is(const struct fp *fp, int i, const char *text)
-{
-	if (i < 0 || i >= fp->toks.n)
-		return 0;
-	const struct tok *t = &fp->toks.v[i];
-	size_t l = strlen(text);
-	return t->end - t->start == l && memcmp(fp->src + t->start, text, l) == 0;
-}
-
-static int tok_punct(const struct fp *fp, int i, char c)
-{
-	return i >= 0 && i < fp->toks.n && fp->toks.v[i].type == TOK_PUNCT &&
-	       fp->src[fp->toks.v[i].start] == c;
-}
-
-/* Copy token i's text into buf (truncated). */
-static void tok_text(const struct fp *fp, int i, char *buf, size_t size)
-{
-	const struct tok *t = &fp->toks.v[i];
-	size_t l = t->end - t->start;
-	if (l >= size)
-		l = size - 1;
-	memcpy(buf, fp->src + t->start, l);
-	buf[l] = 0;
-}
-
-/* Index of the bracket matching the opening one at i, or -1. */
-static int match_bracket(const struct fp *fp, int i)
-{
-	int depth = 0;
-	for (int k = i; k < fp->toks.n; k++) {
-		if (fp->toks.v[k].type != TOK_PUNCT || fp->toks.v[k].pp != fp->toks.v[i].pp)
-			continue;
-		char c = fp->src[fp->toks.v[k].start];
-		if (c == '(' || c == '[' || c == '{')
-			depth++;
-		else if (c == ')' || c == ']' || c == '}') {
-			if (--depth == 0)
-				return k;
-		}
-	}
-	return -1;
-}
-
-/* Parse the argument list of the call whose name is token i (followed by '('). */
-static int parse_call(struct fp *fp, int i, struct call *call)
-{
-	const struct tok *name = &fp->toks.v[i];
-	int close = match_bracket(fp, i + 1);
-	if (close < 0 || !tok_punct(fp, close, ')'))
-		return cuco_err_set(fp->err, CUCO_ERR_PARSE,
-		                    "%s:%d:%d: unbalanced parentheses in call", fp->file,
-		                    name->line, name->col);
-	memset(call, 0, sizeof(*call));
-	call->name = i;
-	call->open = i + 1;
-	call->close = close;
-	if (close == i + 2)
-		return CUCO_OK; /* no arguments */
-	int depth = 0, first = i + 2;
-	for (int k = i + 2; k <= close; k++) {
-		const struct tok *t = &fp->toks.v[k];
-		char c = t->type == TOK_PUNCT ? fp->src[t->start] : 0;
-		if (c == '(' || c == '[' || c == '{')
-			depth++;
-		else if ((c == ')' || c == ']' || c == '}') && k != close)
-			depth--;
-		if ((c == ',' && depth == 0) || k == close) {
-			if (call->nargs == MAX_ARGS || k == first)
-				return cuco_err_set(
-				    fp->err, CUCO_ERR_PARSE,
-				    "%s:%d:%d: cannot parse the arguments of this call", fp->file,
-				    name->line, name->col);
-			call->arg_start[call->nargs] = fp->toks.v[first].start;
-			call->arg_end[call->nargs] = fp->toks.v[k - 1].end;
-			call->nargs++;
-			first = k + 1;
-		}
-	}
-	return CUCO_OK;
-}
-
-/* Whether argument a of call is exactly one identifier; copies it into buf if so. */
-static int arg_ident(const struct fp *fp, const struct call *call, int a, char *buf, size_t size)
-{
-	size_t b = call->arg_start[a], e = call->arg_end[a];
-	if (!is_ident_start((unsigned char)fp->src[b]))
-		return 0;
-	for (size_t k = b; k < e; k++)
-		if (!is_ident_char((unsigned char)fp->src[k]))
-			return 0;
-	size_t l = e - b < size - 1 ? e - b : size - 1;
-	memcpy(buf, fp->src + b, l);
-	buf[l] = 0;
-	return 1;
-}
 
 /* ---- edits ---- */
 
@@ -609,7 +263,7 @@ static const struct dtype_name dtypes[] = {
 static const struct coll *find_coll(const struct fp *fp, int i)
 {
 	for (size_t k = 0; k < sizeof(colls) / sizeof(colls[0]); k++)
-		if (tok_is(fp, i, colls[k].name))
+		if (cuco_fastpath_tok_is(fp, i, colls[k].name))
 			return &colls[k];
 	return NULL;
 }
@@ -617,9 +271,10 @@ static const struct coll *find_coll(const struct fp *fp, int i)
 /* Whether token i names a call (not a member, not a declaration of something else). */
 static int is_call(const struct fp *fp, int i)
 {
-	if (fp->toks.v[i].type != TOK_IDENT || !tok_punct(fp, i + 1, '('))
+	if (fp->toks.v[i].type != TOK_IDENT || !cuco_fastpath_tok_punct(fp, i + 1, '('))
 		return 0;
-	if (tok_punct(fp, i - 1, '.') || (tok_punct(fp, i - 1, '>') && tok_punct(fp, i - 2, '-')))
+	if (cuco_fastpath_tok_punct(fp, i - 1, '.') ||
+	    (cuco_fastpath_tok_punct(fp, i - 1, '>') && cuco_fastpath_tok_punct(fp, i - 2, '-')))
 		return 0;
 	return 1;
 }
@@ -631,13 +286,13 @@ static int check_args(struct fp *fp, const struct coll *c, const struct call *ca
 {
 	const struct tok *t = &fp->toks.v[call->name];
 	char id[64];
-	if (c->op_arg >= 0 && arg_ident(fp, call, c->op_arg, id, sizeof(id)) &&
+	if (c->op_arg >= 0 && cuco_fastpath_arg_ident(fp, call, c->op_arg, id, sizeof(id)) &&
 	    strncmp(id, "nccl", 4) == 0 && strcmp(id, "ncclSum") != 0)
 		return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
 		                    "%s:%d:%d: cannot transform %s at line %d: op %s is not "
 		                    "supported (only ncclSum)",
 		                    LOC(t), c->name, t->line, id);
-	if (c->dtype_arg >= 0 && arg_ident(fp, call, c->dtype_arg, id, sizeof(id)) &&
+	if (c->dtype_arg >= 0 && cuco_fastpath_arg_ident(fp, call, c->dtype_arg, id, sizeof(id)) &&
 	    strncmp(id, "nccl", 4) == 0) {
 		size_t k = 0;
 		for (; k < sizeof(dtypes) / sizeof(dtypes[0]); k++)
@@ -663,12 +318,13 @@ static int find_definition(const struct fp *fp, const char *name, int *open, int
                            int *lparen)
 {
 	for (int i = 0; i < fp->toks.n; i++) {
-		if (fp->toks.v[i].pp || !tok_is(fp, i, name) || !tok_punct(fp, i + 1, '('))
+		if (fp->toks.v[i].pp || !cuco_fastpath_tok_is(fp, i, name) ||
+		    !cuco_fastpath_tok_punct(fp, i + 1, '('))
 			continue;
-		int rp = match_bracket(fp, i + 1);
-		if (rp < 0 || !tok_punct(fp, rp + 1, '{'))
+		int rp = cuco_fastpath_match_bracket(fp, i + 1);
+		if (rp < 0 || !cuco_fastpath_tok_punct(fp, rp + 1, '{'))
 			continue;
-		int rb = match_bracket(fp, rp + 1);
+		int rb = cuco_fastpath_match_bracket(fp, rp + 1);
 		if (rb < 0)
 			continue;
 		*lparen = i + 1;
@@ -682,18 +338,18 @@ static int find_definition(const struct fp *fp, const char *name, int *open, int
 /* Name of the parameter of run() whose type mentions type_word (last identifier before , or )). */
 static int param_name(struct fp *fp, int lparen, const char *type_word, char *buf, size_t size)
 {
-	int rparen = match_bracket(fp, lparen), seen = 0, last_ident = -1;
+	int rparen = cuco_fastpath_match_bracket(fp, lparen), seen = 0, last_ident = -1;
 	for (int k = lparen + 1; k <= rparen; k++) {
-		if (tok_punct(fp, k, ',') || k == rparen) {
+		if (cuco_fastpath_tok_punct(fp, k, ',') || k == rparen) {
 			if (seen && last_ident >= 0) {
-				tok_text(fp, last_ident, buf, size);
+				cuco_fastpath_tok_text(fp, last_ident, buf, size);
 				return 1;
 			}
 			seen = 0;
 			last_ident = -1;
 			continue;
 		}
-		if (tok_is(fp, k, type_word))
+		if (cuco_fastpath_tok_is(fp, k, type_word))
 			seen = 1;
 		else if (fp->toks.v[k].type == TOK_IDENT)
 			last_ident = k;
@@ -785,10 +441,10 @@ static int scan_calls(struct fp *fp)
 		const struct tok *t = &fp->toks.v[i];
 		if (t->type != TOK_IDENT)
 			continue;
-		if (tok_is(fp, i, "cuco_program_init") ||
-		    tok_is(fp, i, "cuco_program_requirements")) {
+		if (cuco_fastpath_tok_is(fp, i, "cuco_program_init") ||
+		    cuco_fastpath_tok_is(fp, i, "cuco_program_requirements")) {
 			char name[64];
-			tok_text(fp, i, name, sizeof(name));
+			cuco_fastpath_tok_text(fp, i, name, sizeof(name));
 			char repl[80];
 			snprintf(repl, sizeof(repl), "cuco_host_%s", name + 5);
 			edit_add(fp, t->start, t->end - t->start, repl);
@@ -801,7 +457,7 @@ static int scan_calls(struct fp *fp)
 			                    LOC(t));
 		for (size_t k = 0; k < sizeof(unsupported_colls) / sizeof(unsupported_colls[0]);
 		     k++)
-			if (tok_is(fp, i, unsupported_colls[k]) && is_call(fp, i))
+			if (cuco_fastpath_tok_is(fp, i, unsupported_colls[k]) && is_call(fp, i))
 				return cuco_err_set(
 				    fp->err, CUCO_ERR_UNSUPPORTED,
 				    "%s:%d:%d: cannot transform %s at line %d: the fast path "
@@ -824,7 +480,7 @@ static int scan_calls(struct fp *fp)
 			                    "cuco_program_run, where the tensor set is known)",
 			                    LOC(t), c->name, t->line);
 		struct call call;
-		rc = parse_call(fp, i, &call);
+		rc = cuco_fastpath_parse_call(fp, i, &call);
 		if (rc != CUCO_OK)
 			return rc;
 		if (call.nargs != c->nargs)
@@ -1003,7 +659,7 @@ int cuco_fastpath_transform(const char *file_name, const char *src,
 		                  "multiple of 32 in 32..1024");
 		goto out;
 	}
-	rc = tokenize(&fp);
+	rc = cuco_fastpath_tokenize(&fp);
 	if (rc != CUCO_OK)
 		goto out;
 	rc = find_run(&fp);

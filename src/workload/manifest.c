@@ -1,6 +1,8 @@
-/* manifest.c - parse and validate workloads/<name>/manifest.json, with positions in errors. */
+/* manifest.c - parse and validate workloads/<name>/manifest.json, with positions in errors
+ * (its shapes, parameters and shape rules in shape.c). */
 #include "workload/manifest.h"
 #include "util/xalloc.h"
+#include "workload/manifest_load.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -13,12 +15,7 @@
 
 /* --- manifest --------------------------------------------------------------- */
 
-struct mload {
-	struct cuco_json_src src; /* the manifest's text, for errors */
-	struct cuco_manifest *m;
-};
-
-static int is_ident(const char *s)
+int cuco_manifest_is_ident(const char *s)
 {
 	if (!(isalpha((unsigned char)*s) || *s == '_'))
 		return 0;
@@ -29,7 +26,7 @@ static int is_ident(const char *s)
 }
 
 /* Workload, program and shape names: letters, digits, '_', '-', '.'; not starting with '.'. */
-static int is_name(const char *s, int allow_dot)
+int cuco_manifest_is_name(const char *s, int allow_dot)
 {
 	if (!*s || *s == '.' || *s == '-')
 		return 0;
@@ -41,8 +38,8 @@ static int is_name(const char *s, int allow_dot)
 }
 
 /* Required (or optional, *out = NULL when absent) string member. */
-static int get_string(struct mload *L, const json_t *obj, const char *key, const char *field,
-                      int required, const char **out)
+int cuco_manifest_get_string(struct mload *L, const json_t *obj, const char *key, const char *field,
+                             int required, const char **out)
 {
 	const json_t *v = json_object_get(obj, key);
 
@@ -65,7 +62,7 @@ static int resolve_file(struct mload *L, const json_t *obj, const char *key, con
 	int rc;
 
 	*out = NULL;
-	rc = get_string(L, obj, key, field, 1, &rel);
+	rc = cuco_manifest_get_string(L, obj, key, field, 1, &rel);
 	if (rc)
 		return rc;
 	if (!rel[0])
@@ -101,8 +98,8 @@ static const char *const top_fields[] = {
 };
 #define NTOP ((int)(sizeof(top_fields) / sizeof(top_fields[0])))
 
-static int check_unknown(struct mload *L, const json_t *obj, const char *prefix,
-                         const char *const *known, int nknown, const char *what)
+int cuco_manifest_check_unknown(struct mload *L, const json_t *obj, const char *prefix,
+                                const char *const *known, int nknown, const char *what)
 {
 	const char *key;
 	const json_t *v;
@@ -129,7 +126,7 @@ static int check_unknown(struct mload *L, const json_t *obj, const char *prefix,
 }
 
 /* Line and column of the value at field (a path such as "shapes[1].K"). */
-static void position(struct mload *L, const char *field, int *line, int *col)
+void cuco_manifest_position(struct mload *L, const char *field, int *line, int *col)
 {
 	const char *p = cuco_json_locate(L->src.text, L->src.len, field, 0);
 
@@ -159,10 +156,10 @@ static int parse_header(struct mload *L, const json_t *root)
 		                      json_integer_value(v), CUCO_ABI_VERSION);
 	m->abi = CUCO_ABI_VERSION;
 
-	rc = get_string(L, root, "name", "name", 1, &s);
+	rc = cuco_manifest_get_string(L, root, "name", "name", 1, &s);
 	if (rc)
 		return rc;
-	if (!is_name(s, 0) || strlen(s) >= CUCO_MANIFEST_NAME_MAX)
+	if (!cuco_manifest_is_name(s, 0) || strlen(s) >= CUCO_MANIFEST_NAME_MAX)
 		return cuco_json_fail(
 		    &L->src, CUCO_ERR_INVALID, "name", 0,
 		    "\"%s\" is not a valid workload name (letters, digits, '_' and '-', "
@@ -170,12 +167,12 @@ static int parse_header(struct mload *L, const json_t *root)
 		    s, CUCO_MANIFEST_NAME_MAX - 1);
 	m->name = cuco_xstrdup(s);
 
-	rc = get_string(L, root, "description", "description", 0, &s);
+	rc = cuco_manifest_get_string(L, root, "description", "description", 0, &s);
 	if (rc)
 		return rc;
 	m->description = cuco_xstrdup(s ? s : "");
 
-	rc = get_string(L, root, "dtype", "dtype", 1, &s);
+	rc = cuco_manifest_get_string(L, root, "dtype", "dtype", 1, &s);
 	if (rc)
 		return rc;
 	if (strcmp(s, "bf16") == 0)
@@ -214,7 +211,7 @@ static int parse_requires(struct mload *L, const json_t *root)
 		return CUCO_OK;
 	if (!json_is_object(obj))
 		return cuco_json_fail_type(&L->src, "requires", "an object", obj);
-	rc = check_unknown(L, obj, "requires", known, 2, "field");
+	rc = cuco_manifest_check_unknown(L, obj, "requires", known, 2, "field");
 	if (rc)
 		return rc;
 	v = json_object_get(obj, "cc");
@@ -229,7 +226,7 @@ static int parse_requires(struct mload *L, const json_t *root)
 		                      "e.g. \"9.0\"",
 		                      s);
 	L->m->requires_cc = 10 * major + minor;
-	rc = get_string(L, obj, "why", "requires.why", 0, &s);
+	rc = cuco_manifest_get_string(L, obj, "why", "requires.why", 0, &s);
 	if (rc)
 		return rc;
 	free(L->m->requires_why);
@@ -247,152 +244,6 @@ int cuco_manifest_check_cc(const struct cuco_manifest *m, int cc, struct cuco_er
 	                    m->name, m->requires_cc / 10, m->requires_cc % 10,
 	                    m->requires_why[0] ? " (" : "", m->requires_why,
 	                    m->requires_why[0] ? ")" : "", cc / 10, cc % 10);
-}
-
-static const char *const rule_fields[] = {"param", "per_rank", "min", "multiple_of", "why"};
-
-/* Whether value v of a shape's parameter meets rule r on `ranks` ranks; else
- * a message (without the position) in msg. */
-static int rule_holds(const struct cuco_manifest *m, const struct cuco_shape_rule *r, long long v,
-                      int ranks, char *msg, size_t len)
-{
-	const char *p = m->params[r->param];
-	char what[96];
-
-	if (r->per_rank && ranks > 1) {
-		if (v % ranks) {
-			snprintf(msg, len, "%s = %lld does not divide among %d ranks", p, v, ranks);
-			return 0;
-		}
-		snprintf(what, sizeof(what), "%s = %lld on %d ranks: each rank's %lld", p, v, ranks,
-		         v / ranks);
-		v /= ranks;
-	} else {
-		snprintf(what, sizeof(what), "%s = %lld", p, v);
-	}
-	if (r->min && v < r->min) {
-		snprintf(msg, len, "%s is under %lld", what, r->min);
-		return 0;
-	}
-	if (r->multiple && v % r->multiple) {
-		snprintf(msg, len, "%s is not a multiple of %lld", what, r->multiple);
-		return 0;
-	}
-	return 1;
-}
-
-static int parse_rules(struct mload *L, const json_t *root)
-{
-	struct cuco_manifest *m = L->m;
-	const json_t *arr = json_object_get(root, "shape_rules"), *obj, *v;
-	size_t i;
-	int rc;
-
-	if (!arr)
-		return CUCO_OK;
-	if (!json_is_array(arr))
-		return cuco_json_fail_type(&L->src, "shape_rules", "an array of rules", arr);
-	m->rules = cuco_xcalloc(json_array_size(arr) + 1, sizeof(*m->rules));
-	json_array_foreach(arr, i, obj)
-	{
-		struct cuco_shape_rule *r = &m->rules[m->nrules];
-		char prefix[64], field[96];
-		const char *s;
-		int j;
-
-		snprintf(prefix, sizeof(prefix), "shape_rules[%zu]", i);
-		if (!json_is_object(obj))
-			return cuco_json_fail_type(&L->src, prefix, "an object", obj);
-		if ((rc = check_unknown(L, obj, prefix, rule_fields, 5, "field")))
-			return rc;
-		snprintf(field, sizeof(field), "%s.param", prefix);
-		if ((rc = get_string(L, obj, "param", field, 1, &s)))
-			return rc;
-		r->param = -1;
-		for (j = 0; j < m->nparams; j++)
-			if (strcmp(m->params[j], s) == 0)
-				r->param = j;
-		if (r->param < 0)
-			return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
-			                      "\"%s\" is not one of params", s);
-		snprintf(field, sizeof(field), "%s.per_rank", prefix);
-		v = json_object_get(obj, "per_rank");
-		if (v && !json_is_boolean(v))
-			return cuco_json_fail_type(&L->src, field, "true or false", v);
-		r->per_rank = v && json_is_true(v);
-		for (j = 0; j < 2; j++) {
-			const char *key = j ? "multiple_of" : "min";
-			snprintf(field, sizeof(field), "%s.%s", prefix, key);
-			v = json_object_get(obj, key);
-			if (!v)
-				continue;
-			if (!json_is_integer(v) || json_integer_value(v) < 1)
-				return cuco_json_fail_type(&L->src, field, "a positive integer", v);
-			*(j ? &r->multiple : &r->min) = json_integer_value(v);
-		}
-		if (!r->per_rank && !r->min && !r->multiple)
-			return cuco_json_fail(&L->src, CUCO_ERR_INVALID, prefix, 0,
-			                      "a rule needs per_rank, min or multiple_of");
-		snprintf(field, sizeof(field), "%s.why", prefix);
-		if ((rc = get_string(L, obj, "why", field, 0, &s)))
-			return rc;
-		r->why = cuco_xstrdup(s ? s : "");
-		position(L, prefix, &r->line, &r->col);
-		m->nrules++;
-	}
-	/* Rules that do not depend on the rank count hold for every shape now. */
-	for (int k = 0; k < m->nshapes; k++)
-		for (int j = 0; j < m->nrules; j++) {
-			const struct cuco_shape_rule *r = &m->rules[j];
-			char msg[256], field[96];
-
-			if (r->per_rank ||
-			    rule_holds(m, r, m->shapes[k].params[r->param], 1, msg, sizeof(msg)))
-				continue;
-			snprintf(field, sizeof(field), "shapes[%d].%s", k, m->params[r->param]);
-			return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
-			                      "%s (shape_rules[%d]%s%s)", msg, j,
-			                      r->why[0] ? ": " : "", r->why);
-		}
-	return CUCO_OK;
-}
-
-/* Shape k (sh) against m's rules on `ranks` ranks; with rank_free only the
- * rules that do not depend on the rank count. */
-static int check_rules(const struct cuco_manifest *m, const struct cuco_shape *sh, int k, int ranks,
-                       int rank_free, struct cuco_err *err)
-{
-	for (int j = 0; j < m->nrules; j++) {
-		const struct cuco_shape_rule *r = &m->rules[j];
-		const int *pos = m->shape_pos[k][r->param];
-		char msg[256];
-
-		if ((rank_free && r->per_rank) ||
-		    rule_holds(m, r, sh->params[r->param], ranks, msg, sizeof(msg)))
-			continue;
-		if (k >= m->nshapes - m->nspec) /* given by its values: no place in the file */
-			return cuco_err_set(err, CUCO_ERR_INVALID,
-			                    "shape %s: %s (%s: shape_rules[%d], line %d%s%s)",
-			                    sh->name, msg, m->path, j, r->line,
-			                    r->why[0] ? ": " : "", r->why);
-		return cuco_err_set(
-		    err, CUCO_ERR_INVALID,
-		    "%s:%d:%d: shapes[%d].%s: shape %s: %s (shape_rules[%d], line %d%s%s)", m->path,
-		    pos[0], pos[1], k, m->params[r->param], sh->name, msg, j, r->line,
-		    r->why[0] ? ": " : "", r->why);
-	}
-	return CUCO_OK;
-}
-
-int cuco_manifest_check_shape(const struct cuco_manifest *m, const struct cuco_shape *sh, int ranks,
-                              struct cuco_err *err)
-{
-	int k = (int)(sh - m->shapes);
-
-	if (k < 0 || k >= m->nshapes)
-		return cuco_err_set(err, CUCO_ERR_INVALID, "shape %s is not one of %s's", sh->name,
-		                    m->path);
-	return check_rules(m, sh, k, ranks, 0, err);
 }
 
 int cuco_manifest_check_ranks(const struct cuco_manifest *m, int ranks, int allow_one,
@@ -450,155 +301,6 @@ static int parse_ranks(struct mload *L, const json_t *root)
 	return CUCO_OK;
 }
 
-static int parse_params(struct mload *L, const json_t *root)
-{
-	struct cuco_manifest *m = L->m;
-	const json_t *arr = json_object_get(root, "params"), *v;
-	size_t i;
-	int j;
-
-	if (!json_is_array(arr) || json_array_size(arr) == 0)
-		return cuco_json_fail_type(&L->src, "params",
-		                           "a non-empty array of parameter names", arr);
-	if (json_array_size(arr) > CUCO_MAX_PARAMS)
-		return cuco_json_fail(&L->src, CUCO_ERR_INVALID, "params", 0,
-		                      "%zu parameters; at most %d are allowed",
-		                      json_array_size(arr), CUCO_MAX_PARAMS);
-	json_array_foreach(arr, i, v)
-	{
-		char field[64];
-		const char *s;
-
-		snprintf(field, sizeof(field), "params[%zu]", i);
-		if (!json_is_string(v))
-			return cuco_json_fail_type(&L->src, field, "a parameter name", v);
-		s = json_string_value(v);
-		if (!is_ident(s) || strlen(s) >= CUCO_NAME_MAX || strcmp(s, "name") == 0)
-			return cuco_json_fail(
-			    &L->src, CUCO_ERR_INVALID, field, 0,
-			    "\"%s\" is not a valid parameter name (an identifier of at "
-			    "most %d characters, not \"name\")",
-			    s, CUCO_NAME_MAX - 1);
-		for (j = 0; j < m->nparams; j++)
-			if (strcmp(m->params[j], s) == 0)
-				return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
-				                      "\"%s\" is listed twice (also params[%d])", s,
-				                      j);
-		snprintf(m->params[m->nparams++], CUCO_NAME_MAX, "%s", s);
-	}
-	return CUCO_OK;
-}
-
-static int parse_shapes(struct mload *L, const json_t *root)
-{
-	struct cuco_manifest *m = L->m;
-	const json_t *arr = json_object_get(root, "shapes"), *obj;
-	const char *s;
-	size_t i;
-	int j, rc;
-
-	if (!json_is_array(arr) || json_array_size(arr) == 0)
-		return cuco_json_fail_type(&L->src, "shapes", "a non-empty array of shapes", arr);
-	/* room for the shapes a command gives by their values (cuco_manifest_shape_spec) */
-	m->shapes =
-	    cuco_xcalloc(json_array_size(arr) + CUCO_MANIFEST_SPEC_SHAPES, sizeof(*m->shapes));
-	m->shape_pos =
-	    cuco_xcalloc(json_array_size(arr) + CUCO_MANIFEST_SPEC_SHAPES, sizeof(*m->shape_pos));
-	json_array_foreach(arr, i, obj)
-	{
-		struct cuco_shape *sh = &m->shapes[m->nshapes];
-		char field[128];
-		const char *key;
-		const json_t *v;
-
-		snprintf(field, sizeof(field), "shapes[%zu]", i);
-		if (!json_is_object(obj))
-			return cuco_json_fail_type(&L->src, field, "an object", obj);
-		snprintf(field, sizeof(field), "shapes[%zu].name", i);
-		rc = get_string(L, obj, "name", field, 1, &s);
-		if (rc)
-			return rc;
-		if (!is_name(s, 1) || strlen(s) >= CUCO_NAME_MAX)
-			return cuco_json_fail(
-			    &L->src, CUCO_ERR_INVALID, field, 0,
-			    "\"%s\" is not a valid shape name (letters, digits, '_', '-', "
-			    "'.', at most %d characters)",
-			    s, CUCO_NAME_MAX - 1);
-		for (j = 0; j < m->nshapes; j++)
-			if (strcmp(m->shapes[j].name, s) == 0)
-				return cuco_json_fail(
-				    &L->src, CUCO_ERR_INVALID, field, 0,
-				    "shape \"%s\" is defined twice (also shapes[%d])", s, j);
-		snprintf(sh->name, sizeof(sh->name), "%s", s);
-
-		/* Every key is "name" or a declared parameter ... */
-		json_object_foreach((json_t *)obj, key, v)
-		{
-			int known = strcmp(key, "name") == 0;
-
-			for (j = 0; j < m->nparams && !known; j++)
-				known = strcmp(key, m->params[j]) == 0;
-			if (!known) {
-				const char *cands[CUCO_MAX_PARAMS];
-				struct cuco_strbuf list = CUCO_STRBUF_INIT;
-				const char *hint;
-
-				for (j = 0; j < m->nparams; j++) {
-					cands[j] = m->params[j];
-					cuco_strbuf_addf(&list, "%s%s", j ? ", " : "",
-					                 m->params[j]);
-				}
-				hint = cuco_suggest(key, cands, m->nparams);
-				snprintf(field, sizeof(field), "shapes[%zu].%s", i, key);
-				rc = cuco_json_fail(&L->src, CUCO_ERR_PARSE, field, 1,
-				                    "not a declared parameter%s%s%s; params are %s",
-				                    hint ? " (did you mean \"" : "",
-				                    hint ? hint : "", hint ? "\"?)" : "", list.buf);
-				cuco_strbuf_release(&list);
-				return rc;
-			}
-		}
-		/* ... and every declared parameter is set, to a positive integer. */
-		sh->nparams = m->nparams;
-		for (j = 0; j < m->nparams; j++) {
-			snprintf(field, sizeof(field), "shapes[%zu].%s", i, m->params[j]);
-			v = json_object_get(obj, m->params[j]);
-			if (!v)
-				return cuco_json_fail(
-				    &L->src, CUCO_ERR_PARSE, field, 0,
-				    "missing; every shape sets every parameter in params");
-			if (!json_is_integer(v))
-				return cuco_json_fail_type(&L->src, field, "a positive integer", v);
-			if (json_integer_value(v) <= 0)
-				return cuco_json_fail(
-				    &L->src, CUCO_ERR_INVALID, field, 0,
-				    "expected a positive integer, got %" JSON_INTEGER_FORMAT,
-				    json_integer_value(v));
-			snprintf(sh->param_names[j], CUCO_NAME_MAX, "%s", m->params[j]);
-			sh->params[j] = json_integer_value(v);
-			position(L, field, &m->shape_pos[m->nshapes][j][0],
-			         &m->shape_pos[m->nshapes][j][1]);
-		}
-		m->nshapes++;
-	}
-
-	rc = get_string(L, root, "default_shape", "default_shape", 1, &s);
-	if (rc)
-		return rc;
-	if (!cuco_manifest_shape(m, s)) {
-		struct cuco_strbuf names = CUCO_STRBUF_INIT;
-
-		for (j = 0; j < m->nshapes; j++)
-			cuco_strbuf_addf(&names, "%s%s", j ? ", " : "", m->shapes[j].name);
-		rc = cuco_json_fail(&L->src, CUCO_ERR_INVALID, "default_shape", 0,
-		                    "no shape is named \"%s\" (shapes: %s)", s, names.buf);
-		cuco_strbuf_release(&names);
-		return rc;
-	}
-	m->default_shape = cuco_xstrdup(s);
-	return CUCO_OK;
-}
-
 static const char *const program_fields[] = {"name", "role", "file", "libs", "verify"};
 
 static int parse_program(struct mload *L, const json_t *obj, size_t i)
@@ -613,15 +315,15 @@ static int parse_program(struct mload *L, const json_t *obj, size_t i)
 	snprintf(prefix, sizeof(prefix), "programs[%zu]", i);
 	if (!json_is_object(obj))
 		return cuco_json_fail_type(&L->src, prefix, "an object", obj);
-	rc = check_unknown(L, obj, prefix, program_fields, 5, "program field");
+	rc = cuco_manifest_check_unknown(L, obj, prefix, program_fields, 5, "program field");
 	if (rc)
 		return rc;
 
 	snprintf(field, sizeof(field), "%s.name", prefix);
-	rc = get_string(L, obj, "name", field, 1, &s);
+	rc = cuco_manifest_get_string(L, obj, "name", field, 1, &s);
 	if (rc)
 		return rc;
-	if (!is_name(s, 0) || strlen(s) >= CUCO_MANIFEST_NAME_MAX)
+	if (!cuco_manifest_is_name(s, 0) || strlen(s) >= CUCO_MANIFEST_NAME_MAX)
 		return cuco_json_fail(
 		    &L->src, CUCO_ERR_INVALID, field, 0,
 		    "\"%s\" is not a valid program name (letters, digits, '_' and '-', "
@@ -634,7 +336,7 @@ static int parse_program(struct mload *L, const json_t *obj, size_t i)
 	m->nprograms++; /* from here on release() frees it */
 
 	snprintf(field, sizeof(field), "%s.role", prefix);
-	rc = get_string(L, obj, "role", field, 1, &s);
+	rc = cuco_manifest_get_string(L, obj, "role", field, 1, &s);
 	if (rc)
 		return rc;
 	for (j = CUCO_PROGRAM_BASELINE; j <= CUCO_PROGRAM_COMM; j++)
@@ -671,7 +373,7 @@ static int parse_program(struct mload *L, const json_t *obj, size_t i)
 			snprintf(field, sizeof(field), "%s.libs[%zu]", prefix, k);
 			if (!json_is_string(lib))
 				return cuco_json_fail_type(&L->src, field, "a library name", lib);
-			if (!is_name(json_string_value(lib), 1))
+			if (!cuco_manifest_is_name(json_string_value(lib), 1))
 				return cuco_json_fail(
 				    &L->src, CUCO_ERR_INVALID, field, 0,
 				    "\"%s\" is not a library name (as in -l<name>)",
@@ -724,7 +426,7 @@ static int parse_knob(struct mload *L, const char *name, const json_t *spec)
 	int rc;
 
 	snprintf(prefix, sizeof(prefix), "knobs.%s", name);
-	if (!is_ident(name) || strlen(name) >= CUCO_NAME_MAX)
+	if (!cuco_manifest_is_ident(name) || strlen(name) >= CUCO_NAME_MAX)
 		return cuco_json_fail(
 		    &L->src, CUCO_ERR_INVALID, prefix, 1,
 		    "\"%s\" is not a valid knob name (an identifier of at most %d "
@@ -732,11 +434,11 @@ static int parse_knob(struct mload *L, const char *name, const json_t *spec)
 		    name, CUCO_NAME_MAX - 1);
 	if (!json_is_object(spec))
 		return cuco_json_fail_type(&L->src, prefix, "a knob spec object", spec);
-	rc = check_unknown(L, spec, prefix, knob_fields, 7, "knob field");
+	rc = cuco_manifest_check_unknown(L, spec, prefix, knob_fields, 7, "knob field");
 	if (rc)
 		return rc;
 	snprintf(field, sizeof(field), "%s.type", prefix);
-	rc = get_string(L, spec, "type", field, 1, &type);
+	rc = cuco_manifest_get_string(L, spec, "type", field, 1, &type);
 	if (rc)
 		return rc;
 	min = json_object_get(spec, "min");
@@ -865,7 +567,7 @@ static int load(const char *path, const char *expect_name, struct cuco_manifest 
 	L.m = m;
 	rc = cuco_json_parse_object(&L.src, &root);
 	if (!rc)
-		rc = check_unknown(&L, root, "", top_fields, NTOP, "field");
+		rc = cuco_manifest_check_unknown(&L, root, "", top_fields, NTOP, "field");
 	if (!rc)
 		rc = parse_header(&L, root);
 	if (!rc && expect_name && strcmp(m->name, expect_name) != 0)
@@ -875,9 +577,9 @@ static int load(const char *path, const char *expect_name, struct cuco_manifest 
 	if (!rc)
 		rc = parse_ranks(&L, root);
 	if (!rc)
-		rc = parse_params(&L, root);
+		rc = cuco_manifest_parse_params(&L, root);
 	if (!rc)
-		rc = parse_shapes(&L, root);
+		rc = cuco_manifest_parse_shapes(&L, root);
 	if (!rc)
 		rc = resolve_file(&L, root, "workload", "workload", &m->workload);
 	if (!rc)
@@ -889,7 +591,7 @@ static int load(const char *path, const char *expect_name, struct cuco_manifest 
 	if (!rc)
 		rc = parse_requires(&L, root);
 	if (!rc)
-		rc = parse_rules(&L, root);
+		rc = cuco_manifest_parse_rules(&L, root);
 out:
 	json_decref(root);
 	cuco_strbuf_release(&text);
@@ -934,160 +636,6 @@ void cuco_manifest_release(struct cuco_manifest *m)
 	free(m->rules);
 	free(m->shape_pos);
 	memset(m, 0, sizeof(*m));
-}
-
-/* Parse a shape given by its values into vals (m's params order): 0, or -1
- * with err set when it names what is wrong, err->code 0 when it is no such form. */
-static int parse_spec(const struct cuco_manifest *m, const char *text, long long *vals,
-                      struct cuco_err *err)
-{
-	const char *p = text;
-	int named = strchr(text, '=') != NULL, given[CUCO_MAX_PARAMS] = {0};
-
-	for (int n = 0; *p; n++) {
-		char *end;
-		int j = n;
-		long long v;
-
-		if (named) {
-			size_t len = strcspn(p, "=,");
-			if (p[len] != '=')
-				return -1;
-			for (j = 0; j < m->nparams; j++)
-				if (strlen(m->params[j]) == len &&
-				    strncmp(m->params[j], p, len) == 0)
-					break;
-			if (j == m->nparams) {
-				cuco_err_set(err, CUCO_ERR_USAGE,
-				             "shape %s: %.*s is not a parameter of workload %s",
-				             text, (int)len, p, m->name);
-				return -1;
-			}
-			if (given[j]) {
-				cuco_err_set(err, CUCO_ERR_USAGE, "shape %s: %s is given twice",
-				             text, m->params[j]);
-				return -1;
-			}
-			p += len + 1;
-		} else if (n >= m->nparams) {
-			return -1;
-		}
-		if (!isdigit((unsigned char)*p))
-			return -1;
-		errno = 0;
-		v = strtoll(p, &end, 10);
-		if (errno || v < 1 || v > INT_MAX)
-			return -1;
-		p = end;
-		if (*p) {
-			if (*p != (named ? ',' : 'x') || !p[1])
-				return -1;
-			p++;
-		}
-		vals[j] = v;
-		given[j] = 1;
-	}
-	for (int j = 0; j < m->nparams; j++)
-		if (!given[j]) {
-			if (named)
-				cuco_err_set(err, CUCO_ERR_USAGE, "shape %s: %s is not given", text,
-				             m->params[j]);
-			return -1;
-		}
-	return 0;
-}
-
-const struct cuco_shape *cuco_manifest_shape_spec(struct cuco_manifest *m, const char *text,
-                                                  struct cuco_err *err)
-{
-	const struct cuco_shape *found = cuco_manifest_shape(m, text);
-	long long vals[CUCO_MAX_PARAMS];
-	char name[4 * CUCO_NAME_MAX] = "";
-	struct cuco_shape *sh;
-	size_t len = 0;
-
-	if (found)
-		return found;
-	err->code = 0;
-	if (parse_spec(m, text, vals, err)) {
-		struct cuco_strbuf names = CUCO_STRBUF_INIT, forms = CUCO_STRBUF_INIT;
-
-		if (err->code)
-			return NULL;
-		for (int j = 0; j < m->nparams; j++)
-			cuco_strbuf_addf(&forms, "%s%s", j ? "x" : "", m->params[j]);
-		for (int j = 0; j < m->nshapes - m->nspec; j++)
-			cuco_strbuf_addf(&names, "%s%s", j ? ", " : "", m->shapes[j].name);
-		cuco_err_set(err, CUCO_ERR_USAGE,
-		             "shape %s: workload %s has no such shape (%s) and this is no shape "
-		             "given by its values (%s, or %s=...,...)",
-		             text, m->name, names.buf, forms.buf, m->params[0]);
-		cuco_strbuf_release(&names);
-		cuco_strbuf_release(&forms);
-		return NULL;
-	}
-	/* the values of a shape m already has: that shape, under its own name */
-	for (int k = 0; k < m->nshapes; k++) {
-		int same = 1;
-		for (int j = 0; j < m->nparams && same; j++)
-			same = m->shapes[k].params[j] == vals[j];
-		if (same)
-			return &m->shapes[k];
-	}
-	for (int j = 0; j < m->nparams && len < sizeof(name); j++)
-		len += (size_t)snprintf(name + len, sizeof(name) - len, "%s%lld", j ? "x" : "",
-		                        vals[j]);
-	if ((found = cuco_manifest_shape(m, name))) {
-		for (int j = 0; j < m->nparams && found; j++)
-			if (found->params[j] != vals[j])
-				found = NULL;
-		if (!found)
-			cuco_err_set(err, CUCO_ERR_USAGE,
-			             "shape %s: %s is the name of another of %s's shapes", text,
-			             name, m->path);
-		return found;
-	}
-	if (len >= CUCO_NAME_MAX) {
-		cuco_err_set(
-		    err, CUCO_ERR_USAGE,
-		    "shape %s: its name %s would be longer than %d characters; add it to %s", text,
-		    name, CUCO_NAME_MAX - 1, m->path);
-		return NULL;
-	}
-	if (m->nspec >= CUCO_MANIFEST_SPEC_SHAPES) {
-		cuco_err_set(err, CUCO_ERR_USAGE,
-		             "shape %s: more than %d shapes given by their values; add them to %s",
-		             text, CUCO_MANIFEST_SPEC_SHAPES, m->path);
-		return NULL;
-	}
-	sh = &m->shapes[m->nshapes];
-	memset(sh, 0, sizeof(*sh));
-	memset(m->shape_pos[m->nshapes], 0, sizeof(m->shape_pos[0]));
-	snprintf(sh->name, sizeof(sh->name), "%s", name);
-	sh->nparams = m->nparams;
-	for (int j = 0; j < m->nparams; j++) {
-		snprintf(sh->param_names[j], CUCO_NAME_MAX, "%s", m->params[j]);
-		sh->params[j] = vals[j];
-	}
-	m->nshapes++;
-	m->nspec++;
-	/* The rules that hold on any rank count now; per_rank ones wait for it. */
-	if (check_rules(m, sh, m->nshapes - 1, 1, 1, err)) {
-		m->nshapes--;
-		m->nspec--;
-		return NULL;
-	}
-	return sh;
-}
-
-const struct cuco_shape *cuco_manifest_shape(const struct cuco_manifest *m, const char *name)
-{
-	int i;
-
-	for (i = 0; i < m->nshapes; i++)
-		if (strcmp(m->shapes[i].name, name) == 0)
-			return &m->shapes[i];
-	return NULL;
 }
 
 const struct cuco_manifest_program *cuco_manifest_program(const struct cuco_manifest *m,
@@ -1198,7 +746,7 @@ int cuco_workload_find(const char *workloads_dir, const char *name, struct cuco_
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (!is_name(name, 0))
+	if (!cuco_manifest_is_name(name, 0))
 		return cuco_err_set(err, CUCO_ERR_USAGE,
 		                    "\"%s\" is not a workload name (letters, digits, '_', '-')",
 		                    name);

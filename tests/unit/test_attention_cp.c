@@ -29,8 +29,8 @@
 
 #include "../../device/include/cuco_dev/zigzag.cuh"
 
-#include "rm_tree.h"
 #include "search_fake.h"
+#include "search_workload.h"
 
 #define DESIGN_SPACE CUCO_SOURCE_DIR "/share/design_space.json"
 #define TEMPLATE CUCO_SOURCE_DIR "/share/realize/attention_cp.cu.in"
@@ -395,21 +395,14 @@ static void test_evolve(void **state)
 	struct cuco_fastpath_opts fo;
 	struct cuco_fastpath_report rep;
 	struct cuco_strbuf seed = CUCO_STRBUF_INIT;
-	struct cuco_design_space ds;
-	struct cuco_evolve_config cfg;
-	struct cuco_evolve_progress fin;
-	struct cuco_evolve_opts o;
-	struct cuco_store *s;
+	struct search_workload w;
 	struct cuco_err err;
-	struct fake_eval f;
 	struct cand_check cc;
-	char dir[] = "/tmp/cuco-test-attention-cp-XXXXXX", path[128];
 	char *host = read_all(HOST), *tmpl = read_all(TEMPLATE);
 
 	(void)state;
 	assert_non_null(host);
 	assert_non_null(tmpl);
-	assert_non_null(mkdtemp(dir));
 	cuco_fastpath_opts_init(&fo);
 	fo.share_dir = CUCO_SOURCE_DIR "/share/fastpath";
 	cuco_fastpath_report_init(&rep);
@@ -417,39 +410,17 @@ static void test_evolve(void **state)
 		fail_msg("%s", err.msg);
 	assert_int_equal(rep.ngroups, 1);
 	assert_int_equal(rep.nsites, 6); /* group start, 2 sends, 2 receives, group end */
-	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &ds, &err), CUCO_OK);
-	if (cuco_design_space_narrow(&ds, "attention_cp.cu.in", tmpl, &err))
-		fail_msg("%s", err.msg);
-	snprintf(path, sizeof(path), "%s/evolve.db", dir);
-	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
-	cuco_evolve_config_default(&cfg);
-	cfg.seed = 11;
-	cfg.islands = 3;
-	cfg.generations = 4;
-	cfg.children_per_island = 4;
-	cfg.population_size = 12;
-	cfg.archive_size = 4;
-	cfg.migration_interval = 2;
-	cfg.summary_interval = 2;
-	cfg.stagnation_generations = 3;
-	fake_init(&f);
-	memset(&o, 0, sizeof(o));
-	o.store = s;
-	o.workload = "attention_cp";
-	o.shape = "8192_d64";
-	o.ds = &ds;
-	o.facts = &facts;
-	o.seed_code = seed.buf;
-	o.template_text = tmpl;
-	o.template_name = "attention_cp.cu.in";
-	o.evaluator = fake_evaluator(&f, 4);
-	if (cuco_evolve_run(&o, &cfg, 0, NULL, &fin, &err))
-		fail_msg("%s", err.msg);
-	assert_int_equal(fin.evaluated,
-	                 2 + cfg.generations * cfg.children_per_island * cfg.islands);
+	search_workload_init(&w, DESIGN_SPACE, "attention_cp", "8192_d64", "attention_cp.cu.in",
+	                     tmpl, seed.buf, &facts);
+	w.cfg.seed = 11;
+	w.cfg.islands = 3;
+	w.cfg.generations = 4;
+	w.cfg.population_size = 12;
+	w.cfg.stagnation_generations = 3;
+	search_workload_run(&w);
 	memset(&cc, 0, sizeof(cc));
-	cc.ds = &ds;
-	assert_int_equal(cuco_store_program_each(s, 1, check_candidate, &cc, &err), CUCO_OK);
+	cc.ds = &w.ds;
+	assert_int_equal(cuco_store_program_each(w.store, 1, check_candidate, &cc, &err), CUCO_OK);
 	assert_int_equal(cc.bad, 0);
 	assert_true(cc.n > 40);
 	/* the fake prefers stream overlap, the copy engine and more chunks: the search finds them
@@ -457,14 +428,12 @@ static void test_evolve(void **state)
 	assert_true(cc.overlap > 0);
 	assert_true(cc.ce > 0);
 	assert_true(cc.chunked > 0);
-	assert_true(fin.best_fitness > 1.25);
-	cuco_store_close(s);
-	cuco_design_space_release(&ds);
+	assert_true(w.fin.best_fitness > 1.25);
+	search_workload_release(&w);
 	cuco_fastpath_report_release(&rep);
 	cuco_strbuf_release(&seed);
 	free(host);
 	free(tmpl);
-	rm_tree(dir);
 }
 
 int main(void)

@@ -28,6 +28,8 @@
 
 #include "../../workloads/kv_transfer/kv_table.h"
 #include "search_fake.h"
+#include "search_workload.h"
+#include "store_query.h"
 
 #define DESIGN_SPACE CUCO_SOURCE_DIR "/share/design_space.json"
 #define TEMPLATE CUCO_SOURCE_DIR "/share/realize/kv_transfer.cu.in"
@@ -228,23 +230,6 @@ static void test_template_coverage(void **state)
 
 /* ---- an evolution over the template with the fake evaluator ---- */
 
-static char dir[64];
-
-static int64_t sql_int(const char *path, const char *sql)
-{
-	sqlite3 *db = NULL;
-	sqlite3_stmt *st = NULL;
-	int64_t v = -1;
-
-	if (sqlite3_open(path, &db) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	return v;
-}
-
 struct canon_check {
 	const struct cuco_design_space *ds;
 	int bad, n;
@@ -277,24 +262,15 @@ static int check_candidate(const struct cuco_program_rec *p, void *arg, struct c
 
 static void test_evolve_template(void **state)
 {
-	struct cuco_design_space ds;
-	struct cuco_evolve_config cfg;
-	struct cuco_evolve_progress fin;
-	struct cuco_evolve_opts o;
-	struct cuco_store *s;
+	struct search_workload w;
 	struct cuco_directive sd;
 	struct cuco_strbuf seed = CUCO_STRBUF_INIT;
 	struct cuco_err err;
-	struct fake_eval f;
 	struct canon_check cc;
-	char path[128];
 	char *tmpl = read_all(TEMPLATE);
 
 	(void)state;
 	assert_non_null(tmpl);
-	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &ds, &err), CUCO_OK);
-	if (cuco_design_space_narrow(&ds, "kv_transfer.cu.in", tmpl, &err))
-		fail_msg("%s", err.msg);
 	/* the seed: the template's sequential LSA program, one transfer per layer */
 	assert_int_equal(
 	    cuco_directive_parse("seed",
@@ -306,62 +282,35 @@ static void test_evolve_template(void **state)
 	    CUCO_OK);
 	if (cuco_realize_template("kv_transfer.cu.in", tmpl, &sd, &seed, &err))
 		fail_msg("%s", err.msg);
-	snprintf(dir, sizeof(dir), "/tmp/cuco-test-kv-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/kv.db", dir);
-	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
-	cuco_evolve_config_default(&cfg);
-	cfg.seed = 11;
-	cfg.islands = 3;
-	cfg.generations = 5;
-	cfg.children_per_island = 4;
-	cfg.population_size = 12;
-	cfg.archive_size = 4;
-	cfg.migration_interval = 2;
-	cfg.summary_interval = 2;
-	cfg.stagnation_generations = 3;
-	fake_init(&f);
-	memset(&o, 0, sizeof(o));
-	o.store = s;
-	o.workload = "kv_transfer";
-	o.shape = "cuco_3072_1024";
-	o.ds = &ds;
-	o.facts = &facts;
-	o.seed_code = seed.buf;
-	o.template_text = tmpl;
-	o.template_name = "kv_transfer.cu.in";
-	o.evaluator = fake_evaluator(&f, 4);
-	if (cuco_evolve_run(&o, &cfg, 0, NULL, &fin, &err))
-		fail_msg("%s", err.msg);
-	assert_int_equal(fin.evaluated,
-	                 2 + cfg.generations * cfg.children_per_island * cfg.islands);
+	search_workload_init(&w, DESIGN_SPACE, "kv_transfer", "cuco_3072_1024", "kv_transfer.cu.in",
+	                     tmpl, seed.buf, &facts);
+	w.cfg.seed = 11;
+	w.cfg.islands = 3;
+	w.cfg.generations = 5;
+	w.cfg.population_size = 12;
+	w.cfg.stagnation_generations = 3;
+	search_workload_run(&w);
 	memset(&cc, 0, sizeof(cc));
-	cc.ds = &ds;
-	assert_int_equal(cuco_store_program_each(s, 1, check_candidate, &cc, &err), CUCO_OK);
-	cuco_store_close(s);
+	cc.ds = &w.ds;
+	assert_int_equal(cuco_store_program_each(w.store, 1, check_candidate, &cc, &err), CUCO_OK);
+	cuco_store_close(w.store);
+	w.store = NULL;
 	assert_int_equal(cc.bad, 0);
 	assert_true(cc.n > 20);
 	/* no placeholder left; the search left the sequential seed for the other placements */
-	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM programs WHERE code LIKE '%{{%'"), 0);
-	assert_true(sql_int(path, "SELECT COUNT(DISTINCT directive) FROM programs") > 10);
-	assert_true(sql_int(path, "SELECT COUNT(*) FROM programs WHERE directive LIKE "
-	                          "'%\"placement\":\"stream_overlap\"%'") > 0);
-	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM programs WHERE directive LIKE "
-	                               "'%\"placement\":\"specialized\"%' OR directive LIKE "
-	                               "'%\"backend\":\"gin\"%'"),
+	assert_int_equal(sql_int(w.path, "SELECT COUNT(*) FROM programs WHERE code LIKE '%{{%'"),
 	                 0);
-	fake_release(&f);
+	assert_true(sql_int(w.path, "SELECT COUNT(DISTINCT directive) FROM programs") > 10);
+	assert_true(sql_int(w.path, "SELECT COUNT(*) FROM programs WHERE directive LIKE "
+	                            "'%\"placement\":\"stream_overlap\"%'") > 0);
+	assert_int_equal(sql_int(w.path, "SELECT COUNT(*) FROM programs WHERE directive LIKE "
+	                                 "'%\"placement\":\"specialized\"%' OR directive LIKE "
+	                                 "'%\"backend\":\"gin\"%'"),
+	                 0);
+	search_workload_release(&w);
 	cuco_directive_release(&sd);
 	cuco_strbuf_release(&seed);
-	cuco_design_space_release(&ds);
 	free(tmpl);
-	snprintf(path, sizeof(path), "%s/kv.db", dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/kv.db-wal", dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/kv.db-shm", dir);
-	unlink(path);
-	rmdir(dir);
 }
 
 int main(void)

@@ -24,6 +24,7 @@
 #include "util/strbuf.h"
 
 #include "search_fake.h"
+#include "search_workload.h"
 
 #define DESIGN_SPACE CUCO_SOURCE_DIR "/share/design_space.json"
 #define TEMPLATE CUCO_SOURCE_DIR "/share/realize/moe_layer.cu.in"
@@ -359,70 +360,32 @@ static int check_program(const struct cuco_program_rec *p, void *arg, struct cuc
 
 static void test_evolve_template(void **state)
 {
-	struct cuco_design_space ds;
-	struct cuco_evolve_config cfg;
-	struct cuco_evolve_progress fin;
-	struct cuco_evolve_opts o;
-	struct cuco_store *s;
+	struct search_workload w;
 	struct cuco_err err;
-	struct fake_eval f;
 	struct moe_check mc;
 	struct cuco_strbuf tmpl = CUCO_STRBUF_INIT;
-	char dir[64], path[128];
 	const char *seed = "// cuco-directive: {\"backend\":\"lsa\",\"placement\":\"sequential\","
 	                   "\"sync_scope\":\"grid\",\"issuer\":\"cta\",\"granularity\":\"whole\","
 	                   "\"knobs\":{\"comm_ctas\":32,\"threads\":512}}\n// the seed\n";
 
 	(void)state;
 	assert_int_equal(cuco_strbuf_read_file(&tmpl, TEMPLATE), 0);
-	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &ds, &err), CUCO_OK);
-	if (cuco_design_space_narrow(&ds, "moe_layer.cu.in", tmpl.buf, &err))
-		fail_msg("%s", err.msg);
-	snprintf(dir, sizeof(dir), "/tmp/cuco-test-moe-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/moe.db", dir);
-	assert_int_equal(cuco_store_open(path, &s, &err), CUCO_OK);
-	cuco_evolve_config_default(&cfg);
-	cfg.seed = 3;
-	cfg.islands = 2;
-	cfg.generations = 4;
-	cfg.children_per_island = 4;
-	cfg.population_size = 8;
-	cfg.archive_size = 4;
-	cfg.migration_interval = 2;
-	cfg.summary_interval = 2;
-	fake_init(&f);
-	memset(&o, 0, sizeof(o));
-	o.store = s;
-	o.workload = "moe_layer";
-	o.shape = "cuco_3to1";
-	o.ds = &ds;
-	o.facts = &facts;
-	o.seed_code = seed;
-	o.template_text = tmpl.buf;
-	o.template_name = "moe_layer.cu.in";
-	o.evaluator = fake_evaluator(&f, 4);
-	if (cuco_evolve_run(&o, &cfg, 0, NULL, &fin, &err))
-		fail_msg("%s", err.msg);
-	assert_int_equal(fin.evaluated,
-	                 2 + cfg.generations * cfg.children_per_island * cfg.islands);
+	search_workload_init(&w, DESIGN_SPACE, "moe_layer", "cuco_3to1", "moe_layer.cu.in",
+	                     tmpl.buf, seed, &facts);
+	w.cfg.seed = 3;
+	w.cfg.islands = 2;
+	w.cfg.generations = 4;
+	w.cfg.population_size = 8;
+	search_workload_run(&w);
 	memset(&mc, 0, sizeof(mc));
-	mc.ds = &ds;
-	assert_int_equal(cuco_store_program_each(s, 1, check_program, &mc, &err), CUCO_OK);
-	cuco_store_close(s);
+	mc.ds = &w.ds;
+	assert_int_equal(cuco_store_program_each(w.store, 1, check_program, &mc, &err), CUCO_OK);
 	assert_int_equal(mc.bad, 0);
 	assert_true(mc.n > 10);
 	assert_true(mc.placements[0] > 0); /* both realised placements bred */
 	assert_true(mc.placements[1] > 0);
 	assert_int_equal(mc.placements[2], 0); /* never a backend the template does not realise */
-	fake_release(&f);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/moe.db-wal", dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/moe.db-shm", dir);
-	unlink(path);
-	rmdir(dir);
-	cuco_design_space_release(&ds);
+	search_workload_release(&w);
 	cuco_strbuf_release(&tmpl);
 }
 

@@ -27,6 +27,7 @@
 #include "util/strbuf.h"
 
 #include "search_fake.h"
+#include "store_query.h"
 
 #define DESIGN_SPACE CUCO_SOURCE_DIR "/share/design_space.json"
 #define FIXTURES CUCO_SOURCE_DIR "/tests/fixtures/evolve"
@@ -40,22 +41,6 @@ static char *read_all(const char *path)
 	if (cuco_strbuf_read_file(&sb, path))
 		return NULL;
 	return cuco_strbuf_detach(&sb, NULL);
-}
-
-/* The first column of the first row of sql on the store at path, or -1. */
-static int64_t sql_int(const char *path, const char *sql)
-{
-	sqlite3 *db = NULL;
-	sqlite3_stmt *st = NULL;
-	int64_t v = -1;
-
-	if (sqlite3_open(path, &db) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	return v;
 }
 
 static int count(const char *hay, const char *needle)

@@ -29,6 +29,7 @@
 #include "util/strbuf.h"
 
 #include "search_fake.h"
+#include "store_query.h"
 
 #define DESIGN_SPACE CUCO_SOURCE_DIR "/share/design_space.json"
 #define FIXTURES CUCO_SOURCE_DIR "/tests/fixtures/evolve"
@@ -146,21 +147,6 @@ static int run_in(const char *path, const struct cuco_evolve_config *cfg, struct
 		fprintf(stderr, "evolve: %s\n", err.msg);
 	cuco_store_close(s);
 	return rc;
-}
-
-static int64_t sql_int(const char *path, const char *sql)
-{
-	sqlite3 *db = NULL;
-	sqlite3_stmt *st = NULL;
-	int64_t v = -1;
-
-	if (sqlite3_open(path, &db) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	return v;
 }
 
 static char *sql_text(const char *path, const char *sql)

@@ -1,0 +1,89 @@
+/*
+ * lex.h - the fast path's view of a source file (private to src/fastpath/):
+ * tokens just good enough to skip comments, literals and preprocessor lines,
+ * calls with balanced arguments, and the transformation's state.
+ */
+#ifndef CUCO_FASTPATH_LEX_H
+#define CUCO_FASTPATH_LEX_H
+
+#include <stddef.h>
+
+#include "fastpath/fastpath.h"
+#include "util/strbuf.h"
+
+enum tok_type {
+	TOK_IDENT = 1,
+	TOK_PUNCT,  /* one character */
+	TOK_STRING, /* string or character literal, raw strings included */
+	TOK_NUMBER,
+};
+
+struct tok {
+	int type;
+	int pp;            /* inside a preprocessor directive */
+	size_t start, end; /* byte range in the source */
+	int line, col;     /* 1-based */
+};
+
+struct toks {
+	struct tok *v;
+	int n, alloc;
+	size_t first_code; /* offset of the line start of the first token outside a directive */
+};
+
+/* One source edit: replace [off, off+len) with text. */
+struct edit {
+	size_t off, len;
+	char *text;
+};
+
+struct edits {
+	struct edit *v;
+	int n, alloc;
+};
+
+/* A call `name(args)`: token indices of the name, '(' and ')'. */
+#define MAX_ARGS 12
+struct call {
+	int name, open, close;
+	int nargs;
+	size_t arg_start[MAX_ARGS], arg_end[MAX_ARGS]; /* trimmed byte ranges */
+};
+
+/* The transformation under way. */
+struct fp {
+	const char *file;
+	const char *src;
+	size_t len;
+	const struct cuco_fastpath_opts *opts;
+	struct cuco_err *err;
+	struct toks toks;
+	struct edits edits;
+	struct cuco_fastpath_report *report;
+	int run_body_open, run_body_close; /* token indices of cuco_program_run's { } */
+	char tensors_name[64], stream_name[64];
+	int next_id;
+	struct cuco_strbuf gen; /* generated code of the EVOLVE-BLOCK, after the common part */
+};
+
+/* Tokenise fp->src into fp->toks. Comments vanish; line splices are taken as whitespace. */
+int cuco_fastpath_tokenize(struct fp *fp);
+
+int cuco_fastpath_tok_is(const struct fp *fp, int i, const char *text);
+
+int cuco_fastpath_tok_punct(const struct fp *fp, int i, char c);
+
+/* Copy token i's text into buf (truncated). */
+void cuco_fastpath_tok_text(const struct fp *fp, int i, char *buf, size_t size);
+
+/* Index of the bracket matching the opening one at i, or -1. */
+int cuco_fastpath_match_bracket(const struct fp *fp, int i);
+
+/* Parse the argument list of the call whose name is token i (followed by '('). */
+int cuco_fastpath_parse_call(struct fp *fp, int i, struct call *call);
+
+/* Whether argument a of call is exactly one identifier; copies it into buf if so. */
+int cuco_fastpath_arg_ident(const struct fp *fp, const struct call *call, int a, char *buf,
+                            size_t size);
+
+#endif
