@@ -12,10 +12,19 @@
 #include <cuda_runtime_api.h>
 
 #include "harness.h"
+#include "util/error.h"
 
-int hx_nvshmem_open(struct hx_nvshmem *n, void *dl, char *err, size_t errlen)
+int hx_nvshmem_open(struct hx_nvshmem *n, void *dl, const struct cuco_requirements *req, char *err,
+                    size_t errlen)
 {
 	memset(n, 0, sizeof(*n));
+	if (req->devcomm || req->lsa_barrier_count || req->gin_context_count) {
+		snprintf(err, errlen,
+		         "a program may not ask for NVSHMEM and an NCCL device communicator "
+		         "together: its tensors live on NVSHMEM's heap, in no NCCL window "
+		         "(LSA + NVSHMEM hybrids are not supported)");
+		return CUCO_ERR_UNSUPPORTED;
+	}
 	*(void **)&n->uniqueid = dlsym(dl, "cuco_program_nvshmem_uniqueid");
 	*(void **)&n->init = dlsym(dl, "cuco_program_nvshmem_init");
 	*(void **)&n->malloc_ = dlsym(dl, "cuco_program_nvshmem_malloc");
@@ -25,7 +34,7 @@ int hx_nvshmem_open(struct hx_nvshmem *n, void *dl, char *err, size_t errlen)
 		snprintf(err, errlen,
 		         "the program asks for NVSHMEM (requirements.nvshmem) but does not export "
 		         "the cuco_program_nvshmem_* hooks: include <cuco_dev/nvshmem.cuh>");
-		return 1;
+		return CUCO_ERR_RUN;
 	}
 	return 0;
 }
@@ -84,4 +93,66 @@ void hx_nvshmem_fini(struct hx_nvshmem *n)
 	if (n->inited)
 		n->fini();
 	n->inited = 0;
+}
+
+int hx_nvshmem_place(struct hx_nvshmem *n, ncclComm_t comm, cudaStream_t s, int rank, int nranks,
+                     int one_node, size_t own_bytes, const size_t *sym_bytes, int ntensors,
+                     int nsets, struct cuco_tensor *sets, int stride, struct cuco_tensor *saved,
+                     char *err, size_t errlen)
+{
+	size_t heap = own_bytes;
+
+	for (int k = 0; k < nsets; k++)
+		for (int i = 0; i < ntensors; i++)
+			heap += (sym_bytes[i] + 4095) & ~(size_t)4095;
+	/* NVSHMEM's own allocations (team syncs, collective scratch) come from the same heap */
+	heap += heap / 8 + ((size_t)64 << 20);
+	if (hx_nvshmem_init(n, comm, s, rank, nranks, one_node, heap, err, errlen))
+		return 1;
+	for (int k = 0; k < nsets; k++)
+		memcpy(saved + (size_t)k * stride, sets + (size_t)k * stride,
+		       sizeof(*sets) * (size_t)ntensors);
+	for (int k = 0; k < nsets; k++)
+		for (int i = 0; i < ntensors; i++) {
+			struct cuco_tensor *t = sets + (size_t)k * stride + i;
+			size_t b = (sym_bytes[i] + 4095) & ~(size_t)4095;
+			void *p = hx_nvshmem_malloc(n, b);
+			cudaError_t e = cudaErrorMemoryAllocation;
+
+			if (p)
+				e = cudaMemcpy(p, t->ptr, b, cudaMemcpyDeviceToDevice);
+			if (e != cudaSuccess) {
+				/* same sizes on every rank: every rank stops here */
+				snprintf(err, errlen, "%s of %zu bytes for '%s' failed: %s",
+				         p ? "copying onto NVSHMEM's heap" : "nvshmem_malloc", b,
+				         t->name, cudaGetErrorString(e));
+				hx_nvshmem_free(n, p);
+				for (int j = k * ntensors + i - 1; j >= 0; j--)
+					hx_nvshmem_free(
+					    n, sets[(size_t)(j / ntensors) * stride + j % ntensors]
+					           .ptr);
+				for (int q = 0; q < nsets; q++)
+					memcpy(sets + (size_t)q * stride,
+					       saved + (size_t)q * stride,
+					       sizeof(*sets) * (size_t)ntensors);
+				hx_nvshmem_fini(n);
+				return 1;
+			}
+			t->ptr = p;
+			t->win = NULL;
+			t->win_offset = 0;
+		}
+	return 0;
+}
+
+void hx_nvshmem_unplace(struct hx_nvshmem *n, int ntensors, int nsets, struct cuco_tensor *sets,
+                        int stride, const struct cuco_tensor *saved)
+{
+	for (int k = 0; k < nsets; k++)
+		for (int i = 0; i < ntensors; i++)
+			hx_nvshmem_free(n, sets[(size_t)k * stride + i].ptr);
+	for (int k = 0; k < nsets; k++)
+		memcpy(sets + (size_t)k * stride, saved + (size_t)k * stride,
+		       sizeof(*sets) * (size_t)ntensors);
+	hx_nvshmem_fini(n);
 }

@@ -312,63 +312,6 @@ static void rank_times(struct rank_state *st, const float *all, int iters, doubl
 	free(v);
 }
 
-/*
- * An NVSHMEM program's tensors: every tensor of every set moves to NVSHMEM's
- * symmetric heap (each copied from its NCCL window, inputs included), the
- * NCCL sets kept in saved until nvshmem_sets_release puts them back, so
- * poisoning, verification and timing go on unchanged over st->sets.
- */
-static int nvshmem_sets(struct rank_state *st, struct hx_nvshmem *n,
-                        const struct cuco_requirements *req,
-                        struct cuco_tensor saved[MAX_SETS][CUCO_MAX_TENSORS], char *err,
-                        size_t errlen)
-{
-	size_t heap = req->nvshmem_heap_bytes;
-
-	for (int s = 0; s < st->nsets; s++)
-		for (int i = 0; i < st->ntensors; i++)
-			heap += (st->sym_bytes[i] + 4095) & ~(size_t)4095;
-	/* NVSHMEM's own allocations (team syncs, collective scratch) come from the same heap */
-	heap += heap / 8 + ((size_t)64 << 20);
-	if (hx_nvshmem_init(n, st->comm, st->stream, st->r->rank, st->r->nranks, !st->o->launch_env,
-	                    heap, err, errlen))
-		return 1;
-	memcpy(saved, st->sets, sizeof(st->sets));
-	for (int s = 0; s < st->nsets; s++)
-		for (int i = 0; i < st->ntensors; i++) {
-			size_t b = (st->sym_bytes[i] + 4095) & ~(size_t)4095;
-			void *p = hx_nvshmem_malloc(n, b);
-
-			if (!p) {
-				/* same sizes on every rank: every rank stops here */
-				snprintf(err, errlen, "nvshmem_malloc of %zu bytes for '%s' failed",
-				         b, st->layout[i].name);
-				for (int k = s * st->ntensors + i - 1; k >= 0; k--)
-					hx_nvshmem_free(
-					    n, st->sets[k / st->ntensors][k % st->ntensors].ptr);
-				memcpy(st->sets, saved, sizeof(st->sets));
-				hx_nvshmem_fini(n);
-				return 1;
-			}
-			CUDA_OR_DIE(st,
-			            cudaMemcpy(p, saved[s][i].ptr, b, cudaMemcpyDeviceToDevice));
-			st->sets[s][i].ptr = p;
-			st->sets[s][i].win = NULL;
-			st->sets[s][i].win_offset = 0;
-		}
-	return 0;
-}
-
-static void nvshmem_sets_release(struct rank_state *st, struct hx_nvshmem *n,
-                                 struct cuco_tensor saved[MAX_SETS][CUCO_MAX_TENSORS])
-{
-	for (int s = 0; s < st->nsets; s++)
-		for (int i = 0; i < st->ntensors; i++)
-			hx_nvshmem_free(n, st->sets[s][i].ptr);
-	memcpy(st->sets, saved, sizeof(st->sets));
-	hx_nvshmem_fini(n);
-}
-
 struct program_api {
 	void *dl;
 	cuco_program_requirements_fn requirements;
@@ -477,23 +420,16 @@ static void evaluate_program(struct rank_state *st, int idx)
 			code = rc == 2 ? CUCO_ERR_UNSUPPORTED : CUCO_ERR_RUN;
 		ctx.devcomm = dc;
 	}
-	if (!code && req.nvshmem) {
-		if (req.devcomm || req.lsa_barrier_count || req.gin_context_count) {
-			snprintf(
-			    err, sizeof(err),
-			    "a program may not ask for NVSHMEM and an NCCL device communicator "
-			    "together: its tensors live on NVSHMEM's heap, in no NCCL window "
-			    "(LSA + NVSHMEM hybrids are not supported)");
-			code = CUCO_ERR_UNSUPPORTED;
-		} else if (hx_nvshmem_open(&nv, p.dl, err, sizeof(err))) {
-			code = CUCO_ERR_RUN;
-		}
-	}
+	if (!code && req.nvshmem)
+		code = hx_nvshmem_open(&nv, p.dl, &req, err, sizeof(err));
 	if (agree_code(st, code))
 		goto report;
 	if (req.nvshmem) {
 		hx_stage("nvshmem");
-		if (nvshmem_sets(st, &nv, &req, nv_saved, err, sizeof(err)))
+		if (hx_nvshmem_place(&nv, st->comm, st->stream, st->r->rank, st->r->nranks,
+		                     !st->o->launch_env, req.nvshmem_heap_bytes, st->sym_bytes,
+		                     st->ntensors, st->nsets, &st->sets[0][0], CUCO_MAX_TENSORS,
+		                     &nv_saved[0][0], err, sizeof(err)))
 			code = CUCO_ERR_RUN;
 		else
 			nv_sets = 1;
@@ -749,7 +685,8 @@ report:
 	if (ctx.devcomm)
 		hx_dev_devcomm_destroy(st->comm, (struct ncclDevComm *)ctx.devcomm);
 	if (nv_sets)
-		nvshmem_sets_release(st, &nv, nv_saved);
+		hx_nvshmem_unplace(&nv, st->ntensors, st->nsets, &st->sets[0][0], CUCO_MAX_TENSORS,
+		                   &nv_saved[0][0]);
 	if (ctx.scratch) {
 		ncclCommWindowDeregister(st->comm, ctx.scratch_win);
 		ncclMemFree(ctx.scratch);
