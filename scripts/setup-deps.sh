@@ -3,7 +3,7 @@
 # or say exactly what to install when we cannot (not root, no apt). chromium:
 # the report's rendering check (tests/report_render.sh).
 set -eu
-pkgs="cmake make gcc g++ clang pkg-config python3 sqlite3 libsqlite3-dev libjansson-dev libcurl4-openssl-dev libcmocka-dev clang-format chromium"
+pkgs="cmake make gcc g++ clang pkg-config python3 python3-pip sqlite3 libsqlite3-dev libjansson-dev libcurl4-openssl-dev libcmocka-dev clang-format chromium"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -25,3 +25,5 @@ if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
 	echo "  install NVIDIA's cuda-toolkit package and put its bin/ on PATH" >&2
 	exit 1
 fi
+# NVSHMEM (optional; the nvshmem backend's programs need it): the wheel into ~/.cache/cuco-nvshmem
+bash "$(dirname "$0")/setup-nvshmem.sh" || echo "setup-deps: NVSHMEM not installed; the nvshmem backend's tests skip" >&2

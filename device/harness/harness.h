@@ -90,6 +90,41 @@ void hx_emit_failure(int fd, int rank, int code, const char *stage, const char *
 void hx_json_str(struct cuco_strbuf *sb, const char *s);
 void hx_json_num(struct cuco_strbuf *sb, double v);
 
+/* --- nvshmem.c: a program's NVSHMEM, bootstrapped through its hooks (docs/nvshmem.md) */
+struct hx_nvshmem {
+	cuco_program_nvshmem_uniqueid_fn uniqueid;
+	cuco_program_nvshmem_init_fn init;
+	cuco_program_nvshmem_malloc_fn malloc_;
+	cuco_program_nvshmem_free_fn free_;
+	cuco_program_nvshmem_fini_fn fini;
+	int inited;
+};
+/* Check req (no NCCL device communicator beside NVSHMEM) and find the hooks in the program's
+ * dl: 0, CUCO_ERR_UNSUPPORTED for a hybrid, CUCO_ERR_RUN for missing hooks (err says). */
+int hx_nvshmem_open(struct hx_nvshmem *n, void *dl, const struct cuco_requirements *req, char *err,
+                    size_t errlen);
+/* Collective over comm: rank 0's unique id to every rank, then each rank's init. 0 or 1. */
+int hx_nvshmem_init(struct hx_nvshmem *n, ncclComm_t comm, cudaStream_t s, int rank, int nranks,
+                    int one_node, size_t heap_bytes, char *err, size_t errlen);
+/* Collective: symmetric heap memory (NULL when the heap is full); free it in the same order. */
+void *hx_nvshmem_malloc(struct hx_nvshmem *n, size_t bytes);
+void hx_nvshmem_free(struct hx_nvshmem *n, void *p);
+/* nvshmem_finalize in the program's module, after every free; no-op unless init succeeded. */
+void hx_nvshmem_fini(struct hx_nvshmem *n);
+/*
+ * An NVSHMEM program's tensors: init (heap = every tensor of the nsets sets, own_bytes and a
+ * margin), then every tensor of sets (row k at sets + k * stride) moved onto the symmetric
+ * heap, copied from where it was, win NULL; the rows as they were kept in saved (same
+ * layout) for hx_nvshmem_unplace. 0, or 1 with err and sets and NVSHMEM as before.
+ */
+int hx_nvshmem_place(struct hx_nvshmem *n, ncclComm_t comm, cudaStream_t s, int rank, int nranks,
+                     int one_node, size_t own_bytes, const size_t *sym_bytes, int ntensors,
+                     int nsets, struct cuco_tensor *sets, int stride, struct cuco_tensor *saved,
+                     char *err, size_t errlen);
+/* Free the heap tensors, put saved back into sets, finalise NVSHMEM. */
+void hx_nvshmem_unplace(struct hx_nvshmem *n, int ntensors, int nsets, struct cuco_tensor *sets,
+                        int stride, const struct cuco_tensor *saved);
+
 /* --- probe.c: `cuco doctor` facts */
 int hx_probe(const struct hx_opts *o);
 /* The probe's per-rank part, called from hx_rank_main when o->probe. */

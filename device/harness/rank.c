@@ -346,7 +346,9 @@ static void evaluate_program(struct rank_state *st, int idx)
 	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
 	char err[1536] = "";
 	void *state = NULL;
-	int code = 0, inited = 0;
+	int code = 0, inited = 0, nv_sets = 0;
+	struct hx_nvshmem nv;
+	static struct cuco_tensor nv_saved[MAX_SETS][CUCO_MAX_TENSORS];
 	const char *status = "ok";
 	struct verdict ver = {1, 0, 0, 0, 0, -1};
 	float *samples = NULL;
@@ -418,8 +420,23 @@ static void evaluate_program(struct rank_state *st, int idx)
 			code = rc == 2 ? CUCO_ERR_UNSUPPORTED : CUCO_ERR_RUN;
 		ctx.devcomm = dc;
 	}
+	if (!code && req.nvshmem)
+		code = hx_nvshmem_open(&nv, p.dl, &req, err, sizeof(err));
 	if (agree_code(st, code))
 		goto report;
+	if (req.nvshmem) {
+		hx_stage("nvshmem");
+		if (hx_nvshmem_place(&nv, st->comm, st->stream, st->r->rank, st->r->nranks,
+		                     !st->o->launch_env, req.nvshmem_heap_bytes, st->sym_bytes,
+		                     st->ntensors, st->nsets, &st->sets[0][0], CUCO_MAX_TENSORS,
+		                     &nv_saved[0][0], err, sizeof(err)))
+			code = CUCO_ERR_RUN;
+		else
+			nv_sets = 1;
+		memcpy(ctx.tensors, st->sets[0], sizeof(ctx.tensors));
+		if (agree_code(st, code))
+			goto report;
+	}
 
 	hx_stage("init");
 	if (p.init(&ctx, &state)) {
@@ -667,6 +684,9 @@ report:
 	CUDA_OR_DIE(st, cudaDeviceSynchronize());
 	if (ctx.devcomm)
 		hx_dev_devcomm_destroy(st->comm, (struct ncclDevComm *)ctx.devcomm);
+	if (nv_sets)
+		hx_nvshmem_unplace(&nv, st->ntensors, st->nsets, &st->sets[0][0], CUCO_MAX_TENSORS,
+		                   &nv_saved[0][0]);
 	if (ctx.scratch) {
 		ncclCommWindowDeregister(st->comm, ctx.scratch_win);
 		ncclMemFree(ctx.scratch);

@@ -12,8 +12,10 @@
  *
  * Every tensor lives in an NCCL symmetric window (ncclMemAlloc +
  * ncclCommWindowRegister, same size on every rank), so any program may read
- * or write peers' tensors over LSA. Functions return 0 on success; on failure
- * they return nonzero and leave a message in the ctx->errbuf they were given.
+ * or write peers' tensors over LSA; a program that asks for NVSHMEM gets
+ * every tensor on NVSHMEM's symmetric heap instead (docs/nvshmem.md).
+ * Functions return 0 on success; on failure they return nonzero and leave a
+ * message in the ctx->errbuf they were given.
  */
 #ifndef CUCO_PROGRAM_H
 #define CUCO_PROGRAM_H
@@ -73,8 +75,8 @@ struct cuco_tensor {
 	int dtype;         /* enum cuco_dtype */
 	size_t elems;      /* this rank's element count (may differ between ranks) */
 	size_t bytes;      /* this rank's bytes = elems * size of dtype */
-	void *ptr;         /* device pointer, inside win */
-	ncclWindow_t win;  /* symmetric window that holds ptr */
+	void *ptr;         /* device pointer, inside win (NVSHMEM: a symmetric heap address) */
+	ncclWindow_t win;  /* symmetric window that holds ptr; NULL for NVSHMEM programs */
 	size_t win_offset; /* offset of ptr inside win (same on every rank) */
 };
 
@@ -86,6 +88,11 @@ struct cuco_requirements {
 	int gin_context_count; /* > 0 asks for GIN; refused where the node has none */
 	int gin_signal_count;
 	int gin_counter_count;
+	/* 1 asks for NVSHMEM: the harness bootstraps it in the program's module through the
+	 * cuco_program_nvshmem_* hooks (cuco_dev/nvshmem.cuh) and places every tensor on its
+	 * symmetric heap. Not with devcomm, LSA barriers or GIN (no NCCL window then). */
+	int nvshmem;
+	size_t nvshmem_heap_bytes; /* symmetric heap the program allocates itself (signals) */
 };
 
 /* Everything a program may use. Owned by the harness; valid from init to fini. */
@@ -163,6 +170,23 @@ typedef int (*cuco_workload_reference_fn)(const struct cuco_shape *shape, int ra
  */
 typedef double (*cuco_workload_rank_weight_fn)(const struct cuco_shape *shape, int rank,
 					       int nranks);
+
+/*
+ * NVSHMEM hooks, exported by a program that asks for NVSHMEM (defined by
+ * cuco_dev/nvshmem.cuh). The harness calls uniqueid on rank 0, broadcasts
+ * the id over its communicator, then on every rank init, malloc for every
+ * tensor (collective, same order everywhere), and after the program's fini
+ * free and fini. Return 0 on success, else nonzero with a message in err.
+ */
+#define CUCO_NVSHMEM_UNIQUEID_BYTES 128 /* sizeof(nvshmemx_uniqueid_t) in NVSHMEM 3 */
+typedef int (*cuco_program_nvshmem_uniqueid_fn)(void *uid, size_t len, char *err,
+						size_t errlen);
+typedef int (*cuco_program_nvshmem_init_fn)(const void *uid, size_t len, int rank, int nranks,
+					    size_t heap_bytes, int one_node, char *err,
+					    size_t errlen);
+typedef void *(*cuco_program_nvshmem_malloc_fn)(size_t bytes);
+typedef void (*cuco_program_nvshmem_free_fn)(void *p);
+typedef void (*cuco_program_nvshmem_fini_fn)(void);
 
 #define CUCO_PROGRAM_SYMBOLS                                                             \
 	"cuco_program_requirements", "cuco_program_init", "cuco_program_run",             \

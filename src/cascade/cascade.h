@@ -59,6 +59,12 @@ struct cuco_compile_job {
 	struct cuco_strbuf log; /* nvcc's output */
 };
 
+/*
+ * 1 if source is an NVSHMEM program (it includes cuco_dev/nvshmem.cuh): compiled
+ * with relocatable device code, linked with NVSHMEM's device and host
+ * libraries; refused with "NVSHMEM not found" where cuco_nvshmem_home() is NULL.
+ */
+int cuco_compile_needs_nvshmem(const char *source);
 /* Fill opts with defaults (home from cuco_home(), cache in <state>/cache). */
 int cuco_compile_opts_default(struct cuco_compile_opts *opts, struct cuco_err *err);
 void cuco_compile_job_init(struct cuco_compile_job *job, const char *name, const char *path,
@@ -348,5 +354,22 @@ double cuco_ideal_bound(double compute_us, double comm_us);
  * removes (1: reaches the bound; 0: as slow as the peer; negative: slower).
  * NaN unless all three are finite and peer > bound. */
 double cuco_hidden_fraction(double peer_us, double bound_us, double us);
+
+/* The NVSHMEM installation the nvshmem backend uses (src/cascade/nvshmem.c). */
+struct cuco_nvshmem_info {
+	char home[4096];        /* cuco_nvshmem_home() */
+	char version[32];       /* its headers' version: what programs compile against */
+	char lib_version[32];   /* its host library's, asked of the library; "" when not loaded */
+	char lib_error[512];    /* why the host library did not load */
+	char build_version[32]; /* the version CMake found when cuco was built; "" for none */
+	char bootstraps[256];   /* bootstrap plugins in lib/ ("uid mpi pmi ..."), space-separated */
+	char transports[256];   /* transport plugins in lib/ ("ibrc ibgda ucx ...") */
+};
+/*
+ * Fill *info for the installation cuco_nvshmem_home() names; load: also
+ * dlopen its host library for its version. 0, or -1 when NVSHMEM is not
+ * found (info->build_version still set).
+ */
+int cuco_nvshmem_probe(struct cuco_nvshmem_info *info, int load);
 
 #endif

@@ -127,6 +127,23 @@ static void dir_of(const char *path, char *out, size_t len)
 		snprintf(out, len, "%.*s", (int)(slash - path), path);
 }
 
+int cuco_compile_needs_nvshmem(const char *source)
+{
+	const char *d, *eol;
+
+	if (!source)
+		return 0;
+	/* a directive decides by its backend (templates include the header under #if) */
+	d = strstr(source, "// cuco-directive:");
+	if (d) {
+		const char *q = strstr(d, "\"nvshmem\"");
+
+		eol = strchr(d, '\n');
+		return q != NULL && (eol == NULL || q < eol);
+	}
+	return strstr(source, "#include <cuco_dev/nvshmem.cuh>") != NULL;
+}
+
 /* argv for one nvcc run; strings live in store (freed by caller). */
 static void build_argv(const struct cuco_compile_opts *o, const struct cuco_compile_job *job,
                        const char *src, const char *out, char **argv, int max, char **store,
@@ -173,9 +190,28 @@ static void build_argv(const struct cuco_compile_opts *o, const struct cuco_comp
 		if (cuco_file_exists(lib))
 			ADDF("-L%s/lib", nccl);
 	}
-	ADD("-o");
-	ADD((char *)out);
-	ADD((char *)src);
+	if (cuco_compile_needs_nvshmem(job->source) && cuco_nvshmem_home()) {
+		/* NVSHMEM keeps its device state in the module that links its device library:
+		 * relocatable device code, device-linked into this shared object; the host
+		 * library by its soname (the wheel has no unversioned link), found through
+		 * the runpath here and LD_LIBRARY_PATH where it lies elsewhere */
+		const char *nv = cuco_nvshmem_home();
+		ADD("-rdc=true");
+		ADDF("-I%s/include", nv);
+		ADDF("-L%s/lib", nv);
+		ADD("-o");
+		ADD((char *)out);
+		ADD((char *)src);
+		ADD("-lnvshmem_device");
+		ADD("-Xlinker");
+		ADD("-l:libnvshmem_host.so.3");
+		ADD("-Xlinker");
+		ADDF("-rpath=%s/lib", nv);
+	} else {
+		ADD("-o");
+		ADD((char *)out);
+		ADD((char *)src);
+	}
 	ADD("-lnccl");
 	ADD("-lcublas");
 	for (int i = 0; i < 4 && job->libs[i]; i++)
@@ -203,6 +239,13 @@ static void job_hash(const struct cuco_compile_opts *o, struct cuco_compile_job 
 		cuco_sha256_update(&c, job->libs[i], strlen(job->libs[i]) + 1);
 	if (!job->trusted) /* other flags, and a .so that passed the object check */
 		cuco_sha256_update(&c, "sandbox-1", 10);
+	if (cuco_compile_needs_nvshmem(job->source) && cuco_nvshmem_home()) {
+		struct cuco_nvshmem_info nv;
+
+		cuco_nvshmem_probe(&nv, 0);
+		cuco_sha256_update(&c, nv.home, strlen(nv.home) + 1);
+		cuco_sha256_update(&c, nv.version, strlen(nv.version) + 1);
+	}
 	snprintf(dir, sizeof(dir), "%s/include/cuco", o->home);
 	hash_headers(&c, dir);
 	snprintf(dir, sizeof(dir), "%s/device/include/cuco_dev", o->home);
@@ -578,6 +621,14 @@ static int start(const struct cuco_compile_opts *o, struct cuco_compile_job *job
 	if (write_source(src, job)) {
 		job->code = CUCO_ERR_IO;
 		cuco_strbuf_addf(&job->log, "cannot write %s: %s\n", src, strerror(errno));
+		goto fail;
+	}
+	if (cuco_compile_needs_nvshmem(job->source) && !cuco_nvshmem_home()) {
+		job->code = CUCO_ERR_COMPILE;
+		cuco_strbuf_adds(&job->log,
+		                 "NVSHMEM not found: this program includes "
+		                 "cuco_dev/nvshmem.cuh; set CUCO_NVSHMEM_HOME or NVSHMEM_HOME, "
+		                 "or run scripts/setup-nvshmem.sh\n");
 		goto fail;
 	}
 	build_argv(&ao, job, src, tmp_out, argv, 64, store, &nstore);

@@ -26,7 +26,9 @@ static const char usage[] =
     "farm's view too (evolve --farm slurm): partitions, nodes, GPUs per node\n"
     "from GRES, the allocation, and whether a step sees the state directory\n"
     "(one short step runs to check). Exits 0 on a machine without GPUs,\n"
-    "saying so.\n"
+    "saying so. NVSHMEM (the nvshmem backend): where, its version, its\n"
+    "bootstrap and transport plugins, and whether it matches the one cuco\n"
+    "was built against.\n"
     "\n"
     "  --partition P   the Slurm partition to show (default: all)\n";
 
@@ -98,6 +100,41 @@ static void sandbox_view(void)
 		printf("  bubblewrap:     not installed (not used)\n");
 }
 
+/* NVSHMEM for the nvshmem backend: where, which version, plugins, and whether it is the one
+ * cuco was built against (programs link the device library of the headers' version and run
+ * against the host library found at run time: the two must match). */
+static void nvshmem_view(void)
+{
+	struct cuco_nvshmem_info n;
+
+	if (cuco_nvshmem_probe(&n, 1)) {
+		printf(
+		    "NVSHMEM:    not found (CUCO_NVSHMEM_HOME, NVSHMEM_HOME or "
+		    "scripts/setup-nvshmem.sh);\n            nvshmem programs are refused here\n");
+		if (n.build_version[0])
+			printf("            (cuco was built against NVSHMEM %s)\n",
+			       n.build_version);
+		return;
+	}
+	printf("NVSHMEM:    %s (%s)\n", n.version[0] ? n.version : "unknown version", n.home);
+	if (n.lib_version[0] && strcmp(n.lib_version, n.version))
+		printf("  MISMATCH: its host library is %s, its headers %s: programs would run "
+		       "against\n            another host library than the device library they "
+		       "link\n",
+		       n.lib_version, n.version);
+	else if (!n.lib_version[0])
+		printf("  host library does not load: %s\n", n.lib_error);
+	if (n.build_version[0] && n.version[0] && strcmp(n.build_version, n.version))
+		printf("  MISMATCH: cuco was built against NVSHMEM %s, this is %s: set "
+		       "CUCO_NVSHMEM_HOME\n            to the one it was built with, or rebuild\n",
+		       n.build_version, n.version);
+	printf("  bootstrap:      %s%s\n", n.bootstraps[0] ? n.bootstraps : "none",
+	       strstr(n.bootstraps, "uid") ? "" : " (the harness needs uid: NVSHMEM refused)");
+	printf("  transports:     %s\n                  (within a node NVLink P2P, built in; "
+	       "across nodes one of these\n                  and an IB/RoCE NIC)\n",
+	       n.transports[0] ? n.transports : "none");
+}
+
 static void version(char *out, size_t len, int v)
 {
 	snprintf(out, len, "%d.%d.%d", v / 10000, (v / 100) % 100, v % 100);
@@ -166,6 +203,7 @@ int cmd_doctor(int argc, char **argv)
 		printf("target:     sm_90a (no GPU to take it from; CUCO_ARCH overrides)\n");
 	rc = 0;
 	printf("NCCL:       %s (%s)\n", ver, nccl ? nccl : "toolkit's library");
+	nvshmem_view();
 	{
 		/* the hardware queues change what some placements cost: time
 		 * programs under the value the user's process will run with */

@@ -12,7 +12,8 @@
 #include "util/paths.h"
 
 static const char usage[] =
-    "usage: cuco fastpath <workload | host.cu> [-o FILE] [--no-compile] [--store PATH]\n"
+    "usage: cuco fastpath <workload | host.cu> [-o FILE] [--backend lsa|nvshmem]\n"
+    "                     [--no-compile] [--store PATH]\n"
     "       cuco fastpath --llm <workload | host.cu> [-o FILE] [--llm-* flags]\n"
     "\n"
     "Replace the host NCCL collectives of a host program (a workload's host\n"
@@ -21,6 +22,9 @@ static const char usage[] =
     "check that the seed compiles. The seed is written to FILE (default\n"
     "<state>/seeds/<name>.seed.cu) and stored as origin 'seed'.\n"
     "  --comm-ctas N       CTAs per generated comm kernel (default 32)\n"
+    "  --backend B         lsa (default: NCCL device API) or nvshmem (puts on\n"
+    "                      NVSHMEM's symmetric heap; ncclAllGather only, the GEMM\n"
+    "                      workloads' collective; docs/nvshmem.md)\n"
     "LLM agent (docs/fastpath.md), for programs the rules cannot transform:\n"
     "  --llm               a model rewrites the program in two stages (device\n"
     "                      infrastructure, then the collectives), each compiled, run\n"
@@ -168,6 +172,15 @@ int cmd_fastpath(int argc, char **argv)
 				return CUCO_ERR_USAGE;
 			else
 				opts.comm_ctas = (int)n;
+		} else if (!strcmp(a, "--backend")) {
+			if (!(v = cli_value("fastpath", argc, argv, &i)))
+				return CUCO_ERR_USAGE;
+			if (strcmp(v, "lsa") && strcmp(v, "nvshmem"))
+				return cli_usage_error("fastpath",
+				                       "--backend %s: the fast path writes lsa or "
+				                       "nvshmem seeds",
+				                       v);
+			opts.nvshmem = !strcmp(v, "nvshmem");
 		} else if (!strcmp(a, "--no-compile")) {
 			no_compile = 1;
 		} else if (a[0] == '-') {

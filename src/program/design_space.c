@@ -430,10 +430,14 @@ static int ds_constraints(const struct cuco_json_src *L, const json_t *arr,
 			c->requires = CUCO_REQ_GIN_CAPABLE_NETWORK;
 			else if (strcmp(json_string_value(req), "all_ranks_lsa_reachable") == 0)
 			    c->requires = CUCO_REQ_ALL_RANKS_LSA_REACHABLE;
-			else return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0,
-			                           "\"%s\" is not a fact cuco knows; expected "
-			                           "gin_capable_network or all_ranks_lsa_reachable",
-			                           json_string_value(req));
+			else if (strcmp(json_string_value(req), "nvshmem_transport") == 0)
+			    c->requires = CUCO_REQ_NVSHMEM_TRANSPORT;
+			else return cuco_json_fail(
+			    L, CUCO_ERR_INVALID, field, 0,
+			    "\"%s\" is not a fact cuco knows; expected "
+			    "gin_capable_network, all_ranks_lsa_reachable or "
+			    "nvshmem_transport",
+			    json_string_value(req));
 		}
 		if (!then && !req)
 			return cuco_json_fail(L, CUCO_ERR_INVALID, field, 0,

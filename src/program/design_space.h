@@ -51,6 +51,9 @@ enum cuco_hw_requirement {
 	CUCO_REQ_NONE = 0,
 	CUCO_REQ_GIN_CAPABLE_NETWORK = 1,     /* "gin_capable_network" */
 	CUCO_REQ_ALL_RANKS_LSA_REACHABLE = 2, /* "all_ranks_lsa_reachable" */
+	/* "nvshmem_transport": every rank reachable over NVLink P2P (NVSHMEM's built-in
+	 * transport), or an RDMA (IB/RoCE) network for its remote transport */
+	CUCO_REQ_NVSHMEM_TRANSPORT = 3,
 };
 
 /* One value of a dimension. Strings point into the design space's JSON. */

@@ -501,6 +501,15 @@ static int check_constraints(const struct cuco_directive *d, const struct cuco_d
 			             "%s needs every rank reachable by load/store, and here some "
 			             "of the %d ranks are not (%s)",
 			             when.buf, facts->nranks, c->why);
+		if (!rc && facts && c->requires == CUCO_REQ_NVSHMEM_TRANSPORT &&
+		    !facts->lsa_all_reachable && !facts->gin_capable)
+			rc =
+			    dv_fail(d, err, CUCO_ERR_UNSUPPORTED, d->dim_col[dim0],
+			            cuco_dimension_name(dim0),
+			            "%s needs every rank reachable over NVLink peer-to-peer or an "
+			            "IB/RoCE network between the nodes, and here the %d ranks have "
+			            "neither (%s)",
+			            when.buf, facts->nranks, c->why);
 		cuco_strbuf_release(&when);
 		cuco_strbuf_release(&allowed);
 		if (rc)

@@ -153,6 +153,38 @@ const char *cuco_nccl_ld_path(char *buf, size_t n)
 	return buf;
 }
 
+static int nvshmem_at(const char *home)
+{
+	char p[PATH_MAX];
+
+	if (!home || !*home)
+		return 0;
+	snprintf(p, sizeof(p), "%s/lib/libnvshmem_device.a", home);
+	return cuco_file_exists(p);
+}
+
+const char *cuco_nvshmem_home(void)
+{
+	static char cache[PATH_MAX];
+	const char *v = getenv("CUCO_NVSHMEM_HOME"), *h = getenv("HOME");
+
+	if (nvshmem_at(v))
+		return v;
+	v = getenv("NVSHMEM_HOME");
+	if (nvshmem_at(v))
+		return v;
+#ifdef CUCO_NVSHMEM_BUILD_HOME
+	if (nvshmem_at(CUCO_NVSHMEM_BUILD_HOME))
+		return CUCO_NVSHMEM_BUILD_HOME;
+#endif
+	if (h && *h) {
+		snprintf(cache, sizeof(cache), "%s/.cache/cuco-nvshmem/nvidia/nvshmem", h);
+		if (nvshmem_at(cache))
+			return cache;
+	}
+	return NULL;
+}
+
 const char *cuco_state_dir(void)
 {
 	const char *v = getenv("CUCO_STATE");

@@ -23,6 +23,15 @@ const char *cuco_nccl_home(void);
  * that NCCL; NULL (buf untouched) when cuco_nccl_home() is NULL.
  */
 const char *cuco_nccl_ld_path(char *buf, size_t n);
+/*
+ * NVSHMEM installation that programs of the nvshmem backend build against
+ * (include/, lib/libnvshmem_device.a, lib/libnvshmem_host.so.3):
+ * $CUCO_NVSHMEM_HOME, $NVSHMEM_HOME, the one CMake found when cuco was built,
+ * or ~/.cache/cuco-nvshmem/nvidia/nvshmem (scripts/setup-nvshmem.sh); the
+ * first that holds lib/libnvshmem_device.a. Static string, or NULL: NVSHMEM
+ * not found.
+ */
+const char *cuco_nvshmem_home(void);
 /* State directory for caches and the default store: $CUCO_STATE or ".cuco". */
 const char *cuco_state_dir(void);
 /* mkdir -p; 0 or -1 with errno. */

@@ -192,7 +192,7 @@ static int env_allowed(const char *kv)
 	static const char *const prefixes[] = {"LC_",     "CUDA_",  "NCCL_",  "CUCO_",  "NVCC_",
 	                                       "NVIDIA_", "CCCL_",  "OMPI_",  "PMIX_",  "PMI_",
 	                                       "OPAL_",   "HWLOC_", "SLURM_", "MUNGE_", "ASAN_",
-	                                       "UBSAN_",  "LSAN_",  "PYTHON", "XDG_"};
+	                                       "UBSAN_",  "LSAN_",  "PYTHON", "XDG_",   "NVSHMEM_"};
 	static const char *const secret[] = {"KEY",   "TOKEN",      "SECRET",
 	                                     "PASSW", "CREDENTIAL", "AUTH"};
 	const char *eq = strchr(kv, '=');

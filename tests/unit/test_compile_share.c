@@ -182,6 +182,22 @@ static void smt16(int cpu, struct cuco_cpus *out)
 	cuco_cpus_add(out, cpu < 16 ? cpu + 16 : cpu - 16);
 }
 
+/* A program is compiled as NVSHMEM's when its directive names the nvshmem backend, or,
+ * without a directive, when it includes cuco_dev/nvshmem.cuh; a template's guarded include
+ * does not count for another backend. */
+static void test_compile_needs_nvshmem(void **state)
+{
+	(void)state;
+	assert_true(cuco_compile_needs_nvshmem(
+	    "// cuco-directive: {\"backend\":\"nvshmem\",\"placement\":\"sequential\"}\n"));
+	assert_false(cuco_compile_needs_nvshmem(
+	    "// cuco-directive: {\"backend\":\"lsa\"}\n#if 0\n#include <cuco_dev/nvshmem.cuh>\n"
+	    "#endif\n// \"nvshmem\" in a comment\n"));
+	assert_true(cuco_compile_needs_nvshmem("#include <cuco_dev/nvshmem.cuh>\nint x;\n"));
+	assert_false(cuco_compile_needs_nvshmem("#include <cuco_dev/lsa.cuh>\n"));
+	assert_false(cuco_compile_needs_nvshmem(NULL));
+}
+
 static void test_background_cpus(void **state)
 {
 	struct cuco_cpus allowed, out;
@@ -646,9 +662,13 @@ static void test_evaluator_prefetch(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_background_cpus), cmocka_unit_test(test_proc_sched),
-	    cmocka_unit_test(test_share_inflight),  cmocka_unit_test(test_share_note),
-	    cmocka_unit_test(test_share_cancel),    cmocka_unit_test(test_evaluator_prefetch),
+	    cmocka_unit_test(test_compile_needs_nvshmem),
+	    cmocka_unit_test(test_background_cpus),
+	    cmocka_unit_test(test_proc_sched),
+	    cmocka_unit_test(test_share_inflight),
+	    cmocka_unit_test(test_share_note),
+	    cmocka_unit_test(test_share_cancel),
+	    cmocka_unit_test(test_evaluator_prefetch),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -47,8 +47,9 @@ static void test_design_space(void **state)
 	int i, j;
 
 	(void)state;
-	assert_int_equal(ds.dims[CUCO_DIM_BACKEND].nvalues, 3);
+	assert_int_equal(ds.dims[CUCO_DIM_BACKEND].nvalues, 4);
 	assert_string_equal(ds.dims[CUCO_DIM_BACKEND].values[2].name, "ce");
+	assert_string_equal(ds.dims[CUCO_DIM_BACKEND].values[3].name, "nvshmem");
 	assert_int_equal(ds.dims[CUCO_DIM_PLACEMENT].nvalues, 5);
 	assert_int_equal(ds.dims[CUCO_DIM_SYNC_SCOPE].nvalues, 4);
 	assert_int_equal(ds.dims[CUCO_DIM_ISSUER].nvalues, 3);
@@ -122,9 +123,10 @@ static void test_design_space(void **state)
 	assert_int_equal(cuco_design_space_knob_default(cuco_design_space_knob(&ds, "push_pace")),
 	                 0);
 	assert_int_equal(cuco_design_space_knob_default(cuco_design_space_knob(&ds, "graph")), 0);
-	assert_int_equal(ds.nconstraints, 6);
+	assert_int_equal(ds.nconstraints, 7);
 	assert_int_equal(ds.constraints[0].requires, CUCO_REQ_GIN_CAPABLE_NETWORK);
 	assert_int_equal(ds.constraints[1].requires, CUCO_REQ_ALL_RANKS_LSA_REACHABLE);
+	assert_int_equal(ds.constraints[2].requires, CUCO_REQ_NVSHMEM_TRANSPORT);
 }
 
 static void expect_ds_error(const char *path, int code, const char *msg)
@@ -161,7 +163,8 @@ static void test_design_space_errors(void **state)
 	expect_ds_error(
 	    "ds_bad_requires.json", CUCO_ERR_INVALID,
 	    "ds_bad_requires.json:12:72: constraints[0].requires: \"infiniband\" is not "
-	    "a fact cuco knows; expected gin_capable_network or all_ranks_lsa_reachable");
+	    "a fact cuco knows; expected gin_capable_network, all_ranks_lsa_reachable or "
+	    "nvshmem_transport");
 	expect_ds_error(
 	    "ds_bad_searched.json", CUCO_ERR_PARSE,
 	    "ds_bad_searched.json:16:56: knobs[0].searched: expected true or false, got "

@@ -170,6 +170,40 @@ static void test_allgather(void **unused)
 	cuco_strbuf_release(&out);
 }
 
+/* The nvshmem backend: the all-gather over NVSHMEM puts between barriers on the stream, the
+ * directive and the requirements say nvshmem; any other collective is refused by name. */
+static void test_nvshmem(void **unused)
+{
+	struct cuco_fastpath_opts opts;
+	struct cuco_fastpath_report report;
+	struct cuco_strbuf out = CUCO_STRBUF_INIT;
+	struct cuco_err err;
+	(void)unused;
+	opts_default(&opts);
+	opts.nvshmem = 1;
+	cuco_fastpath_report_init(&report);
+	if (transform("allgather.cu", &opts, &out, &report, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	assert_non_null(strstr(out.buf, "// cuco-directive: {\"backend\":\"nvshmem\","
+	                                "\"placement\":\"sequential\",\"sync_scope\":\"grid\""));
+	assert_int_equal(count_substr(out.buf, "#include <cuco_dev/nvshmem.cuh>"), 1);
+	assert_non_null(strstr(out.buf, "cuco::put_cta(recv + (size_t)me * bytes + b0"));
+	assert_int_equal(count_substr(out.buf, "cuco::barrier_all_on_stream(stream);"), 2);
+	assert_non_null(strstr(out.buf, "req->nvshmem = 1;"));
+	assert_null(strstr(out.buf, "req->devcomm = 1;"));
+	assert_null(strstr(out.buf, "bar.sync_relaxed();"));
+	cuco_fastpath_report_release(&report);
+	cuco_strbuf_reset(&out);
+	cuco_fastpath_report_init(&report);
+	assert_int_equal(transform("alltoall.cu", &opts, &out, &report, &err),
+	                 CUCO_ERR_UNSUPPORTED);
+	assert_non_null(strstr(err.msg, "alltoall.cu:40:"));
+	assert_non_null(strstr(err.msg, "ncclAlltoAll: the nvshmem fast path transforms "
+	                                "ncclAllGather only"));
+	cuco_fastpath_report_release(&report);
+	cuco_strbuf_release(&out);
+}
+
 static void test_reducescatter(void **unused)
 {
 	struct cuco_fastpath_report report;
@@ -423,17 +457,12 @@ static int teardown(void **unused)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_allgather),
-	    cmocka_unit_test(test_reducescatter),
-	    cmocka_unit_test(test_allreduce),
-	    cmocka_unit_test(test_alltoall),
-	    cmocka_unit_test(test_sendrecv),
-	    cmocka_unit_test(test_knobs),
-	    cmocka_unit_test(test_bad_outside_run),
-	    cmocka_unit_test(test_bad_op),
-	    cmocka_unit_test(test_bad_comments_strings),
-	    cmocka_unit_test(test_bad_inline),
-	    cmocka_unit_test(test_nvcc),
+	    cmocka_unit_test(test_allgather),     cmocka_unit_test(test_nvshmem),
+	    cmocka_unit_test(test_reducescatter), cmocka_unit_test(test_allreduce),
+	    cmocka_unit_test(test_alltoall),      cmocka_unit_test(test_sendrecv),
+	    cmocka_unit_test(test_knobs),         cmocka_unit_test(test_bad_outside_run),
+	    cmocka_unit_test(test_bad_op),        cmocka_unit_test(test_bad_comments_strings),
+	    cmocka_unit_test(test_bad_inline),    cmocka_unit_test(test_nvcc),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -49,7 +49,7 @@ static void test_narrow(void **state)
 	(void)state;
 	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &n, &err), CUCO_OK);
 	assert_int_equal(cuco_design_space_narrow(&n, "t.cu.in", "no line here\n", &err), CUCO_OK);
-	assert_int_equal(n.dims[CUCO_DIM_BACKEND].nvalues, 3);
+	assert_int_equal(n.dims[CUCO_DIM_BACKEND].nvalues, 4);
 	assert_int_equal(cuco_design_space_narrow(&n, "t.cu.in", tmpl, &err), CUCO_OK);
 	assert_int_equal(n.dims[CUCO_DIM_BACKEND].nvalues, 2);
 	assert_int_equal(n.dims[CUCO_DIM_PLACEMENT].nvalues, 2);
@@ -83,7 +83,7 @@ static void test_narrow(void **state)
 		else
 			assert_non_null(strstr(err.msg, "t.cu.in:2: cuco-realizes"));
 		/* a refused line leaves the space as it was */
-		assert_int_equal(n.dims[CUCO_DIM_BACKEND].nvalues, 3);
+		assert_int_equal(n.dims[CUCO_DIM_BACKEND].nvalues, 4);
 		assert_int_equal(cuco_design_space_knob(&n, "threads")->min, 32);
 		cuco_design_space_release(&n);
 	}

@@ -624,9 +624,10 @@ static void test_inert_frozen(void **state)
 			fail_msg("%s", err.msg);
 		assert_string_equal(child.dims[CUCO_DIM_SYNC_SCOPE], "cta");
 		assert_int_equal(cuco_directive_knob(&child, "streams", -1), 2);
-		/* issuer: live only where an LSA comm kernel copies (sequential and
-		 * stream_overlap over lsa), inert (cta) everywhere else */
-		if (!strcmp(child.dims[CUCO_DIM_BACKEND], "lsa") &&
+		/* issuer: live only where a comm kernel copies (sequential and
+		 * stream_overlap over lsa or nvshmem), inert (cta) everywhere else */
+		if ((!strcmp(child.dims[CUCO_DIM_BACKEND], "lsa") ||
+		     !strcmp(child.dims[CUCO_DIM_BACKEND], "nvshmem")) &&
 		    (!strcmp(child.dims[CUCO_DIM_PLACEMENT], "sequential") ||
 		     !strcmp(child.dims[CUCO_DIM_PLACEMENT], "stream_overlap")))
 			issuers += strcmp(child.dims[CUCO_DIM_ISSUER], "cta") != 0;
@@ -643,9 +644,9 @@ static void test_inert_frozen(void **state)
 	tmpl_release(&ts);
 }
 
-/* sync_scope is live only for sequential lsa (per-CTA barriers in the copy
- * kernel, or barrier kernels around it), grid everywhere else; the operator
- * moves it there. */
+/* sync_scope is live only for sequential lsa and nvshmem (per-CTA barriers or
+ * signals in the copy kernel, or barriers around it), grid everywhere else; the
+ * operator moves it there. */
 static void test_sync_scope_live(void **state)
 {
 	struct tmpl_space ts;
@@ -664,7 +665,8 @@ static void test_sync_scope_live(void **state)
 		struct cuco_directive child;
 		if (cuco_operator_mutate(&op, &parent, NULL, 1 + i % 3, &rng, &child, &err))
 			fail_msg("%s", err.msg);
-		if (!strcmp(child.dims[CUCO_DIM_BACKEND], "lsa") &&
+		if ((!strcmp(child.dims[CUCO_DIM_BACKEND], "lsa") ||
+		     !strcmp(child.dims[CUCO_DIM_BACKEND], "nvshmem")) &&
 		    !strcmp(child.dims[CUCO_DIM_PLACEMENT], "sequential")) {
 			grid += !strcmp(child.dims[CUCO_DIM_SYNC_SCOPE], "grid");
 			cta += !strcmp(child.dims[CUCO_DIM_SYNC_SCOPE], "cta");
