@@ -773,7 +773,6 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_compile),
-	    cmocka_unit_test(test_compile_needs_nvshmem),
 	    cmocka_unit_test(test_compile_bad_cache),
 	    cmocka_unit_test(test_reference),
 	    cmocka_unit_test(test_parse_ok),
