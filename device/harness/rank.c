@@ -405,7 +405,7 @@ static void evaluate_program(struct rank_state *st, int idx)
 		goto report;
 
 	hx_stage("setup");
-	if (req.scratch_bytes) {
+	if (req.scratch_bytes && !req.nvshmem) { /* an NVSHMEM program's is on its heap (below) */
 		size_t b = (req.scratch_bytes + 4095) & ~(size_t)4095;
 		NCCL_OR_DIE(st, ncclMemAlloc(&ctx.scratch, b));
 		CUDA_OR_DIE(st, cudaMemset(ctx.scratch, 0, b));
@@ -427,13 +427,25 @@ static void evaluate_program(struct rank_state *st, int idx)
 	if (req.nvshmem) {
 		hx_stage("nvshmem");
 		if (hx_nvshmem_place(&nv, st->comm, st->stream, st->r->rank, st->r->nranks,
-		                     !st->o->launch_env, req.nvshmem_heap_bytes, st->sym_bytes,
+		                     !st->o->launch_env,
+		                     req.nvshmem_heap_bytes + ((req.scratch_bytes + 4095) & ~(size_t)4095),
+		                     st->sym_bytes,
 		                     st->ntensors, st->nsets, &st->sets[0][0], CUCO_MAX_TENSORS,
 		                     &nv_saved[0][0], err, sizeof(err)))
 			code = CUCO_ERR_RUN;
 		else
 			nv_sets = 1;
 		memcpy(ctx.tensors, st->sets[0], sizeof(ctx.tensors));
+		if (!code && req.scratch_bytes) { /* same size on every rank: a collective malloc */
+			size_t b = (req.scratch_bytes + 4095) & ~(size_t)4095;
+			if (!(ctx.scratch = hx_nvshmem_malloc(&nv, b)) ||
+			    cudaMemset(ctx.scratch, 0, b) != cudaSuccess) {
+				snprintf(err, sizeof(err), "scratch of %zu bytes on NVSHMEM's heap failed",
+				         b);
+				code = CUCO_ERR_RUN;
+			}
+			ctx.scratch_bytes = req.scratch_bytes;
+		}
 		if (agree_code(st, code))
 			goto report;
 	}
@@ -684,6 +696,10 @@ report:
 	CUDA_OR_DIE(st, cudaDeviceSynchronize());
 	if (ctx.devcomm)
 		hx_dev_devcomm_destroy(st->comm, (struct ncclDevComm *)ctx.devcomm);
+	if (nv_sets && ctx.scratch) {
+		hx_nvshmem_free(&nv, ctx.scratch);
+		ctx.scratch = NULL;
+	}
 	if (nv_sets)
 		hx_nvshmem_unplace(&nv, st->ntensors, st->nsets, &st->sets[0][0], CUCO_MAX_TENSORS,
 		                   &nv_saved[0][0]);
