@@ -81,7 +81,7 @@ struct cuco_evolve_llm_flags {
 	const char *api; /* NULL: not given (and so on below) */
 	const char *base_url;
 	const char *key_env;
-	int diagnose; /* --llm-diagnose given */
+	int diagnose;            /* --llm-diagnose given */
 	long long budget_tokens; /* <= 0: not given (and so on below) */
 	double budget_cost;
 	double timeout_s;
