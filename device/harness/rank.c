@@ -426,12 +426,11 @@ static void evaluate_program(struct rank_state *st, int idx)
 		goto report;
 	if (req.nvshmem) {
 		hx_stage("nvshmem");
-		if (hx_nvshmem_place(&nv, st->comm, st->stream, st->r->rank, st->r->nranks,
-		                     !st->o->launch_env,
-		                     req.nvshmem_heap_bytes + ((req.scratch_bytes + 4095) & ~(size_t)4095),
-		                     st->sym_bytes,
-		                     st->ntensors, st->nsets, &st->sets[0][0], CUCO_MAX_TENSORS,
-		                     &nv_saved[0][0], err, sizeof(err)))
+		if (hx_nvshmem_place(
+		        &nv, st->comm, st->stream, st->r->rank, st->r->nranks, !st->o->launch_env,
+		        req.nvshmem_heap_bytes + ((req.scratch_bytes + 4095) & ~(size_t)4095),
+		        st->sym_bytes, st->ntensors, st->nsets, &st->sets[0][0], CUCO_MAX_TENSORS,
+		        &nv_saved[0][0], err, sizeof(err)))
 			code = CUCO_ERR_RUN;
 		else
 			nv_sets = 1;
@@ -440,8 +439,8 @@ static void evaluate_program(struct rank_state *st, int idx)
 			size_t b = (req.scratch_bytes + 4095) & ~(size_t)4095;
 			if (!(ctx.scratch = hx_nvshmem_malloc(&nv, b)) ||
 			    cudaMemset(ctx.scratch, 0, b) != cudaSuccess) {
-				snprintf(err, sizeof(err), "scratch of %zu bytes on NVSHMEM's heap failed",
-				         b);
+				snprintf(err, sizeof(err),
+				         "scratch of %zu bytes on NVSHMEM's heap failed", b);
 				code = CUCO_ERR_RUN;
 			}
 			ctx.scratch_bytes = req.scratch_bytes;
