@@ -870,29 +870,21 @@ int cuco_store_run_begin(struct cuco_store *store, const struct cuco_run_rec *re
 	                  run_cols, rec, "a run", id, err);
 }
 
-int cuco_store_run_finish(struct cuco_store *store, int64_t id, const char *status,
-                          struct cuco_err *err)
+/* One UPDATE of run id with text ?1 (sql's WHERE id = ?2); what names ?1 in a binding error. */
+static int run_update(struct cuco_store *store, int64_t id, const char *sql, const char *text,
+                      const char *what, struct cuco_err *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc, ret;
 
-	if (!status || !one_of(status, run_statuses))
-		return cuco_err_set(
-		    err, CUCO_ERR_INVALID,
-		    "run status '%s' is not one of running, done, failed, interrupted",
-		    status ? status : "(null)");
-	ret = prepare(store,
-	              "UPDATE runs SET status = ?1, finished_at = CASE WHEN ?1 = 'running' "
-	              "THEN NULL ELSE " NOW_SQL " END, error = CASE WHEN ?1 = 'running' THEN "
-	              "NULL ELSE error END WHERE id = ?2",
-	              &st, err);
+	ret = prepare(store, sql, &st, err);
 	if (ret)
 		goto out;
-	rc = bind_str(st, 1, status);
+	rc = bind_str(st, 1, text);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_int64(st, 2, id);
 	if (rc != SQLITE_OK) {
-		ret = sql_fail(store, err, rc, "binding a run status");
+		ret = sql_fail(store, err, rc, what);
 		goto out;
 	}
 	ret = step_done(store, st, "updating a run", err);
@@ -906,34 +898,28 @@ out:
 	return ret;
 }
 
+int cuco_store_run_finish(struct cuco_store *store, int64_t id, const char *status,
+                          struct cuco_err *err)
+{
+	if (!status || !one_of(status, run_statuses))
+		return cuco_err_set(
+		    err, CUCO_ERR_INVALID,
+		    "run status '%s' is not one of running, done, failed, interrupted",
+		    status ? status : "(null)");
+	return run_update(store, id,
+	                  "UPDATE runs SET status = ?1, finished_at = CASE WHEN ?1 = 'running' "
+	                  "THEN NULL ELSE " NOW_SQL " END, error = CASE WHEN ?1 = 'running' THEN "
+	                  "NULL ELSE error END WHERE id = ?2",
+	                  status, "binding a run status", err);
+}
+
 int cuco_store_run_fail(struct cuco_store *store, int64_t id, const char *error,
                         struct cuco_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	int rc, ret;
-
-	ret = prepare(store,
-	              "UPDATE runs SET status = 'failed', finished_at = " NOW_SQL
-	              ", error = ?1 WHERE id = ?2",
-	              &st, err);
-	if (ret)
-		goto out;
-	rc = bind_str(st, 1, error);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_int64(st, 2, id);
-	if (rc != SQLITE_OK) {
-		ret = sql_fail(store, err, rc, "binding a run's error");
-		goto out;
-	}
-	ret = step_done(store, st, "updating a run", err);
-	if (ret)
-		goto out;
-	if (sqlite3_changes(store->db) == 0)
-		ret = cuco_err_set(err, CUCO_ERR_NOT_FOUND, "store %s has no run %lld", store->path,
-		                   (long long)id);
-out:
-	sqlite3_finalize(st);
-	return ret;
+	return run_update(store, id,
+	                  "UPDATE runs SET status = 'failed', finished_at = " NOW_SQL
+	                  ", error = ?1 WHERE id = ?2",
+	                  error, "binding a run's error", err);
 }
 
 int cuco_store_run_get(struct cuco_store *store, int64_t id, struct cuco_run_rec *out,
