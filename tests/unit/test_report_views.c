@@ -27,6 +27,7 @@
 #include "util/strbuf.h"
 
 #include "search_fake.h"
+#include "store_query.h"
 
 #define DESIGN_SPACE CUCO_SOURCE_DIR "/share/design_space.json"
 #define FIXTURES CUCO_SOURCE_DIR "/tests/fixtures/evolve"
@@ -52,24 +53,15 @@ static int count(const char *hay, const char *needle)
 }
 
 /* The first column of the first row of sql (printf-style) on the store, or -1. */
-__attribute__((format(printf, 1, 2))) static int64_t sql_int(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static int64_t query_int(const char *fmt, ...)
 {
-	sqlite3 *db = NULL;
-	sqlite3_stmt *st = NULL;
 	char sql[512];
-	int64_t v = -1;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(sql, sizeof(sql), fmt, ap);
 	va_end(ap);
-	if (sqlite3_open(path, &db) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	return v;
+	return sql_int(path, sql);
 }
 
 /* The part of html from the first occurrence of from up to the next of to (NUL-ended copy). */
@@ -292,28 +284,30 @@ static void test_views(void **state)
 	/* Every evaluation: correct ones by island, failures by stage, as stored. */
 	view = between(h.buf, "<h2>Every evaluation</h2>", "</svg>");
 	assert_int_equal(count(view, "class=\"ev ok"),
-	                 sql_int("SELECT COUNT(*) FROM evaluations WHERE run_id = %lld AND "
-	                         "status = 'ok' AND median_us > 0",
-	                         (long long)run));
+	                 query_int("SELECT COUNT(*) FROM evaluations WHERE run_id = %lld AND "
+	                           "status = 'ok' AND median_us > 0",
+	                           (long long)run));
 	assert_int_equal(
 	    count(view, "class=\"ev "),
-	    sql_int("SELECT COUNT(*) FROM evaluations WHERE run_id = %lld", (long long)run));
+	    query_int("SELECT COUNT(*) FROM evaluations WHERE run_id = %lld", (long long)run));
 	for (int k = 0; k < 3; k++) {
 		cuco_strbuf_reset(&want);
 		cuco_strbuf_addf(&want, "class=\"ev ok\" data-island=\"%d\"", k);
-		assert_int_equal(count(view, want.buf),
-		                 sql_int("SELECT COUNT(*) FROM evaluations e JOIN programs p ON "
-		                         "p.id = e.program_id WHERE e.run_id = %lld AND e.status = "
-		                         "'ok' AND p.island = %d",
-		                         (long long)run, k));
+		assert_int_equal(
+		    count(view, want.buf),
+		    query_int("SELECT COUNT(*) FROM evaluations e JOIN programs p ON "
+		              "p.id = e.program_id WHERE e.run_id = %lld AND e.status = "
+		              "'ok' AND p.island = %d",
+		              (long long)run, k));
 	}
 	{
 		static const char *const stages[] = {"compile", "run", "verify", "bench"};
 		int failed = 0;
 		for (int k = 0; k < 4; k++) {
-			int64_t nf = sql_int("SELECT COUNT(*) FROM evaluations WHERE run_id = %lld "
-			                     "AND status <> 'ok' AND stage_reached = '%s'",
-			                     (long long)run, stages[k]);
+			int64_t nf =
+			    query_int("SELECT COUNT(*) FROM evaluations WHERE run_id = %lld "
+			              "AND status <> 'ok' AND stage_reached = '%s'",
+			              (long long)run, stages[k]);
 			cuco_strbuf_reset(&want);
 			cuco_strbuf_addf(&want, "data-stage=\"%s\"", stages[k]);
 			assert_int_equal(count(view, want.buf), nf);
@@ -389,9 +383,9 @@ static void test_views(void **state)
 		assert_int_equal(cuco_store_program_get(s, ids[n - 1], &root, &err), CUCO_OK);
 		if (!strcmp(root.name, "seed")) {
 			int64_t realized =
-			    sql_int("SELECT id FROM programs WHERE run_id = %lld AND "
-			            "name = 'seed-realized'",
-			            (long long)run);
+			    query_int("SELECT id FROM programs WHERE run_id = %lld AND "
+			              "name = 'seed-realized'",
+			              (long long)run);
 			assert_true(realized > 0);
 			cuco_strbuf_reset(&want);
 			cuco_strbuf_addf(&want, "<p>Code against program %lld (seed-realized",
