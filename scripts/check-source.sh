@@ -4,7 +4,7 @@
 #     gets, strtok, atoi): use snprintf, strbuf, strtol;
 #   - NVLink multicast anywhere in code (cuMulticast*, multimem PTX,
 #     lsaMultimem = true, NCCL_NVLS_ENABLE set to 1): it can take the GPUs out
-#     of service. src/llm/reply.c scans for it and the prompts forbid it, so they
+#     of service. src/llm/reply_check.c refuses it and the prompts forbid it, so they
 #     name it;
 #   - a tracked source file over 800 lines that scripts/oversize.txt does not
 #     list with its reason.
@@ -23,7 +23,7 @@ done < <(files 'src/*.c' 'src/*.h' 'device/harness/*.c' 'device/harness/*.h' 'te
 while IFS=: read -r f n text; do
 	say "$f:$n: NVLink multicast is never used: ${text#"${text%%[![:space:]]*}"}"
 done < <(files 'src/*' 'device/*' 'include/*' 'workloads/*' 'share/realize/*' 'share/fastpath/*' 'tests/gpu/*' \
-	'bench/*.cu' 'bench/*.py' 'bench/probes/*' 'scripts/*' 'examples/*' | grep -v '^src/llm/reply.c$' |
+	'bench/*.cu' 'bench/*.py' 'bench/probes/*' 'scripts/*' 'examples/*' | grep -v '^src/llm/reply_check.c$' |
 	xargs -r grep -nE 'cuMulticast[A-Za-z]*[[:space:]]*\(|multimem\.[a-z]|lsaMultimem[[:space:]]*=[[:space:]]*true|NVLS_ENABLE[^0-9]{0,6}1' 2>/dev/null |
 	grep -v '^scripts/check-source.sh:')
 
