@@ -23,6 +23,8 @@
 #include "util/hash.h"
 #include "util/paths.h"
 #include "util/proc.h"
+#include "util/array.h"
+#include "util/xalloc.h"
 
 static char default_arch[16] = "90a";
 
@@ -157,7 +159,7 @@ static void build_argv(const struct cuco_compile_opts *o, const struct cuco_comp
 #define ADDF(...)                                        \
 	do {                                             \
 		snprintf(buf, sizeof(buf), __VA_ARGS__); \
-		store[*nstore] = strdup(buf);            \
+		store[*nstore] = cuco_xstrdup(buf);      \
 		ADD(store[(*nstore)++]);                 \
 	} while (0)
 	dir_of(job->path, srcdir, sizeof(srcdir));
@@ -293,17 +295,16 @@ struct cuco_compile_inflight {
 	pthread_mutex_t mu;
 	pthread_cond_t changed; /* a compile finished */
 	struct flight *f;
-	int n, cap;
+	int n;
+	size_t alloc;
 	uint64_t seq;
 };
 
 int cuco_compile_inflight_new(struct cuco_compile_inflight **out, struct cuco_err *err)
 {
-	struct cuco_compile_inflight *t = calloc(1, sizeof(*t));
+	struct cuco_compile_inflight *t = cuco_xcalloc(1, sizeof(*t));
 
 	*out = NULL;
-	if (!t)
-		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 	if (pthread_mutex_init(&t->mu, NULL)) {
 		free(t);
 		return cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot create a mutex");
@@ -345,36 +346,23 @@ static void flight_drop(struct cuco_compile_inflight *t, struct flight *fl)
 	*fl = t->f[--t->n];
 }
 
-/* Under t->mu: a new entry for hash, or NULL out of memory. */
+/* Under t->mu: a new entry for hash. */
 static struct flight *flight_add(struct cuco_compile_inflight *t, const char *hash)
 {
-	struct flight *fl;
+	struct flight *fl = CUCO_ARRAY_PUSH(t->f, t->n, t->alloc);
 
-	if (t->n == t->cap) {
-		int nc = t->cap ? 2 * t->cap : 16;
-		struct flight *nf = realloc(t->f, (size_t)nc * sizeof(*nf));
-		if (!nf)
-			return NULL;
-		t->f = nf;
-		t->cap = nc;
-	}
-	fl = &t->f[t->n++];
 	memset(fl, 0, sizeof(*fl));
 	snprintf(fl->hash, sizeof(fl->hash), "%s", hash);
 	return fl;
 }
 
 /* Under t->mu: fl (running or new) becomes job's kept failure; the oldest beyond the limit go. */
-static int flight_keep(struct cuco_compile_inflight *t, struct flight *fl,
-                       const struct cuco_compile_job *job)
+static void flight_keep(struct cuco_compile_inflight *t, struct flight *fl,
+                        const struct cuco_compile_job *job)
 {
 	int kept = 0;
 
-	fl->log = strdup(job->log.buf);
-	if (!fl->log) {
-		flight_drop(t, fl);
-		return CUCO_ERR_NOMEM;
-	}
+	fl->log = cuco_xstrdup(job->log.buf);
 	fl->running = 0;
 	fl->code = job->code;
 	fl->seconds = job->seconds;
@@ -388,27 +376,25 @@ static int flight_keep(struct cuco_compile_inflight *t, struct flight *fl,
 				old = &t->f[i];
 		flight_drop(t, old);
 	}
-	return CUCO_OK;
 }
 
 int cuco_compile_inflight_note(struct cuco_compile_inflight *t, const struct cuco_compile_job *job)
 {
 	struct flight *fl;
-	int rc = CUCO_OK;
 
 	if (job->code == CUCO_OK || !job->hash[0])
 		return CUCO_OK;
 	pthread_mutex_lock(&t->mu);
 	fl = flight_find(t, job->hash);
-	if (!fl && !(fl = flight_add(t, job->hash)))
-		rc = CUCO_ERR_NOMEM;
-	else if (!fl->running) {
+	if (!fl)
+		fl = flight_add(t, job->hash);
+	if (!fl->running) {
 		free(fl->log);
 		fl->log = NULL;
-		rc = flight_keep(t, fl, job);
+		flight_keep(t, fl, job);
 	}
 	pthread_mutex_unlock(&t->mu);
-	return rc;
+	return CUCO_OK;
 }
 
 /* What a job does now. */
@@ -447,9 +433,8 @@ static enum claim claim(const struct cuco_compile_opts *o, struct cuco_compile_j
 	} else if (!may_start) {
 		r = CLAIM_NOSLOT;
 	} else {
-		/* Out of memory: compile untracked (a racing call then compiles it too). */
-		if ((fl = flight_add(t, job->hash)))
-			fl->running = 1;
+		fl = flight_add(t, job->hash);
+		fl->running = 1;
 		r = CLAIM_MINE;
 	}
 	pthread_mutex_unlock(&t->mu);
@@ -471,7 +456,7 @@ static void unclaim(const struct cuco_compile_opts *o, const struct cuco_compile
 		if (job->code == CUCO_OK || cancelled)
 			flight_drop(t, fl);
 		else
-			flight_keep(t, fl, job); /* out of memory: forgotten, compiled again */
+			flight_keep(t, fl, job);
 	}
 	pthread_cond_broadcast(&t->changed);
 	pthread_mutex_unlock(&t->mu);
@@ -698,13 +683,9 @@ int cuco_compile_many(const struct cuco_compile_opts *o, struct cuco_compile_job
                       struct cuco_err *err)
 {
 	int maxp = o->jobs > 0 ? o->jobs : 1, rc = CUCO_OK;
-	struct running *run = calloc((size_t)maxp, sizeof(*run));
-	enum job_state *state = calloc((size_t)n + 1, sizeof(*state));
+	struct running *run = cuco_xcalloc((size_t)maxp, sizeof(*run));
+	enum job_state *state = cuco_xcalloc((size_t)n + 1, sizeof(*state));
 
-	if (!run || !state) {
-		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-		goto out;
-	}
 	if (cuco_mkdir_p(o->cache_dir)) {
 		rc = cuco_err_set(err, CUCO_ERR_IO, "cannot create cache directory %s: %s",
 		                  o->cache_dir, strerror(errno));

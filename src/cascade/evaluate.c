@@ -13,6 +13,7 @@
 #include "program/directive.h"
 #include "store/store.h"
 #include "util/paths.h"
+#include "util/xalloc.h"
 
 void cuco_eval_program_init(struct cuco_eval_program *p, const char *name, const char *origin,
                             const char *path, const char *source, int verify)
@@ -244,13 +245,9 @@ int cuco_evaluate(struct cuco_eval_request *req, struct cuco_eval_shape *out, st
 		                  req->m->workload);
 		goto out;
 	}
-	jobs = calloc((size_t)req->nprogs + 1, sizeof(*jobs));
-	idx = calloc((size_t)req->nprogs + 1, sizeof(*idx));
-	runp = calloc((size_t)req->nprogs + 1, sizeof(*runp));
-	if (!jobs || !idx || !runp) {
-		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-		goto out;
-	}
+	jobs = cuco_xcalloc((size_t)req->nprogs + 1, sizeof(*jobs));
+	idx = cuco_xcalloc((size_t)req->nprogs + 1, sizeof(*idx));
+	runp = cuco_xcalloc((size_t)req->nprogs + 1, sizeof(*runp));
 	cuco_compile_job_init(&wl_job, "workload", req->m->workload, wl_src.buf);
 	wl_job.trusted = 1;
 	jobs[0] = wl_job;
@@ -263,14 +260,9 @@ int cuco_evaluate(struct cuco_eval_request *req, struct cuco_eval_shape *out, st
 	}
 	{
 		/* Only jobs not already rejected go to nvcc. */
-		struct cuco_compile_job *todo = calloc((size_t)req->nprogs + 1, sizeof(*todo));
-		int *map = calloc((size_t)req->nprogs + 1, sizeof(*map)), nt = 0;
-		if (!todo || !map) {
-			free(todo);
-			free(map);
-			rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-			goto out;
-		}
+		struct cuco_compile_job *todo =
+		    cuco_xcalloc((size_t)req->nprogs + 1, sizeof(*todo));
+		int *map = cuco_xcalloc((size_t)req->nprogs + 1, sizeof(*map)), nt = 0;
 		for (int i = 0; i <= req->nprogs; i++)
 			if (i == 0 || !req->progs[i - 1].precheck_code) {
 				todo[nt] = jobs[i];

@@ -18,6 +18,7 @@
 #include "farm/slurm.h"
 #include "util/paths.h"
 #include "util/proc.h"
+#include "util/xalloc.h"
 
 void cuco_run_opts_default(struct cuco_run_opts *o)
 {
@@ -91,11 +92,6 @@ static const char *str(json_t *o, const char *key)
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-static char *dup_or_null(const char *s)
-{
-	return s ? strdup(s) : NULL;
-}
-
 static void fill_program(struct cuco_program_result *p, json_t *e)
 {
 	const char *name = str(e, "name"), *status = str(e, "status"), *err = str(e, "error");
@@ -129,7 +125,7 @@ static void fill_program(struct cuco_program_result *p, json_t *e)
 	               : 0;
 	if (json_is_array(samples))
 		p->samples_json = json_dumps(samples, JSON_COMPACT);
-	p->error = dup_or_null(err);
+	p->error = cuco_xstrdup(err);
 	snprintf(p->stage, sizeof(p->stage), "%s",
 	         p->code == CUCO_OK           ? "bench"
 	         : p->code == CUCO_ERR_VERIFY ? "verify"
@@ -165,10 +161,10 @@ int cuco_run_result_parse(const char *text, struct cuco_run_result *res, struct 
 	gpu = str(root, "cuda_device_max_connections");
 	snprintf(res->max_connections, sizeof(res->max_connections), "%s", gpu ? gpu : "");
 	free(res->raw_json);
-	res->raw_json = strdup(text);
+	res->raw_json = cuco_xstrdup(text);
 	if (res->code != CUCO_OK) {
 		free(res->error);
-		res->error = dup_or_null(str(root, "error"));
+		res->error = cuco_xstrdup(str(root, "error"));
 	}
 	progs = json_object_get(root, "programs");
 	if (json_is_array(progs)) {
@@ -196,7 +192,7 @@ int cuco_run_result_parse(const char *text, struct cuco_run_result *res, struct 
 		snprintf(p->stage, sizeof(p->stage), "%s",
 		         stage && (!strcmp(stage, "verify") || !strcmp(stage, "bench")) ? stage
 		                                                                        : "run");
-		p->error = dup_or_null(str(root, "error"));
+		p->error = cuco_xstrdup(str(root, "error"));
 	}
 out:
 	json_decref(root);
@@ -321,7 +317,7 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 #define OWN(...)                                         \
 	do {                                             \
 		snprintf(buf, sizeof(buf), __VA_ARGS__); \
-		owned[nowned] = strdup(buf);             \
+		owned[nowned] = cuco_xstrdup(buf);       \
 		push(argv, &argc, owned[nowned++]);      \
 	} while (0)
 	if (farm) {
@@ -404,7 +400,7 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 #undef OWN
 	env[nenv++] = "NCCL_NVLS_ENABLE=0";
 	if (cuco_nccl_ld_path(buf, sizeof(buf))) {
-		owned[nowned] = strdup(buf);
+		owned[nowned] = cuco_xstrdup(buf);
 		env[nenv++] = owned[nowned++];
 	}
 	env[nenv] = NULL;

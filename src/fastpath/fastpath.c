@@ -11,6 +11,7 @@
  */
 #include "fastpath/fastpath.h"
 #include "fastpath/lex.h"
+#include "util/array.h"
 #include "util/xalloc.h"
 
 #include <ctype.h>
@@ -24,11 +25,7 @@
 static void edit_add(struct fp *fp, size_t off, size_t len, const char *text)
 {
 	struct edits *e = &fp->edits;
-	if (e->n == e->alloc) {
-		e->alloc = e->alloc ? 2 * e->alloc : 64;
-		e->v = cuco_xrealloc(e->v, (size_t)e->alloc * sizeof(*e->v));
-	}
-	e->v[e->n++] = (struct edit){off, len, cuco_xstrdup(text)};
+	*CUCO_ARRAY_PUSH(e->v, e->n, e->alloc) = (struct edit){off, len, cuco_xstrdup(text)};
 }
 
 static int edit_cmp(const void *a, const void *b)
@@ -86,11 +83,7 @@ const char *cuco_fastpath_kind_name(int kind)
 static void report_add(struct cuco_fastpath_report *r, int kind, const struct tok *t,
                        const char *call, const char *replacement)
 {
-	if (r->nsites == r->alloc) {
-		r->alloc = r->alloc ? 2 * r->alloc : 16;
-		r->sites = cuco_xrealloc(r->sites, (size_t)r->alloc * sizeof(*r->sites));
-	}
-	struct cuco_fastpath_site *s = &r->sites[r->nsites++];
+	struct cuco_fastpath_site *s = CUCO_ARRAY_PUSH(r->sites, r->nsites, r->alloc);
 	memset(s, 0, sizeof(*s));
 	s->kind = kind;
 	s->line = t->line;

@@ -53,7 +53,7 @@ struct cuco_fastpath_site {
  */
 struct cuco_fastpath_report {
 	int nsites;
-	int alloc;
+	size_t alloc;
 	struct cuco_fastpath_site *sites; /* in source order */
 	int ncollectives;                 /* kernels generated: collectives + send/recv groups */
 	int ngroups;                      /* ncclGroupStart/End pairs */

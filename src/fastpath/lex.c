@@ -8,17 +8,13 @@
 #include <string.h>
 
 #include "fastpath/lex.h"
-#include "util/xalloc.h"
+#include "util/array.h"
 
 /* ---- tokens ---- */
 
 static void toks_push(struct toks *t, int type, int pp, size_t start, size_t end, int line, int col)
 {
-	if (t->n == t->alloc) {
-		t->alloc = t->alloc ? 2 * t->alloc : 1024;
-		t->v = cuco_xrealloc(t->v, (size_t)t->alloc * sizeof(*t->v));
-	}
-	t->v[t->n++] = (struct tok){type, pp, start, end, line, col};
+	*CUCO_ARRAY_PUSH(t->v, t->n, t->alloc) = (struct tok){type, pp, start, end, line, col};
 }
 
 static int is_ident_start(int c)

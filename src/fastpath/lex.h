@@ -27,7 +27,8 @@ struct tok {
 
 struct toks {
 	struct tok *v;
-	int n, alloc;
+	int n;
+	size_t alloc;
 	size_t first_code; /* offset of the line start of the first token outside a directive */
 };
 
@@ -39,7 +40,8 @@ struct edit {
 
 struct edits {
 	struct edit *v;
-	int n, alloc;
+	int n;
+	size_t alloc;
 };
 
 /* A call `name(args)`: token indices of the name, '(' and ')'. */

@@ -1,6 +1,6 @@
 /* reply_edit.c - a diff reply: its SEARCH/REPLACE blocks, each applied inside the EVOLVE-BLOCKs. */
 #include "llm/reply_internal.h"
-#include "util/xalloc.h"
+#include "util/array.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -19,6 +19,7 @@ static int parse_edits(const struct lines *L, struct edit **edits, int *nedits,
 {
 	enum { IDLE, SEARCH, REPLACE } st = IDLE;
 	struct edit *v = NULL, *cur = NULL;
+	size_t alloc = 0;
 	int n = 0, i;
 
 	for (i = 0; i < L->n; i++) {
@@ -35,8 +36,7 @@ static int parse_edits(const struct lines *L, struct edit **edits, int *nedits,
 				    st == SEARCH ? "=======" : ">>>>>>> REPLACE");
 				goto fail;
 			}
-			v = cuco_xrealloc(v, (size_t)(n + 1) * sizeof(*v));
-			cur = &v[n++];
+			cur = CUCO_ARRAY_PUSH(v, n, alloc);
 			cur->reply_line = i + 1;
 			cur->search.v = (struct line *)&L->v[i + 1];
 			cur->search.n = 0;

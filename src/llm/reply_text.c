@@ -1,6 +1,6 @@
 /* reply_text.c - the lines of a model's reply: line ends, markers, fences, directive lines. */
 #include "llm/reply_internal.h"
-#include "util/xalloc.h"
+#include "util/array.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -13,19 +13,16 @@
 void cuco_reply_split_lines(const char *s, struct lines *L)
 {
 	const char *p = s, *nl;
-	int cap = 0;
+	struct line *l;
+	size_t alloc = 0;
 
 	L->v = NULL;
 	L->n = 0;
 	while (*p) {
 		nl = strchr(p, '\n');
-		if (L->n == cap) {
-			cap = cap ? 2 * cap : 64;
-			L->v = cuco_xrealloc(L->v, (size_t)cap * sizeof(*L->v));
-		}
-		L->v[L->n].p = p;
-		L->v[L->n].n = nl ? (size_t)(nl - p) : strlen(p);
-		L->n++;
+		l = CUCO_ARRAY_PUSH(L->v, L->n, alloc);
+		l->p = p;
+		l->n = nl ? (size_t)(nl - p) : strlen(p);
 		if (!nl)
 			break;
 		p = nl + 1;
@@ -214,6 +211,7 @@ int cuco_reply_collect_fences(const struct lines *L, struct fence **out, int *no
 	const char *lang;
 	size_t lang_len, len;
 	struct fence *v = NULL;
+	size_t alloc = 0;
 	int n = 0, i, j, k, only_directive;
 
 	for (i = 0; i < L->n; i++) {
@@ -236,14 +234,14 @@ int cuco_reply_collect_fences(const struct lines *L, struct fence **out, int *no
 			    !cuco_reply_directive_json_on(&L->v[k], &len))
 				only_directive = 0;
 		if (!cuco_reply_is_json_lang(lang, lang_len) && !only_directive) {
-			v = cuco_xrealloc(v, (size_t)(n + 1) * sizeof(*v));
-			v[n].open = i;
-			v[n].body.v = (struct line *)&L->v[i + 1];
-			v[n].body.n = j - i - 1;
-			v[n].nmarkers = 0;
+			struct fence *f = CUCO_ARRAY_PUSH(v, n, alloc);
+
+			f->open = i;
+			f->body.v = (struct line *)&L->v[i + 1];
+			f->body.n = j - i - 1;
+			f->nmarkers = 0;
 			for (k = i + 1; k < j; k++)
-				v[n].nmarkers += cuco_reply_is_evolve_marker(&L->v[k]);
-			n++;
+				f->nmarkers += cuco_reply_is_evolve_marker(&L->v[k]);
 		}
 		i = j;
 	}

@@ -1,5 +1,6 @@
 /* blocks.c - find EVOLVE-BLOCKs, replace their contents, check an edit kept the rest. */
 #include "program/blocks.h"
+#include "util/xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,11 +182,7 @@ static int outside_lines(const char *src, const struct cuco_block *blocks, int n
 
 	for (p = src; *p; p++)
 		cap += *p == '\n';
-	v = calloc((size_t)cap + 1, sizeof(*v));
-	if (!v) {
-		fputs("cuco: out of memory\n", stderr);
-		abort();
-	}
+	v = cuco_xcalloc((size_t)cap + 1, sizeof(*v));
 	for (p = src; *p; ln++) {
 		const char *eol = strchr(p, '\n');
 		size_t len;

@@ -1,5 +1,6 @@
 /* realize.c - narrow the design space to a template; realize a directive through it. */
 #include "program/realize.h"
+#include "util/array.h"
 #include "util/xalloc.h"
 
 #include <ctype.h>
@@ -221,6 +222,7 @@ static int inert_parse(const struct cuco_design_space *ds, const json_t *root, c
 {
 	const char *pl, *field;
 	const json_t *genes, *x;
+	size_t alloc = 0;
 	int rc = CUCO_OK;
 
 	*out = NULL;
@@ -360,8 +362,7 @@ static int inert_parse(const struct cuco_design_space *ds, const json_t *root, c
 					goto out;
 				}
 			}
-			*out = cuco_xrealloc(*out, (size_t)(*n + 1) * sizeof(**out));
-			(*out)[(*n)++] = in;
+			*CUCO_ARRAY_PUSH(*out, *n, alloc) = in;
 		}
 	}
 out:

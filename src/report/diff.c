@@ -11,6 +11,8 @@
 
 #include "report/internal.h"
 #include "report/report.h"
+#include "util/array.h"
+#include "util/xalloc.h"
 
 /* ---- text helpers ---- */
 
@@ -69,47 +71,32 @@ void cuco_report_fmt_x(char *buf, size_t n, double base, double us)
 
 /* ---- line diff: LCS over lines after trimming the common ends ---- */
 
+/* The lines of a text: v[i].p[0..len) without the newline. */
 struct lines {
-	const char **p;
-	int *len;
+	struct {
+		const char *p;
+		int len;
+	} * v;
 	int n;
+	size_t alloc;
 };
 
-static int split_lines(const char *s, struct lines *l)
+static void split_lines(const char *s, struct lines *l)
 {
-	int n = 0, cap = 16;
-
-	l->p = malloc((size_t)cap * sizeof(*l->p));
-	l->len = malloc((size_t)cap * sizeof(*l->len));
-	if (!l->p || !l->len)
-		return -1;
 	for (const char *c = s ? s : ""; *c;) {
 		const char *nl = strchr(c, '\n');
 		int len = nl ? (int)(nl - c) : (int)strlen(c);
-		if (n == cap) {
-			const char **np;
-			int *nlen;
-			cap *= 2;
-			np = realloc(l->p, (size_t)cap * sizeof(*np));
-			if (!np)
-				return -1;
-			l->p = np;
-			nlen = realloc(l->len, (size_t)cap * sizeof(*nlen));
-			if (!nlen)
-				return -1;
-			l->len = nlen;
-		}
-		l->p[n] = c;
-		l->len[n++] = len;
+
+		CUCO_ARRAY_GROW(l->v, (size_t)l->n + 1, l->alloc);
+		l->v[l->n].p = c;
+		l->v[l->n++].len = len;
 		c += len + (nl ? 1 : 0);
 	}
-	l->n = n;
-	return 0;
 }
 
 static int line_eq(const struct lines *a, int i, const struct lines *b, int j)
 {
-	return a->len[i] == b->len[j] && !memcmp(a->p[i], b->p[j], (size_t)a->len[i]);
+	return a->v[i].len == b->v[j].len && !memcmp(a->v[i].p, b->v[j].p, (size_t)a->v[i].len);
 }
 
 /* Edit script entry: ' ', '-' (line of a), '+' (line of b). */
@@ -157,7 +144,7 @@ static void emit_hunks(const struct lines *a, const struct lines *b, const struc
 			const struct lines *l = ops[k].kind == '+' ? b : a;
 			int idx = ops[k].kind == '+' ? ops[k].bi : ops[k].ai;
 			cuco_strbuf_addch(out, ops[k].kind);
-			cuco_strbuf_add(out, l->p[idx], (size_t)l->len[idx]);
+			cuco_strbuf_add(out, l->v[idx].p, (size_t)l->v[idx].len);
 			cuco_strbuf_addch(out, '\n');
 		}
 		i = end + 1;
@@ -170,21 +157,19 @@ void cuco_report_diff(const char *as, const char *bs, struct cuco_strbuf *out)
 	struct op *ops = NULL;
 	int *dp = NULL, pre = 0, suf = 0, n, m, nops = 0;
 
-	if (split_lines(as, &a) || split_lines(bs, &b))
-		goto out;
+	split_lines(as, &a);
+	split_lines(bs, &b);
 	while (pre < a.n && pre < b.n && line_eq(&a, pre, &b, pre))
 		pre++;
 	while (suf < a.n - pre && suf < b.n - pre && line_eq(&a, a.n - 1 - suf, &b, b.n - 1 - suf))
 		suf++;
 	n = a.n - pre - suf;
 	m = b.n - pre - suf;
-	ops = malloc((size_t)(a.n + b.n + 1) * sizeof(*ops));
-	if (!ops)
-		goto out;
+	ops = cuco_xcalloc((size_t)(a.n + b.n + 1), sizeof(*ops));
 	for (int i = 0; i < pre; i++)
 		ops[nops++] = (struct op){' ', i, i};
 	if ((double)(n + 1) * (m + 1) <= 16e6)
-		dp = calloc((size_t)(n + 1) * (size_t)(m + 1), sizeof(*dp));
+		dp = cuco_xcalloc((size_t)(n + 1) * (size_t)(m + 1), sizeof(*dp));
 	if (dp) {
 		/* dp[i][j]: LCS length of a[pre+i..] and b[pre+j..]. */
 		for (int i = n - 1; i >= 0; i--)
@@ -215,13 +200,10 @@ void cuco_report_diff(const char *as, const char *bs, struct cuco_strbuf *out)
 	for (int i = 0; i < suf; i++)
 		ops[nops++] = (struct op){' ', pre + n + i, pre + m + i};
 	emit_hunks(&a, &b, ops, nops, out);
-out:
 	free(dp);
 	free(ops);
-	free(a.p);
-	free(a.len);
-	free(b.p);
-	free(b.len);
+	free(a.v);
+	free(b.v);
 }
 
 /* ---- directive diff: flattened keys ("placement", "knobs.chunks") ---- */
@@ -255,13 +237,13 @@ static int flatten(const char *json, struct kv *out, int max)
 					break;
 				snprintf(out[n].key, sizeof(out[n].key), "%s.%s", k, k2);
 				out[n++].val = json_is_string(w)
-				                   ? strdup(json_string_value(w))
+				                   ? cuco_xstrdup(json_string_value(w))
 				                   : json_dumps(w, JSON_ENCODE_ANY | JSON_COMPACT);
 			}
 		} else if (n < max) {
 			snprintf(out[n].key, sizeof(out[n].key), "%s", k);
 			out[n++].val = json_is_string(v)
-			                   ? strdup(json_string_value(v))
+			                   ? cuco_xstrdup(json_string_value(v))
 			                   : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
 		}
 	}
@@ -283,8 +265,8 @@ int cuco_report_directive_changes(const char *a, const char *b, struct cuco_repo
 		const char *old = c <= 0 ? ka[i].val : NULL, *after = c >= 0 ? kb[j].val : NULL;
 		if ((c || strcmp(old ? old : "", after ? after : "")) && (a || c <= 0) && n < max) {
 			snprintf(out[n].key, sizeof(out[n].key), "%s", key);
-			out[n].before = old ? strdup(old) : NULL;
-			out[n].after = after ? strdup(after) : NULL;
+			out[n].before = cuco_xstrdup(old);
+			out[n].after = cuco_xstrdup(after);
 			n++;
 		}
 		i += c <= 0;
@@ -324,11 +306,11 @@ void cuco_report_diff_lines(struct cuco_strbuf *h, const char *diff)
 	for (const char *l = diff; *l;) {
 		const char *nl = strchr(l, '\n');
 		size_t len = nl ? (size_t)(nl - l) : strlen(l);
-		char *line = strndup(l, len);
+		char *line = cuco_xstrndup(l, len);
 		const char *cls = *l == '+' ? "add" : *l == '-' ? "del" : *l == '@' ? "hunk" : NULL;
 		if (cls)
 			cuco_strbuf_addf(h, "<span class=\"%s\">", cls);
-		cuco_report_escape(h, line ? line : "");
+		cuco_report_escape(h, line);
 		cuco_strbuf_adds(h, cls ? "</span>" : "\n");
 		free(line);
 		l += len + (nl ? 1 : 0);

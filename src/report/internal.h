@@ -45,9 +45,11 @@ struct report {
 	struct cuco_store *store;
 	struct cuco_run_rec run;
 	struct prog *progs;
-	int nprogs, aprogs;
+	int nprogs;
+	size_t aprogs;
 	struct ev *evs;
-	int nevs, aevs;
+	int nevs;
+	size_t aevs;
 	int64_t bench_run;
 	const char *timing; /* "sustained" or "burst": the run's, and its bench run's */
 	struct ref refs[16];

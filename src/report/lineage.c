@@ -12,6 +12,7 @@
 #include "program/directive.h"
 #include "report/internal.h"
 #include "report/report.h"
+#include "util/xalloc.h"
 
 void cuco_report_lineage(struct report *r, const struct prog *best, struct cuco_strbuf *h,
                          struct cuco_strbuf *md)
@@ -296,16 +297,14 @@ static char *block_map(const char *code, int *n)
 
 	for (const char *c = code; *c; c++)
 		lines += *c == '\n';
-	m = calloc((size_t)lines + 2, 1);
-	if (!m)
-		return NULL;
+	m = cuco_xcalloc((size_t)lines + 2, 1);
 	for (const char *l = code; *l; k++) {
 		size_t len = strcspn(l, "\n");
-		char *line = strndup(l, len);
-		if (line && strstr(line, "EVOLVE-BLOCK-END"))
+		char *line = cuco_xstrndup(l, len);
+		if (strstr(line, "EVOLVE-BLOCK-END"))
 			in = 0;
 		m[k] = (char)in;
-		if (line && strstr(line, "EVOLVE-BLOCK-START"))
+		if (strstr(line, "EVOLVE-BLOCK-START"))
 			in = 1;
 		free(line);
 		l += len + (l[len] == '\n');

@@ -19,14 +19,11 @@
 #include "search/recheck.h"
 #include "search/summary.h"
 #include "store/store.h"
+#include "util/array.h"
 #include "util/paths.h"
+#include "util/xalloc.h"
 
 #include "report/internal.h"
-
-static char *xdup(const char *s)
-{
-	return s ? strdup(s) : NULL;
-}
 
 struct prog *cuco_report_find_prog(struct report *r, int64_t id)
 {
@@ -49,23 +46,16 @@ static int add_prog(const struct cuco_program_rec *p, void *arg, struct cuco_err
 	struct report *r = arg;
 	struct prog *q;
 
-	if (r->nprogs == r->aprogs) {
-		int n = r->aprogs ? 2 * r->aprogs : 64;
-		struct prog *np = realloc(r->progs, (size_t)n * sizeof(*np));
-		if (!np)
-			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-		r->progs = np;
-		r->aprogs = n;
-	}
-	q = &r->progs[r->nprogs++];
+	(void)err;
+	q = CUCO_ARRAY_PUSH(r->progs, r->nprogs, r->aprogs);
 	memset(q, 0, sizeof(*q));
 	q->id = p->id;
-	q->name = xdup(p->name);
-	q->origin = xdup(p->origin);
-	q->op = xdup(p->operator_);
-	q->flags = xdup(p->flags);
-	q->directive = xdup(p->directive);
-	q->code = xdup(p->code);
+	q->name = cuco_xstrdup(p->name);
+	q->origin = cuco_xstrdup(p->origin);
+	q->op = cuco_xstrdup(p->operator_);
+	q->flags = cuco_xstrdup(p->flags);
+	q->directive = cuco_xstrdup(p->directive);
+	q->code = cuco_xstrdup(p->code);
 	q->island = p->island;
 	q->generation = p->generation;
 	q->fitness = q->lat_us = NAN;
@@ -105,15 +95,8 @@ static int add_ev(const struct cuco_eval_rec *e, void *arg, struct cuco_err *err
 	struct ev *v;
 	struct prog *p;
 
-	if (r->nevs == r->aevs) {
-		int n = r->aevs ? 2 * r->aevs : 64;
-		struct ev *nv = realloc(r->evs, (size_t)n * sizeof(*nv));
-		if (!nv)
-			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-		r->evs = nv;
-		r->aevs = n;
-	}
-	v = &r->evs[r->nevs++];
+	(void)err;
+	v = CUCO_ARRAY_PUSH(r->evs, r->nevs, r->aevs);
 	if (!r->gpu[0] && e->gpu && e->gpu[0])
 		snprintf(r->gpu, sizeof(r->gpu), "%s", e->gpu);
 	v->program_id = e->program_id;
@@ -130,8 +113,7 @@ static int add_ev(const struct cuco_eval_rec *e, void *arg, struct cuco_err *err
 		p->fitness = e->fitness;
 		p->lat_us = v->lat_us;
 		free(p->result_json);
-		if (e->result_json && !(p->result_json = strdup(e->result_json)))
-			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		p->result_json = cuco_xstrdup(e->result_json);
 	}
 	return 0;
 }
@@ -238,9 +220,7 @@ static int load(struct report *r, int64_t run_id, struct cuco_err *err)
 	    (rc = cuco_store_eval_each_run(r->store, run_id, add_ev, r, err)))
 		return rc;
 	/* The host baseline the search measured beside each candidate: fitness = base / median. */
-	bases = calloc((size_t)r->nevs + 1, sizeof(*bases));
-	if (!bases)
-		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+	bases = cuco_xcalloc((size_t)r->nevs + 1, sizeof(*bases));
 	for (int i = 0; i < r->nevs; i++)
 		if (r->evs[i].ok && isfinite(r->evs[i].fitness) && r->evs[i].fitness > 0 &&
 		    isfinite(r->evs[i].base_us))

@@ -21,7 +21,7 @@ struct cuco_store;
 /*
  * Build the report of evolve run run_id into html and md (appended; both
  * caller-owned). Errors: CUCO_ERR_NOT_FOUND (no such run), CUCO_ERR_INVALID
- * (the run is not of kind 'evolve'), CUCO_ERR_STORE, CUCO_ERR_NOMEM.
+ * (the run is not of kind 'evolve'), CUCO_ERR_STORE.
  */
 int cuco_report_build(struct cuco_store *store, int64_t run_id, struct cuco_strbuf *html,
                       struct cuco_strbuf *md, struct cuco_err *err);

@@ -10,6 +10,7 @@
 
 #include "report/internal.h"
 #include "report/report.h"
+#include "util/xalloc.h"
 
 /* ---- SVG ---- */
 
@@ -279,10 +280,10 @@ static int dbl_cmp(const void *x, const void *y)
 /* The median latency of the run's correct evaluations; infinity when none. */
 static double median_ok(const struct report *r)
 {
-	double *v = malloc(((size_t)r->nevs + 1) * sizeof(*v)), m = INFINITY;
+	double *v = cuco_xcalloc((size_t)r->nevs + 1, sizeof(*v)), m = INFINITY;
 	int n = 0;
 
-	for (int i = 0; v && i < r->nevs; i++)
+	for (int i = 0; i < r->nevs; i++)
 		if (r->evs[i].ok)
 			v[n++] = r->evs[i].lat_us;
 	if (n) {

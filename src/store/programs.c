@@ -1,7 +1,7 @@
 /* programs.c - the store's programs and their lineage (program_parents). */
 #include "internal.h"
+#include "util/array.h"
 #include "util/hash.h"
-#include "util/xalloc.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -61,7 +61,7 @@ void cuco_program_rec_release(struct cuco_program_rec *rec)
 /* Read the parents of program r->id into r, in the order they were added. */
 static int read_parents(struct cuco_store *s, struct cuco_program_rec *r, struct cuco_err *err)
 {
-	struct cuco_parent *parents = NULL;
+	struct cuco_parent *parents = NULL, *p;
 	size_t n = 0, alloc = 0;
 	sqlite3_stmt *st = NULL;
 	int rc, ret;
@@ -81,21 +81,9 @@ static int read_parents(struct cuco_store *s, struct cuco_program_rec *r, struct
 			ret = cuco_store_sql_fail(s, err, rc, "reading program parents");
 			goto out;
 		}
-		if (n == alloc) {
-			struct cuco_parent *p;
-
-			alloc = alloc ? 2 * alloc : 4;
-			p = realloc(parents, alloc * sizeof(*p));
-			if (!p) {
-				ret = cuco_err_set(err, CUCO_ERR_NOMEM,
-				                   "out of memory reading program parents");
-				goto out;
-			}
-			parents = p;
-		}
-		parents[n].id = cuco_store_col_id(st, 0);
-		parents[n].kind = cuco_store_col_str(st, 1);
-		n++;
+		p = CUCO_ARRAY_PUSH(parents, n, alloc);
+		p->id = cuco_store_col_id(st, 0);
+		p->kind = cuco_store_col_str(st, 1);
 	}
 out:
 	/* Hand over what was read even on error, so release frees it. */

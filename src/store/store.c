@@ -60,9 +60,7 @@ int cuco_store_open(const char *path, struct cuco_store **out, struct cuco_err *
 	*out = NULL;
 	if (!path || !*path)
 		return cuco_err_set(err, CUCO_ERR_INVALID, "no store path given");
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory opening store %s", path);
+	s = cuco_xcalloc(1, sizeof(*s));
 	s->path = cuco_xstrdup(path);
 	rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
 	if (rc != SQLITE_OK) {

@@ -1,6 +1,7 @@
 /* proc.c - child processes with time limits. */
 #define _GNU_SOURCE /* pipe2, sched_setaffinity, SCHED_IDLE */
 #include "proc.h"
+#include "xalloc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -226,8 +227,7 @@ static char **child_env(char *const add[])
 		n++;
 	while (add && add[nadd])
 		nadd++;
-	if (!(out = calloc(n + nadd + 1, sizeof(*out))))
-		return NULL;
+	out = cuco_xcalloc(n + nadd + 1, sizeof(*out));
 	for (size_t i = 0; i < n; i++) {
 		const char *eq = strchr(environ[i], '=');
 		int overridden = 0;
@@ -259,10 +259,6 @@ pid_t cuco_proc_start_sched(char *const argv[], char *const env[], const struct 
 	char **envp = child_env(env);
 	struct ns_maps maps;
 
-	if (!envp) {
-		errno = ENOMEM;
-		return -1;
-	}
 	ns_maps_init(&maps);
 	cuco_proc_fork_lock();
 	if ((out_fd && pipe2(po, O_CLOEXEC)) || (err_fd && pipe2(pe, O_CLOEXEC)) ||
@@ -360,8 +356,8 @@ static void capture_add(struct capture *c, const char *buf, size_t k)
 	}
 	if (!k)
 		return;
-	if (!c->ring && !(c->ring = malloc(CUCO_PROC_KEEP_TAIL)))
-		return;
+	if (!c->ring)
+		c->ring = cuco_xcalloc(1, CUCO_PROC_KEEP_TAIL);
 	c->spilled += k;
 	for (size_t i = 0; i < k; i++) {
 		c->ring[c->ring_at] = buf[i];

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static char *secrets[CUCO_SECRET_MAX];
@@ -20,8 +21,8 @@ void cuco_secret_add(const char *s)
 	for (int i = 0; i < nsecrets; i++)
 		if (!strcmp(secrets[i], s))
 			goto out;
-	if (nsecrets < CUCO_SECRET_MAX && (secrets[nsecrets] = strdup(s)))
-		nsecrets++;
+	if (nsecrets < CUCO_SECRET_MAX)
+		secrets[nsecrets++] = cuco_xstrdup(s);
 out:
 	pthread_mutex_unlock(&mu);
 }

@@ -28,3 +28,8 @@ char *cuco_xstrdup(const char *s)
 {
 	return s ? check(strdup(s)) : NULL;
 }
+
+char *cuco_xstrndup(const char *s, size_t n)
+{
+	return check(strndup(s, n));
+}

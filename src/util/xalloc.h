@@ -1,4 +1,4 @@
-/* xalloc.h - allocation that cannot fail: out of memory aborts, as in strbuf. */
+/* xalloc.h - allocation that cannot fail: out of memory aborts (docs/architecture.md, memory). */
 #ifndef CUCO_XALLOC_H
 #define CUCO_XALLOC_H
 
@@ -10,5 +10,7 @@ void *cuco_xcalloc(size_t n, size_t size);
 void *cuco_xrealloc(void *p, size_t size);
 /* strdup(s); NULL for NULL. Caller frees. */
 char *cuco_xstrdup(const char *s);
+/* strndup(s, n): at most n bytes of s, NUL-terminated; never NULL. Caller frees. */
+char *cuco_xstrndup(const char *s, size_t n);
 
 #endif
