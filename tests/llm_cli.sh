@@ -77,11 +77,11 @@ if command -v sqlite3 >/dev/null 2>&1; then
 	"$CUCO" evolve --resume 1 >/dev/null 2>&1 # makes the store; it has no run 1
 	llm='"llm":{"base_url":"http://127.0.0.1:9","models":["model-a","model-b"],'
 	llm+='"key_env":"CUCO_TEST_NO_KEY","budget_tokens":3000,"timeout_ms":300000}'
-	for cfg in "{\"seed\":1,\"operator\":\"llm\",\"llm_share\":1,$llm}" \
-		'{"seed":1,"operator":"builtin","llm_share":0}' \
-		"{\"seed\":1,\"operator\":\"mixed\",\"llm_share\":0.5,$llm}" \
-		'{"seed":1,"operator":"llm","llm_share":1,"llm":{"models":[]}}' \
-		'{"seed":1}'; do
+	for cfg in "{\"search_seed\":1,\"operator\":\"llm\",\"llm_share\":1,$llm}" \
+		'{"search_seed":1,"operator":"builtin","llm_share":0}' \
+		"{\"search_seed\":1,\"operator\":\"mixed\",\"llm_share\":0.5,$llm}" \
+		'{"search_seed":1,"operator":"llm","llm_share":1,"llm":{"models":[]}}' \
+		'{"search_seed":1}'; do
 		sqlite3 "$CUCO_STORE" "INSERT INTO runs(created_at, kind, workload, shape, config) \
 			VALUES ('2026-01-01T00:00:00.000Z', 'evolve', 'gemm_allgather', '2048', '$cfg')"
 	done

@@ -749,7 +749,7 @@ int cuco_llm_result_store(struct cuco_store *store, const struct cuco_llm_result
 	rec.http_status = res->http_status;
 	rec.finish_reason = res->finish_reason;
 	rec.attempts = res->attempts;
-	rec.seed = res->seed;
+	rec.sampling_seed = res->seed;
 	rec.purpose = res->purpose;
 	return cuco_store_llm_call_add(store, &rec, id ? id : &dummy, err);
 }

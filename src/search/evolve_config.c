@@ -160,7 +160,7 @@ char *cuco_evolve_config_json(const struct cuco_evolve_config *c, const char *ll
 		json_decref(llm);
 		return NULL;
 	}
-	json_object_set_new(o, "seed", json_integer((json_int_t)c->seed));
+	json_object_set_new(o, "search_seed", json_integer((json_int_t)c->seed));
 	json_object_set_new(o, "islands", json_integer(c->islands));
 	json_object_set_new(o, "generations", json_integer(c->generations));
 	json_object_set_new(o, "children_per_island", json_integer(c->children_per_island));
@@ -247,7 +247,7 @@ int cuco_evolve_config_from_json(const char *json, struct cuco_evolve_config *c,
 		return cuco_err_set(err, CUCO_ERR_PARSE, "evolve config: not a JSON object: %s",
 		                    je.text);
 	}
-	x = json_object_get(o, "seed");
+	x = json_object_get(o, "search_seed");
 	if (json_is_integer(x))
 		c->seed = (uint64_t)json_integer_value(x);
 	get_int(o, "islands", &c->islands);

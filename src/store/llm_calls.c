@@ -22,7 +22,7 @@ static const struct cuco_rec_col llm_call_cols[] = {
     {"http_status", COL_OPT_INT, offsetof(struct cuco_llm_call_rec, http_status), NULL},
     {"finish_reason", COL_TEXT, offsetof(struct cuco_llm_call_rec, finish_reason), NULL},
     {"attempts", COL_OPT_INT, offsetof(struct cuco_llm_call_rec, attempts), NULL},
-    {"seed", COL_OPT_INT, offsetof(struct cuco_llm_call_rec, seed), NULL},
+    {"sampling_seed", COL_OPT_INT, offsetof(struct cuco_llm_call_rec, sampling_seed), NULL},
     {"purpose", COL_TEXT, offsetof(struct cuco_llm_call_rec, purpose), NULL},
     {NULL},
 };
@@ -36,7 +36,7 @@ void cuco_llm_call_rec_init(struct cuco_llm_call_rec *rec)
 	rec->cost = NAN;
 	rec->http_status = CUCO_STORE_NO_INT;
 	rec->attempts = CUCO_STORE_NO_INT;
-	rec->seed = CUCO_STORE_NO_INT;
+	rec->sampling_seed = CUCO_STORE_NO_INT;
 }
 
 void cuco_llm_call_rec_release(struct cuco_llm_call_rec *rec)

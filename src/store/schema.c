@@ -123,6 +123,12 @@ static const char *const migrations[] = {
     "ALTER TABLE evaluations ADD COLUMN diagnosis TEXT;\n",
     /* 4 -> 5: why a failed run failed */
     "ALTER TABLE runs ADD COLUMN error TEXT;\n",
+    /* 5 -> 6: the seeds named in full: an LLM call's sampling seed, an evolve run's
+       search seed in its config (a recheck run's "seed" is an input seed: kept) */
+    "ALTER TABLE llm_calls RENAME COLUMN seed TO sampling_seed;\n"
+    "UPDATE runs SET config = json_set(json_remove(config, '$.seed'), '$.search_seed', "
+    "json_extract(config, '$.seed')) WHERE kind = 'evolve' AND CASE WHEN json_valid(config) "
+    "THEN json_type(config, '$.seed') IS NOT NULL ELSE 0 END;\n",
 };
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == CUCO_STORE_SCHEMA_VERSION - 1,
                "one migration per schema version after 1");

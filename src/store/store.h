@@ -12,7 +12,7 @@
  * with every schema change and add a migration from the previous version; a
  * file with a newer version is refused (CUCO_ERR_SCHEMA), never rewritten.
  */
-#define CUCO_STORE_SCHEMA_VERSION 5
+#define CUCO_STORE_SCHEMA_VERSION 6
 
 /* `PRAGMA application_id` of a cuco store: "cuco" in ASCII. */
 #define CUCO_STORE_APPLICATION_ID 0x6375636f
@@ -45,7 +45,8 @@ struct cuco_run_rec {
 	const char *kind;         /* 'bench' | 'fastpath' | 'eval' | 'evolve' | ...; required */
 	const char *workload;     /* workload name */
 	const char *shape;        /* shape name */
-	const char *config;       /* JSON text (checked to be valid JSON) */
+	const char *config;       /* JSON text (checked to be valid JSON); an evolve run's
+	                             settings, its search seed as "search_seed" */
 	const char *status;       /* 'running' | 'done' | 'failed' | 'interrupted' */
 	const char *finished_at;  /* ISO 8601 UTC, set by cuco_store_run_finish() */
 	const char *cuco_version; /* version of the cuco that ran it */
@@ -129,7 +130,8 @@ struct cuco_llm_call_rec {
 	int64_t http_status;       /* of the last attempt; 0: no response */
 	const char *finish_reason; /* choices[0].finish_reason; NULL when none came back */
 	int64_t attempts;          /* requests sent (0: refused before sending) */
-	int64_t seed;              /* the sampling seed sent with the request */
+	int64_t sampling_seed;     /* the sampling seed sent with the request (the column
+	                              was `seed` before schema 6) */
 	/* since schema 4; NULL in rows stored before */
 	const char *purpose; /* what the call was for: 'mutation' | 'summary' | 'diagnosis' |
 	                        'fastpath' */

@@ -224,7 +224,7 @@ static void test_resume_old_config(void **state)
 	rec.id = 2;
 	rec.workload = "gemm_allgather";
 	rec.shape = "4096";
-	rec.config = "{\"seed\":5,\"islands\":2}";
+	rec.config = "{\"search_seed\":5,\"islands\":2}";
 	cuco_evolve_flags_init(&f);
 	f.operator_ = "llm"; /* not checked: the caller decides as for a fresh run */
 	f.timing = "sustained";

@@ -202,8 +202,9 @@ static void test_operator(void **state)
 	                 0);
 	assert_true(calls - 1 >= 3); /* three in a row used to end the run */
 	/* a sampling seed per call, all different */
-	assert_int_equal(q_int(db, "SELECT count(DISTINCT seed) FROM llm_calls"), calls);
-	assert_int_equal(q_int(db, "SELECT count(*) FROM llm_calls WHERE seed IS NULL"), 0);
+	assert_int_equal(q_int(db, "SELECT count(DISTINCT sampling_seed) FROM llm_calls"), calls);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM llm_calls WHERE sampling_seed IS NULL"),
+	                 0);
 	s = q_text(db, "SELECT status FROM runs WHERE id = 1");
 	assert_null(strstr(s, "fail"));
 	free(s);
@@ -270,7 +271,7 @@ static void test_fastpath_truncated(void **state)
 	                           "AND error LIKE 'fastpath stage A attempt _/2: reply rejected%' "
 	                           "AND attempts = 1 AND http_status = 200"),
 	                 2);
-	assert_int_equal(q_int(db, "SELECT count(DISTINCT seed) FROM llm_calls"), 2);
+	assert_int_equal(q_int(db, "SELECT count(DISTINCT sampling_seed) FROM llm_calls"), 2);
 	sqlite3_close(db);
 }
 

@@ -120,7 +120,7 @@ static void assert_stored(const struct server *s, const struct cuco_llm_result *
 		assert_string_equal(rec.finish_reason, res->finish_reason);
 	assert_int_equal(rec.http_status, res->http_status);
 	assert_int_equal(rec.attempts, res->attempts);
-	assert_int_equal(rec.seed, res->seed);
+	assert_int_equal(rec.sampling_seed, res->seed);
 	assert_int_equal(rec.tokens_in, res->tokens_in);
 	assert_int_equal(rec.tokens_out, res->tokens_out);
 	cuco_llm_call_rec_release(&rec);

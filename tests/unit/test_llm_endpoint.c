@@ -408,20 +408,20 @@ static void test_stored_columns(void **state)
 	assert_int_equal(rec.http_status, 200);
 	assert_string_equal(rec.finish_reason, "stop");
 	assert_int_equal(rec.attempts, 2);
-	assert_int_equal(rec.seed, cuco_llm_call_seed(42, 0));
+	assert_int_equal(rec.sampling_seed, cuco_llm_call_seed(42, 0));
 	assert_int_equal(rec.tokens_in, 120);
 	cuco_llm_call_rec_release(&rec);
 	assert_int_equal(cuco_store_llm_call_get(st, id[1], &rec, &err), CUCO_OK);
 	assert_int_equal(rec.http_status, 401);
 	assert_null(rec.finish_reason);
 	assert_int_equal(rec.attempts, 1);
-	assert_int_equal(rec.seed, cuco_llm_call_seed(42, 1));
+	assert_int_equal(rec.sampling_seed, cuco_llm_call_seed(42, 1));
 	assert_null(strstr(rec.error, KEY));
 	cuco_llm_call_rec_release(&rec);
 	assert_int_equal(cuco_store_llm_call_get(st, id[2], &rec, &err), CUCO_OK);
 	assert_int_equal(rec.http_status, 0);
 	assert_int_equal(rec.attempts, 0);
-	assert_int_equal(rec.seed, CUCO_STORE_NO_INT); /* nothing was sent */
+	assert_int_equal(rec.sampling_seed, CUCO_STORE_NO_INT); /* nothing was sent */
 	cuco_llm_call_rec_release(&rec);
 	cuco_store_close(st);
 	cuco_llm_result_release(&res);
@@ -477,7 +477,7 @@ static void test_older_stores(void **state)
 		assert_int_equal(rec.http_status, CUCO_STORE_NO_INT);
 		assert_null(rec.finish_reason);
 		assert_int_equal(rec.attempts, CUCO_STORE_NO_INT);
-		assert_int_equal(rec.seed, CUCO_STORE_NO_INT);
+		assert_int_equal(rec.sampling_seed, CUCO_STORE_NO_INT);
 		assert_null(rec.purpose);
 		cuco_llm_call_rec_release(&rec);
 		rec.model = "model-b";
@@ -485,14 +485,14 @@ static void test_older_stores(void **state)
 		rec.http_status = 200;
 		rec.finish_reason = "length";
 		rec.attempts = 3;
-		rec.seed = 12345;
+		rec.sampling_seed = 12345;
 		assert_int_equal(cuco_store_llm_call_add(st, &rec, &id, &err), CUCO_OK);
 		cuco_llm_call_rec_init(&rec);
 		assert_int_equal(cuco_store_llm_call_get(st, id, &rec, &err), CUCO_OK);
 		assert_int_equal(rec.http_status, 200);
 		assert_string_equal(rec.finish_reason, "length");
 		assert_int_equal(rec.attempts, 3);
-		assert_int_equal(rec.seed, 12345);
+		assert_int_equal(rec.sampling_seed, 12345);
 		assert_string_equal(rec.purpose, "diagnosis");
 		cuco_llm_call_rec_release(&rec);
 		/* the evaluations take a diagnosis, set after the row */
@@ -517,9 +517,10 @@ static void test_older_stores(void **state)
 		assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 		assert_int_equal(q_int(db, "PRAGMA user_version"), CUCO_STORE_SCHEMA_VERSION);
 		assert_int_equal(q_int(db, "SELECT count(*) FROM llm_calls"), 2);
-		assert_int_equal(q_int(db, "SELECT count(*) FROM llm_calls WHERE seed IS NULL AND "
-		                           "attempts IS NULL AND http_status IS NULL"),
-		                 1);
+		assert_int_equal(
+		    q_int(db, "SELECT count(*) FROM llm_calls WHERE sampling_seed IS NULL AND "
+		              "attempts IS NULL AND http_status IS NULL"),
+		    1);
 		{
 			char *fin = q_text(db, "SELECT finish_reason FROM llm_calls WHERE id = 2");
 			assert_string_equal(fin, "length");

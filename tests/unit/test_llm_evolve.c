@@ -179,7 +179,7 @@ static void test_settings_json(void **state)
 	json = cuco_llm_operator_config_to_json(&c);
 	assert_non_null(json);
 	assert_null(strstr(json, KEY));
-	cuco_strbuf_addf(&cfg, "{\"seed\":1,\"operator\":\"llm\",\"llm\":%s}", json);
+	cuco_strbuf_addf(&cfg, "{\"search_seed\":1,\"operator\":\"llm\",\"llm\":%s}", json);
 	free(json);
 	assert_int_equal(cuco_llm_stored_from_json(cfg.buf, &st, &found, &err), CUCO_OK);
 	assert_int_equal(found, 1);

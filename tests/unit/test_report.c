@@ -162,7 +162,7 @@ static void test_report_no_evaluations(void **state)
 	rr.kind = "evolve";
 	rr.workload = "mini";
 	rr.shape = "small";
-	rr.config = "{\"seed\":1}";
+	rr.config = "{\"search_seed\":1}";
 	assert_int_equal(cuco_store_run_begin(s, &rr, &run, &err), CUCO_OK);
 	assert_int_equal(cuco_report_build(s, run, &h, &m, &err), CUCO_OK);
 	assert_non_null(strstr(m.buf, "0 candidates evaluated"));
@@ -904,11 +904,11 @@ static void test_recheck_searched(void **state)
 	char buf[32];
 
 	(void)state;
-	cuco_recheck_searched("{\"seed\":18,\"shapes\":[\"8192\",\"2048\"]}", "8192", buf,
+	cuco_recheck_searched("{\"search_seed\":18,\"shapes\":[\"8192\",\"2048\"]}", "8192", buf,
 	                      sizeof(buf));
 	assert_string_equal(buf, "8192,2048");
 	/* a config from before several shapes: the run's own shape */
-	cuco_recheck_searched("{\"seed\":1}", "4096", buf, sizeof(buf));
+	cuco_recheck_searched("{\"search_seed\":1}", "4096", buf, sizeof(buf));
 	assert_string_equal(buf, "4096");
 	cuco_recheck_searched(NULL, "4096", buf, sizeof(buf));
 	assert_string_equal(buf, "4096");

@@ -326,7 +326,7 @@ static void test_evolve_run(void **state)
 	assert_string_equal(status, "done");
 	free(status);
 	config = sql_text(path, "SELECT config FROM runs WHERE id = 1");
-	assert_non_null(strstr(config, "\"seed\":5"));
+	assert_non_null(strstr(config, "\"search_seed\":5"));
 	{
 		struct cuco_evolve_config back;
 		cuco_evolve_config_default(&back);
@@ -348,7 +348,8 @@ static void test_evolve_run(void **state)
 		assert_int_equal(cuco_evolve_config_from_json(j, &c2, &err), CUCO_OK);
 		assert_string_equal(c2.timing, "burst");
 		free(j);
-		assert_int_equal(cuco_evolve_config_from_json("{\"seed\":2}", &c2, &err), CUCO_OK);
+		assert_int_equal(cuco_evolve_config_from_json("{\"search_seed\":2}", &c2, &err),
+		                 CUCO_OK);
 		assert_string_equal(c2.timing, "sustained");
 		assert_int_equal(cuco_evolve_config_from_json("{\"timing\":\"fast\"}", &c2, &err),
 		                 CUCO_ERR_PARSE);
@@ -368,7 +369,8 @@ static void test_evolve_run(void **state)
 		assert_int_equal(cuco_evolve_config_from_json(j, &c2, &err), CUCO_OK);
 		assert_string_equal(c2.statistic, "mean");
 		free(j);
-		assert_int_equal(cuco_evolve_config_from_json("{\"seed\":2}", &c2, &err), CUCO_OK);
+		assert_int_equal(cuco_evolve_config_from_json("{\"search_seed\":2}", &c2, &err),
+		                 CUCO_OK);
 		assert_string_equal(c2.statistic, "median");
 		assert_int_equal(cuco_evolve_config_from_json("{\"statistic\":\"p99\"}", &c2, &err),
 		                 CUCO_ERR_PARSE);
@@ -393,7 +395,8 @@ static void test_evolve_run(void **state)
 		assert_int_equal(cuco_evolve_config_from_json(j, &c2, &err), CUCO_OK);
 		assert_string_equal(c2.max_connections, "32");
 		free(j);
-		assert_int_equal(cuco_evolve_config_from_json("{\"seed\":2}", &c2, &err), CUCO_OK);
+		assert_int_equal(cuco_evolve_config_from_json("{\"search_seed\":2}", &c2, &err),
+		                 CUCO_OK);
 		assert_string_equal(c2.max_connections, "");
 		assert_int_equal(
 		    cuco_evolve_config_from_json("{\"cuda_device_max_connections\":32}", &c2, &err),
@@ -1593,7 +1596,7 @@ static void test_config_shapes(void **state)
 	assert_string_equal(back.shapes[0], "4096");
 	assert_string_equal(back.shapes[1], "8192");
 	free(j);
-	assert_int_equal(cuco_evolve_config_from_json("{\"seed\":2}", &back, &err), CUCO_OK);
+	assert_int_equal(cuco_evolve_config_from_json("{\"search_seed\":2}", &back, &err), CUCO_OK);
 	assert_int_equal(back.nshapes, 0);
 	assert_int_equal(cuco_evolve_config_from_json("{\"shapes\":[]}", &back, &err),
 	                 CUCO_ERR_PARSE);

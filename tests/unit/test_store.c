@@ -1,4 +1,4 @@
-/* test_store.c - unit tests of the SQLite store: round trips, versioning, refusal, transactions. */
+/* test_store.c - unit tests of the SQLite store: round trips, versions, refusal, transactions. */
 #include <dirent.h>
 #include <math.h>
 #include <setjmp.h>
@@ -817,69 +817,6 @@ static void test_newer_version_refused(void **state)
 }
 
 /* The text of a fixture file (malloc'd). */
-static char *fixture_text(const char *name)
-{
-	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/tests/fixtures/store/%s", CUCO_SOURCE_DIR, name);
-	if (cuco_strbuf_read_file(&sb, path))
-		fail_msg("cannot read %s", path);
-	return cuco_strbuf_detach(&sb, NULL);
-}
-
-/* A version-1 store is migrated in place: every row kept, the new column there and NULL. */
-static void test_migrate_v1(void **state)
-{
-	struct fixture *f = *state;
-	struct cuco_store *s = NULL;
-	struct cuco_program_rec p;
-	struct cuco_err err = {0};
-	char *sql = fixture_text("v1.sql");
-	int64_t id;
-
-	raw_exec(f->path, sql);
-	free(sql);
-	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 1);
-	assert_int_equal(cuco_store_open(f->path, &s, &err), CUCO_OK);
-	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), CUCO_STORE_SCHEMA_VERSION);
-	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM runs"), 1);
-	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM programs"), 2);
-	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM program_parents"), 1);
-	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM evaluations"), 1);
-	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM llm_calls"), 1);
-	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM summaries"), 1);
-	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM meta"), 2);
-	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM programs WHERE flags IS NULL"), 2);
-	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM runs WHERE error IS NULL"), 1);
-	/* old rows read back as before, with no flags */
-	assert_int_equal(cuco_store_program_get(s, 2, &p, &err), CUCO_OK);
-	assert_string_equal(p.name, "g1-i0-c0");
-	assert_string_equal(p.code, "// child v1");
-	assert_string_equal(p.operator_, "llm-diff");
-	assert_int_equal(p.nparents, 1);
-	assert_int_equal(p.parents[0].id, 1);
-	assert_null(p.flags);
-	cuco_program_rec_release(&p);
-	/* new rows carry flags */
-	p.workload = "gemm_allgather";
-	p.origin = "candidate";
-	p.code = "// flagged";
-	p.flags = "directive says backend \"ce\" but the code makes no copy-engine copy\n";
-	assert_int_equal(cuco_store_program_add(s, &p, &id, &err), CUCO_OK);
-	cuco_program_rec_init(&p);
-	assert_int_equal(cuco_store_program_get(s, id, &p, &err), CUCO_OK);
-	assert_non_null(p.flags);
-	assert_non_null(strstr(p.flags, "no copy-engine copy"));
-	cuco_program_rec_release(&p);
-	cuco_store_close(s);
-	/* opening again changes nothing */
-	assert_int_equal(cuco_store_open(f->path, &s, &err), CUCO_OK);
-	cuco_store_close(s);
-	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), CUCO_STORE_SCHEMA_VERSION);
-	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM programs"), 3);
-}
-
 static void test_garbage_file_refused(void **state)
 {
 	struct fixture *f = *state;
@@ -1059,7 +996,6 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_null_fields_roundtrip, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_reopen_keeps_data, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_newer_version_refused, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_migrate_v1, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_garbage_file_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_foreign_sqlite_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_missing_directory, setup, teardown),
