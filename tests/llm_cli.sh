@@ -170,7 +170,7 @@ else
 	fail=$((fail + 1))
 fi
 if command -v sqlite3 >/dev/null 2>&1 && [ "$(sqlite3 "$TMP/anthropic.db" \
-	"SELECT count(*) FROM llm_calls WHERE endpoint LIKE '%/v1/messages' AND seed IS NOT NULL \
+	"SELECT count(*) FROM llm_calls WHERE endpoint LIKE '%/v1/messages' AND sampling_seed IS NOT NULL \
 	AND finish_reason = 'length' AND prompt NOT LIKE '%sk-ant-cli-test%'")" -ge 1 ]; then
 	pass=$((pass + 1))
 else

@@ -217,17 +217,17 @@ expect "usage stored" "$(q "$DB" 'SELECT count(*) FROM llm_calls WHERE tokens_in
 	tokens_out BETWEEN 0 AND 32')" 2
 expect "finish_reason stored" "$(q "$DB" "SELECT count(*) FROM llm_calls WHERE
 	finish_reason IN ('length', 'stop')")" 2
-expect "a seed per call" "$(q "$DB" 'SELECT count(DISTINCT seed) FROM llm_calls WHERE
-	seed IS NOT NULL')" 2
+expect "a seed per call" "$(q "$DB" 'SELECT count(DISTINCT sampling_seed) FROM llm_calls WHERE
+	sampling_seed IS NOT NULL')" 2
 expect "noise is a rejected reply" "$(q "$DB" "SELECT count(*) FROM llm_calls WHERE
 	error LIKE 'fastpath stage A attempt _/2: reply rejected%' AND reply IS NOT NULL")" 2
 expect "no unreadable reply" "$(q "$DB" "SELECT count(*) FROM llm_calls WHERE
 	error LIKE '%not a JSON object%'")" 0
 expect "the seeds went out" "$(q "$DB" 'SELECT count(*) FROM llm_calls WHERE
-	seed BETWEEN 0 AND 2147483647')" 2
+	sampling_seed BETWEEN 0 AND 2147483647')" 2
 cnt=$(grep -c "$KEY" "$DB" "$DB-wal" 2>/dev/null | awk -F: '{s += $NF} END {print s + 0}')
 expect "the key in the store file" "$cnt" 0
-q "$DB" 'SELECT id, http_status, attempts, tokens_in, tokens_out, finish_reason, seed,
+q "$DB" 'SELECT id, http_status, attempts, tokens_in, tokens_out, finish_reason, sampling_seed,
 	round(latency_ms) FROM llm_calls' | sed 's/^/llm_real_server:   call /'
 
 # ---- 2. the same seed and prompt twice gives the same reply; another seed another one
@@ -236,8 +236,8 @@ DB2=$TMP/again.db
 	"${LLM[@]}" --store "$DB2" >/dev/null 2>"$TMP/fp2.err"
 expect "a base URL ending in /v1/" "$(q "$DB2" 'SELECT count(*) FROM llm_calls WHERE
 	http_status = 200')" 2
-expect "the same seeds in a second run" "$(q "$DB2" 'SELECT group_concat(seed) FROM llm_calls')" \
-	"$(q "$DB" 'SELECT group_concat(seed) FROM llm_calls')"
+expect "the same seeds in a second run" "$(q "$DB2" 'SELECT group_concat(sampling_seed) FROM llm_calls')" \
+	"$(q "$DB" 'SELECT group_concat(sampling_seed) FROM llm_calls')"
 # the server samples by the request's seed: the same prompt and seed, the same reply
 sqlite3 "$DB2" "ATTACH '$DB' AS one; SELECT a.prompt = b.prompt, a.reply = b.reply FROM llm_calls a
 	JOIN one.llm_calls b ON a.id = b.id WHERE a.id = 1" >"$TMP/same.txt"
@@ -352,12 +352,12 @@ expect "evolve: no system message stored" "$(q "$EDB" "SELECT count(*) FROM llm_
 	prompt LIKE '%\"role\":\"system\"%'")" 0
 expect "evolve: noise is rejected, not a failed call" "$(q "$EDB" "SELECT count(*) FROM llm_calls
 	WHERE error LIKE '%reply for % rejected%' AND finish_reason IS NOT NULL")" "$calls"
-expect "evolve: a seed per call" "$(q "$EDB" 'SELECT count(DISTINCT seed) FROM llm_calls')" \
+expect "evolve: a seed per call" "$(q "$EDB" 'SELECT count(DISTINCT sampling_seed) FROM llm_calls')" \
 	"$calls"
 used=$(q "$EDB" 'SELECT sum(tokens_in + tokens_out) FROM llm_calls')
 [ "${used:-0}" -le $BUDGET ] && ok || bad "evolve: $used tokens used of a budget of $BUDGET"
 grep -q "budget" "$TMP/ev.out" "$TMP/ev.err" && ok || bad "evolve: the budget did not stop the run"
-q "$EDB" 'SELECT id, http_status, attempts, tokens_in, tokens_out, finish_reason, seed,
+q "$EDB" 'SELECT id, http_status, attempts, tokens_in, tokens_out, finish_reason, sampling_seed,
 	round(latency_ms) FROM llm_calls' | sed 's/^/llm_real_server:   evolve call /'
 echo "llm_real_server: evolve used $used of $BUDGET tokens in $calls calls; prompt bytes a" \
 	"token: $(q "$EDB" 'SELECT round(1.0 * sum(length(prompt)) / sum(tokens_in), 2) FROM llm_calls')"
