@@ -272,6 +272,36 @@ static void test_base_url_with_v1(void **state)
 	cuco_llm_result_release(&res);
 }
 
+/* A prompt that is not valid UTF-8 keeps its every message: bad bytes become U+FFFD. */
+static void test_invalid_utf8(void **state)
+{
+	static const char *const names[] = {"ok_diff", NULL};
+	static const struct cuco_llm_message bad[] = {
+	    {"system", "You are cuco's mutation operator."},
+	    {"user", "Improve \xff the \xc3( program \xed\xa0\x80 now \xe2\x82."},
+	};
+	struct cuco_strbuf log = CUCO_STRBUF_INIT;
+	struct server s;
+	struct cuco_llm_config cfg;
+	struct cuco_llm_client *c = client_start(&s, names, &cfg, NULL);
+	struct cuco_llm_result res;
+	struct cuco_err err;
+
+	(void)state;
+	cuco_llm_result_init(&res);
+	assert_int_equal(cuco_llm_chat(c, bad, 2, NULL, &res, &err), CUCO_OK);
+	assert_contains(res.prompt_json, "\"role\":\"user\"");
+	assert_contains(
+	    res.prompt_json,
+	    "Improve \xef\xbf\xbd the \xef\xbf\xbd( program \xef\xbf\xbd now \xef\xbf\xbd.");
+	assert_int_equal(llm_server_requests(&s.srv, &log), 1);
+	assert_contains(log.buf, "\"role\": \"user\"");
+	assert_contains(log.buf, "Improve \\ufffd the \\ufffd( program");
+	cuco_llm_result_release(&res);
+	client_stop(&s, c);
+	cuco_strbuf_release(&log);
+}
+
 static void test_retry_429(void **state)
 {
 	static const char *const names[] = {"rate_limited", "ok_diff", NULL};
@@ -673,6 +703,7 @@ int main(void)
 	    cmocka_unit_test(test_good_diff_end_to_end),
 	    cmocka_unit_test(test_replayed_replies),
 	    cmocka_unit_test(test_base_url_with_v1),
+	    cmocka_unit_test(test_invalid_utf8),
 	    cmocka_unit_test(test_retry_429),
 	    cmocka_unit_test(test_retry_after_honoured),
 	    cmocka_unit_test(test_retry_5xx),
