@@ -52,6 +52,38 @@ int cuco_manifest_get_string(struct mload *L, const json_t *obj, const char *key
 	return CUCO_OK;
 }
 
+/* 1 when rel, normalised ("." and ".." taken), climbs out of the folder it is relative to. */
+static int escapes(const char *rel)
+{
+	long depth = 0;
+
+	while (*rel) {
+		size_t n = strcspn(rel, "/");
+
+		if (n == 2 && rel[0] == '.' && rel[1] == '.') {
+			if (--depth < 0)
+				return 1;
+		} else if (n && !(n == 1 && rel[0] == '.')) {
+			depth++;
+		}
+		rel += n;
+		rel += *rel == '/';
+	}
+	return 0;
+}
+
+/* 1 when path, its links followed, lies inside dir (its links followed too). */
+static int inside(const char *dir, const char *path)
+{
+	char *d = realpath(dir, NULL), *p = realpath(path, NULL);
+	size_t n = d ? strlen(d) : 0;
+	int ok = d && p && !strncmp(d, p, n) && (p[n] == '/' || (n == 1 && d[0] == '/'));
+
+	free(d);
+	free(p);
+	return ok;
+}
+
 /* Resolve file against the manifest's directory and check it is a readable regular file. */
 static int resolve_file(struct mload *L, const json_t *obj, const char *key, const char *field,
                         char **out)
@@ -72,6 +104,12 @@ static int resolve_file(struct mload *L, const json_t *obj, const char *key, con
 		return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
 		                      "\"%s\" is an absolute path; give a path relative to %s", rel,
 		                      L->m->dir);
+	if (escapes(rel))
+		return cuco_json_fail(
+		    &L->src, CUCO_ERR_INVALID, field, 0,
+		    "\"%s\" leads out of the workload's folder \"%s\"; keep the package's "
+		    "files inside it",
+		    rel, L->m->dir);
 	cuco_strbuf_addf(&sb, "%s/%s", L->m->dir, rel);
 	if (stat(sb.buf, &st) != 0) {
 		rc = cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
@@ -82,6 +120,13 @@ static int resolve_file(struct mload *L, const json_t *obj, const char *key, con
 	if (!S_ISREG(st.st_mode)) {
 		rc = cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
 		                    "\"%s\" in %s is not a regular file", rel, L->m->dir);
+		goto out;
+	}
+	if (!inside(L->m->dir, sb.buf)) { /* a link out of the package */
+		rc = cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
+		                    "\"%s\" links out of the workload's folder \"%s\"; keep the "
+		                    "package's files inside it",
+		                    rel, L->m->dir);
 		goto out;
 	}
 	*out = cuco_strbuf_detach(&sb, NULL);
@@ -592,6 +637,8 @@ static int load(const char *path, const char *expect_name, struct cuco_manifest 
 		rc = parse_requires(&L, root);
 	if (!rc)
 		rc = cuco_manifest_parse_rules(&L, root);
+	if (!rc) /* kept for the positions of shape errors found later (check_shape) */
+		m->text = cuco_strbuf_detach(&text, &m->text_len);
 out:
 	json_decref(root);
 	cuco_strbuf_release(&text);
@@ -634,7 +681,7 @@ void cuco_manifest_release(struct cuco_manifest *m)
 	for (i = 0; i < m->nrules; i++)
 		free(m->rules[i].why);
 	free(m->rules);
-	free(m->shape_pos);
+	free(m->text);
 	memset(m, 0, sizeof(*m));
 }
 
