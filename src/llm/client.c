@@ -343,6 +343,11 @@ void cuco_llm_client_charge(struct cuco_llm_client *c, int64_t tokens, double co
 		c->budget.cost_used += cost;
 }
 
+void cuco_llm_client_exhaust(struct cuco_llm_client *c)
+{
+	c->budget.exhausted = 1;
+}
+
 char *cuco_llm_client_redact(const struct cuco_llm_client *c, const char *text)
 {
 	return redact(text, api_key(c));

@@ -610,6 +610,9 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 	}
 	e.prog.stop_reason = why ? why : "generations";
 	e.prog.interrupted = why && !strcmp(why, "interrupted");
+	if (!e.prog.interrupted && o->child_op && o->child_op->finished &&
+	    (rc = o->child_op->finished(o->child_op->ctx, e.run_id, err)))
+		goto fail;
 	rc = cuco_store_run_finish(o->store, e.run_id, e.prog.interrupted ? "interrupted" : "done",
 	                           err);
 	goto out;

@@ -173,6 +173,12 @@ struct cuco_child_operator {
 	 */
 	int (*summarize)(void *ctx, int64_t run_id, int generation, const char *statistical,
 	                 struct cuco_err *err);
+	/*
+	 * The run ended, not interrupted, before its status is stored. An error
+	 * fails the run with err as its stored reason (runs.error): an operator
+	 * none of whose children could be made says so. Optional.
+	 */
+	int (*finished)(void *ctx, int64_t run_id, struct cuco_err *err);
 	void *ctx;
 };
 

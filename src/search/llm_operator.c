@@ -437,7 +437,10 @@ static int op_breed(void *ctx, const struct cuco_breed_request *rq, struct cuco_
 	if (rc == CUCO_ERR_UNSUPPORTED) { /* the budget: nothing was sent */
 		op->bandit.pulls[arm]--;
 		op->bandit.total--;
-		cuco_err_set(err, rc, "%s", e2.msg);
+		if (cuco_llm_op_note_spent(op, rq->run_id, err) == CUCO_OK)
+			cuco_err_set(err, rc, "%s", e2.msg);
+		else
+			rc = err->code;
 		goto out;
 	}
 	snprintf(why, sizeof(why), "%s call for %s failed", op_name(mode), rq->name);
@@ -573,10 +576,41 @@ static int op_evaluated(void *ctx, int64_t program_id, int correct, double fitne
 	rc = cuco_llm_diagnose(&a, &res, err);
 	cuco_llm_op_count_call(op, j.arm, &res);
 	cuco_llm_result_release(&res);
+	if (rc == CUCO_OK) /* a diagnosis the budget refused */
+		rc = cuco_llm_op_note_spent(op, j.run_id, err);
 	return rc;
 }
 
 /* ---- binding, statistics ---- */
+
+/*
+ * The run ended: with not one reply of the model's made into a child, the
+ * run did not do what it was asked (CUCO_ERR_RUN, the run fails saying so).
+ */
+static int op_finished(void *ctx, int64_t run_id, struct cuco_err *err)
+{
+	struct cuco_llm_operator *op = ctx;
+	long long calls = 0, accepted = 0;
+
+	for (int i = 0; i < op->cfg.nmodels; i++) {
+		calls += op->stats[i].calls;
+		accepted += op->stats[i].accepted;
+	}
+	if (accepted > 0)
+		return CUCO_OK;
+	if (!calls)
+		return cuco_err_set(
+		    err, CUCO_ERR_RUN,
+		    "llm: run %lld asked the model nothing (its budget allowed no "
+		    "call), so no candidate is the model's; raise --llm-budget-tokens "
+		    "or --llm-budget-cost and resume it",
+		    (long long)run_id);
+	return cuco_err_set(err, CUCO_ERR_RUN,
+	                    "llm: none of the model's %lld replies in run %lld was accepted: no "
+	                    "candidate is the model's (each call's error is stored in "
+	                    "llm_calls.error); check the endpoint, the model and its replies",
+	                    calls, (long long)run_id);
+}
 
 void cuco_llm_operator_bind(struct cuco_llm_operator *op, double share,
                             struct cuco_child_operator *co)
@@ -587,6 +621,7 @@ void cuco_llm_operator_bind(struct cuco_llm_operator *op, double share,
 	co->stored = op_stored;
 	co->evaluated = op_evaluated;
 	co->summarize = cuco_llm_op_summarize;
+	co->finished = op_finished;
 	co->ctx = op;
 }
 

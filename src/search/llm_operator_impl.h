@@ -45,8 +45,9 @@ struct cuco_llm_operator {
 	int nwait, await;
 	struct judged *judged;
 	int njudged, ajudged;
-	int rotation; /* exploration temperatures rotate */
-	int fails;    /* calls failed in a row */
+	int spent_noted; /* the budget's running out is stored (llm_budget.run<N>) */
+	int rotation;    /* exploration temperatures rotate */
+	int fails;       /* calls failed in a row */
 };
 
 /* Count a finished call into its model's statistics. */
@@ -61,6 +62,14 @@ int cuco_llm_op_store_call(struct cuco_llm_operator *op, int64_t run_id,
 /* Remember a stored child whose evaluation is still to come. */
 int cuco_llm_op_add_judged(struct cuco_llm_operator *op, int64_t run_id, int64_t id, int arm,
                            double parent_fitness, double cost, struct cuco_err *err);
+
+/*
+ * Once the client's budget is spent, store so (meta key llm_budget.run<N>:
+ * the budgets it ran out under), once: a resume that does not raise them
+ * asks the model nothing more (cuco_llm_operator_resume()). CUCO_OK, or the
+ * store's error.
+ */
+int cuco_llm_op_note_spent(struct cuco_llm_operator *op, int64_t run_id, struct cuco_err *err);
 
 /*
  * The child operator's summarize callback (ctx: the operator): keep the

@@ -183,6 +183,73 @@ static int hist_summary(const struct cuco_summary_rec *sum, void *arg, struct cu
 	                                     stat ? NULL : sum->text, err);
 }
 
+/* The meta key that says a run's budget ran out, and under which budgets. */
+static void spent_key(char *key, size_t n, int64_t run_id)
+{
+	snprintf(key, n, "llm_budget.run%lld", (long long)run_id);
+}
+
+int cuco_llm_op_note_spent(struct cuco_llm_operator *op, int64_t run_id, struct cuco_err *err)
+{
+	char key[64], *text;
+	json_t *o;
+	int rc;
+
+	if (op->spent_noted || !run_id || !cuco_llm_client_budget(op->client)->exhausted)
+		return CUCO_OK;
+	spent_key(key, sizeof(key), run_id);
+	o = json_pack("{s:I, s:f}", "budget_tokens", (json_int_t)op->cfg.llm.budget_tokens,
+	              "budget_cost", op->cfg.llm.budget_cost);
+	text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	rc = text ? cuco_store_meta_set(op->cfg.store, key, text, err)
+	          : cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+	op->spent_noted = rc == CUCO_OK;
+	json_decref(o);
+	free(text);
+	return rc;
+}
+
+/* A budget raised over the one a run ran out under (0: none, the highest). */
+static int raised(double now, double then)
+{
+	return (now <= 0 && then > 0) || (then > 0 && now > then);
+}
+
+/*
+ * The run's budget ran out under budgets this process has not raised: the
+ * client starts spent, and the resumed run asks the model nothing more.
+ */
+static int restore_spent(struct cuco_llm_operator *op, int64_t run_id, struct cuco_err *err)
+{
+	char key[64], *text = NULL;
+	json_t *o = NULL;
+	int rc;
+
+	spent_key(key, sizeof(key), run_id);
+	if ((rc = cuco_store_meta_get(op->cfg.store, key, &text, err)) || !text)
+		goto out;
+	o = json_loads(text, 0, NULL);
+	if (!json_is_number(json_object_get(o, "budget_tokens")) ||
+	    !json_is_number(json_object_get(o, "budget_cost"))) {
+		rc = cuco_err_set(
+		    err, CUCO_ERR_PARSE,
+		    "run %lld: meta %s: not {\"budget_tokens\": N, \"budget_cost\": X}",
+		    (long long)run_id, key);
+		goto out;
+	}
+	if (!raised((double)op->cfg.llm.budget_tokens,
+	            json_number_value(json_object_get(o, "budget_tokens"))) &&
+	    !raised(op->cfg.llm.budget_cost,
+	            json_number_value(json_object_get(o, "budget_cost")))) {
+		cuco_llm_client_exhaust(op->client);
+		op->spent_noted = 1;
+	}
+out:
+	json_decref(o);
+	free(text);
+	return rc;
+}
+
 int cuco_llm_operator_resume(struct cuco_llm_operator *op, int64_t run_id, struct cuco_err *err)
 {
 	struct history h;
@@ -198,6 +265,8 @@ int cuco_llm_operator_resume(struct cuco_llm_operator *op, int64_t run_id, struc
 		goto out;
 	cuco_llm_client_charge(op->client, h.tokens, h.cost);
 	cuco_llm_client_set_calls(op->client, h.calls);
+	if ((rc = restore_spent(op, run_id, err)))
+		goto out;
 	/* Stopped between a statistical summary and its meta-summary: write it now. */
 	if (op->cfg.meta_summaries && op->stat_summary && h.stat_summaries > h.summary_calls &&
 	    h.llm_generation < h.stat_generation) {

@@ -138,7 +138,7 @@ int cuco_llm_op_summarize(void *ctx, int64_t run_id, int generation, const char 
 	rc = cuco_llm_chat(op->client, &msg, 1, &co, &res, &e2);
 	cuco_llm_op_count_call(op, arm, &res);
 	if (rc == CUCO_ERR_UNSUPPORTED) { /* budget: the next breed stops the run */
-		rc = CUCO_OK;
+		rc = cuco_llm_op_note_spent(op, run_id, err);
 		goto out;
 	}
 	if (rc) {
