@@ -517,25 +517,25 @@ static void test_many_shapes(void **state)
 	(void)state;
 	scratch_package(dir, sizeof(dir));
 	for (int i = 0; i < N; i++) /* the last one's N divides among 2 ranks but not into 8s */
-		cuco_strbuf_addf(&shapes,
-		                 "    {\"name\": \"s%d\", \"M\": %d, \"N\": %d, \"K\": 64}%s\n", i,
-		                 i + 1, i == N - 1 ? 20 : 16 * (i % 50 + 1), i == N - 1 ? "" : ",");
-	write_manifest(dir, shapes.buf, "s19999", "host.cu");
+		cuco_strbuf_addf(
+		    &shapes, "    {\"name\": \"shape%d\", \"M\": %d, \"N\": %d, \"K\": 64}%s\n", i,
+		    i + 1, i == N - 1 ? 20 : 16 * (i % 50 + 1), i == N - 1 ? "" : ",");
+	write_manifest(dir, shapes.buf, "shape19999", "host.cu");
 	snprintf(path, sizeof(path), "%s/manifest.json", dir);
 	if (cuco_manifest_load(path, &m, &err))
 		fail_msg("%s", err.msg);
 	assert_int_equal(m.nshapes, N);
-	assert_string_equal(m.default_shape, "s19999");
-	sh = cuco_manifest_shape(&m, "s12345");
+	assert_string_equal(m.default_shape, "shape19999");
+	sh = cuco_manifest_shape(&m, "shape12345");
 	assert_non_null(sh);
 	assert_int_equal(sh->params[0], 12346);
 	assert_int_equal(sh->params[1], 16 * (12345 % 50 + 1));
-	assert_ptr_equal(cuco_manifest_shape(&m, "s19999"), &m.shapes[N - 1]);
-	/* the rule's error points at the last shape's N: line 9 + its index, column 41 */
+	assert_ptr_equal(cuco_manifest_shape(&m, "shape19999"), &m.shapes[N - 1]);
+	/* the rule's error points at the last shape's N: line 9 + its index, column 45 */
 	assert_int_equal(cuco_manifest_check_shape(&m, &m.shapes[0], 2, &err), CUCO_OK);
 	assert_int_equal(cuco_manifest_check_shape(&m, &m.shapes[N - 1], 2, &err),
 	                 CUCO_ERR_INVALID);
-	snprintf(want, sizeof(want), "%s:%d:41: shapes[%d].N: shape s19999: N = 20 on 2 ranks",
+	snprintf(want, sizeof(want), "%s:%d:45: shapes[%d].N: shape shape19999: N = 20 on 2 ranks",
 	         path, 9 + N - 1, N - 1);
 	assert_contains(err.msg, want);
 	cuco_manifest_release(&m);
@@ -543,12 +543,12 @@ static void test_many_shapes(void **state)
 	cuco_strbuf_reset(&shapes);
 	for (int i = 0; i < N; i++)
 		cuco_strbuf_addf(&shapes,
-		                 "    {\"name\": \"s%d\", \"M\": 8, \"N\": 16, \"K\": 8}%s\n",
+		                 "    {\"name\": \"shape%d\", \"M\": 8, \"N\": 16, \"K\": 8}%s\n",
 		                 i == N - 1 ? 7 : i, i == N - 1 ? "" : ",");
-	write_manifest(dir, shapes.buf, "s0", "host.cu");
+	write_manifest(dir, shapes.buf, "shape0", "host.cu");
 	assert_int_equal(cuco_manifest_load(path, &m, &err), CUCO_ERR_INVALID);
 	snprintf(want, sizeof(want),
-	         "shapes[%d].name: shape \"s7\" is defined twice (also shapes[7])", N - 1);
+	         "shapes[%d].name: shape \"shape7\" is defined twice (also shapes[7])", N - 1);
 	assert_contains(err.msg, want);
 	cuco_strbuf_release(&shapes);
 	remove_package(dir);
