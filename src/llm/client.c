@@ -22,6 +22,8 @@
 
 #define ESTIMATE_MARGIN 1.05 /* a learnt prompt estimate is raised by this much */
 #define ESTIMATE_SLACK 8     /* and by these tokens (the template's own) */
+#define ATTEMPT_ERROR 300    /* bytes of an earlier attempt's error kept in the call's error */
+#define ATTEMPTS_ERROR 1200  /* bytes of all the earlier attempts' errors */
 
 /* What the client learnt about one model on the endpoint. */
 struct model_state {
@@ -341,6 +343,11 @@ void cuco_llm_client_charge(struct cuco_llm_client *c, int64_t tokens, double co
 		c->budget.cost_used += cost;
 }
 
+void cuco_llm_client_exhaust(struct cuco_llm_client *c)
+{
+	c->budget.exhausted = 1;
+}
+
 char *cuco_llm_client_redact(const struct cuco_llm_client *c, const char *text)
 {
 	return redact(text, api_key(c));
@@ -538,11 +545,37 @@ static int fail(struct cuco_llm_result *res, struct cuco_err *err, int code,
 	return cuco_err_set(err, code, "llm: %s", m);
 }
 
+/*
+ * Keep a failed attempt's message in tries ("attempt N: why"), the key and
+ * every registered secret redacted before it is clipped to ATTEMPT_ERROR
+ * bytes (a clip never leaves part of a key), at most ATTEMPTS_ERROR in all.
+ */
+static void keep_attempt(struct cuco_strbuf *tries, int n, const struct cuco_strbuf *msg,
+                         const char *key)
+{
+	char *r = redact(msg->buf, key), *s = r ? cuco_secret_redact(r) : NULL;
+	size_t len;
+
+	if (!s || tries->len >= ATTEMPTS_ERROR)
+		goto out;
+	len = strlen(s);
+	cuco_strbuf_addf(tries, "%sattempt %d: ", tries->len ? "; " : "", n);
+	cuco_strbuf_add(tries, s, len > ATTEMPT_ERROR ? ATTEMPT_ERROR : len);
+	if (len > ATTEMPT_ERROR)
+		cuco_strbuf_adds(tries, "...");
+	if (tries->len >= ATTEMPTS_ERROR)
+		cuco_strbuf_adds(tries, "; (later attempts left out)");
+out:
+	free(r);
+	free(s);
+}
+
 int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs, int nmsgs,
                   const struct cuco_llm_call_opts *opts, struct cuco_llm_result *res,
                   struct cuco_err *err)
 {
-	struct cuco_strbuf msg = CUCO_STRBUF_INIT, prev = CUCO_STRBUF_INIT;
+	struct cuco_strbuf msg = CUCO_STRBUF_INIT, prev = CUCO_STRBUF_INIT,
+	                   tries = CUCO_STRBUF_INIT;
 	struct attempt a;
 	struct model_state *ms;
 	json_t *messages = NULL;
@@ -667,6 +700,7 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 		}
 		if (o != OUT_RETRY || retry >= c->cfg.max_retries)
 			break;
+		keep_attempt(&tries, res->attempts, &msg, key);
 		prev_status = status;
 		cuco_strbuf_reset(&prev);
 		cuco_strbuf_add(&prev, a.body.buf ? a.body.buf : "", a.body.len);
@@ -682,6 +716,8 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 	if (o != OUT_OK) {
 		if (o == OUT_RETRY && res->attempts > 1)
 			cuco_strbuf_addf(&msg, " (gave up after %d attempts)", res->attempts);
+		if (tries.len) /* every attempt's error, not only the last one's */
+			cuco_strbuf_addf(&msg, "; before it: %s", tries.buf);
 		ret = fail(res, err, code, &msg, key);
 		goto out;
 	}
@@ -725,48 +761,6 @@ out:
 	cuco_strbuf_release(&a.body);
 	cuco_strbuf_release(&msg);
 	cuco_strbuf_release(&prev);
+	cuco_strbuf_release(&tries);
 	return ret;
-}
-
-int cuco_llm_result_store(struct cuco_store *store, const struct cuco_llm_result *res,
-                          int64_t run_id, int64_t program_id, int64_t *id, struct cuco_err *err)
-{
-	struct cuco_llm_call_rec rec;
-	int64_t dummy;
-
-	cuco_llm_call_rec_init(&rec);
-	rec.run_id = run_id;
-	rec.program_id = program_id;
-	rec.model = res->model;
-	rec.endpoint = res->endpoint;
-	rec.prompt = res->prompt_json;
-	rec.reply = res->reply;
-	rec.tokens_in = res->tokens_in;
-	rec.tokens_out = res->tokens_out;
-	rec.latency_ms = res->latency_ms;
-	rec.cost = res->cost;
-	rec.error = res->error;
-	rec.http_status = res->http_status;
-	rec.finish_reason = res->finish_reason;
-	rec.attempts = res->attempts;
-	rec.sampling_seed = res->seed;
-	rec.purpose = res->purpose;
-	return cuco_store_llm_call_add(store, &rec, id ? id : &dummy, err);
-}
-
-int cuco_llm_result_store_why(struct cuco_store *store, struct cuco_llm_result *res, int64_t run_id,
-                              int64_t program_id, const char *why, struct cuco_err *err)
-{
-	if (why) {
-		struct cuco_strbuf sb = CUCO_STRBUF_INIT;
-
-		cuco_strbuf_adds(&sb, why);
-		if (res->error) {
-			cuco_strbuf_adds(&sb, ": ");
-			cuco_strbuf_adds(&sb, res->error);
-		}
-		free(res->error);
-		res->error = cuco_strbuf_detach(&sb, NULL);
-	}
-	return cuco_llm_result_store(store, res, run_id, program_id, NULL, err);
 }

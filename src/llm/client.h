@@ -212,6 +212,13 @@ const struct cuco_llm_budget *cuco_llm_client_budget(const struct cuco_llm_clien
 void cuco_llm_client_charge(struct cuco_llm_client *c, int64_t tokens, double cost);
 
 /*
+ * Mark the budget spent, as a call refused for it does: the operators ask
+ * nothing more of the model. A resumed run whose budget ran out (and was
+ * not raised since) starts so.
+ */
+void cuco_llm_client_exhaust(struct cuco_llm_client *c);
+
+/*
  * A copy of text (malloc'd; NULL for NULL) with the API key replaced by
  * CUCO_LLM_REDACTED: for text the caller puts into a prompt (logs of
  * programs, which never get the key, all the same).

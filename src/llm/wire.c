@@ -96,6 +96,72 @@ void cuco_llm_wire_excerpt(struct cuco_strbuf *sb, const char *body, size_t len)
 		cuco_strbuf_adds(sb, "(empty body)");
 }
 
+/* Length of the well-formed UTF-8 sequence at s (1 to 4 bytes), or 0 when it is not one. */
+static size_t utf8_seq(const unsigned char *s)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	/* no overlong forms, no surrogates, nothing past U+10FFFF */
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+char *cuco_llm_wire_utf8(const char *s)
+{
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	while (*p) {
+		size_t n = utf8_seq(p);
+
+		if (n) {
+			cuco_strbuf_add(&sb, (const char *)p, n);
+			p += n;
+			continue;
+		}
+		/* one U+FFFD for the lead byte and the continuation bytes that follow it */
+		cuco_strbuf_adds(&sb, "\xef\xbf\xbd");
+		p++;
+		while (*p >= 0x80 && *p <= 0xbf)
+			p++;
+	}
+	return cuco_strbuf_detach(&sb, NULL);
+}
+
+/* {"role": role, "content": content}, invalid UTF-8 in either replaced by U+FFFD. */
+static json_t *message(const char *role, const char *content)
+{
+	char *r = cuco_llm_wire_utf8(role), *c = cuco_llm_wire_utf8(content);
+	json_t *m = json_pack("{s:s, s:s}", "role", r, "content", c);
+
+	free(r);
+	free(c);
+	return m;
+}
+
 /* The messages as JSON; with fold, system messages go in front of the first user message. */
 json_t *cuco_llm_wire_messages(const struct cuco_llm_message *msgs, int nmsgs, int fold)
 {
@@ -119,18 +185,15 @@ json_t *cuco_llm_wire_messages(const struct cuco_llm_message *msgs, int nmsgs, i
 
 			cuco_strbuf_adds(&u, sys.buf);
 			cuco_strbuf_adds(&u, content);
-			json_array_append_new(
-			    arr, json_pack("{s:s, s:s}", "role", role, "content", u.buf));
+			json_array_append_new(arr, message(role, u.buf));
 			cuco_strbuf_release(&u);
 			folded = 1;
 			continue;
 		}
-		json_array_append_new(arr,
-		                      json_pack("{s:s, s:s}", "role", role, "content", content));
+		json_array_append_new(arr, message(role, content));
 	}
 	if (fold && !folded && sys.len) /* no user message: the system text becomes one */
-		json_array_insert_new(arr, 0,
-		                      json_pack("{s:s, s:s}", "role", "user", "content", sys.buf));
+		json_array_insert_new(arr, 0, message("user", sys.buf));
 	cuco_strbuf_release(&sys);
 	return arr;
 }

@@ -30,7 +30,14 @@ size_t cuco_llm_wire_bytes(json_t *messages);
 /* body's first CUCO_LLM_BODY_EXCERPT bytes on one line into sb, for an error message. */
 void cuco_llm_wire_excerpt(struct cuco_strbuf *sb, const char *body, size_t len);
 
-/* The messages as a JSON array; with fold, system messages go in front of the first user one. */
+/*
+ * A malloc'd copy of s (NULL: "") with every byte sequence that is not
+ * well-formed UTF-8 replaced by U+FFFD, so that JSON can carry it.
+ */
+char *cuco_llm_wire_utf8(const char *s);
+
+/* The messages as a JSON array (invalid UTF-8 replaced by U+FFFD, no message dropped); with fold,
+ * system messages go in front of the first user one. */
 json_t *cuco_llm_wire_messages(const struct cuco_llm_message *msgs, int nmsgs, int fold);
 
 /* 1 when msgs has a system message. */

@@ -462,6 +462,7 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 	}
 	if (resume_run) {
 		struct cuco_run_rec run;
+		struct cuco_evolve_config stored;
 		cuco_run_rec_init(&run);
 		if ((rc = cuco_store_run_get(o->store, resume_run, &run, err)))
 			goto out;
@@ -472,14 +473,23 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 			cuco_run_rec_release(&run);
 			goto out;
 		}
+		cuco_evolve_config_default(&stored);
+		rc = run.config ? cuco_evolve_config_from_json(run.config, &stored, err) : CUCO_OK;
 		cuco_run_rec_release(&run);
+		if (rc) {
+			cuco_err_prefix(err, "run %lld: ", (long long)resume_run);
+			goto out;
+		}
+		e.stored_generations = stored.generations;
 		e.run_id = resume_run;
 		if (run_id)
 			*run_id = e.run_id;
 		e.prog.run_id = e.run_id;
 		g = 0;
-		if ((rc = cuco_store_run_finish(o->store, e.run_id, "running", err)) ||
-		    (rc = cuco_evolve_rebuild(&e, &g, &open, &have_next, err)))
+		/* The rebuild only reads: a resume it refuses leaves the stored run as it was. */
+		if ((rc = cuco_evolve_rebuild(&e, &g, &open, &have_next, err)))
+			goto out;
+		if ((rc = cuco_store_run_finish(o->store, e.run_id, "running", err)))
 			goto fail;
 		if (g < 0) {
 			e.start_code = strdup(o->seed_code);
@@ -600,6 +610,9 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 	}
 	e.prog.stop_reason = why ? why : "generations";
 	e.prog.interrupted = why && !strcmp(why, "interrupted");
+	if (!e.prog.interrupted && o->child_op && o->child_op->finished &&
+	    (rc = o->child_op->finished(o->child_op->ctx, e.run_id, err)))
+		goto fail;
 	rc = cuco_store_run_finish(o->store, e.run_id, e.prog.interrupted ? "interrupted" : "done",
 	                           err);
 	goto out;

@@ -65,6 +65,7 @@ void cuco_eval_outcome_release(struct cuco_eval_outcome *o);
 
 /* Most shapes one run's fitness covers. */
 #define CUCO_EVOLVE_MAX_SHAPES 4
+#define CUCO_EVOLVE_MAX_GENERATIONS 1000000 /* --generations, and what a stored run may hold */
 
 /*
  * One candidate's outcome over several shapes from its outcome at each
@@ -172,6 +173,12 @@ struct cuco_child_operator {
 	 */
 	int (*summarize)(void *ctx, int64_t run_id, int generation, const char *statistical,
 	                 struct cuco_err *err);
+	/*
+	 * The run ended, not interrupted, before its status is stored. An error
+	 * fails the run with err as its stored reason (runs.error): an operator
+	 * none of whose children could be made says so. Optional.
+	 */
+	int (*finished)(void *ctx, int64_t run_id, struct cuco_err *err);
 	void *ctx;
 };
 
@@ -237,7 +244,9 @@ char *cuco_evolve_config_to_json(const struct cuco_evolve_config *cfg);
 
 /*
  * Read a config written by cuco_evolve_config_to_json() over *cfg (missing
- * keys keep their value). Returns CUCO_OK or CUCO_ERR_PARSE.
+ * keys keep their value). Returns CUCO_OK, CUCO_ERR_PARSE, or
+ * CUCO_ERR_INVALID for a number out of the range the loop takes
+ * ("evolve config: generations: 2147483647 is out of range (0 to 1000000)").
  */
 int cuco_evolve_config_from_json(const char *json, struct cuco_evolve_config *cfg,
                                  struct cuco_err *err);

@@ -3,6 +3,7 @@
  * config: defaults, the explore/exploit schedule, JSON both ways.
  */
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,20 +207,60 @@ char *cuco_evolve_config_to_json(const struct cuco_evolve_config *c)
 	return cuco_evolve_config_json(c, NULL);
 }
 
-static void get_int(json_t *o, const char *k, int *v)
+/* o[k] into *v when it is an integer; one outside lo..hi is refused (a damaged config). */
+static int get_int(json_t *o, const char *k, int *v, long long lo, long long hi,
+                   struct cuco_err *err)
 {
 	json_t *x = json_object_get(o, k);
 
-	if (json_is_integer(x))
-		*v = (int)json_integer_value(x);
+	if (!json_is_integer(x))
+		return CUCO_OK;
+	if (json_integer_value(x) < lo || json_integer_value(x) > hi)
+		return cuco_err_set(err, CUCO_ERR_INVALID,
+		                    "evolve config: %s: %lld is out of range (%lld to %lld)", k,
+		                    (long long)json_integer_value(x), lo, hi);
+	*v = (int)json_integer_value(x);
+	return CUCO_OK;
 }
 
-static void get_real(json_t *o, const char *k, double *v)
+/* o[k] into *v when it is a number; one outside lo..hi is refused. */
+static int get_real(json_t *o, const char *k, double *v, double lo, double hi, struct cuco_err *err)
 {
 	json_t *x = json_object_get(o, k);
 
-	if (json_is_number(x))
-		*v = json_number_value(x);
+	if (!json_is_number(x))
+		return CUCO_OK;
+	if (!(json_number_value(x) >= lo && json_number_value(x) <= hi))
+		return cuco_err_set(err, CUCO_ERR_INVALID,
+		                    "evolve config: %s: %g is out of range (%g to %g)", k,
+		                    json_number_value(x), lo, hi);
+	*v = json_number_value(x);
+	return CUCO_OK;
+}
+
+/* The numbers of a stored config, each in the range the loop can take. */
+static int get_numbers(json_t *o, struct cuco_evolve_config *c, struct cuco_err *err)
+{
+	const long long G = CUCO_EVOLVE_MAX_GENERATIONS, N = 1 << 20;
+
+	if (get_int(o, "islands", &c->islands, 1, CUCO_MAX_ISLANDS, err) ||
+	    get_int(o, "generations", &c->generations, 0, G, err) ||
+	    get_int(o, "children_per_island", &c->children_per_island, 1, N, err) ||
+	    get_int(o, "population_size", &c->population_size, 1, N, err) ||
+	    get_int(o, "archive_size", &c->archive_size, 0, N, err) ||
+	    get_int(o, "migration_interval", &c->migration_interval, 0, G, err) ||
+	    get_real(o, "migration_rate", &c->migration_rate, 0, 1, err) ||
+	    get_real(o, "explore_fraction", &c->explore_fraction, 0, 1, err) ||
+	    get_real(o, "novelty_threshold", &c->novelty_threshold, 0, 1, err) ||
+	    get_int(o, "stagnation_generations", &c->stagnation_generations, 0, G, err) ||
+	    get_int(o, "summary_interval", &c->summary_interval, 0, G, err) ||
+	    get_int(o, "top_k", &c->top_k, 0, N, err) ||
+	    get_int(o, "diverse_k", &c->diverse_k, 0, N, err) ||
+	    get_int(o, "budget_evals", &c->budget_evals, 0, INT_MAX, err) ||
+	    get_real(o, "budget_minutes", &c->budget_minutes, 0, 1e9, err) ||
+	    get_real(o, "llm_share", &c->llm_share, 0, 1, err))
+		return err->code;
+	return CUCO_OK;
 }
 
 /* o[key]: one of two words, the first when absent; anything else refused. */
@@ -250,21 +291,10 @@ int cuco_evolve_config_from_json(const char *json, struct cuco_evolve_config *c,
 	x = json_object_get(o, "search_seed");
 	if (json_is_integer(x))
 		c->seed = (uint64_t)json_integer_value(x);
-	get_int(o, "islands", &c->islands);
-	get_int(o, "generations", &c->generations);
-	get_int(o, "children_per_island", &c->children_per_island);
-	get_int(o, "population_size", &c->population_size);
-	get_int(o, "archive_size", &c->archive_size);
-	get_int(o, "migration_interval", &c->migration_interval);
-	get_real(o, "migration_rate", &c->migration_rate);
-	get_real(o, "explore_fraction", &c->explore_fraction);
-	get_real(o, "novelty_threshold", &c->novelty_threshold);
-	get_int(o, "stagnation_generations", &c->stagnation_generations);
-	get_int(o, "summary_interval", &c->summary_interval);
-	get_int(o, "top_k", &c->top_k);
-	get_int(o, "diverse_k", &c->diverse_k);
-	get_int(o, "budget_evals", &c->budget_evals);
-	get_real(o, "budget_minutes", &c->budget_minutes);
+	if (get_numbers(o, c, err)) {
+		json_decref(o);
+		return err->code;
+	}
 	x = json_object_get(o, "template");
 	if (json_is_string(x))
 		snprintf(c->template_path, sizeof(c->template_path), "%s", json_string_value(x));
@@ -274,7 +304,6 @@ int cuco_evolve_config_from_json(const char *json, struct cuco_evolve_config *c,
 	x = json_object_get(o, "search");
 	if (json_is_string(x))
 		snprintf(c->search, sizeof(c->search), "%s", json_string_value(x));
-	get_real(o, "llm_share", &c->llm_share);
 	/* absent: a config stored before pipelining was, which ran in the strict order */
 	x = json_object_get(o, "pipeline");
 	c->pipeline = json_is_boolean(x)   ? json_is_true(x)

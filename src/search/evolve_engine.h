@@ -59,7 +59,8 @@ struct engine {
 	struct pendlist next;          /* pipelined: the one after it, bred and stored ahead */
 	struct cuco_evolve_progress prog;
 	double t0;
-	int op_exhausted;   /* the child operator's budget is spent */
+	int op_exhausted;       /* the child operator's budget is spent */
+	int stored_generations; /* a resumed run's generations as stored (flags may change them) */
 	char *summary_text; /* statistical summary stored by the current batch, for the child op */
 };
 

@@ -5,13 +5,20 @@
  */
 #include "search/evolve_flags.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "search/llm_operator.h"
 #include "store/store.h"
+#include "util/paths.h"
 #include "util/strbuf.h"
+
+#define TEMPLATE_MARKER "// cuco-realizes:" /* the line every realize template holds */
 
 void cuco_evolve_flags_init(struct cuco_evolve_flags *f)
 {
@@ -53,6 +60,80 @@ static void apply_fresh(const struct cuco_evolve_flags *f, struct cuco_evolve_co
 	         f->max_connections ? f->max_connections : "");
 }
 
+/* 1 when path (its links followed) is a regular file inside dir (its links followed). */
+static int file_inside(const char *dir, const char *path)
+{
+	char *d = realpath(dir, NULL), *p = realpath(path, NULL);
+	size_t n = d ? strlen(d) : 0;
+	struct stat st;
+	int ok = d && p && !strncmp(d, p, n) && p[n] == '/' && !stat(p, &st) && S_ISREG(st.st_mode);
+
+	free(d);
+	free(p);
+	return ok;
+}
+
+/* 1 when text has a line that opens with the template marker. */
+static int has_marker(const char *text)
+{
+	const char *m = TEMPLATE_MARKER;
+
+	for (const char *p = text; p; p = strchr(p, '\n')) {
+		p += *p == '\n';
+		if (!strncmp(p, m, strlen(m)))
+			return 1;
+	}
+	return 0;
+}
+
+int cuco_evolve_flags_template(const char *stored, const char *realize_dir, long long run,
+                               char *out, size_t n, struct cuco_err *err)
+{
+	struct cuco_strbuf text = CUCO_STRBUF_INIT;
+	const char *base = strrchr(stored, '/');
+	size_t len;
+	int rc = CUCO_OK;
+
+	base = base ? base + 1 : stored;
+	len = strlen(base);
+	if (len <= strlen(".cu.in") || strcmp(base + len - strlen(".cu.in"), ".cu.in") ||
+	    base[0] == '.' ||
+	    strspn(base, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	                 "0123456789_.-") != len) {
+		rc = cuco_err_set(err, CUCO_ERR_INVALID,
+		                  "run %lld: its stored template %s is not a template of the data "
+		                  "folder (%s/NAME.cu.in); a resumed run takes its template from "
+		                  "there only, or from --template FILE",
+		                  run, stored, realize_dir);
+		goto out;
+	}
+	if ((size_t)snprintf(out, n, "%s/%s", realize_dir, base) >= n ||
+	    !file_inside(realize_dir, out)) {
+		rc = cuco_err_set(
+		    err, CUCO_ERR_INVALID,
+		    "run %lld: its stored template %s: no template %s in the data "
+		    "folder's %s; a resumed run takes its template from there only, or "
+		    "from --template FILE",
+		    run, stored, base, realize_dir);
+		goto out;
+	}
+	if (cuco_strbuf_read_file(&text, out)) {
+		rc = cuco_err_set(err, CUCO_ERR_IO, "run %lld: template %s: %s", run, out,
+		                  strerror(errno));
+		goto out;
+	}
+	if (!has_marker(text.buf))
+		rc = cuco_err_set(err, CUCO_ERR_INVALID,
+		                  "run %lld: template %s has no '" TEMPLATE_MARKER
+		                  "' line: it is not a program template; give --template FILE",
+		                  run, out);
+out:
+	if (rc && n)
+		out[0] = '\0';
+	cuco_strbuf_release(&text);
+	return rc;
+}
+
 /*
  * A resumed run: the flags that define it must equal the stored ones
  * (fitness never mixes two statistics, timings or schedules; the operator
@@ -80,6 +161,23 @@ static int check_resume(const struct cuco_evolve_flags *f, const struct cuco_run
 		                    f->explore, run, cfg->explore_fraction);
 	if (f->template_path)
 		snprintf(cfg->template_path, sizeof(cfg->template_path), "%s", f->template_path);
+	else if (cfg->template_path[0]) { /* the stored one, from the data folder only */
+		const char *home = cuco_home(NULL);
+		char dir[PATH_MAX], path[sizeof(cfg->template_path)];
+		int rc;
+
+		if (!home)
+			return cuco_err_set(
+			    err, CUCO_ERR_NOT_FOUND,
+			    "run %lld: cuco home not found, so neither is its template; "
+			    "set CUCO_HOME",
+			    run);
+		snprintf(dir, sizeof(dir), "%s/share/realize", home);
+		if ((rc = cuco_evolve_flags_template(cfg->template_path, dir, run, path,
+		                                     sizeof(path), err)))
+			return rc;
+		snprintf(cfg->template_path, sizeof(cfg->template_path), "%s", path);
+	}
 	if (!cfg->operator_[0]) /* stored before the operator was: the caller decides */
 		return CUCO_OK;
 	if (f->operator_ && strcmp(f->operator_, cfg->operator_))
@@ -111,10 +209,16 @@ int cuco_evolve_flags_apply(const struct cuco_evolve_flags *f, const struct cuco
 		apply_fresh(f, cfg);
 	} else {
 		cuco_evolve_config_default(cfg);
-		if ((rc = cuco_evolve_config_from_json(stored->config, cfg, err)) ||
-		    (rc = check_resume(f, stored, cfg, err)))
+		if ((rc = cuco_evolve_config_from_json(stored->config, cfg, err))) {
+			cuco_err_prefix(err, "run %lld: ", (long long)stored->id);
+			return rc;
+		}
+		if ((rc = check_resume(f, stored, cfg, err)))
 			return rc;
 	}
+	if (f->generations > CUCO_EVOLVE_MAX_GENERATIONS)
+		return cuco_err_set(err, CUCO_ERR_USAGE, "--generations %lld: at most %d",
+		                    f->generations, CUCO_EVOLVE_MAX_GENERATIONS);
 	if (f->generations > 0)
 		cfg->generations = (int)f->generations;
 	if (f->budget_evals > 0)

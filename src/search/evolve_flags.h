@@ -53,15 +53,26 @@ void cuco_evolve_flags_init(struct cuco_evolve_flags *f);
  * "" and the caller decides as for a fresh run); --generations, the
  * budgets and --no-pipeline apply; the stored template is kept unless
  * f->template_path names one (cfg->template_path is what the run uses,
- * "" for none). A resumed run started with other hardware queues than
- * f->max_connections gets a warning on notes (may be NULL).
- * Returns CUCO_OK; CUCO_ERR_USAGE for a flag the run refuses (err says
- * which, what is stored and what to do: "drop --timing"); CUCO_ERR_PARSE
- * for a stored config that does not read; CUCO_ERR_INVALID for a stored
+ * "" for none), and is found in the data folder's share/realize only
+ * (cuco_evolve_flags_template(): never a path the store names). A resumed run started with other
+ * hardware queues than f->max_connections gets a warning on notes (may be NULL). Returns CUCO_OK;
+ * CUCO_ERR_USAGE for a flag the run refuses (err says which, what is stored and what to do: "drop
+ * --timing"); CUCO_ERR_PARSE for a stored config that does not read; CUCO_ERR_INVALID for a stored
  * run naming no workload.
  */
 int cuco_evolve_flags_apply(const struct cuco_evolve_flags *f, const struct cuco_run_rec *stored,
                             struct cuco_evolve_config *cfg, FILE *notes, struct cuco_err *err);
+
+/*
+ * The template a resumed run stored as `stored`, found in the data folder
+ * realize_dir (share/realize) only: its file name there, which must be a
+ * regular file inside that folder (links followed) holding a
+ * "// cuco-realizes:" line. The path into out (n bytes; "" on error).
+ * Returns CUCO_OK; CUCO_ERR_INVALID naming run, the stored path and what to
+ * do (a path elsewhere, no such template, no marker line); CUCO_ERR_IO.
+ */
+int cuco_evolve_flags_template(const char *stored, const char *realize_dir, long long run,
+                               char *out, size_t n, struct cuco_err *err);
 
 /*
  * The shapes of the run into cfg->shapes: a fresh run's from given (names

@@ -27,6 +27,7 @@ struct loader {
 	struct loaded *a;
 	int n, alloc;
 	struct engine *e;
+	int max_generation; /* the highest generation the run can have stored */
 };
 
 static int load_program(const struct cuco_program_rec *p, void *arg, struct cuco_err *err)
@@ -34,7 +35,27 @@ static int load_program(const struct cuco_program_rec *p, void *arg, struct cuco
 	struct loader *L = arg;
 	struct loaded *x;
 
-	if (strcmp(p->origin, "candidate") || p->generation < 0)
+	if (strcmp(p->origin, "candidate"))
+		return 0;
+	/* What the store holds is checked before the loop trusts it (a damaged or edited
+	 * row must not send the rebuild around 2^31 generations or off the islands). */
+	if (p->generation < CUCO_STORE_NO_INT || p->generation > L->max_generation)
+		return cuco_err_set(
+		    err, CUCO_ERR_INVALID,
+		    "run %lld: program %lld: programs.generation %lld is out of range "
+		    "(0 to %d, the run's generations); the stored run is damaged and "
+		    "cannot be resumed",
+		    (long long)L->e->run_id, (long long)p->id, (long long)p->generation,
+		    L->max_generation);
+	if (p->island < CUCO_STORE_NO_INT || p->island >= L->e->cfg.islands)
+		return cuco_err_set(
+		    err, CUCO_ERR_INVALID,
+		    "run %lld: program %lld: programs.island %lld is out of range (0 "
+		    "to %d, the run's islands); the stored run is damaged and cannot "
+		    "be resumed",
+		    (long long)L->e->run_id, (long long)p->id, (long long)p->island,
+		    L->e->cfg.islands - 1);
+	if (p->generation < 0)
 		return 0;
 	if (L->n == L->alloc) {
 		int na = L->alloc ? 2 * L->alloc : 128;
@@ -131,6 +152,8 @@ int cuco_evolve_rebuild(struct engine *e, int *last_g, int *open, int *next_stor
 
 	memset(&L, 0, sizeof(L));
 	L.e = e;
+	L.max_generation =
+	    e->cfg.generations > e->stored_generations ? e->cfg.generations : e->stored_generations;
 	*open = *next_stored = 0;
 	if ((rc = cuco_store_program_each(e->o->store, e->run_id, load_program, &L, err)))
 		goto out;

@@ -1,9 +1,11 @@
 /*
- * llm_operator.c - the LLM mutation operator and meta-summarizer of the slow
- * path (see llm_operator.h): mode schedule, model bandit, prompt assembly
- * from the store, calls, and their records.
+ * llm_operator.c - the LLM mutation operator of the slow path (see
+ * llm_operator.h): mode schedule, prompt assembly from the store, calls, and
+ * their records. Its model bandit is in llm_bandit.c, its settings' JSON in
+ * llm_settings.c, the meta-summarizer in llm_summarize.c and the resume in
+ * llm_resume.c.
  */
-#include "search/llm_operator.h"
+#include "search/llm_operator_impl.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -17,375 +19,10 @@
 #include "store/store.h"
 
 #define FAIL_LIMIT 3      /* calls failing in a row (after the client's retries) that end the run */
-#define TOP_PROGRAMS 5    /* best programs shown to the meta-summarizer */
 #define MAX_FEEDBACK 2000 /* bytes of an error or compile log in a prompt */
-#define MAX_STATS 6000    /* bytes of the statistical summary in a prompt */
 #define MAX_INSP_CODE 6000 /* bytes of the best inspiration's EVOLVE-BLOCKs */
 
-/* How stored calls without a program begin their error (read back on resume). */
-#define WHY_SUMMARY "meta-summary call failed"
-#define WHY_DROPPED "reply dropped"
-
-/* ---- the bandit ---- */
-
-void cuco_bandit_init(struct cuco_bandit *b, int narms)
-{
-	memset(b, 0, sizeof(*b));
-	b->narms = narms < 1 ? 1 : narms > CUCO_LLM_MAX_MODELS ? CUCO_LLM_MAX_MODELS : narms;
-}
-
-double cuco_bandit_score(const struct cuco_bandit *b, int arm)
-{
-	double mean;
-
-	if (arm < 0 || arm >= b->narms)
-		return -INFINITY;
-	if (b->pulls[arm] == 0)
-		return INFINITY;
-	mean = b->sum[arm] / (double)b->pulls[arm];
-	if (b->max_reward > 0)
-		mean /= b->max_reward;
-	return mean +
-	       sqrt(2.0 * log((double)(b->total > 1 ? b->total : 1)) / (double)b->pulls[arm]);
-}
-
-int cuco_bandit_pick(struct cuco_bandit *b, struct cuco_rng *rng)
-{
-	int best[CUCO_LLM_MAX_MODELS], nbest = 0, arm;
-	double top = -INFINITY;
-
-	for (int i = 0; i < b->narms; i++)
-		if (b->pulls[i] == 0) {
-			arm = i;
-			goto out;
-		}
-	for (int i = 0; i < b->narms; i++) {
-		double s = cuco_bandit_score(b, i);
-		if (s > top + 1e-12) {
-			top = s;
-			nbest = 0;
-		}
-		if (fabs(s - top) <= 1e-12)
-			best[nbest++] = i;
-	}
-	arm = nbest > 1 ? best[cuco_rng_below(rng, (uint64_t)nbest)] : best[0];
-out:
-	b->pulls[arm]++;
-	b->total++;
-	return arm;
-}
-
-void cuco_bandit_reward(struct cuco_bandit *b, int arm, double gain, double cost)
-{
-	double r;
-
-	if (arm < 0 || arm >= b->narms)
-		return;
-	if (!(cost > 0) || !isfinite(cost))
-		cost = 1;
-	r = isfinite(gain) && gain > 0 ? gain / cost : 0;
-	b->sum[arm] += r;
-	if (r > b->max_reward)
-		b->max_reward = r;
-}
-
-/* ---- configuration and its JSON ---- */
-
-void cuco_llm_operator_config_init(struct cuco_llm_operator_config *c)
-{
-	static const struct cuco_llm_temps temps = {{0.2, 0.5, 0.8}, 0.2, 0.5, 0.3};
-
-	memset(c, 0, sizeof(*c));
-	cuco_llm_config_init(&c->llm);
-	c->seed = 1;
-	c->meta_summaries = 1;
-	c->summary_max_tokens = 1024;
-	c->diagnose_max_tokens = 400;
-	c->temps = temps;
-}
-
-char *cuco_llm_operator_config_to_json(const struct cuco_llm_operator_config *c)
-{
-	const struct cuco_llm_config *l = &c->llm;
-	json_t *o = json_object(), *models = json_array(), *prices = json_array(),
-	       *temps =
-	           json_pack("{s:[f,f,f], s:f, s:f, s:f}", "explore", c->temps.explore[0],
-	                     c->temps.explore[1], c->temps.explore[2], "exploit", c->temps.exploit,
-	                     "crossover", c->temps.crossover, "summary", c->temps.summary);
-	char *s = NULL;
-
-	if (!o || !models || !prices || !temps)
-		goto out;
-	for (int i = 0; i < c->nmodels; i++)
-		json_array_append_new(models, json_string(c->models[i] ? c->models[i] : ""));
-	for (int i = 0; i < l->nprices; i++)
-		json_array_append_new(
-		    prices, json_pack("{s:s, s:f, s:f}", "model",
-		                      l->prices[i].model ? l->prices[i].model : "", "in",
-		                      l->prices[i].in_per_mtok, "out", l->prices[i].out_per_mtok));
-	json_object_set_new(
-	    o, "api",
-	    json_string(cuco_llm_api_name(l->api) ? cuco_llm_api_name(l->api) : "openai"));
-	json_object_set_new(o, "base_url", json_string(l->base_url ? l->base_url : ""));
-	json_object_set(o, "models", models);
-	json_object_set_new(
-	    o, "key_env",
-	    json_string(l->api_key_env ? l->api_key_env : cuco_llm_api_key_env(l->api)));
-	json_object_set_new(o, "max_tokens", json_integer(l->max_tokens));
-	json_object_set_new(o, "connect_timeout_ms", json_integer(l->connect_timeout_ms));
-	json_object_set_new(o, "timeout_ms", json_integer(l->timeout_ms));
-	json_object_set_new(o, "max_retries", json_integer(l->max_retries));
-	json_object_set_new(o, "retry_base_ms", json_integer(l->retry_base_ms));
-	json_object_set_new(o, "retry_max_ms", json_integer(l->retry_max_ms));
-	json_object_set_new(o, "budget_tokens", json_integer(l->budget_tokens));
-	json_object_set_new(o, "budget_cost", json_real(l->budget_cost));
-	json_object_set(o, "prices", prices);
-	json_object_set(o, "temperatures", temps);
-	json_object_set_new(o, "meta_summaries", json_boolean(c->meta_summaries));
-	json_object_set_new(o, "summary_max_tokens", json_integer(c->summary_max_tokens));
-	json_object_set_new(o, "diagnose", json_boolean(c->diagnose));
-	json_object_set_new(o, "diagnose_max_tokens", json_integer(c->diagnose_max_tokens));
-	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
-out:
-	json_decref(o);
-	json_decref(models);
-	json_decref(prices);
-	json_decref(temps);
-	return s;
-}
-
-/* Field k of o, when present, into *v; a present field of the wrong type is an error. */
-static int stored_string(json_t *o, const char *k, const char **v, struct cuco_err *err)
-{
-	json_t *x = json_object_get(o, k);
-
-	if (!x)
-		return CUCO_OK;
-	if (!json_is_string(x))
-		return cuco_err_set(err, CUCO_ERR_PARSE, "run config: llm.%s: not a string", k);
-	*v = json_string_value(x);
-	return CUCO_OK;
-}
-
-static int stored_number(json_t *o, const char *where, const char *k, double lo, double hi,
-                         double *v, struct cuco_err *err)
-{
-	json_t *x = json_object_get(o, k);
-
-	if (!x)
-		return CUCO_OK;
-	if (!json_is_number(x) || json_number_value(x) < lo || json_number_value(x) > hi)
-		return cuco_err_set(err, CUCO_ERR_PARSE,
-		                    "run config: %s.%s: not a number from %g to %g", where, k, lo,
-		                    hi);
-	*v = json_number_value(x);
-	return CUCO_OK;
-}
-
-/* The integer fields of the stored settings and where they go. */
-static int stored_ints(json_t *o, struct cuco_llm_operator_config *c, struct cuco_err *err)
-{
-	struct cuco_llm_config *l = &c->llm;
-	int rc = CUCO_OK;
-	const struct {
-		const char *key;
-		double hi;
-		int is_long, is_i64;
-		void *at;
-	} f[] = {
-	    {"max_tokens", 1e9, 0, 0, &l->max_tokens},
-	    {"connect_timeout_ms", 1e9, 1, 0, &l->connect_timeout_ms},
-	    {"timeout_ms", 1e9, 1, 0, &l->timeout_ms},
-	    {"max_retries", 1000, 0, 0, &l->max_retries},
-	    {"retry_base_ms", 1e9, 1, 0, &l->retry_base_ms},
-	    {"retry_max_ms", 1e9, 1, 0, &l->retry_max_ms},
-	    {"budget_tokens", 1e18, 0, 1, &l->budget_tokens},
-	    {"summary_max_tokens", 1e9, 0, 0, &c->summary_max_tokens},
-	    {"diagnose_max_tokens", 1e9, 0, 0, &c->diagnose_max_tokens},
-	};
-
-	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]) && !rc; i++) {
-		json_t *x = json_object_get(o, f[i].key);
-		if (!x)
-			continue;
-		if (!json_is_integer(x) || json_integer_value(x) < 0 ||
-		    (double)json_integer_value(x) > f[i].hi) {
-			rc = cuco_err_set(err, CUCO_ERR_PARSE,
-			                  "run config: llm.%s: not an integer from 0 to %g",
-			                  f[i].key, f[i].hi);
-			break;
-		}
-		if (f[i].is_i64)
-			*(int64_t *)f[i].at = json_integer_value(x);
-		else if (f[i].is_long)
-			*(long *)f[i].at = (long)json_integer_value(x);
-		else
-			*(int *)f[i].at = (int)json_integer_value(x);
-	}
-	return rc;
-}
-
-static int stored_lists(json_t *o, struct cuco_llm_operator_config *c, struct cuco_err *err)
-{
-	json_t *models = json_object_get(o, "models"), *prices = json_object_get(o, "prices"),
-	       *t = json_object_get(o, "temperatures"), *x;
-	struct cuco_llm_config *l = &c->llm;
-	size_t i;
-	int rc = CUCO_OK;
-
-	if (models && (!json_is_array(models) || json_array_size(models) < 1 ||
-	               json_array_size(models) > CUCO_LLM_MAX_MODELS))
-		return cuco_err_set(err, CUCO_ERR_PARSE,
-		                    "run config: llm.models: not an array of 1 to %d names",
-		                    CUCO_LLM_MAX_MODELS);
-	json_array_foreach(models, i, x)
-	{
-		if (!json_is_string(x))
-			return cuco_err_set(err, CUCO_ERR_PARSE,
-			                    "run config: llm.models[%zu]: not a string", i);
-		c->models[i] = json_string_value(x);
-		c->nmodels = (int)i + 1;
-	}
-	if (prices && (!json_is_array(prices) || json_array_size(prices) > CUCO_LLM_MAX_PRICES))
-		return cuco_err_set(err, CUCO_ERR_PARSE,
-		                    "run config: llm.prices: not an array of at most %d prices",
-		                    CUCO_LLM_MAX_PRICES);
-	json_array_foreach(prices, i, x)
-	{
-		json_t *m = json_object_get(x, "model"), *in = json_object_get(x, "in"),
-		       *out = json_object_get(x, "out");
-		if (!json_is_string(m) || !json_is_number(in) || !json_is_number(out))
-			return cuco_err_set(err, CUCO_ERR_PARSE,
-			                    "run config: llm.prices[%zu]: not {\"model\", \"in\", "
-			                    "\"out\"}",
-			                    i);
-		l->prices[i].model = json_string_value(m);
-		l->prices[i].in_per_mtok = json_number_value(in);
-		l->prices[i].out_per_mtok = json_number_value(out);
-		l->nprices = (int)i + 1;
-	}
-	if (!t)
-		return CUCO_OK;
-	if (!json_is_object(t))
-		return cuco_err_set(err, CUCO_ERR_PARSE,
-		                    "run config: llm.temperatures: not an object");
-	x = json_object_get(t, "explore");
-	if (x && (!json_is_array(x) || json_array_size(x) != 3))
-		return cuco_err_set(err, CUCO_ERR_PARSE,
-		                    "run config: llm.temperatures.explore: not 3 numbers");
-	for (i = 0; x && i < 3 && !rc; i++) {
-		json_t *v = json_array_get(x, i);
-		if (!json_is_number(v) || json_number_value(v) < 0 || json_number_value(v) > 2)
-			rc = cuco_err_set(err, CUCO_ERR_PARSE,
-			                  "run config: llm.temperatures.explore[%zu]: not a number "
-			                  "from 0 to 2",
-			                  i);
-		else
-			c->temps.explore[i] = json_number_value(v);
-	}
-	if (!rc)
-		rc = stored_number(t, "llm.temperatures", "exploit", 0, 2, &c->temps.exploit, err);
-	if (!rc)
-		rc = stored_number(t, "llm.temperatures", "crossover", 0, 2, &c->temps.crossover,
-		                   err);
-	if (!rc)
-		rc = stored_number(t, "llm.temperatures", "summary", 0, 2, &c->temps.summary, err);
-	return rc;
-}
-
-int cuco_llm_stored_from_json(const char *run_config, struct cuco_llm_stored *out, int *found,
-                              struct cuco_err *err)
-{
-	json_error_t je;
-	json_t *root = json_loads(run_config ? run_config : "", 0, &je), *o, *x;
-	struct cuco_llm_operator_config *c = &out->cfg;
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	cuco_llm_operator_config_init(c);
-	*found = 0;
-	out->json = root;
-	if (!json_is_object(root))
-		return cuco_err_set(err, CUCO_ERR_PARSE, "run config: not a JSON object: %s",
-		                    je.text);
-	o = json_object_get(root, "llm");
-	if (!o)
-		return CUCO_OK;
-	if (!json_is_object(o))
-		return cuco_err_set(err, CUCO_ERR_PARSE, "run config: llm: not an object");
-	*found = 1;
-	x = json_object_get(o, "meta_summaries");
-	if (x && !json_is_boolean(x))
-		return cuco_err_set(err, CUCO_ERR_PARSE,
-		                    "run config: llm.meta_summaries: not true or false");
-	if (x)
-		c->meta_summaries = json_is_true(x);
-	x = json_object_get(o, "diagnose");
-	if (x && !json_is_boolean(x))
-		return cuco_err_set(err, CUCO_ERR_PARSE,
-		                    "run config: llm.diagnose: not true or false");
-	if (x)
-		c->diagnose = json_is_true(x);
-	x = json_object_get(o, "api");
-	if (x && (!json_is_string(x) || cuco_llm_api_parse(json_string_value(x)) < 0))
-		return cuco_err_set(err, CUCO_ERR_PARSE,
-		                    "run config: llm.api: not \"openai\" or \"anthropic\"");
-	if (x)
-		cuco_llm_config_api(&c->llm, cuco_llm_api_parse(json_string_value(x)));
-	if ((rc = stored_string(o, "base_url", &c->llm.base_url, err)) ||
-	    (rc = stored_string(o, "key_env", &c->llm.api_key_env, err)) ||
-	    (rc = stored_number(o, "llm", "budget_cost", 0, 1e12, &c->llm.budget_cost, err)) ||
-	    (rc = stored_ints(o, c, err)) || (rc = stored_lists(o, c, err)))
-		return rc;
-	if (c->llm.base_url && !*c->llm.base_url)
-		c->llm.base_url = NULL;
-	return CUCO_OK;
-}
-
-void cuco_llm_stored_release(struct cuco_llm_stored *s)
-{
-	if (!s)
-		return;
-	json_decref(s->json);
-	memset(s, 0, sizeof(*s));
-}
-
 /* ---- the operator ---- */
-
-/* A child made by the operator, its call waiting for the loop to store it. */
-struct waiting {
-	char name[48];
-	int64_t run_id;
-	int arm;
-	double parent_fitness;
-	double cost; /* for the bandit */
-	struct cuco_llm_result res;
-};
-
-/* A stored child awaiting its evaluation. */
-struct judged {
-	int64_t run_id;
-	int64_t program_id;
-	int arm;
-	double parent_fitness;
-	double cost;
-};
-
-struct cuco_llm_operator {
-	struct cuco_llm_operator_config cfg;
-	struct cuco_llm_client *client;
-	struct cuco_bandit bandit;
-	struct cuco_llm_model_stats stats[CUCO_LLM_MAX_MODELS];
-	struct cuco_rng rng;
-	char *system; /* rendered system prompt (fixed for the run) */
-	char *stat_summary, *llm_summary;
-	struct waiting *wait;
-	int nwait, await;
-	struct judged *judged;
-	int njudged, ajudged;
-	int rotation; /* exploration temperatures rotate */
-	int fails;    /* calls failed in a row */
-};
 
 static int build_system(struct cuco_llm_operator *op, struct cuco_err *err)
 {
@@ -678,7 +315,8 @@ out:
 /* ---- calls and their records ---- */
 
 /* Count a finished call into its model's statistics. */
-static void count_call(struct cuco_llm_operator *op, int arm, const struct cuco_llm_result *res)
+void cuco_llm_op_count_call(struct cuco_llm_operator *op, int arm,
+                            const struct cuco_llm_result *res)
 {
 	struct cuco_llm_model_stats *s = &op->stats[arm];
 
@@ -698,9 +336,9 @@ static double call_cost(const struct cuco_llm_result *res)
 }
 
 /* Store res (purpose: "mutation", "summary") for program_id (0: none) with why (may be NULL). */
-static int store_call(struct cuco_llm_operator *op, int64_t run_id, struct cuco_llm_result *res,
-                      int64_t program_id, const char *why, const char *purpose,
-                      struct cuco_err *err)
+int cuco_llm_op_store_call(struct cuco_llm_operator *op, int64_t run_id,
+                           struct cuco_llm_result *res, int64_t program_id, const char *why,
+                           const char *purpose, struct cuco_err *err)
 {
 	res->purpose = purpose;
 	return cuco_llm_result_store_why(op->cfg.store, res, run_id, program_id, why, err);
@@ -740,9 +378,10 @@ static const char *op_name(int mode)
 static int drop_waiting(struct cuco_llm_operator *op, int i, int64_t run_id, struct cuco_err *err)
 {
 	struct waiting *w = &op->wait[i];
-	int rc = store_call(op, run_id ? run_id : w->run_id, &w->res, 0,
-	                    WHY_DROPPED ": the child was a near-duplicate of an existing candidate",
-	                    "mutation", err);
+	int rc = cuco_llm_op_store_call(op, run_id ? run_id : w->run_id, &w->res, 0,
+	                                WHY_DROPPED
+	                                ": the child was a near-duplicate of an existing candidate",
+	                                "mutation", err);
 
 	cuco_bandit_reward(&op->bandit, w->arm, 0, w->cost);
 	cuco_llm_result_release(&w->res);
@@ -794,11 +433,14 @@ static int op_breed(void *ctx, const struct cuco_breed_request *rq, struct cuco_
 	co.max_tokens = -1;
 	co.model = op->cfg.models[arm];
 	rc = cuco_llm_chat(op->client, msgs, 2, &co, &res, &e2);
-	count_call(op, arm, &res);
+	cuco_llm_op_count_call(op, arm, &res);
 	if (rc == CUCO_ERR_UNSUPPORTED) { /* the budget: nothing was sent */
 		op->bandit.pulls[arm]--;
 		op->bandit.total--;
-		cuco_err_set(err, rc, "%s", e2.msg);
+		if (cuco_llm_op_note_spent(op, rq->run_id, err) == CUCO_OK)
+			cuco_err_set(err, rc, "%s", e2.msg);
+		else
+			rc = err->code;
 		goto out;
 	}
 	snprintf(why, sizeof(why), "%s call for %s failed", op_name(mode), rq->name);
@@ -807,12 +449,12 @@ static int op_breed(void *ctx, const struct cuco_breed_request *rq, struct cuco_
 		snprintf(why, sizeof(why), "%s reply for %s rejected", op_name(mode), rq->name);
 		op->fails = 0;
 		cuco_bandit_reward(&op->bandit, arm, 0, call_cost(&res));
-		rc = store_call(op, rq->run_id, &res, 0, why, "mutation", err);
+		rc = cuco_llm_op_store_call(op, rq->run_id, &res, 0, why, "mutation", err);
 		goto out;
 	}
 	if (rc) {
 		cuco_bandit_reward(&op->bandit, arm, 0, call_cost(&res));
-		if ((rc = store_call(op, rq->run_id, &res, 0, why, "mutation", err)))
+		if ((rc = cuco_llm_op_store_call(op, rq->run_id, &res, 0, why, "mutation", err)))
 			goto out;
 		if (++op->fails >= FAIL_LIMIT) {
 			rc = cuco_err_set(err, e2.code,
@@ -830,7 +472,7 @@ static int op_breed(void *ctx, const struct cuco_breed_request *rq, struct cuco_
 		free(res.error);
 		res.error = strdup(edit.reason ? edit.reason : e2.msg);
 		cuco_bandit_reward(&op->bandit, arm, 0, call_cost(&res));
-		rc = store_call(op, rq->run_id, &res, 0, why, "mutation", err);
+		rc = cuco_llm_op_store_call(op, rq->run_id, &res, 0, why, "mutation", err);
 		goto out;
 	}
 	if (op->nwait == op->await) {
@@ -869,9 +511,6 @@ out:
 	return rc;
 }
 
-static int add_judged(struct cuco_llm_operator *op, int64_t run_id, int64_t id, int arm,
-                      double parent_fitness, double cost, struct cuco_err *err);
-
 static int op_stored(void *ctx, const char *const *names, const int64_t *ids, int n,
                      struct cuco_err *err)
 {
@@ -888,9 +527,11 @@ static int op_stored(void *ctx, const char *const *names, const int64_t *ids, in
 			rc = drop_waiting(op, i, 0, err);
 			continue;
 		}
-		if ((rc = store_call(op, w->run_id, &w->res, id, NULL, "mutation", err)))
+		if ((rc =
+		         cuco_llm_op_store_call(op, w->run_id, &w->res, id, NULL, "mutation", err)))
 			break;
-		if ((rc = add_judged(op, w->run_id, id, w->arm, w->parent_fitness, w->cost, err)))
+		if ((rc = cuco_llm_op_add_judged(op, w->run_id, id, w->arm, w->parent_fitness,
+		                                 w->cost, err)))
 			break;
 		cuco_llm_result_release(&w->res);
 		op->wait[i] = op->wait[--op->nwait];
@@ -933,157 +574,43 @@ static int op_evaluated(void *ctx, int64_t program_id, int correct, double fitne
 	a.fitness = fitness;
 	cuco_llm_result_init(&res);
 	rc = cuco_llm_diagnose(&a, &res, err);
-	count_call(op, j.arm, &res);
+	cuco_llm_op_count_call(op, j.arm, &res);
 	cuco_llm_result_release(&res);
-	return rc;
-}
-
-/* ---- the meta-summarizer ---- */
-
-struct top {
-	int64_t id[TOP_PROGRAMS];
-	double fitness[TOP_PROGRAMS];
-	int n;
-};
-
-static int top_one(const struct cuco_eval_rec *ev, void *arg, struct cuco_err *err)
-{
-	struct top *t = arg;
-	int at;
-
-	(void)err;
-	if (ev->error_code != CUCO_OK || !isfinite(ev->fitness) || ev->fitness <= 0)
-		return 0;
-	for (int i = 0; i < t->n; i++)
-		if (t->id[i] == ev->program_id)
-			return 0;
-	at = t->n < TOP_PROGRAMS ? t->n++ : TOP_PROGRAMS - 1;
-	if (at == TOP_PROGRAMS - 1 && t->n == TOP_PROGRAMS && t->fitness[at] >= ev->fitness &&
-	    t->id[at])
-		return 0;
-	t->id[at] = ev->program_id;
-	t->fitness[at] = ev->fitness;
-	for (; at > 0 && t->fitness[at] > t->fitness[at - 1]; at--) {
-		int64_t ti = t->id[at];
-		double tf = t->fitness[at];
-		t->id[at] = t->id[at - 1];
-		t->fitness[at] = t->fitness[at - 1];
-		t->id[at - 1] = ti;
-		t->fitness[at - 1] = tf;
-	}
-	return 0;
-}
-
-/* The failures of the statistical summary JSON, one line each. */
-static void failures_text(const char *statistical, struct cuco_strbuf *out)
-{
-	json_t *o = json_loads(statistical, 0, NULL), *a;
-	size_t i;
-	json_t *x;
-
-	a = json_object_get(o, "errors");
-	if (json_is_array(a) && json_array_size(a)) {
-		json_array_foreach(a, i, x)
-		{
-			char *s = json_dumps(x, JSON_COMPACT | JSON_ENCODE_ANY);
-			if (s)
-				cuco_strbuf_addf(out, "- %s\n", s);
-			free(s);
-		}
-	} else {
-		cuco_strbuf_adds(out, "None recorded.\n");
-	}
-	json_decref(o);
-}
-
-static int op_summarize(void *ctx, int64_t run_id, int generation, const char *statistical,
-                        struct cuco_err *err)
-{
-	struct cuco_llm_operator *op = ctx;
-	struct cuco_strbuf user = CUCO_STRBUF_INIT, tops = CUCO_STRBUF_INIT,
-	                   fails = CUCO_STRBUF_INIT, gen = CUCO_STRBUF_INIT;
-	struct cuco_llm_result res;
-	struct cuco_llm_message msg;
-	struct cuco_llm_call_opts co = {op->cfg.temps.summary, op->cfg.summary_max_tokens, NULL};
-	struct cuco_err e2;
-	struct top t;
-	int rc, arm = 0;
-	double best = -INFINITY;
-
-	cuco_llm_result_init(&res);
-	memset(&t, 0, sizeof(t));
-	if ((rc = cuco_llm_operator_set_summary(op, statistical, NULL, err)))
-		goto out;
-	if (!op->cfg.meta_summaries || cuco_llm_client_budget(op->client)->exhausted)
-		goto out;
-	if ((rc = cuco_store_eval_each_run(op->cfg.store, run_id, top_one, &t, err)))
-		goto out;
-	for (int i = 0; i < t.n; i++) {
-		struct cuco_program_rec p;
-		cuco_program_rec_init(&p);
-		if ((rc = cuco_store_program_get(op->cfg.store, t.id[i], &p, err)))
-			goto out;
-		cuco_strbuf_addf(&tops, "- program %lld (%s, %s), fitness %.4f: %s\n",
-		                 (long long)t.id[i], p.name ? p.name : "?",
-		                 p.operator_ ? p.operator_ : "?", t.fitness[i],
-		                 p.directive ? p.directive : "(no directive)");
-		cuco_program_rec_release(&p);
-	}
-	if (!t.n)
-		cuco_strbuf_adds(&tops, "None correct yet.\n");
-	failures_text(statistical, &fails);
-	cuco_strbuf_addf(&gen, "%d", generation);
-	{
-		struct cuco_strbuf stat = CUCO_STRBUF_INIT;
-		cuco_prompt_add_clipped(&stat, statistical, MAX_STATS, 0);
-		const struct cuco_prompt_var vars[] = {
-		    {"workload", op->cfg.workload}, {"generation", gen.buf},
-		    {"statistical", stat.buf},      {"top_programs", tops.buf},
-		    {"failures", fails.buf},
-		};
-		rc = cuco_prompt_build(op->cfg.share_dir, "summarize", vars, 5, &user, NULL, err);
-		cuco_strbuf_release(&stat);
-		if (rc)
-			goto out;
-	}
-	/* The model with the best mean reward so far writes the summary. */
-	for (int i = 0; i < op->bandit.narms; i++) {
-		double m =
-		    op->bandit.pulls[i] ? op->bandit.sum[i] / (double)op->bandit.pulls[i] : 0;
-		if (m > best) {
-			best = m;
-			arm = i;
-		}
-	}
-	msg.role = "user";
-	msg.content = user.buf;
-	co.model = op->cfg.models[arm];
-	cuco_err_clear(&e2);
-	rc = cuco_llm_chat(op->client, &msg, 1, &co, &res, &e2);
-	count_call(op, arm, &res);
-	if (rc == CUCO_ERR_UNSUPPORTED) { /* budget: the next breed stops the run */
-		rc = CUCO_OK;
-		goto out;
-	}
-	if (rc) {
-		rc = store_call(op, run_id, &res, 0, WHY_SUMMARY, "summary", err);
-		goto out;
-	}
-	if ((rc = store_call(op, run_id, &res, 0, NULL, "summary", err)) ||
-	    (rc = cuco_store_summary_add(op->cfg.store, run_id, generation, "llm", res.reply, NULL,
-	                                 err)) ||
-	    (rc = cuco_llm_operator_set_summary(op, NULL, res.reply, err)))
-		goto out;
-out:
-	cuco_llm_result_release(&res);
-	cuco_strbuf_release(&user);
-	cuco_strbuf_release(&tops);
-	cuco_strbuf_release(&fails);
-	cuco_strbuf_release(&gen);
+	if (rc == CUCO_OK) /* a diagnosis the budget refused */
+		rc = cuco_llm_op_note_spent(op, j.run_id, err);
 	return rc;
 }
 
 /* ---- binding, statistics ---- */
+
+/*
+ * The run ended: with not one reply of the model's made into a child, the
+ * run did not do what it was asked (CUCO_ERR_RUN, the run fails saying so).
+ */
+static int op_finished(void *ctx, int64_t run_id, struct cuco_err *err)
+{
+	struct cuco_llm_operator *op = ctx;
+	long long calls = 0, accepted = 0;
+
+	for (int i = 0; i < op->cfg.nmodels; i++) {
+		calls += op->stats[i].calls;
+		accepted += op->stats[i].accepted;
+	}
+	if (accepted > 0)
+		return CUCO_OK;
+	if (!calls)
+		return cuco_err_set(
+		    err, CUCO_ERR_RUN,
+		    "llm: run %lld asked the model nothing (its budget allowed no "
+		    "call), so no candidate is the model's; raise --llm-budget-tokens "
+		    "or --llm-budget-cost and resume it",
+		    (long long)run_id);
+	return cuco_err_set(err, CUCO_ERR_RUN,
+	                    "llm: none of the model's %lld replies in run %lld was accepted: no "
+	                    "candidate is the model's (each call's error is stored in "
+	                    "llm_calls.error); check the endpoint, the model and its replies",
+	                    calls, (long long)run_id);
+}
 
 void cuco_llm_operator_bind(struct cuco_llm_operator *op, double share,
                             struct cuco_child_operator *co)
@@ -1093,7 +620,8 @@ void cuco_llm_operator_bind(struct cuco_llm_operator *op, double share,
 	co->breed = op_breed;
 	co->stored = op_stored;
 	co->evaluated = op_evaluated;
-	co->summarize = op_summarize;
+	co->summarize = cuco_llm_op_summarize;
+	co->finished = op_finished;
 	co->ctx = op;
 }
 
@@ -1153,205 +681,6 @@ out:
 	json_decref(arr);
 	json_decref(o);
 	free(text);
-	return rc;
-}
-
-/* ---- resume: the operator's state from the run's stored history ---- */
-
-/* A program of the run as the loop saw it: its first evaluation and its parent. */
-struct seen {
-	int64_t id, parent;
-	int evaluated, correct;
-	double fitness;
-};
-
-struct history {
-	struct cuco_llm_operator *op;
-	struct seen *p; /* ascending ids: programs come oldest first */
-	int n, alloc;
-	int summary_calls, stat_summaries;
-	int64_t calls; /* stored calls: the client's next call index */
-	int64_t stat_generation, llm_generation;
-	int64_t tokens;
-	double cost;
-};
-
-static struct seen *seen_find(struct history *h, int64_t id)
-{
-	int lo = 0, hi = h->n - 1;
-
-	while (lo <= hi) {
-		int mid = (lo + hi) / 2;
-		if (h->p[mid].id == id)
-			return &h->p[mid];
-		if (h->p[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return NULL;
-}
-
-static int hist_program(const struct cuco_program_rec *p, void *arg, struct cuco_err *err)
-{
-	struct history *h = arg;
-	struct seen *x;
-
-	if (h->n == h->alloc) {
-		int na = h->alloc ? 2 * h->alloc : 64;
-		struct seen *np = realloc(h->p, (size_t)na * sizeof(*np));
-		if (!np)
-			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-		h->p = np;
-		h->alloc = na;
-	}
-	x = &h->p[h->n++];
-	memset(x, 0, sizeof(*x));
-	x->id = p->id;
-	for (size_t i = 0; i < p->nparents && !x->parent; i++)
-		if (!p->parents[i].kind || !strcmp(p->parents[i].kind, "parent"))
-			x->parent = p->parents[i].id;
-	return 0;
-}
-
-static int hist_eval(const struct cuco_eval_rec *ev, void *arg, struct cuco_err *err)
-{
-	struct seen *x = seen_find(arg, ev->program_id);
-
-	(void)err;
-	if (!x || x->evaluated) /* the loop keeps a program's first evaluation */
-		return 0;
-	x->evaluated = 1;
-	x->correct = ev->error_code == CUCO_OK && !strcmp(ev->status, "ok");
-	x->fitness = x->correct && isfinite(ev->fitness) ? ev->fitness : 0;
-	return 0;
-}
-
-/* Remember a stored child whose evaluation is still to come. */
-static int add_judged(struct cuco_llm_operator *op, int64_t run_id, int64_t id, int arm,
-                      double parent_fitness, double cost, struct cuco_err *err)
-{
-	if (op->njudged == op->ajudged) {
-		int na = op->ajudged ? 2 * op->ajudged : 16;
-		struct judged *nj = realloc(op->judged, (size_t)na * sizeof(*nj));
-		if (!nj)
-			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-		op->judged = nj;
-		op->ajudged = na;
-	}
-	op->judged[op->njudged].run_id = run_id;
-	op->judged[op->njudged].program_id = id;
-	op->judged[op->njudged].arm = arm;
-	op->judged[op->njudged].parent_fitness = parent_fitness;
-	op->judged[op->njudged++].cost = cost;
-	return CUCO_OK;
-}
-
-/* One stored call, counted as the live operator counted it. */
-static int hist_call(const struct cuco_llm_call_rec *c, void *arg, struct cuco_err *err)
-{
-	struct history *h = arg;
-	struct cuco_llm_operator *op = h->op;
-	struct cuco_llm_model_stats *s;
-	struct seen *x, *parent;
-	int64_t tokens;
-	double cost, pf;
-	int arm = -1;
-
-	h->calls++;
-	if (c->tokens_in >= 0 && c->tokens_out >= 0)
-		tokens = c->tokens_in + c->tokens_out;
-	else /* no usage: the client's estimate, from what was stored */
-		tokens = cuco_llm_estimate_call(c->prompt, c->reply);
-	if (c->tokens_in > 0)
-		cuco_llm_client_learn(op->client, c->model, c->prompt, c->tokens_in);
-	h->tokens += tokens;
-	if (isfinite(c->cost))
-		h->cost += c->cost;
-	for (int i = 0; i < op->cfg.nmodels && arm < 0; i++)
-		if (c->model && !strcmp(c->model, op->cfg.models[i]))
-			arm = i;
-	if (arm < 0)
-		return 0;
-	s = &op->stats[arm];
-	s->calls++;
-	s->tokens += tokens;
-	if (isfinite(c->cost))
-		s->cost += c->cost;
-	if (c->purpose && !strcmp(c->purpose, CUCO_LLM_DIAGNOSIS_PURPOSE))
-		return 0; /* counted above; its text is in the evaluation */
-	if ((c->purpose && !strcmp(c->purpose, "summary")) ||
-	    (!c->purpose && !c->program_id &&
-	     (!c->error || !strncmp(c->error, WHY_SUMMARY, strlen(WHY_SUMMARY))))) {
-		h->summary_calls++;
-		return 0;
-	}
-	/* a mutation: the pull, then its reward as the live run gave it */
-	op->bandit.pulls[arm]++;
-	op->bandit.total++;
-	cost = isfinite(c->cost) && c->cost > 0 ? c->cost
-	       : tokens > 0                     ? (double)tokens / 1000.0
-	                                        : 1.0;
-	if (!c->program_id) {
-		if (c->error && !strncmp(c->error, WHY_DROPPED, strlen(WHY_DROPPED)))
-			s->accepted++;
-		cuco_bandit_reward(&op->bandit, arm, 0, cost);
-		return 0;
-	}
-	s->accepted++;
-	x = seen_find(h, c->program_id);
-	parent = x ? seen_find(h, x->parent) : NULL;
-	pf = parent && parent->correct ? parent->fitness : 0;
-	if (!x || !x->evaluated)
-		return add_judged(op, c->run_id, c->program_id, arm, pf, cost, err);
-	cuco_bandit_reward(&op->bandit, arm, (x->correct ? x->fitness : 0) - pf, cost);
-	if (x->correct && x->fitness > pf)
-		s->improved++;
-	return 0;
-}
-
-static int hist_summary(const struct cuco_summary_rec *sum, void *arg, struct cuco_err *err)
-{
-	struct history *h = arg;
-	int stat = !strcmp(sum->kind, "statistical");
-
-	if (!stat && strcmp(sum->kind, "llm"))
-		return 0;
-	if (stat) {
-		h->stat_summaries++;
-		h->stat_generation = sum->generation;
-	} else {
-		h->llm_generation = sum->generation;
-	}
-	return cuco_llm_operator_set_summary(h->op, stat ? sum->text : NULL,
-	                                     stat ? NULL : sum->text, err);
-}
-
-int cuco_llm_operator_resume(struct cuco_llm_operator *op, int64_t run_id, struct cuco_err *err)
-{
-	struct history h;
-	int rc;
-
-	memset(&h, 0, sizeof(h));
-	h.op = op;
-	h.stat_generation = h.llm_generation = -1;
-	if ((rc = cuco_store_program_each(op->cfg.store, run_id, hist_program, &h, err)) ||
-	    (rc = cuco_store_eval_each_run(op->cfg.store, run_id, hist_eval, &h, err)) ||
-	    (rc = cuco_store_llm_call_each_run(op->cfg.store, run_id, hist_call, &h, err)) ||
-	    (rc = cuco_store_summary_each_run(op->cfg.store, run_id, hist_summary, &h, err)))
-		goto out;
-	cuco_llm_client_charge(op->client, h.tokens, h.cost);
-	cuco_llm_client_set_calls(op->client, h.calls);
-	/* Stopped between a statistical summary and its meta-summary: write it now. */
-	if (op->cfg.meta_summaries && op->stat_summary && h.stat_summaries > h.summary_calls &&
-	    h.llm_generation < h.stat_generation) {
-		char *stat = strdup(op->stat_summary);
-		rc = stat ? op_summarize(op, run_id, (int)h.stat_generation, stat, err)
-		          : cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-		free(stat);
-	}
-out:
-	free(h.p);
 	return rc;
 }
 

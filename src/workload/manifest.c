@@ -52,6 +52,38 @@ int cuco_manifest_get_string(struct mload *L, const json_t *obj, const char *key
 	return CUCO_OK;
 }
 
+/* 1 when rel, normalised ("." and ".." taken), climbs out of the folder it is relative to. */
+static int escapes(const char *rel)
+{
+	long depth = 0;
+
+	while (*rel) {
+		size_t n = strcspn(rel, "/");
+
+		if (n == 2 && rel[0] == '.' && rel[1] == '.') {
+			if (--depth < 0)
+				return 1;
+		} else if (n && !(n == 1 && rel[0] == '.')) {
+			depth++;
+		}
+		rel += n;
+		rel += *rel == '/';
+	}
+	return 0;
+}
+
+/* 1 when path, its links followed, lies inside dir (its links followed too). */
+static int inside(const char *dir, const char *path)
+{
+	char *d = realpath(dir, NULL), *p = realpath(path, NULL);
+	size_t n = d ? strlen(d) : 0;
+	int ok = d && p && !strncmp(d, p, n) && (p[n] == '/' || (n == 1 && d[0] == '/'));
+
+	free(d);
+	free(p);
+	return ok;
+}
+
 /* Resolve file against the manifest's directory and check it is a readable regular file. */
 static int resolve_file(struct mload *L, const json_t *obj, const char *key, const char *field,
                         char **out)
@@ -72,6 +104,12 @@ static int resolve_file(struct mload *L, const json_t *obj, const char *key, con
 		return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
 		                      "\"%s\" is an absolute path; give a path relative to %s", rel,
 		                      L->m->dir);
+	if (escapes(rel))
+		return cuco_json_fail(
+		    &L->src, CUCO_ERR_INVALID, field, 0,
+		    "\"%s\" leads out of the workload's folder \"%s\"; keep the package's "
+		    "files inside it",
+		    rel, L->m->dir);
 	cuco_strbuf_addf(&sb, "%s/%s", L->m->dir, rel);
 	if (stat(sb.buf, &st) != 0) {
 		rc = cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
@@ -82,6 +120,13 @@ static int resolve_file(struct mload *L, const json_t *obj, const char *key, con
 	if (!S_ISREG(st.st_mode)) {
 		rc = cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
 		                    "\"%s\" in %s is not a regular file", rel, L->m->dir);
+		goto out;
+	}
+	if (!inside(L->m->dir, sb.buf)) { /* a link out of the package */
+		rc = cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
+		                    "\"%s\" links out of the workload's folder \"%s\"; keep the "
+		                    "package's files inside it",
+		                    rel, L->m->dir);
 		goto out;
 	}
 	*out = cuco_strbuf_detach(&sb, NULL);
@@ -415,126 +460,6 @@ static int parse_programs(struct mload *L, const json_t *root)
 	return CUCO_OK;
 }
 
-static const char *const knob_fields[] = {"type",   "min",         "max", "default",
-                                          "values", "multiple_of", "doc"};
-
-static int parse_knob(struct mload *L, const char *name, const json_t *spec)
-{
-	char prefix[128], field[192];
-	const json_t *min, *max, *dflt, *vals, *mult;
-	const char *type;
-	int rc;
-
-	snprintf(prefix, sizeof(prefix), "knobs.%s", name);
-	if (!cuco_manifest_is_ident(name) || strlen(name) >= CUCO_NAME_MAX)
-		return cuco_json_fail(
-		    &L->src, CUCO_ERR_INVALID, prefix, 1,
-		    "\"%s\" is not a valid knob name (an identifier of at most %d "
-		    "characters)",
-		    name, CUCO_NAME_MAX - 1);
-	if (!json_is_object(spec))
-		return cuco_json_fail_type(&L->src, prefix, "a knob spec object", spec);
-	rc = cuco_manifest_check_unknown(L, spec, prefix, knob_fields, 7, "knob field");
-	if (rc)
-		return rc;
-	snprintf(field, sizeof(field), "%s.type", prefix);
-	rc = cuco_manifest_get_string(L, spec, "type", field, 1, &type);
-	if (rc)
-		return rc;
-	min = json_object_get(spec, "min");
-	max = json_object_get(spec, "max");
-	dflt = json_object_get(spec, "default");
-	vals = json_object_get(spec, "values");
-	mult = json_object_get(spec, "multiple_of");
-	snprintf(field, sizeof(field), "%s.default", prefix);
-	if (!dflt)
-		return cuco_json_fail(&L->src, CUCO_ERR_PARSE, field, 0,
-		                      "required field is missing");
-	if (strcmp(type, "int") == 0) {
-		snprintf(field, sizeof(field), "%s.min", prefix);
-		if (!json_is_integer(min))
-			return cuco_json_fail_type(&L->src, field, "an integer", min);
-		snprintf(field, sizeof(field), "%s.max", prefix);
-		if (!json_is_integer(max))
-			return cuco_json_fail_type(&L->src, field, "an integer", max);
-		if (json_integer_value(max) < json_integer_value(min))
-			return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
-			                      "max is less than min");
-		if (mult && (!json_is_integer(mult) || json_integer_value(mult) <= 0)) {
-			snprintf(field, sizeof(field), "%s.multiple_of", prefix);
-			return cuco_json_fail_type(&L->src, field, "a positive integer", mult);
-		}
-		snprintf(field, sizeof(field), "%s.default", prefix);
-		if (!json_is_integer(dflt))
-			return cuco_json_fail_type(&L->src, field, "an integer", dflt);
-		if (json_integer_value(dflt) < json_integer_value(min) ||
-		    json_integer_value(dflt) > json_integer_value(max))
-			return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
-			                      "%" JSON_INTEGER_FORMAT
-			                      " is out of range %" JSON_INTEGER_FORMAT
-			                      "..%" JSON_INTEGER_FORMAT,
-			                      json_integer_value(dflt), json_integer_value(min),
-			                      json_integer_value(max));
-		if (mult && json_integer_value(dflt) % json_integer_value(mult))
-			return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
-			                      "%" JSON_INTEGER_FORMAT
-			                      " is not a multiple of %" JSON_INTEGER_FORMAT,
-			                      json_integer_value(dflt), json_integer_value(mult));
-	} else if (strcmp(type, "bool") == 0) {
-		if (!json_is_boolean(dflt))
-			return cuco_json_fail_type(&L->src, field, "true or false", dflt);
-	} else if (strcmp(type, "enum") == 0) {
-		size_t k;
-		const json_t *e;
-		int found = 0;
-
-		snprintf(field, sizeof(field), "%s.values", prefix);
-		if (!json_is_array(vals) || json_array_size(vals) == 0)
-			return cuco_json_fail_type(&L->src, field, "a non-empty array", vals);
-		json_array_foreach(vals, k, e)
-		{
-			if (json_equal((json_t *)e, (json_t *)dflt))
-				found = 1;
-		}
-		snprintf(field, sizeof(field), "%s.default", prefix);
-		if (!found)
-			return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
-			                      "not one of values");
-	} else {
-		snprintf(field, sizeof(field), "%s.type", prefix);
-		return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
-		                      "\"%s\" is not a knob type; expected int, bool or enum",
-		                      type);
-	}
-	return CUCO_OK;
-}
-
-static int parse_knobs(struct mload *L, const json_t *root)
-{
-	const json_t *knobs = json_object_get(root, "knobs"), *spec;
-	const char *name;
-	int rc;
-
-	if (!knobs) {
-		L->m->knobs_json = cuco_xstrdup("{}");
-		return CUCO_OK;
-	}
-	if (!json_is_object(knobs))
-		return cuco_json_fail_type(&L->src, "knobs", "an object of knob specs", knobs);
-	json_object_foreach((json_t *)knobs, name, spec)
-	{
-		rc = parse_knob(L, name, spec);
-		if (rc)
-			return rc;
-		L->m->nknobs++;
-	}
-	L->m->knobs_json = json_dumps(knobs, JSON_COMPACT | JSON_SORT_KEYS);
-	if (!L->m->knobs_json)
-		return cuco_err_set(L->src.err, CUCO_ERR_NOMEM, "%s: cannot serialise knobs",
-		                    L->src.path);
-	return CUCO_OK;
-}
-
 static int load(const char *path, const char *expect_name, struct cuco_manifest *m,
                 struct cuco_err *err)
 {
@@ -587,11 +512,13 @@ static int load(const char *path, const char *expect_name, struct cuco_manifest 
 	if (!rc)
 		rc = parse_programs(&L, root);
 	if (!rc)
-		rc = parse_knobs(&L, root);
+		rc = cuco_manifest_parse_knobs(&L, root);
 	if (!rc)
 		rc = parse_requires(&L, root);
 	if (!rc)
 		rc = cuco_manifest_parse_rules(&L, root);
+	if (!rc) /* kept for the positions of shape errors found later (check_shape) */
+		m->text = cuco_strbuf_detach(&text, &m->text_len);
 out:
 	json_decref(root);
 	cuco_strbuf_release(&text);
@@ -634,7 +561,7 @@ void cuco_manifest_release(struct cuco_manifest *m)
 	for (i = 0; i < m->nrules; i++)
 		free(m->rules[i].why);
 	free(m->rules);
-	free(m->shape_pos);
+	free(m->text);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -85,8 +85,9 @@ struct cuco_manifest {
 	char *requires_why;            /* its "why"; "" when absent */
 	struct cuco_shape_rule *rules; /* "shape_rules": what the programs take */
 	int nrules;
-	int (*shape_pos)[CUCO_MAX_PARAMS][2]; /* line, column of shapes[i]'s parameter j */
-	int nspec; /* the last nspec of shapes[] were given by their values */
+	char *text;      /* the manifest's text, for the positions of errors found after loading */
+	size_t text_len; /* its bytes */
+	int nspec;       /* the last nspec of shapes[] were given by their values */
 };
 
 /*

@@ -34,6 +34,9 @@ int cuco_manifest_check_unknown(struct mload *L, const json_t *obj, const char *
 /* Line and column of the value at field (a path such as "shapes[1].K"). */
 void cuco_manifest_position(struct mload *L, const char *field, int *line, int *col);
 
+/* The manifest's "knobs" (optional section) into L->m: knobs_json and nknobs. */
+int cuco_manifest_parse_knobs(struct mload *L, const json_t *root);
+
 /* The manifest's "shape_rules" into L->m (optional section). */
 int cuco_manifest_parse_rules(struct mload *L, const json_t *root);
 

@@ -128,8 +128,9 @@ static int check_rules(const struct cuco_manifest *m, const struct cuco_shape *s
 {
 	for (int j = 0; j < m->nrules; j++) {
 		const struct cuco_shape_rule *r = &m->rules[j];
-		const int *pos = m->shape_pos[k][r->param];
-		char msg[256];
+		const char *at;
+		char msg[256], field[96];
+		int line = 0, col = 0;
 
 		if ((rank_free && r->per_rank) ||
 		    rule_holds(m, r, sh->params[r->param], ranks, msg, sizeof(msg)))
@@ -139,11 +140,15 @@ static int check_rules(const struct cuco_manifest *m, const struct cuco_shape *s
 			                    "shape %s: %s (%s: shape_rules[%d], line %d%s%s)",
 			                    sh->name, msg, m->path, j, r->line,
 			                    r->why[0] ? ": " : "", r->why);
-		return cuco_err_set(
-		    err, CUCO_ERR_INVALID,
-		    "%s:%d:%d: shapes[%d].%s: shape %s: %s (shape_rules[%d], line %d%s%s)", m->path,
-		    pos[0], pos[1], k, m->params[r->param], sh->name, msg, j, r->line,
-		    r->why[0] ? ": " : "", r->why);
+		/* the place in the file, found now: loading stays linear in the shapes */
+		snprintf(field, sizeof(field), "shapes[%d].%s", k, m->params[r->param]);
+		at = m->text ? cuco_json_locate(m->text, m->text_len, field, 0) : NULL;
+		if (at)
+			cuco_json_linecol(m->text, at, &line, &col);
+		return cuco_err_set(err, CUCO_ERR_INVALID,
+		                    "%s:%d:%d: %s: shape %s: %s (shape_rules[%d], line %d%s%s)",
+		                    m->path, line, col, field, sh->name, msg, j, r->line,
+		                    r->why[0] ? ": " : "", r->why);
 	}
 	return CUCO_OK;
 }
@@ -199,21 +204,63 @@ int cuco_manifest_parse_params(struct mload *L, const json_t *root)
 	return CUCO_OK;
 }
 
+/* A shape's name and its index, sorted to find names given twice. */
+struct named {
+	const char *name;
+	int i;
+};
+
+static int cmp_named(const void *a, const void *b)
+{
+	const struct named *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/*
+ * The first shape (lowest index) whose string "name" an earlier shape has too:
+ * *dup its index, *dup_of the earlier one's; *dup -1 when there is none. Sorted,
+ * not pairwise: a manifest of many shapes loads in n log n.
+ */
+static void first_duplicate(const json_t *arr, int *dup, int *dup_of)
+{
+	size_t n = json_array_size(arr), k = 0;
+	struct named *v = cuco_xcalloc(n ? n : 1, sizeof(*v));
+
+	*dup = *dup_of = -1;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *name = json_object_get(json_array_get(arr, i), "name");
+
+		if (json_is_string(name)) {
+			v[k].name = json_string_value(name);
+			v[k++].i = (int)i;
+		}
+	}
+	qsort(v, k, sizeof(*v), cmp_named);
+	for (size_t i = 1; i < k; i++) /* the second of each run of equal names */
+		if (!strcmp(v[i].name, v[i - 1].name) &&
+		    (i < 2 || strcmp(v[i].name, v[i - 2].name)) && (*dup < 0 || v[i].i < *dup)) {
+			*dup = v[i].i;
+			*dup_of = v[i - 1].i;
+		}
+	free(v);
+}
+
 int cuco_manifest_parse_shapes(struct mload *L, const json_t *root)
 {
 	struct cuco_manifest *m = L->m;
 	const json_t *arr = json_object_get(root, "shapes"), *obj;
 	const char *s;
 	size_t i;
-	int j, rc;
+	int j, rc, dup, dup_of;
 
 	if (!json_is_array(arr) || json_array_size(arr) == 0)
 		return cuco_json_fail_type(&L->src, "shapes", "a non-empty array of shapes", arr);
+	first_duplicate(arr, &dup, &dup_of);
 	/* room for the shapes a command gives by their values (cuco_manifest_shape_spec) */
 	m->shapes =
 	    cuco_xcalloc(json_array_size(arr) + CUCO_MANIFEST_SPEC_SHAPES, sizeof(*m->shapes));
-	m->shape_pos =
-	    cuco_xcalloc(json_array_size(arr) + CUCO_MANIFEST_SPEC_SHAPES, sizeof(*m->shape_pos));
 	json_array_foreach(arr, i, obj)
 	{
 		struct cuco_shape *sh = &m->shapes[m->nshapes];
@@ -234,11 +281,10 @@ int cuco_manifest_parse_shapes(struct mload *L, const json_t *root)
 			    "\"%s\" is not a valid shape name (letters, digits, '_', '-', "
 			    "'.', at most %d characters)",
 			    s, CUCO_NAME_MAX - 1);
-		for (j = 0; j < m->nshapes; j++)
-			if (strcmp(m->shapes[j].name, s) == 0)
-				return cuco_json_fail(
-				    &L->src, CUCO_ERR_INVALID, field, 0,
-				    "shape \"%s\" is defined twice (also shapes[%d])", s, j);
+		if ((int)i == dup)
+			return cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
+			                      "shape \"%s\" is defined twice (also shapes[%d])", s,
+			                      dup_of);
 		snprintf(sh->name, sizeof(sh->name), "%s", s);
 
 		/* Every key is "name" or a declared parameter ... */
@@ -286,8 +332,6 @@ int cuco_manifest_parse_shapes(struct mload *L, const json_t *root)
 				    json_integer_value(v));
 			snprintf(sh->param_names[j], CUCO_NAME_MAX, "%s", m->params[j]);
 			sh->params[j] = json_integer_value(v);
-			cuco_manifest_position(L, field, &m->shape_pos[m->nshapes][j][0],
-			                       &m->shape_pos[m->nshapes][j][1]);
 		}
 		m->nshapes++;
 	}
@@ -435,7 +479,6 @@ const struct cuco_shape *cuco_manifest_shape_spec(struct cuco_manifest *m, const
 	}
 	sh = &m->shapes[m->nshapes];
 	memset(sh, 0, sizeof(*sh));
-	memset(m->shape_pos[m->nshapes], 0, sizeof(m->shape_pos[0]));
 	snprintf(sh->name, sizeof(sh->name), "%s", name);
 	sh->nparams = m->nparams;
 	for (int j = 0; j < m->nparams; j++) {

@@ -33,7 +33,7 @@
 #include "workload/manifest.h"
 
 #define FIXTURES CUCO_SOURCE_DIR "/tests/fixtures/cascade"
-#define GOOD_PROGRAM CUCO_SOURCE_DIR "/workloads/gemm_allgather/comm_only.cu"
+#define GOOD_PROGRAM FIXTURES "/comm_only.cu" /* the fixture workload's generator too */
 
 /* The group's temporary directory: state, compile cache and store live there. */
 static char tmp_dir[64];

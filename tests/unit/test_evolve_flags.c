@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -130,7 +131,9 @@ static void test_resume_keeps(void **state)
 	assert_string_equal(cfg.timing, "burst");
 	assert_string_equal(cfg.statistic, "mean");
 	assert_string_equal(cfg.freeze, "tile_n");
-	assert_string_equal(cfg.template_path, "/t/gemm_allgather.cu.in");
+	/* the stored template, found by its name in the data folder (never where the store says) */
+	assert_string_equal(cfg.template_path,
+	                    CUCO_SOURCE_DIR "/share/realize/gemm_allgather.cu.in");
 	assert_string_equal(cfg.operator_, "builtin");
 	/* the shapes: kept, the same list given again is accepted */
 	assert_int_equal(cuco_evolve_flags_shapes(NULL, 0, "8192", 7, "2048", &cfg, &err), CUCO_OK);
@@ -355,12 +358,79 @@ static void test_resume_llm(void **state)
 	free(s.config);
 }
 
+/* The stored config of a run 7 made with template path, resumed: the code and the message. */
+static int resume_with_template(const char *path, struct cuco_err *err)
+{
+	struct cuco_evolve_config made, cfg;
+	struct cuco_evolve_flags f;
+	struct stored_run s;
+	int rc;
+
+	made_run(&made);
+	snprintf(made.template_path, sizeof(made.template_path), "%s", path);
+	store_run(&s, &made, NULL);
+	cuco_evolve_flags_init(&f);
+	cuco_err_clear(err);
+	rc = cuco_evolve_flags_apply(&f, &s.rec, &cfg, NULL, err);
+	free(s.config);
+	return rc;
+}
+
+/* A stored template path is never trusted: the data folder's share/realize only. */
+static void test_resume_template(void **state)
+{
+	struct cuco_err err;
+	char dir[64], path[128], out[256];
+	FILE *fp;
+
+	(void)state;
+	setenv("CUCO_HOME", CUCO_SOURCE_DIR, 1);
+	assert_int_equal(resume_with_template("/etc/passwd", &err), CUCO_ERR_INVALID);
+	assert_string_equal(err.msg,
+	                    "run 7: its stored template /etc/passwd is not a template of the data "
+	                    "folder (" CUCO_SOURCE_DIR "/share/realize/NAME.cu.in); a resumed run "
+	                    "takes its template from there only, or from --template FILE");
+	assert_int_equal(resume_with_template("/tmp/../etc/nothing_here.cu.in", &err),
+	                 CUCO_ERR_INVALID);
+	assert_true(strstr(err.msg, "run 7: its stored template /tmp/../etc/nothing_here.cu.in: no "
+	                            "template nothing_here.cu.in in the data folder's ") != NULL);
+	assert_int_equal(resume_with_template("/elsewhere/moe_layer.cu.in", &err), CUCO_OK);
+	/* inside the folder but no marker line, or a link out of it: refused */
+	snprintf(dir, sizeof(dir), "/tmp/cuco-test-flags-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/plain.cu.in", dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs("{{DIRECTIVE}}\nint x;\n", fp);
+	fclose(fp);
+	assert_int_equal(
+	    cuco_evolve_flags_template("/a/plain.cu.in", dir, 3, out, sizeof(out), &err),
+	    CUCO_ERR_INVALID);
+	assert_true(
+	    strstr(err.msg, "has no '// cuco-realizes:' line: it is not a program template") !=
+	    NULL);
+	assert_string_equal(out, "");
+	unlink(path);
+	assert_int_equal(symlink(CUCO_SOURCE_DIR "/share/realize/moe_layer.cu.in", path), 0);
+	assert_int_equal(cuco_evolve_flags_template("plain.cu.in", dir, 3, out, sizeof(out), &err),
+	                 CUCO_ERR_INVALID);
+	assert_true(strstr(err.msg, "no template plain.cu.in in the data folder's") != NULL);
+	unlink(path);
+	rmdir(dir);
+	assert_int_equal(cuco_evolve_flags_template("x/kv_transfer.cu.in",
+	                                            CUCO_SOURCE_DIR "/share/realize", 3, out,
+	                                            sizeof(out), &err),
+	                 CUCO_OK);
+	assert_string_equal(out, CUCO_SOURCE_DIR "/share/realize/kv_transfer.cu.in");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_fresh),          cmocka_unit_test(test_resume_keeps),
-	    cmocka_unit_test(test_resume_refuses), cmocka_unit_test(test_resume_old_config),
-	    cmocka_unit_test(test_resume_notes),   cmocka_unit_test(test_resume_llm),
+	    cmocka_unit_test(test_fresh),           cmocka_unit_test(test_resume_keeps),
+	    cmocka_unit_test(test_resume_refuses),  cmocka_unit_test(test_resume_old_config),
+	    cmocka_unit_test(test_resume_notes),    cmocka_unit_test(test_resume_llm),
+	    cmocka_unit_test(test_resume_template),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -272,6 +272,36 @@ static void test_base_url_with_v1(void **state)
 	cuco_llm_result_release(&res);
 }
 
+/* A prompt that is not valid UTF-8 keeps its every message: bad bytes become U+FFFD. */
+static void test_invalid_utf8(void **state)
+{
+	static const char *const names[] = {"ok_diff", NULL};
+	static const struct cuco_llm_message bad[] = {
+	    {"system", "You are cuco's mutation operator."},
+	    {"user", "Improve \xff the \xc3( program \xed\xa0\x80 now \xe2\x82."},
+	};
+	struct cuco_strbuf log = CUCO_STRBUF_INIT;
+	struct server s;
+	struct cuco_llm_config cfg;
+	struct cuco_llm_client *c = client_start(&s, names, &cfg, NULL);
+	struct cuco_llm_result res;
+	struct cuco_err err;
+
+	(void)state;
+	cuco_llm_result_init(&res);
+	assert_int_equal(cuco_llm_chat(c, bad, 2, NULL, &res, &err), CUCO_OK);
+	assert_contains(res.prompt_json, "\"role\":\"user\"");
+	assert_contains(
+	    res.prompt_json,
+	    "Improve \xef\xbf\xbd the \xef\xbf\xbd( program \xef\xbf\xbd now \xef\xbf\xbd.");
+	assert_int_equal(llm_server_requests(&s.srv, &log), 1);
+	assert_contains(log.buf, "\"role\": \"user\"");
+	assert_contains(log.buf, "Improve \\ufffd the \\ufffd( program");
+	cuco_llm_result_release(&res);
+	client_stop(&s, c);
+	cuco_strbuf_release(&log);
+}
+
 static void test_retry_429(void **state)
 {
 	static const char *const names[] = {"rate_limited", "ok_diff", NULL};
@@ -341,8 +371,39 @@ static void test_retries_exhausted(void **state)
 	assert_null(res.reply);
 	assert_contains(res.error, "HTTP 500 from http://127.0.0.1:");
 	assert_contains(res.error, "upstream model crashed (gave up after 3 attempts)");
+	/* every attempt's error, not only the last one's */
+	assert_contains(res.error, "; before it: attempt 1: HTTP 500 from http://127.0.0.1:");
+	assert_contains(res.error, "upstream model crashed; attempt 2: HTTP 500 from");
+	assert_contains(res.error, "upstream model crashed: out of memory");
 	assert_contains(err.msg, res.error);
 	cuco_llm_result_release(&res);
+}
+
+static void assert_stored_without_key(const struct server *s, const struct cuco_llm_result *res);
+
+/* An earlier attempt's error that echoed the key is kept redacted, stored and all. */
+static void test_retries_keep_errors_redacted(void **state)
+{
+	static const char *const names[] = {"echo_key_500", "unavailable", "server_error", NULL};
+	struct server s;
+	struct cuco_llm_config cfg;
+	struct cuco_llm_client *c = client_start(&s, names, &cfg, NULL);
+	struct cuco_llm_result res;
+	struct cuco_err err;
+
+	(void)state;
+	cuco_llm_result_init(&res);
+	assert_int_equal(cuco_llm_chat(c, msgs, 2, NULL, &res, &err), CUCO_ERR_RUN);
+	assert_int_equal(res.attempts, 3);
+	assert_contains(res.error, "attempt 1: HTTP 500 from");
+	assert_contains(res.error, "crashed serving Bearer " CUCO_LLM_REDACTED);
+	assert_contains(res.error, "attempt 2: HTTP 503 from");
+	assert_contains(res.error, "loading model");
+	assert_no_key(res.error);
+	assert_no_key(err.msg);
+	assert_stored_without_key(&s, &res);
+	cuco_llm_result_release(&res);
+	client_stop(&s, c);
 }
 
 static void test_malformed_body(void **state)
@@ -673,10 +734,12 @@ int main(void)
 	    cmocka_unit_test(test_good_diff_end_to_end),
 	    cmocka_unit_test(test_replayed_replies),
 	    cmocka_unit_test(test_base_url_with_v1),
+	    cmocka_unit_test(test_invalid_utf8),
 	    cmocka_unit_test(test_retry_429),
 	    cmocka_unit_test(test_retry_after_honoured),
 	    cmocka_unit_test(test_retry_5xx),
 	    cmocka_unit_test(test_retries_exhausted),
+	    cmocka_unit_test(test_retries_keep_errors_redacted),
 	    cmocka_unit_test(test_malformed_body),
 	    cmocka_unit_test(test_truncated),
 	    cmocka_unit_test(test_slow_reply_times_out),

@@ -371,7 +371,7 @@ static void test_list_and_find(void **state)
 	assert_int_equal(cuco_workload_find("workloads", "ga", &m, &err), CUCO_OK);
 	assert_string_equal(m.name, "ga");
 	assert_string_equal(m.dir, "workloads/ga");
-	assert_string_equal(m.workload, "workloads/ga/../../workload.cu");
+	assert_string_equal(m.workload, "workloads/ga/workload.cu");
 	cuco_manifest_release(&m);
 
 	assert_int_equal(cuco_workload_find("workloads", "misnamed", &m, &err), CUCO_ERR_INVALID);
@@ -425,6 +425,135 @@ static void test_suggest(void **state)
 	assert_null(cuco_suggest("tolerance", words, 3));
 }
 
+/* A scratch package: a directory under /tmp holding host.cu; its path in dir. */
+static void scratch_package(char *dir, size_t n)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(dir, n, "/tmp/cuco-test-manifest-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/host.cu", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("// host\n", f);
+	fclose(f);
+}
+
+/* A manifest in dir with the given shapes text and file fields. */
+static void write_manifest(const char *dir, const char *shapes, const char *default_shape,
+                           const char *workload)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(
+	    f,
+	    "{\n  \"name\": \"big\",\n  \"abi\": 1,\n  \"dtype\": \"bf16\",\n"
+	    "  \"tolerance\": 0.01,\n  \"ranks\": [2],\n  \"params\": [\"M\", \"N\", \"K\"],\n"
+	    "  \"shapes\": [\n%s  ],\n  \"default_shape\": \"%s\",\n"
+	    "  \"workload\": \"%s\",\n  \"host_program\": \"host.cu\",\n"
+	    "  \"programs\": [{\"name\": \"baseline\", \"role\": \"baseline\", "
+	    "\"file\": \"host.cu\"}],\n"
+	    "  \"shape_rules\": [{\"param\": \"N\", \"per_rank\": true, \"multiple_of\": 8}]\n}\n",
+	    shapes, default_shape, workload);
+	fclose(f);
+}
+
+static void remove_package(const char *dir)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/host.cu", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/outside.cu", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* A file field that is a link out of the package is refused as a "../" path is. */
+static void test_link_out(void **state)
+{
+	struct cuco_manifest m;
+	struct cuco_err err;
+	char dir[64], link[128], path[128];
+
+	(void)state;
+	scratch_package(dir, sizeof(dir));
+	snprintf(link, sizeof(link), "%s/outside.cu", dir);
+	assert_int_equal(symlink(FIXTURES "/workload.cu", link), 0);
+	write_manifest(dir, "    {\"name\": \"a\", \"M\": 8, \"N\": 16, \"K\": 8}\n", "a",
+	               "outside.cu");
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	assert_int_equal(cuco_manifest_load(path, &m, &err), CUCO_ERR_INVALID);
+	assert_contains(err.msg, "manifest.json:12:15: workload: \"outside.cu\" links out of the "
+	                         "workload's folder");
+	/* a link that stays inside is a file of the package */
+	write_manifest(dir, "    {\"name\": \"a\", \"M\": 8, \"N\": 16, \"K\": 8}\n", "a",
+	               "./sub/../host.cu");
+	assert_int_equal(cuco_manifest_load(path, &m, &err), CUCO_ERR_INVALID); /* no sub/ */
+	write_manifest(dir, "    {\"name\": \"a\", \"M\": 8, \"N\": 16, \"K\": 8}\n", "a",
+	               "./host.cu");
+	assert_int_equal(cuco_manifest_load(path, &m, &err), CUCO_OK);
+	cuco_manifest_release(&m);
+	remove_package(dir);
+}
+
+/* A manifest of many shapes loads whole, each shape's values and positions right. */
+static void test_many_shapes(void **state)
+{
+	enum { N = 20000 };
+	struct cuco_strbuf shapes = CUCO_STRBUF_INIT;
+	struct cuco_manifest m;
+	struct cuco_err err;
+	const struct cuco_shape *sh;
+	char dir[64], path[128], want[160];
+
+	(void)state;
+	scratch_package(dir, sizeof(dir));
+	for (int i = 0; i < N; i++) /* the last one's N divides among 2 ranks but not into 8s */
+		cuco_strbuf_addf(
+		    &shapes, "    {\"name\": \"shape%d\", \"M\": %d, \"N\": %d, \"K\": 64}%s\n", i,
+		    i + 1, i == N - 1 ? 20 : 16 * (i % 50 + 1), i == N - 1 ? "" : ",");
+	write_manifest(dir, shapes.buf, "shape19999", "host.cu");
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	if (cuco_manifest_load(path, &m, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(m.nshapes, N);
+	assert_string_equal(m.default_shape, "shape19999");
+	sh = cuco_manifest_shape(&m, "shape12345");
+	assert_non_null(sh);
+	assert_int_equal(sh->params[0], 12346);
+	assert_int_equal(sh->params[1], 16 * (12345 % 50 + 1));
+	assert_ptr_equal(cuco_manifest_shape(&m, "shape19999"), &m.shapes[N - 1]);
+	/* the rule's error points at the last shape's N: line 9 + its index, column 45 */
+	assert_int_equal(cuco_manifest_check_shape(&m, &m.shapes[0], 2, &err), CUCO_OK);
+	assert_int_equal(cuco_manifest_check_shape(&m, &m.shapes[N - 1], 2, &err),
+	                 CUCO_ERR_INVALID);
+	snprintf(want, sizeof(want), "%s:%d:45: shapes[%d].N: shape shape19999: N = 20 on 2 ranks",
+	         path, 9 + N - 1, N - 1);
+	assert_contains(err.msg, want);
+	cuco_manifest_release(&m);
+	/* a name given twice is still found, with both places */
+	cuco_strbuf_reset(&shapes);
+	for (int i = 0; i < N; i++)
+		cuco_strbuf_addf(&shapes,
+		                 "    {\"name\": \"shape%d\", \"M\": 8, \"N\": 16, \"K\": 8}%s\n",
+		                 i == N - 1 ? 7 : i, i == N - 1 ? "" : ",");
+	write_manifest(dir, shapes.buf, "shape0", "host.cu");
+	assert_int_equal(cuco_manifest_load(path, &m, &err), CUCO_ERR_INVALID);
+	snprintf(want, sizeof(want),
+	         "shapes[%d].name: shape \"shape7\" is defined twice (also shapes[7])", N - 1);
+	assert_contains(err.msg, want);
+	cuco_strbuf_release(&shapes);
+	remove_package(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -433,7 +562,8 @@ int main(void)
 	    cmocka_unit_test(test_list_and_find), cmocka_unit_test(test_locate),
 	    cmocka_unit_test(test_suggest),       cmocka_unit_test(test_requires),
 	    cmocka_unit_test(test_check_ranks),   cmocka_unit_test(test_shape_rules),
-	    cmocka_unit_test(test_shape_spec),
+	    cmocka_unit_test(test_shape_spec),    cmocka_unit_test(test_link_out),
+	    cmocka_unit_test(test_many_shapes),
 	};
 
 	return cmocka_run_group_tests(tests, enter_fixtures, NULL);
