@@ -32,16 +32,7 @@ int cli_fail(const struct cuco_err *err)
 	return err->code ? err->code : CUCO_ERR_RUN;
 }
 
-const char *cli_value(const char *cmd, int argc, char **argv, int *i)
-{
-	if (*i + 1 >= argc) {
-		cli_usage_error(cmd, "%s needs a value", argv[*i]);
-		return NULL;
-	}
-	return argv[++*i];
-}
-
-int cli_int(const char *cmd, const char *flag, const char *v, long long lo, long long hi,
+int cli_int(const char *cmd, const char *what, const char *v, long long lo, long long hi,
             long long *out)
 {
 	char *end;
@@ -50,22 +41,7 @@ int cli_int(const char *cmd, const char *flag, const char *v, long long lo, long
 	errno = 0;
 	x = strtoll(v, &end, 10);
 	if (errno || end == v || *end || x < lo || x > hi) {
-		cli_usage_error(cmd, "%s %s: expected an integer in [%lld, %lld]", flag, v, lo, hi);
-		return -1;
-	}
-	*out = x;
-	return 0;
-}
-
-int cli_double(const char *cmd, const char *flag, const char *v, double lo, double hi, double *out)
-{
-	char *end;
-	double x;
-
-	errno = 0;
-	x = strtod(v, &end);
-	if (errno || end == v || *end || !(x >= lo && x <= hi)) {
-		cli_usage_error(cmd, "%s %s: expected a number in [%g, %g]", flag, v, lo, hi);
+		cli_usage_error(cmd, "%s %s: expected an integer in [%lld, %lld]", what, v, lo, hi);
 		return -1;
 	}
 	*out = x;
@@ -131,168 +107,112 @@ int cli_run_begin(struct cuco_store *s, const char *kind, const char *workload, 
 	return cuco_store_run_begin(s, &rec, id, err);
 }
 
-const char cli_run_flags_help[] =
-    "  --ranks N           ranks (GPUs) per evaluation (default 2): one of the\n"
-    "                      manifest's; bench and eval also take 1 (one GPU, nothing\n"
-    "                      sent: a check of the compute side, not a workload figure)\n"
-    "  --launcher CMD      start ranks with CMD (e.g. 'mpirun -np 2 --allow-run-as-root')\n"
-    "                      instead of forking one per GPU on this node\n"
-    "  --wrapper CMD       fork mode: run the harness under CMD (e.g. 'compute-sanitizer\n"
-    "                      --tool memcheck --target-processes all')\n"
-    "  --timeout S         watchdog per stage, seconds (default 60)\n"
-    "  --warmup N          warm-up runs (default 5)\n"
-    "  --iters N           timed runs, at least (default 20)\n"
-    "  --bench-seconds S   keep timing up to S seconds per program (default 0.5)\n"
-    "  --verify-runs N     output checks per program (default 3)\n"
-    "  --input-seed N      the seed the workload's inputs are generated from (default 1)\n"
-    "  --timing MODE       sustained: runs back to back, the GPU at its power cap\n"
-    "                      (default); burst: each run alone after an idle gap\n";
+static const char *const timings[] = {"sustained", "burst", NULL};
 
-int cli_run_flag(const char *cmd, int argc, char **argv, int *i, struct cuco_run_opts *o)
-{
-	const char *f = argv[*i], *v;
-	long long n;
-	double d;
-
-	if (!strcmp(f, "--seed")) {
-		cli_usage_error(
-		    cmd, "--seed names no seed: --input-seed N (the workload's inputs)%s",
-		    strcmp(cmd, "evolve") ? "" : " or --search-seed N (which candidates)");
-		return -1;
-	}
-	if (strcmp(f, "--ranks") && strcmp(f, "--launcher") && strcmp(f, "--wrapper") &&
-	    strcmp(f, "--timeout") && strcmp(f, "--iters") && strcmp(f, "--warmup") &&
-	    strcmp(f, "--bench-seconds") && strcmp(f, "--verify-runs") &&
-	    strcmp(f, "--input-seed") && strcmp(f, "--timing"))
-		return 0;
-	v = cli_value(cmd, argc, argv, i);
-	if (!v)
-		return -1;
-	if (!strcmp(f, "--launcher")) {
-		o->launcher = v;
-	} else if (!strcmp(f, "--wrapper")) {
-		o->wrapper = v;
-	} else if (!strcmp(f, "--ranks")) {
-		if (cli_int(cmd, f, v, 1, 4096, &n))
-			return -1;
-		o->ranks = (int)n;
-	} else if (!strcmp(f, "--timeout")) {
-		if (cli_double(cmd, f, v, 0.1, 86400, &d))
-			return -1;
-		o->timeout_s = d;
-	} else if (!strcmp(f, "--iters")) {
-		if (cli_int(cmd, f, v, 1, 2000, &n))
-			return -1;
-		o->iters = (int)n;
-	} else if (!strcmp(f, "--warmup")) {
-		if (cli_int(cmd, f, v, 0, 100000, &n))
-			return -1;
-		o->warmup = (int)n;
-	} else if (!strcmp(f, "--bench-seconds")) {
-		if (cli_double(cmd, f, v, 0, 3600, &d))
-			return -1;
-		o->bench_seconds = d;
-	} else if (!strcmp(f, "--verify-runs")) {
-		if (cli_int(cmd, f, v, 1, 1000, &n))
-			return -1;
-		o->verify_runs = (int)n;
-	} else if (!strcmp(f, "--timing")) {
-		if (strcmp(v, "sustained") && strcmp(v, "burst")) {
-			cli_usage_error(cmd, "--timing %s: expected sustained or burst", v);
-			return -1;
-		}
-		o->burst = !strcmp(v, "burst");
-	} else {
-		if (cli_int(cmd, f, v, 0, (long long)1 << 62, &n))
-			return -1;
-		o->seed = (uint64_t)n;
-	}
-	return 1;
-}
+const struct cli_flag cli_run_table[] = {
+    {CLI_REFUSE, "--seed", .hint = "--seed names no seed: --input-seed N (the workload's inputs)"},
+    {CLI_INT, "--ranks", "N",
+     "ranks (GPUs) per evaluation (default 2): one of the manifest's; bench and eval also "
+     "take 1 (one GPU, nothing sent: a check of the compute side, not a workload figure)",
+     CLI_AT(struct cuco_run_opts, ranks), .lo = 1, .hi = 4096},
+    {CLI_STRING, "--launcher", "CMD",
+     "start ranks with CMD (e.g. 'mpirun -np 2 --allow-run-as-root') instead of forking one "
+     "per GPU on this node",
+     CLI_AT(struct cuco_run_opts, launcher)},
+    {CLI_STRING, "--wrapper", "CMD",
+     "fork mode: run the harness under CMD (e.g. 'compute-sanitizer --tool memcheck "
+     "--target-processes all')",
+     CLI_AT(struct cuco_run_opts, wrapper)},
+    {CLI_DOUBLE, "--timeout", "S", "watchdog per stage, seconds (default 60)",
+     CLI_AT(struct cuco_run_opts, timeout_s), .dlo = 0.1, .dhi = 86400},
+    {CLI_INT, "--warmup", "N", "warm-up runs (default 5)", CLI_AT(struct cuco_run_opts, warmup),
+     .lo = 0, .hi = 100000},
+    {CLI_INT, "--iters", "N", "timed runs, at least (default 20)",
+     CLI_AT(struct cuco_run_opts, iters), .lo = 1, .hi = 2000},
+    {CLI_DOUBLE, "--bench-seconds", "S", "keep timing up to S seconds per program (default 0.5)",
+     CLI_AT(struct cuco_run_opts, bench_seconds), .dlo = 0, .dhi = 3600},
+    {CLI_INT, "--verify-runs", "N", "output checks per program (default 3)",
+     CLI_AT(struct cuco_run_opts, verify_runs), .lo = 1, .hi = 1000},
+    {CLI_INT, "--input-seed", "N", "the seed the workload's inputs are generated from (default 1)",
+     CLI_AT(struct cuco_run_opts, seed), .lo = 0, .hi = (long long)1 << 62},
+    {CLI_CHOICE, "--timing", "MODE",
+     "sustained: runs back to back, the GPU at its power cap (default); burst: each run alone "
+     "after an idle gap",
+     CLI_AT(struct cuco_run_opts, burst), .values = timings},
+    {CLI_END},
+};
 
 void cli_llm_flags_init(struct cli_llm_flags *f)
 {
 	memset(f, 0, sizeof(*f));
 }
 
-const char cli_llm_flags_help[] =
-    "  --llm-api API         the endpoint's API: openai (default; OpenAI-compatible\n"
-    "                        chat completions) or anthropic (Messages API)\n"
-    "  --llm-base-url URL    the endpoint (or CUCO_LLM_BASE_URL)\n"
-    "  --llm-model M         model (or CUCO_LLM_MODEL); evolve: repeat for several,\n"
-    "                        chosen per child by a bandit (comma-separated in the variable)\n"
-    "  --llm-key-env NAME    variable holding the API key (default OPENAI_API_KEY;\n"
-    "                        ANTHROPIC_API_KEY with --llm-api anthropic)\n"
-    "  --llm-budget-tokens N stop cleanly after N tokens\n"
-    "  --llm-budget-cost C   stop cleanly after cost C (needs --llm-price)\n"
-    "  --llm-price M=IN,OUT  model M's price per million prompt, completion tokens\n"
-    "  --llm-timeout S       seconds per request attempt (default 300)\n"
-    "  --llm-max-tokens N    completion tokens per call (default 4096); a call needs the\n"
-    "                        prompt + N tokens of the server's context\n";
-
-int cli_llm_flag(const char *cmd, struct cli_llm_flags *f, int argc, char **argv, int *i)
+/* --llm-price M=IN,OUT into the flags' prices. */
+static int llm_price(void *dest, const char *flag, const char *v, char *msg, size_t len)
 {
-	const char *a = argv[*i], *v;
-	long long n;
+	struct cli_llm_flags *f = dest;
+	const char *eq = strchr(v, '='), *comma = eq ? strchr(eq, ',') : NULL;
+	struct cuco_llm_price *p = &f->prices[f->nprices];
+	const char *nums[2];
+	double *outs[2] = {&p->in_per_mtok, &p->out_per_mtok};
+	char num[64];
 
-	if (strcmp(a, "--llm-api") && strcmp(a, "--llm-base-url") && strcmp(a, "--llm-model") &&
-	    strcmp(a, "--llm-key-env") && strcmp(a, "--llm-budget-tokens") &&
-	    strcmp(a, "--llm-budget-cost") && strcmp(a, "--llm-timeout") &&
-	    strcmp(a, "--llm-price") && strcmp(a, "--llm-max-tokens"))
-		return 0;
-	v = cli_value(cmd, argc, argv, i);
-	if (!v)
+	if (!eq || !comma || eq == v || (size_t)(eq - v) >= sizeof(f->price_names[0]) ||
+	    f->nprices == CUCO_LLM_MAX_PRICES) {
+		snprintf(msg, len, "%s %s: give MODEL=IN,OUT", flag, v);
 		return -1;
-	if (!strcmp(a, "--llm-api")) {
-		if (cuco_llm_api_parse(v) < 0) {
-			cli_usage_error(cmd, "--llm-api %s: give openai or anthropic", v);
-			return -1;
-		}
-		f->api = v;
-	} else if (!strcmp(a, "--llm-base-url")) {
-		f->base_url = v;
-	} else if (!strcmp(a, "--llm-model")) {
-		if (f->nmodels == CLI_LLM_MAX_MODELS) {
-			cli_usage_error(cmd, "--llm-model: at most %d models", CLI_LLM_MAX_MODELS);
-			return -1;
-		}
-		f->models[f->nmodels++] = v;
-	} else if (!strcmp(a, "--llm-key-env")) {
-		f->key_env = v;
-	} else if (!strcmp(a, "--llm-budget-tokens")) {
-		if (cli_int(cmd, a, v, 1, (long long)1 << 50, &n))
-			return -1;
-		f->budget_tokens = n;
-	} else if (!strcmp(a, "--llm-budget-cost")) {
-		if (cli_double(cmd, a, v, 1e-9, 1e12, &f->budget_cost))
-			return -1;
-	} else if (!strcmp(a, "--llm-timeout")) {
-		if (cli_double(cmd, a, v, 0.1, 86400, &f->timeout_s))
-			return -1;
-	} else if (!strcmp(a, "--llm-max-tokens")) {
-		if (cli_int(cmd, a, v, 1, 1 << 24, &n))
-			return -1;
-		f->max_tokens = (int)n;
-	} else {
-		const char *eq = strchr(v, '='), *comma = eq ? strchr(eq, ',') : NULL;
-		struct cuco_llm_price *p = &f->prices[f->nprices];
-		char num[64];
-
-		if (!eq || !comma || eq == v || (size_t)(eq - v) >= sizeof(f->price_names[0]) ||
-		    f->nprices == CUCO_LLM_MAX_PRICES) {
-			cli_usage_error(cmd, "--llm-price %s: give MODEL=IN,OUT", v);
-			return -1;
-		}
-		snprintf(f->price_names[f->nprices], sizeof(f->price_names[0]), "%.*s",
-		         (int)(eq - v), v);
-		snprintf(num, sizeof(num), "%.*s", (int)(comma - eq - 1), eq + 1);
-		if (cli_double(cmd, a, num, 0, 1e9, &p->in_per_mtok) ||
-		    cli_double(cmd, a, comma + 1, 0, 1e9, &p->out_per_mtok))
-			return -1;
-		p->model = f->price_names[f->nprices++];
 	}
-	return 1;
+	snprintf(num, sizeof(num), "%.*s", (int)(comma - eq - 1), eq + 1);
+	nums[0] = num;
+	nums[1] = comma + 1;
+	for (int k = 0; k < 2; k++) {
+		char *end;
+		double x;
+
+		errno = 0;
+		x = strtod(nums[k], &end);
+		if (errno || end == nums[k] || *end || !(x >= 0 && x <= 1e9)) {
+			snprintf(msg, len, "%s %s: expected a number in [0, 1e+09]", flag, nums[k]);
+			return -1;
+		}
+		*outs[k] = x;
+	}
+	snprintf(f->price_names[f->nprices], sizeof(f->price_names[0]), "%.*s", (int)(eq - v), v);
+	p->model = f->price_names[f->nprices++];
+	return 0;
 }
+
+static const char *const llm_apis[] = {"openai", "anthropic", NULL};
+
+const struct cli_flag cli_llm_table[] = {
+    {CLI_ENUM, "--llm-api", "API",
+     "the endpoint's API: openai (default; OpenAI-compatible chat completions) or anthropic "
+     "(Messages API)",
+     CLI_AT(struct cli_llm_flags, api), .values = llm_apis, .hint = "give openai or anthropic"},
+    {CLI_STRING, "--llm-base-url", "URL", "the endpoint (or CUCO_LLM_BASE_URL)",
+     CLI_AT(struct cli_llm_flags, base_url)},
+    {CLI_LIST, "--llm-model", "M",
+     "model (or CUCO_LLM_MODEL); evolve: repeat for several, chosen per child by a bandit "
+     "(comma-separated in the variable)",
+     CLI_LIST_AT(struct cli_llm_flags, models, nmodels)},
+    {CLI_STRING, "--llm-key-env", "NAME",
+     "variable holding the API key (default OPENAI_API_KEY; ANTHROPIC_API_KEY with --llm-api "
+     "anthropic)",
+     CLI_AT(struct cli_llm_flags, key_env)},
+    {CLI_INT, "--llm-budget-tokens", "N", "stop cleanly after N tokens",
+     CLI_AT(struct cli_llm_flags, budget_tokens), .lo = 1, .hi = (long long)1 << 50},
+    {CLI_DOUBLE, "--llm-budget-cost", "C", "stop cleanly after cost C (needs --llm-price)",
+     CLI_AT(struct cli_llm_flags, budget_cost), .dlo = 1e-9, .dhi = 1e12},
+    {CLI_CALL, "--llm-price", "M=IN,OUT", "model M's price per million prompt, completion tokens",
+     .fn = llm_price},
+    {CLI_DOUBLE, "--llm-timeout", "S", "seconds per request attempt (default 300)",
+     CLI_AT(struct cli_llm_flags, timeout_s), .dlo = 0.1, .dhi = 86400},
+    {CLI_INT, "--llm-max-tokens", "N",
+     "completion tokens per call (default 4096); a call needs the prompt + N tokens of the "
+     "server's context",
+     CLI_AT(struct cli_llm_flags, max_tokens), .lo = 1, .hi = 1 << 24},
+    {CLI_END},
+};
 
 #define LLM_LIST_TIMEOUT_MS 3000 /* for the endpoint's model list */
 

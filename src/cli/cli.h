@@ -1,10 +1,11 @@
-/* cli.h - what the subcommands share: flag parsing, workload lookup, tables. */
+/* cli.h - what the subcommands share: flag tables, workload lookup, result tables. */
 #ifndef CUCO_CLI_H
 #define CUCO_CLI_H
 
 #include <stdio.h>
 
 #include "cascade/cascade.h"
+#include "cli/flags.h"
 #include "llm/client.h"
 #include "store/store.h"
 #include "workload/manifest.h"
@@ -14,12 +15,17 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* Print "cuco: <msg>" from err to stderr and return its code. */
 int cli_fail(const struct cuco_err *err);
 
-/* Value of flag argv[*i] (advancing *i), or NULL after printing a usage error. */
-const char *cli_value(const char *cmd, int argc, char **argv, int *i);
-/* Bounded integer / number flag values; -1 after printing a usage error. */
-int cli_int(const char *cmd, const char *flag, const char *v, long long lo, long long hi,
+/* A bounded integer (an ID given as an argument); -1 after printing a usage error naming what. */
+int cli_int(const char *cmd, const char *what, const char *v, long long lo, long long hi,
             long long *out);
-int cli_double(const char *cmd, const char *flag, const char *v, double lo, double hi, double *out);
+
+/* --store PATH of a command whose args struct type holds it in member m. */
+#define CLI_STORE_FLAG(type, m)                                                             \
+	{                                                                                   \
+		CLI_STRING, "--store", "PATH",                                              \
+		    "SQLite store (default $CUCO_STORE or .cuco/cuco.db)", CLI_AT(type, m), \
+		    .env = "CUCO_STORE"                                                     \
+	}
 
 /* Load workload `name` (a name under <home>/workloads or a path to a manifest.json). */
 int cli_load_workload(const char *name, struct cuco_manifest *m, struct cuco_err *err);
@@ -31,11 +37,13 @@ int cli_open_store(const char *path, struct cuco_store **out, struct cuco_err *e
 int cli_run_begin(struct cuco_store *s, const char *kind, const char *workload, const char *shape,
                   const char *config_json, const char *gpu, int64_t *id, struct cuco_err *err);
 
-/* Common run options: --ranks --launcher --timeout --iters --warmup --bench-seconds
- * --verify-runs --input-seed. Returns 1 if argv[*i] was one of them (consumed), 0 if
- * not, -1 on a bad value (message printed). */
-int cli_run_flag(const char *cmd, int argc, char **argv, int *i, struct cuco_run_opts *o);
-extern const char cli_run_flags_help[];
+/*
+ * The run options (struct cuco_run_opts): --ranks --launcher --wrapper
+ * --timeout --warmup --iters --bench-seconds --verify-runs --input-seed
+ * --timing, and --seed refused (which seed?). Include it with CLI_TABLE at
+ * the offset of the command's struct cuco_run_opts.
+ */
+extern const struct cli_flag cli_run_table[];
 
 /* Print the evaluation table of one shape (# comments for people). */
 void cli_print_shape_table(FILE *f, const struct cuco_manifest *m, const struct cuco_eval_shape *s,
@@ -106,12 +114,11 @@ struct cli_llm_flags {
 void cli_llm_flags_init(struct cli_llm_flags *f);
 
 /*
- * One of --llm-api --llm-base-url --llm-model --llm-key-env --llm-budget-tokens
- * --llm-budget-cost --llm-price --llm-timeout --llm-max-tokens at argv[*i] (its value
- * consumed). Returns 1 when taken, 0 when argv[*i] is not one of them, -1 on
- * a bad value (usage error printed for cmd).
+ * The --llm-* endpoint flags (struct cli_llm_flags): --llm-api
+ * --llm-base-url --llm-model --llm-key-env --llm-budget-tokens
+ * --llm-budget-cost --llm-price --llm-timeout --llm-max-tokens.
  */
-int cli_llm_flag(const char *cmd, struct cli_llm_flags *f, int argc, char **argv, int *i);
+extern const struct cli_flag cli_llm_table[];
 
 /*
  * Fill the endpoint and models from CUCO_LLM_BASE_URL / CUCO_LLM_MODEL
@@ -130,8 +137,5 @@ int cli_llm_resolve(const char *cmd, struct cli_llm_flags *f, const char *who);
  * seed, and models[0] as the model. Strings stay owned by f (and argv).
  */
 void cli_llm_config(const struct cli_llm_flags *f, uint64_t seed, struct cuco_llm_config *c);
-
-/* Help lines of the --llm-* endpoint flags. */
-extern const char cli_llm_flags_help[];
 
 #endif

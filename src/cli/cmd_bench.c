@@ -19,22 +19,59 @@ static const char usage[] =
     "\n"
     "Compile, verify and time the workload's host baseline, its peer programs\n"
     "(e.g. cuBLAS + NCCL), compute alone and comm alone (the ideal bound is the\n"
-    "larger), the fast-path seed, and any --program files, at every shape.\n"
-    "\n"
-    "  --shape NAME        only this shape (repeatable; default: all); a shape not in\n"
-    "                      the manifest by its values: 4096x14784x8192 (its params\n"
-    "                      in order) or M=4096,N=14784,K=8192\n"
-    "  --program FILE      also evaluate this program (repeatable)\n"
-    "  --no-seed           do not run the fast path\n"
-    "  --compile-only      stop after the compile stage\n"
-    "  --json FILE         write all results as JSON to FILE\n"
-    "  --farm slurm        run each shape's harness as a Slurm job step on a GPU node\n"
-    "                      (srun); this node compiles and stores (docs/farm.md)\n"
-    "  --partition P       --farm: the Slurm partition (default: Slurm's)\n"
-    "  --farm-args 'ARGS'  --farm: more srun arguments, e.g. '--time=10'\n"
-    "  --store PATH        SQLite store (default $CUCO_STORE or .cuco/cuco.db)\n";
+    "larger), the fast-path seed, and any --program files, at every shape.\n";
 
 #define MAX_PROGS 16
+
+struct bench_args {
+	struct cuco_run_opts run;
+	const char *shapes[64];
+	int nshapes;
+	const char *programs[MAX_PROGS];
+	int nprograms;
+	int no_seed, compile_only;
+	const char *json, *store, *farm, *partition, *farm_args;
+	const char *pos[1];
+	int npos;
+};
+
+static const char *const farm_kinds[] = {"slurm", NULL};
+
+static const struct cli_flag bench_flags[] = {
+    {CLI_LIST, "--shape", "NAME",
+     "only this shape (repeatable; default: all); a shape not in the manifest by its values: "
+     "4096x14784x8192 (its params in order) or M=4096,N=14784,K=8192",
+     CLI_LIST_AT(struct bench_args, shapes, nshapes)},
+    {CLI_LIST, "--program", "FILE", "also evaluate this program (repeatable)",
+     CLI_LIST_AT(struct bench_args, programs, nprograms)},
+    {CLI_BOOL, "--no-seed", NULL, "do not run the fast path", CLI_AT(struct bench_args, no_seed)},
+    {CLI_BOOL, "--compile-only", NULL, "stop after the compile stage",
+     CLI_AT(struct bench_args, compile_only)},
+    {CLI_STRING, "--json", "FILE", "write all results as JSON to FILE",
+     CLI_AT(struct bench_args, json)},
+    {CLI_ENUM, "--farm", "slurm",
+     "run each shape's harness as a Slurm job step on a GPU node (srun); this node compiles and "
+     "stores (docs/farm.md)",
+     CLI_AT(struct bench_args, farm), .values = farm_kinds},
+    {CLI_STRING, "--partition", "P", "--farm: the Slurm partition (default: Slurm's)",
+     CLI_AT(struct bench_args, partition)},
+    {CLI_STRING, "--farm-args", "'ARGS'", "--farm: more srun arguments, e.g. '--time=10'",
+     CLI_AT(struct bench_args, farm_args)},
+    CLI_STORE_FLAG(struct bench_args, store),
+    {CLI_HEADING, .help = "Run options:"},
+    {CLI_TABLE, .table = cli_run_table, CLI_AT(struct bench_args, run)},
+    {CLI_END},
+};
+
+const struct cli_spec cmd_bench_spec = {
+    .name = "bench",
+    .usage = usage,
+    .flags = bench_flags,
+    .args_size = sizeof(struct bench_args),
+    .pos = offsetof(struct bench_args, pos),
+    .npos = offsetof(struct bench_args, npos),
+    .max_pos = 1,
+};
 
 static int max_run_id(const struct cuco_run_rec *r, void *arg, struct cuco_err *err)
 {
@@ -93,62 +130,32 @@ int cmd_bench(int argc, char **argv)
 	struct cuco_store *store = NULL;
 	const char *workload = NULL, *farm_kind = NULL, *partition = NULL, *farm_args = NULL;
 	struct cuco_farm farm;
+	struct bench_args a;
 	int nshape_names = 0, nfiles = 0, no_seed = 0, compile_only = 0, np = 0, rc, nsites = 0;
 	char seed_path[PATH_MAX], config[64];
 
 	memset(&req, 0, sizeof(req));
 	cuco_run_opts_default(&req.run);
 	cuco_err_clear(&err);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int k;
-
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			printf("%s%s", usage, cli_run_flags_help);
-			return 0;
-		}
-		k = cli_run_flag("bench", argc, argv, &i, &req.run);
-		if (k < 0)
-			return CUCO_ERR_USAGE;
-		if (k > 0)
-			continue;
-		if (!strcmp(a, "--shape") || !strcmp(a, "--program") || !strcmp(a, "--json") ||
-		    !strcmp(a, "--store") || !strcmp(a, "--farm") || !strcmp(a, "--partition") ||
-		    !strcmp(a, "--farm-args")) {
-			const char *v = cli_value("bench", argc, argv, &i);
-			if (!v)
-				return CUCO_ERR_USAGE;
-			if (!strcmp(a, "--farm")) {
-				if (strcmp(v, "slurm"))
-					return cli_usage_error("bench", "--farm %s: expected slurm",
-					                       v);
-				farm_kind = v;
-			} else if (!strcmp(a, "--partition"))
-				partition = v;
-			else if (!strcmp(a, "--farm-args"))
-				farm_args = v;
-			else if (!strcmp(a, "--shape") && nshape_names < 64)
-				shape_names[nshape_names++] = v;
-			else if (!strcmp(a, "--program") && nfiles < MAX_PROGS)
-				prog_files[nfiles++] = v;
-			else if (!strcmp(a, "--json"))
-				json_path = v;
-			else if (!strcmp(a, "--store"))
-				store_path = v;
-			else
-				return cli_usage_error("bench", "too many %s flags", a);
-		} else if (!strcmp(a, "--no-seed")) {
-			no_seed = 1;
-		} else if (!strcmp(a, "--compile-only")) {
-			compile_only = 1;
-		} else if (a[0] == '-') {
-			return cli_usage_error("bench", "unknown option %s", a);
-		} else if (!workload) {
-			workload = a;
-		} else {
-			return cli_usage_error("bench", "unexpected argument %s", a);
-		}
-	}
+	memset(&a, 0, sizeof(a));
+	a.run = req.run;
+	if ((rc = cli_flags_parse(&cmd_bench_spec, argc, argv, &a)))
+		return rc == CLI_HELP ? 0 : rc;
+	req.run = a.run;
+	workload = a.npos ? a.pos[0] : NULL;
+	nshape_names = a.nshapes;
+	for (int i = 0; i < nshape_names; i++)
+		shape_names[i] = a.shapes[i];
+	nfiles = a.nprograms;
+	for (int i = 0; i < nfiles; i++)
+		prog_files[i] = a.programs[i];
+	no_seed = a.no_seed;
+	compile_only = a.compile_only;
+	json_path = a.json;
+	store_path = a.store;
+	farm_kind = a.farm;
+	partition = a.partition;
+	farm_args = a.farm_args;
 	if (!workload)
 		return cli_usage_error("bench", "which workload? ('cuco workloads' lists them)");
 	if (cli_load_workload(workload, &m, &err))

@@ -14,7 +14,7 @@
 #include "util/proc.h"
 
 static const char usage[] =
-    "usage: cuco doctor [--json]\n"
+    "usage: cuco doctor [--json] [--partition P]\n"
     "\n"
     "GPUs (count, name, SMs, memory), peer access and NVLink links, the NCCL\n"
     "library in use, whether the NCCL device API works here (an LSA self-test\n"
@@ -28,9 +28,27 @@ static const char usage[] =
     "(one short step runs to check). Exits 0 on a machine without GPUs,\n"
     "saying so. NVSHMEM (the nvshmem backend): where, its version, its\n"
     "bootstrap and transport plugins, and whether it matches the one cuco\n"
-    "was built against.\n"
-    "\n"
-    "  --partition P   the Slurm partition to show (default: all)\n";
+    "was built against.\n";
+
+struct doctor_args {
+	int json;
+	const char *partition;
+};
+
+static const struct cli_flag doctor_flags[] = {
+    {CLI_BOOL, "--json", NULL, "the probe's JSON on stdout instead of the report",
+     CLI_AT(struct doctor_args, json)},
+    {CLI_STRING, "--partition", "P", "the Slurm partition to show (default: all)",
+     CLI_AT(struct doctor_args, partition)},
+    {CLI_END},
+};
+
+const struct cli_spec cmd_doctor_spec = {
+    .name = "doctor",
+    .usage = usage,
+    .flags = doctor_flags,
+    .args_size = sizeof(struct doctor_args),
+};
 
 /* The Slurm view: what `evolve --farm slurm` would run on, and whether a step sees the state. */
 static void slurm_view(const char *partition)
@@ -151,21 +169,13 @@ int cmd_doctor(int argc, char **argv)
 	json_error_t je;
 	char ver[32], target[16], desc[160];
 	const char *partition = NULL;
+	struct doctor_args a = {0};
 
 	cuco_err_clear(&err);
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(usage, stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "--json")) {
-			as_json = 1;
-		} else if (!strcmp(argv[i], "--partition")) {
-			if (!(partition = cli_value("doctor", argc, argv, &i)))
-				return CUCO_ERR_USAGE;
-		} else {
-			return cli_usage_error("doctor", "unexpected argument %s", argv[i]);
-		}
-	}
+	if ((rc = cli_flags_parse(&cmd_doctor_spec, argc, argv, &a)))
+		return rc == CLI_HELP ? 0 : rc;
+	as_json = a.json;
+	partition = a.partition;
 	if ((rc = cuco_probe_run(&out, &err))) {
 		fprintf(stderr, "cuco doctor: %s\n", err.msg);
 		goto out;

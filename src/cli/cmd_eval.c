@@ -17,12 +17,41 @@ static const char usage[] =
     "\n"
     "Evaluate one program: directive check, compile, run and verify on the GPUs\n"
     "against the workload's reference, time it next to the baseline, store the\n"
-    "result (fitness = baseline latency / program latency).\n"
-    "  --workload NAME     workload the program belongs to (required for files)\n"
-    "  --shape NAME        shape (repeatable; default: the workload's default shape),\n"
-    "                      or one by its values: 4096x14784x8192, M=4096,N=14784,K=8192\n"
-    "  --store PATH        SQLite store\n"
-    "  --json FILE         also write the results as JSON to FILE (as cuco bench --json)\n";
+    "result (fitness = baseline latency / program latency).\n";
+
+struct eval_args {
+	struct cuco_run_opts run;
+	const char *workload, *store, *json;
+	const char *shapes[32];
+	int nshapes;
+	const char *pos[1];
+	int npos;
+};
+
+static const struct cli_flag eval_flags[] = {
+    {CLI_STRING, "--workload", "NAME", "workload the program belongs to (required for files)",
+     CLI_AT(struct eval_args, workload)},
+    {CLI_LIST, "--shape", "NAME",
+     "shape (repeatable; default: the workload's default shape), or one by its values: "
+     "4096x14784x8192, M=4096,N=14784,K=8192",
+     CLI_LIST_AT(struct eval_args, shapes, nshapes)},
+    CLI_STORE_FLAG(struct eval_args, store),
+    {CLI_STRING, "--json", "FILE", "also write the results as JSON to FILE (as cuco bench --json)",
+     CLI_AT(struct eval_args, json)},
+    {CLI_HEADING, .help = "Run options:"},
+    {CLI_TABLE, .table = cli_run_table, CLI_AT(struct eval_args, run)},
+    {CLI_END},
+};
+
+const struct cli_spec cmd_eval_spec = {
+    .name = "eval",
+    .usage = usage,
+    .flags = eval_flags,
+    .args_size = sizeof(struct eval_args),
+    .pos = offsetof(struct eval_args, pos),
+    .npos = offsetof(struct eval_args, npos),
+    .max_pos = 1,
+};
 
 int cmd_eval(int argc, char **argv)
 {
@@ -38,6 +67,7 @@ int cmd_eval(int argc, char **argv)
 	const char *target = NULL, *workload = NULL, *store_path = NULL, *shape_names[32];
 	const char *json_path = NULL;
 	const struct cuco_shape *shapes[32];
+	struct eval_args a;
 	int nshape = 0, rc, have_m = 0, failed = 0;
 	char *end, config[64];
 	long long id = 0;
@@ -46,38 +76,18 @@ int cmd_eval(int argc, char **argv)
 	cuco_run_opts_default(&req.run);
 	cuco_err_clear(&err);
 	cuco_program_rec_init(&stored);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		int k;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			printf("%s%s", usage, cli_run_flags_help);
-			return 0;
-		}
-		k = cli_run_flag("eval", argc, argv, &i, &req.run);
-		if (k < 0)
-			return CUCO_ERR_USAGE;
-		if (k)
-			continue;
-		if (!strcmp(a, "--workload") || !strcmp(a, "--shape") || !strcmp(a, "--store") ||
-		    !strcmp(a, "--json")) {
-			if (!(v = cli_value("eval", argc, argv, &i)))
-				return CUCO_ERR_USAGE;
-			if (!strcmp(a, "--workload"))
-				workload = v;
-			else if (!strcmp(a, "--json"))
-				json_path = v;
-			else if (!strcmp(a, "--store"))
-				store_path = v;
-			else if (nshape < 32)
-				shape_names[nshape++] = v;
-		} else if (a[0] == '-') {
-			return cli_usage_error("eval", "unknown option %s", a);
-		} else if (!target) {
-			target = a;
-		} else {
-			return cli_usage_error("eval", "unexpected argument %s", a);
-		}
-	}
+	memset(&a, 0, sizeof(a));
+	a.run = req.run;
+	if ((rc = cli_flags_parse(&cmd_eval_spec, argc, argv, &a)))
+		return rc == CLI_HELP ? 0 : rc;
+	req.run = a.run;
+	target = a.npos ? a.pos[0] : NULL;
+	workload = a.workload;
+	store_path = a.store;
+	json_path = a.json;
+	nshape = a.nshapes;
+	for (int i = 0; i < nshape; i++)
+		shape_names[i] = a.shapes[i];
 	if (!target)
 		return cli_usage_error("eval",
 		                       "which program? (a .cu file or a stored program id)");

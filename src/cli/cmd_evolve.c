@@ -36,56 +36,8 @@ static const char usage[] =
     "when it exists, else the seed's own knobs), each verified and timed beside\n"
     "the baseline (fitness = baseline / candidate latency). Every candidate and\n"
     "evaluation is stored; Ctrl-C stops after the current batch (status\n"
-    "'interrupted'); --resume continues a run without evaluating anything twice.\n"
-    "  --shape S             shape to evolve for (default: the workload's default), by\n"
-    "                        name or by its values (4096x14784x8192 or\n"
-    "                        M=4096,N=14784,K=8192: stored as the former);\n"
-    "                        repeat it (up to 4 shapes) to evolve for several at once:\n"
-    "                        fitness is then the geometric mean over the shapes of\n"
-    "                        baseline / candidate latency, a candidate failing at one\n"
-    "                        shape fails, and each batch runs once per shape; the\n"
-    "                        first is the primary (the run's shape, its latencies)\n"
-    "  --generations N       generations (default 20)\n"
-    "  --islands N           islands (default 2)\n"
-    "  --children N          children per island per generation (default 4)\n"
-    "  --budget-evals N      stop after N evaluations\n"
-    "  --budget-minutes M    stop after M minutes\n"
-    "  --search-seed N       search seed (default 1): same seed, same candidates\n"
-    "  --statistic S         median (default) or mean: what a latency is, over the\n"
-    "                        timed runs; fitness = baseline / candidate, both by it.\n"
-    "                        mean counts runs that are slow now and then (e.g. every\n"
-    "                        8th, docs/overlap.md), which the median leaves out\n"
-    "  --explore F           share of the run's generations that explore, 0..1\n"
-    "                        (default 0.4; counted over the generations the\n"
-    "                        --budget-evals reaches when it ends the run sooner)\n"
-    "  --resume RUN          continue evolve run RUN (its stored config; the flags\n"
-    "                        above may raise --generations and the budgets; the\n"
-    "                        run's --timing and --shape list stay)\n"
-    "  --template FILE       program template (default share/realize/<workload>.cu.in)\n"
-    "  --freeze LIST         dimensions and knobs to leave as the seed has them, e.g.\n"
-    "                        tile_n,gemm_lib (comma-separated)\n"
-    "  --search LIST         knobs the design space holds by default (\"searched\":\n"
-    "                        false, e.g. split) to search all the same\n"
-    "  --slots N             candidate groups evaluated at once, each on its own GPUs\n"
-    "                        (default: GPUs / ranks, fork mode only; 1 = one at a time)\n"
-    "  --farm slurm          evaluate candidate groups as Slurm job steps (srun) on the\n"
-    "                        cluster's GPU nodes, --slots at once (default: the farm's\n"
-    "                        GPUs / ranks); this node compiles, stores and decides\n"
-    "                        (docs/farm.md)\n"
-    "  --partition P         --farm: the Slurm partition (default: Slurm's)\n"
-    "  --farm-args 'ARGS'    --farm: more srun arguments, e.g. '--time=10 --qos=short'\n"
-    "  --no-recheck          skip the re-check of the best program (cuco recheck RUN)\n"
-    "  --no-pipeline         breed each generation after the one before is judged;\n"
-    "                        by default generation g+1 is bred from the results up to\n"
-    "                        g-1 and compiled while g runs on the GPUs (docs/search.md)\n"
-    "  --store PATH          SQLite store\n"
-    "LLM operator (docs/llm.md):\n"
-    "  --operator K          builtin (default), llm, or mixed (both)\n"
-    "  --llm-share F         mixed: fraction of children the LLM makes (default 0.5)\n"
-    "  --llm-diagnose        after an LLM child fails or is slower than its parent, the\n"
-    "                        model reads its log and writes a short diagnosis, stored\n"
-    "                        with the evaluation and shown in that lineage's next\n"
-    "                        prompts (one more call per such child; off by default)\n";
+    "'interrupted'); --resume continues a run without evaluating anything twice.\n";
+
 static const char resume_llm_help[] =
     "With --resume the operator and its settings come from the run's stored config\n"
     "(api, endpoint, models, key variable name, budgets, timeouts, prices,\n"
@@ -94,8 +46,137 @@ static const char resume_llm_help[] =
     "(exit 5 otherwise); --llm-api, --llm-base-url, --llm-key-env,\n"
     "--llm-budget-tokens, --llm-budget-cost, --llm-timeout, --llm-max-tokens,\n"
     "--llm-price and --llm-diagnose replace them for that process, with a note.\n";
-static const char run_header[] =
-    "Run options (--input-seed aside: evolve generates inputs from seed 1):\n";
+
+/* What the command line gives; the struct the flag table fills. */
+struct evolve_args {
+	struct cuco_run_opts run;
+	struct cuco_evolve_flags ef; /* ef.workload: the positional argument */
+	struct cli_evolve_llm lf;
+	char shape_names[CUCO_EVOLVE_MAX_SHAPES][32];
+	int nshape_names;
+	long long resume, slots;
+	const char *store, *farm, *partition, *farm_args;
+	int no_recheck;
+	const char *pos[1];
+	int npos;
+};
+
+/* One --shape value into the list: 0, or the reason for a fifth or a too long name. */
+static int add_shape(void *dest, const char *flag, const char *v, char *msg, size_t len)
+{
+	struct evolve_args *a = dest;
+
+	if (a->nshape_names == CUCO_EVOLVE_MAX_SHAPES) {
+		snprintf(msg, len, "%s %s: at most %d shapes per run", flag, v,
+		         CUCO_EVOLVE_MAX_SHAPES);
+		return -1;
+	}
+	if (strlen(v) >= sizeof(a->shape_names[0])) {
+		snprintf(msg, len, "%s %s: no shape has so long a name", flag, v);
+		return -1;
+	}
+	snprintf(a->shape_names[a->nshape_names++], sizeof(a->shape_names[0]), "%s", v);
+	return 0;
+}
+
+static const char *const statistics[] = {"median", "mean", NULL};
+static const char *const farm_kinds[] = {"slurm", NULL};
+
+#define EVOLVE_MAX ((long long)1 << 40) /* bound of the counts */
+
+static const struct cli_flag evolve_flags[] = {
+    {CLI_CALL, "--shape", "S",
+     "shape to evolve for (default: the workload's default), by name or by its values "
+     "(4096x14784x8192 or M=4096,N=14784,K=8192: stored as the former); repeat it (up to 4 "
+     "shapes) to evolve for several at once: fitness is then the geometric mean over the "
+     "shapes of baseline / candidate latency, a candidate failing at one shape fails, and "
+     "each batch runs once per shape; the first is the primary (the run's shape, its "
+     "latencies)",
+     .fn = add_shape},
+    {CLI_INT, "--generations", "N", "generations (default 20)",
+     CLI_AT(struct evolve_args, ef.generations), .lo = 1, .hi = EVOLVE_MAX},
+    {CLI_INT, "--islands", "N", "islands (default 2)", CLI_AT(struct evolve_args, ef.islands),
+     .lo = 1, .hi = 16},
+    {CLI_INT, "--children-per-island", "N",
+     "children each island breeds per generation (default 4; the run config's "
+     "children_per_island)",
+     CLI_AT(struct evolve_args, ef.children), .lo = 1, .hi = EVOLVE_MAX},
+    /* the flag's old name, kept for users' scripts (docs/search.md) */
+    {CLI_INT, "--children", "N", NULL, CLI_AT(struct evolve_args, ef.children), .lo = 1,
+     .hi = EVOLVE_MAX, .hidden = 1},
+    {CLI_INT, "--budget-evals", "N", "stop after N evaluations",
+     CLI_AT(struct evolve_args, ef.budget_evals), .lo = 1, .hi = EVOLVE_MAX},
+    {CLI_DOUBLE, "--budget-minutes", "M", "stop after M minutes",
+     CLI_AT(struct evolve_args, ef.budget_minutes), .dlo = 0.01, .dhi = 1e6},
+    {CLI_INT, "--search-seed", "N", "search seed (default 1): same seed, same candidates",
+     CLI_AT(struct evolve_args, ef.search_seed), .lo = 0, .hi = EVOLVE_MAX},
+    {CLI_ENUM, "--statistic", "S",
+     "median (default) or mean: what a latency is, over the timed runs; fitness = baseline / "
+     "candidate, both by it. mean counts runs that are slow now and then (e.g. every 8th, "
+     "docs/overlap.md), which the median leaves out",
+     CLI_AT(struct evolve_args, ef.statistic), .values = statistics},
+    {CLI_DOUBLE, "--explore", "F",
+     "share of the run's generations that explore, 0..1 (default 0.4; counted over the "
+     "generations the --budget-evals reaches when it ends the run sooner)",
+     CLI_AT(struct evolve_args, ef.explore), .dlo = 0, .dhi = 1},
+    {CLI_INT, "--resume", "RUN",
+     "continue evolve run RUN (its stored config; the flags above may raise --generations and "
+     "the budgets; the run's --timing and --shape list stay)",
+     CLI_AT(struct evolve_args, resume), .lo = 1, .hi = EVOLVE_MAX},
+    {CLI_STRING, "--template", "FILE", "program template (default share/realize/<workload>.cu.in)",
+     CLI_AT(struct evolve_args, ef.template_path)},
+    {CLI_STRING, "--freeze", "LIST",
+     "dimensions and knobs to leave as the seed has them, e.g. tile_n,gemm_lib "
+     "(comma-separated)",
+     CLI_AT(struct evolve_args, ef.freeze)},
+    {CLI_STRING, "--search", "LIST",
+     "knobs the design space holds by default (\"searched\": false, e.g. split) to search all "
+     "the same",
+     CLI_AT(struct evolve_args, ef.search)},
+    {CLI_INT, "--slots", "N",
+     "candidate groups evaluated at once, each on its own GPUs (default: GPUs / ranks, fork "
+     "mode only; 1 = one at a time)",
+     CLI_AT(struct evolve_args, slots), .lo = 1, .hi = EVOLVE_MAX},
+    {CLI_ENUM, "--farm", "slurm",
+     "evaluate candidate groups as Slurm job steps (srun) on the cluster's GPU nodes, --slots "
+     "at once (default: the farm's GPUs / ranks); this node compiles, stores and decides "
+     "(docs/farm.md)",
+     CLI_AT(struct evolve_args, farm), .values = farm_kinds},
+    {CLI_STRING, "--partition", "P", "--farm: the Slurm partition (default: Slurm's)",
+     CLI_AT(struct evolve_args, partition)},
+    {CLI_STRING, "--farm-args", "'ARGS'",
+     "--farm: more srun arguments, e.g. '--time=10 --qos=short'",
+     CLI_AT(struct evolve_args, farm_args)},
+    {CLI_BOOL, "--no-recheck", NULL, "skip the re-check of the best program (cuco recheck RUN)",
+     CLI_AT(struct evolve_args, no_recheck)},
+    {CLI_BOOL, "--no-pipeline", NULL,
+     "breed each generation after the one before is judged; by default generation g+1 is bred "
+     "from the results up to g-1 and compiled while g runs on the GPUs (docs/search.md)",
+     CLI_AT(struct evolve_args, ef.no_pipeline)},
+    CLI_STORE_FLAG(struct evolve_args, store),
+    {CLI_HEADING, .help = "LLM operator (docs/llm.md):"},
+    {CLI_TABLE, .table = cli_evolve_llm_table, CLI_AT(struct evolve_args, lf)},
+    {CLI_TEXT, .help = resume_llm_help},
+    {CLI_HEADING, .help = "Run options (--input-seed aside: evolve generates inputs from seed 1):"},
+    {CLI_REFUSE, "--seed",
+     .hint = "--seed names no seed: --input-seed N (the workload's inputs) or --search-seed N "
+             "(which candidates)"},
+    {CLI_REFUSE, "--input-seed",
+     .hint = "--input-seed: evolve generates inputs from seed 1 (its recheck from fresh ones); "
+             "bench and eval take it"},
+    {CLI_TABLE, .table = cli_run_table, CLI_AT(struct evolve_args, run)},
+    {CLI_END},
+};
+
+const struct cli_spec cmd_evolve_spec = {
+    .name = "evolve",
+    .usage = usage,
+    .flags = evolve_flags,
+    .args_size = sizeof(struct evolve_args),
+    .pos = offsetof(struct evolve_args, pos),
+    .npos = offsetof(struct evolve_args, npos),
+    .max_pos = 1,
+};
 
 static volatile sig_atomic_t stop_flag;
 
@@ -294,18 +375,6 @@ static void progress(void *arg, const struct cuco_evolve_progress *p)
 	fflush(stderr);
 }
 
-/* One --shape value into the list: 0, or a usage error (printed) for a repeat or a fifth. */
-static int add_shape(char (*names)[32], int *n, const char *v)
-{
-	if (*n == CUCO_EVOLVE_MAX_SHAPES)
-		return cli_usage_error("evolve", "--shape %s: at most %d shapes per run", v,
-		                       CUCO_EVOLVE_MAX_SHAPES);
-	if (strlen(v) >= sizeof(names[0]))
-		return cli_usage_error("evolve", "--shape %s: no shape has so long a name", v);
-	snprintf(names[(*n)++], sizeof(names[0]), "%s", v);
-	return 0;
-}
-
 /*
  * The shapes of the run into cfg (cuco_evolve_flags_shapes()), the flags'
  * first turned into the names the manifest stores them under (repeats
@@ -361,15 +430,15 @@ int cmd_evolve(int argc, char **argv)
 	struct cuco_run_rec stored;
 	struct cuco_strbuf seed = CUCO_STRBUF_INIT, tmpl = CUCO_STRBUF_INIT,
 	                   ds_text = CUCO_STRBUF_INIT;
-	struct cli_evolve_llm lf;
+	struct evolve_args a;
+	struct cli_evolve_llm *lf = &a.lf;
 	struct cuco_llm_stored llm_stored;
 	struct cuco_llm_operator *llm_op = NULL;
 	struct cuco_child_operator child_op;
 	struct cuco_store *store = NULL;
 	const struct cuco_shape *shape, *shapes[CUCO_EVOLVE_MAX_SHAPES];
 	const char *workload = NULL, *store_path = NULL, *template_path = NULL;
-	char shape_names[CUCO_EVOLVE_MAX_SHAPES][32], shapes_text[160], llm_shape[256];
-	int nshape_names = 0;
+	char shapes_text[160], llm_shape[256];
 	struct progress_ctx pc;
 	struct cuco_evolve_flags ef;
 	const char *ds_path;
@@ -388,96 +457,22 @@ int cmd_evolve(int argc, char **argv)
 	cuco_run_rec_init(&stored);
 	memset(&fin, 0, sizeof(fin));
 	memset(&llm_stored, 0, sizeof(llm_stored));
-	cli_evolve_llm_init(&lf);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		int k;
-		if (!strcmp(a, "--no-recheck")) {
-			no_recheck = 1;
-			continue;
-		}
-		if (!strcmp(a, "--no-pipeline")) {
-			ef.no_pipeline = 1;
-			continue;
-		}
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			printf("%s%s%s%s%s", usage, cli_llm_flags_help, resume_llm_help, run_header,
-			       cli_run_flags_help);
-			return 0;
-		}
-		if (!strcmp(a, "--shape") || !strcmp(a, "--generations") ||
-		    !strcmp(a, "--islands") || !strcmp(a, "--children") ||
-		    !strcmp(a, "--budget-evals") || !strcmp(a, "--budget-minutes") ||
-		    !strcmp(a, "--search-seed") || !strcmp(a, "--resume") ||
-		    !strcmp(a, "--store") || !strcmp(a, "--template") || !strcmp(a, "--freeze") ||
-		    !strcmp(a, "--search") || !strcmp(a, "--slots") || !strcmp(a, "--explore") ||
-		    !strcmp(a, "--statistic") || !strcmp(a, "--farm") ||
-		    !strcmp(a, "--partition") || !strcmp(a, "--farm-args")) {
-			if (!(v = cli_value("evolve", argc, argv, &i)))
-				return CUCO_ERR_USAGE;
-			if (!strcmp(a, "--farm")) {
-				if (strcmp(v, "slurm"))
-					return cli_usage_error("evolve",
-					                       "--farm %s: expected slurm", v);
-				farm_kind = v;
-			} else if (!strcmp(a, "--partition")) {
-				partition = v;
-			} else if (!strcmp(a, "--farm-args")) {
-				farm_args = v;
-			} else if (!strcmp(a, "--statistic")) {
-				if (strcmp(v, "median") && strcmp(v, "mean"))
-					return cli_usage_error(
-					    "evolve", "--statistic %s: expected median or mean", v);
-				ef.statistic = v;
-			} else if (!strcmp(a, "--shape")) {
-				if (add_shape(shape_names, &nshape_names, v))
-					return CUCO_ERR_USAGE;
-			} else if (!strcmp(a, "--store"))
-				store_path = v;
-			else if (!strcmp(a, "--template"))
-				ef.template_path = v;
-			else if (!strcmp(a, "--freeze"))
-				ef.freeze = v;
-			else if (!strcmp(a, "--search"))
-				ef.search = v;
-			else if (!strcmp(a, "--budget-minutes")) {
-				if (cli_double("evolve", a, v, 0.01, 1e6, &ef.budget_minutes))
-					return CUCO_ERR_USAGE;
-			} else if (!strcmp(a, "--explore")) {
-				if (cli_double("evolve", a, v, 0, 1, &ef.explore))
-					return CUCO_ERR_USAGE;
-			} else if (cli_int("evolve", a, v, !strcmp(a, "--search-seed") ? 0 : 1,
-			                   !strcmp(a, "--islands") ? 16 : (long long)1 << 40,
-			                   !strcmp(a, "--generations")    ? &ef.generations
-			                   : !strcmp(a, "--islands")      ? &ef.islands
-			                   : !strcmp(a, "--children")     ? &ef.children
-			                   : !strcmp(a, "--budget-evals") ? &ef.budget_evals
-			                   : !strcmp(a, "--search-seed")  ? &ef.search_seed
-			                   : !strcmp(a, "--slots")        ? &max_slots
-			                                                  : &resume))
-				return CUCO_ERR_USAGE;
-			continue;
-		}
-		k = cli_evolve_llm_flag(&lf, argc, argv, &i);
-		if (k < 0)
-			return CUCO_ERR_USAGE;
-		if (k)
-			continue;
-		if (!strcmp(a, "--input-seed"))
-			return cli_usage_error(
-			    "evolve", "--input-seed: evolve generates inputs from seed 1 (its "
-			              "recheck from fresh ones); bench and eval take it");
-		k = cli_run_flag("evolve", argc, argv, &i, &run);
-		if (k < 0)
-			return CUCO_ERR_USAGE;
-		if (k)
-			continue;
-		if (a[0] == '-')
-			return cli_usage_error("evolve", "unknown option %s", a);
-		if (ef.workload)
-			return cli_usage_error("evolve", "unexpected argument %s", a);
-		ef.workload = a;
-	}
+	memset(&a, 0, sizeof(a));
+	cli_evolve_llm_init(lf);
+	a.run = run;
+	a.ef = ef;
+	if ((rc = cli_flags_parse(&cmd_evolve_spec, argc, argv, &a)))
+		return rc == CLI_HELP ? 0 : rc;
+	run = a.run;
+	ef = a.ef;
+	ef.workload = a.npos ? a.pos[0] : NULL;
+	store_path = a.store;
+	resume = a.resume;
+	max_slots = a.slots;
+	farm_kind = a.farm;
+	partition = a.partition;
+	farm_args = a.farm_args;
+	no_recheck = a.no_recheck;
 	if (!ef.workload && !resume)
 		return cli_usage_error("evolve", "which workload? (or --resume RUN)");
 	if (!farm_kind && (partition || farm_args))
@@ -489,7 +484,7 @@ int cmd_evolve(int argc, char **argv)
 	if (ef.budget_evals > 0 && ef.budget_minutes > 0)
 		return cli_usage_error("evolve",
 		                       "give --budget-evals or --budget-minutes, not both");
-	if (!resume && cli_evolve_llm_check(&lf))
+	if (!resume && cli_evolve_llm_check(lf))
 		return CUCO_ERR_USAGE;
 	if ((rc = cli_open_store(store_path, &store, &err)))
 		return cli_fail(&err);
@@ -499,11 +494,11 @@ int cmd_evolve(int argc, char **argv)
 	}
 	if (run.burst >= 0)
 		ef.timing = cuco_run_timing(&run);
-	ef.operator_ = lf.operator_;
-	ef.llm_share = lf.share;
+	ef.operator_ = lf->operator_;
+	ef.llm_share = lf->share;
 	ef.max_connections = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
 	if ((rc = cuco_evolve_flags_apply(&ef, resume ? &stored : NULL, &cfg, stderr, &err)) ||
-	    (resume && (rc = cli_evolve_llm_resume(&lf, &cfg, stored.config, resume, &llm_stored,
+	    (resume && (rc = cli_evolve_llm_resume(lf, &cfg, stored.config, resume, &llm_stored,
 	                                           &have_stored, &err)))) {
 		if (rc == CUCO_ERR_USAGE && err.msg[0])
 			cli_usage_error("evolve", "%s", err.msg);
@@ -523,8 +518,8 @@ int cmd_evolve(int argc, char **argv)
 		goto out;
 	}
 	have_m = 1;
-	if ((rc =
-	         resolve_shapes(&m, shape_names, nshape_names, resume, stored.shape, &cfg, shapes)))
+	if ((rc = resolve_shapes(&m, a.shape_names, a.nshape_names, resume, stored.shape, &cfg,
+	                         shapes)))
 		goto out;
 	shape = shapes[0];
 	join_shapes(cfg.shapes, cfg.nshapes, shapes_text, sizeof(shapes_text));
@@ -593,7 +588,7 @@ int cmd_evolve(int argc, char **argv)
 		                &slots);
 		cuco_cascade_evaluator_set_slots(ce, &slots);
 	}
-	if (strcmp(lf.operator_, "builtin")) {
+	if (strcmp(lf->operator_, "builtin")) {
 		const char *dsp = cli_share_dir("design_space.json");
 		if (!dsp || cuco_strbuf_read_file(&ds_text, dsp)) {
 			rc = cuco_err_set(&err, CUCO_ERR_IO, "%s: cannot read the design space",
@@ -610,7 +605,7 @@ int cmd_evolve(int argc, char **argv)
 			    shapes_text, shapes_text, shape->name);
 		else
 			snprintf(llm_shape, sizeof(llm_shape), "%s", shape->name);
-		if ((rc = cli_evolve_llm_setup(&lf, have_stored ? &llm_stored : NULL, store, &m,
+		if ((rc = cli_evolve_llm_setup(lf, have_stored ? &llm_stored : NULL, store, &m,
 		                               llm_shape, cfg.nshapes > 1 ? shapes_text : NULL, &ds,
 		                               ds_text.buf, factsp, cfg.seed, &llm_op, &llm_json,
 		                               &err))) {
@@ -622,7 +617,7 @@ int cmd_evolve(int argc, char **argv)
 			cli_fail(&err);
 			goto out;
 		}
-		cuco_llm_operator_bind(llm_op, lf.share, &child_op);
+		cuco_llm_operator_bind(llm_op, lf->share, &child_op);
 	}
 	memset(&o, 0, sizeof(o));
 	o.store = store;

@@ -25,15 +25,36 @@ static const char usage[] =
     "ncclComm_t and stream; tensors in symmetric windows; the device communicator\n"
     "the program asks for), include/ (cuco's headers), CMakeLists.txt, and\n"
     "examples/ (an MPI example and a PyTorch example that run the program and check\n"
-    "its outputs against the workload's reference).\n"
-    "\n"
-    "  run ID          the run's fastest verified program (lowest median)\n"
-    "  program ID      a stored program\n"
-    "  FILE.cu         a program file (then --workload is required)\n"
-    "  --workload W    the workload: a name or a package directory (default: the\n"
-    "                  stored program's workload)\n"
-    "  --store PATH    SQLite store (default $CUCO_STORE or .cuco/cuco.db)\n"
-    "  -o DIR          where to write; must not exist or be empty\n";
+    "its outputs against the workload's reference).\n";
+
+struct export_args {
+	const char *dir, *workload, *store;
+	const char *pos[2];
+	int npos;
+};
+
+static const struct cli_flag export_flags[] = {
+    {CLI_ARG, "run ID", .help = "the run's fastest verified program (lowest median)"},
+    {CLI_ARG, "program ID", .help = "a stored program"},
+    {CLI_ARG, "FILE.cu", .help = "a program file (then --workload is required)"},
+    {CLI_STRING, "--workload", "W",
+     "the workload: a name or a package directory (default: the stored program's workload)",
+     CLI_AT(struct export_args, workload)},
+    CLI_STORE_FLAG(struct export_args, store),
+    {CLI_STRING, "-o", "DIR", "where to write; must not exist or be empty",
+     CLI_AT(struct export_args, dir)},
+    {CLI_END},
+};
+
+const struct cli_spec cmd_export_spec = {
+    .name = "export",
+    .usage = usage,
+    .flags = export_flags,
+    .args_size = sizeof(struct export_args),
+    .pos = offsetof(struct export_args, pos),
+    .npos = offsetof(struct export_args, npos),
+    .max_pos = 2,
+};
 
 /* The fastest verified program of a run, found by its evaluations. */
 struct best {
@@ -217,6 +238,7 @@ int cmd_export(int argc, char **argv)
 	const char *home, *arch, *share;
 	char to[PATH_MAX], from[PATH_MAX];
 	long long id = 0;
+	struct export_args a = {0};
 	int rc, have_prog = 0, have_m = 0;
 	static const char *const headers[] = {".h", ".cuh", ".hpp"};
 	static const char *const share_files[][2] = {
@@ -232,31 +254,15 @@ int cmd_export(int argc, char **argv)
 
 	cuco_err_clear(&err);
 	cuco_program_rec_init(&prog);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(usage, stdout);
-			return 0;
-		} else if (!strcmp(a, "-o") || !strcmp(a, "--workload") || !strcmp(a, "--store")) {
-			if (!(v = cli_value("export", argc, argv, &i)))
-				return CUCO_ERR_USAGE;
-			if (!strcmp(a, "-o"))
-				dir = v;
-			else if (!strcmp(a, "--workload"))
-				workload = v;
-			else
-				store_path = v;
-		} else if (a[0] == '-') {
-			return cli_usage_error("export", "unknown option %s", a);
-		} else if (!kind) {
-			kind = a;
-		} else if (!idstr && (!strcmp(kind, "run") || !strcmp(kind, "program"))) {
-			idstr = a;
-		} else {
-			return cli_usage_error("export", "unexpected argument %s", a);
-		}
-	}
+	if ((rc = cli_flags_parse(&cmd_export_spec, argc, argv, &a)))
+		return rc == CLI_HELP ? 0 : rc;
+	kind = a.npos > 0 ? a.pos[0] : NULL;
+	idstr = a.npos > 1 ? a.pos[1] : NULL;
+	dir = a.dir;
+	workload = a.workload;
+	store_path = a.store;
+	if (idstr && strcmp(kind, "run") && strcmp(kind, "program"))
+		return cli_usage_error("export", "unexpected argument %s", idstr);
 	if (!kind)
 		return cli_usage_error("export", "export what? run ID, program ID or FILE.cu");
 	if (!dir)

@@ -20,18 +20,53 @@ static const char usage[] =
     "program, or any program file) with device-initiated LSA code, using\n"
     "conservative choices, mark the EVOLVE-BLOCKs, write the directive, and\n"
     "check that the seed compiles. The seed is written to FILE (default\n"
-    "<state>/seeds/<name>.seed.cu) and stored as origin 'seed'.\n"
-    "  --comm-ctas N       CTAs per generated comm kernel (default 32)\n"
-    "  --backend B         lsa (default: NCCL device API) or nvshmem (puts on\n"
-    "                      NVSHMEM's symmetric heap; ncclAllGather only, the GEMM\n"
-    "                      workloads' collective; docs/nvshmem.md)\n"
-    "LLM agent (docs/fastpath.md), for programs the rules cannot transform:\n"
-    "  --llm               a model rewrites the program in two stages (device\n"
-    "                      infrastructure, then the collectives), each compiled, run\n"
-    "                      and judged with its feedback fed back; the seed is stored\n"
-    "                      with operator 'llm-fastpath'. Without >= 2 GPUs each stage\n"
-    "                      is only compile-checked and the seed stored unverified.\n"
-    "  --llm-iterations K  attempts per stage (default 3)\n";
+    "<state>/seeds/<name>.seed.cu) and stored as origin 'seed'.\n";
+struct fastpath_args {
+	const char *out, *store;
+	int comm_ctas, nvshmem, no_compile, llm;
+	long long iterations;
+	struct cli_llm_flags lf;
+	const char *pos[1];
+	int npos;
+};
+
+static const char *const backends[] = {"lsa", "nvshmem", NULL};
+
+static const struct cli_flag fastpath_flags[] = {
+    {CLI_STRING, "-o", "FILE", "where to write the seed (default <state>/seeds/<name>.seed.cu)",
+     CLI_AT(struct fastpath_args, out)},
+    {CLI_INT, "--comm-ctas", "N", "CTAs per generated comm kernel (default 32)",
+     CLI_AT(struct fastpath_args, comm_ctas), .lo = 1, .hi = 1024},
+    {CLI_CHOICE, "--backend", "B",
+     "lsa (default: NCCL device API) or nvshmem (puts on NVSHMEM's symmetric heap; "
+     "ncclAllGather only, the GEMM workloads' collective; docs/nvshmem.md)",
+     CLI_AT(struct fastpath_args, nvshmem), .values = backends,
+     .hint = "the fast path writes lsa or nvshmem seeds"},
+    {CLI_BOOL, "--no-compile", NULL, "do not check that the seed compiles",
+     CLI_AT(struct fastpath_args, no_compile)},
+    CLI_STORE_FLAG(struct fastpath_args, store),
+    {CLI_HEADING, .help = "LLM agent (docs/fastpath.md), for programs the rules cannot transform:"},
+    {CLI_BOOL, "--llm", NULL,
+     "a model rewrites the program in two stages (device infrastructure, then the "
+     "collectives), each compiled, run and judged with its feedback fed back; the seed is "
+     "stored with operator 'llm-fastpath'. Without >= 2 GPUs each stage is only "
+     "compile-checked and the seed stored unverified.",
+     CLI_AT(struct fastpath_args, llm)},
+    {CLI_INT, "--llm-iterations", "K", "attempts per stage (default 3)",
+     CLI_AT(struct fastpath_args, iterations), .lo = 1, .hi = 50},
+    {CLI_TABLE, .table = cli_llm_table, CLI_AT(struct fastpath_args, lf)},
+    {CLI_END},
+};
+
+const struct cli_spec cmd_fastpath_spec = {
+    .name = "fastpath",
+    .usage = usage,
+    .flags = fastpath_flags,
+    .args_size = sizeof(struct fastpath_args),
+    .pos = offsetof(struct fastpath_args, pos),
+    .npos = offsetof(struct fastpath_args, npos),
+    .max_pos = 1,
+};
 
 /*
  * The LLM agent on the host program src (host names it; m, when non-NULL, is
@@ -136,66 +171,34 @@ int cmd_fastpath(int argc, char **argv)
 	struct cuco_fastpath_opts opts;
 	struct cuco_fastpath_report rep;
 	struct cuco_strbuf src = CUCO_STRBUF_INIT, out = CUCO_STRBUF_INIT;
-	struct cli_llm_flags lf;
+	struct fastpath_args a;
 	const char *input = NULL, *out_path = NULL, *store_path = NULL, *host, *name;
 	char def_out[PATH_MAX], dir[PATH_MAX];
-	int no_compile = 0, have_manifest = 0, rc, llm = 0, verified = 1, k;
-	long long n, iterations = CUCO_FASTPATH_AGENT_ITERATIONS;
+	int no_compile, have_manifest = 0, rc, llm, verified = 1;
+	long long iterations;
 
 	cuco_err_clear(&err);
 	cuco_fastpath_opts_init(&opts);
-	cli_llm_flags_init(&lf);
 	opts.share_dir = cli_share_dir("fastpath");
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(usage, stdout);
-			fputs(cli_llm_flags_help, stdout);
-			return 0;
-		} else if (!strcmp(a, "--llm")) {
-			llm = 1;
-		} else if (!strcmp(a, "--llm-iterations")) {
-			if (!(v = cli_value("fastpath", argc, argv, &i)) ||
-			    cli_int("fastpath", a, v, 1, 50, &iterations))
-				return CUCO_ERR_USAGE;
-		} else if ((k = cli_llm_flag("fastpath", &lf, argc, argv, &i)) != 0) {
-			if (k < 0)
-				return CUCO_ERR_USAGE;
-		} else if (!strcmp(a, "-o") || !strcmp(a, "--store") || !strcmp(a, "--comm-ctas")) {
-			if (!(v = cli_value("fastpath", argc, argv, &i)))
-				return CUCO_ERR_USAGE;
-			if (!strcmp(a, "-o"))
-				out_path = v;
-			else if (!strcmp(a, "--store"))
-				store_path = v;
-			else if (cli_int("fastpath", a, v, 1, 1024, &n))
-				return CUCO_ERR_USAGE;
-			else
-				opts.comm_ctas = (int)n;
-		} else if (!strcmp(a, "--backend")) {
-			if (!(v = cli_value("fastpath", argc, argv, &i)))
-				return CUCO_ERR_USAGE;
-			if (strcmp(v, "lsa") && strcmp(v, "nvshmem"))
-				return cli_usage_error("fastpath",
-				                       "--backend %s: the fast path writes lsa or "
-				                       "nvshmem seeds",
-				                       v);
-			opts.nvshmem = !strcmp(v, "nvshmem");
-		} else if (!strcmp(a, "--no-compile")) {
-			no_compile = 1;
-		} else if (a[0] == '-') {
-			return cli_usage_error("fastpath", "unknown option %s", a);
-		} else if (!input) {
-			input = a;
-		} else {
-			return cli_usage_error("fastpath", "unexpected argument %s", a);
-		}
-	}
+	memset(&a, 0, sizeof(a));
+	a.comm_ctas = opts.comm_ctas;
+	a.iterations = CUCO_FASTPATH_AGENT_ITERATIONS;
+	cli_llm_flags_init(&a.lf);
+	if ((rc = cli_flags_parse(&cmd_fastpath_spec, argc, argv, &a)))
+		return rc == CLI_HELP ? 0 : rc;
+	input = a.npos ? a.pos[0] : NULL;
+	out_path = a.out;
+	store_path = a.store;
+	opts.comm_ctas = a.comm_ctas;
+	opts.nvshmem = a.nvshmem;
+	no_compile = a.no_compile;
+	llm = a.llm;
+	iterations = a.iterations;
 	if (!input)
 		return cli_usage_error("fastpath", "which workload or host program?");
-	if (llm && cli_llm_resolve("fastpath", &lf, "--llm"))
+	if (llm && cli_llm_resolve("fastpath", &a.lf, "--llm"))
 		return CUCO_ERR_USAGE;
-	if (!llm && (lf.base_url || lf.nmodels))
+	if (!llm && (a.lf.base_url || a.lf.nmodels))
 		return cli_usage_error("fastpath", "the --llm-* flags need --llm");
 	if (strlen(input) > 3 && !strcmp(input + strlen(input) - 3, ".cu")) {
 		host = input;
@@ -230,8 +233,8 @@ int cmd_fastpath(int argc, char **argv)
 	if (llm) {
 		cuco_fastpath_report_release(&rep);
 		cuco_strbuf_reset(&out);
-		rc = run_agent(&lf, (int)iterations, host, src.buf, name, have_manifest ? &m : NULL,
-		               store_path, &out, &verified, &err);
+		rc = run_agent(&a.lf, (int)iterations, host, src.buf, name,
+		               have_manifest ? &m : NULL, store_path, &out, &verified, &err);
 		if (rc) {
 			cli_fail(&err);
 			goto out;

@@ -4,7 +4,7 @@
  * collective between `//@if c1 c2` and `//@endif` lines); the manifest is
  * written here. With --from, the program's kernels are lifted into
  * compute.cuh and every site init could not place is reported as
- * file:line. */
+ * file:line (init_lift.c). */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/init_lift.h"
 #include "program/directive.h"
 #include "program/realize.h"
 #include "util/paths.h"
@@ -26,24 +27,13 @@ static const char usage[] =
     "(shapes, shape_rules, tolerance, ranks), workload.cu (describe, generate and a\n"
     "reference that never communicates), host.cu (the program ABI around the compute\n"
     "and the collective), compute_only.cu, comm_only.cu, compute.cuh (the compute you\n"
-    "replace: compute_rows over rows r0..r1).\n"
-    "\n"
-    "  --collective C   allreduce, allgather, reducescatter, alltoall or sendrecv\n"
-    "                   (default: the first collective of --from, else allreduce)\n"
-    "  --params LIST    shape parameters, comma-separated (default M,N): rows are the\n"
-    "                   product of all but the last, the last is the row width\n"
-    "  --from FILE      lift FILE's kernels into compute.cuh and its NCCL calls into\n"
-    "                   host.cu; every site not placed is reported as FILE:LINE\n"
-    "  -o DIR           where to write (default ./NAME); must not exist or be empty\n"
-    "\n"
-    "Then: cuco bench DIR --ranks 1 (one GPU) or cuco bench DIR (2+ GPUs); a\n"
-    "DIR names a package when it holds a '/' (./NAME).\n";
+    "replace: compute_rows over rows r0..r1).\n";
 
 #define INIT_MAX_PARAMS 8
 
-static const char *const collectives[] = {"allreduce", "allgather", "reducescatter", "alltoall",
-                                          "sendrecv"};
-#define NCOLL ((int)(sizeof(collectives) / sizeof(collectives[0])))
+static const char *const collectives[] = {"allreduce", "allgather", "reducescatter",
+                                          "alltoall",  "sendrecv",  NULL};
+#define NCOLL ((int)(sizeof(collectives) / sizeof(collectives[0])) - 1)
 
 /* One @KEY@ and its text. */
 struct init_var {
@@ -144,441 +134,6 @@ static int render(const char *path, const char *text, const char *coll, const st
 	}
 	if (in_if)
 		return cuco_err_set(err, CUCO_ERR_PARSE, "%s: //@if without //@endif", path);
-	return CUCO_OK;
-}
-
-/* ------------------------------------------------------------ --from */
-
-/* One site of the user's program that init reports. */
-struct lift_site {
-	int line;
-	char what[64];   /* "kernel foo", "ncclAllReduce", "launch foo", "MPI_Init", ... */
-	char placed[64]; /* where it went: "compute.cuh", "host.cu", or "" (not placed) */
-	char todo[256];  /* what the user must finish; "" for nothing */
-};
-
-struct lift {
-	const char *path;
-	const char *src;
-	char *masked; /* src with comments and literals blanked (same offsets) */
-	struct lift_site *sites;
-	int nsites, alloc;
-	struct cuco_strbuf kernels;  /* lifted device code, with #line markers */
-	struct cuco_strbuf includes; /* the program's #include lines that device code may need */
-	struct cuco_strbuf calls;    /* the NCCL calls, as comments for host.cu */
-	struct cuco_strbuf launches; /* the kernel launches, as comments for compute.cuh */
-	char coll[16];               /* collective of the first NCCL collective, "" for none */
-	char dtype[32];              /* its dtype argument as written */
-	int ncoll;
-};
-
-static int line_of(const struct lift *L, size_t off)
-{
-	int n = 1;
-
-	for (size_t i = 0; i < off && L->src[i]; i++)
-		n += L->src[i] == '\n';
-	return n;
-}
-
-static struct lift_site *site_add(struct lift *L, size_t off, const char *what, const char *placed,
-                                  const char *todo)
-{
-	struct lift_site *s;
-
-	if (L->nsites == L->alloc) {
-		L->alloc = L->alloc ? 2 * L->alloc : 16;
-		L->sites = realloc(L->sites, (size_t)L->alloc * sizeof(*L->sites));
-		if (!L->sites)
-			abort();
-	}
-	s = &L->sites[L->nsites++];
-	s->line = line_of(L, off);
-	snprintf(s->what, sizeof(s->what), "%s", what);
-	snprintf(s->placed, sizeof(s->placed), "%s", placed);
-	snprintf(s->todo, sizeof(s->todo), "%s", todo);
-	return s;
-}
-
-/* Blank comments, string and character literals (newlines kept), so that
- * searches see only code. */
-static char *mask_source(const char *src)
-{
-	size_t n = strlen(src);
-	char *m = malloc(n + 1);
-
-	if (!m)
-		abort();
-	memcpy(m, src, n + 1);
-	for (size_t i = 0; i < n;) {
-		if (src[i] == '/' && src[i + 1] == '/') {
-			while (i < n && src[i] != '\n')
-				m[i++] = ' ';
-		} else if (src[i] == '/' && src[i + 1] == '*') {
-			m[i++] = ' ';
-			m[i++] = ' ';
-			while (i < n && !(src[i] == '*' && src[i + 1] == '/')) {
-				if (src[i] != '\n')
-					m[i] = ' ';
-				i++;
-			}
-			if (i < n) {
-				m[i++] = ' ';
-				m[i++] = ' ';
-			}
-		} else if (src[i] == '"' || src[i] == '\'') {
-			char q = src[i++];
-			while (i < n && src[i] != q && src[i] != '\n') {
-				if (src[i] == '\\' && i + 1 < n)
-					m[i++] = ' ';
-				m[i++] = ' ';
-			}
-			i++;
-		} else {
-			i++;
-		}
-	}
-	return m;
-}
-
-static int is_ident(int c)
-{
-	return isalnum(c) || c == '_';
-}
-
-/* Offset just past the bracket that closes the one at open ('(' or '{'), or 0. */
-static size_t match_close(const char *m, size_t open)
-{
-	char o = m[open], c = o == '(' ? ')' : '}';
-	int depth = 0;
-
-	for (size_t i = open; m[i]; i++) {
-		if (m[i] == o)
-			depth++;
-		else if (m[i] == c && --depth == 0)
-			return i + 1;
-	}
-	return 0;
-}
-
-/* Offset of the start of the line holding off. */
-static size_t line_start(const char *s, size_t off)
-{
-	while (off > 0 && s[off - 1] != '\n')
-		off--;
-	return off;
-}
-
-/* The identifier at or after off, into out. */
-static void ident_at(const char *m, size_t off, char *out, size_t len)
-{
-	size_t k = 0;
-
-	while (m[off] && !is_ident((unsigned char)m[off]))
-		off++;
-	while (m[off] && is_ident((unsigned char)m[off]) && k + 1 < len)
-		out[k++] = m[off++];
-	out[k] = '\0';
-}
-
-/*
- * Top-level device functions (__global__ and __device__, with any template
- * line above them) go to compute.cuh verbatim, each led by a #line marker so
- * nvcc's errors name the user's file and line.
- */
-static void lift_device_code(struct lift *L)
-{
-	const char *m = L->masked;
-	size_t n = strlen(m);
-
-	for (size_t i = 0; i < n; i++) {
-		size_t start, body, end;
-		char name[64] = "";
-		int global;
-
-		if (strncmp(m + i, "__global__", 10) && strncmp(m + i, "__device__", 10))
-			continue;
-		if ((i > 0 && is_ident((unsigned char)m[i - 1])) ||
-		    is_ident((unsigned char)m[i + 10]))
-			continue;
-		global = !strncmp(m + i, "__global__", 10);
-		start = line_start(m, i);
-		/* a `template <...>` line directly above belongs to it */
-		if (start > 0) {
-			size_t prev = line_start(m, start - 1);
-			const char *t = m + prev;
-			while (*t == ' ' || *t == '\t')
-				t++;
-			if (!strncmp(t, "template", 8))
-				start = prev;
-		}
-		/* the declaration's parameter list, then its body (or a ';' for a prototype) */
-		body = i;
-		while (body < n && m[body] != '(')
-			body++;
-		if (body >= n)
-			break;
-		{
-			size_t k = body;
-			while (k > i && !is_ident((unsigned char)m[k - 1]))
-				k--;
-			while (k > i && is_ident((unsigned char)m[k - 1]))
-				k--;
-			ident_at(m, k, name, sizeof(name));
-		}
-		end = match_close(m, body);
-		if (!end)
-			break;
-		while (end < n && m[end] != '{' && m[end] != ';')
-			end++;
-		if (end >= n)
-			break;
-		if (m[end] == '{') {
-			end = match_close(m, end);
-			if (!end)
-				break;
-		} else {
-			end++;
-		}
-		cuco_strbuf_addf(&L->kernels, "#line %d \"%s\"\n", line_of(L, start), L->path);
-		cuco_strbuf_add(&L->kernels, L->src + start, end - start);
-		cuco_strbuf_adds(&L->kernels, "\n");
-		{
-			char what[64];
-			snprintf(what, sizeof(what), "%s %s", global ? "kernel" : "device function",
-			         name);
-			site_add(L, i, what, "compute.cuh", "");
-		}
-		i = end;
-	}
-}
-
-/* #include lines (not NCCL's, MPI's or cuco's) that lifted device code may need. */
-static void lift_includes(struct lift *L)
-{
-	const char *s = L->src;
-
-	for (size_t i = 0; s[i];) {
-		size_t e = i;
-		const char *t = L->masked + i;
-		char line[512];
-
-		while (s[e] && s[e] != '\n')
-			e++;
-		while (*t == ' ' || *t == '\t')
-			t++;
-		snprintf(line, sizeof(line), "%.*s", (int)(e - i), s + i);
-		if (!strncmp(t, "#include", 8) && !strstr(line, "nccl") && !strstr(line, "mpi.h") &&
-		    !strstr(line, "cuco"))
-			cuco_strbuf_addf(&L->includes, "%s\n", line);
-		i = s[e] ? e + 1 : e;
-	}
-}
-
-/* The collective of an NCCL function name, or NULL when it is none of ours. */
-static const char *coll_of_nccl(const char *fn)
-{
-	if (!strcmp(fn, "ncclAllReduce"))
-		return "allreduce";
-	if (!strcmp(fn, "ncclAllGather"))
-		return "allgather";
-	if (!strcmp(fn, "ncclReduceScatter"))
-		return "reducescatter";
-	if (!strcmp(fn, "ncclAlltoAll"))
-		return "alltoall";
-	if (!strcmp(fn, "ncclSend") || !strcmp(fn, "ncclRecv"))
-		return "sendrecv";
-	return NULL;
-}
-
-/* Argument k (0-based) of the call whose '(' is at open, trimmed, into out. */
-static void call_arg(const struct lift *L, size_t open, int k, char *out, size_t len)
-{
-	const char *m = L->masked;
-	int depth = 0, idx = 0;
-	size_t a = open + 1;
-
-	out[0] = '\0';
-	for (size_t i = open + 1; m[i]; i++) {
-		if (m[i] == '(' || m[i] == '[' || m[i] == '{')
-			depth++;
-		else if ((m[i] == ')' || m[i] == ']' || m[i] == '}') && depth > 0)
-			depth--;
-		else if ((m[i] == ',' || m[i] == ')') && depth == 0) {
-			if (idx == k) {
-				while (a < i && isspace((unsigned char)L->src[a]))
-					a++;
-				size_t b = i;
-				while (b > a && isspace((unsigned char)L->src[b - 1]))
-					b--;
-				snprintf(out, len, "%.*s", (int)(b - a), L->src + a);
-				return;
-			}
-			if (m[i] == ')')
-				return;
-			idx++;
-			a = i + 1;
-		}
-	}
-}
-
-/* Every call of a known kind: NCCL, MPI, kernel launches, allocations, copies. */
-static void lift_calls(struct lift *L)
-{
-	const char *m = L->masked;
-	size_t n = strlen(m);
-
-	for (size_t i = 0; i < n; i++) {
-		char fn[64], what[96], todo[256];
-		size_t j, open;
-
-		if (!is_ident((unsigned char)m[i]) || (i > 0 && is_ident((unsigned char)m[i - 1])))
-			continue;
-		ident_at(m, i, fn, sizeof(fn));
-		j = i + strlen(fn);
-		/* a launch: name<<<...>>>(...) */
-		if (!strncmp(m + j, "<<<", 3)) {
-			size_t e = j, args;
-			while (m[e] && strncmp(m + e, ">>>", 3))
-				e++;
-			args = m[e] ? e + 3 : e;
-			while (m[args] == ' ' || m[args] == '\t')
-				args++;
-			e = m[args] == '(' ? match_close(m, args) : 0;
-			if (!e)
-				e = args;
-			cuco_strbuf_addf(&L->launches, "//   %s:%d: %.*s;\n", L->path,
-			                 line_of(L, i), (int)(e - i), L->src + i);
-			snprintf(what, sizeof(what), "launch %s", fn);
-			site_add(
-			    L, i, what, "",
-			    "call it from compute_rows (compute.cuh, where the launch is quoted) "
-			    "on rows r0..r1 of X, W and Y, in place of the RMS-norm launch");
-			i = e > j ? e - 1 : j;
-			continue;
-		}
-		open = j;
-		while (open < n && (m[open] == ' ' || m[open] == '\t'))
-			open++;
-		if (m[open] != '(') {
-			i = j > i ? j - 1 : i;
-			continue;
-		}
-		todo[0] = '\0';
-		if (!strncmp(fn, "nccl", 4)) {
-			const char *c = coll_of_nccl(fn);
-			char call[512];
-			size_t close = match_close(m, open);
-
-			if (!close)
-				close = open + 1;
-			snprintf(call, sizeof(call), "%.*s", (int)(close - i), L->src + i);
-			if (c) {
-				char dt[32], op[32] = "";
-				int dpos =
-				    !strcmp(fn, "ncclSend") || !strcmp(fn, "ncclRecv") ? 2 : 3;
-
-				call_arg(L, open, dpos, dt, sizeof(dt));
-				if (!strcmp(c, "allreduce") || !strcmp(c, "reducescatter"))
-					call_arg(L, open, 4, op, sizeof(op));
-				if (!L->coll[0]) {
-					snprintf(L->coll, sizeof(L->coll), "%s", c);
-					snprintf(L->dtype, sizeof(L->dtype), "%s", dt);
-				}
-				L->ncoll++;
-				cuco_strbuf_addf(&L->calls, "//   %s:%d: %s\n", L->path,
-				                 line_of(L, i), call);
-				if (strcmp(c, L->coll))
-					snprintf(
-					    todo, sizeof(todo),
-					    "a second collective (%s): host.cu holds the first "
-					    "(%s); add this one to host.cu and the reference",
-					    c, L->coll);
-				else if (strcmp(dt, "ncclFloat32") && strcmp(dt, "ncclFloat"))
-					snprintf(
-					    todo, sizeof(todo),
-					    "dtype %s: the package moves f32 (ncclFloat32); "
-					    "change the tensors' dtype in workload.cu and host.cu",
-					    dt);
-				else if (op[0] && strcmp(op, "ncclSum"))
-					snprintf(todo, sizeof(todo),
-					         "op %s: the package sums (ncclSum) and so does "
-					         "its reference; change both",
-					         op);
-				site_add(L, i, fn, "host.cu", todo);
-			} else if (!strcmp(fn, "ncclGroupStart") || !strcmp(fn, "ncclGroupEnd")) {
-				site_add(L, i, fn, !strcmp(L->coll, "sendrecv") ? "host.cu" : "",
-				         "");
-			} else if (!strncmp(fn, "ncclCommInit", 12) ||
-			           !strcmp(fn, "ncclGetUniqueId") ||
-			           !strcmp(fn, "ncclCommDestroy") ||
-			           !strcmp(fn, "ncclCommFinalize")) {
-				site_add(L, i, fn, "",
-				         "not needed: the harness (and an exported program's "
-				         "runtime) owns the communicator");
-			} else if (!strcmp(fn, "ncclMemAlloc") || !strcmp(fn, "ncclMemFree") ||
-			           !strcmp(fn, "ncclCommWindowRegister") ||
-			           !strcmp(fn, "ncclCommWindowDeregister")) {
-				site_add(L, i, fn, "",
-				         "not needed: every tensor workload.cu describes lives in "
-				         "a symmetric window");
-			} else if (strcmp(fn, "ncclGetErrorString") &&
-			           strcmp(fn, "ncclGetLastError")) {
-				snprintf(todo, sizeof(todo),
-				         "%s is not a collective the package can place (allreduce, "
-				         "allgather, reducescatter, alltoall, send/recv); "
-				         "write it into host.cu by hand",
-				         fn);
-				site_add(L, i, fn, "", todo);
-			}
-		} else if (!strncmp(fn, "MPI_", 4)) {
-			site_add(L, i, fn, "",
-			         "not needed in the package: ranks, the unique id and the "
-			         "launch are the harness's (cuco bench --launcher runs mpirun)");
-		} else if (!strcmp(fn, "cudaFree") || !strcmp(fn, "cudaFreeAsync")) {
-			site_add(L, i, fn, "", "not needed: the harness frees the tensors");
-		} else if (!strcmp(fn, "cudaMalloc") || !strcmp(fn, "cudaMallocAsync")) {
-			site_add(L, i, fn, "",
-			         "buffers become the workload's tensors: size X, W, Y and Z in "
-			         "workload.cu's describe (cuco_workload_describe)");
-		} else if (!strcmp(fn, "cudaMemcpy") || !strcmp(fn, "cudaMemcpyAsync") ||
-		           !strcmp(fn, "cudaMemset") || !strcmp(fn, "cudaMemsetAsync") ||
-		           !strcmp(fn, "curandGenerateUniform")) {
-			site_add(L, i, fn, "",
-			         "inputs come from the seed: fill them in workload.cu's "
-			         "cuco_workload_generate; checks of the output become its "
-			         "reference (cuco_workload_reference)");
-		}
-		i = open;
-	}
-}
-
-static void lift_release(struct lift *L)
-{
-	free(L->masked);
-	free(L->sites);
-	cuco_strbuf_release(&L->kernels);
-	cuco_strbuf_release(&L->includes);
-	cuco_strbuf_release(&L->calls);
-	cuco_strbuf_release(&L->launches);
-}
-
-static int lift_file(struct lift *L, const char *path, struct cuco_strbuf *src,
-                     struct cuco_err *err)
-{
-	memset(L, 0, sizeof(*L));
-	cuco_strbuf_init(&L->kernels, 0);
-	cuco_strbuf_init(&L->includes, 0);
-	cuco_strbuf_init(&L->calls, 0);
-	cuco_strbuf_init(&L->launches, 0);
-	L->path = path;
-	if (cuco_strbuf_read_file(src, path))
-		return cuco_err_set(err, CUCO_ERR_IO, "--from %s: %s", path, strerror(errno));
-	L->src = src->buf;
-	L->masked = mask_source(src->buf);
-	lift_device_code(L);
-	lift_includes(L);
-	lift_calls(L);
 	return CUCO_OK;
 }
 
@@ -848,7 +403,7 @@ static int parse_params(const char *list, struct init_opts *o)
 			    "or '_', then letters, digits, '_'; under %d characters)",
 			    list, (int)len, p, CUCO_NAME_MAX);
 		for (size_t k = 0; k < len; k++)
-			if (!is_ident((unsigned char)p[k]))
+			if (!isalnum((unsigned char)p[k]) && p[k] != '_')
 				return cli_usage_error(
 				    "init", "--params %s: '%.*s' is not a parameter name", list,
 				    (int)len, p);
@@ -873,30 +428,41 @@ static int parse_params(const char *list, struct init_opts *o)
 	return 0;
 }
 
-static int dropped(const struct lift_site *s)
-{
-	return !strncmp(s->todo, "not needed", 10);
-}
+struct init_args {
+	const char *coll, *params, *from, *dir;
+	const char *pos[1];
+	int npos;
+};
 
-static void print_report(const struct lift *L, FILE *f)
-{
-	fprintf(f, "lifted from %s:\n", L->path);
-	for (int i = 0; i < L->nsites; i++)
-		if (L->sites[i].placed[0] && !L->sites[i].todo[0])
-			fprintf(f, "  %s:%d: %s -> %s\n", L->path, L->sites[i].line,
-			        L->sites[i].what, L->sites[i].placed);
-	fprintf(f, "dropped (the harness, or an exported program's runtime, does it):\n");
-	for (int i = 0; i < L->nsites; i++)
-		if (dropped(&L->sites[i]))
-			fprintf(f, "  %s:%d: %s\n", L->path, L->sites[i].line, L->sites[i].what);
-	fprintf(f, "not placed, to finish by hand:\n");
-	for (int i = 0; i < L->nsites; i++)
-		if (L->sites[i].todo[0] && !dropped(&L->sites[i]))
-			fprintf(f, "  %s:%d: %s: %s\n", L->path, L->sites[i].line, L->sites[i].what,
-			        L->sites[i].todo);
-	fprintf(f, "  workload.cu: the reference computes the built-in RMS norm; make it compute "
-	           "what your kernel computes, independently\n");
-}
+static const struct cli_flag init_flags[] = {
+    {CLI_ENUM, "--collective", "C",
+     "allreduce, allgather, reducescatter, alltoall or sendrecv (default: the first collective "
+     "of --from, else allreduce)",
+     CLI_AT(struct init_args, coll), .values = collectives},
+    {CLI_STRING, "--params", "LIST",
+     "shape parameters, comma-separated (default M,N): rows are the product of all but the "
+     "last, the last is the row width",
+     CLI_AT(struct init_args, params)},
+    {CLI_STRING, "--from", "FILE",
+     "lift FILE's kernels into compute.cuh and its NCCL calls into host.cu; every site not "
+     "placed is reported as FILE:LINE",
+     CLI_AT(struct init_args, from)},
+    {CLI_STRING, "-o", "DIR", "where to write (default ./NAME); must not exist or be empty",
+     CLI_AT(struct init_args, dir)},
+    {CLI_TEXT, .help = "Then: cuco bench DIR --ranks 1 (one GPU) or cuco bench DIR (2+ GPUs); a\n"
+                       "DIR names a package when it holds a '/' (./NAME).\n"},
+    {CLI_END},
+};
+
+const struct cli_spec cmd_init_spec = {
+    .name = "init",
+    .usage = usage,
+    .flags = init_flags,
+    .args_size = sizeof(struct init_args),
+    .pos = offsetof(struct init_args, pos),
+    .npos = offsetof(struct init_args, npos),
+    .max_pos = 1,
+};
 
 int cmd_init(int argc, char **argv)
 {
@@ -909,37 +475,20 @@ int cmd_init(int argc, char **argv)
 	struct lift L;
 	const char *params = "M,N", *share;
 	char dirbuf[PATH_MAX], path[PATH_MAX];
+	struct init_args a = {0};
 	int rc, have_lift = 0;
 
 	memset(&o, 0, sizeof(o));
 	memset(&L, 0, sizeof(L));
 	cuco_err_clear(&err);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(usage, stdout);
-			return 0;
-		} else if (!strcmp(a, "--collective") || !strcmp(a, "--params") ||
-		           !strcmp(a, "--from") || !strcmp(a, "-o")) {
-			if (!(v = cli_value("init", argc, argv, &i)))
-				return CUCO_ERR_USAGE;
-			if (!strcmp(a, "--collective"))
-				o.coll = v;
-			else if (!strcmp(a, "--params"))
-				params = v;
-			else if (!strcmp(a, "--from"))
-				o.from = v;
-			else
-				o.dir = v;
-		} else if (a[0] == '-') {
-			return cli_usage_error("init", "unknown option %s", a);
-		} else if (!o.name) {
-			o.name = a;
-		} else {
-			return cli_usage_error("init", "unexpected argument %s", a);
-		}
-	}
+	if ((rc = cli_flags_parse(&cmd_init_spec, argc, argv, &a)))
+		return rc == CLI_HELP ? 0 : rc;
+	o.name = a.npos ? a.pos[0] : NULL;
+	o.coll = a.coll;
+	o.from = a.from;
+	o.dir = a.dir;
+	if (a.params)
+		params = a.params;
 	if (!o.name)
 		return cli_usage_error("init", "which name? (cuco init NAME)");
 	if (!*o.name || strlen(o.name) >= CUCO_MANIFEST_NAME_MAX)
@@ -952,20 +501,10 @@ int cmd_init(int argc, char **argv)
 			    "NAME %s: only letters, digits, '_' and '-' (it names "
 			    "the workload in the store and in file names)",
 			    o.name);
-	if (o.coll) {
-		int k;
-		for (k = 0; k < NCOLL && strcmp(o.coll, collectives[k]); k++)
-			;
-		if (k == NCOLL)
-			return cli_usage_error("init",
-			                       "--collective %s: expected allreduce, allgather, "
-			                       "reducescatter, alltoall or sendrecv",
-			                       o.coll);
-	}
 	if (parse_params(params, &o))
 		return CUCO_ERR_USAGE;
 	if (o.from) {
-		if ((rc = lift_file(&L, o.from, &src, &err)))
+		if ((rc = cli_lift_file(&L, o.from, &src, &err)))
 			goto fail;
 		have_lift = 1;
 		if (!o.coll && !L.coll[0]) {
@@ -1068,7 +607,7 @@ int cmd_init(int argc, char **argv)
 	printf("  manifest.json workload.cu host.cu common.cuh compute.cuh compute_only.cu "
 	       "comm_only.cu template.cu.in\n");
 	if (have_lift)
-		print_report(&L, stdout);
+		cli_lift_report(&L, stdout);
 	{
 		const char *dot = strchr(o.dir, '/') ? "" : "./";
 		printf("next:\n  cuco bench %s%s --ranks 1    (one GPU: the compute side)\n"
@@ -1086,7 +625,7 @@ fail:
 	cli_fail(&err);
 out:
 	if (have_lift)
-		lift_release(&L);
+		cli_lift_release(&L);
 	cuco_strbuf_release(&text);
 	cuco_strbuf_release(&src);
 	cuco_strbuf_release(&plist);

@@ -20,6 +20,33 @@ static const char usage[] =
     "against the design space. FILE for --directive-file holds the JSON or a\n"
     "program whose first line is the directive. Writes to stdout without -o.\n";
 
+struct realize_args {
+	const char *json, *file, *out;
+	const char *pos[1];
+	int npos;
+};
+
+static const struct cli_flag realize_flags[] = {
+    {CLI_STRING, "--directive", "JSON", "the directive, as JSON",
+     CLI_AT(struct realize_args, json)},
+    {CLI_STRING, "--directive-file", "FILE",
+     "a file holding the directive's JSON, or a program whose first line is the directive",
+     CLI_AT(struct realize_args, file)},
+    {CLI_STRING, "-o", "FILE", "where to write the program (default: stdout)",
+     CLI_AT(struct realize_args, out)},
+    {CLI_END},
+};
+
+const struct cli_spec cmd_realize_spec = {
+    .name = "realize",
+    .usage = usage,
+    .flags = realize_flags,
+    .args_size = sizeof(struct realize_args),
+    .pos = offsetof(struct realize_args, pos),
+    .npos = offsetof(struct realize_args, npos),
+    .max_pos = 1,
+};
+
 int cmd_realize(int argc, char **argv)
 {
 	struct cuco_err err;
@@ -28,32 +55,16 @@ int cmd_realize(int argc, char **argv)
 	struct cuco_design_space ds;
 	const char *workload = NULL, *json = NULL, *file = NULL, *out_path = NULL, *home;
 	char path[PATH_MAX];
+	struct realize_args a = {0};
 	int rc, have_d = 0, have_ds = 0;
 
 	cuco_err_clear(&err);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(usage, stdout);
-			return 0;
-		} else if (!strcmp(a, "--directive") || !strcmp(a, "--directive-file") ||
-		           !strcmp(a, "-o")) {
-			if (!(v = cli_value("realize", argc, argv, &i)))
-				return CUCO_ERR_USAGE;
-			if (!strcmp(a, "--directive"))
-				json = v;
-			else if (!strcmp(a, "-o"))
-				out_path = v;
-			else
-				file = v;
-		} else if (a[0] == '-') {
-			return cli_usage_error("realize", "unknown option %s", a);
-		} else if (!workload) {
-			workload = a;
-		} else {
-			return cli_usage_error("realize", "unexpected argument %s", a);
-		}
-	}
+	if ((rc = cli_flags_parse(&cmd_realize_spec, argc, argv, &a)))
+		return rc == CLI_HELP ? 0 : rc;
+	json = a.json;
+	file = a.file;
+	out_path = a.out;
+	workload = a.npos ? a.pos[0] : NULL;
 	if (!workload)
 		return cli_usage_error("realize", "which workload?");
 	if (!json == !file)

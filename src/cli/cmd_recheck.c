@@ -20,9 +20,34 @@ static const char usage[] =
     "finding has status 'sanitizer'); when all pass, meta run.RUN.best_checked\n"
     "names the program. 'cuco report RUN' shows the results. It times as the\n"
     "run did (its --timing, unless given here) and computes fitness by the run's\n"
-    "statistic (median or mean).\n"
-    "  --store PATH      SQLite store\n"
-    "  --no-sanitizer    skip the compute-sanitizer passes\n";
+    "statistic (median or mean).\n";
+
+struct recheck_args {
+	struct cuco_run_opts run;
+	const char *store;
+	int no_sanitizer;
+	const char *pos[1];
+	int npos;
+};
+
+static const struct cli_flag recheck_flags[] = {
+    CLI_STORE_FLAG(struct recheck_args, store),
+    {CLI_BOOL, "--no-sanitizer", NULL, "skip the compute-sanitizer passes",
+     CLI_AT(struct recheck_args, no_sanitizer)},
+    {CLI_HEADING, .help = "Run options:"},
+    {CLI_TABLE, .table = cli_run_table, CLI_AT(struct recheck_args, run)},
+    {CLI_END},
+};
+
+const struct cli_spec cmd_recheck_spec = {
+    .name = "recheck",
+    .usage = usage,
+    .flags = recheck_flags,
+    .args_size = sizeof(struct recheck_args),
+    .pos = offsetof(struct recheck_args, pos),
+    .npos = offsetof(struct recheck_args, npos),
+    .max_pos = 1,
+};
 
 int cmd_recheck(int argc, char **argv)
 {
@@ -34,6 +59,7 @@ int cmd_recheck(int argc, char **argv)
 	struct cuco_manifest m;
 	struct cuco_hw_facts facts;
 	const char *store_path = NULL;
+	struct recheck_args a;
 	long long id = 0;
 	int rc, have_m = 0;
 
@@ -43,35 +69,15 @@ int cmd_recheck(int argc, char **argv)
 	o.run.burst = -1; /* not given: the run's own timing (below) */
 	o.sanitize = 1;
 	cuco_run_rec_init(&run);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		int k;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			printf("%s%s", usage, cli_run_flags_help);
-			return 0;
-		}
-		if (!strcmp(a, "--store")) {
-			if (!(v = cli_value("recheck", argc, argv, &i)))
-				return CUCO_ERR_USAGE;
-			store_path = v;
-			continue;
-		}
-		if (!strcmp(a, "--no-sanitizer")) {
-			o.sanitize = 0;
-			continue;
-		}
-		k = cli_run_flag("recheck", argc, argv, &i, &o.run);
-		if (k < 0)
-			return CUCO_ERR_USAGE;
-		if (k)
-			continue;
-		if (a[0] == '-')
-			return cli_usage_error("recheck", "unknown option %s", a);
-		if (id)
-			return cli_usage_error("recheck", "unexpected argument %s", a);
-		if (cli_int("recheck", "RUN", a, 1, (long long)1 << 62, &id))
-			return CUCO_ERR_USAGE;
-	}
+	memset(&a, 0, sizeof(a));
+	a.run = o.run;
+	if ((rc = cli_flags_parse(&cmd_recheck_spec, argc, argv, &a)))
+		return rc == CLI_HELP ? 0 : rc;
+	o.run = a.run;
+	o.sanitize = !a.no_sanitizer;
+	store_path = a.store;
+	if (a.npos && cli_int("recheck", "RUN", a.pos[0], 1, (long long)1 << 62, &id))
+		return CUCO_ERR_USAGE;
 	if (!id)
 		return cli_usage_error("recheck", "which run? ('cuco show runs' lists them)");
 	if ((rc = cli_open_store(store_path, &store, &err)))

@@ -20,10 +20,31 @@ static const char usage[] =
     "evaluation (by island; failures by the stage they failed at), the best\n"
     "program's lineage and ancestry, seed to best step by step (directive change\n"
     "and code diff), directive statistics, failures, the re-check, and the best\n"
-    "code with its diff against the seed. A failed run's report opens with why.\n"
-    "  --store PATH   SQLite store\n"
-    "  -o DIR         output directory (default: <state>/reports, <state> being\n"
-    "                 $CUCO_STATE or .cuco)\n";
+    "code with its diff against the seed. A failed run's report opens with why.\n";
+
+struct report_args {
+	const char *store, *dir;
+	const char *pos[1];
+	int npos;
+};
+
+static const struct cli_flag report_flags[] = {
+    CLI_STORE_FLAG(struct report_args, store),
+    {CLI_STRING, "-o", "DIR",
+     "output directory (default: <state>/reports, <state> being $CUCO_STATE or .cuco)",
+     CLI_AT(struct report_args, dir)},
+    {CLI_END},
+};
+
+const struct cli_spec cmd_report_spec = {
+    .name = "report",
+    .usage = usage,
+    .flags = report_flags,
+    .args_size = sizeof(struct report_args),
+    .pos = offsetof(struct report_args, pos),
+    .npos = offsetof(struct report_args, npos),
+    .max_pos = 1,
+};
 
 int cmd_report(int argc, char **argv)
 {
@@ -32,31 +53,16 @@ int cmd_report(int argc, char **argv)
 	const char *store_path = NULL, *dir = NULL;
 	long long run = 0;
 	char html[PATH_MAX], md[PATH_MAX], dflt[PATH_MAX];
+	struct report_args a = {0};
 	int rc;
 
 	cuco_err_clear(&err);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(usage, stdout);
-			return 0;
-		}
-		if (!strcmp(a, "--store") || !strcmp(a, "-o")) {
-			if (!(v = cli_value("report", argc, argv, &i)))
-				return CUCO_ERR_USAGE;
-			if (!strcmp(a, "--store"))
-				store_path = v;
-			else
-				dir = v;
-			continue;
-		}
-		if (a[0] == '-')
-			return cli_usage_error("report", "unknown option %s", a);
-		if (run)
-			return cli_usage_error("report", "unexpected argument %s", a);
-		if (cli_int("report", "RUN", a, 1, (long long)1 << 62, &run))
-			return CUCO_ERR_USAGE;
-	}
+	if ((rc = cli_flags_parse(&cmd_report_spec, argc, argv, &a)))
+		return rc == CLI_HELP ? 0 : rc;
+	store_path = a.store;
+	dir = a.dir;
+	if (a.npos && cli_int("report", "RUN", a.pos[0], 1, (long long)1 << 62, &run))
+		return CUCO_ERR_USAGE;
 	if (!run)
 		return cli_usage_error("report", "which run? ('cuco show runs' lists them)");
 	if ((rc = cli_open_store(store_path, &store, &err)))

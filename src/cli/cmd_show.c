@@ -10,11 +10,38 @@
 #include "cli/commands.h"
 #include "util/paths.h"
 
-static const char usage[] =
-    "usage: cuco show run ID | program ID [--code] | evaluation ID [--logs] | runs [--json]\n"
-    "  --store PATH        SQLite store\n"
-    "  --json              one JSON object on stdout instead of the table (runs: an\n"
-    "                      array); keys are the store's column names, null for none\n";
+struct show_args {
+	const char *store;
+	int code, logs, json;
+	const char *pos[2];
+	int npos;
+};
+
+static const struct cli_flag show_flags[] = {
+    CLI_STORE_FLAG(struct show_args, store),
+    {CLI_BOOL, "--json", NULL,
+     "one JSON object on stdout instead of the table (runs: an array); keys are the store's "
+     "column names, null for none",
+     CLI_AT(struct show_args, json)},
+    {CLI_BOOL, "--code", NULL,
+     "program: write only its code on stdout (the header goes to stderr); with --json, the "
+     "code joins the object",
+     CLI_AT(struct show_args, code)},
+    {CLI_BOOL, "--logs", NULL, "evaluation: its compile log, run log and harness result too",
+     CLI_AT(struct show_args, logs)},
+    {CLI_END},
+};
+
+const struct cli_spec cmd_show_spec = {
+    .name = "show",
+    .usage = "usage: cuco show run ID | program ID [--code] | evaluation ID [--logs] | runs "
+             "[--json]\n",
+    .flags = show_flags,
+    .args_size = sizeof(struct show_args),
+    .pos = offsetof(struct show_args, pos),
+    .npos = offsetof(struct show_args, npos),
+    .max_pos = 2,
+};
 
 /* ---- JSON: the store's rows with their column names as keys ---- */
 
@@ -232,33 +259,19 @@ int cmd_show(int argc, char **argv)
 	struct cuco_err err;
 	struct cuco_store *store = NULL;
 	const char *what = NULL, *idstr = NULL, *store_path = NULL;
-	int code = 0, logs = 0, as_json = 0, rc = 0;
+	struct show_args a = {0};
+	int code, logs, as_json, rc = 0;
 	long long id = 0;
 
 	cuco_err_clear(&err);
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(usage, stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "--code")) {
-			code = 1;
-		} else if (!strcmp(argv[i], "--logs")) {
-			logs = 1;
-		} else if (!strcmp(argv[i], "--json")) {
-			as_json = 1;
-		} else if (!strcmp(argv[i], "--store")) {
-			if (!(store_path = cli_value("show", argc, argv, &i)))
-				return CUCO_ERR_USAGE;
-		} else if (argv[i][0] == '-') {
-			return cli_usage_error("show", "unknown option %s", argv[i]);
-		} else if (!what) {
-			what = argv[i];
-		} else if (!idstr) {
-			idstr = argv[i];
-		} else {
-			return cli_usage_error("show", "unexpected argument %s", argv[i]);
-		}
-	}
+	if ((rc = cli_flags_parse(&cmd_show_spec, argc, argv, &a)))
+		return rc == CLI_HELP ? 0 : rc;
+	what = a.npos > 0 ? a.pos[0] : NULL;
+	idstr = a.npos > 1 ? a.pos[1] : NULL;
+	code = a.code;
+	logs = a.logs;
+	as_json = a.json;
+	store_path = a.store;
 	if (!what || (strcmp(what, "run") && strcmp(what, "program") &&
 	              strcmp(what, "evaluation") && strcmp(what, "runs")))
 		return cli_usage_error("show", "show what? run, program, evaluation or runs");

@@ -9,29 +9,39 @@
 #include "cli/commands.h"
 #include "util/paths.h"
 
+struct workloads_args {
+	int json;
+};
+
+static const struct cli_flag workloads_flags[] = {
+    {CLI_BOOL, "--json", NULL,
+     "one JSON array: each package's manifest.json, with \"dir\" (its folder) added",
+     CLI_AT(struct workloads_args, json)},
+    {CLI_END},
+};
+
+const struct cli_spec cmd_workloads_spec = {
+    .name = "workloads",
+    .usage =
+        "usage: cuco workloads [--json]\n\nList the workload packages under <cuco home>/workloads "
+        "and their shapes.\n",
+    .flags = workloads_flags,
+    .args_size = sizeof(struct workloads_args),
+};
+
 int cmd_workloads(int argc, char **argv)
 {
 	struct cuco_err err;
+	struct workloads_args a = {0};
 	const char *home;
 	char dir[PATH_MAX], **names = NULL;
-	int n = 0, rc = 0, as_json = 0;
+	int n = 0, rc = 0, as_json;
 	json_t *all = NULL;
 
 	cuco_err_clear(&err);
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("usage: cuco workloads [--json]\n\nList the workload packages under "
-			       "<cuco home>/workloads and their shapes.\n"
-			       "  --json    one JSON array: each package's manifest.json, with\n"
-			       "            \"dir\" (its folder) added\n");
-			return 0;
-		}
-		if (!strcmp(argv[i], "--json")) {
-			as_json = 1;
-			continue;
-		}
-		return cli_usage_error("workloads", "unexpected argument %s", argv[i]);
-	}
+	if ((rc = cli_flags_parse(&cmd_workloads_spec, argc, argv, &a)))
+		return rc == CLI_HELP ? 0 : rc;
+	as_json = a.json;
 	if (as_json && !(all = json_array()))
 		return CUCO_ERR_NOMEM;
 	home = cuco_home(&err);

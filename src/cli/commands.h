@@ -2,14 +2,23 @@
 #ifndef CUCO_CLI_COMMANDS_H
 #define CUCO_CLI_COMMANDS_H
 
+#include <stddef.h>
+
+#include "cli/flags.h"
+
 /* Each returns the process exit status: 0, or a CUCO_ERR_* code. argv[0] is the command name. */
 typedef int (*cuco_command_fn)(int argc, char **argv);
 
 struct cuco_command {
 	const char *name;
 	cuco_command_fn fn;
-	const char *help;
+	const char *help;            /* one line for `cuco --help` */
+	const struct cli_spec *spec; /* its flags: what it parses and its --help */
 };
+
+/* Every command, in the order `cuco --help` lists them. */
+extern const struct cuco_command cuco_commands[];
+extern const size_t cuco_ncommands;
 
 int cmd_doctor(int argc, char **argv);
 int cmd_workloads(int argc, char **argv);
@@ -23,5 +32,9 @@ int cmd_report(int argc, char **argv);
 int cmd_recheck(int argc, char **argv);
 int cmd_init(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+
+extern const struct cli_spec cmd_doctor_spec, cmd_workloads_spec, cmd_fastpath_spec, cmd_eval_spec,
+    cmd_bench_spec, cmd_show_spec, cmd_realize_spec, cmd_evolve_spec, cmd_report_spec,
+    cmd_recheck_spec, cmd_init_spec, cmd_export_spec;
 
 #endif

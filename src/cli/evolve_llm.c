@@ -17,37 +17,22 @@ void cli_evolve_llm_init(struct cli_evolve_llm *f)
 	f->share = -1;
 }
 
-int cli_evolve_llm_flag(struct cli_evolve_llm *f, int argc, char **argv, int *i)
-{
-	const char *a = argv[*i], *v;
-	int k;
+static const char *const operators[] = {"builtin", "llm", "mixed", NULL};
 
-	if (strcmp(a, "--operator") && strncmp(a, "--llm-", 6))
-		return 0;
-	k = cli_llm_flag("evolve", &f->ep, argc, argv, i);
-	if (k)
-		return k;
-	if (!strcmp(a, "--llm-diagnose")) {
-		f->diagnose = 1;
-		return 1;
-	}
-	if (strcmp(a, "--operator") && strcmp(a, "--llm-share")) {
-		cli_usage_error("evolve", "unknown option %s", a);
-		return -1;
-	}
-	if (!(v = cli_value("evolve", argc, argv, i)))
-		return -1;
-	if (!strcmp(a, "--operator")) {
-		if (strcmp(v, "builtin") && strcmp(v, "llm") && strcmp(v, "mixed")) {
-			cli_usage_error("evolve", "--operator %s: give builtin, llm or mixed", v);
-			return -1;
-		}
-		f->operator_ = v;
-	} else if (cli_double("evolve", a, v, 0.0, 1.0, &f->share)) {
-		return -1;
-	}
-	return 1;
-}
+const struct cli_flag cli_evolve_llm_table[] = {
+    {CLI_ENUM, "--operator", "K", "builtin (default), llm, or mixed (both)",
+     CLI_AT(struct cli_evolve_llm, operator_), .values = operators,
+     .hint = "give builtin, llm or mixed"},
+    {CLI_DOUBLE, "--llm-share", "F", "mixed: fraction of children the LLM makes (default 0.5)",
+     CLI_AT(struct cli_evolve_llm, share), .dlo = 0, .dhi = 1},
+    {CLI_BOOL, "--llm-diagnose", NULL,
+     "after an LLM child fails or is slower than its parent, the model reads its log and "
+     "writes a short diagnosis, stored with the evaluation and shown in that lineage's next "
+     "prompts (one more call per such child; off by default)",
+     CLI_AT(struct cli_evolve_llm, diagnose)},
+    {CLI_TABLE, .table = cli_llm_table, CLI_AT(struct cli_evolve_llm, ep)},
+    {CLI_END},
+};
 
 int cli_evolve_llm_check(struct cli_evolve_llm *f)
 {

@@ -23,8 +23,8 @@ struct cli_evolve_llm {
 /* Nothing given. */
 void cli_evolve_llm_init(struct cli_evolve_llm *f);
 
-/* One --llm-* or --operator flag at argv[*i]: 1 taken, 0 not ours, -1 usage error (printed). */
-int cli_evolve_llm_flag(struct cli_evolve_llm *f, int argc, char **argv, int *i);
+/* --operator, --llm-share, --llm-diagnose and the endpoint flags, into a struct cli_evolve_llm. */
+extern const struct cli_flag cli_evolve_llm_table[];
 
 /*
  * Check the LLM flags of a fresh run before anything runs: an LLM operator

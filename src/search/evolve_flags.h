@@ -22,7 +22,7 @@ struct cuco_evolve_flags {
 	const char *workload;      /* the positional workload; NULL: not given */
 	long long generations;     /* --generations; < 0: not given (and so on below) */
 	long long islands;         /* --islands */
-	long long children;        /* --children */
+	long long children;        /* --children-per-island */
 	long long budget_evals;    /* --budget-evals */
 	long long search_seed;     /* --search-seed */
 	double budget_minutes;     /* --budget-minutes */
