@@ -363,7 +363,8 @@ static int check_program(const struct cuco_program_rec *p, void *arg, struct cuc
 			c->bad += strcmp(d.dims[CUCO_DIM_ISSUER], "cta") ||
 			          strcmp(d.dims[CUCO_DIM_SYNC_SCOPE], "grid");
 		else
-			c->bad += strstr(p->code, "#define CUCO_BACKEND CUCO_BACKEND_nvshmem\n") == NULL;
+			c->bad +=
+			    strstr(p->code, "#define CUCO_BACKEND CUCO_BACKEND_nvshmem\n") == NULL;
 	}
 	cuco_directive_release(&d);
 	return 0;
@@ -372,14 +373,18 @@ static int check_program(const struct cuco_program_rec *p, void *arg, struct cuc
 /*
  * The template over nvshmem: its cuco-realizes line admits lsa, ce and nvshmem, sequential
  * and stream_overlap, sync_scope grid and cta; every shipped nvshmem variant is valid, keeps
- * its issuer and sync_scope when canonicalised (live genes there), and realises with its issuer, sync
- * scope and backend as defines; over lsa the same genes canonicalise to cta and grid.
+ * its issuer and sync_scope when canonicalised (live genes there), and realises with its issuer,
+ * sync scope and backend as defines; over lsa the same genes canonicalise to cta and grid.
  */
 static void test_nvshmem_realize(void **state)
 {
 	static const char *const variants[] = {
-	    "sequential_nvshmem",     "sequential_nvshmem_thread",  "sequential_nvshmem_cta",
-	    "sequential_nvshmem_cta_warp", "stream_overlap_nvshmem_warp", "stream_overlap_nvshmem_cta",
+	    "sequential_nvshmem",
+	    "sequential_nvshmem_thread",
+	    "sequential_nvshmem_cta",
+	    "sequential_nvshmem_cta_warp",
+	    "stream_overlap_nvshmem_warp",
+	    "stream_overlap_nvshmem_cta",
 	    "stream_overlap_nvshmem_cta_thread",
 	};
 	struct cuco_design_space ds;
@@ -407,10 +412,12 @@ static void test_nvshmem_realize(void **state)
 		if (cuco_directive_from_json(json.buf, &d, &err) ||
 		    cuco_directive_validate(&d, &ds, &facts, &err))
 			fail_msg("%s: %s", variants[i], err.msg);
-		snprintf(want, sizeof(want), "%s/%s", d.dims[CUCO_DIM_ISSUER], d.dims[CUCO_DIM_SYNC_SCOPE]);
+		snprintf(want, sizeof(want), "%s/%s", d.dims[CUCO_DIM_ISSUER],
+		         d.dims[CUCO_DIM_SYNC_SCOPE]);
 		cuco_directive_canonicalize(&d, &ds); /* live over nvshmem: left as they are */
-		assert_true(!strncmp(want, d.dims[CUCO_DIM_ISSUER], strlen(d.dims[CUCO_DIM_ISSUER])) &&
-		            !strcmp(strchr(want, '/') + 1, d.dims[CUCO_DIM_SYNC_SCOPE]));
+		assert_true(
+		    !strncmp(want, d.dims[CUCO_DIM_ISSUER], strlen(d.dims[CUCO_DIM_ISSUER])) &&
+		    !strcmp(strchr(want, '/') + 1, d.dims[CUCO_DIM_SYNC_SCOPE]));
 		if (cuco_realize_template("moe_layer.cu.in", tmpl.buf, &d, &out, &err))
 			fail_msg("%s: %s", variants[i], err.msg);
 		assert_null(strstr(out.buf, "{{"));
