@@ -4,8 +4,9 @@
 # the harness's failure modes, the mpirun launch path, and the benchmark.
 # Usage: scripts/gpu-check.sh [quick|full|bench|agbench|slowpath|one] [OUTDIR]
 # one is for a node with one GPU: the device-library tests (test_gemm under
-# memcheck too) and every placement of both workloads verified with --ranks 1
-# (nothing sent: the compute side only) by bench/probes/ragged_one_rank.sh.
+# memcheck too), every placement of both workloads verified with --ranks 1
+# (nothing sent: the compute side only) by bench/probes/ragged_one_rank.sh, and
+# the harness's guards (tests/gpu/guards.sh).
 # bench is full's benchmark alone; full and bench read VARIANTS (names under workloads/gemm_allgather/variants);
 # agbench is slowpath's allgather_gemm bench and PyTorch peers alone (SKIP_TORCH=1: without them); slowpath
 # reads SHAPES ('--shape 4096 --shape 8192'), AG_VARIANTS (names under
@@ -135,6 +136,7 @@ elif [ "$mode" = one ]; then
 	step test_gemm_modules timeout 60 $B/test_gemm_modules
 	step test_gemm_memcheck timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 $B/test_gemm --quick
 	step one_rank env CUCO_BUILD=$B OUT="$out" bash bench/probes/ragged_one_rank.sh
+	step guards env CUCO_BUILD=$B OUT="$out" bash tests/gpu/guards.sh
 elif [ "$mode" = quick ]; then
 	step bench_quick $B/cuco bench gemm_allgather --shape 2048 --shape 8192 --json "$out/bench-quick.json"
 fi

@@ -64,7 +64,7 @@ void hx_watchdog_start(int rank, int out_fd, double timeout_s);
 void hx_stage(const char *name);
 const char *hx_stage_name(void);
 
-/* --- rank.c: what each rank does */
+/* --- rank.c: what each rank does (its state and the per-program stages: rank.h) */
 int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUniqueId *id);
 
 /* --- result.c: the clock and the result line's state */
@@ -142,9 +142,10 @@ int hx_dev_devcomm_create(ncclComm_t comm, const struct cuco_requirements *req,
 void hx_dev_devcomm_destroy(ncclComm_t comm, struct ncclDevComm *dc);
 int hx_dev_devcomm_gin_contexts(const struct ncclDevComm *dc);
 int hx_dev_devcomm_lsa_size(const struct ncclDevComm *dc);
-/* Compare out with ref (same dtype and count) on stream; result copied to host at sync. */
-int hx_dev_compare(const void *out, const void *ref, size_t n, int dtype, struct hx_compare *res,
-                   cudaStream_t s);
+/* Enqueue the comparison of out with ref (same dtype and count) on s, its sums into dres
+ * (device memory); no synchronisation. 0, 2 for an unknown dtype, 1 for a CUDA error. */
+int hx_dev_compare_start(const void *out, const void *ref, size_t n, int dtype,
+                         struct hx_compare *dres, cudaStream_t s);
 /*
  * Burst timing (--timing burst): the GPU idles for twice the run's time (at
  * least HX_BURST_MIN_GAP_US) before each timed run, so that its power

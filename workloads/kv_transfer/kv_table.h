@@ -7,8 +7,9 @@
  * each, per layer and per K / V: a quarter more than the kv_pages() pages the
  * request needs, as other requests' pages would be. The block table maps the
  * request's token block j (tokens [j * page, (j + 1) * page)) to pool page
- * table[j]; it is the first kv_pages() entries of a seeded permutation of the
- * pool, so the transfer is a scatter and a quarter of the pool is never named.
+ * table[j]; it is the first kv_pages() entries of a permutation of the pool drawn
+ * from KV_TABLE_SEED, so the transfer is a scatter and a quarter of the pool is
+ * never named.
  */
 #ifndef KV_TABLE_H
 #define KV_TABLE_H
@@ -44,6 +45,13 @@ static inline uint64_t kv_mix64(uint64_t x)
 	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
 	return x ^ (x >> 31);
 }
+
+/*
+ * The seed of every block table: the request's page assignment is part of the shape, fixed
+ * whatever the input seed, as a scheduler hands it to the transfer (whose host knows it: the
+ * copy-engine programs keep a host copy from init). The input seed draws the data.
+ */
+#define KV_TABLE_SEED 1u
 
 /* The stream of the block table of pair p (prefill rank 2p, decode rank 2p + 1). */
 static inline uint64_t kv_table_stream(int pair)

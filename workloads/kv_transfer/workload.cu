@@ -133,7 +133,7 @@ extern "C" int cuco_workload_generate(const struct cuco_shape *shape, int rank, 
 	perm = (int32_t *)malloc((size_t)d.pool * sizeof(int32_t));
 	if (!perm)
 		return 1;
-	kv_permutation(perm, d.pool, seed, kv_table_stream(pair));
+	kv_permutation(perm, d.pool, KV_TABLE_SEED, kv_table_stream(pair));
 	e = cudaMemcpyAsync(t[T_TABLE].ptr, perm, (size_t)d.pages * sizeof(int32_t), cudaMemcpyHostToDevice, s);
 	if (e == cudaSuccess)
 		e = cudaStreamSynchronize(s);

@@ -1,0 +1,462 @@
+/*
+ * program.c - one program on one rank, stage by stage: load its shared
+ * object, its requirements (scratch window, device communicator, NVSHMEM),
+ * init on decoy inputs, verification, warm-up and the timed runs (sustained
+ * or burst), the host's enqueue time, verifications on fresh inputs, its
+ * result entry, fini. Every rank runs the same stages and agrees on each
+ * outcome (rank.h).
+ */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rank.h"
+
+#define HOST_RUNS 9 /* runs timed on the host for host_us */
+
+static int cmp_float(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+	return (x > y) - (x < y);
+}
+
+/* The q-quantile of sorted v[0..n) by linear interpolation. */
+static double quantile(const float *v, int n, double q)
+{
+	double pos = q * (n - 1);
+	int i = (int)pos;
+	double f = pos - i;
+
+	if (i + 1 >= n)
+		return v[n - 1];
+	return v[i] * (1 - f) + v[i + 1] * f;
+}
+
+/*
+ * From every rank's samples (all: nranks rows of iters): each rank's median,
+ * and where the workload weighs its ranks (cuco_workload_rank_weight, e.g. by
+ * the tokens a rank computes) the median over runs of the weighted mean of the
+ * ranks' times: the figure CUCo reports for its MoE layer, printed beside the
+ * slowest rank's, never instead. weighted is NAN without weights.
+ */
+static void rank_times(struct hx_state *st, const float *all, int iters, double *rank_us,
+                       double *weighted, double *w)
+{
+	int nr = st->r->nranks;
+	double wsum = 0;
+	float *v = malloc(sizeof(float) * (size_t)iters);
+
+	*weighted = NAN;
+	if (!v)
+		hx_die(st, CUCO_ERR_NOMEM, "out of memory");
+	for (int q = 0; q < nr; q++) {
+		memcpy(v, all + (size_t)q * iters, sizeof(float) * (size_t)iters);
+		qsort(v, (size_t)iters, sizeof(float), cmp_float);
+		rank_us[q] = quantile(v, iters, 0.5);
+		w[q] = st->wl.rank_weight ? st->wl.rank_weight(&st->o->shape, q, nr) : -1;
+		/* a rank not weighed (negative, NaN) leaves the whole mean out */
+		wsum = w[q] >= 0 && wsum >= 0 ? wsum + w[q] : -1;
+	}
+	if (wsum > 0) {
+		for (int i = 0; i < iters; i++) {
+			double t = 0;
+			for (int q = 0; q < nr; q++)
+				t += w[q] * all[(size_t)q * iters + i];
+			v[i] = (float)(t / wsum);
+		}
+		qsort(v, (size_t)iters, sizeof(float), cmp_float);
+	}
+	free(v);
+}
+
+static void result_head(struct cuco_strbuf *sb, const char *name, const char *status)
+{
+	cuco_strbuf_adds(sb, "{\"name\":");
+	hx_json_str(sb, name);
+	cuco_strbuf_adds(sb, ",\"status\":");
+	hx_json_str(sb, status);
+}
+
+void hx_evaluate_program(struct hx_state *st, int idx)
+{
+	const struct hx_opts *o = st->o;
+	struct hx_program p;
+	struct cuco_ctx ctx;
+	struct cuco_requirements req;
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+	char err[1536] = "";
+	void *state = NULL;
+	int code = 0, inited = 0, nv_sets = 0;
+	struct hx_nvshmem nv;
+	static struct cuco_tensor nv_saved[HX_MAX_SETS][CUCO_MAX_TENSORS];
+	const char *status = "ok";
+	struct hx_verdict ver = {1, 0, 0, 0, 0, -1};
+	float *samples = NULL;
+	cudaEvent_t *ev = NULL;
+	int iters = 0, nev = 0;
+	double host_us = 0, per_run = 0, gap_us = 0, weighted_us = NAN;
+	double *rank_us = calloc((size_t)st->r->nranks, sizeof(double));
+	double *rank_w = calloc((size_t)st->r->nranks, sizeof(double));
+
+	if (!rank_us || !rank_w)
+		hx_die(st, CUCO_ERR_NOMEM, "out of memory");
+	hx_result_program(o->program_names[idx]);
+	{
+		/* Progress for the launcher: names the program if this rank dies by a signal. */
+		char line[160];
+		int k = snprintf(line, sizeof(line), "#program %s\n", o->program_names[idx]);
+		if (st->r->out_fd != 1 && k > 0 && write(st->r->out_fd, line, (size_t)k) < 0)
+			perror("cuco-harness: progress");
+	}
+	memset(&p, 0, sizeof(p));
+	memset(&ctx, 0, sizeof(ctx));
+	memset(&req, 0, sizeof(req));
+	hx_stage("load");
+	p.dl = dlopen(o->program_paths[idx], RTLD_NOW | RTLD_LOCAL);
+	if (p.dl) {
+		*(void **)&p.requirements = dlsym(p.dl, "cuco_program_requirements");
+		*(void **)&p.init = dlsym(p.dl, "cuco_program_init");
+		*(void **)&p.run = dlsym(p.dl, "cuco_program_run");
+		*(void **)&p.fini = dlsym(p.dl, "cuco_program_fini");
+	}
+	if (!p.dl) {
+		snprintf(err, sizeof(err), "cannot load %s: %s", o->program_paths[idx], dlerror());
+		code = CUCO_ERR_RUN;
+	} else if (!p.requirements || !p.init || !p.run || !p.fini) {
+		snprintf(err, sizeof(err), "%s does not export all four cuco_program_* functions",
+		         o->program_paths[idx]);
+		code = CUCO_ERR_RUN;
+	}
+	ctx.abi_version = CUCO_ABI_VERSION;
+	ctx.rank = st->r->rank;
+	ctx.nranks = st->r->nranks;
+	ctx.local_rank = st->r->local_rank;
+	ctx.device = st->device;
+	ctx.sm_count = st->prop.multiProcessorCount;
+	ctx.shape = &o->shape;
+	ctx.comm = st->comm;
+	ctx.ntensors = st->ntensors;
+	memcpy(ctx.tensors, st->sets[0], sizeof(ctx.tensors));
+	if (!code && p.requirements(&ctx, &req)) {
+		snprintf(err, sizeof(err), "requirements: %s", ctx.errbuf);
+		code = CUCO_ERR_RUN;
+	}
+	if (hx_agree_code(st, code))
+		goto report;
+
+	hx_stage("setup");
+	if (req.scratch_bytes && !req.nvshmem) { /* an NVSHMEM program's is on its heap (below) */
+		size_t b = (req.scratch_bytes + 4095) & ~(size_t)4095;
+		NCCL_OR_DIE(st, ncclMemAlloc(&ctx.scratch, b));
+		CUDA_OR_DIE(st, cudaMemset(ctx.scratch, 0, b));
+		NCCL_OR_DIE(st, ncclCommWindowRegister(st->comm, ctx.scratch, b, &ctx.scratch_win,
+		                                       NCCL_WIN_COLL_SYMMETRIC));
+		ctx.scratch_bytes = req.scratch_bytes;
+	}
+	if (req.devcomm || req.lsa_barrier_count || req.gin_context_count) {
+		struct ncclDevComm *dc = NULL;
+		int rc = hx_dev_devcomm_create(st->comm, &req, &dc, err, sizeof(err));
+		if (rc)
+			code = rc == 2 ? CUCO_ERR_UNSUPPORTED : CUCO_ERR_RUN;
+		ctx.devcomm = dc;
+	}
+	if (!code && req.nvshmem)
+		code = hx_nvshmem_open(&nv, p.dl, &req, err, sizeof(err));
+	if (hx_agree_code(st, code))
+		goto report;
+	if (req.nvshmem) {
+		hx_stage("nvshmem");
+		if (hx_nvshmem_place(
+		        &nv, st->comm, st->stream, st->r->rank, st->r->nranks, !st->o->launch_env,
+		        req.nvshmem_heap_bytes + ((req.scratch_bytes + 4095) & ~(size_t)4095),
+		        st->sym_bytes, st->ntensors, st->nsets, &st->sets[0][0], CUCO_MAX_TENSORS,
+		        &nv_saved[0][0], err, sizeof(err)))
+			code = CUCO_ERR_RUN;
+		else
+			nv_sets = 1;
+		memcpy(ctx.tensors, st->sets[0], sizeof(ctx.tensors));
+		if (!code && req.scratch_bytes) { /* same size on every rank: a collective malloc */
+			size_t b = (req.scratch_bytes + 4095) & ~(size_t)4095;
+			if (!(ctx.scratch = hx_nvshmem_malloc(&nv, b)) ||
+			    cudaMemset(ctx.scratch, 0, b) != cudaSuccess) {
+				snprintf(err, sizeof(err),
+				         "scratch of %zu bytes on NVSHMEM's heap failed", b);
+				code = CUCO_ERR_RUN;
+			}
+			ctx.scratch_bytes = req.scratch_bytes;
+		}
+		if (hx_agree_code(st, code))
+			goto report;
+	}
+
+	/* init sees decoy inputs, the real ones come after it: what init computes from the
+	 * inputs it was handed is of no use to run (docs/sandbox.md). */
+	hx_stage("init");
+	for (int s = 0; s < st->nsets; s++)
+		hx_fill_inputs(st, s, hx_decoy_seed(st, s));
+	CUDA_OR_DIE(st, cudaStreamSynchronize(st->stream));
+	if (p.init(&ctx, &state)) {
+		snprintf(err, sizeof(err), "init: %s", ctx.errbuf);
+		code = CUCO_ERR_RUN;
+	} else {
+		inited = 1;
+	}
+	CUDA_OR_DIE(st, cudaDeviceSynchronize());
+	for (int s = 0; s < st->nsets; s++)
+		hx_fill_inputs(st, s, hx_input_seed(st, s));
+	CUDA_OR_DIE(st, cudaStreamSynchronize(st->stream));
+	if (hx_agree_code(st, code))
+		goto report;
+
+	/* Verify before timing: a wrong program has no speed. */
+	hx_stage("verify");
+	if (o->program_verify[idx]) {
+		code = hx_verify(st, &p, state, ctx.errbuf, st->expected, &ver, err, sizeof(err));
+	} else {
+		if (hx_run_once(st, &p, state, 0)) {
+			snprintf(err, sizeof(err), "run: %s",
+			         ctx.errbuf[0] ? ctx.errbuf : "launch failed");
+			code = CUCO_ERR_RUN;
+		}
+		CUDA_OR_DIE(st, cudaDeviceSynchronize());
+		code = hx_agree_code(st, code);
+	}
+	if (code)
+		goto report;
+
+	/* Warm up, then size the timed loop from the warm-up (all ranks agree). */
+	hx_stage("bench");
+	{
+		cudaEvent_t a, b;
+		float ms = 0;
+		double t;
+
+		CUDA_OR_DIE(st, cudaEventCreate(&a));
+		CUDA_OR_DIE(st, cudaEventCreate(&b));
+		CUDA_OR_DIE(st, cudaEventRecord(a, st->stream));
+		for (int i = 0; i < o->warmup; i++)
+			if (hx_run_once(st, &p, state, i % st->nsets))
+				hx_die(st, CUCO_ERR_RUN, "run failed during warm-up: %s",
+				       ctx.errbuf);
+		CUDA_OR_DIE(st, cudaEventRecord(b, st->stream));
+		CUDA_OR_DIE(st, cudaEventSynchronize(b));
+		CUDA_OR_DIE(st, cudaEventElapsedTime(&ms, a, b));
+		cudaEventDestroy(a);
+		cudaEventDestroy(b);
+		t = ms / (o->warmup > 0 ? o->warmup : 1);
+		hx_agree(st, &t, 1, ncclMax);
+		/* Burst timing: each run costs the run, the idle gap and the spin. */
+		per_run = o->burst ? 3 * t + HX_BURST_SPIN_US / 1000.0 : t;
+		if (o->burst)
+			gap_us =
+			    2000.0 * t > HX_BURST_MIN_GAP_US ? 2000.0 * t : HX_BURST_MIN_GAP_US;
+		iters = o->iters;
+		if (per_run > 0 && o->bench_seconds * 1000.0 / per_run > iters)
+			iters = (int)(o->bench_seconds * 1000.0 / per_run);
+		if (iters > 2000)
+			iters = 2000;
+	}
+	/* Run i lies between events lo and lo + 1: sustained, lo = i (each run ends
+	 * where the next begins); burst, lo = 2i (a start and an end per run). */
+	nev = o->burst ? 2 * iters : iters + 1;
+	samples = calloc((size_t)iters, sizeof(*samples));
+	ev = calloc((size_t)nev, sizeof(*ev));
+	if (!samples || !ev)
+		hx_die(st, CUCO_ERR_NOMEM, "out of memory");
+	for (int i = 0; i < nev; i++)
+		CUDA_OR_DIE(st, cudaEventCreate(&ev[i]));
+	if (o->burst) {
+		/* Each run alone: idle long enough that the power controller never
+		 * engages, line the ranks up with a one-element all-reduce, give the
+		 * host time to enqueue the run behind a short spin, then time it. */
+		for (int i = 0; i < iters; i++) {
+			CUDA_OR_DIE(st, cudaStreamSynchronize(st->stream));
+			hx_sleep_us(gap_us);
+			NCCL_OR_DIE(st, ncclAllReduce(st->dsamples, st->dsamples, 1, ncclFloat32,
+			                              ncclMax, st->comm, st->stream));
+			CUDA_OR_DIE(st, hx_dev_spin(HX_BURST_SPIN_US, st->stream));
+			CUDA_OR_DIE(st, cudaEventRecord(ev[2 * i], st->stream));
+			if (hx_run_once(st, &p, state, i % st->nsets))
+				hx_die(st, CUCO_ERR_RUN, "run failed while timing: %s", ctx.errbuf);
+			CUDA_OR_DIE(st, cudaEventRecord(ev[2 * i + 1], st->stream));
+		}
+	} else {
+		CUDA_OR_DIE(st, cudaEventRecord(ev[0], st->stream));
+		for (int i = 0; i < iters; i++) {
+			if (hx_run_once(st, &p, state, i % st->nsets))
+				hx_die(st, CUCO_ERR_RUN, "run failed while timing: %s", ctx.errbuf);
+			CUDA_OR_DIE(st, cudaEventRecord(ev[i + 1], st->stream));
+		}
+	}
+	CUDA_OR_DIE(st, cudaStreamSynchronize(st->stream));
+	for (int i = 0; i < iters; i++) {
+		int lo = o->burst ? 2 * i : i;
+		float ms;
+		CUDA_OR_DIE(st, cudaEventElapsedTime(&ms, ev[lo], ev[lo + 1]));
+		samples[i] = ms * 1000.0f;
+	}
+	/* Every rank's own times: the per-rank medians, a workload's weighted mean, and per
+	 * run the slowest rank's time, the program's. */
+	{
+		int nr = st->r->nranks;
+		float *dall = NULL, *all = malloc(sizeof(float) * (size_t)iters * (size_t)nr);
+
+		if (!all)
+			hx_die(st, CUCO_ERR_NOMEM, "out of memory");
+		CUDA_OR_DIE(st, cudaMalloc((void **)&dall,
+		                           sizeof(float) * (size_t)iters * (size_t)(nr + 1)));
+		CUDA_OR_DIE(st, cudaMemcpyAsync(dall, samples, sizeof(float) * (size_t)iters,
+		                                cudaMemcpyHostToDevice, st->stream));
+		NCCL_OR_DIE(st, ncclAllGather(dall, dall + iters, (size_t)iters, ncclFloat32,
+		                              st->comm, st->stream));
+		CUDA_OR_DIE(st, cudaMemcpyAsync(all, dall + iters,
+		                                sizeof(float) * (size_t)iters * (size_t)nr,
+		                                cudaMemcpyDeviceToHost, st->stream));
+		CUDA_OR_DIE(st, cudaStreamSynchronize(st->stream));
+		cudaFree(dall);
+		rank_times(st, all, iters, rank_us, &weighted_us, rank_w);
+		for (int i = 0; i < iters; i++)
+			for (int q = 0; q < nr; q++)
+				samples[i] = fmaxf(samples[i], all[(size_t)q * iters + i]);
+		free(all);
+	}
+
+	/* Host time to enqueue one run onto an idle stream (the median of a few):
+	 * near median_us, the GPU waits for the host and the run is host-bound. */
+	{
+		float h[HOST_RUNS];
+		for (int k = 0; k < HOST_RUNS; k++) {
+			double t0 = hx_now();
+			if (hx_run_once(st, &p, state, k % st->nsets))
+				hx_die(st, CUCO_ERR_RUN, "run failed while timing: %s", ctx.errbuf);
+			h[k] = (float)((hx_now() - t0) * 1e6);
+			CUDA_OR_DIE(st, cudaStreamSynchronize(st->stream));
+		}
+		qsort(h, HOST_RUNS, sizeof(float), cmp_float);
+		host_us = quantile(h, HOST_RUNS, 0.5);
+		hx_agree(st, &host_us, 1, ncclMax);
+	}
+
+	/* Verify again after many runs, on inputs no run has seen before: a result that moves
+	 * is a race, one that stays is maybe a replay of an earlier run's. */
+	hx_stage("verify");
+	if (o->program_verify[idx] && o->verify_runs > 1)
+		hx_fill_inputs(st, 0, hx_fresh_seed(st));
+	for (int k = 1; k < o->verify_runs && o->program_verify[idx]; k++) {
+		code = hx_verify(st, &p, state, ctx.errbuf, st->fresh, &ver, err, sizeof(err));
+		if (code == CUCO_ERR_VERIFY && !strncmp(err, "output differs", 14))
+			snprintf(
+			    err, sizeof(err),
+			    "verification %d of %d failed after passing the first (rel_err %.3g, "
+			    "%.0f non-finite) on inputs no earlier run had seen: the result "
+			    "moves between runs (a race) or repeats an earlier run's",
+			    k + 1, o->verify_runs, ver.rel_err, ver.nonfinite);
+		if (code)
+			break;
+	}
+
+report:
+	if (code)
+		status = cuco_result_token(code);
+	result_head(&sb, o->program_names[idx], status);
+	cuco_strbuf_addf(&sb, ",\"verified\":%s",
+	                 !o->program_verify[idx] ? "null" : (code == 0 ? "true" : "false"));
+	if (o->program_verify[idx] && (code == 0 || code == CUCO_ERR_VERIFY)) {
+		cuco_strbuf_adds(&sb, ",\"rel_err\":");
+		hx_json_num(&sb, ver.rel_err);
+		cuco_strbuf_adds(&sb, ",\"max_abs_err\":");
+		hx_json_num(&sb, ver.max_abs);
+		cuco_strbuf_addf(&sb, ",\"nonfinite\":%.0f,\"checked\":%.0f", ver.nonfinite,
+		                 ver.checked);
+		if (ver.worst >= 0) {
+			cuco_strbuf_adds(&sb, ",\"rel_err_tensor\":");
+			hx_json_str(&sb, st->layout[ver.worst].name);
+		}
+	}
+	if (code == 0 && iters > 0) {
+		double mean = 0;
+		float *sorted = malloc(sizeof(float) * (size_t)iters);
+		if (!sorted)
+			hx_die(st, CUCO_ERR_NOMEM, "out of memory");
+		memcpy(sorted, samples, sizeof(float) * (size_t)iters);
+		qsort(sorted, (size_t)iters, sizeof(float), cmp_float);
+		for (int i = 0; i < iters; i++)
+			mean += samples[i];
+		mean /= iters;
+		cuco_strbuf_addf(&sb, ",\"iters\":%d,\"sets\":%d", iters, st->nsets);
+		cuco_strbuf_adds(&sb, ",\"median_us\":");
+		hx_json_num(&sb, quantile(sorted, iters, 0.5));
+		cuco_strbuf_adds(&sb, ",\"p10_us\":");
+		hx_json_num(&sb, quantile(sorted, iters, 0.1));
+		cuco_strbuf_adds(&sb, ",\"p90_us\":");
+		hx_json_num(&sb, quantile(sorted, iters, 0.9));
+		cuco_strbuf_adds(&sb, ",\"min_us\":");
+		hx_json_num(&sb, sorted[0]);
+		cuco_strbuf_adds(&sb, ",\"max_us\":");
+		hx_json_num(&sb, sorted[iters - 1]);
+		cuco_strbuf_adds(&sb, ",\"mean_us\":");
+		hx_json_num(&sb, mean);
+		cuco_strbuf_adds(&sb, ",\"host_us\":");
+		hx_json_num(&sb, host_us);
+		cuco_strbuf_adds(&sb, ",\"rank_us\":[");
+		for (int q = 0; q < st->r->nranks; q++) {
+			cuco_strbuf_adds(&sb, q ? "," : "");
+			hx_json_num(&sb, rank_us[q]);
+		}
+		cuco_strbuf_addch(&sb, ']');
+		if (!isnan(weighted_us)) {
+			cuco_strbuf_adds(&sb, ",\"rank_weight\":[");
+			for (int q = 0; q < st->r->nranks; q++) {
+				cuco_strbuf_adds(&sb, q ? "," : "");
+				hx_json_num(&sb, rank_w[q]);
+			}
+			cuco_strbuf_adds(&sb, "],\"weighted_us\":");
+			hx_json_num(&sb, weighted_us);
+		}
+		if (o->samples) {
+			cuco_strbuf_adds(&sb, ",\"samples_us\":[");
+			for (int i = 0; i < iters; i++)
+				cuco_strbuf_addf(&sb, "%s%.2f", i ? "," : "", samples[i]);
+			cuco_strbuf_addch(&sb, ']');
+		}
+		free(sorted);
+	}
+	if (code) {
+		cuco_strbuf_adds(&sb, ",\"error\":");
+		hx_json_str(&sb, err[0] ? err : "failed on another rank");
+	}
+	cuco_strbuf_adds(&sb, "}");
+	hx_result_add(sb.buf);
+	cuco_strbuf_release(&sb);
+
+	hx_stage("fini");
+	if (inited)
+		p.fini(state);
+	CUDA_OR_DIE(st, cudaDeviceSynchronize());
+	hx_l2_restore(st);
+	if (ctx.devcomm)
+		hx_dev_devcomm_destroy(st->comm, (struct ncclDevComm *)ctx.devcomm);
+	if (nv_sets && ctx.scratch) {
+		hx_nvshmem_free(&nv, ctx.scratch);
+		ctx.scratch = NULL;
+	}
+	if (nv_sets)
+		hx_nvshmem_unplace(&nv, st->ntensors, st->nsets, &st->sets[0][0], CUCO_MAX_TENSORS,
+		                   &nv_saved[0][0]);
+	if (ctx.scratch) {
+		ncclCommWindowDeregister(st->comm, ctx.scratch_win);
+		ncclMemFree(ctx.scratch);
+	}
+	if (ev)
+		for (int i = 0; i < nev; i++)
+			cudaEventDestroy(ev[i]);
+	free(ev);
+	free(rank_us);
+	free(rank_w);
+	free(samples);
+	/* Keep the library loaded: kernels it registered may still be referenced. */
+	hx_result_program("");
+}
