@@ -3,37 +3,53 @@
 # allgather_gemm's NVSHMEM programs, each in its own cuco-harness --ranks 1 run
 # beside the host baseline, at a few shapes; then all of a workload's NVSHMEM
 # programs in one harness run (NVSHMEM bootstrapped, finalised and bootstrapped
-# again in one process, once per program). With one PE the harness's unique-id
-# bootstrap, the symmetric heap that holds the tensors, the barriers on the
-# stream, the hooks' teardown and allgather_gemm's gets (each PE gets its own
-# shard from itself) all run and are verified; gemm_allgather's puts have no
-# peer to go to. It does not check two PEs, and its times are not figures of
-# the workloads.
+# again in one process, once per program). moe_layer's: one program alone
+# first, then at every shape of MOE_SHAPES one harness run of the baseline and
+# all of them. With one PE the harness's unique-id bootstrap, the symmetric
+# heap that holds the tensors, the barriers on the stream, the hooks' teardown,
+# allgather_gemm's gets (each PE gets its own shard from itself) and
+# moe_layer's sequential puts (every row to itself, with its signal at cta
+# scope, waited for) all run and are verified; gemm_allgather's puts and
+# moe_layer's stream_overlap puts have no peer to go to. It does not check two
+# PEs, and its times are not figures of the workloads.
 #
 # Two steps, so that the GPU machine compiles nothing:
 #   here:      bench/probes/nvshmem_one_pe.sh build DIR  (nvcc, no GPU; NVSHMEM from
 #              CUCO_NVSHMEM_HOME or scripts/setup-nvshmem.sh's cache)
 #   GPU node:  bench/probes/nvshmem_one_pe.sh run DIR    (writes $OUT/nvshmem/*.log,
 #              results.json; exits 1 unless every verified program of every run verified)
+# WORKLOADS picks the workloads (all three by default; about 4 MB per NVSHMEM program:
+# WORKLOADS=moe_layer keeps a folder of its own well under the 64 MiB a carry takes).
 set -uo pipefail
 B=${CUCO_BUILD:-build-dev}
 # variants (workloads/*/variants), and each workload's fast-path seed (cuco fastpath --backend
 # nvshmem): about 4 MB of shared object each (NVSHMEM's device library is linked into each)
 GA=${GA:-"sequential_nvshmem stream_overlap_signal_nvshmem8"}
 AG=${AG:-"sequential_nvshmem_cta_warp"}
+MOE=${MOE:-"sequential_nvshmem sequential_nvshmem_cta_warp stream_overlap_nvshmem_warp stream_overlap_nvshmem_cta_thread"}
+WORKLOADS=${WORKLOADS:-"gemm_allgather allgather_gemm moe_layer"}
 SHAPES=${SHAPES:-"2048 4096 ragged decode"}
+# moe_layer: cuco_2to1, _4to1 and _5to1 are cuco_3to1 on one rank (one expert, every token)
+MOE_SHAPES=${MOE_SHAPES:-"cuco_3to1 ep4_prefill ep8_prefill ep8_skew ep4_decode ep8_decode"}
+
+variants() { # WORKLOAD: its NVSHMEM variants in this probe
+	case $1 in
+	gemm_allgather) echo "$GA" ;;
+	allgather_gemm) echo "$AG" ;;
+	moe_layer) echo "$MOE" ;;
+	esac
+}
 NV=${CUCO_NVSHMEM_HOME:-$HOME/.cache/cuco-nvshmem/nvidia/nvshmem}
 
 build() { # DIR
 	local d=$1 nvcc=${NVCC:-nvcc} cuco=${CUCO:-build/cuco} w v tmp
 	[ -f "$NV/lib/libnvshmem_device.a" ] || { echo "nvshmem_one_pe: NVSHMEM not found at $NV" >&2; return 1; }
 	tmp=$(mktemp -d)
-	for w in gemm_allgather allgather_gemm; do
+	for w in $WORKLOADS; do
 		mkdir -p "$d/$w"
 		cmp -s workloads/$w/workload.cu "$d/$w/workload.cu" || cp workloads/$w/workload.cu "$d/$w/workload.cu"
 		cmp -s workloads/$w/host.cu "$d/$w/baseline.cu" || cp workloads/$w/host.cu "$d/$w/baseline.cu"
-		vs=$GA
-		[ $w = allgather_gemm ] && vs=$AG
+		vs=$(variants $w)
 		for v in $vs; do
 			"$cuco" realize $w --directive-file workloads/$w/variants/$v.json -o "$tmp/$v.cu" || return 1
 			cmp -s "$tmp/$v.cu" "$d/$w/$v.cu" || cp "$tmp/$v.cu" "$d/$w/$v.cu"
@@ -94,9 +110,21 @@ run() { # DIR
 		"$B/cuco" doctor 2>&1 | sed -n '/^NVSHMEM/,/IB\/RoCE NIC/p'
 		ls "${CUCO_NVSHMEM_HOME:-/nonexistent}/lib" 2>&1
 	} >"$O/doctor.log" 2>&1
-	for w in gemm_allgather allgather_gemm; do
-		vs=$GA
-		[ $w = allgather_gemm ] && vs=$AG
+	for w in $WORKLOADS; do
+		vs=$(variants $w)
+		if [ $w = moe_layer ]; then
+			# one program alone (the first NVSHMEM run failing would fail every other), then
+			# per shape the baseline and every program in one run
+			v=${vs%% *}
+			harness "$d" $w "${MOE_SHAPES%% *}" --program "baseline=$d/$w/baseline.so" \
+				--program "$v=$d/$w/$v.so" || continue
+			for s in $MOE_SHAPES; do
+				all=(--program "baseline=$d/$w/baseline.so")
+				for v in $vs seed; do all+=(--program "$v=$d/$w/$v.so"); done
+				harness "$d" $w "$s" "${all[@]}"
+			done
+			continue
+		fi
 		first=1
 		for s in $SHAPES; do
 			for v in $vs seed; do
@@ -113,7 +141,7 @@ run() { # DIR
 	python3 - "$O/results.json" >"$O/table.log" <<'EOF'
 import json, sys
 bad = 0
-print("# nvshmem backend, one H200, --ranks 1 (one PE: gets from itself, no peer to put to)")
+print("# nvshmem backend, one H200, --ranks 1 (one PE: every peer is itself)")
 print("# %-15s %-7s %-30s %-8s %-10s %10s" % ("workload", "shape", "program", "status", "rel_err", "median_us"))
 for line in open(sys.argv[1]):
     if not line.startswith("{"):

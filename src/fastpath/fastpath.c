@@ -174,21 +174,22 @@ static int emit(struct fp *fp, const char *name, int id, const struct tok *t, co
 	char ids[16], ctas[16], threads[16];
 	int rc;
 
-	/* the nvshmem backend has the all-gather of the GEMM workloads and the seed's frame */
+	/* the nvshmem backend has the all-gather of the GEMM workloads, the all-to-all of the
+	 * MoE layer and the seed's frame */
 	if (fp->opts->nvshmem && strcmp(name, "common.cu.in") && strcmp(name, "abi.cu.in") &&
-	    strcmp(name, "allgather.cu.in")) {
+	    strcmp(name, "allgather.cu.in") && strcmp(name, "alltoall.cu.in")) {
 		if (t != NULL)
 			return cuco_err_set(
 			    fp->err, CUCO_ERR_UNSUPPORTED,
 			    "%s:%d:%d: %s: the nvshmem fast path transforms "
-			    "ncclAllGather only (the GEMM workloads' collective); use "
-			    "the lsa backend",
+			    "ncclAllGather and ncclAlltoAll only (the GEMM and MoE workloads' "
+			    "collectives); use the lsa backend",
 			    fp->file, t->line, t->col, call ? call : "grouped ncclSend/ncclRecv");
 		return cuco_err_set(
 		    fp->err, CUCO_ERR_UNSUPPORTED,
 		    "%s: grouped ncclSend/ncclRecv: the nvshmem fast path transforms "
-		    "ncclAllGather only (the GEMM workloads' collective); use the lsa "
-		    "backend",
+		    "ncclAllGather and ncclAlltoAll only (the GEMM and MoE workloads' "
+		    "collectives); use the lsa backend",
 		    fp->file);
 	}
 	rc = load_template(fp, name, &tpl);

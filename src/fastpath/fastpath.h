@@ -36,7 +36,7 @@ struct cuco_fastpath_opts {
 	    *share_dir; /* folder with the *.cu.in templates; NULL: $CUCO_HOME/share/fastpath */
 	int comm_ctas;  /* CTAs per comm kernel (1..1024) */
 	int threads;    /* threads per CTA (32..1024, a multiple of 32) */
-	int nvshmem;    /* 1: the nvshmem backend (nvshmem_*.cu.in; ncclAllGather only), 0: LSA */
+	int nvshmem;    /* 1: nvshmem (nvshmem_*.cu.in: all-gather, all-to-all), 0: LSA */
 };
 
 /* One call site that was replaced. */

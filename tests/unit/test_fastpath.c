@@ -170,8 +170,9 @@ static void test_allgather(void **unused)
 	cuco_strbuf_release(&out);
 }
 
-/* The nvshmem backend: the all-gather over NVSHMEM puts between barriers on the stream, the
- * directive and the requirements say nvshmem; any other collective is refused by name. */
+/* The nvshmem backend: the all-gather and the all-to-all over NVSHMEM put between barriers on
+ * the stream, the directive and the requirements say nvshmem; any other collective is refused
+ * by name. */
 static void test_nvshmem(void **unused)
 {
 	struct cuco_fastpath_opts opts;
@@ -193,13 +194,25 @@ static void test_nvshmem(void **unused)
 	assert_null(strstr(out.buf, "req->devcomm = 1;"));
 	assert_null(strstr(out.buf, "bar.sync_relaxed();"));
 	cuco_fastpath_report_release(&report);
+	/* the MoE layer's all-to-all: every PE's block put between the same two barriers */
 	cuco_strbuf_reset(&out);
 	cuco_fastpath_report_init(&report);
-	assert_int_equal(transform("alltoall.cu", &opts, &out, &report, &err),
+	if (transform("alltoall.cu", &opts, &out, &report, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	assert_non_null(strstr(out.buf, "cuco::put_cta(recv + (size_t)me * bytes + b0, send + "
+	                                "(size_t)pe * bytes + b0, n, pe);"));
+	assert_int_equal(count_substr(out.buf, "cuco::barrier_all_on_stream(stream);"), 2);
+	assert_non_null(strstr(out.buf, "in-place all-to-all is not supported"));
+	assert_null(strstr(out.buf, "cuco::lsa_peer("));
+	cuco_fastpath_report_release(&report);
+	/* any other collective is refused by file, line and name */
+	cuco_strbuf_reset(&out);
+	cuco_fastpath_report_init(&report);
+	assert_int_equal(transform("allreduce.cu", &opts, &out, &report, &err),
 	                 CUCO_ERR_UNSUPPORTED);
-	assert_non_null(strstr(err.msg, "alltoall.cu:40:"));
-	assert_non_null(strstr(err.msg, "ncclAlltoAll: the nvshmem fast path transforms "
-	                                "ncclAllGather only"));
+	assert_non_null(strstr(err.msg, "allreduce.cu:35:"));
+	assert_non_null(strstr(err.msg, "ncclAllReduce: the nvshmem fast path transforms "
+	                                "ncclAllGather and ncclAlltoAll only"));
 	cuco_fastpath_report_release(&report);
 	cuco_strbuf_release(&out);
 }

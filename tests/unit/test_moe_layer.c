@@ -2,8 +2,10 @@
  * test_moe_layer.c - the MoE layer's host logic (cuco_dev/moe_plan.h, plain
  * C): shape checks, the router's per-expert counts (including experts
  * that get no token and the cap at T), the slot list and token permutation,
- * the plan's rows and offsets on every rank, determinism; and an evolution
- * over the shipped moe_layer template with the fake evaluator.
+ * the plan's rows and offsets on every rank, determinism; the template's
+ * nvshmem realisation (its narrowed space, the shipped nvshmem variants);
+ * and an evolution over the shipped moe_layer template with the fake
+ * evaluator.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -18,6 +20,8 @@
 #include <cmocka.h>
 
 #include "../../device/include/cuco_dev/moe_plan.h"
+#include "program/directive.h"
+#include "program/realize.h"
 #include "search/evolve.h"
 #include "search/operator.h"
 #include "store/store.h"
@@ -352,10 +356,96 @@ static int check_program(const struct cuco_program_rec *p, void *arg, struct cuc
 		c->placements[0] += !strcmp(d.dims[CUCO_DIM_PLACEMENT], "sequential");
 		c->placements[1] += !strcmp(d.dims[CUCO_DIM_PLACEMENT], "stream_overlap");
 		c->placements[2] += strcmp(d.dims[CUCO_DIM_BACKEND], "lsa") &&
-		                    strcmp(d.dims[CUCO_DIM_BACKEND], "ce");
+		                    strcmp(d.dims[CUCO_DIM_BACKEND], "ce") &&
+		                    strcmp(d.dims[CUCO_DIM_BACKEND], "nvshmem");
+		/* issuer and sync_scope are the nvshmem backend's genes; inert elsewhere */
+		if (strcmp(d.dims[CUCO_DIM_BACKEND], "nvshmem"))
+			c->bad += strcmp(d.dims[CUCO_DIM_ISSUER], "cta") ||
+			          strcmp(d.dims[CUCO_DIM_SYNC_SCOPE], "grid");
+		else
+			c->bad +=
+			    strstr(p->code, "#define CUCO_BACKEND CUCO_BACKEND_nvshmem\n") == NULL;
 	}
 	cuco_directive_release(&d);
 	return 0;
+}
+
+/*
+ * The template over nvshmem: its cuco-realizes line admits lsa, ce and nvshmem, sequential
+ * and stream_overlap, sync_scope grid and cta; every shipped nvshmem variant is valid, keeps
+ * its issuer and sync_scope when canonicalised (live genes there), and realises with its issuer,
+ * sync scope and backend as defines; over lsa the same genes canonicalise to cta and grid.
+ */
+static void test_nvshmem_realize(void **state)
+{
+	static const char *const variants[] = {
+	    "sequential_nvshmem",
+	    "sequential_nvshmem_thread",
+	    "sequential_nvshmem_cta",
+	    "sequential_nvshmem_cta_warp",
+	    "stream_overlap_nvshmem_warp",
+	    "stream_overlap_nvshmem_cta",
+	    "stream_overlap_nvshmem_cta_thread",
+	};
+	struct cuco_design_space ds;
+	struct cuco_strbuf tmpl = CUCO_STRBUF_INIT;
+	struct cuco_err err;
+	int scopes[2] = {0, 0}, issuers[3] = {0, 0, 0};
+
+	(void)state;
+	assert_int_equal(cuco_strbuf_read_file(&tmpl, TEMPLATE), 0);
+	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &ds, &err), CUCO_OK);
+	if (cuco_design_space_narrow(&ds, "moe_layer.cu.in", tmpl.buf, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(ds.dims[CUCO_DIM_BACKEND].nvalues, 3);
+	assert_int_equal(ds.dims[CUCO_DIM_PLACEMENT].nvalues, 2);
+	assert_int_equal(ds.dims[CUCO_DIM_SYNC_SCOPE].nvalues, 2);
+	for (size_t i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
+		struct cuco_strbuf path = CUCO_STRBUF_INIT, json = CUCO_STRBUF_INIT,
+		                   out = CUCO_STRBUF_INIT;
+		struct cuco_directive d;
+		char want[96];
+
+		cuco_strbuf_addf(&path, CUCO_SOURCE_DIR "/workloads/moe_layer/variants/%s.json",
+		                 variants[i]);
+		assert_int_equal(cuco_strbuf_read_file(&json, path.buf), 0);
+		if (cuco_directive_from_json(json.buf, &d, &err) ||
+		    cuco_directive_validate(&d, &ds, &facts, &err))
+			fail_msg("%s: %s", variants[i], err.msg);
+		snprintf(want, sizeof(want), "%s/%s", d.dims[CUCO_DIM_ISSUER],
+		         d.dims[CUCO_DIM_SYNC_SCOPE]);
+		cuco_directive_canonicalize(&d, &ds); /* live over nvshmem: left as they are */
+		assert_true(
+		    !strncmp(want, d.dims[CUCO_DIM_ISSUER], strlen(d.dims[CUCO_DIM_ISSUER])) &&
+		    !strcmp(strchr(want, '/') + 1, d.dims[CUCO_DIM_SYNC_SCOPE]));
+		if (cuco_realize_template("moe_layer.cu.in", tmpl.buf, &d, &out, &err))
+			fail_msg("%s: %s", variants[i], err.msg);
+		assert_null(strstr(out.buf, "{{"));
+		assert_non_null(strstr(out.buf, "#define CUCO_BACKEND CUCO_BACKEND_nvshmem\n"));
+		snprintf(want, sizeof(want), "#define CUCO_SYNC_SCOPE CUCO_SYNC_SCOPE_%s ",
+		         d.dims[CUCO_DIM_SYNC_SCOPE]);
+		assert_non_null(strstr(out.buf, want));
+		snprintf(want, sizeof(want), "#define CUCO_ISSUER CUCO_ISSUER_%s ",
+		         d.dims[CUCO_DIM_ISSUER]);
+		assert_non_null(strstr(out.buf, want));
+		scopes[!strcmp(d.dims[CUCO_DIM_SYNC_SCOPE], "cta")]++;
+		issuers[!strcmp(d.dims[CUCO_DIM_ISSUER], "warp") +
+		        2 * !strcmp(d.dims[CUCO_DIM_ISSUER], "cta")]++;
+		/* the same genes over lsa: inert, canonical cta and grid */
+		snprintf(d.dims[CUCO_DIM_BACKEND], CUCO_NAME_MAX, "lsa");
+		cuco_directive_canonicalize(&d, &ds);
+		assert_string_equal(d.dims[CUCO_DIM_ISSUER], "cta");
+		assert_string_equal(d.dims[CUCO_DIM_SYNC_SCOPE], "grid");
+		cuco_directive_release(&d);
+		cuco_strbuf_release(&path);
+		cuco_strbuf_release(&json);
+		cuco_strbuf_release(&out);
+	}
+	/* the variants cover both scopes and every issuer */
+	assert_true(scopes[0] > 0 && scopes[1] > 0);
+	assert_true(issuers[0] > 0 && issuers[1] > 0 && issuers[2] > 0);
+	cuco_design_space_release(&ds);
+	cuco_strbuf_release(&tmpl);
 }
 
 static void test_evolve_template(void **state)
@@ -396,7 +486,7 @@ int main(void)
 	    cmocka_unit_test(test_counts_zipf_and_empty), cmocka_unit_test(test_slots_and_perm),
 	    cmocka_unit_test(test_determinism),           cmocka_unit_test(test_plan),
 	    cmocka_unit_test(test_dims_refused),          cmocka_unit_test(test_buckets),
-	    cmocka_unit_test(test_evolve_template),
+	    cmocka_unit_test(test_nvshmem_realize),       cmocka_unit_test(test_evolve_template),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
