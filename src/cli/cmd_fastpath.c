@@ -39,7 +39,7 @@ static const struct cli_flag fastpath_flags[] = {
      CLI_AT(struct fastpath_args, comm_ctas), .lo = 1, .hi = 1024},
     {CLI_CHOICE, "--backend", "B",
      "lsa (default: NCCL device API) or nvshmem (puts on NVSHMEM's symmetric heap; "
-     "ncclAllGather only, the GEMM workloads' collective; docs/nvshmem.md)",
+     "ncclAllGather (GEMM workloads) and ncclAlltoAll (MoE layer); docs/nvshmem.md)",
      CLI_AT(struct fastpath_args, nvshmem), .values = backends,
      .hint = "the fast path writes lsa or nvshmem seeds"},
     {CLI_BOOL, "--no-compile", NULL, "do not check that the seed compiles",
