@@ -204,6 +204,13 @@ struct cuco_run_program {
 };
 
 /*
+ * 1 when a harness run on this node (fork mode) gets the read-only view of
+ * the node (util/jail.h): the kernel allows it and CUCO_SANDBOX_RUN_JAIL is
+ * not 0. docs/sandbox.md.
+ */
+int cuco_run_jailed(void);
+
+/*
  * Run programs on the GPUs through cuco-harness for one shape: verify each
  * against the workload reference and time it. A program that crashes or
  * hangs is reported and the rest are run again without it. Returns CUCO_OK

@@ -16,6 +16,7 @@
 
 #include "cascade/cascade.h"
 #include "farm/slurm.h"
+#include "util/jail.h"
 #include "util/paths.h"
 #include "util/proc.h"
 #include "util/xalloc.h"
@@ -259,20 +260,28 @@ static void push(char **argv, int *n, char *s)
 	argv[(*n)++] = s;
 }
 
+int cuco_run_jailed(void)
+{
+	const char *v = getenv("CUCO_SANDBOX_RUN_JAIL");
+
+	return !(v && !strcmp(v, "0")) && cuco_jail_available();
+}
+
 /*
  * The harness on this node (fork mode) starts in a private directory (0700,
- * removed afterwards), and so do the ranks it forks; in a network namespace
- * of its own (loopback only, shared by the ranks) when CUCO_SANDBOX_RUN_NETNS
- * is 1 and the kernel allows it. 0 when it ran (see st), -1 when it could not
- * start (errno).
+ * removed afterwards), and so do the ranks it forks; in a read-only view of
+ * the node where only that directory (its TMPDIR too), /dev and /proc can be
+ * written (cuco_run_jailed); in a network namespace of its own (loopback only,
+ * shared by the ranks) when CUCO_SANDBOX_RUN_NETNS is 1 and the kernel allows
+ * it. 0 when it ran (see st), -1 when it could not start (errno).
  */
 static int run_private(char **argv, char **env, struct cuco_strbuf *out, struct cuco_strbuf *log,
                        double timeout_s, struct cuco_proc_status *st)
 {
 	struct cuco_proc_sched s;
 	const char *tmp = getenv("TMPDIR"), *netns = getenv("CUCO_SANDBOX_RUN_NETNS");
-	char dir[PATH_MAX];
-	int ofd = -1, efd = -1, rc, saved;
+	char dir[PATH_MAX], tmpdir[PATH_MAX + 8], *envs[16];
+	int ofd = -1, efd = -1, rc, saved, n = 0;
 	pid_t pid;
 
 	memset(&s, 0, sizeof(s));
@@ -280,7 +289,15 @@ static int run_private(char **argv, char **env, struct cuco_strbuf *out, struct 
 		return -1;
 	s.cwd = dir;
 	s.netns = netns && !strcmp(netns, "1");
-	pid = cuco_proc_start_sched(argv, env, &s, &ofd, &efd);
+	s.jail = cuco_run_jailed();
+	for (; env && env[n] && n < 14; n++)
+		envs[n] = env[n];
+	if (s.jail) {
+		snprintf(tmpdir, sizeof(tmpdir), "TMPDIR=%s", dir);
+		envs[n++] = tmpdir;
+	}
+	envs[n] = NULL;
+	pid = cuco_proc_start_sched(argv, envs, &s, &ofd, &efd);
 	rc = pid < 0 ? -1 : cuco_proc_wait(pid, ofd, efd, out, log, timeout_s, st);
 	saved = errno;
 	cuco_proc_remove_tree(dir);
@@ -500,6 +517,7 @@ int cuco_run_programs(const struct cuco_run_opts *o, const struct cuco_manifest 
 			k = cuco_err_set(err, more.code, "%s",
 			                 more.error ? more.error : cuco_strerror(more.code));
 		if (k) {
+			cuco_strbuf_add(&res->log, more.log.buf, more.log.len); /* why, in full */
 			cuco_run_result_release(&more);
 			return k;
 		}

@@ -10,6 +10,7 @@
 #include "cascade/sandbox.h"
 #include "farm/slurm.h"
 #include "program/directive.h"
+#include "util/jail.h"
 #include "util/paths.h"
 #include "util/proc.h"
 
@@ -112,6 +113,10 @@ static void sandbox_view(void)
 	       !run    ? "the node's (CUCO_SANDBOX_RUN_NETNS=1: loopback only)"
 	       : netns ? "loopback only (CUCO_SANDBOX_RUN_NETNS=1)"
 	               : "the node's (CUCO_SANDBOX_RUN_NETNS=1, but the kernel refuses)");
+	printf("  files:          harness runs on this node: %s\n",
+	       cuco_run_jailed()       ? "read-only but their private directory, /dev and /proc"
+	       : cuco_jail_available() ? "cuco's user's (CUCO_SANDBOX_RUN_JAIL=0)"
+	                               : "cuco's user's (this kernel refuses a mount namespace)");
 	if (cuco_proc_find_program("bwrap", tool, sizeof(tool)) == 0)
 		printf("  bubblewrap:     %s installed, not used\n", tool);
 	else

@@ -1,6 +1,7 @@
 /* proc.c - child processes with time limits. */
 #define _GNU_SOURCE /* pipe2, sched_setaffinity, SCHED_IDLE */
 #include "proc.h"
+#include "jail.h"
 #include "xalloc.h"
 
 #include <dirent.h>
@@ -257,6 +258,7 @@ pid_t cuco_proc_start_sched(char *const argv[], char *const env[], const struct 
 	int po[2] = {-1, -1}, pe[2] = {-1, -1}, saved;
 	pid_t pid = -1, parent = getpid();
 	char **envp = child_env(env);
+	int netns = 0;
 	struct ns_maps maps;
 
 	ns_maps_init(&maps);
@@ -285,9 +287,6 @@ pid_t cuco_proc_start_sched(char *const argv[], char *const env[], const struct 
 			_exit(127);
 		if (s)
 			apply_sched(s);
-		if (s && s->netns)
-			(void)enter_netns(
-			    &maps); /* best effort: cuco doctor says whether it works */
 		if (out_fd) {
 			dup2(po[1], 1);
 			close(po[0]);
@@ -297,6 +296,13 @@ pid_t cuco_proc_start_sched(char *const argv[], char *const env[], const struct 
 			dup2(pe[1], 2);
 			close(pe[0]);
 			close(pe[1]);
+		}
+		if (s && s->netns)
+			netns = enter_netns(&maps) == 0; /* best effort: cuco doctor says */
+		if (s && s->jail && s->cwd && cuco_jail_enter(s->cwd, netns, maps.uid, maps.gid)) {
+			static const char msg[] = "cuco: cannot make the child's read-only view\n";
+			(void)!write(2, msg, sizeof(msg) - 1);
+			_exit(126);
 		}
 		{
 			/* no core files of candidates; no file bigger than 4 GiB */

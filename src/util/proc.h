@@ -60,6 +60,9 @@ struct cuco_proc_sched {
 	/* 1: a new user and network namespace (only loopback, up) where the kernel allows
 	 * it (cuco_proc_netns_available), else none; the child's children share it */
 	int netns;
+	/* 1: the read-only view of the node (util/jail.h), cwd the one directory left writable;
+	 * the child exits (126) rather than run without it */
+	int jail;
 };
 
 /*

@@ -280,11 +280,14 @@ static void test_real_nvcc_hidden_multimem(void **state)
 	cuco_compile_job_release(&job);
 }
 
-/* The harness (a stand-in that says where it ran) starts in a private folder, removed after. */
-static void test_harness_private_dir(void **state)
+/*
+ * Run the stand-in harness whose shell body is script (its "$@" the harness's
+ * arguments) on one program, cand.so, from tmp_dir; what it wrote to its
+ * stderr (the run's log: it may not write outside its directory) into seen.
+ */
+static void run_stand_in(const char *script, struct cuco_strbuf *seen)
 {
-	char harness[256], where[256], so[256], cmd[512];
-	struct cuco_strbuf seen = CUCO_STRBUF_INIT;
+	char harness[256], so[256], text[2048];
 	struct cuco_run_opts ro;
 	struct cuco_manifest m;
 	struct cuco_shape shape;
@@ -293,15 +296,10 @@ static void test_harness_private_dir(void **state)
 	struct cuco_err err;
 	char *cwd;
 
-	(void)state;
 	snprintf(harness, sizeof(harness), "%s/harness.sh", tmp_dir);
-	snprintf(where, sizeof(where), "%s/harness.log", tmp_dir);
 	snprintf(so, sizeof(so), "%s/cand.so", tmp_dir);
-	snprintf(cmd, sizeof(cmd),
-	         "#!/bin/sh\n{ pwd; stat -c %%a .; echo \"$@\"; } > %s\n"
-	         "echo '{\"programs\":[]}'\n",
-	         where);
-	assert_int_equal(write_text(harness, cmd), 0);
+	snprintf(text, sizeof(text), "#!/bin/sh\n{\n%s\n} >&2\necho '{\"programs\":[]}'\n", script);
+	assert_int_equal(write_text(harness, text), 0);
 	assert_int_equal(chmod(harness, 0755), 0);
 	assert_int_equal(write_text(so, "ELF"), 0);
 	setenv("CUCO_HARNESS", harness, 1);
@@ -319,19 +317,77 @@ static void test_harness_private_dir(void **state)
 	(void)cuco_run_programs(&ro, &m, "cand.so", &shape, &prog, 1, &res, &err);
 	assert_int_equal(chdir(cwd), 0);
 	free(cwd);
-	assert_int_equal(cuco_strbuf_read_file(&seen, where), 0);
+	cuco_strbuf_reset(seen);
+	cuco_strbuf_adds(seen, res.log.buf);
+	cuco_run_result_release(&res);
+	unsetenv("CUCO_HARNESS");
+}
+
+/* The harness (a stand-in that says where it ran) starts in a private folder, removed after. */
+static void test_harness_private_dir(void **state)
+{
+	struct cuco_strbuf seen = CUCO_STRBUF_INIT;
+	char want[256];
+
+	(void)state;
+	run_stand_in("pwd; stat -c %a .; echo \"$@\"", &seen);
 	assert_contains(seen.buf, "/cuco-run.");
 	assert_contains(seen.buf, "\n700\n");
-	snprintf(cmd, sizeof(cmd), "cand=%s/cand.so", tmp_dir);
-	assert_contains(seen.buf, cmd);
+	snprintf(want, sizeof(want), "cand=%s/cand.so", tmp_dir);
+	assert_contains(seen.buf, want);
 	{
 		char dir[256];
 		snprintf(dir, sizeof(dir), "%.*s", (int)strcspn(seen.buf, "\n"), seen.buf);
 		assert_false(cuco_file_exists(dir));
 	}
-	cuco_run_result_release(&res);
 	cuco_strbuf_release(&seen);
-	unsetenv("CUCO_HARNESS");
+}
+
+/*
+ * A hostile harness run (its host code is a candidate's) tries to write
+ * beside the program it was given, into the cache, over a cached object, to
+ * /tmp and to $HOME: each refused (read-only file system) where the node
+ * gives runs the read-only view; its own directory (and TMPDIR, the same),
+ * and /dev/shm, where NCCL keeps its segments, are written.
+ */
+static void test_harness_read_only_view(void **state)
+{
+	struct cuco_strbuf seen = CUCO_STRBUF_INIT;
+	char script[1536], obj[256];
+
+	(void)state;
+	if (!cuco_run_jailed())
+		skip(); /* this kernel refuses mount namespaces: cuco doctor says so */
+	assert_int_equal(cuco_mkdir_p(cache_dir), 0);
+	snprintf(obj, sizeof(obj), "%s/trusted.so", cache_dir);
+	assert_int_equal(write_text(obj, "TRUSTED"), 0);
+	snprintf(
+	    script, sizeof(script),
+	    "try() { if ( : > \"$2\" ) 2>/dev/null; then echo \"$1 written\"; "
+	    "else echo \"$1 refused\"; fi; }\n"
+	    "try beside %s/beside; try cache %s/new.so; try object %s\n"
+	    "try tmp /tmp/cuco-test-outside.$$; try home \"$HOME/cuco-test-outside.$$\"\n"
+	    "try own ./own; try tmpdir \"$TMPDIR/t\"; try shm /dev/shm/cuco-test.$$\n"
+	    "rm -f /dev/shm/cuco-test.$$ /tmp/cuco-test-outside.$$ \"$HOME/cuco-test-outside.$$\"\n"
+	    "[ \"$TMPDIR\" = \"$(pwd)\" ] && echo tmpdir is own",
+	    tmp_dir, cache_dir, obj);
+	run_stand_in(script, &seen);
+	assert_contains(seen.buf, "beside refused\n");
+	assert_contains(seen.buf, "cache refused\n");
+	assert_contains(seen.buf, "object refused\n");
+	assert_contains(seen.buf, "tmp refused\n");
+	assert_contains(seen.buf, "home refused\n");
+	assert_contains(seen.buf, "own written\n");
+	assert_contains(seen.buf, "tmpdir written\n");
+	assert_contains(seen.buf, "shm written\n");
+	assert_contains(seen.buf, "tmpdir is own\n");
+	snprintf(obj, sizeof(obj), "%s/beside", tmp_dir);
+	assert_false(cuco_file_exists(obj));
+	snprintf(obj, sizeof(obj), "%s/trusted.so", cache_dir);
+	cuco_strbuf_reset(&seen);
+	assert_int_equal(cuco_strbuf_read_file(&seen, obj), 0);
+	assert_string_equal(seen.buf, "TRUSTED");
+	cuco_strbuf_release(&seen);
 }
 
 int main(void)
@@ -342,6 +398,7 @@ int main(void)
 	    cmocka_unit_test(test_object_with_multicast_refused),
 	    cmocka_unit_test(test_real_nvcc_hidden_multimem),
 	    cmocka_unit_test(test_harness_private_dir),
+	    cmocka_unit_test(test_harness_read_only_view),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
