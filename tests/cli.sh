@@ -338,6 +338,10 @@ usage "recheck without a run" "which run?" -- "$CUCO" recheck --store "$TMP/stat
 check "recheck of a run with nothing correct" 0 "run 1 has no correct program to re-check" -- \
 	"$CUCO" recheck 1 --store "$TMP/stat.db"
 check "recheck of a missing run" 14 "has no run 7" -- "$CUCO" recheck 7 --store "$TMP/stat.db"
+check "recheck --json of a run with nothing correct" 0 '"rechecked": false' -- \
+	"$CUCO" recheck 1 --json --store "$TMP/stat.db"
+expect "recheck --json is one JSON object" "$(printf '%s' "$out" |
+	python3 -c 'import json, sys; print(json.load(sys.stdin)["run"])')" -eq 1
 check "report names the statistic" 0 "$TMP/stat-report/run-1.html" -- \
 	"$CUCO" report 1 --store "$TMP/stat.db" -o "$TMP/stat-report"
 expect "report: mean latency" "$(grep -c '^- latency: mean of the timed runs' "$TMP/stat-report/run-1.md")" -eq 1

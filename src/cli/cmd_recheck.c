@@ -25,7 +25,7 @@ static const char usage[] =
 struct recheck_args {
 	struct cuco_run_opts run;
 	const char *store;
-	int no_sanitizer;
+	int no_sanitizer, json;
 	const char *pos[1];
 	int npos;
 };
@@ -34,6 +34,10 @@ static const struct cli_flag recheck_flags[] = {
     CLI_STORE_FLAG(struct recheck_args, store),
     {CLI_BOOL, "--no-sanitizer", NULL, "skip the compute-sanitizer passes",
      CLI_AT(struct recheck_args, no_sanitizer)},
+    {CLI_BOOL, "--json", NULL,
+     "one JSON object on stdout instead of the table: the run, its program, whether it "
+     "passed, and each check with its evaluation's shape, status and times",
+     CLI_AT(struct recheck_args, json)},
     {CLI_HEADING, .help = "Run options:"},
     {CLI_TABLE, .table = cli_run_table, CLI_AT(struct recheck_args, run)},
     {CLI_END},
@@ -112,10 +116,19 @@ int cmd_recheck(int argc, char **argv)
 	(void)cli_probe_facts("recheck", &o.run, &facts); /* the nvcc target */
 	if ((rc = cuco_recheck_run(&o, &res, &err)))
 		goto fail;
-	if (!res.program_id)
+	if (a.json) {
+		json_t *j = NULL;
+
+		if (cuco_recheck_json(store, id, &j, &err) == CUCO_OK) {
+			json_dumpf(j, stdout, JSON_INDENT(2));
+			fputc('\n', stdout);
+		}
+		json_decref(j);
+	} else if (!res.program_id) {
 		printf("# recheck: run %lld has no correct program to re-check\n", id);
-	else
+	} else {
 		cuco_recheck_print(stdout, store, id, &err);
+	}
 	rc = res.program_id && !res.passed ? CUCO_ERR_VERIFY : CUCO_OK;
 	goto out;
 fail:

@@ -559,3 +559,55 @@ int cuco_recheck_print(FILE *f, struct cuco_store *store, int64_t run_id, struct
 	free(text);
 	return CUCO_OK;
 }
+
+static json_t *real_or_null(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+int cuco_recheck_json(struct cuco_store *store, int64_t run_id, json_t **out, struct cuco_err *err)
+{
+	char key[64], *text = NULL;
+	json_t *root, *c, *checks;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	snprintf(key, sizeof(key), "run.%lld.recheck", (long long)run_id);
+	if ((rc = cuco_store_meta_get(store, key, &text, err)))
+		return rc;
+	root = text ? json_loads(text, 0, NULL) : NULL;
+	free(text);
+	if (!json_is_object(root)) {
+		json_decref(root);
+		*out = json_pack("{s:I, s:b}", "run", (json_int_t)run_id, "rechecked", 0);
+		return CUCO_OK;
+	}
+	json_object_set_new(root, "run", json_integer(run_id));
+	json_object_set_new(root, "rechecked", json_true());
+	checks = json_object_get(root, "checks");
+	json_array_foreach(checks, i, c)
+	{
+		struct cuco_eval_rec ev;
+		struct cuco_err e;
+
+		if (!json_is_object(c))
+			continue;
+		cuco_eval_rec_init(&ev);
+		if (cuco_store_eval_get(store, json_integer_value(json_object_get(c, "evaluation")),
+		                        &ev, &e) == CUCO_OK) {
+			json_object_set_new(c, "shape",
+			                    ev.shape ? json_string(ev.shape) : json_null());
+			json_object_set_new(c, "status", json_string(ev.status));
+			json_object_set_new(c, "median_us", real_or_null(ev.median_us));
+			json_object_set_new(c, "p90_us", real_or_null(ev.p90_us));
+			json_object_set_new(c, "mean_us", real_or_null(ev.mean_us));
+			json_object_set_new(c, "fitness", real_or_null(ev.fitness));
+			json_object_set_new(c, "error",
+			                    ev.error ? json_string(ev.error) : json_null());
+		}
+		cuco_eval_rec_release(&ev);
+	}
+	*out = root;
+	return CUCO_OK;
+}

@@ -7,6 +7,7 @@
 #ifndef CUCO_SEARCH_RECHECK_H
 #define CUCO_SEARCH_RECHECK_H
 
+#include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -121,5 +122,14 @@ int cuco_recheck_run(const struct cuco_recheck_opts *o, struct cuco_recheck_resu
 
 /* One line per check of a stored re-check of run_id to f ("# recheck: ..."). */
 int cuco_recheck_print(FILE *f, struct cuco_store *store, int64_t run_id, struct cuco_err *err);
+
+/*
+ * The stored re-check of run_id as one JSON object in *out (caller decrefs):
+ * "run", "rechecked" (false and nothing else when there is none), and the
+ * stored "recheck_run", "program", "seed" (the inputs'), "sanitized", "passed" and "checks",
+ * each check with its evaluation's "shape", "status", "median_us", "p90_us",
+ * "mean_us", "fitness" and "error" (null for none).
+ */
+int cuco_recheck_json(struct cuco_store *store, int64_t run_id, json_t **out, struct cuco_err *err);
 
 #endif

@@ -588,6 +588,32 @@ static void test_report_fixture(void **state)
 		assert_non_null(strstr(buf, "(p90 812.5, mean 733.3)"));
 		assert_non_null(strstr(buf, "FAILED"));
 	}
+	/* ...and `cuco recheck RUN --json` the same as one object */
+	{
+		json_t *j = NULL, *c;
+		size_t i;
+		int fresh = 0;
+
+		assert_int_equal(cuco_recheck_json(s, run, &j, &err), CUCO_OK);
+		assert_true(json_is_true(json_object_get(j, "rechecked")));
+		assert_true(json_is_false(json_object_get(j, "passed")));
+		assert_int_equal(json_integer_value(json_object_get(j, "run")), run);
+		json_array_foreach(json_object_get(j, "checks"), i, c)
+		{
+			if (strcmp(json_string_value(json_object_get(c, "check")), "fresh-seed"))
+				continue;
+			fresh++;
+			assert_string_equal(json_string_value(json_object_get(c, "shape")),
+			                    "small");
+			assert_string_equal(json_string_value(json_object_get(c, "status")), "ok");
+			assert_true(json_real_value(json_object_get(c, "p90_us")) == 812.5);
+		}
+		assert_int_equal(fresh, 1);
+		json_decref(j);
+		assert_int_equal(cuco_recheck_json(s, run + 1000, &j, &err), CUCO_OK);
+		assert_true(json_is_false(json_object_get(j, "rechecked")));
+		json_decref(j);
+	}
 	/* The diff against the seed has both kinds of lines. */
 	assert_non_null(strstr(h.buf, "<span class=\"del\">-"));
 	assert_non_null(strstr(h.buf, "<span class=\"add\">+"));
