@@ -270,18 +270,23 @@ int cuco_run_jailed(void)
 /*
  * The harness on this node (fork mode) starts in a private directory (0700,
  * removed afterwards), and so do the ranks it forks; in a read-only view of
- * the node where only that directory (its TMPDIR too), /dev and /proc can be
- * written (cuco_run_jailed); in a network namespace of its own (loopback only,
- * shared by the ranks) when CUCO_SANDBOX_RUN_NETNS is 1 and the kernel allows
- * it. 0 when it ran (see st), -1 when it could not start (errno).
+ * the node where only that directory (its TMPDIR too), /tmp (NVSHMEM binds
+ * its sockets there whatever TMPDIR says) but cuco's state, data and working
+ * directory, /dev and /proc can be written (cuco_run_jailed); in a network namespace of its own
+ * (loopback only, shared by the ranks) when CUCO_SANDBOX_RUN_NETNS is 1 and the kernel allows it. 0
+ * when it ran (see st), -1 when it could not start (errno).
  */
 static int run_private(char **argv, char **env, struct cuco_strbuf *out, struct cuco_strbuf *log,
                        double timeout_s, struct cuco_proc_status *st)
 {
 	struct cuco_proc_sched s;
 	const char *tmp = getenv("TMPDIR"), *netns = getenv("CUCO_SANDBOX_RUN_NETNS");
-	char dir[PATH_MAX], tmpdir[PATH_MAX + 8], *envs[16];
-	int ofd = -1, efd = -1, rc, saved, n = 0;
+	char dir[PATH_MAX], tmpdir[PATH_MAX + 8], *envs[16], state[PATH_MAX], here[PATH_MAX];
+	char data[PATH_MAX];
+	const char *writable[] = {dir, "/tmp", NULL}, *keep[4] = {NULL};
+	int ofd = -1, efd = -1, rc, saved, n = 0, k = 0;
+	struct cuco_err e;
+	const char *home;
 	pid_t pid;
 
 	memset(&s, 0, sizeof(s));
@@ -289,10 +294,22 @@ static int run_private(char **argv, char **env, struct cuco_strbuf *out, struct 
 		return -1;
 	s.cwd = dir;
 	s.netns = netns && !strcmp(netns, "1");
-	s.jail = cuco_run_jailed();
+	if (cuco_run_jailed()) {
+		/* kept read-only where they lie under /tmp: the cache and store, cuco's data,
+		 * the directory cuco was started in (the workload's folder, as a rule) */
+		cuco_mkdir_p(cuco_state_dir());
+		if (realpath(cuco_state_dir(), state))
+			keep[k++] = state;
+		if ((home = cuco_home(&e)) && realpath(home, data))
+			keep[k++] = data;
+		if (getcwd(here, sizeof(here)))
+			keep[k++] = here;
+		s.jail_writable = writable;
+		s.jail_keep = keep;
+	}
 	for (; env && env[n] && n < 14; n++)
 		envs[n] = env[n];
-	if (s.jail) {
+	if (s.jail_writable) {
 		snprintf(tmpdir, sizeof(tmpdir), "TMPDIR=%s", dir);
 		envs[n++] = tmpdir;
 	}

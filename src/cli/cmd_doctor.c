@@ -114,7 +114,9 @@ static void sandbox_view(void)
 	       : netns ? "loopback only (CUCO_SANDBOX_RUN_NETNS=1)"
 	               : "the node's (CUCO_SANDBOX_RUN_NETNS=1, but the kernel refuses)");
 	printf("  files:          harness runs on this node: %s\n",
-	       cuco_run_jailed()       ? "read-only but their private directory, /dev and /proc"
+	       cuco_run_jailed()
+	           ? "read-only but their private directory, /tmp (not cuco's state, data or "
+	             "working directory in it), /dev and /proc"
 	       : cuco_jail_available() ? "cuco's user's (CUCO_SANDBOX_RUN_JAIL=0)"
 	                               : "cuco's user's (this kernel refuses a mount namespace)");
 	if (cuco_proc_find_program("bwrap", tool, sizeof(tool)) == 0)

@@ -1,11 +1,11 @@
 /*
  * jail.c - the read-only view of the node a harness run gets: a mount
- * namespace of its own, every mount in it remounted read-only but the run's
- * private directory (bound onto itself first, so it is a mount of its own
- * that stays writable), /dev and /proc. Not root: inside a user namespace
- * that maps only our ids, where the kernel allows it. Flags the kernel locks
- * on a mount (nosuid, nodev, noexec, atime) are kept, or it refuses the
- * remount.
+ * namespace of its own, every mount in it remounted read-only but the
+ * writable directories (each bound onto itself first, so it is a mount of
+ * its own that stays writable), /dev and /proc; the kept directories under a
+ * writable one bound onto themselves after it, and so made read-only too. Not root: inside a user
+ * namespace that maps only our ids, where the kernel allows it. Flags the kernel locks on a mount
+ * (nosuid, nodev, noexec, atime) are kept, or it refuses the remount.
  */
 #define _GNU_SOURCE /* unshare, CLONE_NEW* */
 #include "jail.h"
@@ -88,7 +88,17 @@ static unsigned long keep_flags(const char *opts)
 /* mountinfo is read whole; a node with more mounts than this is refused (the child exits). */
 static char info[1 << 18];
 
-int cuco_jail_enter(const char *writable, int in_userns, const char *uid_map, const char *gid_map)
+/* 1 if path is one of list (NULL-terminated). */
+static int listed(const char *path, const char *const *list)
+{
+	for (; list && *list; list++)
+		if (!strcmp(path, *list))
+			return 1;
+	return 0;
+}
+
+int cuco_jail_enter(const char *const *writable, const char *const *keep, int in_userns,
+                    const char *uid_map, const char *gid_map)
 {
 	char point[4096], opts[512], skip[16];
 	const char *p;
@@ -106,9 +116,23 @@ int cuco_jail_enter(const char *writable, int in_userns, const char *uid_map, co
 		return -1;
 	}
 	/* nothing done here reaches the node's namespace */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-	    mount(writable, writable, NULL, MS_BIND, NULL))
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 		return -1;
+	/* recursive: a directory bound after one under it keeps that one's mount visible, so
+	 * every mount point below names a mount */
+	for (const char *const *w = writable; *w; w++)
+		if (mount(*w, *w, NULL, MS_BIND | MS_REC, NULL))
+			return -1;
+	for (const char *const *k = keep; k && *k; k++) {
+		int in_writable = 0, holds_writable = 0;
+
+		for (const char *const *w = writable; *w; w++) {
+			in_writable |= under(*k, *w) && strcmp(*k, *w);
+			holds_writable |= under(*w, *k);
+		}
+		if (in_writable && !holds_writable && mount(*k, *k, NULL, MS_BIND | MS_REC, NULL))
+			return -1;
+	}
 	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -127,7 +151,7 @@ int cuco_jail_enter(const char *writable, int in_userns, const char *uid_map, co
 			q = field(q, skip, sizeof(skip));
 		q = field(q, point, sizeof(point));
 		field(q, opts, sizeof(opts));
-		if (point[0] != '/' || !strcmp(point, writable) || under(point, "/proc") ||
+		if (point[0] != '/' || listed(point, writable) || under(point, "/proc") ||
 		    under(point, "/dev"))
 			continue;
 		if (mount(NULL, point, NULL, keep_flags(opts), NULL) &&
@@ -154,9 +178,10 @@ int cuco_jail_available(void)
 	pid = fork();
 	if (pid == 0) {
 		/* built, the private folder writable and the one above it not */
+		const char *w[] = {dir, NULL};
 		int fd;
 
-		if (cuco_jail_enter(dir, 0, uid, gid))
+		if (cuco_jail_enter(w, NULL, 0, uid, gid))
 			_exit(1);
 		fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
 		if (fd < 0)

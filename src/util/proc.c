@@ -299,7 +299,8 @@ pid_t cuco_proc_start_sched(char *const argv[], char *const env[], const struct 
 		}
 		if (s && s->netns)
 			netns = enter_netns(&maps) == 0; /* best effort: cuco doctor says */
-		if (s && s->jail && s->cwd && cuco_jail_enter(s->cwd, netns, maps.uid, maps.gid)) {
+		if (s && s->jail_writable &&
+		    cuco_jail_enter(s->jail_writable, s->jail_keep, netns, maps.uid, maps.gid)) {
 			static const char msg[] = "cuco: cannot make the child's read-only view\n";
 			(void)!write(2, msg, sizeof(msg) - 1);
 			_exit(126);

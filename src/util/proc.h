@@ -60,9 +60,11 @@ struct cuco_proc_sched {
 	/* 1: a new user and network namespace (only loopback, up) where the kernel allows
 	 * it (cuco_proc_netns_available), else none; the child's children share it */
 	int netns;
-	/* 1: the read-only view of the node (util/jail.h), cwd the one directory left writable;
-	 * the child exits (126) rather than run without it */
-	int jail;
+	/* non-NULL: the read-only view of the node (util/jail.h) with these directories left
+	 * writable and jail_keep's read-only under them; the child exits (126) rather than
+	 * run without it */
+	const char *const *jail_writable;
+	const char *const *jail_keep;
 };
 
 /*
