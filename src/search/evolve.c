@@ -13,6 +13,7 @@
 
 #include "search/evolve_engine.h"
 #include "search/rng.h"
+#include "util/array.h"
 #include "util/proc.h"
 
 /* ---- engine state ---- */
@@ -29,17 +30,8 @@ void cuco_evolve_pend_clear(struct pendlist *L)
 
 struct pending *cuco_evolve_pend_new(struct pendlist *L)
 {
-	struct pending *p;
+	struct pending *p = CUCO_ARRAY_PUSH(L->a, L->n, L->alloc);
 
-	if (L->n == L->alloc) {
-		int na = L->alloc ? 2 * L->alloc : 32;
-		struct pending *np = realloc(L->a, (size_t)na * sizeof(*np));
-		if (!np)
-			return NULL;
-		L->a = np;
-		L->alloc = na;
-	}
-	p = &L->a[L->n++];
 	memset(p, 0, sizeof(*p));
 	cuco_directive_init(&p->d);
 	p->median_us = p->mean_us = NAN;
@@ -95,7 +87,7 @@ void cuco_evolve_note_best(struct engine *e, int64_t id, double fitness, double 
 }
 
 /* Members for generation g's candidates L (initial programs go to every island). */
-int cuco_evolve_add_members(struct engine *e, const struct pendlist *L, int g)
+void cuco_evolve_add_members(struct engine *e, const struct pendlist *L, int g)
 {
 	for (int i = 0; i < L->n; i++) {
 		const struct pending *p = &L->a[i];
@@ -117,11 +109,9 @@ int cuco_evolve_add_members(struct engine *e, const struct pendlist *L, int g)
 			m.d = e->start_d;
 		for (int isl = first; isl <= last && isl < e->pop.nislands; isl++) {
 			m.island = isl;
-			if (cuco_population_add(&e->pop, &m) < 0)
-				return CUCO_ERR_NOMEM;
+			cuco_population_add(&e->pop, &m);
 		}
 	}
-	return CUCO_OK;
 }
 
 static int refresh_bias(struct engine *e, int g, int store_it, struct cuco_err *err)
@@ -595,8 +585,8 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 			why = should_stop(&e);
 			break;
 		}
-		if ((rc = cuco_evolve_add_members(&e, &e.cur, g)) ||
-		    (rc = cuco_evolve_finish_generation(&e, g, err)))
+		cuco_evolve_add_members(&e, &e.cur, g);
+		if ((rc = cuco_evolve_finish_generation(&e, g, err)))
 			goto fail;
 		report(&e);
 		if (have_next) {

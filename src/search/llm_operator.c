@@ -17,6 +17,7 @@
 #include "llm/reply.h"
 #include "search/llm_diagnose.h"
 #include "store/store.h"
+#include "util/array.h"
 
 #define FAIL_LIMIT 3      /* calls failing in a row (after the client's retries) that end the run */
 #define MAX_FEEDBACK 2000 /* bytes of an error or compile log in a prompt */
@@ -475,18 +476,8 @@ static int op_breed(void *ctx, const struct cuco_breed_request *rq, struct cuco_
 		rc = cuco_llm_op_store_call(op, rq->run_id, &res, 0, why, "mutation", err);
 		goto out;
 	}
-	if (op->nwait == op->await) {
-		int na = op->await ? 2 * op->await : 8;
-		struct waiting *nw = realloc(op->wait, (size_t)na * sizeof(*nw));
-		if (!nw) {
-			rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-			goto out;
-		}
-		op->wait = nw;
-		op->await = na;
-	}
 	{
-		struct waiting *w = &op->wait[op->nwait++];
+		struct waiting *w = CUCO_ARRAY_PUSH(op->wait, op->nwait, op->await);
 		snprintf(w->name, sizeof(w->name), "%s", rq->name);
 		w->run_id = rq->run_id;
 		w->arm = arm;
@@ -530,9 +521,7 @@ static int op_stored(void *ctx, const char *const *names, const int64_t *ids, in
 		if ((rc =
 		         cuco_llm_op_store_call(op, w->run_id, &w->res, id, NULL, "mutation", err)))
 			break;
-		if ((rc = cuco_llm_op_add_judged(op, w->run_id, id, w->arm, w->parent_fitness,
-		                                 w->cost, err)))
-			break;
+		cuco_llm_op_add_judged(op, w->run_id, id, w->arm, w->parent_fitness, w->cost);
 		cuco_llm_result_release(&w->res);
 		op->wait[i] = op->wait[--op->nwait];
 	}

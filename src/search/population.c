@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "search/operator.h"
+#include "util/array.h"
 
 int cuco_population_init(struct cuco_population *p, int nislands, int population_size,
                          int archive_size)
@@ -28,14 +29,7 @@ void cuco_population_release(struct cuco_population *p)
 
 int cuco_population_add(struct cuco_population *p, const struct cuco_member *m)
 {
-	if (p->n == p->alloc) {
-		int na = p->alloc ? 2 * p->alloc : 64;
-		struct cuco_member *nm = realloc(p->m, (size_t)na * sizeof(*nm));
-		if (!nm)
-			return -1;
-		p->m = nm;
-		p->alloc = na;
-	}
+	CUCO_ARRAY_GROW(p->m, (size_t)p->n + 1, p->alloc);
 	p->m[p->n] = *m;
 	cuco_directive_copy(&p->m[p->n].d, &m->d);
 	p->m[p->n].alive = 1;
