@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "util/array.h"
+#include "util/xalloc.h"
 
 static int line_of(const struct lift *L, size_t off)
 {
@@ -38,11 +39,8 @@ static struct lift_site *site_add(struct lift *L, size_t off, const char *what, 
 static char *mask_source(const char *src)
 {
 	size_t n = strlen(src);
-	char *m = malloc(n + 1);
+	char *m = cuco_xstrdup(src);
 
-	if (!m)
-		abort();
-	memcpy(m, src, n + 1);
 	for (size_t i = 0; i < n;) {
 		if (src[i] == '/' && src[i + 1] == '/') {
 			while (i < n && src[i] != '\n')

@@ -196,11 +196,7 @@ int cuco_llm_client_new(const struct cuco_llm_config *cfg, struct cuco_llm_clien
 		                   cfg->model);
 		goto out;
 	}
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		ret = cuco_err_set(err, CUCO_ERR_NOMEM, "llm: out of memory");
-		goto out;
-	}
+	c = cuco_xcalloc(1, sizeof(*c));
 	c->cfg = *cfg;
 	c->cfg.base_url = cuco_xstrdup(cfg->base_url);
 	c->cfg.model = cuco_xstrdup(cfg->model);

@@ -149,9 +149,8 @@ static int summary_due(const struct engine *e, int g)
 int cuco_evolve_finish_generation(struct engine *e, int g, struct cuco_err *err)
 {
 	cuco_population_end_generation(&e->pop, g);
-	if (g > 0 && e->cfg.migration_interval > 0 && g % e->cfg.migration_interval == 0 &&
-	    cuco_population_migrate(&e->pop, e->cfg.migration_rate) < 0)
-		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+	if (g > 0 && e->cfg.migration_interval > 0 && g % e->cfg.migration_interval == 0)
+		cuco_population_migrate(&e->pop, e->cfg.migration_rate);
 	if (summary_due(e, g) && e->bias_generation != g)
 		return refresh_bias(e, g, 0, err);
 	return CUCO_OK;
@@ -167,19 +166,14 @@ static int op_stored(struct engine *e, const struct pendlist *L, struct cuco_err
 
 	if (!op || !op->stored)
 		return CUCO_OK;
-	names = calloc((size_t)L->n, sizeof(*names));
-	ids = calloc((size_t)L->n, sizeof(*ids));
-	if (!names || !ids) {
-		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-		goto out;
-	}
+	names = cuco_xcalloc((size_t)L->n, sizeof(*names));
+	ids = cuco_xcalloc((size_t)L->n, sizeof(*ids));
 	for (int i = 0; i < L->n; i++)
 		if (L->a[i].island != CUCO_STORE_NO_INT) {
 			names[n] = L->a[i].name;
 			ids[n++] = L->a[i].program_id;
 		}
 	rc = op->stored(op->ctx, names, ids, n, err);
-out:
 	free(names);
 	free(ids);
 	return rc;
@@ -279,14 +273,10 @@ static int evaluate_pending(struct engine *e, int g, struct cuco_err *err)
 {
 	const struct cuco_evaluator *ev = &e->o->evaluator;
 	int batch = ev->evaluate_batch ? (ev->max_batch > 0 ? ev->max_batch : e->cur.n) : 1;
-	struct cuco_candidate *c = calloc((size_t)batch + 1, sizeof(*c));
-	struct cuco_eval_outcome *outs = calloc((size_t)batch + 1, sizeof(*outs));
-	int *which = calloc((size_t)batch + 1, sizeof(*which)), rc = CUCO_OK;
+	struct cuco_candidate *c = cuco_xcalloc((size_t)batch + 1, sizeof(*c));
+	struct cuco_eval_outcome *outs = cuco_xcalloc((size_t)batch + 1, sizeof(*outs));
+	int *which = cuco_xcalloc((size_t)batch + 1, sizeof(*which)), rc = CUCO_OK;
 
-	if (!c || !outs || !which) {
-		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-		goto out;
-	}
 	for (int next = 0;;) {
 		int n = 0, left;
 		while (next < e->cur.n && n < batch) {
@@ -390,8 +380,7 @@ static int prefetch(struct engine *e, const struct pendlist *L, struct cuco_err 
 
 	if (!ev->prefetch || !cuco_evolve_unevaluated(L))
 		return CUCO_OK;
-	if (!(c = calloc((size_t)L->n, sizeof(*c))))
-		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+	c = cuco_xcalloc((size_t)L->n, sizeof(*c));
 	for (int i = 0; i < L->n; i++)
 		if (!L->a[i].evaluated) {
 			c[n].name = L->a[i].name;
@@ -482,11 +471,7 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 		if ((rc = cuco_store_run_finish(o->store, e.run_id, "running", err)))
 			goto fail;
 		if (g < 0) {
-			e.start_code = strdup(o->seed_code);
-			if (!e.start_code) {
-				rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-				goto fail;
-			}
+			e.start_code = cuco_xstrdup(o->seed_code);
 			if ((rc = cuco_evolve_setup_genes(&e, err)) ||
 			    (rc = cuco_evolve_initial_programs(&e, err)) ||
 			    (rc = store_pending(&e, &e.cur, 0, err)))
@@ -505,9 +490,9 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 			rc = cuco_err_set(err, CUCO_ERR_INVALID, "evolve: no seed program");
 			goto out;
 		}
-		e.start_code = strdup(o->seed_code);
+		e.start_code = cuco_xstrdup(o->seed_code);
 		config = cuco_evolve_config_json(&e.cfg, o->llm_json);
-		if (!e.start_code || !config) {
+		if (!config) {
 			rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 			goto out;
 		}

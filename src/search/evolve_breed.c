@@ -270,13 +270,13 @@ int cuco_evolve_initial_programs(struct engine *e, struct cuco_err *err)
 	p->island = CUCO_STORE_NO_INT;
 	snprintf(p->name, sizeof(p->name), "seed");
 	p->op = "init";
-	p->code = strdup(e->start_code);
+	p->code = cuco_xstrdup(e->start_code);
 	if ((rc = cuco_directive_parse("seed", e->start_code, &p->d, err)))
 		return rc;
 	free(p->d.file);
 	p->d.file = NULL;
 	p->json = cuco_directive_to_json(&p->d);
-	if (!p->code || !p->json)
+	if (!p->json)
 		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 	if (e->o->template_text) {
 		if ((rc = cuco_evolve_realize(e, &e->start_d, &code, err)))

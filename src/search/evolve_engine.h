@@ -14,6 +14,7 @@
 #include "search/summary.h"
 #include "store/store.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
 #define NOVELTY_ATTEMPTS 6 /* tries for a novel child before the slot stays empty */
 #define MAX_EDGES 16       /* lineage edges of one child */

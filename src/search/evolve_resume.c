@@ -64,18 +64,16 @@ static int load_program(const struct cuco_program_rec *p, void *arg, struct cuco
 	x->id = p->id;
 	x->island = (int)p->island;
 	x->generation = (int)p->generation;
-	x->name = strdup(p->name ? p->name : "");
-	x->code = strdup(p->code);
-	x->json = p->directive ? strdup(p->directive) : NULL;
-	x->op = strdup(p->operator_ ? p->operator_ : "");
+	x->name = cuco_xstrdup(p->name ? p->name : "");
+	x->code = cuco_xstrdup(p->code);
+	x->json = cuco_xstrdup(p->directive);
+	x->op = cuco_xstrdup(p->operator_ ? p->operator_ : "");
 	x->median_us = x->mean_us = NAN;
 	for (size_t i = 0; i < p->nparents && x->nparents < MAX_EDGES; i++) {
 		x->parent_ids[x->nparents] = p->parents[i].id;
 		snprintf(x->parent_kind[x->nparents++], 16, "%s",
 		         p->parents[i].kind ? p->parents[i].kind : "parent");
 	}
-	if (!x->name || !x->code || !x->op)
-		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 	return 0;
 }
 
@@ -160,7 +158,7 @@ int cuco_evolve_rebuild(struct engine *e, int *last_g, int *open, int *next_stor
 			gopen = L.a[k].generation;
 		if (L.a[k].generation == 0 && !strcmp(L.a[k].op, "init") &&
 		    !strcmp(L.a[k].name, "seed") && !e->start_code)
-			e->start_code = strdup(L.a[k].code);
+			e->start_code = cuco_xstrdup(L.a[k].code);
 	}
 	if (!e->start_code && gmax < 0 && e->o->seed_code) {
 		/* Killed before generation 0 was stored: start over from the seed. */

@@ -18,6 +18,7 @@
 #include "search/llm_diagnose.h"
 #include "store/store.h"
 #include "util/array.h"
+#include "util/xalloc.h"
 
 #define FAIL_LIMIT 3      /* calls failing in a row (after the client's retries) that end the run */
 #define MAX_FEEDBACK 2000 /* bytes of an error or compile log in a prompt */
@@ -62,13 +63,11 @@ out:
 int cuco_llm_operator_new(const struct cuco_llm_operator_config *cfg,
                           struct cuco_llm_operator **out, struct cuco_err *err)
 {
-	struct cuco_llm_operator *op = calloc(1, sizeof(*op));
+	struct cuco_llm_operator *op = cuco_xcalloc(1, sizeof(*op));
 	struct cuco_llm_config lc;
 	int rc = CUCO_OK;
 
 	*out = NULL;
-	if (!op)
-		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 	op->cfg = *cfg;
 	if (cfg->nmodels < 1 || cfg->nmodels > CUCO_LLM_MAX_MODELS) {
 		rc = cuco_err_set(err, CUCO_ERR_USAGE, "llm operator: give 1 to %d models, not %d",
@@ -114,24 +113,19 @@ void cuco_llm_operator_free(struct cuco_llm_operator *op)
 	free(op);
 }
 
-int cuco_llm_operator_set_summary(struct cuco_llm_operator *op, const char *statistical,
-                                  const char *llm, struct cuco_err *err)
+void cuco_llm_operator_set_summary(struct cuco_llm_operator *op, const char *statistical,
+                                   const char *llm)
 {
 	if (statistical) {
-		char *s = strdup(statistical);
-		if (!s)
-			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		char *s = cuco_xstrdup(statistical);
 		free(op->stat_summary);
 		op->stat_summary = s;
 	}
 	if (llm) {
-		char *s = strdup(llm);
-		if (!s)
-			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		char *s = cuco_xstrdup(llm);
 		free(op->llm_summary);
 		op->llm_summary = s;
 	}
-	return CUCO_OK;
 }
 
 /* ---- prompt assembly ---- */
@@ -301,8 +295,8 @@ int cuco_llm_operator_prompt(struct cuco_llm_operator *op, int mode, int64_t par
 		if ((rc = cuco_prompt_build(op->cfg.share_dir, name, vars, 6, user, NULL, err)))
 			goto out;
 	}
-	if (parent_code && !(*parent_code = strdup(parent.code)))
-		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+	if (parent_code)
+		*parent_code = cuco_xstrdup(parent.code);
 out:
 	cuco_program_rec_release(&parent);
 	cuco_program_rec_release(&partner);
@@ -471,7 +465,7 @@ static int op_breed(void *ctx, const struct cuco_breed_request *rq, struct cuco_
 	                         &edit, &e2)) {
 		snprintf(why, sizeof(why), "%s reply for %s rejected", op_name(mode), rq->name);
 		free(res.error);
-		res.error = strdup(edit.reason ? edit.reason : e2.msg);
+		res.error = cuco_xstrdup(edit.reason ? edit.reason : e2.msg);
 		cuco_bandit_reward(&op->bandit, arm, 0, call_cost(&res));
 		rc = cuco_llm_op_store_call(op, rq->run_id, &res, 0, why, "mutation", err);
 		goto out;

@@ -14,6 +14,7 @@
 #include "search/llm_diagnose.h"
 #include "store/store.h"
 #include "util/array.h"
+#include "util/xalloc.h"
 
 /* A program of the run as the loop saw it: its first evaluation and its parent. */
 struct seen {
@@ -162,6 +163,7 @@ static int hist_summary(const struct cuco_summary_rec *sum, void *arg, struct cu
 	struct history *h = arg;
 	int stat = !strcmp(sum->kind, "statistical");
 
+	(void)err;
 	if (!stat && strcmp(sum->kind, "llm"))
 		return 0;
 	if (stat) {
@@ -170,8 +172,8 @@ static int hist_summary(const struct cuco_summary_rec *sum, void *arg, struct cu
 	} else {
 		h->llm_generation = sum->generation;
 	}
-	return cuco_llm_operator_set_summary(h->op, stat ? sum->text : NULL,
-	                                     stat ? NULL : sum->text, err);
+	cuco_llm_operator_set_summary(h->op, stat ? sum->text : NULL, stat ? NULL : sum->text);
+	return 0;
 }
 
 /* The meta key that says a run's budget ran out, and under which budgets. */
@@ -261,9 +263,8 @@ int cuco_llm_operator_resume(struct cuco_llm_operator *op, int64_t run_id, struc
 	/* Stopped between a statistical summary and its meta-summary: write it now. */
 	if (op->cfg.meta_summaries && op->stat_summary && h.stat_summaries > h.summary_calls &&
 	    h.llm_generation < h.stat_generation) {
-		char *stat = strdup(op->stat_summary);
-		rc = stat ? cuco_llm_op_summarize(op, run_id, (int)h.stat_generation, stat, err)
-		          : cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		char *stat = cuco_xstrdup(op->stat_summary);
+		rc = cuco_llm_op_summarize(op, run_id, (int)h.stat_generation, stat, err);
 		free(stat);
 	}
 out:

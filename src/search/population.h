@@ -94,8 +94,7 @@ int cuco_island_inspirations(const struct cuco_population *p, int island, int pa
  * Ring migration: island i sends its best max(1, ceil(rate * alive)) correct
  * native (not themselves migrated) members to island (i + 1) % nislands,
  * skipping programs already there. All
- * choices are made before any copy lands. Returns the number of copies made,
- * -1 out of memory.
+ * choices are made before any copy lands. Returns the number of copies made.
  */
 int cuco_population_migrate(struct cuco_population *p, double rate);
 

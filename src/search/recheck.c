@@ -13,6 +13,7 @@
 
 #include "search/recheck.h"
 #include "store/store.h"
+#include "util/xalloc.h"
 
 struct best_acc {
 	int64_t id;
@@ -291,13 +292,11 @@ static int check_pass(const struct cuco_recheck_opts *o, struct cuco_recheck_res
 {
 	struct cuco_eval_program progs[2];
 	struct cuco_eval_request req;
-	struct cuco_eval_shape *out = calloc((size_t)nshapes, sizeof(*out));
+	struct cuco_eval_shape *out = cuco_xcalloc((size_t)nshapes, sizeof(*out));
 	const struct cuco_manifest_program *bp = NULL;
 	char path[PATH_MAX];
 	int np = 0, rc, sanit = run->wrapper != NULL;
 
-	if (!out)
-		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 	for (int i = 0; i < o->m->nprograms; i++)
 		if (o->m->programs[i].role == CUCO_PROGRAM_BASELINE)
 			bp = &o->m->programs[i];
@@ -429,8 +428,8 @@ int cuco_recheck_run(const struct cuco_recheck_opts *o, struct cuco_recheck_resu
 		goto out;
 	if ((rc = cuco_store_program_get(o->store, res->program_id, &prog, err)))
 		goto out;
-	shapes = calloc((size_t)o->m->nshapes + 1, sizeof(*shapes));
-	if (!shapes || !checks) {
+	shapes = cuco_xcalloc((size_t)o->m->nshapes + 1, sizeof(*shapes));
+	if (!checks) {
 		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 		goto out;
 	}

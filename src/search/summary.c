@@ -11,6 +11,7 @@
 #include "search/operator.h"
 #include "store/store.h"
 #include "util/array.h"
+#include "util/xalloc.h"
 
 /* One candidate as the summary sees it. */
 struct row {
@@ -39,7 +40,7 @@ static int collect_program(const struct cuco_program_rec *p, void *arg, struct c
 	r = CUCO_ARRAY_PUSH(c->rows, c->n, c->alloc);
 	memset(r, 0, sizeof(*r));
 	r->id = p->id;
-	r->directive = p->directive ? strdup(p->directive) : NULL;
+	r->directive = cuco_xstrdup(p->directive);
 	return 0;
 }
 
