@@ -233,7 +233,7 @@ int cuco_evolve_breed_generation(struct engine *e, struct pendlist *L, int g, st
 	struct cuco_rng rng;
 	int rc, waiting = L == &e->cur ? 0 : cuco_evolve_unevaluated(&e->cur);
 
-	cuco_rng_seed_stream(&rng, e->cfg.seed, (uint64_t)g);
+	cuco_rng_seed_stream(&rng, e->cfg.search_seed, (uint64_t)g);
 	for (int isl = 0; isl < e->pop.nislands; isl++) {
 		struct cuco_phase_params pp;
 		cuco_schedule_params(

@@ -114,7 +114,7 @@ int cuco_eval_outcome_combine(const char *const *shapes, const struct cuco_eval_
 void cuco_evolve_config_default(struct cuco_evolve_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->seed = 1;
+	cfg->search_seed = 1;
 	cfg->islands = 2;
 	cfg->generations = 20;
 	cfg->children_per_island = 4;
@@ -155,7 +155,7 @@ char *cuco_evolve_config_json(const struct cuco_evolve_config *c, const char *ll
 		json_decref(llm);
 		return NULL;
 	}
-	json_object_set_new(o, "search_seed", json_integer((json_int_t)c->seed));
+	json_object_set_new(o, "search_seed", json_integer((json_int_t)c->search_seed));
 	json_object_set_new(o, "islands", json_integer(c->islands));
 	json_object_set_new(o, "generations", json_integer(c->generations));
 	json_object_set_new(o, "children_per_island", json_integer(c->children_per_island));
@@ -284,7 +284,7 @@ int cuco_evolve_config_from_json(const char *json, struct cuco_evolve_config *c,
 	}
 	x = json_object_get(o, "search_seed");
 	if (json_is_integer(x))
-		c->seed = (uint64_t)json_integer_value(x);
+		c->search_seed = (uint64_t)json_integer_value(x);
 	if (get_numbers(o, c, err)) {
 		json_decref(o);
 		return err->code;

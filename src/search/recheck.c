@@ -449,9 +449,10 @@ int cuco_recheck_run(const struct cuco_recheck_opts *o, struct cuco_recheck_resu
 			                  strerror(errno));
 			goto out;
 		}
-	res->seed = cuco_recheck_seed(o->run.seed);
+	res->input_seed = cuco_recheck_seed(o->run.seed);
 	snprintf(cfg, sizeof(cfg), "{\"of_run\":%lld,\"program\":%lld,\"seed\":%llu}",
-	         (long long)o->run_id, (long long)res->program_id, (unsigned long long)res->seed);
+	         (long long)o->run_id, (long long)res->program_id,
+	         (unsigned long long)res->input_seed);
 	cuco_run_rec_init(&rr);
 	rr.kind = "recheck";
 	rr.workload = run.workload;
@@ -461,7 +462,7 @@ int cuco_recheck_run(const struct cuco_recheck_opts *o, struct cuco_recheck_resu
 		goto out;
 
 	ro = o->run;
-	ro.seed = res->seed;
+	ro.seed = res->input_seed;
 	ro.wrapper = NULL;
 	cuco_recheck_searched(run.config, run.shape, searched, sizeof(searched));
 	rc = check_pass(o, res, checks, "fresh-seed", shapes, o->m->nshapes, &ro, prog.code,
@@ -486,9 +487,10 @@ int cuco_recheck_run(const struct cuco_recheck_opts *o, struct cuco_recheck_resu
 	if (rc)
 		goto out;
 	res->passed = res->nchecks > 0 && res->npassed == res->nchecks;
-	meta = json_pack("{s:I,s:I,s:I,s:b,s:b,s:O}", "recheck_run", (json_int_t)res->recheck_run,
-	                 "program", (json_int_t)res->program_id, "seed", (json_int_t)res->seed,
-	                 "sanitized", o->sanitize, "passed", res->passed, "checks", checks);
+	meta =
+	    json_pack("{s:I,s:I,s:I,s:b,s:b,s:O}", "recheck_run", (json_int_t)res->recheck_run,
+	              "program", (json_int_t)res->program_id, "seed", (json_int_t)res->input_seed,
+	              "sanitized", o->sanitize, "passed", res->passed, "checks", checks);
 	text = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
 	if (!text) {
 		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
