@@ -106,10 +106,11 @@ int cuco_compile_inflight_new(struct cuco_compile_inflight **out, struct cuco_er
 void cuco_compile_inflight_free(struct cuco_compile_inflight *t);
 /*
  * Keep job's failure (job->code != CUCO_OK, its log) as if a call of t had
- * found it, for the next call that compiles that hash. Returns CUCO_OK; a
- * job that did not fail is ignored.
+ * found it, for the next call that compiles that hash. A job that did not
+ * fail is ignored.
  */
-int cuco_compile_inflight_note(struct cuco_compile_inflight *t, const struct cuco_compile_job *job);
+void cuco_compile_inflight_note(struct cuco_compile_inflight *t,
+                                const struct cuco_compile_job *job);
 
 /*
  * Where background compiles run so that they do not steal CPU from the

@@ -378,12 +378,12 @@ static void flight_keep(struct cuco_compile_inflight *t, struct flight *fl,
 	}
 }
 
-int cuco_compile_inflight_note(struct cuco_compile_inflight *t, const struct cuco_compile_job *job)
+void cuco_compile_inflight_note(struct cuco_compile_inflight *t, const struct cuco_compile_job *job)
 {
 	struct flight *fl;
 
 	if (job->code == CUCO_OK || !job->hash[0])
-		return CUCO_OK;
+		return;
 	pthread_mutex_lock(&t->mu);
 	fl = flight_find(t, job->hash);
 	if (!fl)
@@ -394,7 +394,6 @@ int cuco_compile_inflight_note(struct cuco_compile_inflight *t, const struct cuc
 		flight_keep(t, fl, job);
 	}
 	pthread_mutex_unlock(&t->mu);
-	return CUCO_OK;
 }
 
 /* What a job does now. */

@@ -316,7 +316,7 @@ void cli_llm_config(const struct cli_llm_flags *f, uint64_t seed, struct cuco_ll
 		c->max_tokens = f->max_tokens;
 	c->budget_tokens = f->budget_tokens;
 	c->budget_cost = f->budget_cost;
-	c->seed = seed;
+	c->sampling_seed = seed;
 	memcpy(c->prices, f->prices, sizeof(f->prices));
 	c->nprices = f->nprices;
 }

@@ -13,6 +13,7 @@
 #include "farm/slurm.h"
 #include "program/directive.h"
 #include "util/paths.h"
+#include "util/xalloc.h"
 
 static const char usage[] =
     "usage: cuco bench <workload> [--shape NAME]... [--program FILE]... [options]\n"
@@ -294,11 +295,7 @@ int cmd_bench(int argc, char **argv)
 	req.nprogs = np;
 	req.store = store;
 	req.compile_only = compile_only;
-	out = calloc((size_t)req.nshapes, sizeof(*out));
-	if (!out) {
-		rc = CUCO_ERR_NOMEM;
-		goto out_store;
-	}
+	out = cuco_xcalloc((size_t)req.nshapes, sizeof(*out));
 	fprintf(stderr, "cuco bench: compiling %d programs (%d at a time)...\n", np + 1,
 	        req.compile.jobs);
 	rc = cuco_evaluate(&req, out, &err);

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "program/directive.h"
 #include "util/paths.h"
+#include "util/xalloc.h"
 
 static const char usage[] =
     "usage: cuco eval <FILE.cu | program-id> --workload NAME [--shape NAME]... [options]\n"
@@ -161,8 +162,8 @@ int cmd_eval(int argc, char **argv)
 	req.progs = progs;
 	req.nprogs = 2;
 	req.store = store;
-	out = calloc((size_t)nshape, sizeof(*out));
-	rc = out ? cuco_evaluate(&req, out, &err) : CUCO_ERR_NOMEM;
+	out = cuco_xcalloc((size_t)nshape, sizeof(*out));
+	rc = cuco_evaluate(&req, out, &err);
 	if (progs[1].precheck_code)
 		fprintf(stderr, "cuco eval: directive rejected: %s\n", progs[1].precheck_error);
 	else if (progs[1].job.code != CUCO_OK && progs[1].job.code != -1)

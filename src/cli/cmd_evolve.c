@@ -607,8 +607,8 @@ int cmd_evolve(int argc, char **argv)
 			snprintf(llm_shape, sizeof(llm_shape), "%s", shape->name);
 		if ((rc = cli_evolve_llm_setup(lf, have_stored ? &llm_stored : NULL, store, &m,
 		                               llm_shape, cfg.nshapes > 1 ? shapes_text : NULL, &ds,
-		                               ds_text.buf, factsp, cfg.seed, &llm_op, &llm_json,
-		                               &err))) {
+		                               ds_text.buf, factsp, cfg.search_seed, &llm_op,
+		                               &llm_json, &err))) {
 			cli_fail(&err);
 			goto out;
 		}
@@ -648,8 +648,9 @@ int cmd_evolve(int argc, char **argv)
 	        "seed %llu, %d %s%s, %s, %s\n",
 	        m.name, cfg.nshapes > 1 ? "s" : "", shapes_text,
 	        cfg.nshapes > 1 ? " (fitness: geometric mean; one harness run per shape)" : "",
-	        cfg.islands, cfg.children_per_island, cfg.generations, (unsigned long long)cfg.seed,
-	        slots.n, farm_on ? "Slurm step slot" : "GPU slot", slots.n == 1 ? "" : "s",
+	        cfg.islands, cfg.children_per_island, cfg.generations,
+	        (unsigned long long)cfg.search_seed, slots.n,
+	        farm_on ? "Slurm step slot" : "GPU slot", slots.n == 1 ? "" : "s",
 	        cfg.pipeline ? "pipelined (next generation compiles while this one runs)"
 	                     : "strict order",
 	        template_path ? template_path : "no template: the seed's knobs only");

@@ -111,7 +111,7 @@ int cli_evolve_llm_setup(struct cli_evolve_llm *f, const struct cuco_llm_stored 
 		if (!(*json = cuco_llm_operator_config_to_json(&c)))
 			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 	}
-	c.llm.seed = seed;
+	c.llm.sampling_seed = seed;
 	c.share_dir = share;
 	c.workload = m->name;
 	c.workload_description = m->description;

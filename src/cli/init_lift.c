@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
+#include "util/xalloc.h"
+
 static int line_of(const struct lift *L, size_t off)
 {
 	int n = 1;
@@ -22,15 +25,8 @@ static int line_of(const struct lift *L, size_t off)
 static struct lift_site *site_add(struct lift *L, size_t off, const char *what, const char *placed,
                                   const char *todo)
 {
-	struct lift_site *s;
+	struct lift_site *s = CUCO_ARRAY_PUSH(L->sites, L->nsites, L->alloc);
 
-	if (L->nsites == L->alloc) {
-		L->alloc = L->alloc ? 2 * L->alloc : 16;
-		L->sites = realloc(L->sites, (size_t)L->alloc * sizeof(*L->sites));
-		if (!L->sites)
-			abort();
-	}
-	s = &L->sites[L->nsites++];
 	s->line = line_of(L, off);
 	snprintf(s->what, sizeof(s->what), "%s", what);
 	snprintf(s->placed, sizeof(s->placed), "%s", placed);
@@ -43,11 +39,8 @@ static struct lift_site *site_add(struct lift *L, size_t off, const char *what, 
 static char *mask_source(const char *src)
 {
 	size_t n = strlen(src);
-	char *m = malloc(n + 1);
+	char *m = cuco_xstrdup(src);
 
-	if (!m)
-		abort();
-	memcpy(m, src, n + 1);
 	for (size_t i = 0; i < n;) {
 		if (src[i] == '/' && src[i + 1] == '/') {
 			while (i < n && src[i] != '\n')

@@ -25,7 +25,8 @@ struct lift {
 	const char *src;
 	char *masked; /* src with comments and literals blanked (same offsets) */
 	struct lift_site *sites;
-	int nsites, alloc;
+	int nsites;
+	size_t alloc;
 	struct cuco_strbuf kernels;  /* lifted device code, with #line markers */
 	struct cuco_strbuf includes; /* the program's #include lines that device code may need */
 	struct cuco_strbuf calls;    /* the NCCL calls, as comments for host.cu */

@@ -15,6 +15,7 @@
 #include "program/blocks.h"
 #include "util/paths.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
 #define MAX_LOG 3000 /* bytes of a compile log or run error in a prompt */
 #define MAX_ERR 1000 /* bytes of a compile log in a stored call's error */
@@ -461,7 +462,7 @@ static int run_stage(struct agent *a, int stage, const char *program, char **acc
 			say(cfg, "stage %s attempt %d/%d: %s", S, it, k, last.buf);
 			cuco_strbuf_addf(&why, "%s: reply rejected", label);
 			free(res.error);
-			res.error = strdup(edit.reason ? edit.reason : e.msg);
+			res.error = cuco_xstrdup(edit.reason ? edit.reason : e.msg);
 			rc = store_call(cfg, a->out, &res, 0, why.buf, err);
 			if (rc)
 				goto out;
@@ -476,9 +477,9 @@ static int run_stage(struct agent *a, int stage, const char *program, char **acc
 			say(cfg, "stage %s attempt %d/%d: %s", S, it, k, last.buf);
 			cuco_strbuf_addf(&why, "%s: program rejected", label);
 			free(res.error);
-			res.error = strdup(log.buf);
+			res.error = cuco_xstrdup(log.buf);
 			free(previous);
-			previous = strdup(edit.code);
+			previous = cuco_xstrdup(edit.code);
 			rc = store_call(cfg, a->out, &res, 0, why.buf, err);
 			if (rc)
 				goto out;
@@ -490,7 +491,7 @@ static int run_stage(struct agent *a, int stage, const char *program, char **acc
 		if (rc)
 			goto out;
 		free(previous);
-		previous = strdup(edit.code);
+		previous = cuco_xstrdup(edit.code);
 		if (!ok) {
 			cuco_strbuf_reset(&fb);
 			cuco_strbuf_adds(&fb, "It does not compile. nvcc said:\n```\n");
@@ -503,7 +504,7 @@ static int run_stage(struct agent *a, int stage, const char *program, char **acc
 			say(cfg, "stage %s attempt %d/%d: nvcc failed", S, it, k);
 			cuco_strbuf_addf(&why, "%s: does not compile", label);
 			free(res.error);
-			res.error = strdup(last.buf);
+			res.error = cuco_xstrdup(last.buf);
 			rc = store_call(cfg, a->out, &res, 0, why.buf, err);
 			if (rc)
 				goto out;
@@ -541,7 +542,7 @@ static int run_stage(struct agent *a, int stage, const char *program, char **acc
 			say(cfg, "stage %s attempt %d/%d: %s", S, it, k, last.buf);
 			cuco_strbuf_addf(&why, "%s: run stage failed", label);
 			free(res.error);
-			res.error = strdup(last.buf);
+			res.error = cuco_xstrdup(last.buf);
 			rc = store_call(cfg, a->out, &res, 0, why.buf, err);
 			if (rc)
 				goto out;

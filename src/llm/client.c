@@ -54,7 +54,7 @@ void cuco_llm_config_init(struct cuco_llm_config *cfg)
 	cfg->max_retries = 4;
 	cfg->retry_base_ms = 1000;
 	cfg->retry_max_ms = 60000;
-	cfg->seed = 1;
+	cfg->sampling_seed = 1;
 }
 
 void cuco_llm_config_api(struct cuco_llm_config *cfg, int api)
@@ -196,11 +196,7 @@ int cuco_llm_client_new(const struct cuco_llm_config *cfg, struct cuco_llm_clien
 		                   cfg->model);
 		goto out;
 	}
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		ret = cuco_err_set(err, CUCO_ERR_NOMEM, "llm: out of memory");
-		goto out;
-	}
+	c = cuco_xcalloc(1, sizeof(*c));
 	c->cfg = *cfg;
 	c->cfg.base_url = cuco_xstrdup(cfg->base_url);
 	c->cfg.model = cuco_xstrdup(cfg->model);
@@ -208,7 +204,7 @@ int cuco_llm_client_new(const struct cuco_llm_config *cfg, struct cuco_llm_clien
 	    cuco_xstrdup(cfg->api_key_env ? cfg->api_key_env : cuco_llm_api_key_env(cfg->api));
 	for (i = 0; i < cfg->nprices; i++)
 		c->cfg.prices[i].model = cuco_xstrdup(cfg->prices[i].model);
-	c->rng = cfg->seed;
+	c->rng = cfg->sampling_seed;
 
 	cuco_strbuf_adds(&url, cfg->base_url);
 	while (url.len && url.buf[url.len - 1] == '/')
@@ -639,7 +635,7 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 		goto out;
 	}
 
-	res->seed = cuco_llm_call_seed(c->cfg.seed, c->call_index++);
+	res->seed = cuco_llm_call_seed(c->cfg.sampling_seed, c->call_index++);
 	body =
 	    cuco_llm_wire_request(c->cfg.api, model, messages, temperature, max_tokens, res->seed);
 	if (body && cuco_secret_in(body)) { /* the key goes in the header only */

@@ -82,7 +82,7 @@ struct cuco_llm_config {
 	                            attempt's is not retried again */
 	long retry_base_ms;      /* first backoff: 1000; doubles per attempt */
 	long retry_max_ms;       /* cap of one backoff (and of an honoured Retry-After): 60000 */
-	uint64_t seed;           /* seed of the jitter RNG and of the per-call sampling seeds: 1
+	uint64_t sampling_seed;  /* seed of the jitter RNG and of the per-call sampling seeds: 1
 	                            (anthropic takes no seed: it is recorded, not sent) */
 	int64_t budget_tokens;   /* hard limit on prompt + completion tokens of all calls; 0: none.
 	                            A call is sent only when its worst case fits: prompt tokens

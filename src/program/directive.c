@@ -300,9 +300,7 @@ int cuco_directive_parse(const char *file_name, const char *source_text, struct 
 	if (rc)
 		goto out;
 	out->line = P.line;
-	out->file = strdup(file_name);
-	if (!out->file)
-		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+	out->file = cuco_xstrdup(file_name);
 out:
 	json_decref(root);
 	if (rc)

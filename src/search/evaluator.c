@@ -18,6 +18,7 @@
 #include "search/slots.h"
 #include "util/paths.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
 /* Candidates handed to prefetch, copied: the loop's strings are borrowed. */
 struct prefetch_req {
@@ -75,8 +76,7 @@ int cuco_cascade_evaluator_new(const struct cuco_manifest *m,
 	if (nshapes < 1 || nshapes > CUCO_EVOLVE_MAX_SHAPES)
 		return cuco_err_set(err, CUCO_ERR_INVALID, "%d shapes: give 1 to %d", nshapes,
 		                    CUCO_EVOLVE_MAX_SHAPES);
-	if (!(ce = calloc(1, sizeof(*ce))))
-		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+	ce = cuco_xcalloc(1, sizeof(*ce));
 	ce->m = m;
 	for (int k = 0; k < nshapes; k++) {
 		ce->shapes[k] = shapes[k];
@@ -151,7 +151,7 @@ void cuco_cascade_evaluator_free(struct cuco_cascade_evaluator *ce)
 
 static char *dup_or_null(const char *s)
 {
-	return s && *s ? strdup(s) : NULL;
+	return s && *s ? cuco_xstrdup(s) : NULL;
 }
 
 /* Where candidate name compiles: beside the workload's files, for its includes. */
@@ -165,12 +165,10 @@ static void candidate_path(const struct cuco_cascade_evaluator *ce, const char *
 static void prefetch_compile(struct cuco_cascade_evaluator *ce, struct prefetch_req *r)
 {
 	struct cuco_compile_opts o = ce->compile;
-	struct cuco_compile_job *jobs = calloc((size_t)r->n + 1, sizeof(*jobs));
-	char(*paths)[4200] = calloc((size_t)r->n + 1, sizeof(*paths));
+	struct cuco_compile_job *jobs = cuco_xcalloc((size_t)r->n + 1, sizeof(*jobs));
+	char(*paths)[4200] = cuco_xcalloc((size_t)r->n + 1, sizeof(*paths));
 	struct cuco_err e;
 
-	if (!jobs || !paths)
-		goto out; /* the batch compiles them itself */
 	o.sched = &ce->bg;
 	o.cancel = &ce->cancel;
 	for (int i = 0; i < r->n; i++) {
@@ -182,7 +180,6 @@ static void prefetch_compile(struct cuco_cascade_evaluator *ce, struct prefetch_
 	(void)cuco_compile_many(&o, jobs, r->n, &e);
 	for (int i = 0; i < r->n; i++)
 		cuco_compile_job_release(&jobs[i]);
-out:
 	free(jobs);
 	free(paths);
 }
@@ -221,17 +218,14 @@ static int prefetch(void *ctx, const struct cuco_candidate *c, int n, struct cuc
 
 	if (n <= 0)
 		goto out;
-	if (!(r = calloc(1, sizeof(*r))) || !(r->names = calloc((size_t)n, sizeof(char *))) ||
-	    !(r->codes = calloc((size_t)n, sizeof(char *)))) {
-		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-		goto out;
-	}
+	r = cuco_xcalloc(1, sizeof(*r));
+	r->names = cuco_xcalloc((size_t)n, sizeof(char *));
+	r->codes = cuco_xcalloc((size_t)n, sizeof(char *));
 	r->n = n;
-	for (int i = 0; i < n; i++)
-		if (!(r->names[i] = strdup(c[i].name)) || !(r->codes[i] = strdup(c[i].code))) {
-			rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-			goto out;
-		}
+	for (int i = 0; i < n; i++) {
+		r->names[i] = cuco_xstrdup(c[i].name);
+		r->codes[i] = cuco_xstrdup(c[i].code);
+	}
 	pthread_mutex_lock(&ce->mu);
 	if (!ce->started) {
 		/* SIGINT stays with the loop's thread: the new thread inherits a mask blocking it.
@@ -276,7 +270,7 @@ static void outcome_at(const struct cuco_eval_program *p, const struct cuco_eval
 		o->code = sh->code ? sh->code : CUCO_ERR_RUN;
 		snprintf(o->status, sizeof(o->status), "%s", cuco_result_token(o->code));
 		snprintf(o->stage, sizeof(o->stage), "run");
-		o->error = strdup(sh->error[0] ? sh->error : "no result from the harness");
+		o->error = cuco_xstrdup(sh->error[0] ? sh->error : "no result from the harness");
 		o->log = dup_or_null(sh->run.log.buf);
 		return;
 	}
@@ -287,7 +281,7 @@ static void outcome_at(const struct cuco_eval_program *p, const struct cuco_eval
 	o->mean_us = r->mean_us;
 	o->p90_us = r->p90_us;
 	o->rel_err = r->rel_err;
-	o->error = r->error ? strdup(r->error) : NULL;
+	o->error = cuco_xstrdup(r->error);
 	if (r->code != CUCO_OK)
 		o->log = dup_or_null(sh->run.log.buf);
 	else if (isfinite(base_us) && cuco_result_latency(r, run) > 0)
@@ -305,8 +299,8 @@ static int batch_with(struct cuco_cascade_evaluator *ce, const struct cuco_compi
                       struct cuco_err *err)
 {
 	struct cuco_eval_request req;
-	struct cuco_eval_program *progs = calloc((size_t)n + 1, sizeof(*progs));
-	char(*paths)[4200] = calloc((size_t)n + 1, sizeof(*paths));
+	struct cuco_eval_program *progs = cuco_xcalloc((size_t)n + 1, sizeof(*progs));
+	char(*paths)[4200] = cuco_xcalloc((size_t)n + 1, sizeof(*paths));
 	struct cuco_eval_shape sh[CUCO_EVOLVE_MAX_SHAPES];
 	struct cuco_eval_outcome per[CUCO_EVOLVE_MAX_SHAPES];
 	const struct cuco_manifest_program *b = NULL;
@@ -314,10 +308,6 @@ static int batch_with(struct cuco_cascade_evaluator *ce, const struct cuco_compi
 	int rc;
 
 	memset(sh, 0, sizeof(sh));
-	if (!progs || !paths) {
-		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-		goto out;
-	}
 	cuco_eval_program_init(&progs[0], "baseline", "baseline", ce->m->host_program,
 	                       ce->baseline_src, 1);
 	for (int i = 0; i < ce->m->nprograms; i++)
@@ -357,13 +347,13 @@ static int batch_with(struct cuco_cascade_evaluator *ce, const struct cuco_compi
 		if (p->precheck_code) {
 			o->code = p->precheck_code;
 			snprintf(o->status, sizeof(o->status), "%s", cuco_result_token(o->code));
-			o->error = strdup(p->precheck_error);
+			o->error = cuco_xstrdup(p->precheck_error);
 			continue;
 		}
 		if (p->job.code != CUCO_OK) {
 			o->code = p->job.code == -1 ? CUCO_ERR_COMPILE : p->job.code;
 			snprintf(o->status, sizeof(o->status), "%s", cuco_result_token(o->code));
-			o->error = strdup("nvcc failed (see the compile log)");
+			o->error = cuco_xstrdup("nvcc failed (see the compile log)");
 			o->log = dup_or_null(p->job.log.buf);
 			continue;
 		}
@@ -382,7 +372,6 @@ release:
 		cuco_eval_shape_release(&sh[k]);
 	for (int i = 0; i <= n; i++)
 		cuco_eval_program_release(&progs[i]);
-out:
 	free(progs);
 	free(paths);
 	return rc;
@@ -420,16 +409,12 @@ static int batch_slots(void *ctx, const struct cuco_candidate *c, int n,
                        struct cuco_eval_outcome *outs, struct cuco_err *err)
 {
 	struct cuco_cascade_evaluator *ce = ctx;
-	struct cuco_compile_job *jobs = calloc((size_t)n + 1, sizeof(*jobs));
-	char(*paths)[4200] = calloc((size_t)n + 1, sizeof(*paths));
+	struct cuco_compile_job *jobs = cuco_xcalloc((size_t)n + 1, sizeof(*jobs));
+	char(*paths)[4200] = cuco_xcalloc((size_t)n + 1, sizeof(*paths));
 	struct cuco_compile_inflight *own = NULL;
 	struct slot_ctx sc;
 	int rc;
 
-	if (!jobs || !paths) {
-		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-		goto out;
-	}
 	for (int i = 0; i < n; i++) {
 		candidate_path(ce, c[i].name, paths[i], sizeof(paths[i]));
 		cuco_compile_job_init(&jobs[i], c[i].name, paths[i], c[i].code);
@@ -437,11 +422,8 @@ static int batch_slots(void *ctx, const struct cuco_candidate *c, int n,
 	if ((rc = cuco_compile_many(&ce->compile, jobs, n, err)) ||
 	    (rc = cuco_compile_inflight_new(&own, err)))
 		goto release;
-	for (int i = 0; i < n && !rc; i++)
-		if (cuco_compile_inflight_note(own, &jobs[i]))
-			rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-	if (rc)
-		goto release;
+	for (int i = 0; i < n; i++)
+		cuco_compile_inflight_note(own, &jobs[i]);
 	sc.ce = ce;
 	sc.compile = ce->compile;
 	sc.compile.inflight = own;
@@ -450,7 +432,6 @@ release:
 	cuco_compile_inflight_free(own);
 	for (int i = 0; i < n; i++)
 		cuco_compile_job_release(&jobs[i]);
-out:
 	free(jobs);
 	free(paths);
 	return rc;

@@ -13,6 +13,7 @@
 
 #include "search/evolve_engine.h"
 #include "search/rng.h"
+#include "util/array.h"
 #include "util/proc.h"
 
 /* ---- engine state ---- */
@@ -29,17 +30,8 @@ void cuco_evolve_pend_clear(struct pendlist *L)
 
 struct pending *cuco_evolve_pend_new(struct pendlist *L)
 {
-	struct pending *p;
+	struct pending *p = CUCO_ARRAY_PUSH(L->a, L->n, L->alloc);
 
-	if (L->n == L->alloc) {
-		int na = L->alloc ? 2 * L->alloc : 32;
-		struct pending *np = realloc(L->a, (size_t)na * sizeof(*np));
-		if (!np)
-			return NULL;
-		L->a = np;
-		L->alloc = na;
-	}
-	p = &L->a[L->n++];
 	memset(p, 0, sizeof(*p));
 	cuco_directive_init(&p->d);
 	p->median_us = p->mean_us = NAN;
@@ -95,7 +87,7 @@ void cuco_evolve_note_best(struct engine *e, int64_t id, double fitness, double 
 }
 
 /* Members for generation g's candidates L (initial programs go to every island). */
-int cuco_evolve_add_members(struct engine *e, const struct pendlist *L, int g)
+void cuco_evolve_add_members(struct engine *e, const struct pendlist *L, int g)
 {
 	for (int i = 0; i < L->n; i++) {
 		const struct pending *p = &L->a[i];
@@ -117,11 +109,9 @@ int cuco_evolve_add_members(struct engine *e, const struct pendlist *L, int g)
 			m.d = e->start_d;
 		for (int isl = first; isl <= last && isl < e->pop.nislands; isl++) {
 			m.island = isl;
-			if (cuco_population_add(&e->pop, &m) < 0)
-				return CUCO_ERR_NOMEM;
+			cuco_population_add(&e->pop, &m);
 		}
 	}
-	return CUCO_OK;
 }
 
 static int refresh_bias(struct engine *e, int g, int store_it, struct cuco_err *err)
@@ -159,9 +149,8 @@ static int summary_due(const struct engine *e, int g)
 int cuco_evolve_finish_generation(struct engine *e, int g, struct cuco_err *err)
 {
 	cuco_population_end_generation(&e->pop, g);
-	if (g > 0 && e->cfg.migration_interval > 0 && g % e->cfg.migration_interval == 0 &&
-	    cuco_population_migrate(&e->pop, e->cfg.migration_rate) < 0)
-		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+	if (g > 0 && e->cfg.migration_interval > 0 && g % e->cfg.migration_interval == 0)
+		cuco_population_migrate(&e->pop, e->cfg.migration_rate);
 	if (summary_due(e, g) && e->bias_generation != g)
 		return refresh_bias(e, g, 0, err);
 	return CUCO_OK;
@@ -177,19 +166,14 @@ static int op_stored(struct engine *e, const struct pendlist *L, struct cuco_err
 
 	if (!op || !op->stored)
 		return CUCO_OK;
-	names = calloc((size_t)L->n, sizeof(*names));
-	ids = calloc((size_t)L->n, sizeof(*ids));
-	if (!names || !ids) {
-		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-		goto out;
-	}
+	names = cuco_xcalloc((size_t)L->n, sizeof(*names));
+	ids = cuco_xcalloc((size_t)L->n, sizeof(*ids));
 	for (int i = 0; i < L->n; i++)
 		if (L->a[i].island != CUCO_STORE_NO_INT) {
 			names[n] = L->a[i].name;
 			ids[n++] = L->a[i].program_id;
 		}
 	rc = op->stored(op->ctx, names, ids, n, err);
-out:
 	free(names);
 	free(ids);
 	return rc;
@@ -289,14 +273,10 @@ static int evaluate_pending(struct engine *e, int g, struct cuco_err *err)
 {
 	const struct cuco_evaluator *ev = &e->o->evaluator;
 	int batch = ev->evaluate_batch ? (ev->max_batch > 0 ? ev->max_batch : e->cur.n) : 1;
-	struct cuco_candidate *c = calloc((size_t)batch + 1, sizeof(*c));
-	struct cuco_eval_outcome *outs = calloc((size_t)batch + 1, sizeof(*outs));
-	int *which = calloc((size_t)batch + 1, sizeof(*which)), rc = CUCO_OK;
+	struct cuco_candidate *c = cuco_xcalloc((size_t)batch + 1, sizeof(*c));
+	struct cuco_eval_outcome *outs = cuco_xcalloc((size_t)batch + 1, sizeof(*outs));
+	int *which = cuco_xcalloc((size_t)batch + 1, sizeof(*which)), rc = CUCO_OK;
 
-	if (!c || !outs || !which) {
-		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-		goto out;
-	}
 	for (int next = 0;;) {
 		int n = 0, left;
 		while (next < e->cur.n && n < batch) {
@@ -400,8 +380,7 @@ static int prefetch(struct engine *e, const struct pendlist *L, struct cuco_err 
 
 	if (!ev->prefetch || !cuco_evolve_unevaluated(L))
 		return CUCO_OK;
-	if (!(c = calloc((size_t)L->n, sizeof(*c))))
-		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+	c = cuco_xcalloc((size_t)L->n, sizeof(*c));
 	for (int i = 0; i < L->n; i++)
 		if (!L->a[i].evaluated) {
 			c[n].name = L->a[i].name;
@@ -492,11 +471,7 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 		if ((rc = cuco_store_run_finish(o->store, e.run_id, "running", err)))
 			goto fail;
 		if (g < 0) {
-			e.start_code = strdup(o->seed_code);
-			if (!e.start_code) {
-				rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-				goto fail;
-			}
+			e.start_code = cuco_xstrdup(o->seed_code);
 			if ((rc = cuco_evolve_setup_genes(&e, err)) ||
 			    (rc = cuco_evolve_initial_programs(&e, err)) ||
 			    (rc = store_pending(&e, &e.cur, 0, err)))
@@ -515,9 +490,9 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 			rc = cuco_err_set(err, CUCO_ERR_INVALID, "evolve: no seed program");
 			goto out;
 		}
-		e.start_code = strdup(o->seed_code);
+		e.start_code = cuco_xstrdup(o->seed_code);
 		config = cuco_evolve_config_json(&e.cfg, o->llm_json);
-		if (!e.start_code || !config) {
+		if (!config) {
 			rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 			goto out;
 		}
@@ -595,8 +570,8 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 			why = should_stop(&e);
 			break;
 		}
-		if ((rc = cuco_evolve_add_members(&e, &e.cur, g)) ||
-		    (rc = cuco_evolve_finish_generation(&e, g, err)))
+		cuco_evolve_add_members(&e, &e.cur, g);
+		if ((rc = cuco_evolve_finish_generation(&e, g, err)))
 			goto fail;
 		report(&e);
 		if (have_next) {

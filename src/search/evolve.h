@@ -8,7 +8,7 @@
  * store them all in one transaction -> evaluate them in batches, storing each
  * batch's outcomes in one transaction -> add them to their islands -> update
  * bests and stagnation, trim, migrate every M generations, summarise every K.
- * The RNG is reseeded from (seed, generation) at the start of each
+ * The RNG is reseeded from (search_seed, generation) at the start of each
  * generation, so a resumed run breeds exactly what an uninterrupted one would.
  *
  * Pipelined (config.pipeline, the default with an evaluator that prefetches),
@@ -184,7 +184,7 @@ struct cuco_child_operator {
 
 /* The knobs of the search, stored as the run's config JSON. Plain data. */
 struct cuco_evolve_config {
-	uint64_t seed;
+	uint64_t search_seed;
 	int islands;              /* default 2 */
 	int generations;          /* default 20 */
 	int children_per_island;  /* children bred per island per generation, default 4 */

@@ -104,12 +104,8 @@ static int breed(struct engine *e, struct pendlist *L, int g, int isl, int slot,
 			free(json);
 			continue;
 		}
-		if (!(p = cuco_evolve_pend_new(L)) ||
-		    cuco_novelty_add(&e->nov, code.buf, json, 0)) {
-			free(json);
-			rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-			goto out;
-		}
+		p = cuco_evolve_pend_new(L);
+		cuco_novelty_add(&e->nov, code.buf, json, 0);
 		p->island = isl;
 		snprintf(p->name, sizeof(p->name), "g%d-i%d-c%d", g, isl, slot);
 		p->op = op_name;
@@ -205,14 +201,8 @@ static int breed_external(struct engine *e, struct pendlist *L, int g, int isl, 
 			memset(&tg, 0, sizeof(tg));
 			cuco_realize_template_knobs(e->o->template_text, e->o->ds, &tg, &d, NULL);
 		}
-		if (!(p = cuco_evolve_pend_new(L)) ||
-		    cuco_novelty_add(&e->nov, child.code, child.directive_json, 0)) {
-			cuco_directive_release(&d);
-			free(child.code);
-			free(child.directive_json);
-			free(child.flags);
-			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-		}
+		p = cuco_evolve_pend_new(L);
+		cuco_novelty_add(&e->nov, child.code, child.directive_json, 0);
 		p->island = isl;
 		snprintf(p->name, sizeof(p->name), "%s", name);
 		p->op = child.op_name ? child.op_name : "external";
@@ -243,7 +233,7 @@ int cuco_evolve_breed_generation(struct engine *e, struct pendlist *L, int g, st
 	struct cuco_rng rng;
 	int rc, waiting = L == &e->cur ? 0 : cuco_evolve_unevaluated(&e->cur);
 
-	cuco_rng_seed_stream(&rng, e->cfg.seed, (uint64_t)g);
+	cuco_rng_seed_stream(&rng, e->cfg.search_seed, (uint64_t)g);
 	for (int isl = 0; isl < e->pop.nislands; isl++) {
 		struct cuco_phase_params pp;
 		cuco_schedule_params(
@@ -277,27 +267,22 @@ int cuco_evolve_initial_programs(struct engine *e, struct cuco_err *err)
 	struct cuco_strbuf code = CUCO_STRBUF_INIT;
 	int rc = CUCO_OK;
 
-	if (!p)
-		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 	p->island = CUCO_STORE_NO_INT;
 	snprintf(p->name, sizeof(p->name), "seed");
 	p->op = "init";
-	p->code = strdup(e->start_code);
+	p->code = cuco_xstrdup(e->start_code);
 	if ((rc = cuco_directive_parse("seed", e->start_code, &p->d, err)))
 		return rc;
 	free(p->d.file);
 	p->d.file = NULL;
 	p->json = cuco_directive_to_json(&p->d);
-	if (!p->code || !p->json)
+	if (!p->json)
 		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 	if (e->o->template_text) {
 		if ((rc = cuco_evolve_realize(e, &e->start_d, &code, err)))
 			goto out;
 		if (strcmp(code.buf, e->start_code)) {
-			if (!(p = cuco_evolve_pend_new(&e->cur))) {
-				rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-				goto out;
-			}
+			p = cuco_evolve_pend_new(&e->cur);
 			p->island = CUCO_STORE_NO_INT;
 			snprintf(p->name, sizeof(p->name), "seed-realized");
 			p->op = "init";
@@ -311,10 +296,7 @@ int cuco_evolve_initial_programs(struct engine *e, struct cuco_err *err)
 		}
 	}
 	for (int i = 0; i < e->cur.n; i++)
-		if (cuco_novelty_add(&e->nov, e->cur.a[i].code, e->cur.a[i].json, 0)) {
-			rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-			goto out;
-		}
+		cuco_novelty_add(&e->nov, e->cur.a[i].code, e->cur.a[i].json, 0);
 out:
 	cuco_strbuf_release(&code);
 	return rc;

@@ -63,11 +63,6 @@ out:
 	return s;
 }
 
-static char *dup_or_null(const char *s)
-{
-	return s ? strdup(s) : NULL;
-}
-
 int cuco_eval_outcome_combine(const char *const *shapes, const struct cuco_eval_outcome *per, int n,
                               struct cuco_eval_outcome *out)
 {
@@ -91,7 +86,7 @@ int cuco_eval_outcome_combine(const char *const *shapes, const struct cuco_eval_
 	out->p90_us = from->p90_us;
 	out->baseline_us = per[0].baseline_us;
 	out->rel_err = from->rel_err;
-	out->log = dup_or_null(from->log);
+	out->log = cuco_xstrdup(from->log);
 	if (n > 1 && bad >= 0) {
 		cuco_strbuf_addf(&msg, "at shape %s: %s", shapes[bad],
 		                 from->error ? from->error : from->status);
@@ -99,7 +94,7 @@ int cuco_eval_outcome_combine(const char *const *shapes, const struct cuco_eval_
 		out->fitness = 0;
 		out->median_us = out->mean_us = out->p90_us = NAN;
 	} else {
-		out->error = dup_or_null(from->error);
+		out->error = cuco_xstrdup(from->error);
 	}
 	if (n > 1 && bad < 0) {
 		for (int k = 0; k < n; k++) {
@@ -111,8 +106,7 @@ int cuco_eval_outcome_combine(const char *const *shapes, const struct cuco_eval_
 	}
 	if (n > 1)
 		out->result_json = shapes_json(shapes, per, n);
-	if ((from->log && !out->log) || (from->error && !out->error) ||
-	    (n > 1 && !out->result_json))
+	if (n > 1 && !out->result_json)
 		return CUCO_ERR_NOMEM;
 	return CUCO_OK;
 }
@@ -120,7 +114,7 @@ int cuco_eval_outcome_combine(const char *const *shapes, const struct cuco_eval_
 void cuco_evolve_config_default(struct cuco_evolve_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->seed = 1;
+	cfg->search_seed = 1;
 	cfg->islands = 2;
 	cfg->generations = 20;
 	cfg->children_per_island = 4;
@@ -161,7 +155,7 @@ char *cuco_evolve_config_json(const struct cuco_evolve_config *c, const char *ll
 		json_decref(llm);
 		return NULL;
 	}
-	json_object_set_new(o, "search_seed", json_integer((json_int_t)c->seed));
+	json_object_set_new(o, "search_seed", json_integer((json_int_t)c->search_seed));
 	json_object_set_new(o, "islands", json_integer(c->islands));
 	json_object_set_new(o, "generations", json_integer(c->generations));
 	json_object_set_new(o, "children_per_island", json_integer(c->children_per_island));
@@ -290,7 +284,7 @@ int cuco_evolve_config_from_json(const char *json, struct cuco_evolve_config *c,
 	}
 	x = json_object_get(o, "search_seed");
 	if (json_is_integer(x))
-		c->seed = (uint64_t)json_integer_value(x);
+		c->search_seed = (uint64_t)json_integer_value(x);
 	if (get_numbers(o, c, err)) {
 		json_decref(o);
 		return err->code;

@@ -14,6 +14,7 @@
 #include "search/summary.h"
 #include "store/store.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
 #define NOVELTY_ATTEMPTS 6 /* tries for a novel child before the slot stays empty */
 #define MAX_EDGES 16       /* lineage edges of one child */
@@ -40,7 +41,8 @@ struct pending {
 /* The candidates of one generation, in the order they were bred. */
 struct pendlist {
 	struct pending *a;
-	int n, alloc;
+	int n;
+	size_t alloc;
 };
 
 struct engine {
@@ -70,7 +72,7 @@ char *cuco_evolve_config_json(const struct cuco_evolve_config *c, const char *ll
 /* Free the candidates of L; L stays allocated, empty. */
 void cuco_evolve_pend_clear(struct pendlist *L);
 
-/* A new zeroed candidate at the end of L; NULL out of memory. */
+/* A new zeroed candidate at the end of L. */
 struct pending *cuco_evolve_pend_new(struct pendlist *L);
 
 /* The program directive d names: the template rendered, or the seed with d's knobs. */
@@ -87,7 +89,7 @@ double cuco_evolve_latency_of(const struct engine *e, double median_us, double m
 void cuco_evolve_note_best(struct engine *e, int64_t id, double fitness, double latency_us);
 
 /* Members for generation g's candidates L (initial programs go to every island). */
-int cuco_evolve_add_members(struct engine *e, const struct pendlist *L, int g);
+void cuco_evolve_add_members(struct engine *e, const struct pendlist *L, int g);
 
 /* After a generation's members are in: bests, stagnation, trim, migration, bias. */
 int cuco_evolve_finish_generation(struct engine *e, int g, struct cuco_err *err);

@@ -38,7 +38,7 @@ static void apply_fresh(const struct cuco_evolve_flags *f, struct cuco_evolve_co
 	if (f->children > 0)
 		cfg->children_per_island = (int)f->children;
 	if (f->search_seed >= 0)
-		cfg->seed = (uint64_t)f->search_seed;
+		cfg->search_seed = (uint64_t)f->search_seed;
 	if (f->explore >= 0)
 		cfg->explore_fraction = f->explore;
 	if (f->statistic)

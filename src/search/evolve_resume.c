@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "search/evolve_engine.h"
+#include "util/array.h"
 
 /* ---- resume ---- */
 
@@ -25,7 +26,8 @@ struct loaded {
 
 struct loader {
 	struct loaded *a;
-	int n, alloc;
+	int n;
+	size_t alloc;
 	struct engine *e;
 	int max_generation; /* the highest generation the run can have stored */
 };
@@ -57,31 +59,21 @@ static int load_program(const struct cuco_program_rec *p, void *arg, struct cuco
 		    L->e->cfg.islands - 1);
 	if (p->generation < 0)
 		return 0;
-	if (L->n == L->alloc) {
-		int na = L->alloc ? 2 * L->alloc : 128;
-		struct loaded *nx = realloc(L->a, (size_t)na * sizeof(*nx));
-		if (!nx)
-			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-		L->a = nx;
-		L->alloc = na;
-	}
-	x = &L->a[L->n++];
+	x = CUCO_ARRAY_PUSH(L->a, L->n, L->alloc);
 	memset(x, 0, sizeof(*x));
 	x->id = p->id;
 	x->island = (int)p->island;
 	x->generation = (int)p->generation;
-	x->name = strdup(p->name ? p->name : "");
-	x->code = strdup(p->code);
-	x->json = p->directive ? strdup(p->directive) : NULL;
-	x->op = strdup(p->operator_ ? p->operator_ : "");
+	x->name = cuco_xstrdup(p->name ? p->name : "");
+	x->code = cuco_xstrdup(p->code);
+	x->json = cuco_xstrdup(p->directive);
+	x->op = cuco_xstrdup(p->operator_ ? p->operator_ : "");
 	x->median_us = x->mean_us = NAN;
 	for (size_t i = 0; i < p->nparents && x->nparents < MAX_EDGES; i++) {
 		x->parent_ids[x->nparents] = p->parents[i].id;
 		snprintf(x->parent_kind[x->nparents++], 16, "%s",
 		         p->parents[i].kind ? p->parents[i].kind : "parent");
 	}
-	if (!x->name || !x->code || !x->op)
-		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 	return 0;
 }
 
@@ -166,7 +158,7 @@ int cuco_evolve_rebuild(struct engine *e, int *last_g, int *open, int *next_stor
 			gopen = L.a[k].generation;
 		if (L.a[k].generation == 0 && !strcmp(L.a[k].op, "init") &&
 		    !strcmp(L.a[k].name, "seed") && !e->start_code)
-			e->start_code = strdup(L.a[k].code);
+			e->start_code = cuco_xstrdup(L.a[k].code);
 	}
 	if (!e->start_code && gmax < 0 && e->o->seed_code) {
 		/* Killed before generation 0 was stored: start over from the seed. */
@@ -200,10 +192,7 @@ int cuco_evolve_rebuild(struct engine *e, int *last_g, int *open, int *next_stor
 			struct pending *p;
 			if (x->generation < g)
 				continue;
-			if (!(p = cuco_evolve_pend_new(T))) {
-				rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-				goto out;
-			}
+			p = cuco_evolve_pend_new(T);
 			p->program_id = x->id;
 			p->island = x->island;
 			snprintf(p->name, sizeof(p->name), "%s", x->name);
@@ -221,10 +210,7 @@ int cuco_evolve_rebuild(struct engine *e, int *last_g, int *open, int *next_stor
 				cuco_err_prefix(err, "program %lld: ", (long long)x->id);
 				goto out;
 			}
-			if (cuco_novelty_add(&e->nov, p->code, p->json, p->program_id)) {
-				rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-				goto out;
-			}
+			cuco_novelty_add(&e->nov, p->code, p->json, p->program_id);
 			for (int k = 0; k < x->nparents; k++) {
 				int at;
 				if (strcmp(x->parent_kind[k], "parent"))
@@ -236,8 +222,8 @@ int cuco_evolve_rebuild(struct engine *e, int *last_g, int *open, int *next_stor
 		}
 		if (g >= gcur)
 			continue; /* cur (and next) stay pending */
-		if ((rc = cuco_evolve_add_members(e, T, g)) ||
-		    (rc = cuco_evolve_finish_generation(e, g, err)))
+		cuco_evolve_add_members(e, T, g);
+		if ((rc = cuco_evolve_finish_generation(e, g, err)))
 			goto out;
 		cuco_evolve_pend_clear(T);
 	}

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "llm/prompt.h"
+#include "util/array.h"
 #include "util/xalloc.h"
 
 #define SIBLINGS 2 /* diagnoses of earlier children shown in a prompt */
@@ -233,29 +234,22 @@ out:
 
 /* The children of a program, oldest first. */
 struct kids {
-	int64_t *id;
-	char **name;
-	int n, alloc;
+	struct kid {
+		int64_t id;
+		char *name;
+	} * a;
+	int n;
+	size_t alloc;
 };
 
 static int kid_one(const struct cuco_program_rec *p, void *arg, struct cuco_err *err)
 {
 	struct kids *k = arg;
+	struct kid *kid = CUCO_ARRAY_PUSH(k->a, k->n, k->alloc);
 
-	if (k->n == k->alloc) {
-		int na = k->alloc ? 2 * k->alloc : 16;
-		int64_t *ni = realloc(k->id, (size_t)na * sizeof(*ni));
-		char **nn;
-		if (ni)
-			k->id = ni;
-		nn = ni ? realloc(k->name, (size_t)na * sizeof(*nn)) : NULL;
-		if (!nn)
-			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-		k->name = nn;
-		k->alloc = na;
-	}
-	k->id[k->n] = p->id;
-	k->name[k->n++] = cuco_xstrdup(p->name ? p->name : "?");
+	(void)err;
+	kid->id = p->id;
+	kid->name = cuco_xstrdup(p->name ? p->name : "?");
 	return 0;
 }
 
@@ -272,7 +266,7 @@ int cuco_llm_diagnoses_of_children(struct cuco_store *store, int64_t program_id,
 		struct latest l;
 
 		memset(&l, 0, sizeof(l));
-		if ((rc = cuco_store_eval_each_program(store, k.id[i], latest_one, &l, err))) {
+		if ((rc = cuco_store_eval_each_program(store, k.a[i].id, latest_one, &l, err))) {
 			latest_release(&l);
 			goto out;
 		}
@@ -281,7 +275,7 @@ int cuco_llm_diagnoses_of_children(struct cuco_store *store, int64_t program_id,
 				cuco_strbuf_adds(out,
 				                 "- what went wrong in earlier children of this "
 				                 "program (a model's diagnosis of each):\n");
-			cuco_strbuf_addf(out, "  - %s (%s at stage %s):\n", k.name[i],
+			cuco_strbuf_addf(out, "  - %s (%s at stage %s):\n", k.a[i].name,
 			                 l.status && strcmp(l.status, "ok") ? "failed" : "slower",
 			                 l.stage ? l.stage : "?");
 			cuco_prompt_add_clipped(out, l.diagnosis, CUCO_LLM_DIAGNOSIS_MAX, 0);
@@ -292,8 +286,7 @@ int cuco_llm_diagnoses_of_children(struct cuco_store *store, int64_t program_id,
 	}
 out:
 	for (int i = 0; i < k.n; i++)
-		free(k.name[i]);
-	free(k.name);
-	free(k.id);
+		free(k.a[i].name);
+	free(k.a);
 	return rc;
 }

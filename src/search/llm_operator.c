@@ -17,6 +17,8 @@
 #include "llm/reply.h"
 #include "search/llm_diagnose.h"
 #include "store/store.h"
+#include "util/array.h"
+#include "util/xalloc.h"
 
 #define FAIL_LIMIT 3      /* calls failing in a row (after the client's retries) that end the run */
 #define MAX_FEEDBACK 2000 /* bytes of an error or compile log in a prompt */
@@ -61,13 +63,11 @@ out:
 int cuco_llm_operator_new(const struct cuco_llm_operator_config *cfg,
                           struct cuco_llm_operator **out, struct cuco_err *err)
 {
-	struct cuco_llm_operator *op = calloc(1, sizeof(*op));
+	struct cuco_llm_operator *op = cuco_xcalloc(1, sizeof(*op));
 	struct cuco_llm_config lc;
 	int rc = CUCO_OK;
 
 	*out = NULL;
-	if (!op)
-		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 	op->cfg = *cfg;
 	if (cfg->nmodels < 1 || cfg->nmodels > CUCO_LLM_MAX_MODELS) {
 		rc = cuco_err_set(err, CUCO_ERR_USAGE, "llm operator: give 1 to %d models, not %d",
@@ -113,24 +113,19 @@ void cuco_llm_operator_free(struct cuco_llm_operator *op)
 	free(op);
 }
 
-int cuco_llm_operator_set_summary(struct cuco_llm_operator *op, const char *statistical,
-                                  const char *llm, struct cuco_err *err)
+void cuco_llm_operator_set_summary(struct cuco_llm_operator *op, const char *statistical,
+                                   const char *llm)
 {
 	if (statistical) {
-		char *s = strdup(statistical);
-		if (!s)
-			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		char *s = cuco_xstrdup(statistical);
 		free(op->stat_summary);
 		op->stat_summary = s;
 	}
 	if (llm) {
-		char *s = strdup(llm);
-		if (!s)
-			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		char *s = cuco_xstrdup(llm);
 		free(op->llm_summary);
 		op->llm_summary = s;
 	}
-	return CUCO_OK;
 }
 
 /* ---- prompt assembly ---- */
@@ -300,8 +295,8 @@ int cuco_llm_operator_prompt(struct cuco_llm_operator *op, int mode, int64_t par
 		if ((rc = cuco_prompt_build(op->cfg.share_dir, name, vars, 6, user, NULL, err)))
 			goto out;
 	}
-	if (parent_code && !(*parent_code = strdup(parent.code)))
-		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+	if (parent_code)
+		*parent_code = cuco_xstrdup(parent.code);
 out:
 	cuco_program_rec_release(&parent);
 	cuco_program_rec_release(&partner);
@@ -470,23 +465,13 @@ static int op_breed(void *ctx, const struct cuco_breed_request *rq, struct cuco_
 	                         &edit, &e2)) {
 		snprintf(why, sizeof(why), "%s reply for %s rejected", op_name(mode), rq->name);
 		free(res.error);
-		res.error = strdup(edit.reason ? edit.reason : e2.msg);
+		res.error = cuco_xstrdup(edit.reason ? edit.reason : e2.msg);
 		cuco_bandit_reward(&op->bandit, arm, 0, call_cost(&res));
 		rc = cuco_llm_op_store_call(op, rq->run_id, &res, 0, why, "mutation", err);
 		goto out;
 	}
-	if (op->nwait == op->await) {
-		int na = op->await ? 2 * op->await : 8;
-		struct waiting *nw = realloc(op->wait, (size_t)na * sizeof(*nw));
-		if (!nw) {
-			rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-			goto out;
-		}
-		op->wait = nw;
-		op->await = na;
-	}
 	{
-		struct waiting *w = &op->wait[op->nwait++];
+		struct waiting *w = CUCO_ARRAY_PUSH(op->wait, op->nwait, op->await);
 		snprintf(w->name, sizeof(w->name), "%s", rq->name);
 		w->run_id = rq->run_id;
 		w->arm = arm;
@@ -530,9 +515,7 @@ static int op_stored(void *ctx, const char *const *names, const int64_t *ids, in
 		if ((rc =
 		         cuco_llm_op_store_call(op, w->run_id, &w->res, id, NULL, "mutation", err)))
 			break;
-		if ((rc = cuco_llm_op_add_judged(op, w->run_id, id, w->arm, w->parent_fitness,
-		                                 w->cost, err)))
-			break;
+		cuco_llm_op_add_judged(op, w->run_id, id, w->arm, w->parent_fitness, w->cost);
 		cuco_llm_result_release(&w->res);
 		op->wait[i] = op->wait[--op->nwait];
 	}

@@ -208,9 +208,9 @@ int cuco_llm_operator_prompt(struct cuco_llm_operator *op, int mode, int64_t par
 
 /*
  * Give the operator the latest meta-summaries for later prompts (either may
- * be NULL to keep the current one). Copies them. Returns CUCO_OK or CUCO_ERR_NOMEM.
+ * be NULL to keep the current one). Copies them.
  */
-int cuco_llm_operator_set_summary(struct cuco_llm_operator *op, const char *statistical,
-                                  const char *llm, struct cuco_err *err);
+void cuco_llm_operator_set_summary(struct cuco_llm_operator *op, const char *statistical,
+                                   const char *llm);
 
 #endif

@@ -42,9 +42,11 @@ struct cuco_llm_operator {
 	char *system; /* rendered system prompt (fixed for the run) */
 	char *stat_summary, *llm_summary;
 	struct waiting *wait;
-	int nwait, await;
+	int nwait;
+	size_t await;
 	struct judged *judged;
-	int njudged, ajudged;
+	int njudged;
+	size_t ajudged;
 	int spent_noted; /* the budget's running out is stored (llm_budget.run<N>) */
 	int rotation;    /* exploration temperatures rotate */
 	int fails;       /* calls failed in a row */
@@ -60,8 +62,8 @@ int cuco_llm_op_store_call(struct cuco_llm_operator *op, int64_t run_id,
                            const char *purpose, struct cuco_err *err);
 
 /* Remember a stored child whose evaluation is still to come. */
-int cuco_llm_op_add_judged(struct cuco_llm_operator *op, int64_t run_id, int64_t id, int arm,
-                           double parent_fitness, double cost, struct cuco_err *err);
+void cuco_llm_op_add_judged(struct cuco_llm_operator *op, int64_t run_id, int64_t id, int arm,
+                            double parent_fitness, double cost);
 
 /*
  * Once the client's budget is spent, store so (meta key llm_budget.run<N>:

@@ -13,6 +13,8 @@
 
 #include "search/llm_diagnose.h"
 #include "store/store.h"
+#include "util/array.h"
+#include "util/xalloc.h"
 
 /* A program of the run as the loop saw it: its first evaluation and its parent. */
 struct seen {
@@ -24,7 +26,8 @@ struct seen {
 struct history {
 	struct cuco_llm_operator *op;
 	struct seen *p; /* ascending ids: programs come oldest first */
-	int n, alloc;
+	int n;
+	size_t alloc;
 	int summary_calls, stat_summaries;
 	int64_t calls; /* stored calls: the client's next call index */
 	int64_t stat_generation, llm_generation;
@@ -53,15 +56,8 @@ static int hist_program(const struct cuco_program_rec *p, void *arg, struct cuco
 	struct history *h = arg;
 	struct seen *x;
 
-	if (h->n == h->alloc) {
-		int na = h->alloc ? 2 * h->alloc : 64;
-		struct seen *np = realloc(h->p, (size_t)na * sizeof(*np));
-		if (!np)
-			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-		h->p = np;
-		h->alloc = na;
-	}
-	x = &h->p[h->n++];
+	(void)err;
+	x = CUCO_ARRAY_PUSH(h->p, h->n, h->alloc);
 	memset(x, 0, sizeof(*x));
 	x->id = p->id;
 	for (size_t i = 0; i < p->nparents && !x->parent; i++)
@@ -84,23 +80,16 @@ static int hist_eval(const struct cuco_eval_rec *ev, void *arg, struct cuco_err 
 }
 
 /* Remember a stored child whose evaluation is still to come. */
-int cuco_llm_op_add_judged(struct cuco_llm_operator *op, int64_t run_id, int64_t id, int arm,
-                           double parent_fitness, double cost, struct cuco_err *err)
+void cuco_llm_op_add_judged(struct cuco_llm_operator *op, int64_t run_id, int64_t id, int arm,
+                            double parent_fitness, double cost)
 {
-	if (op->njudged == op->ajudged) {
-		int na = op->ajudged ? 2 * op->ajudged : 16;
-		struct judged *nj = realloc(op->judged, (size_t)na * sizeof(*nj));
-		if (!nj)
-			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-		op->judged = nj;
-		op->ajudged = na;
-	}
-	op->judged[op->njudged].run_id = run_id;
-	op->judged[op->njudged].program_id = id;
-	op->judged[op->njudged].arm = arm;
-	op->judged[op->njudged].parent_fitness = parent_fitness;
-	op->judged[op->njudged++].cost = cost;
-	return CUCO_OK;
+	struct judged *j = CUCO_ARRAY_PUSH(op->judged, op->njudged, op->ajudged);
+
+	j->run_id = run_id;
+	j->program_id = id;
+	j->arm = arm;
+	j->parent_fitness = parent_fitness;
+	j->cost = cost;
 }
 
 /* One stored call, counted as the live operator counted it. */
@@ -114,6 +103,7 @@ static int hist_call(const struct cuco_llm_call_rec *c, void *arg, struct cuco_e
 	double cost, pf;
 	int arm = -1;
 
+	(void)err;
 	h->calls++;
 	if (c->tokens_in >= 0 && c->tokens_out >= 0)
 		tokens = c->tokens_in + c->tokens_out;
@@ -158,8 +148,10 @@ static int hist_call(const struct cuco_llm_call_rec *c, void *arg, struct cuco_e
 	x = seen_find(h, c->program_id);
 	parent = x ? seen_find(h, x->parent) : NULL;
 	pf = parent && parent->correct ? parent->fitness : 0;
-	if (!x || !x->evaluated)
-		return cuco_llm_op_add_judged(op, c->run_id, c->program_id, arm, pf, cost, err);
+	if (!x || !x->evaluated) {
+		cuco_llm_op_add_judged(op, c->run_id, c->program_id, arm, pf, cost);
+		return 0;
+	}
 	cuco_bandit_reward(&op->bandit, arm, (x->correct ? x->fitness : 0) - pf, cost);
 	if (x->correct && x->fitness > pf)
 		s->improved++;
@@ -171,6 +163,7 @@ static int hist_summary(const struct cuco_summary_rec *sum, void *arg, struct cu
 	struct history *h = arg;
 	int stat = !strcmp(sum->kind, "statistical");
 
+	(void)err;
 	if (!stat && strcmp(sum->kind, "llm"))
 		return 0;
 	if (stat) {
@@ -179,8 +172,8 @@ static int hist_summary(const struct cuco_summary_rec *sum, void *arg, struct cu
 	} else {
 		h->llm_generation = sum->generation;
 	}
-	return cuco_llm_operator_set_summary(h->op, stat ? sum->text : NULL,
-	                                     stat ? NULL : sum->text, err);
+	cuco_llm_operator_set_summary(h->op, stat ? sum->text : NULL, stat ? NULL : sum->text);
+	return 0;
 }
 
 /* The meta key that says a run's budget ran out, and under which budgets. */
@@ -270,9 +263,8 @@ int cuco_llm_operator_resume(struct cuco_llm_operator *op, int64_t run_id, struc
 	/* Stopped between a statistical summary and its meta-summary: write it now. */
 	if (op->cfg.meta_summaries && op->stat_summary && h.stat_summaries > h.summary_calls &&
 	    h.llm_generation < h.stat_generation) {
-		char *stat = strdup(op->stat_summary);
-		rc = stat ? cuco_llm_op_summarize(op, run_id, (int)h.stat_generation, stat, err)
-		          : cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
+		char *stat = cuco_xstrdup(op->stat_summary);
+		rc = cuco_llm_op_summarize(op, run_id, (int)h.stat_generation, stat, err);
 		free(stat);
 	}
 out:

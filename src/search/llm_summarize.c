@@ -83,13 +83,12 @@ int cuco_llm_op_summarize(void *ctx, int64_t run_id, int generation, const char 
 	struct cuco_llm_call_opts co = {op->cfg.temps.summary, op->cfg.summary_max_tokens, NULL};
 	struct cuco_err e2;
 	struct top t;
-	int rc, arm = 0;
+	int rc = CUCO_OK, arm = 0;
 	double best = -INFINITY;
 
 	cuco_llm_result_init(&res);
 	memset(&t, 0, sizeof(t));
-	if ((rc = cuco_llm_operator_set_summary(op, statistical, NULL, err)))
-		goto out;
+	cuco_llm_operator_set_summary(op, statistical, NULL);
 	if (!op->cfg.meta_summaries || cuco_llm_client_budget(op->client)->exhausted)
 		goto out;
 	if ((rc = cuco_store_eval_each_run(op->cfg.store, run_id, top_one, &t, err)))
@@ -147,9 +146,9 @@ int cuco_llm_op_summarize(void *ctx, int64_t run_id, int generation, const char 
 	}
 	if ((rc = cuco_llm_op_store_call(op, run_id, &res, 0, NULL, "summary", err)) ||
 	    (rc = cuco_store_summary_add(op->cfg.store, run_id, generation, "llm", res.reply, NULL,
-	                                 err)) ||
-	    (rc = cuco_llm_operator_set_summary(op, NULL, res.reply, err)))
+	                                 err)))
 		goto out;
+	cuco_llm_operator_set_summary(op, NULL, res.reply);
 out:
 	cuco_llm_result_release(&res);
 	cuco_strbuf_release(&user);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "store/store.h"
+#include "util/array.h"
 
 #define FNV_OFFSET 0xcbf29ce484222325ULL
 #define FNV_PRIME 0x100000001b3ULL
@@ -84,41 +85,32 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Sorted unique 3-gram hashes of code into a malloc'd array; -1 out of memory. */
-static int shingles(const char *code, uint64_t **out, size_t *n)
+/* Sorted unique 3-gram hashes of code into a malloc'd array (NULL when empty). */
+static void shingles(const char *code, uint64_t **out, size_t *n)
 {
-	size_t pos = 0, cap = 256, k = 0, u = 0;
-	uint64_t t[3] = {0, 0, 0}, *a = malloc(cap * sizeof(*a)), tok;
+	size_t pos = 0, alloc = 0, k = 0, u = 0;
+	uint64_t t[3] = {0, 0, 0}, *a = NULL, tok;
 	int have = 0;
 
-	if (!a)
-		return -1;
 	while ((tok = next_token(code, &pos))) {
 		t[0] = t[1];
 		t[1] = t[2];
 		t[2] = tok;
 		if (++have < 3)
 			continue;
-		if (k == cap) {
-			uint64_t *b = realloc(a, 2 * cap * sizeof(*a));
-			if (!b) {
-				free(a);
-				return -1;
-			}
-			a = b;
-			cap *= 2;
-		}
-		a[k++] = fnv(fnv(fnv(FNV_OFFSET, &t[0], 8), &t[1], 8), &t[2], 8);
+		*CUCO_ARRAY_PUSH(a, k, alloc) =
+		    fnv(fnv(fnv(FNV_OFFSET, &t[0], 8), &t[1], 8), &t[2], 8);
 	}
 	if (have > 0 && have < 3) /* tiny programs: one shingle of what there is */
-		a[k++] = fnv(fnv(fnv(FNV_OFFSET, &t[0], 8), &t[1], 8), &t[2], 8);
-	qsort(a, k, sizeof(*a), cmp_u64);
+		*CUCO_ARRAY_PUSH(a, k, alloc) =
+		    fnv(fnv(fnv(FNV_OFFSET, &t[0], 8), &t[1], 8), &t[2], 8);
+	if (k > 1)
+		qsort(a, k, sizeof(*a), cmp_u64);
 	for (size_t i = 0; i < k; i++)
 		if (u == 0 || a[i] != a[u - 1])
 			a[u++] = a[i];
 	*out = a;
 	*n = u;
-	return 0;
 }
 
 static double jaccard(const uint64_t *a, size_t na, const uint64_t *b, size_t nb)
@@ -147,8 +139,9 @@ double cuco_code_similarity(const char *a, const char *b)
 	size_t na = 0, nb = 0;
 	double s = 0;
 
-	if (shingles(a, &sa, &na) == 0 && shingles(b, &sb, &nb) == 0)
-		s = jaccard(sa, na, sb, nb);
+	shingles(a, &sa, &na);
+	shingles(b, &sb, &nb);
+	s = jaccard(sa, na, sb, nb);
 	free(sa);
 	free(sb);
 	return s;
@@ -168,28 +161,17 @@ void cuco_novelty_release(struct cuco_novelty *nov)
 	cuco_novelty_init(nov, nov->threshold);
 }
 
-int cuco_novelty_add(struct cuco_novelty *nov, const char *code, const char *directive_json,
-                     int64_t program_id)
+void cuco_novelty_add(struct cuco_novelty *nov, const char *code, const char *directive_json,
+                      int64_t program_id)
 {
 	struct cuco_novelty_entry *e;
 
-	if (nov->n == nov->alloc) {
-		size_t na = nov->alloc ? 2 * nov->alloc : 64;
-		struct cuco_novelty_entry *ne = realloc(nov->e, na * sizeof(*ne));
-		if (!ne)
-			return -1;
-		nov->e = ne;
-		nov->alloc = na;
-	}
-	e = &nov->e[nov->n];
+	e = CUCO_ARRAY_PUSH(nov->e, nov->n, nov->alloc);
 	memset(e, 0, sizeof(*e));
 	cuco_store_hash_code(code, e->hash);
 	e->directive_key = directive_key(directive_json);
 	e->program_id = program_id;
-	if (shingles(code, &e->shingles, &e->nshingles))
-		return -1;
-	nov->n++;
-	return 0;
+	shingles(code, &e->shingles, &e->nshingles);
 }
 
 enum cuco_novelty_verdict cuco_novelty_check(const struct cuco_novelty *nov, const char *code,
@@ -211,8 +193,9 @@ enum cuco_novelty_verdict cuco_novelty_check(const struct cuco_novelty *nov, con
 			v = CUCO_DUP_EXACT;
 			goto out;
 		}
-	if (nov->threshold > 1.0 || shingles(code, &sh, &nsh))
+	if (nov->threshold > 1.0)
 		goto out;
+	shingles(code, &sh, &nsh);
 	for (size_t i = 0; i < nov->n; i++) {
 		double s;
 		if (nov->e[i].directive_key != key)

@@ -48,10 +48,10 @@ void cuco_novelty_release(struct cuco_novelty *nov);
 
 /*
  * Remember a program (code and its canonical directive JSON, which may be
- * NULL). The filter copies what it needs. Returns 0, or -1 out of memory.
+ * NULL). The filter copies what it needs.
  */
-int cuco_novelty_add(struct cuco_novelty *nov, const char *code, const char *directive_json,
-                     int64_t program_id);
+void cuco_novelty_add(struct cuco_novelty *nov, const char *code, const char *directive_json,
+                      int64_t program_id);
 
 /*
  * Judge code against the known programs. *similarity (may be NULL) gets the

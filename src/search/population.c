@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "search/operator.h"
+#include "util/array.h"
+#include "util/xalloc.h"
 
 int cuco_population_init(struct cuco_population *p, int nislands, int population_size,
                          int archive_size)
@@ -28,14 +30,7 @@ void cuco_population_release(struct cuco_population *p)
 
 int cuco_population_add(struct cuco_population *p, const struct cuco_member *m)
 {
-	if (p->n == p->alloc) {
-		int na = p->alloc ? 2 * p->alloc : 64;
-		struct cuco_member *nm = realloc(p->m, (size_t)na * sizeof(*nm));
-		if (!nm)
-			return -1;
-		p->m = nm;
-		p->alloc = na;
-	}
+	CUCO_ARRAY_GROW(p->m, (size_t)p->n + 1, p->alloc);
 	p->m[p->n] = *m;
 	cuco_directive_copy(&p->m[p->n].d, &m->d);
 	p->m[p->n].alive = 1;
@@ -74,11 +69,9 @@ static void sort_best_first(const struct cuco_population *p, int *idx, int n)
 /* Alive members of island (correct ones only when only_correct) into a malloc'd array. */
 static int *island_members(const struct cuco_population *p, int island, int only_correct, int *n)
 {
-	int *idx = malloc(((size_t)p->n + 1) * sizeof(*idx));
+	int *idx = cuco_xcalloc((size_t)p->n + 1, sizeof(*idx));
 
 	*n = 0;
-	if (!idx)
-		return NULL;
 	for (int i = 0; i < p->n; i++)
 		if (p->m[i].island == island && p->m[i].alive && (!only_correct || p->m[i].correct))
 			idx[(*n)++] = i;
@@ -90,8 +83,6 @@ int cuco_island_archive(const struct cuco_population *p, int island, int *idx, i
 	int n, k;
 	int *all = island_members(p, island, 1, &n);
 
-	if (!all)
-		return 0;
 	sort_best_first(p, all, n);
 	k = n < p->archive_size ? n : p->archive_size;
 	if (k > max)
@@ -106,12 +97,10 @@ int cuco_island_parent_weights(const struct cuco_population *p, int island, doub
 {
 	int n, *all = island_members(p, island, 1, &n);
 
-	if (all && n == 0) {
+	if (n == 0) {
 		free(all);
 		all = island_members(p, island, 0, &n);
 	}
-	if (!all)
-		return 0;
 	sort_best_first(p, all, n);
 	if (n > max)
 		n = max;
@@ -128,16 +117,13 @@ int cuco_island_parent_weights(const struct cuco_population *p, int island, doub
 int cuco_island_pick_parent(const struct cuco_population *p, int island, double lambda,
                             struct cuco_rng *rng)
 {
-	int *idx = malloc(((size_t)p->n + 1) * sizeof(*idx)), n, pick, res = -1;
-	double *w = malloc(((size_t)p->n + 1) * sizeof(*w));
+	int *idx = cuco_xcalloc((size_t)p->n + 1, sizeof(*idx)), n, pick, res = -1;
+	double *w = cuco_xcalloc((size_t)p->n + 1, sizeof(*w));
 
-	if (!idx || !w)
-		goto out;
 	n = cuco_island_parent_weights(p, island, lambda, idx, w, p->n);
 	pick = cuco_rng_weighted(rng, w, n);
 	if (pick >= 0)
 		res = idx[pick];
-out:
 	free(idx);
 	free(w);
 	return res;
@@ -146,12 +132,10 @@ out:
 int cuco_island_inspirations(const struct cuco_population *p, int island, int parent, int top_k,
                              int diverse_k, struct cuco_rng *rng, int *out, int max)
 {
-	int n = 0, na, nc, *arch = malloc(((size_t)p->n + 1) * sizeof(*arch));
+	int n = 0, na, nc, *arch = cuco_xcalloc((size_t)p->n + 1, sizeof(*arch));
 	int *cand = island_members(p, island, 1, &nc);
 	const struct cuco_directive *pd = &p->m[parent].d;
 
-	if (!arch || !cand)
-		goto out;
 	na = cuco_island_archive(p, island, arch, p->n);
 	for (int i = 0; i < na && n < top_k && n < max; i++)
 		if (arch[i] != parent && !cuco_directive_equal(&p->m[arch[i]].d, pd))
@@ -178,7 +162,6 @@ int cuco_island_inspirations(const struct cuco_population *p, int island, int pa
 			break;
 		out[n++] = best;
 	}
-out:
 	free(arch);
 	free(cand);
 	return n;
@@ -186,23 +169,17 @@ out:
 
 int cuco_population_migrate(struct cuco_population *p, double rate)
 {
-	int *moves = NULL, *dest = NULL, nmoves = 0, res = -1;
+	int *moves, *dest, nmoves = 0;
 
 	if (p->nislands < 2)
 		return 0;
-	moves = malloc(((size_t)p->n + 1) * sizeof(*moves));
-	dest = malloc(((size_t)p->n + 1) * sizeof(*dest));
-	if (!moves || !dest)
-		goto out;
+	moves = cuco_xcalloc((size_t)p->n + 1, sizeof(*moves));
+	dest = cuco_xcalloc((size_t)p->n + 1, sizeof(*dest));
 	for (int i = 0; i < p->nislands; i++) {
 		int to = (i + 1) % p->nislands, n, k, *all = island_members(p, i, 0, &n), sent = 0;
 		int alive = n;
-		if (!all)
-			goto out;
 		free(all);
 		all = island_members(p, i, 1, &n);
-		if (!all)
-			goto out;
 		sort_best_first(p, all, n);
 		k = (int)ceil(rate * alive - 1e-9);
 		if (k < 1)
@@ -221,19 +198,14 @@ int cuco_population_migrate(struct cuco_population *p, double rate)
 	}
 	for (int j = 0; j < nmoves; j++) {
 		struct cuco_member m = p->m[moves[j]];
-		int at;
 		m.island = dest[j];
 		m.migrant = 1;
 		m.nchildren = 0;
-		at = cuco_population_add(p, &m);
-		if (at < 0)
-			goto out;
+		cuco_population_add(p, &m);
 	}
-	res = nmoves;
-out:
 	free(moves);
 	free(dest);
-	return res;
+	return nmoves;
 }
 
 /* Worse to keep: failures, then lower fitness, then older. */
@@ -251,10 +223,8 @@ static int worse(const struct cuco_member *a, const struct cuco_member *b)
 void cuco_population_trim(struct cuco_population *p, int island)
 {
 	int n, na, *all = island_members(p, island, 0, &n);
-	int *arch = malloc(((size_t)p->n + 1) * sizeof(*arch));
+	int *arch = cuco_xcalloc((size_t)p->n + 1, sizeof(*arch));
 
-	if (!all || !arch)
-		goto out;
 	na = cuco_island_archive(p, island, arch, p->n);
 	while (n > p->population_size) {
 		int victim = -1;
@@ -274,7 +244,6 @@ void cuco_population_trim(struct cuco_population *p, int island)
 		p->m[victim].alive = 0;
 		n--;
 	}
-out:
 	free(all);
 	free(arch);
 }

@@ -45,7 +45,8 @@ struct cuco_population {
 	int population_size; /* alive members per island before trimming */
 	int archive_size;    /* elites per island, never trimmed */
 	struct cuco_member *m;
-	int n, alloc;
+	int n;
+	size_t alloc;
 	struct cuco_island_state isl[CUCO_MAX_ISLANDS];
 };
 
@@ -55,7 +56,7 @@ int cuco_population_init(struct cuco_population *p, int nislands, int population
 /* Free all members. */
 void cuco_population_release(struct cuco_population *p);
 
-/* Add a copy of m (directive copied, alive set); returns its index, -1 out of memory. */
+/* Add a copy of m (directive copied, alive set); returns its index. */
 int cuco_population_add(struct cuco_population *p, const struct cuco_member *m);
 
 /* Index of program_id's member on island, or -1. */
@@ -93,8 +94,7 @@ int cuco_island_inspirations(const struct cuco_population *p, int island, int pa
  * Ring migration: island i sends its best max(1, ceil(rate * alive)) correct
  * native (not themselves migrated) members to island (i + 1) % nislands,
  * skipping programs already there. All
- * choices are made before any copy lands. Returns the number of copies made,
- * -1 out of memory.
+ * choices are made before any copy lands. Returns the number of copies made.
  */
 int cuco_population_migrate(struct cuco_population *p, double rate);
 

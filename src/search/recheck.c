@@ -13,6 +13,7 @@
 
 #include "search/recheck.h"
 #include "store/store.h"
+#include "util/xalloc.h"
 
 struct best_acc {
 	int64_t id;
@@ -291,13 +292,11 @@ static int check_pass(const struct cuco_recheck_opts *o, struct cuco_recheck_res
 {
 	struct cuco_eval_program progs[2];
 	struct cuco_eval_request req;
-	struct cuco_eval_shape *out = calloc((size_t)nshapes, sizeof(*out));
+	struct cuco_eval_shape *out = cuco_xcalloc((size_t)nshapes, sizeof(*out));
 	const struct cuco_manifest_program *bp = NULL;
 	char path[PATH_MAX];
 	int np = 0, rc, sanit = run->wrapper != NULL;
 
-	if (!out)
-		return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 	for (int i = 0; i < o->m->nprograms; i++)
 		if (o->m->programs[i].role == CUCO_PROGRAM_BASELINE)
 			bp = &o->m->programs[i];
@@ -429,8 +428,8 @@ int cuco_recheck_run(const struct cuco_recheck_opts *o, struct cuco_recheck_resu
 		goto out;
 	if ((rc = cuco_store_program_get(o->store, res->program_id, &prog, err)))
 		goto out;
-	shapes = calloc((size_t)o->m->nshapes + 1, sizeof(*shapes));
-	if (!shapes || !checks) {
+	shapes = cuco_xcalloc((size_t)o->m->nshapes + 1, sizeof(*shapes));
+	if (!checks) {
 		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
 		goto out;
 	}
@@ -450,9 +449,10 @@ int cuco_recheck_run(const struct cuco_recheck_opts *o, struct cuco_recheck_resu
 			                  strerror(errno));
 			goto out;
 		}
-	res->seed = cuco_recheck_seed(o->run.seed);
+	res->input_seed = cuco_recheck_seed(o->run.seed);
 	snprintf(cfg, sizeof(cfg), "{\"of_run\":%lld,\"program\":%lld,\"seed\":%llu}",
-	         (long long)o->run_id, (long long)res->program_id, (unsigned long long)res->seed);
+	         (long long)o->run_id, (long long)res->program_id,
+	         (unsigned long long)res->input_seed);
 	cuco_run_rec_init(&rr);
 	rr.kind = "recheck";
 	rr.workload = run.workload;
@@ -462,7 +462,7 @@ int cuco_recheck_run(const struct cuco_recheck_opts *o, struct cuco_recheck_resu
 		goto out;
 
 	ro = o->run;
-	ro.seed = res->seed;
+	ro.seed = res->input_seed;
 	ro.wrapper = NULL;
 	cuco_recheck_searched(run.config, run.shape, searched, sizeof(searched));
 	rc = check_pass(o, res, checks, "fresh-seed", shapes, o->m->nshapes, &ro, prog.code,
@@ -487,9 +487,10 @@ int cuco_recheck_run(const struct cuco_recheck_opts *o, struct cuco_recheck_resu
 	if (rc)
 		goto out;
 	res->passed = res->nchecks > 0 && res->npassed == res->nchecks;
-	meta = json_pack("{s:I,s:I,s:I,s:b,s:b,s:O}", "recheck_run", (json_int_t)res->recheck_run,
-	                 "program", (json_int_t)res->program_id, "seed", (json_int_t)res->seed,
-	                 "sanitized", o->sanitize, "passed", res->passed, "checks", checks);
+	meta =
+	    json_pack("{s:I,s:I,s:I,s:b,s:b,s:O}", "recheck_run", (json_int_t)res->recheck_run,
+	              "program", (json_int_t)res->program_id, "seed", (json_int_t)res->input_seed,
+	              "sanitized", o->sanitize, "passed", res->passed, "checks", checks);
 	text = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
 	if (!text) {
 		rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");

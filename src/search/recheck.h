@@ -43,7 +43,7 @@ struct cuco_recheck_opts {
 struct cuco_recheck_result {
 	int64_t program_id;  /* the best program; 0 when the run has no correct program */
 	int64_t recheck_run; /* the run row (kind 'recheck') its evaluations belong to */
-	uint64_t seed;       /* the fresh input seed */
+	uint64_t input_seed; /* the fresh input seed */
 	int nchecks;         /* evaluations stored */
 	int npassed;
 	int passed; /* every check passed */

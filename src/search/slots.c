@@ -18,6 +18,7 @@
 
 #include "farm/slurm.h"
 #include "util/proc.h"
+#include "util/xalloc.h"
 
 void cuco_slots_plan(int gpus, int ranks, int max_slots, const char *visible, struct cuco_slots *s)
 {
@@ -105,11 +106,11 @@ static void outcome_from_json(const json_t *j, struct cuco_eval_outcome *o)
 	free(o->log);
 	free(o->result_json);
 	s = json_string_value(json_object_get(j, "error"));
-	o->error = s ? strdup(s) : NULL;
+	o->error = cuco_xstrdup(s);
 	s = json_string_value(json_object_get(j, "log"));
-	o->log = s ? strdup(s) : NULL;
+	o->log = cuco_xstrdup(s);
 	s = json_string_value(json_object_get(j, "result_json"));
-	o->result_json = s ? strdup(s) : NULL;
+	o->result_json = cuco_xstrdup(s);
 }
 
 /* In the forked process: evaluate one group, write {"rc", "error", "outcomes"}. */

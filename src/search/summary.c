@@ -10,6 +10,8 @@
 
 #include "search/operator.h"
 #include "store/store.h"
+#include "util/array.h"
+#include "util/xalloc.h"
 
 /* One candidate as the summary sees it. */
 struct row {
@@ -22,7 +24,8 @@ struct row {
 struct collect {
 	int max_generation;
 	struct row *rows;
-	int n, alloc;
+	int n;
+	size_t alloc;
 	struct cuco_summary *s;
 };
 
@@ -31,20 +34,13 @@ static int collect_program(const struct cuco_program_rec *p, void *arg, struct c
 	struct collect *c = arg;
 	struct row *r;
 
+	(void)err;
 	if (strcmp(p->origin, "candidate") || p->generation > c->max_generation)
 		return 0;
-	if (c->n == c->alloc) {
-		int na = c->alloc ? 2 * c->alloc : 128;
-		struct row *nr = realloc(c->rows, (size_t)na * sizeof(*nr));
-		if (!nr)
-			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-		c->rows = nr;
-		c->alloc = na;
-	}
-	r = &c->rows[c->n++];
+	r = CUCO_ARRAY_PUSH(c->rows, c->n, c->alloc);
 	memset(r, 0, sizeof(*r));
 	r->id = p->id;
-	r->directive = p->directive ? strdup(p->directive) : NULL;
+	r->directive = cuco_xstrdup(p->directive);
 	return 0;
 }
 
@@ -80,7 +76,8 @@ static void count(struct cuco_summary_count *a, int *n, int max, const char *nam
 /* Error prefixes: every distinct one counted, the most common kept at the end. */
 struct prefixes {
 	struct cuco_summary_count *a;
-	int n, alloc;
+	int n;
+	size_t alloc;
 };
 
 static void error_prefix(const char *error, char *out, size_t size)
@@ -130,7 +127,9 @@ static int collect_error(const struct cuco_eval_rec *ev, void *arg, struct cuco_
 	struct errwalk *w = arg;
 	struct row *r = find_row(w->c, ev->program_id);
 	char pre[CUCO_SUMMARY_PREFIX + 8];
+	struct cuco_summary_count *pc;
 
+	(void)err;
 	if (!r || r->correct || !ev->error || !*ev->error || !strcmp(ev->status, "ok"))
 		return 0;
 	error_prefix(ev->error, pre, sizeof(pre));
@@ -139,21 +138,14 @@ static int collect_error(const struct cuco_eval_rec *ev, void *arg, struct cuco_
 			w->px.a[i].n++;
 			return 0;
 		}
-	if (w->px.n == w->px.alloc) {
-		int na = w->px.alloc ? 2 * w->px.alloc : 32;
-		struct cuco_summary_count *nn = realloc(w->px.a, (size_t)na * sizeof(*nn));
-		if (!nn)
-			return cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-		w->px.a = nn;
-		w->px.alloc = na;
-	}
-	snprintf(w->px.a[w->px.n].name, sizeof(w->px.a[0].name), "%s", pre);
-	w->px.a[w->px.n++].n = 1;
+	pc = CUCO_ARRAY_PUSH(w->px.a, w->px.n, w->px.alloc);
+	snprintf(pc->name, sizeof(pc->name), "%s", pre);
+	pc->n = 1;
 	return 0;
 }
 
-static int add_stat(struct cuco_summary *s, int *alloc, const char *key, const char *value,
-                    const struct row *r)
+static void add_stat(struct cuco_summary *s, size_t *alloc, const char *key, const char *value,
+                     const struct row *r)
 {
 	struct cuco_summary_stat *st = NULL;
 
@@ -161,15 +153,7 @@ static int add_stat(struct cuco_summary *s, int *alloc, const char *key, const c
 		if (!strcmp(s->stats[i].key, key) && !strcmp(s->stats[i].value, value))
 			st = &s->stats[i];
 	if (!st) {
-		if (s->nstats == *alloc) {
-			int na = *alloc ? 2 * *alloc : 64;
-			struct cuco_summary_stat *ns = realloc(s->stats, (size_t)na * sizeof(*ns));
-			if (!ns)
-				return -1;
-			s->stats = ns;
-			*alloc = na;
-		}
-		st = &s->stats[s->nstats++];
+		st = CUCO_ARRAY_PUSH(s->stats, s->nstats, *alloc);
 		memset(st, 0, sizeof(*st));
 		snprintf(st->key, sizeof(st->key), "%s", key);
 		snprintf(st->value, sizeof(st->value), "%s", value);
@@ -179,7 +163,6 @@ static int add_stat(struct cuco_summary *s, int *alloc, const char *key, const c
 	st->sum += r->fitness;
 	if (r->fitness > st->best)
 		st->best = r->fitness;
-	return 0;
 }
 
 static int cmp_count(const void *a, const void *b)
@@ -196,7 +179,8 @@ int cuco_summary_compute(struct cuco_store *store, int64_t run_id, int max_gener
 {
 	struct collect c;
 	struct errwalk w;
-	int rc, alloc = 0;
+	size_t alloc = 0;
+	int rc;
 	double total = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -230,19 +214,11 @@ int cuco_summary_compute(struct cuco_store *store, int64_t run_id, int max_gener
 		if (!r->directive || cuco_directive_from_json(r->directive, &d, &e))
 			continue;
 		for (int k = 0; k < CUCO_NDIMS; k++)
-			if (add_stat(out, &alloc, cuco_dimension_name(k), d.dims[k], r)) {
-				rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-				cuco_directive_release(&d);
-				goto out;
-			}
+			add_stat(out, &alloc, cuco_dimension_name(k), d.dims[k], r);
 		for (int k = 0; k < d.nknobs; k++) {
 			snprintf(key, sizeof(key), "knobs.%s", d.knobs[k].name);
 			snprintf(val, sizeof(val), "%lld", d.knobs[k].value);
-			if (add_stat(out, &alloc, key, val, r)) {
-				rc = cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-				cuco_directive_release(&d);
-				goto out;
-			}
+			add_stat(out, &alloc, key, val, r);
 		}
 		cuco_directive_release(&d);
 	}

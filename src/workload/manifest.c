@@ -1,6 +1,7 @@
 /* manifest.c - parse and validate workloads/<name>/manifest.json, with positions in errors
  * (its shapes, parameters and shape rules in shape.c). */
 #include "workload/manifest.h"
+#include "util/array.h"
 #include "util/xalloc.h"
 #include "workload/manifest_load.h"
 
@@ -603,7 +604,8 @@ int cuco_workloads_list(const char *workloads_dir, char ***names, int *n, struct
 	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
 	struct dirent *de;
 	char **list = NULL;
-	int count = 0, cap = 0, rc = CUCO_OK;
+	int count = 0, rc = CUCO_OK;
+	size_t alloc = 0;
 	DIR *d;
 
 	*names = NULL;
@@ -632,16 +634,7 @@ int cuco_workloads_list(const char *workloads_dir, char ***names, int *n, struct
 		cuco_strbuf_addf(&sb, "%s/%s/manifest.json", workloads_dir, de->d_name);
 		if (stat(sb.buf, &st) != 0 || !S_ISREG(st.st_mode))
 			continue;
-		if (count == cap) {
-			char **grown;
-
-			cap = cap ? cap * 2 : 16;
-			grown = realloc(list, (size_t)cap * sizeof(*list));
-			if (!grown)
-				abort();
-			list = grown;
-		}
-		list[count++] = cuco_xstrdup(de->d_name);
+		*CUCO_ARRAY_PUSH(list, count, alloc) = cuco_xstrdup(de->d_name);
 	}
 	if (count)
 		qsort(list, (size_t)count, sizeof(*list), cmp_names);

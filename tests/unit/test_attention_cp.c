@@ -412,7 +412,7 @@ static void test_evolve(void **state)
 	assert_int_equal(rep.nsites, 6); /* group start, 2 sends, 2 receives, group end */
 	search_workload_init(&w, DESIGN_SPACE, "attention_cp", "8192_d64", "attention_cp.cu.in",
 	                     tmpl, seed.buf, &facts);
-	w.cfg.seed = 11;
+	w.cfg.search_seed = 11;
 	w.cfg.islands = 3;
 	w.cfg.generations = 4;
 	w.cfg.population_size = 12;

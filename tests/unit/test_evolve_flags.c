@@ -76,7 +76,7 @@ static void test_fresh(void **state)
 	assert_string_equal(cfg.timing, "burst");
 	assert_string_equal(cfg.statistic, "mean");
 	assert_true(cfg.explore_fraction == 0.25);
-	assert_int_equal(cfg.seed, 9);
+	assert_int_equal(cfg.search_seed, 9);
 	assert_int_equal(cfg.islands, 3);
 	assert_string_equal(cfg.freeze, "tile_n");
 	assert_string_equal(cfg.max_connections, "32");
@@ -92,7 +92,7 @@ static void test_fresh(void **state)
 	assert_string_equal(cfg.timing, "sustained");
 	assert_string_equal(cfg.statistic, "median");
 	assert_string_equal(cfg.max_connections, "");
-	assert_int_equal(cfg.seed, 1);
+	assert_int_equal(cfg.search_seed, 1);
 	assert_true(cfg.llm_share == 0.5);
 	assert_int_equal(cfg.pipeline, 1);
 	assert_int_equal(cuco_evolve_flags_shapes(NULL, 0, "8192", 0, NULL, &cfg, &err), CUCO_OK);
@@ -127,7 +127,7 @@ static void test_resume_keeps(void **state)
 	assert_int_equal(cfg.budget_evals, 100);
 	assert_int_equal(cfg.pipeline, 0);
 	assert_int_equal(cfg.islands, 3);
-	assert_int_equal(cfg.seed, 9);
+	assert_int_equal(cfg.search_seed, 9);
 	assert_string_equal(cfg.timing, "burst");
 	assert_string_equal(cfg.statistic, "mean");
 	assert_string_equal(cfg.freeze, "tile_n");
@@ -235,7 +235,7 @@ static void test_resume_old_config(void **state)
 	assert_string_equal(cfg.operator_, "");
 	assert_string_equal(cfg.timing, "sustained");
 	assert_int_equal(cfg.pipeline, 0);
-	assert_int_equal(cfg.seed, 5);
+	assert_int_equal(cfg.search_seed, 5);
 	assert_int_equal(cuco_evolve_flags_shapes(NULL, 0, "2048", 2, rec.shape, &cfg, &err),
 	                 CUCO_OK);
 	assert_int_equal(cfg.nshapes, 1);

@@ -64,7 +64,7 @@ static int teardown(void **state)
 static void config(struct cuco_evolve_config *cfg)
 {
 	cuco_evolve_config_default(cfg);
-	cfg->seed = 3;
+	cfg->search_seed = 3;
 	cfg->islands = 2;
 	cfg->generations = 3;
 	cfg->children_per_island = 2;

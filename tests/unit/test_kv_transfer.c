@@ -284,7 +284,7 @@ static void test_evolve_template(void **state)
 		fail_msg("%s", err.msg);
 	search_workload_init(&w, DESIGN_SPACE, "kv_transfer", "cuco_3072_1024", "kv_transfer.cu.in",
 	                     tmpl, seed.buf, &facts);
-	w.cfg.seed = 11;
+	w.cfg.search_seed = 11;
 	w.cfg.islands = 3;
 	w.cfg.generations = 5;
 	w.cfg.population_size = 12;

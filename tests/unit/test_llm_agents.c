@@ -143,7 +143,7 @@ static void test_operator(void **state)
 	c.facts = &facts;
 	c.store = store;
 	c.seed = 5;
-	c.llm.seed = 5;
+	c.llm.sampling_seed = 5;
 	c.meta_summaries = 0;
 	if (cuco_llm_operator_new(&c, &op, &err))
 		fail_msg("%s", err.msg);

@@ -63,7 +63,7 @@ static void start(struct server *s, const char *const *names, int max_retries)
 	cfg.retry_max_ms = 50;
 	cfg.max_retries = max_retries;
 	cfg.timeout_ms = 5000;
-	cfg.seed = 7;
+	cfg.sampling_seed = 7;
 	assert_int_equal(cuco_llm_client_new(&cfg, &s->c, &err), CUCO_OK);
 }
 

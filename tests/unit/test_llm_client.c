@@ -73,7 +73,7 @@ static void config(struct cuco_llm_config *cfg, const struct server *s)
 	cfg->max_retries = 2;
 	cfg->timeout_ms = 5000;
 	cfg->connect_timeout_ms = 2000;
-	cfg->seed = 42;
+	cfg->sampling_seed = 42;
 }
 
 static const struct cuco_llm_message msgs[] = {

@@ -435,7 +435,7 @@ static void test_evolve_run(void **state)
 	world_start(&w, "evolve", replies, 1, 0);
 	cuco_llm_operator_free(w.op);
 	op_config(&c, &w, 1, 0);
-	c.llm.seed = 3;
+	c.llm.sampling_seed = 3;
 	if (cuco_llm_operator_new(&c, &w.op, &err))
 		fail_msg("%s", err.msg);
 	cuco_llm_operator_bind(w.op, 1.0, &w.co);

@@ -294,9 +294,7 @@ static void test_prompt_assembly(void **state)
 	op_config(&c, store, "http://127.0.0.1:9");
 	if (cuco_llm_operator_new(&c, &op, &err))
 		fail_msg("%s", err.msg);
-	assert_int_equal(cuco_llm_operator_set_summary(op, "{\"best_fitness\":1.25}",
-	                                               "- prefer backend ce", &err),
-	                 CUCO_OK);
+	cuco_llm_operator_set_summary(op, "{\"best_fitness\":1.25}", "- prefer backend ce");
 	assert_int_equal(cuco_llm_operator_prompt(op, CUCO_LLM_MODE_DIFF, parent, 0, &insp, 1, &sys,
 	                                          &user, &code, &err),
 	                 CUCO_OK);

@@ -462,7 +462,7 @@ static void test_evolve_template(void **state)
 	assert_int_equal(cuco_strbuf_read_file(&tmpl, TEMPLATE), 0);
 	search_workload_init(&w, DESIGN_SPACE, "moe_layer", "cuco_3to1", "moe_layer.cu.in",
 	                     tmpl.buf, seed, &facts);
-	w.cfg.seed = 3;
+	w.cfg.search_seed = 3;
 	w.cfg.islands = 2;
 	w.cfg.generations = 4;
 	w.cfg.population_size = 8;

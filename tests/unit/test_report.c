@@ -185,7 +185,7 @@ static int64_t fixture(struct cuco_store *s, struct cuco_design_space *ds, int64
 	int64_t run = 0, rc_run = 0, e1 = 0, e2 = 0;
 
 	cuco_evolve_config_default(&cfg);
-	cfg.seed = 5;
+	cfg.search_seed = 5;
 	cfg.islands = 3;
 	cfg.generations = 6;
 	cfg.children_per_island = 4;
@@ -304,7 +304,7 @@ static void test_report_shapes(void **state)
 	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &ds, &err), CUCO_OK);
 	s = fresh_store("report-shapes.db");
 	cuco_evolve_config_default(&cfg);
-	cfg.seed = 5;
+	cfg.search_seed = 5;
 	cfg.generations = 4;
 	cfg.nshapes = 2;
 	snprintf(cfg.shapes[0], sizeof(cfg.shapes[0]), "small");
@@ -379,7 +379,7 @@ static void test_report_explored_throughout(void **state)
 	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &ds, &err), CUCO_OK);
 	s = fresh_store("report-explore.db");
 	cuco_evolve_config_default(&cfg);
-	cfg.seed = 5;
+	cfg.search_seed = 5;
 	cfg.generations = 3;
 	cfg.explore_fraction = 1; /* exploits from generation 4, which never comes */
 	fake_init(&f);
@@ -411,7 +411,7 @@ static void test_report_statistic_mean(void **state)
 	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &ds, &err), CUCO_OK);
 	s = fresh_store("report-mean.db");
 	cuco_evolve_config_default(&cfg);
-	cfg.seed = 5;
+	cfg.search_seed = 5;
 	cfg.generations = 3;
 	snprintf(cfg.statistic, sizeof(cfg.statistic), "mean");
 	fake_init(&f);

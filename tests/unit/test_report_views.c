@@ -203,7 +203,7 @@ static int64_t views_run(struct cuco_store *s, int64_t *best)
 	assert_non_null(seed);
 	assert_int_equal(cuco_design_space_load(DESIGN_SPACE, &ds, &err), CUCO_OK);
 	cuco_evolve_config_default(&cfg);
-	cfg.seed = 9; /* an ancestry with crossover partners in it */
+	cfg.search_seed = 9; /* an ancestry with crossover partners in it */
 	cfg.islands = 3;
 	cfg.generations = 10;
 	cfg.children_per_island = 4;

@@ -98,7 +98,7 @@ static void store_path(char *out, size_t size, const char *name)
 static void small_config(struct cuco_evolve_config *cfg)
 {
 	cuco_evolve_config_default(cfg);
-	cfg->seed = 5;
+	cfg->search_seed = 5;
 	cfg->islands = 3;
 	cfg->generations = 8;
 	cfg->children_per_island = 4;
@@ -331,7 +331,7 @@ static void test_evolve_run(void **state)
 		struct cuco_evolve_config back;
 		cuco_evolve_config_default(&back);
 		assert_int_equal(cuco_evolve_config_from_json(config, &back, &err), CUCO_OK);
-		assert_int_equal(back.seed, 5);
+		assert_int_equal(back.search_seed, 5);
 		assert_int_equal(back.islands, 3);
 		assert_true(back.migration_rate == cfg.migration_rate);
 		assert_string_equal(back.timing, "sustained");
@@ -426,7 +426,7 @@ static void test_evolve_repeatable(void **state)
 	assert_int_equal(run_in(a, &cfg, &f, 0, 1, 0, NULL, NULL, NULL), CUCO_OK);
 	fake_init(&f);
 	assert_int_equal(run_in(b, &cfg, &f, 7, 1, 0, NULL, NULL, NULL), CUCO_OK);
-	cfg.seed = 6;
+	cfg.search_seed = 6;
 	fake_init(&f);
 	assert_int_equal(run_in(c, &cfg, &f, 0, 1, 0, NULL, NULL, NULL), CUCO_OK);
 	sa = sequence(a);
