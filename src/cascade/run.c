@@ -268,32 +268,31 @@ int cuco_run_jailed(void)
 }
 
 /*
- * The harness on this node (fork mode) starts in a private directory (0700,
- * removed afterwards), and so do the ranks it forks; in a read-only view of
- * the node where only that directory (its TMPDIR too), /tmp (NVSHMEM binds
- * its sockets there whatever TMPDIR says) but cuco's state, data and working
- * directory, /dev and /proc can be written (cuco_run_jailed); in a network namespace of its own
- * (loopback only, shared by the ranks) when CUCO_SANDBOX_RUN_NETNS is 1 and the kernel allows it. 0
- * when it ran (see st), -1 when it could not start (errno).
+ * The harness on this node (fork mode, or the launcher cuco starts here)
+ * with dir, a private directory (0700) the caller made and removes, which it
+ * starts in when enter is 1 (fork mode: so do the ranks it forks); in a read-only view of the node
+ * where only that directory (its TMPDIR too), /tmp (NVSHMEM binds its sockets there whatever TMPDIR
+ * says) but cuco's state, data and working directory, /dev and /proc can be written
+ * (cuco_run_jailed); in fork mode, in a network namespace of its own (loopback only, shared by the
+ * ranks) when CUCO_SANDBOX_RUN_NETNS is 1 and the kernel allows it. 0 when it ran (see st), -1 when
+ * it could not start (errno).
  */
-static int run_private(char **argv, char **env, struct cuco_strbuf *out, struct cuco_strbuf *log,
-                       double timeout_s, struct cuco_proc_status *st)
+static int run_private(char **argv, char **env, const char *dir, int enter, struct cuco_strbuf *out,
+                       struct cuco_strbuf *log, double timeout_s, struct cuco_proc_status *st)
 {
 	struct cuco_proc_sched s;
-	const char *tmp = getenv("TMPDIR"), *netns = getenv("CUCO_SANDBOX_RUN_NETNS");
-	char dir[PATH_MAX], tmpdir[PATH_MAX + 8], *envs[16], state[PATH_MAX], here[PATH_MAX];
-	char data[PATH_MAX];
+	const char *netns = getenv("CUCO_SANDBOX_RUN_NETNS");
+	char tmpdir[PATH_MAX + 8], *envs[16], state[PATH_MAX], here[PATH_MAX], data[PATH_MAX];
 	const char *writable[] = {dir, "/tmp", NULL}, *keep[4] = {NULL};
-	int ofd = -1, efd = -1, rc, saved, n = 0, k = 0;
+	int ofd = -1, efd = -1, n = 0, k = 0;
 	struct cuco_err e;
 	const char *home;
 	pid_t pid;
 
 	memset(&s, 0, sizeof(s));
-	if (cuco_proc_private_dir(tmp && *tmp ? tmp : "/tmp", "cuco-run", dir, sizeof(dir)))
-		return -1;
-	s.cwd = dir;
-	s.netns = netns && !strcmp(netns, "1");
+	s.cwd = enter ? dir : NULL;
+	s.netns =
+	    enter && netns && !strcmp(netns, "1"); /* never a launcher's: it may leave the node */
 	if (cuco_run_jailed()) {
 		/* kept read-only where they lie under /tmp: the cache and store, cuco's data,
 		 * the directory cuco was started in (the workload's folder, as a rule) */
@@ -315,11 +314,7 @@ static int run_private(char **argv, char **env, struct cuco_strbuf *out, struct 
 	}
 	envs[n] = NULL;
 	pid = cuco_proc_start_sched(argv, envs, &s, &ofd, &efd);
-	rc = pid < 0 ? -1 : cuco_proc_wait(pid, ofd, efd, out, log, timeout_s, st);
-	saved = errno;
-	cuco_proc_remove_tree(dir);
-	errno = saved;
-	return rc;
+	return pid < 0 ? -1 : cuco_proc_wait(pid, ofd, efd, out, log, timeout_s, st);
 }
 
 /*
@@ -345,9 +340,22 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 	struct cuco_strbuf out = CUCO_STRBUF_INIT, launcher = CUCO_STRBUF_INIT;
 	struct cuco_proc_status st;
 	const char *line;
-	char result_file[4096] = "";
+	char result_file[4096] = "", dir[PATH_MAX] = "";
 	const struct cuco_farm *farm = cuco_farm_current();
+	const char *tmp = getenv("TMPDIR");
+	int launched = !farm && o->launcher && *o->launcher;
 
+	/* on this node: the run's private directory (run_private), removed at the end; a
+	 * launcher's in the state directory, where its ranks' result file always was (shared
+	 * with other nodes, as a rule, when ranks start there) */
+	if (launched)
+		cuco_mkdir_p(cuco_state_dir());
+	if (!farm && cuco_proc_private_dir(launched      ? cuco_state_dir()
+	                                   : tmp && *tmp ? tmp
+	                                                 : "/tmp",
+	                                   "cuco-run", dir, sizeof(dir)))
+		return cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot make the run's directory: %s",
+		                    strerror(errno));
 #define OWN(...)                                         \
 	do {                                             \
 		snprintf(buf, sizeof(buf), __VA_ARGS__); \
@@ -394,10 +402,7 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 		push(argv, &argc, "--launch");
 		push(argv, &argc, "env");
 	} else if (o->launcher && *o->launcher) {
-		snprintf(result_file, sizeof(result_file), "%s/result-%d-%ld.jsonl",
-		         cuco_state_dir(), (int)getpid(), (long)(cuco_now() * 1000));
-		cuco_mkdir_p(cuco_state_dir());
-		unlink(result_file);
+		snprintf(result_file, sizeof(result_file), "%s/result.jsonl", dir);
 		push(argv, &argc, "--launch");
 		push(argv, &argc, "env");
 		push(argv, &argc, "--result-file");
@@ -446,11 +451,11 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 			goto done;
 		}
 		rc = 0;
-	} else if (o->launcher && *o->launcher) {
-		rc =
-		    cuco_proc_run(argv, env, &out, &res->log, o->timeout_s * (8 + 4 * n) + 60, &st);
 	} else {
-		rc = run_private(argv, env, &out, &res->log, o->timeout_s * (8 + 4 * n) + 60, &st);
+		/* a launcher starts where cuco was started (its hostfile may be named from
+		 * there); the harness's result file is in the private directory */
+		rc = run_private(argv, env, dir, !(o->launcher && *o->launcher), &out, &res->log,
+		                 o->timeout_s * (8 + 4 * n) + 60, &st);
 	}
 	if (rc) {
 		rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot start %s: %s", argv[0],
@@ -498,6 +503,8 @@ done:
 		free(owned[i]);
 	cuco_strbuf_release(&out);
 	cuco_strbuf_release(&launcher);
+	if (dir[0])
+		cuco_proc_remove_tree(dir);
 	return rc;
 }
 

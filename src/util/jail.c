@@ -123,14 +123,13 @@ int cuco_jail_enter(const char *const *writable, const char *const *keep, int in
 	for (const char *const *w = writable; *w; w++)
 		if (mount(*w, *w, NULL, MS_BIND | MS_REC, NULL))
 			return -1;
+	/* recursive too: a writable directory inside a kept one stays a mount of its own */
 	for (const char *const *k = keep; k && *k; k++) {
-		int in_writable = 0, holds_writable = 0;
+		int in_writable = 0;
 
-		for (const char *const *w = writable; *w; w++) {
+		for (const char *const *w = writable; *w; w++)
 			in_writable |= under(*k, *w) && strcmp(*k, *w);
-			holds_writable |= under(*w, *k);
-		}
-		if (in_writable && !holds_writable && mount(*k, *k, NULL, MS_BIND | MS_REC, NULL))
+		if (in_writable && mount(*k, *k, NULL, MS_BIND | MS_REC, NULL))
 			return -1;
 	}
 	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);

@@ -12,12 +12,11 @@
 /*
  * Enter the jail, in a child after fork and before exec: system calls only,
  * no allocation. writable is a NULL-terminated list of absolute, canonical
- * directories that stay writable; keep one of directories that are read-only
- * even where they lie under a writable one (a keep that holds a writable one
- * is left as it is). uid_map and gid_map are /proc/self/{uid,gid}_map lines
- * mapping our ids, used when a user namespace is needed (not root, and
- * in_userns 0: the caller has not made one already). 0, or -1 with errno set
- * (the child is then half way: exit rather than run).
+ * directories that stay writable (even inside a kept one); keep one of
+ * directories that are read-only even where they lie under a writable one. uid_map and gid_map are
+ * /proc/self/{uid,gid}_map lines mapping our ids, used when a user namespace is needed (not root,
+ * and in_userns 0: the caller has not made one already). 0, or -1 with errno set (the child is then
+ * half way: exit rather than run).
  */
 int cuco_jail_enter(const char *const *writable, const char *const *keep, int in_userns,
                     const char *uid_map, const char *gid_map);

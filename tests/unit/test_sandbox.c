@@ -285,7 +285,7 @@ static void test_real_nvcc_hidden_multimem(void **state)
  * arguments) on one program, cand.so, from tmp_dir; what it wrote to its
  * stderr (the run's log: it may not write outside its directory) into seen.
  */
-static void run_stand_in(const char *script, struct cuco_strbuf *seen)
+static void run_stand_in(const char *script, const char *launcher, struct cuco_strbuf *seen)
 {
 	char harness[256], so[256], text[2048];
 	struct cuco_run_opts ro;
@@ -304,6 +304,7 @@ static void run_stand_in(const char *script, struct cuco_strbuf *seen)
 	assert_int_equal(write_text(so, "ELF"), 0);
 	setenv("CUCO_HARNESS", harness, 1);
 	cuco_run_opts_default(&ro);
+	ro.launcher = launcher;
 	memset(&m, 0, sizeof(m));
 	m.name = "wl";
 	m.tolerance = 0.01;
@@ -330,7 +331,7 @@ static void test_harness_private_dir(void **state)
 	char want[256];
 
 	(void)state;
-	run_stand_in("pwd; stat -c %a .; echo \"$@\"", &seen);
+	run_stand_in("pwd; stat -c %a .; echo \"$@\"", NULL, &seen);
 	assert_contains(seen.buf, "/cuco-run.");
 	assert_contains(seen.buf, "\n700\n");
 	snprintf(want, sizeof(want), "cand=%s/cand.so", tmp_dir);
@@ -374,7 +375,7 @@ static void test_harness_read_only_view(void **state)
 	    "rm -f /dev/shm/cuco-test.$$ /tmp/cuco-test-outside.$$ \"$HOME/cuco-test-outside.$$\"\n"
 	    "[ \"$TMPDIR\" = \"$(pwd)\" ] && echo tmpdir is own",
 	    tmp_dir, cache_dir, obj);
-	run_stand_in(script, &seen);
+	run_stand_in(script, NULL, &seen);
 	assert_contains(seen.buf, "beside refused\n");
 	assert_contains(seen.buf, "cache refused\n");
 	assert_contains(seen.buf, "object refused\n");
@@ -395,6 +396,39 @@ static void test_harness_read_only_view(void **state)
 	cuco_strbuf_release(&seen);
 }
 
+/*
+ * With a launcher (mpirun, here env) the harness starts where cuco was
+ * started, in the same read-only view, and writes its result file into the
+ * run's private directory, in the state directory (read-only to it but
+ * that one directory).
+ */
+static void test_launcher_read_only_view(void **state)
+{
+	struct cuco_strbuf seen = CUCO_STRBUF_INIT;
+	char script[1024], want[256];
+
+	(void)state;
+	if (!cuco_run_jailed())
+		skip(); /* this kernel refuses mount namespaces: cuco doctor says so */
+	assert_int_equal(cuco_mkdir_p(cache_dir), 0);
+	snprintf(script, sizeof(script),
+	         "try() { if ( : > \"$2\" ) 2>/dev/null; then echo \"$1 written\"; "
+	         "else echo \"$1 refused\"; fi; }\n"
+	         "res=; while [ $# -gt 0 ]; do [ \"$1\" = --result-file ] && res=$2; shift; done\n"
+	         "echo \"started in $(pwd)\"; echo \"result in $(dirname \"$res\")\"\n"
+	         "try beside %s/beside; try cache %s/new.so; try result \"$res\"",
+	         tmp_dir, cache_dir);
+	run_stand_in(script, "env", &seen);
+	snprintf(want, sizeof(want), "started in %s\n", tmp_dir);
+	assert_contains(seen.buf, want);
+	snprintf(want, sizeof(want), "result in %s/state/cuco-run.", tmp_dir);
+	assert_contains(seen.buf, want); /* a private directory in the state directory */
+	assert_contains(seen.buf, "beside refused\n");
+	assert_contains(seen.buf, "cache refused\n");
+	assert_contains(seen.buf, "result written\n");
+	cuco_strbuf_release(&seen);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -404,6 +438,7 @@ int main(void)
 	    cmocka_unit_test(test_real_nvcc_hidden_multimem),
 	    cmocka_unit_test(test_harness_private_dir),
 	    cmocka_unit_test(test_harness_read_only_view),
+	    cmocka_unit_test(test_launcher_read_only_view),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
