@@ -268,17 +268,20 @@ int cuco_run_jailed(void)
 }
 
 /*
- * The harness on this node (fork mode, or the launcher cuco starts here)
- * with dir, a private directory (0700) the caller made and removes, which it
- * starts in when enter is 1 (fork mode: so do the ranks it forks); in a read-only view of the node
- * where only that directory (its TMPDIR too), /tmp (NVSHMEM binds its sockets there whatever TMPDIR
- * says) but cuco's state, data and working directory, /dev and /proc can be written
- * (cuco_run_jailed); in fork mode, in a network namespace of its own (loopback only, shared by the
- * ranks) when CUCO_SANDBOX_RUN_NETNS is 1 and the kernel allows it. 0 when it ran (see st), -1 when
- * it could not start (errno).
+ * Start the harness on this node (fork mode, or the launcher cuco starts
+ * here) with env's first nenv settings and dir, a private directory (0700)
+ * the caller made and removes; in fork mode it starts in dir, and so do the
+ * ranks it forks. It runs in a read-only view of the node where only dir
+ * (its TMPDIR too), /tmp (NVSHMEM binds its sockets there whatever TMPDIR
+ * says) but cuco's state, data and working directory, /dev and /proc can be
+ * written (cuco_run_jailed); in fork mode, in a network namespace of its own
+ * (loopback only, shared by the ranks) when CUCO_SANDBOX_RUN_NETNS is 1 and
+ * the kernel allows it. 0 when it ran (see st), -1 when it could not start
+ * (errno).
  */
-static int run_private(char **argv, char **env, const char *dir, int enter, struct cuco_strbuf *out,
-                       struct cuco_strbuf *log, double timeout_s, struct cuco_proc_status *st)
+static int run_private(char **argv, char **env, int nenv, const char *dir, int enter,
+                       struct cuco_strbuf *out, struct cuco_strbuf *log, double timeout_s,
+                       struct cuco_proc_status *st)
 {
 	struct cuco_proc_sched s;
 	const char *netns = getenv("CUCO_SANDBOX_RUN_NETNS");
@@ -306,7 +309,7 @@ static int run_private(char **argv, char **env, const char *dir, int enter, stru
 		s.jail_writable = writable;
 		s.jail_keep = keep;
 	}
-	for (; env && env[n] && n < 14; n++)
+	for (; n < nenv && n < 14; n++)
 		envs[n] = env[n];
 	if (s.jail_writable) {
 		snprintf(tmpdir, sizeof(tmpdir), "TMPDIR=%s", dir);
@@ -454,8 +457,8 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 	} else {
 		/* a launcher starts where cuco was started (its hostfile may be named from
 		 * there); the harness's result file is in the private directory */
-		rc = run_private(argv, env, dir, !(o->launcher && *o->launcher), &out, &res->log,
-		                 o->timeout_s * (8 + 4 * n) + 60, &st);
+		rc = run_private(argv, env, nenv, dir, !(o->launcher && *o->launcher), &out,
+		                 &res->log, o->timeout_s * (8 + 4 * n) + 60, &st);
 	}
 	if (rc) {
 		rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot start %s: %s", argv[0],
