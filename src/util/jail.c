@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE /* unshare, CLONE_NEW* */
 #include "jail.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,17 +22,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static int write_small(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
-	close(fd);
-	return ok ? 0 : -1;
-}
 
 /* 1 if path is dir or under it. */
 static int under(const char *path, const char *dir)
@@ -109,10 +99,7 @@ int cuco_jail_enter(const char *const *writable, const char *const *keep, int in
 	if (geteuid() == 0 || in_userns) {
 		if (unshare(CLONE_NEWNS))
 			return -1;
-	} else if (unshare(CLONE_NEWUSER | CLONE_NEWNS) ||
-	           write_small("/proc/self/setgroups", "deny") ||
-	           write_small("/proc/self/uid_map", uid_map) ||
-	           write_small("/proc/self/gid_map", gid_map)) {
+	} else if (cuco_proc_unshare_user(CLONE_NEWNS, uid_map, gid_map)) {
 		return -1;
 	}
 	/* nothing done here reaches the node's namespace */

@@ -132,15 +132,21 @@ static int write_small(const char *path, const char *text)
 	return ok ? 0 : -1;
 }
 
+int cuco_proc_unshare_user(int flags, const char *uid_map, const char *gid_map)
+{
+	if (unshare(CLONE_NEWUSER | flags) || write_small("/proc/self/setgroups", "deny") ||
+	    write_small("/proc/self/uid_map", uid_map) ||
+	    write_small("/proc/self/gid_map", gid_map))
+		return -1;
+	return 0;
+}
+
 static int enter_netns(const struct ns_maps *m)
 {
 	struct ifreq ifr;
 	int fd, rc = 0;
 
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNET))
-		return -1;
-	if (write_small("/proc/self/setgroups", "deny") ||
-	    write_small("/proc/self/uid_map", m->uid) || write_small("/proc/self/gid_map", m->gid))
+	if (cuco_proc_unshare_user(CLONE_NEWNET, m->uid, m->gid))
 		return -1;
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)

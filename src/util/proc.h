@@ -68,6 +68,14 @@ struct cuco_proc_sched {
 };
 
 /*
+ * In a child after fork: unshare a new user namespace that maps only our ids
+ * (uid_map, gid_map: /proc/self/{uid,gid}_map lines built before fork), with
+ * the namespaces in flags (CLONE_NEW*) inside it. System calls only. 0, or -1
+ * when the kernel refused.
+ */
+int cuco_proc_unshare_user(int flags, const char *uid_map, const char *gid_map);
+
+/*
  * 1 when this kernel lets cuco give a child a network namespace of its own
  * (unprivileged user namespaces), found once by trying in a child.
  */

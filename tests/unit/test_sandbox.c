@@ -344,6 +344,11 @@ static void test_harness_private_dir(void **state)
 	cuco_strbuf_release(&seen);
 }
 
+/* Shell: try NAME PATH says "NAME written" or "NAME refused" as creating PATH went. */
+#define TRY_SH                                                                             \
+	"try() { if ( : > \"$2\" ) 2>/dev/null; then echo \"$1 written\"; else echo \"$1 " \
+	"refused\"; fi; }\n"
+
 /*
  * A hostile harness run (its host code is a candidate's) tries to write
  * beside the program it was given (where cuco was started), into the state
@@ -366,8 +371,7 @@ static void test_harness_read_only_view(void **state)
 	assert_int_equal(write_text(obj, "TRUSTED"), 0);
 	snprintf(
 	    script, sizeof(script),
-	    "try() { if ( : > \"$2\" ) 2>/dev/null; then echo \"$1 written\"; "
-	    "else echo \"$1 refused\"; fi; }\n"
+	    TRY_SH
 	    "try beside %s/beside; try cache %s/new.so; try object %s; try state "
 	    "\"$CUCO_STATE/x\"\n"
 	    "try tmp /tmp/cuco-test-outside.$$; try home \"$HOME/cuco-test-outside.$$\"\n"
@@ -412,8 +416,7 @@ static void test_launcher_read_only_view(void **state)
 		skip(); /* this kernel refuses mount namespaces: cuco doctor says so */
 	assert_int_equal(cuco_mkdir_p(cache_dir), 0);
 	snprintf(script, sizeof(script),
-	         "try() { if ( : > \"$2\" ) 2>/dev/null; then echo \"$1 written\"; "
-	         "else echo \"$1 refused\"; fi; }\n"
+	         TRY_SH
 	         "res=; while [ $# -gt 0 ]; do [ \"$1\" = --result-file ] && res=$2; shift; done\n"
 	         "echo \"started in $(pwd)\"; echo \"result in $(dirname \"$res\")\"\n"
 	         "try beside %s/beside; try cache %s/new.so; try result \"$res\"",

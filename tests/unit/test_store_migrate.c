@@ -14,50 +14,10 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <sqlite3.h>
 
-#include "store/store.h"
-#include "util/strbuf.h"
+#include "store_fixture.h"
 
-struct fixture {
-	char dir[64];
-	char path[128];
-};
-
-static int setup(void **state)
-{
-	struct fixture *f = calloc(1, sizeof(*f));
-
-	assert_non_null(f);
-	snprintf(f->dir, sizeof(f->dir), "/tmp/cuco-test-migrate-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->path, sizeof(f->path), "%s/cuco.db", f->dir);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fixture *f = *state;
-	struct dirent *de;
-	char file[512];
-	DIR *d = opendir(f->dir);
-
-	if (d) {
-		while ((de = readdir(d))) {
-			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-				continue;
-			snprintf(file, sizeof(file), "%s/%s", f->dir, de->d_name);
-			unlink(file);
-		}
-		closedir(d);
-	}
-	rmdir(f->dir);
-	free(f);
-	return 0;
-}
-
-/* A single value read with a separate raw SQLite connection, bypassing the store. */
+/* A single row read with a separate raw SQLite connection, bypassing the store. */
 static sqlite3_stmt *raw_row(const char *path, const char *sql, sqlite3 **db)
 {
 	sqlite3_stmt *st = NULL;
@@ -68,18 +28,6 @@ static sqlite3_stmt *raw_row(const char *path, const char *sql, sqlite3 **db)
 	return st;
 }
 
-static int64_t raw_int(const char *path, const char *sql)
-{
-	sqlite3 *db = NULL;
-	sqlite3_stmt *st = raw_row(path, sql, &db);
-	int64_t v = sqlite3_column_int64(st, 0);
-
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	return v;
-}
-
-/* The text (malloc'd; NULL for SQL NULL) of the first column of sql's first row. */
 static char *raw_text(const char *path, const char *sql)
 {
 	sqlite3 *db = NULL;
@@ -90,15 +38,6 @@ static char *raw_text(const char *path, const char *sql)
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	return v;
-}
-
-static void raw_exec(const char *path, const char *sql)
-{
-	sqlite3 *db = NULL;
-
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(db);
 }
 
 #define assert_raw_text(path, sql, want)              \
