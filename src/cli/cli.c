@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fastpath/fastpath.h"
+#include "lift/seed.h"
 #include "program/directive.h"
 #include "util/paths.h"
 
@@ -600,6 +601,13 @@ int cli_make_seed(const struct cuco_manifest *m, struct cuco_strbuf *out, int *n
 
 	if (cuco_strbuf_read_file(&src, m->host_program)) {
 		rc = cuco_err_set(err, CUCO_ERR_IO, "%s: %s", m->host_program, strerror(errno));
+		cuco_strbuf_release(&src);
+		return rc;
+	}
+	if (cuco_lift_is_lifted(src.buf)) {
+		/* a lifted program: the step's calls the lift tagged */
+		rc = cuco_lift_seed(m->host_program, src.buf, cli_share_dir("fastpath"), out, nsites,
+		                    err);
 		cuco_strbuf_release(&src);
 		return rc;
 	}

@@ -1,10 +1,8 @@
-/* cmd_init.c - `cuco init`: a new workload package, from nothing or from a
- * user's MPI + NCCL program, that compiles and verifies as generated. The
- * files come from share/init/ (placeholders @KEY@, sections kept per
- * collective between `//@if c1 c2` and `//@endif` lines); the manifest is
- * written here. With --from, the program's kernels are lifted into
- * compute.cuh and every site init could not place is reported as
- * file:line (init_lift.c). */
+/* cmd_init.c - `cuco init`: a new workload package that compiles and
+ * verifies as generated. From nothing, around a built-in compute: the files
+ * come from share/init/ (placeholders @KEY@, sections kept per collective
+ * between `//@if c1 c2` and `//@endif` lines); the manifest is written here.
+ * With --from, the user's own program is lifted (init_from.c). */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -15,19 +13,21 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "cli/init_lift.h"
+#include "cli/init_from.h"
 #include "program/directive.h"
 #include "program/realize.h"
 #include "util/paths.h"
 
 static const char usage[] =
-    "usage: cuco init NAME [--collective C] [--params P1,P2,...] [--from FILE.cu] [-o DIR]\n"
+    "usage: cuco init NAME --from FILE|DIR [--args ARGS] [--shape NAME:P=V,...] [--step F:L]\n"
+    "                      [--include-dir DIR]... [-D NAME[=VALUE]]... [-o DIR]\n"
+    "       cuco init NAME [--collective C] [--params P1,P2,...] [-o DIR]\n"
     "\n"
-    "Write a workload package that compiles and verifies as generated: manifest.json\n"
-    "(shapes, shape_rules, tolerance, ranks), workload.cu (describe, generate and a\n"
-    "reference that never communicates), host.cu (the program ABI around the compute\n"
-    "and the collective), compute_only.cu, comm_only.cu, compute.cuh (the compute you\n"
-    "replace: compute_rows over rows r0..r1).\n";
+    "With --from: lift your MPI + NCCL program (one file, or a folder with its headers and\n"
+    "compile_commands.json) into a workload package whose baseline is the program's own step\n"
+    "(its kernels and collectives), verified against itself, and whose seed makes the step's\n"
+    "collectives device-initiated (docs/your-own-program.md). Without: a package around a\n"
+    "built-in compute (rows of X -> Y -> the collective -> Z) to fill in.\n";
 
 #define INIT_MAX_PARAMS 8
 
@@ -46,7 +46,6 @@ struct init_opts {
 	const char *coll; /* one of collectives[] */
 	char params[INIT_MAX_PARAMS][CUCO_NAME_MAX];
 	int nparams;
-	const char *from;
 	const char *dir;
 };
 
@@ -235,57 +234,6 @@ out:
 	return rc;
 }
 
-/* compute.cuh with the user's device code lifted in front of compute_rows. */
-static int emit_lifted_compute(const char *share, const char *dir, const struct lift *L,
-                               const char *coll, const struct init_var *vars, int nvars,
-                               struct cuco_err *err)
-{
-	struct cuco_strbuf in = CUCO_STRBUF_INIT, out = CUCO_STRBUF_INIT, lifted = CUCO_STRBUF_INIT;
-	char path[PATH_MAX];
-	const char *mark;
-	int rc;
-
-	snprintf(path, sizeof(path), "%s/compute.cuh", share);
-	if (cuco_strbuf_read_file(&in, path)) {
-		rc = cuco_err_set(err, CUCO_ERR_NOT_FOUND, "%s: %s", path, strerror(errno));
-		goto out;
-	}
-	if ((rc = render(path, in.buf, coll, vars, nvars, &out, err)))
-		goto out;
-	mark = strstr(out.buf, "#define PKG_COMPUTE_THREADS");
-	if (!mark) {
-		rc = cuco_err_set(err, CUCO_ERR_PARSE, "%s: no PKG_COMPUTE_THREADS line", path);
-		goto out;
-	}
-	cuco_strbuf_add(&lifted, out.buf, (size_t)(mark - out.buf));
-	cuco_strbuf_addf(&lifted,
-	                 "// ---- lifted from %s by cuco init: its includes and device code, "
-	                 "unchanged.\n// Call your kernel from compute_rows below (rows r0..r1 "
-	                 "of X, W, Y).\n",
-	                 L->path);
-	cuco_strbuf_add(&lifted, L->includes.buf, L->includes.len);
-	cuco_strbuf_add(&lifted, L->kernels.buf, L->kernels.len);
-	if (L->launches.len) {
-		cuco_strbuf_adds(&lifted, "// The program launched them so (call yours from "
-		                          "compute_rows below, on rows r0..r1):\n");
-		cuco_strbuf_add(&lifted, L->launches.buf, L->launches.len);
-	}
-	{
-		int n = 1;
-		for (const char *c = lifted.buf; *c; c++)
-			n += *c == '\n';
-		cuco_strbuf_addf(
-		    &lifted, "#line %d \"compute.cuh\"\n// ---- end of the lifted code\n\n", n + 1);
-	}
-	cuco_strbuf_adds(&lifted, mark);
-	rc = write_text(dir, "compute.cuh", &lifted, err);
-out:
-	cuco_strbuf_release(&in);
-	cuco_strbuf_release(&out);
-	cuco_strbuf_release(&lifted);
-	return rc;
-}
-
 /* Directives the package ships realized: one per code path of its template. */
 static const char *const variants[][2] = {
     {"sequential_lsa", "{\"backend\":\"lsa\",\"placement\":\"sequential\",\"sync_scope\":"
@@ -429,7 +377,14 @@ static int parse_params(const char *list, struct init_opts *o)
 }
 
 struct init_args {
-	const char *coll, *params, *from, *dir;
+	const char *coll, *params, *from, *dir, *args, *step, *entry;
+	const char *shapes[16];
+	int nshapes;
+	const char *include_dirs[32];
+	int ninclude_dirs;
+	const char *defines[32];
+	int ndefines;
+	int no_compile;
 	const char *pos[1];
 	int npos;
 };
@@ -443,10 +398,27 @@ static const struct cli_flag init_flags[] = {
      "shape parameters, comma-separated (default M,N): rows are the product of all but the "
      "last, the last is the row width",
      CLI_AT(struct init_args, params)},
-    {CLI_STRING, "--from", "FILE",
-     "lift FILE's kernels into compute.cuh and its NCCL calls into host.cu; every site not "
-     "placed is reported as FILE:LINE",
+    {CLI_STRING, "--from", "FILE|DIR",
+     "lift this program (its main file, or its folder) into the package",
      CLI_AT(struct init_args, from)},
+    {CLI_STRING, "--args", "ARGS",
+     "--from: the program's command line; {P} takes a shape's parameter P",
+     CLI_AT(struct init_args, args)},
+    {CLI_LIST, "--shape", "NAME:P=V,...",
+     "--from: a shape: its parameters' values for --args; visit=K runs the K-th pass of the "
+     "step (repeatable)",
+     CLI_LIST_AT(struct init_args, shapes, nshapes)},
+    {CLI_STRING, "--step", "FILE:LINE",
+     "--from: the loop (or statement) there is the step (or put `// cuco: step` before it)",
+     CLI_AT(struct init_args, step)},
+    {CLI_STRING, "--entry", "FUNC", "--from: run FUNC as the program's main",
+     CLI_AT(struct init_args, entry)},
+    {CLI_LIST, "--include-dir", "DIR", "--from: an include folder of the program (repeatable)",
+     CLI_LIST_AT(struct init_args, include_dirs, ninclude_dirs)},
+    {CLI_LIST, "-D", "NAME[=VALUE]", "--from: a macro the program is built with (repeatable)",
+     CLI_LIST_AT(struct init_args, defines, ndefines)},
+    {CLI_BOOL, "--no-compile", NULL, "--from: skip the compile check (no nvcc here)",
+     CLI_AT(struct init_args, no_compile)},
     {CLI_STRING, "-o", "DIR", "where to write (default ./NAME); must not exist or be empty",
      CLI_AT(struct init_args, dir)},
     {CLI_TEXT, .help = "Then: cuco bench DIR --ranks 1 (one GPU) or cuco bench DIR (2+ GPUs); a\n"
@@ -468,24 +440,20 @@ int cmd_init(int argc, char **argv)
 {
 	struct init_opts o;
 	struct cuco_err err;
-	struct cuco_strbuf text = CUCO_STRBUF_INIT, src = CUCO_STRBUF_INIT,
-	                   plist = CUCO_STRBUF_INIT, rowsdoc = CUCO_STRBUF_INIT,
-	                   calls = CUCO_STRBUF_INIT;
+	struct cuco_strbuf text = CUCO_STRBUF_INIT, plist = CUCO_STRBUF_INIT,
+	                   rowsdoc = CUCO_STRBUF_INIT;
 	struct cuco_manifest m;
-	struct lift L;
 	const char *params = "M,N", *share;
 	char dirbuf[PATH_MAX], path[PATH_MAX];
 	struct init_args a = {0};
-	int rc, have_lift = 0;
+	int rc;
 
 	memset(&o, 0, sizeof(o));
-	memset(&L, 0, sizeof(L));
 	cuco_err_clear(&err);
 	if ((rc = cli_flags_parse(&cmd_init_spec, argc, argv, &a)))
 		return rc == CLI_HELP ? 0 : rc;
 	o.name = a.npos ? a.pos[0] : NULL;
 	o.coll = a.coll;
-	o.from = a.from;
 	o.dir = a.dir;
 	if (a.params)
 		params = a.params;
@@ -501,25 +469,34 @@ int cmd_init(int argc, char **argv)
 			    "NAME %s: only letters, digits, '_' and '-' (it names "
 			    "the workload in the store and in file names)",
 			    o.name);
+	if (a.from) {
+		struct init_from_opts fo;
+		if (a.coll || a.params)
+			return cli_usage_error("init", "--from lifts the program as it is: --collective "
+			                               "and --params are for a package around the "
+			                               "built-in compute");
+		memset(&fo, 0, sizeof(fo));
+		fo.name = o.name;
+		fo.from = a.from;
+		fo.dir = o.dir ? o.dir : o.name;
+		fo.args = a.args;
+		fo.step = a.step;
+		fo.entry = a.entry;
+		fo.no_compile = a.no_compile;
+		fo.nshapes = a.nshapes;
+		memcpy(fo.shapes, a.shapes, sizeof(fo.shapes));
+		fo.ninclude_dirs = a.ninclude_dirs;
+		memcpy(fo.include_dirs, a.include_dirs, sizeof(fo.include_dirs));
+		fo.ndefines = a.ndefines;
+		memcpy(fo.defines, a.defines, sizeof(fo.defines));
+		return cli_init_from(&fo);
+	}
+	if (a.args || a.nshapes || a.step || a.entry || a.ninclude_dirs || a.ndefines ||
+	    a.no_compile)
+		return cli_usage_error("init", "--args, --shape, --step, --entry, --include-dir, -D "
+		                               "and --no-compile go with --from");
 	if (parse_params(params, &o))
 		return CUCO_ERR_USAGE;
-	if (o.from) {
-		if ((rc = cli_lift_file(&L, o.from, &src, &err)))
-			goto fail;
-		have_lift = 1;
-		if (!o.coll && !L.coll[0]) {
-			rc = cuco_err_set(
-			    &err, CUCO_ERR_INVALID,
-			    "--from %s: no NCCL collective the package can place "
-			    "(ncclAllReduce, ncclAllGather, ncclReduceScatter, "
-			    "ncclAlltoAll, ncclSend/ncclRecv); name one with --collective",
-			    o.from);
-			goto fail;
-		}
-		for (int k = 0; !o.coll && k < NCOLL; k++)
-			if (!strcmp(L.coll, collectives[k]))
-				o.coll = collectives[k];
-	}
 	if (!o.coll)
 		o.coll = "allreduce";
 	if (!o.dir) {
@@ -537,11 +514,6 @@ int cmd_init(int argc, char **argv)
 		cuco_strbuf_addf(&plist, "%s\"%s\"", i ? ", " : "", o.params[i]);
 		if (i + 1 < o.nparams)
 			cuco_strbuf_addf(&rowsdoc, "%s%s", i ? " x " : "", o.params[i]);
-	}
-	if (have_lift && L.calls.len) {
-		cuco_strbuf_adds(&calls, "// The NCCL calls of the program this package was lifted "
-		                         "from:\n");
-		cuco_strbuf_add(&calls, L.calls.buf, L.calls.len);
 	}
 	{
 		const char *call = !strcmp(o.coll, "allreduce")       ? "ncclAllReduce(Y -> Z)"
@@ -568,7 +540,7 @@ int cmd_init(int argc, char **argv)
 		    {"ROWS_DOC", rowsdoc.buf},
 		    {"WIDTH", o.params[o.nparams - 1]},
 		    {"DESCRIPTION", desc.buf},
-		    {"LIFTED_CALLS", calls.buf},
+		    {"LIFTED_CALLS", ""},
 		};
 		const int nv = (int)(sizeof(vars) / sizeof(vars[0]));
 		static const char *const files[][2] = {
@@ -581,10 +553,7 @@ int cmd_init(int argc, char **argv)
 		for (size_t k = 0; !rc && k < sizeof(files) / sizeof(files[0]); k++)
 			rc = emit(share, files[k][0], o.dir, files[k][1], o.coll, vars, nv, &err);
 		if (!rc)
-			rc = have_lift
-			         ? emit_lifted_compute(share, o.dir, &L, o.coll, vars, nv, &err)
-			         : emit(share, "compute.cuh", o.dir, "compute.cuh", o.coll, vars,
-			                nv, &err);
+			rc = emit(share, "compute.cuh", o.dir, "compute.cuh", o.coll, vars, nv, &err);
 		cuco_strbuf_release(&desc);
 		if (rc)
 			goto fail;
@@ -606,8 +575,6 @@ int cmd_init(int argc, char **argv)
 	printf("wrote %s: workload %s (%s; params %s; f32)\n", o.dir, o.name, o.coll, params);
 	printf("  manifest.json workload.cu host.cu common.cuh compute.cuh compute_only.cu "
 	       "comm_only.cu template.cu.in\n");
-	if (have_lift)
-		cli_lift_report(&L, stdout);
 	{
 		const char *dot = strchr(o.dir, '/') ? "" : "./";
 		printf("next:\n  cuco bench %s%s --ranks 1    (one GPU: the compute side)\n"
@@ -615,21 +582,13 @@ int cmd_init(int argc, char **argv)
 		       "  cuco evolve %s%s --template %s%s/template.cu.in\n",
 		       dot, o.dir, dot, o.dir, dot, o.dir, dot, o.dir);
 	}
-	if (have_lift)
-		printf(
-		    "  the package verifies its built-in compute until you finish the list above;\n"
-		    "  then change the reference in workload.cu to your computation\n");
 	rc = CUCO_OK;
 	goto out;
 fail:
 	cli_fail(&err);
 out:
-	if (have_lift)
-		cli_lift_release(&L);
 	cuco_strbuf_release(&text);
-	cuco_strbuf_release(&src);
 	cuco_strbuf_release(&plist);
 	cuco_strbuf_release(&rowsdoc);
-	cuco_strbuf_release(&calls);
 	return rc;
 }

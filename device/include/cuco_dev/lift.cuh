@@ -42,6 +42,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 #include <link.h>
 #include <ucontext.h>
 
@@ -60,8 +61,8 @@
 #ifndef CUCO_LIFT_USER_FILES
 #define CUCO_LIFT_USER_FILES ""
 #endif
-/* Which arrival at the step the program runs (1: the first); earlier arrivals run the step as
- * part of the setup. */
+/* Which arrival at the step the program runs (1: the first) when the shape has no "visit";
+ * earlier arrivals run the step as part of the setup. */
 #ifndef CUCO_LIFT_STEP_VISIT
 #define CUCO_LIFT_STEP_VISIT 1
 #endif

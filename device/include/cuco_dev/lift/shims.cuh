@@ -174,6 +174,17 @@ static inline int cuco_lift_setenv(const char *name, const char *value, int over
 	return 0;
 }
 
+static inline int cuco_lift_putenv(char *s)
+{
+	fprintf(stderr, "cuco lift: putenv(%s) ignored: the harness set up NCCL and CUDA\n", s);
+	return 0;
+}
+static inline int cuco_lift_unsetenv(const char *name)
+{
+	fprintf(stderr, "cuco lift: unsetenv(%s) ignored\n", name);
+	return 0;
+}
+
 /* The program's printf while the harness runs it: the first lines of each mode, then nothing
  * (a step that prints would print thousands of times). */
 static inline int cuco_lift_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -46,6 +46,7 @@ struct runtime {
 	ucontext_t harness_uc, user_uc;
 	void *stack;
 	int user_rc, visits, printed;
+	int visit; /* the arrival at the step that parks (the shape's "visit"; earlier ones run) */
 	char err[1024];
 	const char *step_file;
 	int step_line;

@@ -186,9 +186,9 @@ static inline bool step_enter(const char *file, int line, void *frame)
 		R.step_file = file;
 		R.step_line = line;
 	}
-	if (++R.visits < CUCO_LIFT_STEP_VISIT)
+	if (++R.visits < R.visit)
 		return true; /* an earlier pass of the step: part of the setup */
-	if (R.visits == CUCO_LIFT_STEP_VISIT) {
+	if (R.visits == R.visit) {
 		R.frame = frame;
 		take_tensors(frame);
 		R.user = PARKED;
@@ -207,7 +207,7 @@ static inline bool step_enter(const char *file, int line, void *frame)
 /* One pass through the step has ended: back to the harness until the next run. */
 static inline bool step_next(void)
 {
-	if (R.mode == IDLE || R.user != RUNNING || R.visits < CUCO_LIFT_STEP_VISIT)
+	if (R.mode == IDLE || R.user != RUNNING || R.visits < R.visit)
 		return false;
 	R.user = PARKED;
 	park();
@@ -293,11 +293,16 @@ static inline void release(void)
 
 /* Run the program's main from the start until it reaches the step. 0, or 1 with err. */
 static inline int start(int mode, int (*main_fn)(int, char **), int rank, int nranks,
-                        int local_rank, ncclComm_t comm, const char *argv,
+                        int local_rank, ncclComm_t comm, const struct cuco_shape *shape,
                         const struct cuco_ctx *ctx, char *err, size_t errlen)
 {
+	const char *argv = shape->argv;
+
 	release();
 	R.mode = mode;
+	R.visit = (int)cuco_shape_get(shape, "visit", CUCO_LIFT_STEP_VISIT);
+	if (R.visit < 1)
+		R.visit = 1;
 	R.ctx = ctx;
 	R.tensors = ctx ? ctx->tensors : NULL;
 	R.main_fn = main_fn;
@@ -328,7 +333,7 @@ static inline int start(int mode, int (*main_fn)(int, char **), int rank, int nr
 	if (R.user == RETURNED)
 		snprintf(err, errlen,
 		         "the program's main returned %d before it reached the step (while %s, "
-		         "command line \"%s\"): does it need arguments (cuco init --args)?",
+		         "command line \"%.200s\"): does it need arguments (cuco init --args)?",
 		         R.user_rc, mode_name(), argv ? argv : "");
 	else
 		snprintf(err, errlen, "%s", R.err);
@@ -342,6 +347,24 @@ static inline int start(int mode, int (*main_fn)(int, char **), int rank, int nr
 static inline const struct cuco_tensor *cuco_lift_tensors(void)
 {
 	return cuco_lift::R.tensors;
+}
+
+/* A lifted workload has no reference of its own: its baseline program is (manifest.json's
+ * "reference"), which the harness runs with --reference-program. */
+static inline int cuco_lift_reference(const struct cuco_shape *shape, int rank, int nranks,
+                                      uint64_t seed, struct cuco_tensor *tensors, int ntensors,
+                                      cudaStream_t stream)
+{
+	(void)shape;
+	(void)rank;
+	(void)nranks;
+	(void)seed;
+	(void)tensors;
+	(void)ntensors;
+	(void)stream;
+	fprintf(stderr, "cuco lift: this workload's reference is its baseline program; the "
+	                "harness runs it with --reference-program (manifest.json \"reference\")\n");
+	return 1;
 }
 
 /* ---- the harness's entry points (host.cu defines cuco_program_* and cuco_workload_* as
@@ -359,7 +382,7 @@ static inline int cuco_lift_init(struct cuco_ctx *ctx, void **state, int (*main_
 	using namespace cuco_lift;
 	*state = &R;
 	if (start(PROGRAM, main_fn, ctx->rank, ctx->nranks, ctx->local_rank, ctx->comm,
-	          ctx->shape->argv, ctx, ctx->errbuf, sizeof ctx->errbuf))
+	          ctx->shape, ctx, ctx->errbuf, sizeof ctx->errbuf))
 		return 1;
 	if (R.ntensors != ctx->ntensors) {
 		snprintf(ctx->errbuf, sizeof ctx->errbuf,
@@ -437,7 +460,7 @@ static inline int cuco_lift_describe(int (*main_fn)(int, char **), const struct 
                                      int *ntensors, char *errbuf, size_t errlen)
 {
 	using namespace cuco_lift;
-	int rc = start(DESCRIBE, main_fn, rank, nranks, rank, NULL, shape->argv, NULL, errbuf,
+	int rc = start(DESCRIBE, main_fn, rank, nranks, rank, NULL, shape, NULL, errbuf,
 	                   errlen);
 	if (!rc) {
 		for (int k = 0; k < R.ntensors; k++) {
@@ -515,7 +538,7 @@ static inline int cuco_lift_generate(int (*main_fn)(int, char **), const struct 
 		for (int k = 0; k < S.ntensors; k++)
 			::cudaFree(S.data[k]);
 		memset(&S, 0, sizeof S);
-		if (start(GENERATE, main_fn, rank, nranks, rank, attached_comm, shape->argv, NULL,
+		if (start(GENERATE, main_fn, rank, nranks, rank, attached_comm, shape, NULL,
 		          err, sizeof err)) {
 			fprintf(stderr, "cuco lift: generating inputs: %s\n", err);
 			release();
