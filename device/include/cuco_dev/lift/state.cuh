@@ -195,12 +195,24 @@ static inline void name_from_text(char *out, size_t len, const char *text)
 #endif
 static const struct cuco_lift_site sites[] = {CUCO_LIFT_SITES{NULL, 0, NULL, 0, 0}};
 
-static inline const struct cuco_lift_site *site_of(const char *file, int line)
+/* The site of an allocation: the lift's entry for its file and line, else the only entry of its
+ * file whose buffer text is the same (a call spread over lines names another line). */
+static inline const struct cuco_lift_site *site_of(const char *file, int line, const char *name)
 {
-	for (const struct cuco_lift_site *s = sites; s->file; s++)
-		if (s->line == line && !strcmp(s->file, file))
+	const struct cuco_lift_site *only = NULL;
+	int n = 0;
+
+	for (const struct cuco_lift_site *s = sites; s->file; s++) {
+		if (strcmp(s->file, file))
+			continue;
+		if (s->line == line)
 			return s;
-	return NULL;
+		if (!strcmp(s->text, name)) {
+			only = s;
+			n++;
+		}
+	}
+	return n == 1 ? only : NULL;
 }
 
 /* Record a device allocation the program made. */
@@ -208,13 +220,16 @@ static inline void record(void *ptr, void **slot, size_t bytes, int kind, int dt
                           const char *text, const char *file, int line)
 {
 	struct alloc *a;
-	const struct cuco_lift_site *site = site_of(file, line);
+	const struct cuco_lift_site *site;
+	char name[CUCO_NAME_MAX];
 
 	if (R.nallocs >= CUCO_LIFT_MAX_ALLOCS) {
 		if (in_user())
 			fail("more than %d allocations", CUCO_LIFT_MAX_ALLOCS);
 		return;
 	}
+	name_from_text(name, sizeof name, text);
+	site = site_of(file, line, name);
 	a = &R.allocs[R.nallocs++];
 	memset(a, 0, sizeof *a);
 	a->ptr = ptr;
@@ -231,7 +246,7 @@ static inline void record(void *ptr, void **slot, size_t bytes, int kind, int dt
 	a->user = is_user_file(file) && kind != HOST;
 	a->file = file;
 	a->line = line;
-	name_from_text(a->name, sizeof a->name, text);
+	memcpy(a->name, name, sizeof name);
 }
 
 static inline struct alloc *find_alloc(const void *p)
