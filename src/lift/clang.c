@@ -81,7 +81,8 @@ int cuco_lift_clang_load(struct cuco_err *err)
 		if (!h) {
 			rc = cuco_err_set(err, CUCO_ERR_UNSUPPORTED,
 			                  "CUCO_LIBCLANG=%s cannot be loaded (%s): point it at a "
-			                  "libclang.so or unset it",
+			                  "libclang.so, or unset it and install libclang "
+			                  "(apt-get install libclang1-16)",
 			                  env, dlerror());
 			goto out;
 		}
