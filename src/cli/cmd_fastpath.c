@@ -12,15 +12,18 @@
 #include "util/paths.h"
 
 static const char usage[] =
-    "usage: cuco fastpath <workload | host.cu> [-o FILE] [--backend lsa|nvshmem]\n"
+    "usage: cuco fastpath <workload | program.cu> [-o FILE] [--backend lsa|nvshmem]\n"
     "                     [--no-compile] [--store PATH]\n"
-    "       cuco fastpath --llm <workload | host.cu> [-o FILE] [--llm-* flags]\n"
+    "       cuco fastpath --llm <workload | program.cu> [-o FILE] [--llm-* flags]\n"
     "\n"
     "Replace the host NCCL collectives of a host program (a workload's host\n"
-    "program, or any program file) with device-initiated LSA code, using\n"
+    "program, or a cuco program file) with device-initiated LSA code, using\n"
     "conservative choices, mark the EVOLVE-BLOCKs, write the directive, and\n"
     "check that the seed compiles. The seed is written to FILE (default\n"
-    "<state>/seeds/<name>.seed.cu) and stored as origin 'seed'.\n";
+    "<state>/seeds/<name>.seed.cu) and stored as origin 'seed'.\n"
+    "A workload is a name, a package directory or a manifest .json; any other\n"
+    "file is source. An ordinary program (no cuco_program_run) becomes a\n"
+    "workload first: cuco init NAME --from FILE, then cuco fastpath ./NAME.\n";
 struct fastpath_args {
 	const char *out, *store;
 	int comm_ctas, nvshmem, no_compile, llm;
@@ -200,7 +203,7 @@ int cmd_fastpath(int argc, char **argv)
 		return CUCO_ERR_USAGE;
 	if (!llm && (a.lf.base_url || a.lf.nmodels))
 		return cli_usage_error("fastpath", "the --llm-* flags need --llm");
-	if (strlen(input) > 3 && !strcmp(input + strlen(input) - 3, ".cu")) {
+	if (cuco_fastpath_input_kind(input) == CUCO_FASTPATH_INPUT_SOURCE) {
 		host = input;
 		name = strrchr(input, '/') ? strrchr(input, '/') + 1 : input;
 	} else {
@@ -212,6 +215,12 @@ int cmd_fastpath(int argc, char **argv)
 	}
 	if (cuco_strbuf_read_file(&src, host)) {
 		rc = cuco_err_set(&err, CUCO_ERR_IO, "%s: %s", host, strerror(errno));
+		cli_fail(&err);
+		goto out;
+	}
+	/* a file, not a workload: an ordinary program goes through cuco init first */
+	rc = have_manifest ? CUCO_OK : cuco_fastpath_check_source(host, src.buf, src.len, &err);
+	if (rc) {
 		cli_fail(&err);
 		goto out;
 	}
@@ -254,7 +263,10 @@ int cmd_fastpath(int argc, char **argv)
 			goto out;
 		}
 		snprintf(def_out, sizeof(def_out), "%s/%.*s.seed.cu", dir,
-		         (int)(strlen(name) - (strstr(name, ".cu") ? 3 : 0)), name);
+		         (int)(strrchr(name, '.') && strrchr(name, '.') != name
+		                   ? strrchr(name, '.') - name
+		                   : (long)strlen(name)),
+		         name);
 		out_path = def_out;
 	}
 	if (cuco_write_file(out_path, out.buf, out.len)) {

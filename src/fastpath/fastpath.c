@@ -76,12 +76,24 @@ const char *cuco_fastpath_kind_name(int kind)
 		return "recv";
 	case CUCO_FASTPATH_GROUP_END:
 		return "group_end";
+	case CUCO_FASTPATH_REDUCE:
+		return "reduce";
+	case CUCO_FASTPATH_BROADCAST:
+		return "broadcast";
+	case CUCO_FASTPATH_BCAST:
+		return "bcast";
 	}
 	return "unknown";
 }
 
+/* The literal dtype and op of a call site ("" when held in a variable), for the report. */
+struct site_args {
+	const char *dtype, *op;
+};
+
 static void report_add(struct cuco_fastpath_report *r, int kind, const struct tok *t,
-                       const char *call, const char *replacement)
+                       const char *call, const char *replacement, int hint,
+                       const struct site_args *a)
 {
 	struct cuco_fastpath_site *s = CUCO_ARRAY_PUSH(r->sites, r->nsites, r->alloc);
 	memset(s, 0, sizeof(*s));
@@ -90,6 +102,9 @@ static void report_add(struct cuco_fastpath_report *r, int kind, const struct to
 	s->column = t->col;
 	snprintf(s->call, sizeof(s->call), "%s", call);
 	snprintf(s->replacement, sizeof(s->replacement), "%s", replacement);
+	s->hint = hint;
+	snprintf(s->dtype, sizeof(s->dtype), "%s", a->dtype ? a->dtype : "");
+	snprintf(s->op, sizeof(s->op), "%s", a->op ? a->op : "");
 }
 
 /* ---- templates ---- */
@@ -166,12 +181,14 @@ out:
 	return rc;
 }
 
-/* Expand template name (one site) into fp->gen. */
-static int emit(struct fp *fp, const char *name, int id, const struct tok *t, const char *call)
+/* Expand template name (one site; a = its literal dtype and op, or NULL) into fp->gen. */
+static int emit(struct fp *fp, const char *name, int id, const struct tok *t, const char *call,
+                const struct site_args *a)
 {
 	struct cuco_strbuf tpl = CUCO_STRBUF_INIT, site = CUCO_STRBUF_INIT,
 	                   site_raw = CUCO_STRBUF_INIT;
 	char ids[16], ctas[16], threads[16];
+	const char *dtype = a && a->dtype ? a->dtype : "-1", *op = a && a->op ? a->op : "-1";
 	int rc;
 
 	/* the nvshmem backend has the all-gather of the GEMM workloads, the all-to-all of the
@@ -203,7 +220,8 @@ static int emit(struct fp *fp, const char *name, int id, const struct tok *t, co
 	add_c_escaped(&site, site_raw.buf);
 	struct subst subs[] = {
 	    {"ID", ids},         {"SITE", site.buf},   {"CALL", call ? call : ""},
-	    {"COMM_CTAS", ctas}, {"THREADS", threads},
+	    {"COMM_CTAS", ctas}, {"THREADS", threads}, {"DTYPE", dtype},
+	    {"OP", op},
 	};
 	rc = expand(fp, name, tpl.buf, subs, (int)(sizeof(subs) / sizeof(subs[0])), &fp->gen);
 out:
@@ -221,38 +239,76 @@ struct coll {
 	int nargs;
 	int op_arg;    /* index of the ncclRedOp_t argument, -1 for none */
 	int dtype_arg; /* index of the ncclDataType_t argument, -1 for none */
-	const char *tpl;
+	const char *tpl,
+	    *tpl2;      /* templates of its kernel and launcher (tpl2: a wrapper, or NULL) */
 	const char *fn; /* generated function, without the _<id> */
 };
 
 static const struct coll colls[] = {
-    {"ncclAllGather", CUCO_FASTPATH_ALLGATHER, 6, -1, 3, "allgather.cu.in", "cuco_seed_allgather"},
-    {"ncclReduceScatter", CUCO_FASTPATH_REDUCESCATTER, 7, 4, 3, "reducescatter.cu.in",
+    {"ncclAllGather", CUCO_FASTPATH_ALLGATHER, 6, -1, 3, "allgather.cu.in", NULL,
+     "cuco_seed_allgather"},
+    {"ncclReduceScatter", CUCO_FASTPATH_REDUCESCATTER, 7, 4, 3, "reducescatter.cu.in", NULL,
      "cuco_seed_reducescatter"},
-    {"ncclAllReduce", CUCO_FASTPATH_ALLREDUCE, 7, 4, 3, "allreduce.cu.in", "cuco_seed_allreduce"},
-    {"ncclAlltoAll", CUCO_FASTPATH_ALLTOALL, 6, -1, 3, "alltoall.cu.in", "cuco_seed_alltoall"},
-    {"ncclGroupStart", CUCO_FASTPATH_GROUP_START, 0, -1, -1, NULL, "cuco_seed_group_start"},
-    {"ncclSend", CUCO_FASTPATH_SEND, 6, -1, 2, NULL, "cuco_seed_send"},
-    {"ncclRecv", CUCO_FASTPATH_RECV, 6, -1, 2, NULL, "cuco_seed_recv"},
-    {"ncclGroupEnd", CUCO_FASTPATH_GROUP_END, 0, -1, -1, NULL, "cuco_seed_group_end"},
+    {"ncclAllReduce", CUCO_FASTPATH_ALLREDUCE, 7, 4, 3, "allreduce.cu.in", NULL,
+     "cuco_seed_allreduce"},
+    {"ncclReduce", CUCO_FASTPATH_REDUCE, 8, 4, 3, "reduce.cu.in", NULL, "cuco_seed_reduce"},
+    {"ncclBroadcast", CUCO_FASTPATH_BROADCAST, 7, -1, 3, "broadcast.cu.in", NULL,
+     "cuco_seed_broadcast"},
+    {"ncclBcast", CUCO_FASTPATH_BCAST, 6, -1, 2, "broadcast.cu.in", "bcast.cu.in",
+     "cuco_seed_bcast"},
+    {"ncclAlltoAll", CUCO_FASTPATH_ALLTOALL, 6, -1, 3, "alltoall.cu.in", NULL,
+     "cuco_seed_alltoall"},
+    {"ncclGroupStart", CUCO_FASTPATH_GROUP_START, 0, -1, -1, NULL, NULL, "cuco_seed_group_start"},
+    {"ncclSend", CUCO_FASTPATH_SEND, 6, -1, 2, NULL, NULL, "cuco_seed_send"},
+    {"ncclRecv", CUCO_FASTPATH_RECV, 6, -1, 2, NULL, NULL, "cuco_seed_recv"},
+    {"ncclGroupEnd", CUCO_FASTPATH_GROUP_END, 0, -1, -1, NULL, NULL, "cuco_seed_group_end"},
 };
+
+/* What the fast path handles, for messages. */
+#define HANDLED                                                                                   \
+	"ncclAllGather, ncclReduceScatter, ncclAllReduce, ncclReduce, ncclBroadcast, ncclBcast, " \
+	"ncclAlltoAll and grouped ncclSend/ncclRecv"
 
 /* Host collectives the fast path knows but cannot transform. */
 static const char *const unsupported_colls[] = {
-    "ncclBroadcast", "ncclBcast", "ncclReduce", "ncclGather", "ncclScatter", "ncclAlltoAllv",
+    "ncclGather",
+    "ncclScatter",
+    "ncclAlltoAllv",
 };
 
-struct dtype_name {
-	const char *name;
-	int sum_ok; /* reductions handle it */
+/* NCCL's dtype names, aliases included, with the name the generated code uses. */
+static const struct {
+	const char *name, *canonical;
+} dtypes[] = {
+    {"ncclInt8", "ncclInt8"},
+    {"ncclChar", "ncclInt8"},
+    {"ncclUint8", "ncclUint8"},
+    {"ncclInt32", "ncclInt32"},
+    {"ncclInt", "ncclInt32"},
+    {"ncclUint32", "ncclUint32"},
+    {"ncclInt64", "ncclInt64"},
+    {"ncclUint64", "ncclUint64"},
+    {"ncclFloat16", "ncclFloat16"},
+    {"ncclHalf", "ncclFloat16"},
+    {"ncclFloat32", "ncclFloat32"},
+    {"ncclFloat", "ncclFloat32"},
+    {"ncclFloat64", "ncclFloat64"},
+    {"ncclDouble", "ncclFloat64"},
+    {"ncclBfloat16", "ncclBfloat16"},
+    {"ncclFloat8e4m3", "ncclFloat8e4m3"},
+    {"ncclFloat8e5m2", "ncclFloat8e5m2"},
 };
 
-static const struct dtype_name dtypes[] = {
-    {"ncclInt8", 0},    {"ncclChar", 0},   {"ncclUint8", 0},    {"ncclInt32", 0},
-    {"ncclInt", 0},     {"ncclUint32", 0}, {"ncclInt64", 0},    {"ncclUint64", 0},
-    {"ncclFloat16", 1}, {"ncclHalf", 1},   {"ncclFloat32", 1},  {"ncclFloat", 1},
-    {"ncclFloat64", 0}, {"ncclDouble", 0}, {"ncclBfloat16", 1},
-};
+/* NCCL's built-in reduction ops. */
+static const char *const ops[] = {"ncclSum", "ncclProd", "ncclMin", "ncclMax", "ncclAvg"};
+
+static const struct coll *find_coll_named(const char *name)
+{
+	for (size_t k = 0; k < sizeof(colls) / sizeof(colls[0]); k++)
+		if (strcmp(colls[k].name, name) == 0)
+			return &colls[k];
+	return NULL;
+}
 
 static const struct coll *find_coll(const struct fp *fp, int i)
 {
@@ -275,58 +331,41 @@ static int is_call(const struct fp *fp, int i)
 
 #define LOC(t) fp->file, (t)->line, (t)->col
 
-/* Check the op and dtype arguments of a call that are written as literal NCCL names. */
-static int check_args(struct fp *fp, const struct coll *c, const struct call *call)
+/*
+ * Check the op and dtype arguments of a call that are written as NCCL names; a->dtype and a->op
+ * get the names the generated code uses (NULL when held in a variable or macro: decided at run
+ * time by the launcher).
+ */
+static int check_args(struct fp *fp, const struct coll *c, const struct call *call,
+                      struct site_args *a)
 {
 	const struct tok *t = &fp->toks.v[call->name];
 	char id[64];
+	a->dtype = a->op = NULL;
 	if (c->op_arg >= 0 && cuco_fastpath_arg_ident(fp, call, c->op_arg, id, sizeof(id)) &&
-	    strncmp(id, "nccl", 4) == 0 && strcmp(id, "ncclSum") != 0)
-		return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
-		                    "%s:%d:%d: cannot transform %s at line %d: op %s is not "
-		                    "supported (only ncclSum)",
-		                    LOC(t), c->name, t->line, id);
+	    strncmp(id, "nccl", 4) == 0) {
+		for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]) && a->op == NULL; k++)
+			if (strcmp(ops[k], id) == 0)
+				a->op = ops[k];
+		if (a->op == NULL)
+			return cuco_err_set(
+			    fp->err, CUCO_ERR_UNSUPPORTED,
+			    "%s:%d:%d: cannot transform %s at line %d: op %s is not "
+			    "supported (ncclSum, ncclProd, ncclMin, ncclMax, ncclAvg)",
+			    LOC(t), c->name, t->line, id);
+	}
 	if (c->dtype_arg >= 0 && cuco_fastpath_arg_ident(fp, call, c->dtype_arg, id, sizeof(id)) &&
 	    strncmp(id, "nccl", 4) == 0) {
-		size_t k = 0;
-		for (; k < sizeof(dtypes) / sizeof(dtypes[0]); k++)
+		for (size_t k = 0; k < sizeof(dtypes) / sizeof(dtypes[0]) && a->dtype == NULL; k++)
 			if (strcmp(dtypes[k].name, id) == 0)
-				break;
-		if (k == sizeof(dtypes) / sizeof(dtypes[0]))
+				a->dtype = dtypes[k].canonical;
+		if (a->dtype == NULL)
 			return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
 			                    "%s:%d:%d: cannot transform %s at line %d: dtype %s is "
 			                    "not supported",
 			                    LOC(t), c->name, t->line, id);
-		if (c->op_arg >= 0 && !dtypes[k].sum_ok)
-			return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
-			                    "%s:%d:%d: cannot transform %s at line %d: a sum of "
-			                    "dtype %s is not supported (ncclBfloat16, ncclFloat16, "
-			                    "ncclFloat32)",
-			                    LOC(t), c->name, t->line, id);
 	}
 	return CUCO_OK;
-}
-
-/* Find cuco_program_run's body and parameter names; find the other ABI definitions. */
-static int find_definition(const struct fp *fp, const char *name, int *open, int *close,
-                           int *lparen)
-{
-	for (int i = 0; i < fp->toks.n; i++) {
-		if (fp->toks.v[i].pp || !cuco_fastpath_tok_is(fp, i, name) ||
-		    !cuco_fastpath_tok_punct(fp, i + 1, '('))
-			continue;
-		int rp = cuco_fastpath_match_bracket(fp, i + 1);
-		if (rp < 0 || !cuco_fastpath_tok_punct(fp, rp + 1, '{'))
-			continue;
-		int rb = cuco_fastpath_match_bracket(fp, rp + 1);
-		if (rb < 0)
-			continue;
-		*lparen = i + 1;
-		*open = rp + 1;
-		*close = rb;
-		return 1;
-	}
-	return 0;
 }
 
 /* Name of the parameter of run() whose type mentions type_word (last identifier before , or )). */
@@ -353,34 +392,114 @@ static int param_name(struct fp *fp, int lparen, const char *type_word, char *bu
 
 static int find_run(struct fp *fp)
 {
-	int open, close, lparen;
-	if (!find_definition(fp, "cuco_program_run", &open, &close, &lparen))
+	int open, close, lparen, hinted = fp->opts->nhints > 0;
+	fp->run_body_open = fp->run_body_close = -1;
+	if (cuco_fastpath_find_definition(fp, "cuco_program_run", &open, &close, &lparen)) {
+		fp->run_body_open = open;
+		fp->run_body_close = close;
+		if ((!param_name(fp, lparen, "cuco_tensor", fp->tensors_name,
+		                 sizeof(fp->tensors_name)) ||
+		     !param_name(fp, lparen, "cudaStream_t", fp->stream_name,
+		                 sizeof(fp->stream_name))) &&
+		    !hinted) {
+			const struct tok *t = &fp->toks.v[lparen - 1];
+			return cuco_err_set(
+			    fp->err, CUCO_ERR_UNSUPPORTED,
+			    "%s:%d:%d: cannot transform: cuco_program_run must name "
+			    "its tensor and stream parameters",
+			    LOC(t));
+		}
+	} else if (!hinted) {
 		return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
 		                    "%s: cannot transform: no definition of cuco_program_run found "
 		                    "(the fast path needs a program that implements the cuco ABI, "
 		                    "see include/cuco/program.h)",
 		                    fp->file);
-	fp->run_body_open = open;
-	fp->run_body_close = close;
-	if (!param_name(fp, lparen, "cuco_tensor", fp->tensors_name, sizeof(fp->tensors_name)) ||
-	    !param_name(fp, lparen, "cudaStream_t", fp->stream_name, sizeof(fp->stream_name))) {
-		const struct tok *t = &fp->toks.v[lparen - 1];
-		return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
-		                    "%s:%d:%d: cannot transform: cuco_program_run must name its "
-		                    "tensor and stream parameters",
-		                    LOC(t));
 	}
 	const char *need[] = {"cuco_program_init", "cuco_program_requirements"};
 	for (int k = 0; k < 2; k++)
-		if (!find_definition(fp, need[k], &open, &close, &lparen))
+		if (!cuco_fastpath_find_definition(fp, need[k], &open, &close, &lparen))
 			return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
 			                    "%s: cannot transform: no definition of %s found",
 			                    fp->file, need[k]);
+	/* what the launchers are given: the caller's expressions, else run()'s parameters */
+	fp->tensors = fp->opts->tensors_expr ? fp->opts->tensors_expr : fp->tensors_name;
+	fp->stream = fp->opts->stream_expr ? fp->opts->stream_expr
+	             : fp->stream_name[0]  ? fp->stream_name
+	                                   : "0";
+	if (!fp->tensors[0])
+		return cuco_err_set(fp->err, CUCO_ERR_INVALID,
+		                    "%s: cannot transform: no cuco_program_run parameter names the "
+		                    "tensor set; give the tensors expression (struct "
+		                    "cuco_fastpath_opts.tensors_expr, e.g. cuco_lift_tensors())",
+		                    fp->file);
 	return CUCO_OK;
 }
 
-/* Rewrite one recognised call at token i. */
-static int rewrite_call(struct fp *fp, const struct coll *c, const struct call *call, int group)
+/* Index of the token that begins at line:col, or -1 (tokens are in source order). */
+static int token_at(const struct fp *fp, int line, int col)
+{
+	int lo = 0, hi = fp->toks.n - 1;
+	while (lo <= hi) {
+		int mid = lo + (hi - lo) / 2;
+		const struct tok *t = &fp->toks.v[mid];
+		if (t->line == line && t->col == col)
+			return mid;
+		if (t->line < line || (t->line == line && t->col < col))
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+/* Check every site hint against the tokens and mark the token each one names. */
+static int locate_hints(struct fp *fp)
+{
+	const struct cuco_fastpath_opts *o = fp->opts;
+	fp->hint_of = cuco_xcalloc((size_t)fp->toks.n + 1, sizeof(*fp->hint_of));
+	for (int i = 0; i < fp->toks.n; i++)
+		fp->hint_of[i] = -1;
+	for (int k = 0; k < o->nhints; k++) {
+		const struct cuco_fastpath_hint *h = &o->hints[k];
+		const char *name = h->call ? h->call : "(null)";
+		char found[48];
+		if (find_coll_named(name) == NULL)
+			return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
+			                    "%s:%d:%d: cannot transform site hint %d: %s is not a "
+			                    "call the fast path transforms (it handles " HANDLED
+			                    ")",
+			                    fp->file, h->line, h->column, k, name);
+		int i = token_at(fp, h->line, h->column);
+		if (i < 0)
+			return cuco_err_set(fp->err, CUCO_ERR_INVALID,
+			                    "%s:%d:%d: site hint %d expects %s here, but no token "
+			                    "begins at this line and column (a comment, a literal, "
+			                    "white space, or a file other than the one the hint "
+			                    "was made for?)",
+			                    fp->file, h->line, h->column, k, name);
+		if (!cuco_fastpath_tok_is(fp, i, name)) {
+			cuco_fastpath_tok_text(fp, i, found, sizeof(found));
+			return cuco_err_set(fp->err, CUCO_ERR_INVALID,
+			                    "%s:%d:%d: site hint %d expects %s here, found '%s'",
+			                    fp->file, h->line, h->column, k, name, found);
+		}
+		if (!is_call(fp, i))
+			return cuco_err_set(fp->err, CUCO_ERR_INVALID,
+			                    "%s:%d:%d: site hint %d: %s here is not a call",
+			                    fp->file, h->line, h->column, k, name);
+		if (fp->hint_of[i] >= 0)
+			return cuco_err_set(fp->err, CUCO_ERR_INVALID,
+			                    "%s:%d:%d: site hints %d and %d name the same call",
+			                    fp->file, h->line, h->column, fp->hint_of[i], k);
+		fp->hint_of[i] = k;
+	}
+	return CUCO_OK;
+}
+
+/* Rewrite one recognised call (hint: the site hint that named it, or -1). */
+static int rewrite_call(struct fp *fp, const struct coll *c, const struct call *call, int group,
+                        int hint, const struct site_args *a)
 {
 	const struct tok *t = &fp->toks.v[call->name];
 	struct cuco_strbuf ins = CUCO_STRBUF_INIT, site = CUCO_STRBUF_INIT,
@@ -398,27 +517,29 @@ static int rewrite_call(struct fp *fp, const struct coll *c, const struct call *
 		break;
 	case CUCO_FASTPATH_GROUP_END:
 		cuco_strbuf_addf(&ins, "&cuco_seed_group_%d, \"%s\", %s, %s", group, site.buf,
-		                 fp->tensors_name, fp->stream_name);
+		                 fp->tensors, fp->stream);
 		snprintf(fn, sizeof(fn), "%s", c->fn);
 		break;
 	case CUCO_FASTPATH_SEND:
 	case CUCO_FASTPATH_RECV:
 		cuco_strbuf_addf(&ins, "&cuco_seed_group_%d, \"%s\", %s, ", group, site.buf,
-		                 fp->tensors_name);
+		                 fp->tensors);
 		snprintf(fn, sizeof(fn), "%s", c->fn);
 		break;
 	default:
 		id = fp->next_id++;
-		cuco_strbuf_addf(&ins, "%s, ", fp->tensors_name);
+		cuco_strbuf_addf(&ins, "%s, ", fp->tensors);
 		snprintf(fn, sizeof(fn), "%s_%d", c->fn, id);
-		rc = emit(fp, c->tpl, id, t, c->name);
+		rc = emit(fp, c->tpl, id, t, c->name, a);
+		if (rc == CUCO_OK && c->tpl2 != NULL)
+			rc = emit(fp, c->tpl2, id, t, c->name, a);
 		if (rc != CUCO_OK)
 			goto out;
 		break;
 	}
 	edit_add(fp, t->start, t->end - t->start, fn);
 	edit_add(fp, fp->toks.v[call->open].end, 0, ins.buf);
-	report_add(fp->report, c->kind, t, c->name, fn);
+	report_add(fp->report, c->kind, t, c->name, fn, hint, a);
 out:
 	cuco_strbuf_release(&ins);
 	cuco_strbuf_release(&site);
@@ -426,9 +547,13 @@ out:
 	return rc;
 }
 
+/*
+ * Find and rewrite the calls: without hints every host collective (all inside
+ * cuco_program_run), with hints exactly the hinted ones. Groups follow source order.
+ */
 static int scan_calls(struct fp *fp)
 {
-	int group = -1, ngroups = 0, rc = CUCO_OK;
+	int group = -1, ngroups = 0, rc = CUCO_OK, hinted = fp->opts->nhints > 0;
 	const struct tok *group_tok = NULL;
 
 	for (int i = 0; i < fp->toks.n; i++) {
@@ -449,15 +574,16 @@ static int scan_calls(struct fp *fp)
 			                    "%s:%d:%d: cannot transform: the program already uses "
 			                    "cuco_seed_ names (is it a fast-path seed already?)",
 			                    LOC(t));
-		for (size_t k = 0; k < sizeof(unsupported_colls) / sizeof(unsupported_colls[0]);
-		     k++)
+		int hint = hinted ? fp->hint_of[i] : -1;
+		if (hinted && hint < 0)
+			continue; /* not named by a hint: left alone */
+		for (size_t k = 0;
+		     !hinted && k < sizeof(unsupported_colls) / sizeof(unsupported_colls[0]); k++)
 			if (cuco_fastpath_tok_is(fp, i, unsupported_colls[k]) && is_call(fp, i))
-				return cuco_err_set(
-				    fp->err, CUCO_ERR_UNSUPPORTED,
-				    "%s:%d:%d: cannot transform %s at line %d: the fast path "
-				    "handles ncclAllGather, ncclReduceScatter, ncclAllReduce, "
-				    "ncclAlltoAll and grouped ncclSend/ncclRecv",
-				    LOC(t), unsupported_colls[k], t->line);
+				return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
+				                    "%s:%d:%d: cannot transform %s at line %d: the "
+				                    "fast path handles " HANDLED,
+				                    LOC(t), unsupported_colls[k], t->line);
 		const struct coll *c = find_coll(fp, i);
 		if (c == NULL || !is_call(fp, i))
 			continue;
@@ -467,13 +593,14 @@ static int scan_calls(struct fp *fp)
 			    "%s:%d:%d: cannot transform %s at line %d: it is inside "
 			    "a preprocessor directive (expand the macro by hand)",
 			    LOC(t), c->name, t->line);
-		if (i < fp->run_body_open || i > fp->run_body_close)
+		if (!hinted && (i < fp->run_body_open || i > fp->run_body_close))
 			return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
 			                    "%s:%d:%d: cannot transform: %s at line %d is outside "
 			                    "cuco_program_run (call collectives from "
 			                    "cuco_program_run, where the tensor set is known)",
 			                    LOC(t), c->name, t->line);
 		struct call call;
+		struct site_args args;
 		rc = cuco_fastpath_parse_call(fp, i, &call);
 		if (rc != CUCO_OK)
 			return rc;
@@ -482,7 +609,7 @@ static int scan_calls(struct fp *fp)
 			                    "%s:%d:%d: cannot transform %s at line %d: expected %d "
 			                    "arguments, found %d",
 			                    LOC(t), c->name, t->line, c->nargs, call.nargs);
-		rc = check_args(fp, c, &call);
+		rc = check_args(fp, c, &call, &args);
 		if (rc != CUCO_OK)
 			return rc;
 		switch (c->kind) {
@@ -494,7 +621,7 @@ static int scan_calls(struct fp *fp)
 				                    LOC(t), t->line);
 			group = ngroups++;
 			group_tok = t;
-			rc = emit(fp, "group.cu.in", group, t, c->name);
+			rc = emit(fp, "group.cu.in", group, t, c->name, NULL);
 			break;
 		case CUCO_FASTPATH_GROUP_END:
 		case CUCO_FASTPATH_SEND:
@@ -506,7 +633,9 @@ static int scan_calls(struct fp *fp)
 				                    LOC(t), c->name, t->line);
 			break;
 		default:
-			if (group >= 0)
+			/* with hints a collective in a group runs where it is called (stream order)
+			 */
+			if (group >= 0 && !hinted)
 				return cuco_err_set(
 				    fp->err, CUCO_ERR_UNSUPPORTED,
 				    "%s:%d:%d: cannot transform %s at line %d: only "
@@ -516,7 +645,7 @@ static int scan_calls(struct fp *fp)
 		}
 		if (rc != CUCO_OK)
 			return rc;
-		rc = rewrite_call(fp, c, &call, group);
+		rc = rewrite_call(fp, c, &call, group, hint, &args);
 		if (rc != CUCO_OK)
 			return rc;
 		if (c->kind == CUCO_FASTPATH_GROUP_END)
@@ -525,16 +654,19 @@ static int scan_calls(struct fp *fp)
 	if (group >= 0)
 		return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
 		                    "%s:%d:%d: cannot transform ncclGroupStart at line %d: no "
-		                    "ncclGroupEnd follows it in cuco_program_run",
-		                    LOC(group_tok), group_tok->line);
+		                    "ncclGroupEnd follows it %s",
+		                    LOC(group_tok), group_tok->line,
+		                    hinted ? "among the site hints" : "in cuco_program_run");
 	fp->report->ngroups = ngroups;
 	fp->report->ncollectives = fp->next_id + ngroups;
 	if (fp->report->ncollectives == 0)
 		return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
-		                    "%s: nothing to transform: no host collective (ncclAllGather, "
-		                    "ncclReduceScatter, ncclAllReduce, ncclAlltoAll, grouped "
-		                    "ncclSend/ncclRecv) in the program",
-		                    fp->file);
+		                    "%s: nothing to transform: no host collective (%s) in the "
+		                    "program",
+		                    fp->file,
+		                    "ncclAllGather, ncclReduceScatter, ncclAllReduce, ncclReduce, "
+		                    "ncclBroadcast, ncclBcast, ncclAlltoAll, grouped "
+		                    "ncclSend/ncclRecv");
 	return CUCO_OK;
 }
 
@@ -551,13 +683,13 @@ static int assemble(struct fp *fp, struct cuco_strbuf *out)
 	/* the EVOLVE-BLOCK: common helpers, send/recv machinery, per-site code */
 	struct cuco_strbuf saved = fp->gen;
 	cuco_strbuf_init(&fp->gen, 0);
-	rc = emit(fp, "common.cu.in", 0, NULL, NULL);
+	rc = emit(fp, "common.cu.in", 0, NULL, NULL, NULL);
 	if (rc == CUCO_OK && groups)
-		rc = emit(fp, "sendrecv.cu.in", 0, NULL, NULL);
+		rc = emit(fp, "sendrecv.cu.in", 0, NULL, NULL, NULL);
 	if (rc == CUCO_OK) {
 		cuco_strbuf_add(&block, fp->gen.buf, fp->gen.len);
 		cuco_strbuf_reset(&fp->gen);
-		rc = emit(fp, "abi.cu.in", 0, NULL, NULL);
+		rc = emit(fp, "abi.cu.in", 0, NULL, NULL, NULL);
 	}
 	cuco_strbuf_add(&abi, fp->gen.buf, fp->gen.len);
 	cuco_strbuf_release(&fp->gen);
@@ -598,7 +730,8 @@ static int assemble(struct fp *fp, struct cuco_strbuf *out)
 			                       "#include <cuda_fp16.h>\n"
 			                       "#include <stdarg.h>\n"
 			                       "#include <stdio.h>\n"
-			                       "#include <string.h>\n\n"
+			                       "#include <string.h>\n"
+			                       "#include <type_traits>\n\n"
 			                       "// EVOLVE-BLOCK-START\n");
 			cuco_strbuf_addf(&tmp, "#define CUCO_SEED_HAS_GROUPS %d\n", groups);
 			cuco_strbuf_add(&tmp, block.buf, block.len);
@@ -624,6 +757,25 @@ out:
 	cuco_strbuf_release(&tmp);
 	cuco_strbuf_release(&name);
 	return rc;
+}
+
+/* The options' hints and expressions are usable: hints given when counted, expressions on one
+ * line and not empty. */
+static int check_exprs(const struct cuco_fastpath_opts *opts, struct cuco_err *err)
+{
+	const char *exprs[] = {opts->tensors_expr, opts->stream_expr};
+	const char *what[] = {"tensors_expr", "stream_expr"};
+	if (opts->nhints < 0 || (opts->nhints > 0 && opts->hints == NULL))
+		return cuco_err_set(err, CUCO_ERR_INVALID,
+		                    "fast path options: %d site hints but no hints array",
+		                    opts->nhints);
+	for (int k = 0; k < 2; k++)
+		if (exprs[k] != NULL && (!*exprs[k] || strpbrk(exprs[k], "\n\r") != NULL))
+			return cuco_err_set(err, CUCO_ERR_INVALID,
+			                    "fast path options: %s must be one line of C, not "
+			                    "empty",
+			                    what[k]);
+	return CUCO_OK;
 }
 
 int cuco_fastpath_transform(const char *file_name, const char *src,
@@ -653,10 +805,15 @@ int cuco_fastpath_transform(const char *file_name, const char *src,
 		                  "multiple of 32 in 32..1024");
 		goto out;
 	}
+	rc = check_exprs(opts, err);
+	if (rc != CUCO_OK)
+		goto out;
 	rc = cuco_fastpath_tokenize(&fp);
 	if (rc != CUCO_OK)
 		goto out;
 	rc = find_run(&fp);
+	if (rc == CUCO_OK && opts->nhints > 0)
+		rc = locate_hints(&fp);
 	if (rc != CUCO_OK)
 		goto out;
 	rc = scan_calls(&fp);
@@ -665,6 +822,7 @@ int cuco_fastpath_transform(const char *file_name, const char *src,
 	rc = assemble(&fp, out);
 out:
 	free(fp.toks.v);
+	free(fp.hint_of);
 	for (int k = 0; k < fp.edits.n; k++)
 		free(fp.edits.v[k].text);
 	free(fp.edits.v);

@@ -299,3 +299,25 @@ int cuco_fastpath_arg_ident(const struct fp *fp, const struct call *call, int a,
 	buf[l] = 0;
 	return 1;
 }
+
+/* Find the definition of function name: token indices of its '(' and its body's { }. */
+int cuco_fastpath_find_definition(const struct fp *fp, const char *name, int *open, int *close,
+                                  int *lparen)
+{
+	for (int i = 0; i < fp->toks.n; i++) {
+		if (fp->toks.v[i].pp || !cuco_fastpath_tok_is(fp, i, name) ||
+		    !cuco_fastpath_tok_punct(fp, i + 1, '('))
+			continue;
+		int rp = cuco_fastpath_match_bracket(fp, i + 1);
+		if (rp < 0 || !cuco_fastpath_tok_punct(fp, rp + 1, '{'))
+			continue;
+		int rb = cuco_fastpath_match_bracket(fp, rp + 1);
+		if (rb < 0)
+			continue;
+		*lparen = i + 1;
+		*open = rp + 1;
+		*close = rb;
+		return 1;
+	}
+	return 0;
+}

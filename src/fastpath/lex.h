@@ -62,8 +62,10 @@ struct fp {
 	struct toks toks;
 	struct edits edits;
 	struct cuco_fastpath_report *report;
-	int run_body_open, run_body_close; /* token indices of cuco_program_run's { } */
-	char tensors_name[64], stream_name[64];
+	int run_body_open, run_body_close; /* token indices of cuco_program_run's { }; -1: none */
+	char tensors_name[64], stream_name[64]; /* cuco_program_run's parameters */
+	const char *tensors, *stream; /* what the launchers are given: the names or opts' exprs */
+	int *hint_of;                 /* per token: index in opts->hints naming it, or -1 */
 	int next_id;
 	struct cuco_strbuf gen; /* generated code of the EVOLVE-BLOCK, after the common part */
 };
@@ -87,5 +89,12 @@ int cuco_fastpath_parse_call(struct fp *fp, int i, struct call *call);
 /* Whether argument a of call is exactly one identifier; copies it into buf if so. */
 int cuco_fastpath_arg_ident(const struct fp *fp, const struct call *call, int a, char *buf,
                             size_t size);
+
+/*
+ * Find the definition of function name (outside directives): its '(' token in *lparen, its
+ * body's braces in *open and *close. Returns 1 when found, else 0.
+ */
+int cuco_fastpath_find_definition(const struct fp *fp, const char *name, int *open, int *close,
+                                  int *lparen);
 
 #endif

@@ -6,77 +6,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "fastpath/fastpath.h"
-
-#define FIXTURES CUCO_SOURCE_DIR "/tests/fixtures/fastpath/"
+#include "fastpath_fixture.h"
 
 /* Where the good fixtures' outputs go, for the one nvcc run at the end. */
 static char out_dir[256];
-
-static void opts_default(struct cuco_fastpath_opts *opts)
-{
-	cuco_fastpath_opts_init(opts);
-	opts->share_dir = CUCO_SOURCE_DIR "/share/fastpath";
-}
 
 /* Transform fixture `name`; returns the result code, output in out. */
 static int transform(const char *name, const struct cuco_fastpath_opts *opts,
                      struct cuco_strbuf *out, struct cuco_fastpath_report *report,
                      struct cuco_err *err)
 {
-	struct cuco_strbuf src = CUCO_STRBUF_INIT, path = CUCO_STRBUF_INIT;
-	cuco_strbuf_addf(&path, FIXTURES "%s", name);
-	assert_int_equal(cuco_strbuf_read_file(&src, path.buf), 0);
+	struct cuco_strbuf src = CUCO_STRBUF_INIT;
+	read_fixture(name, &src);
 	cuco_err_clear(err);
 	int rc = cuco_fastpath_transform(name, src.buf, opts, out, report, err);
 	cuco_strbuf_release(&src);
-	cuco_strbuf_release(&path);
 	return rc;
-}
-
-/* Copy of s with comments, string and character literals blanked (kept: newlines). */
-static char *strip_comments_and_literals(const char *s)
-{
-	size_t n = strlen(s);
-	char *d = malloc(n + 1);
-	assert_non_null(d);
-	memcpy(d, s, n + 1);
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '/' && s[i + 1] == '/') {
-			while (i < n && s[i] != '\n')
-				d[i++] = ' ';
-		} else if (s[i] == '/' && s[i + 1] == '*') {
-			while (i < n && !(s[i] == '*' && s[i + 1] == '/'))
-				d[i] = s[i] == '\n' ? '\n' : ' ', i++;
-			d[i] = ' ';
-			d[i + 1] = ' ';
-			i++;
-		} else if (s[i] == '"' || s[i] == '\'') {
-			char q = s[i];
-			d[i++] = ' ';
-			while (i < n && s[i] != q) {
-				if (s[i] == '\\')
-					d[i++] = ' ';
-				d[i++] = ' ';
-			}
-			d[i] = ' ';
-		}
-	}
-	return d;
-}
-
-static int count_substr(const char *hay, const char *needle)
-{
-	int c = 0;
-	for (const char *p = strstr(hay, needle); p != NULL; p = strstr(p + 1, needle))
-		c++;
-	return c;
 }
 
 /* Checks shared by every good fixture; writes the output to out_dir/<name>. */
@@ -90,6 +39,7 @@ static void check_seed(const char *name, const char *out, int nkinds, const int 
 	static const char *const host_calls[] = {
 	    "ncclAllGather(", "ncclReduceScatter(", "ncclAllReduce(",  "ncclAlltoAll(",
 	    "ncclSend(",      "ncclRecv(",          "ncclGroupStart(", "ncclGroupEnd(",
+	    "ncclReduce(",    "ncclBroadcast(",     "ncclBcast(",
 	};
 
 	assert_int_equal(strncmp(out, directive, strlen(directive)), 0);
@@ -124,12 +74,7 @@ static void check_seed(const char *name, const char *out, int nkinds, const int 
 		assert_non_null(strstr(out, report->sites[k].replacement));
 	}
 
-	char path[512];
-	snprintf(path, sizeof(path), "%s/%s", out_dir, name);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(out, 1, strlen(out), f), strlen(out));
-	assert_int_equal(fclose(f), 0);
+	write_seed(out_dir, name, out);
 }
 
 /* Transform good fixture `name` with the default options and run check_seed on it. */
@@ -226,7 +171,10 @@ static void test_reducescatter(void **unused)
 	transform_seed("reducescatter.cu", 1, kinds, lines, &report, &out);
 	assert_non_null(strstr(out.buf, "ncclResult_t r = cuco_seed_reducescatter_0(tensors, "
 	                                "tensors[0].ptr, tensors[1].ptr, tensors[1].elems,"));
-	assert_non_null(strstr(out.buf, "cuco_seed_reduce_sum<T>("));
+	assert_non_null(strstr(out.buf, "cuco_seed_reduce<T, OP>("));
+	/* the site names its dtype and op: only that pair is compiled */
+	assert_non_null(
+	    strstr(out.buf, "cuco_seed_dispatch<ncclFloat32, ncclSum>(site, dtype, op, l);"));
 	assert_non_null(strstr(out.buf, "req->lsa_barrier_count = CUCO_SEED_COMM_CTAS;"));
 	cuco_fastpath_report_release(&report);
 	cuco_strbuf_release(&out);
@@ -241,6 +189,10 @@ static void test_allreduce(void **unused)
 	transform_seed("allreduce.cu", 1, kinds, lines, &report, &out);
 	assert_non_null(
 	    strstr(out.buf, "if (CHECK_NCCL(cuco_seed_allreduce_0(t, t[1].ptr, t[1].ptr,"));
+	/* a dtype in a variable: every dtype is compiled for the named op */
+	assert_non_null(strstr(out.buf, "cuco_seed_dispatch<-1, ncclSum>(site, dtype, op, l);"));
+	assert_string_equal(report.sites[0].dtype, "");
+	assert_string_equal(report.sites[0].op, "ncclSum");
 	cuco_fastpath_report_release(&report);
 	cuco_strbuf_release(&out);
 }
@@ -276,6 +228,76 @@ static void test_sendrecv(void **unused)
 	assert_int_equal(count_substr(out.buf, "static struct cuco_seed_group cuco_seed_group_0;"),
 	                 1);
 	assert_non_null(strstr(out.buf, "#define CUCO_SEED_HAS_GROUPS 1"));
+	cuco_fastpath_report_release(&report);
+	cuco_strbuf_release(&out);
+}
+
+/* Every reduction op and dtype, ncclReduce, ncclBroadcast, ncclBcast and the in-place forms:
+ * what each site became, which (dtype, op) pairs each launcher compiles, the comm check. */
+static void test_ops(void **unused)
+{
+	struct cuco_fastpath_report report;
+	struct cuco_strbuf out = CUCO_STRBUF_INIT;
+	int kinds[] = {
+	    CUCO_FASTPATH_ALLREDUCE, CUCO_FASTPATH_REDUCESCATTER, CUCO_FASTPATH_REDUCE,
+	    CUCO_FASTPATH_ALLREDUCE, CUCO_FASTPATH_ALLREDUCE,     CUCO_FASTPATH_REDUCESCATTER,
+	    CUCO_FASTPATH_REDUCE,    CUCO_FASTPATH_ALLREDUCE,     CUCO_FASTPATH_ALLREDUCE,
+	    CUCO_FASTPATH_BROADCAST, CUCO_FASTPATH_BROADCAST,     CUCO_FASTPATH_BCAST};
+	int lines[] = {46, 47, 48, 49, 50, 51, 53, 54, 55, 56, 57, 58};
+	/* the dtype and op each site names ("" where a variable or a macro holds it) */
+	static const char *const dtype[] = {"",
+	                                    "",
+	                                    "",
+	                                    "ncclInt32",
+	                                    "ncclFloat64",
+	                                    "ncclUint8",
+	                                    "ncclBfloat16",
+	                                    "",
+	                                    "ncclFloat8e4m3",
+	                                    "",
+	                                    "ncclUint64",
+	                                    "ncclInt8"};
+	static const char *const op[] = {"",        "",         "",        "ncclAvg",
+	                                 "ncclMax", "ncclProd", "ncclMin", "ncclAvg",
+	                                 "ncclSum", "",         "",        ""};
+	(void)unused;
+	transform_seed("ops.cu", 12, kinds, lines, &report, &out);
+	assert_int_equal(report.ncollectives, 12);
+	for (int k = 0; k < 12; k++) {
+		assert_string_equal(report.sites[k].dtype, dtype[k]);
+		assert_string_equal(report.sites[k].op, op[k]);
+		assert_int_equal(report.sites[k].hint, -1);
+	}
+	assert_string_equal(report.sites[2].call, "ncclReduce");
+	assert_string_equal(report.sites[2].replacement, "cuco_seed_reduce_2");
+	assert_string_equal(report.sites[11].replacement, "cuco_seed_bcast_11");
+	/* variables: every pair; names: that pair; a macro: decided at run time */
+	assert_non_null(strstr(out.buf, "cuco_seed_dispatch<-1, -1>(site, dtype, op, l);"));
+	assert_non_null(
+	    strstr(out.buf, "cuco_seed_dispatch<ncclInt32, ncclAvg>(site, dtype, op, l);"));
+	assert_non_null(
+	    strstr(out.buf, "cuco_seed_dispatch<ncclUint8, ncclProd>(site, dtype, op, l);"));
+	assert_non_null(strstr(out.buf, "cuco_seed_dispatch<-1, ncclAvg>(site, dtype, op, l);"));
+	assert_non_null(
+	    strstr(out.buf, "cuco_seed_dispatch<ncclFloat8e4m3, ncclSum>(site, dtype, op, l);"));
+	assert_non_null(strstr(out.buf, "a reduction of fp8 (dtype %d) is not supported"));
+	/* the calls: leading tensors argument, the original arguments verbatim */
+	assert_non_null(strstr(out.buf,
+	                       "NCCLCHECK(cuco_seed_reduce_2(t, in, t[3].ptr, n, st->dtype, "
+	                       "st->op, st->root, st->comm, stream));"));
+	assert_non_null(strstr(out.buf, "NCCLCHECK(cuco_seed_reducescatter_5(t, t[6].ptr, (char "
+	                                "*)t[6].ptr + (size_t)st->rank * n, n, ncclUint8,"));
+	assert_non_null(strstr(out.buf, "NCCLCHECK(cuco_seed_bcast_11(t, t[12].ptr, n, ncclInt8, "
+	                                "st->root, st->comm, stream));"));
+	/* ncclBcast: the broadcast kernel and launcher, then the in-place wrapper */
+	assert_non_null(strstr(out.buf, "return cuco_seed_broadcast_11(tensors, buff, buff, count, "
+	                                "dtype, root, comm, stream);"));
+	assert_non_null(strstr(out.buf, "static ncclResult_t cuco_seed_broadcast_11("));
+	/* every launcher (12 collectives) checks the communicator */
+	assert_int_equal(count_substr(out.buf, "rc = cuco_seed_comm(site, comm);"), 12);
+	assert_non_null(strstr(out.buf, "is not the harness's (%p)"));
+	/* only the root's recv is resolved, the root is checked */
+	assert_non_null(strstr(out.buf, "root %d is not a rank (0..%d)"));
 	cuco_fastpath_report_release(&report);
 	cuco_strbuf_release(&out);
 }
@@ -332,8 +354,8 @@ static void test_bad_op(void **unused)
 {
 	(void)unused;
 	expect_error("bad_op.cu", CUCO_ERR_UNSUPPORTED,
-	             "bad_op.cu:24:9: cannot transform ncclAllReduce at line 24: op ncclMax is not "
-	             "supported (only ncclSum)");
+	             "bad_op.cu:24:9: cannot transform ncclAllReduce at line 24: op ncclNumOps is "
+	             "not supported (ncclSum, ncclProd, ncclMin, ncclMax, ncclAvg)");
 }
 
 static void test_bad_comments_strings(void **unused)
@@ -341,8 +363,8 @@ static void test_bad_comments_strings(void **unused)
 	(void)unused;
 	expect_error("bad_comments_strings.cu", CUCO_ERR_UNSUPPORTED,
 	             "bad_comments_strings.cu: nothing to transform: no host collective "
-	             "(ncclAllGather, ncclReduceScatter, ncclAllReduce, ncclAlltoAll, grouped "
-	             "ncclSend/ncclRecv) in the program");
+	             "(ncclAllGather, ncclReduceScatter, ncclAllReduce, ncclReduce, ncclBroadcast, "
+	             "ncclBcast, ncclAlltoAll, grouped ncclSend/ncclRecv) in the program");
 }
 
 /* Small inline programs for the other refusals. */
@@ -378,15 +400,20 @@ static void test_bad_inline(void **unused)
 	                    CUCO_ERR_UNSUPPORTED,
 	                    "p.cu:6:2: cannot transform ncclSend at line 6: not between "
 	                    "ncclGroupStart and ncclGroupEnd");
-	expect_inline_error("\tncclAllReduce(t[0].ptr, t[1].ptr, 4, ncclInt32, ncclSum, 0, s);\n",
+	expect_inline_error(
+	    "\tncclAllReduce(t[0].ptr, t[1].ptr, 4, ncclNumTypes, ncclSum, 0, s);\n",
+	    CUCO_ERR_UNSUPPORTED,
+	    "p.cu:6:2: cannot transform ncclAllReduce at line 6: dtype "
+	    "ncclNumTypes is not supported");
+	expect_inline_error("\tncclGather(t[0].ptr, t[1].ptr, 4, ncclInt32, 0, 0, s);\n",
 	                    CUCO_ERR_UNSUPPORTED,
-	                    "p.cu:6:2: cannot transform ncclAllReduce at line 6: a sum of dtype "
-	                    "ncclInt32 is not supported (ncclBfloat16, ncclFloat16, ncclFloat32)");
-	expect_inline_error("\tncclBroadcast(t[0].ptr, t[1].ptr, 4, ncclInt32, 0, 0, s);\n",
+	                    "p.cu:6:2: cannot transform ncclGather at line 6: the fast path "
+	                    "handles ncclAllGather, ncclReduceScatter, ncclAllReduce, ncclReduce, "
+	                    "ncclBroadcast, ncclBcast, ncclAlltoAll and grouped ncclSend/ncclRecv");
+	expect_inline_error("\tncclReduce(t[0].ptr, t[1].ptr, 4, ncclInt32, ncclSum, 0, s);\n",
 	                    CUCO_ERR_UNSUPPORTED,
-	                    "p.cu:6:2: cannot transform ncclBroadcast at line 6: the fast path "
-	                    "handles ncclAllGather, ncclReduceScatter, ncclAllReduce, ncclAlltoAll "
-	                    "and grouped ncclSend/ncclRecv");
+	                    "p.cu:6:2: cannot transform ncclReduce at line 6: expected 8 "
+	                    "arguments, found 7");
 	expect_inline_error("\tncclAllGather(t[0].ptr, t[1].ptr, 4, ncclInt32, 0);\n",
 	                    CUCO_ERR_UNSUPPORTED,
 	                    "p.cu:6:2: cannot transform ncclAllGather at line 6: expected 6 "
@@ -412,70 +439,39 @@ static void test_bad_inline(void **unused)
 static void test_nvcc(void **unused)
 {
 	static const char *const seeds[] = {"allgather.cu", "reducescatter.cu", "allreduce.cu",
-	                                    "alltoall.cu", "sendrecv.cu"};
-	struct cuco_strbuf cmd = CUCO_STRBUF_INIT;
-	const char *nvcc = "/usr/local/cuda/bin/nvcc";
+	                                    "alltoall.cu",  "sendrecv.cu",      "ops.cu"};
 	(void)unused;
-	if (system("command -v nvcc >/dev/null 2>&1") == 0)
-		nvcc = "nvcc";
-	else if (access(nvcc, X_OK) != 0)
-		skip();
-	const char *dev_inc = CUCO_SOURCE_DIR "/device/include";
-	cuco_strbuf_addf(&cmd,
-	                 "cd %s && %s -gencode=arch=compute_90a,code=sm_90a -std=c++17 -Xcompiler "
-	                 "-fPIC -Werror all-warnings -I%s/include -I%s -c",
-	                 out_dir, nvcc, CUCO_SOURCE_DIR, dev_inc);
-	for (size_t k = 0; k < sizeof(seeds) / sizeof(seeds[0]); k++) {
-		char path[512];
-		struct stat st;
-		snprintf(path, sizeof(path), "%s/%s", out_dir, seeds[k]);
-		if (stat(path, &st) != 0)
-			fail_msg("%s was not written (its transform test failed)", seeds[k]);
-		cuco_strbuf_addf(&cmd, " %s", seeds[k]);
-	}
-	cuco_strbuf_adds(&cmd, " 2>&1");
-	int status = system(cmd.buf);
-	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		fail_msg("nvcc rejected a seed: %s", cmd.buf);
-	for (size_t k = 0; k < sizeof(seeds) / sizeof(seeds[0]); k++) {
-		char path[512];
-		struct stat st;
-		snprintf(path, sizeof(path), "%s/%.*s.o", out_dir, (int)(strlen(seeds[k]) - 3),
-		         seeds[k]);
-		assert_int_equal(stat(path, &st), 0);
-	}
-	cuco_strbuf_release(&cmd);
+	nvcc_seeds(out_dir, seeds, sizeof(seeds) / sizeof(seeds[0]));
 }
 
 static int setup(void **unused)
 {
 	(void)unused;
-	snprintf(out_dir, sizeof(out_dir), "%s/fastpath-XXXXXX",
-	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	return mkdtemp(out_dir) == NULL ? -1 : 0;
+	return seed_dir_make(out_dir, sizeof(out_dir));
 }
 
 static int teardown(void **unused)
 {
 	(void)unused;
-	if (getenv("CUCO_KEEP_TMP") != NULL) {
-		fprintf(stderr, "# seeds kept in %s\n", out_dir);
-		return 0;
-	}
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", out_dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return seed_dir_remove(out_dir);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_allgather),     cmocka_unit_test(test_nvshmem),
-	    cmocka_unit_test(test_reducescatter), cmocka_unit_test(test_allreduce),
-	    cmocka_unit_test(test_alltoall),      cmocka_unit_test(test_sendrecv),
-	    cmocka_unit_test(test_knobs),         cmocka_unit_test(test_bad_outside_run),
-	    cmocka_unit_test(test_bad_op),        cmocka_unit_test(test_bad_comments_strings),
-	    cmocka_unit_test(test_bad_inline),    cmocka_unit_test(test_nvcc),
+	    cmocka_unit_test(test_allgather),
+	    cmocka_unit_test(test_nvshmem),
+	    cmocka_unit_test(test_reducescatter),
+	    cmocka_unit_test(test_allreduce),
+	    cmocka_unit_test(test_alltoall),
+	    cmocka_unit_test(test_sendrecv),
+	    cmocka_unit_test(test_ops),
+	    cmocka_unit_test(test_knobs),
+	    cmocka_unit_test(test_bad_outside_run),
+	    cmocka_unit_test(test_bad_op),
+	    cmocka_unit_test(test_bad_comments_strings),
+	    cmocka_unit_test(test_bad_inline),
+	    cmocka_unit_test(test_nvcc),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
