@@ -8,7 +8,10 @@
  * inputs from a seed and computes the expected outputs independently of any
  * program. The harness (device/harness) loads both, owns all memory, checks
  * every output against the reference and times the runs; a program never
- * judges itself.
+ * judges itself. Where the workload has no reference of its own (a user's
+ * program lifted into a package), the harness takes the expected outputs
+ * from one run of a reference program instead (cuco-harness
+ * --reference-program, docs/harness.md).
  *
  * Every tensor lives in an NCCL symmetric window (ncclMemAlloc +
  * ncclCommWindowRegister, same size on every rank), so any program may read
@@ -43,11 +46,30 @@ enum cuco_dtype {
 	CUCO_DTYPE_I32 = 4,
 	CUCO_DTYPE_I64 = 5,
 	CUCO_DTYPE_U8 = 6,
+	CUCO_DTYPE_F64 = 7,
+	CUCO_DTYPE_I8 = 8,
+	CUCO_DTYPE_U32 = 9,
+	CUCO_DTYPE_U64 = 10,
 };
 
 enum cuco_role {
 	CUCO_ROLE_INPUT = 1,  /* filled by the workload's generator, read by programs */
 	CUCO_ROLE_OUTPUT = 2, /* poisoned before each run, written by programs, verified */
+	/* Generated like an input, read and written in place by programs (a user's device
+	 * buffer): put back to its generated contents before every verified run, verified
+	 * like an output after it, never poisoned. */
+	CUCO_ROLE_INOUT = 3,
+};
+
+/*
+ * How a verified tensor is compared with the expected one. Integer dtypes are
+ * always compared exactly. Either way an element that is NaN or Inf where the
+ * expected one is finite, finite where it is not, or of another class (NaN,
+ * +Inf, -Inf) is wrong; elements of the same non-finite class are equal.
+ */
+enum cuco_compare {
+	CUCO_COMPARE_CLOSE = 0, /* relative L2 error over the tensor within the tolerance */
+	CUCO_COMPARE_EXACT = 1, /* every element bitwise equal */
 };
 
 /* One named parameter set ("8192": M=8192 N=8192 K=8192). */
@@ -56,6 +78,9 @@ struct cuco_shape {
 	int nparams;
 	char param_names[CUCO_MAX_PARAMS][CUCO_NAME_MAX];
 	long long params[CUCO_MAX_PARAMS];
+	/* The program's command line for this shape (a lifted package's programs run the
+	 * user's main with it; cuco-harness --argv); "" when none. */
+	char argv[1024];
 };
 
 /* A parameter's value, or dflt when the shape has no such parameter. */
@@ -68,7 +93,10 @@ static inline long long cuco_shape_get(const struct cuco_shape *s, const char *n
 	return dflt;
 }
 
-/* One tensor of one rank. The workload fills name..elems; the harness the rest. */
+/*
+ * One tensor of one rank. The workload fills name..bytes and compare, tolerance
+ * (zero: today's rule, the run's tolerance); the harness the rest.
+ */
 struct cuco_tensor {
 	char name[CUCO_NAME_MAX];
 	int role;          /* enum cuco_role */
@@ -78,6 +106,8 @@ struct cuco_tensor {
 	void *ptr;         /* device pointer, inside win (NVSHMEM: a symmetric heap address) */
 	ncclWindow_t win;  /* symmetric window that holds ptr; NULL for NVSHMEM programs */
 	size_t win_offset; /* offset of ptr inside win (same on every rank) */
+	int compare;       /* enum cuco_compare, for outputs and inouts; the same on every rank */
+	double tolerance;  /* CLOSE: 0 takes the run's --tolerance, > 0 is this tensor's */
 };
 
 /* What a program asks of the harness before init. Zeroed by the harness. */
@@ -141,15 +171,24 @@ typedef void (*cuco_program_fini_fn)(void *state);
  *                            elems, bytes) for `rank`; called by every rank
  *                            for every rank so windows can be sized alike.
  *                            Reject a shape it cannot run (message in errbuf).
- * cuco_workload_generate():  fill this rank's input tensors from seed,
- *                            deterministically (same seed, same data), never
- *                            all zeros.
+ * cuco_workload_generate():  fill this rank's input and inout tensors from
+ *                            seed, deterministically (same seed, same data),
+ *                            never all zeros. Every rank calls it with the
+ *                            same seeds in the same order (the input sets,
+ *                            the fresh set, the decoys before each program's
+ *                            init, an inout's restore before a verified run),
+ *                            so a workload that exports cuco_workload_attach
+ *                            may communicate on its comm inside it.
  * cuco_workload_reference(): write the expected value of this rank's output
- *                            tensors into tensors[i].ptr for output roles
+ *                            tensors into tensors[i].ptr for output roles;
+ *                            an inout's ptr holds its generated contents, to
+ *                            be turned into the expected ones in place
  *                            (inputs in the array are this rank's inputs for
  *                            the same seed, already generated). Must not use
  *                            communication: regenerate other ranks' inputs
- *                            from the seed instead.
+ *                            from the seed instead. Not called when the
+ *                            harness has a reference program; a workload
+ *                            without a reference may return nonzero.
  */
 typedef int (*cuco_workload_describe_fn)(const struct cuco_shape *shape, int rank, int nranks,
 					 struct cuco_tensor *tensors, int *ntensors,
@@ -161,6 +200,16 @@ typedef int (*cuco_workload_reference_fn)(const struct cuco_shape *shape, int ra
 					  int nranks, uint64_t seed,
 					  struct cuco_tensor *tensors, int ntensors,
 					  cudaStream_t stream);
+
+/*
+ * Optional: cuco_workload_attach() is called once on every rank after the
+ * workload is loaded and before describe, with the harness's communicator
+ * (valid until the harness ends), the rank, the rank count and the CUDA
+ * device in use. A workload may keep comm and use it, collectively, in
+ * generate(). Return 0, or nonzero with a message in errbuf.
+ */
+typedef int (*cuco_workload_attach_fn)(ncclComm_t comm, int rank, int nranks, int device,
+				       char *errbuf, size_t errlen);
 
 /*
  * Optional: cuco_workload_rank_weight() weighs a rank's time (e.g. by the
@@ -203,10 +252,14 @@ static inline size_t cuco_dtype_size(int dtype)
 		return 2;
 	case CUCO_DTYPE_F32:
 	case CUCO_DTYPE_I32:
+	case CUCO_DTYPE_U32:
 		return 4;
 	case CUCO_DTYPE_I64:
+	case CUCO_DTYPE_U64:
+	case CUCO_DTYPE_F64:
 		return 8;
 	case CUCO_DTYPE_U8:
+	case CUCO_DTYPE_I8:
 		return 1;
 	}
 	return 0;
