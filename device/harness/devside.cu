@@ -1,5 +1,5 @@
 // devside.cu - the harness's device side: device communicator, output
-// comparison and the LSA self-test used by `cuco doctor`.
+// comparison (relative L2 or exact) and the LSA self-test used by `cuco doctor`.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -66,27 +66,27 @@ extern "C" int hx_dev_devcomm_lsa_size(const struct ncclDevComm *dc)
 	return dc->lsaSize;
 }
 
-template <typename T> __device__ static inline float load_f(const T *p, size_t i);
-template <> __device__ inline float load_f<__nv_bfloat16>(const __nv_bfloat16 *p, size_t i)
+template <typename T> __device__ static inline double load_d(const T *p, size_t i);
+template <> __device__ inline double load_d<__nv_bfloat16>(const __nv_bfloat16 *p, size_t i)
 {
-	return __bfloat162float(p[i]);
+	return (double)__bfloat162float(p[i]);
 }
-template <> __device__ inline float load_f<__half>(const __half *p, size_t i)
+template <> __device__ inline double load_d<__half>(const __half *p, size_t i)
 {
-	return __half2float(p[i]);
+	return (double)__half2float(p[i]);
 }
-template <> __device__ inline float load_f<float>(const float *p, size_t i)
+template <> __device__ inline double load_d<float>(const float *p, size_t i)
+{
+	return (double)p[i];
+}
+template <> __device__ inline double load_d<double>(const double *p, size_t i)
 {
 	return p[i];
-}
-template <> __device__ inline float load_f<int>(const int *p, size_t i)
-{
-	return (float)p[i];
 }
 
 struct dev_compare {
 	double diff2, ref2, max_abs;
-	unsigned long long nonfinite, checked;
+	unsigned long long nonfinite, checked, mismatched;
 };
 
 __device__ static inline void atomic_max_double(double *addr, double v)
@@ -112,41 +112,31 @@ template <typename T> __device__ static inline bool is_poison(const T *p, size_t
 	return true;
 }
 
-/* A reference element that holds the poison pattern says "left untouched": the output
- * element must hold it too, bit for bit (a paged cache's pages that the block table
- * does not name); anything else there counts as non-finite. */
-template <typename T>
-__global__ void compare_kernel(const T *out, const T *ref, size_t n, dev_compare *res)
+/* 0 finite, 1 NaN, 2 +Inf, 3 -Inf. */
+__device__ static inline int fp_class(double x)
 {
-	double d2 = 0, r2 = 0, mx = 0;
-	unsigned long long bad = 0, seen = 0;
-	__shared__ double sd2[32], sr2[32], smx[32];
-	__shared__ unsigned long long sbad[32], sseen[32];
+	if (isnan(x))
+		return 1;
+	if (isinf(x))
+		return x > 0 ? 2 : 3;
+	return 0;
+}
 
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-	     i += (size_t)gridDim.x * blockDim.x) {
-		seen++;
-		if (is_poison(ref, i)) {
-			bad += !is_poison(out, i);
-			continue;
-		}
-		float o = load_f(out, i), r = load_f(ref, i);
-		if (!isfinite(o)) {
-			bad++;
-			continue;
-		}
-		double d = (double)o - (double)r;
-		d2 += d * d;
-		r2 += (double)r * (double)r;
-		if (fabs(d) > mx)
-			mx = fabs(d);
-	}
+/* One block's sums into res: warp shuffles, then shared memory, then atomics. */
+__device__ static void reduce_into(dev_compare *res, double d2, double r2, double mx,
+                                   unsigned long long bad, unsigned long long seen,
+                                   unsigned long long mism)
+{
+	__shared__ double sd2[32], sr2[32], smx[32];
+	__shared__ unsigned long long sbad[32], sseen[32], smism[32];
+
 	for (int off = 16; off > 0; off >>= 1) {
 		d2 += __shfl_down_sync(0xffffffffu, d2, off);
 		r2 += __shfl_down_sync(0xffffffffu, r2, off);
 		mx = fmax(mx, __shfl_down_sync(0xffffffffu, mx, off));
 		bad += __shfl_down_sync(0xffffffffu, bad, off);
 		seen += __shfl_down_sync(0xffffffffu, seen, off);
+		mism += __shfl_down_sync(0xffffffffu, mism, off);
 	}
 	int w = threadIdx.x / 32, l = threadIdx.x % 32;
 	if (l == 0) {
@@ -155,6 +145,7 @@ __global__ void compare_kernel(const T *out, const T *ref, size_t n, dev_compare
 		smx[w] = mx;
 		sbad[w] = bad;
 		sseen[w] = seen;
+		smism[w] = mism;
 	}
 	__syncthreads();
 	if (threadIdx.x == 0) {
@@ -164,13 +155,67 @@ __global__ void compare_kernel(const T *out, const T *ref, size_t n, dev_compare
 			mx = fmax(mx, smx[i]);
 			bad += sbad[i];
 			seen += sseen[i];
+			mism += smism[i];
 		}
 		atomicAdd(&res->diff2, d2);
 		atomicAdd(&res->ref2, r2);
 		atomic_max_double(&res->max_abs, mx);
 		atomicAdd(&res->nonfinite, bad);
 		atomicAdd(&res->checked, seen);
+		atomicAdd(&res->mismatched, mism);
 	}
+}
+
+/*
+ * Relative L2 sums, in double, over the elements both sides hold finite. A
+ * reference element that holds the poison pattern says "left untouched": the
+ * output element must hold it too, bit for bit (a paged cache's pages that the
+ * block table does not name); anything else there counts as non-finite. Then
+ * an element of another class than the reference's (finite, NaN, +Inf, -Inf)
+ * counts as non-finite; two of the same non-finite class are equal.
+ */
+template <typename T>
+__global__ void compare_close_kernel(const T *out, const T *ref, size_t n, dev_compare *res)
+{
+	double d2 = 0, r2 = 0, mx = 0;
+	unsigned long long bad = 0, seen = 0;
+
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		seen++;
+		if (is_poison(ref, i)) {
+			bad += !is_poison(out, i);
+			continue;
+		}
+		double o = load_d(out, i), r = load_d(ref, i);
+		int co = fp_class(o), cr = fp_class(r);
+		if (co != cr) {
+			bad++;
+			continue;
+		}
+		if (co)
+			continue;
+		double d = o - r;
+		d2 += d * d;
+		r2 += r * r;
+		if (fabs(d) > mx)
+			mx = fabs(d);
+	}
+	reduce_into(res, d2, r2, mx, bad, seen, 0);
+}
+
+/* Exact: elements whose bytes differ (U is the unsigned type of the element's size). */
+template <typename U>
+__global__ void compare_exact_kernel(const U *out, const U *ref, size_t n, dev_compare *res)
+{
+	unsigned long long seen = 0, mism = 0;
+
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		seen++;
+		mism += out[i] != ref[i];
+	}
+	reduce_into(res, 0, 0, 0, 0, seen, mism);
 }
 
 /* One thread reads the global nanosecond timer until ns have passed. */
@@ -193,28 +238,53 @@ extern "C" cudaError_t hx_dev_spin(double us, cudaStream_t s)
 
 /* The comparison into dres (device memory), enqueued on s: no synchronisation. */
 extern "C" int hx_dev_compare_start(const void *out, const void *ref, size_t n, int dtype,
-                                    struct hx_compare *dres, cudaStream_t s)
+                                    int exact, struct hx_compare *dres, cudaStream_t s)
 {
 	dev_compare *d = (dev_compare *)dres;
 	int blocks = 132 * 4;
 
 	static_assert(sizeof(dev_compare) == sizeof(struct hx_compare), "hx_compare layout");
+	if (!cuco_dtype_size(dtype))
+		return 2;
 	if (cudaMemsetAsync(d, 0, sizeof(*d), s) != cudaSuccess)
 		return 1;
+	if (exact || hx_dtype_is_integer(dtype)) {
+		switch (cuco_dtype_size(dtype)) {
+		case 1:
+			compare_exact_kernel<<<blocks, 256, 0, s>>>((const uint8_t *)out,
+			                                            (const uint8_t *)ref, n, d);
+			break;
+		case 2:
+			compare_exact_kernel<<<blocks, 256, 0, s>>>((const uint16_t *)out,
+			                                            (const uint16_t *)ref, n, d);
+			break;
+		case 4:
+			compare_exact_kernel<<<blocks, 256, 0, s>>>((const uint32_t *)out,
+			                                            (const uint32_t *)ref, n, d);
+			break;
+		default:
+			compare_exact_kernel<<<blocks, 256, 0, s>>>((const uint64_t *)out,
+			                                            (const uint64_t *)ref, n, d);
+			break;
+		}
+		return cudaPeekAtLastError() != cudaSuccess;
+	}
 	switch (dtype) {
 	case CUCO_DTYPE_BF16:
-		compare_kernel<<<blocks, 256, 0, s>>>((const __nv_bfloat16 *)out,
-		                                      (const __nv_bfloat16 *)ref, n, d);
+		compare_close_kernel<<<blocks, 256, 0, s>>>((const __nv_bfloat16 *)out,
+		                                            (const __nv_bfloat16 *)ref, n, d);
 		break;
 	case CUCO_DTYPE_F16:
-		compare_kernel<<<blocks, 256, 0, s>>>((const __half *)out, (const __half *)ref, n,
-		                                      d);
+		compare_close_kernel<<<blocks, 256, 0, s>>>((const __half *)out,
+		                                            (const __half *)ref, n, d);
 		break;
 	case CUCO_DTYPE_F32:
-		compare_kernel<<<blocks, 256, 0, s>>>((const float *)out, (const float *)ref, n, d);
+		compare_close_kernel<<<blocks, 256, 0, s>>>((const float *)out, (const float *)ref,
+		                                            n, d);
 		break;
-	case CUCO_DTYPE_I32:
-		compare_kernel<<<blocks, 256, 0, s>>>((const int *)out, (const int *)ref, n, d);
+	case CUCO_DTYPE_F64:
+		compare_close_kernel<<<blocks, 256, 0, s>>>((const double *)out,
+		                                            (const double *)ref, n, d);
 		break;
 	default:
 		return 2;

@@ -27,6 +27,9 @@ struct hx_opts {
 	const char *program_names[HX_MAX_PROGRAMS];
 	const char *program_paths[HX_MAX_PROGRAMS];
 	int program_verify[HX_MAX_PROGRAMS]; /* 0: timing only (compute-alone, comm-alone) */
+	/* --reference-program: the expected outputs come from one run of it; NULL: from the
+	 * workload's reference() */
+	const char *reference_program;
 	int ranks;            /* fork mode: ranks to start; 0 = one per visible GPU */
 	int launch_env;       /* 1: ranks come from mpirun/srun/env, not fork */
 	double timeout_s;     /* watchdog: longest time any one stage may take */
@@ -132,20 +135,32 @@ int hx_probe_rank(const struct hx_opts *o, const struct hx_rank *r, ncclComm_t c
 
 /* --- devside.cu */
 struct hx_compare {
-	double diff2, ref2; /* sums of squared difference and squared reference */
-	double max_abs;     /* largest |out - ref| */
-	uint64_t nonfinite; /* NaN or Inf in the output */
-	uint64_t checked;   /* elements compared */
+	double diff2, ref2;  /* sums of squared difference and squared reference */
+	double max_abs;      /* largest |out - ref| */
+	uint64_t nonfinite;  /* non-finite where the reference is not, or of another class */
+	uint64_t checked;    /* elements compared */
+	uint64_t mismatched; /* exact compare: elements whose bytes differ */
 };
 int hx_dev_devcomm_create(ncclComm_t comm, const struct cuco_requirements *req,
                           struct ncclDevComm **out, char *err, size_t errlen);
 void hx_dev_devcomm_destroy(ncclComm_t comm, struct ncclDevComm *dc);
 int hx_dev_devcomm_gin_contexts(const struct ncclDevComm *dc);
 int hx_dev_devcomm_lsa_size(const struct ncclDevComm *dc);
-/* Enqueue the comparison of out with ref (same dtype and count) on s, its sums into dres
- * (device memory); no synchronisation. 0, 2 for an unknown dtype, 1 for a CUDA error. */
-int hx_dev_compare_start(const void *out, const void *ref, size_t n, int dtype,
+/*
+ * Enqueue the comparison of out with ref (same dtype and count) on s, its sums into dres
+ * (device memory); no synchronisation. exact, or an integer dtype: count the elements whose
+ * bytes differ (mismatched); else the relative L2 sums over the finite elements, with the
+ * non-finite rule of include/cuco/program.h (enum cuco_compare) and the poison rule
+ * (docs/harness.md). 0, 2 for an unknown dtype, 1 for a CUDA error.
+ */
+int hx_dev_compare_start(const void *out, const void *ref, size_t n, int dtype, int exact,
                          struct hx_compare *dres, cudaStream_t s);
+/* 1 for the integer dtypes, which are always compared exactly. */
+static inline int hx_dtype_is_integer(int dtype)
+{
+	return dtype == CUCO_DTYPE_I32 || dtype == CUCO_DTYPE_I64 || dtype == CUCO_DTYPE_U8 ||
+	       dtype == CUCO_DTYPE_I8 || dtype == CUCO_DTYPE_U32 || dtype == CUCO_DTYPE_U64;
+}
 /*
  * Burst timing (--timing burst): the GPU idles for twice the run's time (at
  * least HX_BURST_MIN_GAP_US) before each timed run, so that its power

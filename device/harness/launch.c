@@ -135,6 +135,19 @@ static const char *last_program(struct cuco_strbuf *s)
 	return name;
 }
 
+/* 1 when the rank's last progress line says it was running the reference program
+ * ("#reference PATH" with no "#reference done" or "#program" after it). */
+static int in_reference(const struct cuco_strbuf *s)
+{
+	const char *p = s->buf, *hit = NULL;
+
+	while ((p = strstr(p, "#reference ")) != NULL) {
+		hit = p + 11;
+		p = hit;
+	}
+	return hit && strncmp(hit, "done\n", 5) && !strstr(hit, "#program ");
+}
+
 static void kill_all(struct child *ch, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -212,7 +225,7 @@ int hx_launch_fork(const struct hx_opts *o)
 			write_all(down[r][1], &id, sizeof(id));
 
 	/* Collect results; end the group when one rank fails. */
-	backstop = hx_now() + o->timeout_s * (6 + 4 * o->nprograms);
+	backstop = hx_now() + o->timeout_s * (6 + 4 * (o->nprograms + !!o->reference_program));
 	for (;;) {
 		struct pollfd pfd[64];
 		int np = 0, alive = 0;
@@ -290,16 +303,24 @@ int hx_launch_fork(const struct hx_opts *o)
 			printf("%s\n", line);
 			rc = WIFEXITED(st) ? WEXITSTATUS(st) : CUCO_ERR_CRASH;
 		} else {
-			char msg[256];
-			hx_set_program(last_program(&ch[failed].out));
+			char msg[320];
+			int ref = in_reference(&ch[failed].out);
+			size_t k;
+
+			hx_set_program(ref ? "" : last_program(&ch[failed].out));
 			if (WIFSIGNALED(st))
-				snprintf(msg, sizeof(msg), "rank %d died with signal %d (%s)",
-				         failed, WTERMSIG(st), strsignal(WTERMSIG(st)));
+				k = (size_t)snprintf(msg, sizeof(msg),
+				                     "rank %d died with signal %d (%s)", failed,
+				                     WTERMSIG(st), strsignal(WTERMSIG(st)));
 			else
-				snprintf(msg, sizeof(msg),
-				         "rank %d exited with code %d and no result", failed,
-				         WEXITSTATUS(st));
-			hx_emit_failure(1, failed, CUCO_ERR_CRASH, "run", msg);
+				k = (size_t)snprintf(msg, sizeof(msg),
+				                     "rank %d exited with code %d and no result",
+				                     failed, WEXITSTATUS(st));
+			if (ref && k < sizeof(msg))
+				snprintf(msg + k, sizeof(msg) - k,
+				         " while running the reference program %s",
+				         o->reference_program);
+			hx_emit_failure(1, failed, CUCO_ERR_CRASH, ref ? "reference" : "run", msg);
 			rc = CUCO_ERR_CRASH;
 		}
 	}

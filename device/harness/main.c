@@ -22,6 +22,10 @@ static const char usage_text[] =
     "       cuco-harness --count-gpus\n"
     "options:\n"
     "  --tolerance X       relative L2 error allowed (default 1e-2)\n"
+    "  --reference-program PATH\n"
+    "                      the expected outputs from one run of this program, not from\n"
+    "                      the workload's reference\n"
+    "  --argv STRING       the programs' command line for this shape (cuco_shape.argv)\n"
     "  --ranks N           ranks to fork on this node (default: one per GPU)\n"
     "  --launch fork|env   fork ranks here, or take them from mpirun/srun (default fork)\n"
     "  --timeout S         watchdog: longest any stage may take (default 60)\n"
@@ -108,6 +112,14 @@ static int parse_args(int argc, char **argv, struct hx_opts *o)
 		i++;
 		if (!strcmp(a, "--workload-so")) {
 			o->workload_so = v;
+		} else if (!strcmp(a, "--reference-program")) {
+			if (!*v)
+				return bad("--reference-program: expected a path%s%s", "", "");
+			o->reference_program = v;
+		} else if (!strcmp(a, "--argv")) {
+			if (strlen(v) >= sizeof(o->shape.argv))
+				return bad("--argv: longer than %s characters%s", "1023", "");
+			memcpy(o->shape.argv, v, strlen(v) + 1);
 		} else if (!strcmp(a, "--result-file")) {
 			o->result_file = v;
 		} else if (!strcmp(a, "--workload")) {

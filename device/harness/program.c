@@ -3,7 +3,9 @@
  * object, its requirements (scratch window, device communicator, NVSHMEM),
  * init on decoy inputs, verification, warm-up and the timed runs (sustained
  * or burst), the host's enqueue time, verifications on fresh inputs, its
- * result entry, fini. Every rank runs the same stages and agrees on each
+ * result entry, fini. The reference program (--reference-program) goes
+ * through the same load, setup, init and teardown, and its runs give the
+ * expected outputs. Every rank runs the same stages and agrees on each
  * outcome (rank.h).
  */
 #include <dlfcn.h>
@@ -80,155 +82,206 @@ static void result_head(struct cuco_strbuf *sb, const char *name, const char *st
 	hx_json_str(sb, status);
 }
 
-void hx_evaluate_program(struct hx_state *st, int idx)
-{
-	const struct hx_opts *o = st->o;
+/* One program loaded on this rank: what its stages share. */
+struct hx_loaded {
+	const char *path;
+	int reference; /* 1: the reference program, whose every stage is named "reference" */
 	struct hx_program p;
 	struct cuco_ctx ctx;
 	struct cuco_requirements req;
-	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
-	char err[1536] = "";
-	void *state = NULL;
-	int code = 0, inited = 0, nv_sets = 0;
 	struct hx_nvshmem nv;
-	static struct cuco_tensor nv_saved[HX_MAX_SETS][CUCO_MAX_TENSORS];
-	const char *status = "ok";
-	struct hx_verdict ver = {1, 0, 0, 0, 0, -1};
-	float *samples = NULL;
-	cudaEvent_t *ev = NULL;
-	int iters = 0, nev = 0;
-	double host_us = 0, per_run = 0, gap_us = 0, weighted_us = NAN;
-	double *rank_us = calloc((size_t)st->r->nranks, sizeof(double));
-	double *rank_w = calloc((size_t)st->r->nranks, sizeof(double));
+	void *state;
+	int inited;  /* init succeeded: fini is owed */
+	int nv_sets; /* the tensors are on NVSHMEM's heap */
+};
 
-	if (!rank_us || !rank_w)
-		hx_die(st, CUCO_ERR_NOMEM, "out of memory");
-	hx_result_program(o->program_names[idx]);
-	{
-		/* Progress for the launcher: names the program if this rank dies by a signal. */
-		char line[160];
-		int k = snprintf(line, sizeof(line), "#program %s\n", o->program_names[idx]);
-		if (st->r->out_fd != 1 && k > 0 && write(st->r->out_fd, line, (size_t)k) < 0)
-			perror("cuco-harness: progress");
-	}
-	memset(&p, 0, sizeof(p));
-	memset(&ctx, 0, sizeof(ctx));
-	memset(&req, 0, sizeof(req));
-	hx_stage("load");
-	p.dl = dlopen(o->program_paths[idx], RTLD_NOW | RTLD_LOCAL);
-	if (p.dl) {
-		*(void **)&p.requirements = dlsym(p.dl, "cuco_program_requirements");
-		*(void **)&p.init = dlsym(p.dl, "cuco_program_init");
-		*(void **)&p.run = dlsym(p.dl, "cuco_program_run");
-		*(void **)&p.fini = dlsym(p.dl, "cuco_program_fini");
-	}
-	if (!p.dl) {
-		snprintf(err, sizeof(err), "cannot load %s: %s", o->program_paths[idx], dlerror());
-		code = CUCO_ERR_RUN;
-	} else if (!p.requirements || !p.init || !p.run || !p.fini) {
-		snprintf(err, sizeof(err), "%s does not export all four cuco_program_* functions",
-		         o->program_paths[idx]);
-		code = CUCO_ERR_RUN;
-	}
-	ctx.abi_version = CUCO_ABI_VERSION;
-	ctx.rank = st->r->rank;
-	ctx.nranks = st->r->nranks;
-	ctx.local_rank = st->r->local_rank;
-	ctx.device = st->device;
-	ctx.sm_count = st->prop.multiProcessorCount;
-	ctx.shape = &o->shape;
-	ctx.comm = st->comm;
-	ctx.ntensors = st->ntensors;
-	memcpy(ctx.tensors, st->sets[0], sizeof(ctx.tensors));
-	if (!code && p.requirements(&ctx, &req)) {
-		snprintf(err, sizeof(err), "requirements: %s", ctx.errbuf);
-		code = CUCO_ERR_RUN;
-	}
-	if (hx_agree_code(st, code))
-		goto report;
+/* The tensor rows as they were before an NVSHMEM program's placement (one program at a time). */
+static struct cuco_tensor nv_saved[HX_MAX_SETS][CUCO_MAX_TENSORS];
 
-	hx_stage("setup");
-	if (req.scratch_bytes && !req.nvshmem) { /* an NVSHMEM program's is on its heap (below) */
-		size_t b = (req.scratch_bytes + 4095) & ~(size_t)4095;
-		NCCL_OR_DIE(st, ncclMemAlloc(&ctx.scratch, b));
-		CUDA_OR_DIE(st, cudaMemset(ctx.scratch, 0, b));
-		NCCL_OR_DIE(st, ncclCommWindowRegister(st->comm, ctx.scratch, b, &ctx.scratch_win,
+static void stage(const struct hx_loaded *L, const char *name)
+{
+	hx_stage(L->reference ? "reference" : name);
+}
+
+/* Load the shared object and ask its requirements. 0 or a code with err, agreed. */
+static int open_program(struct hx_state *st, struct hx_loaded *L, char *err, size_t errlen)
+{
+	struct hx_program *p = &L->p;
+	struct cuco_ctx *ctx = &L->ctx;
+	int code = 0;
+
+	stage(L, "load");
+	p->dl = dlopen(L->path, RTLD_NOW | RTLD_LOCAL);
+	if (p->dl) {
+		*(void **)&p->requirements = dlsym(p->dl, "cuco_program_requirements");
+		*(void **)&p->init = dlsym(p->dl, "cuco_program_init");
+		*(void **)&p->run = dlsym(p->dl, "cuco_program_run");
+		*(void **)&p->fini = dlsym(p->dl, "cuco_program_fini");
+	}
+	if (!p->dl) {
+		snprintf(err, errlen, "cannot load %s: %s", L->path, dlerror());
+		code = CUCO_ERR_RUN;
+	} else if (!p->requirements || !p->init || !p->run || !p->fini) {
+		snprintf(err, errlen, "%s does not export all four cuco_program_* functions",
+		         L->path);
+		code = CUCO_ERR_RUN;
+	}
+	ctx->abi_version = CUCO_ABI_VERSION;
+	ctx->rank = st->r->rank;
+	ctx->nranks = st->r->nranks;
+	ctx->local_rank = st->r->local_rank;
+	ctx->device = st->device;
+	ctx->sm_count = st->prop.multiProcessorCount;
+	ctx->shape = &st->o->shape;
+	ctx->comm = st->comm;
+	ctx->ntensors = st->ntensors;
+	memcpy(ctx->tensors, st->sets[0], sizeof(ctx->tensors));
+	if (!code && p->requirements(ctx, &L->req)) {
+		snprintf(err, errlen, "requirements: %s", ctx->errbuf);
+		code = CUCO_ERR_RUN;
+	}
+	return hx_agree_code(st, code);
+}
+
+/* Scratch window, device communicator, NVSHMEM as the requirements ask. 0 or a code, agreed. */
+static int setup_program(struct hx_state *st, struct hx_loaded *L, char *err, size_t errlen)
+{
+	struct cuco_requirements *req = &L->req;
+	struct cuco_ctx *ctx = &L->ctx;
+	int code = 0;
+
+	stage(L, "setup");
+	if (req->scratch_bytes && !req->nvshmem) { /* an NVSHMEM program's is on its heap */
+		size_t b = (req->scratch_bytes + 4095) & ~(size_t)4095;
+		NCCL_OR_DIE(st, ncclMemAlloc(&ctx->scratch, b));
+		CUDA_OR_DIE(st, cudaMemset(ctx->scratch, 0, b));
+		NCCL_OR_DIE(st, ncclCommWindowRegister(st->comm, ctx->scratch, b, &ctx->scratch_win,
 		                                       NCCL_WIN_COLL_SYMMETRIC));
-		ctx.scratch_bytes = req.scratch_bytes;
+		ctx->scratch_bytes = req->scratch_bytes;
 	}
-	if (req.devcomm || req.lsa_barrier_count || req.gin_context_count) {
+	if (req->devcomm || req->lsa_barrier_count || req->gin_context_count) {
 		struct ncclDevComm *dc = NULL;
-		int rc = hx_dev_devcomm_create(st->comm, &req, &dc, err, sizeof(err));
+		int rc = hx_dev_devcomm_create(st->comm, req, &dc, err, errlen);
 		if (rc)
 			code = rc == 2 ? CUCO_ERR_UNSUPPORTED : CUCO_ERR_RUN;
-		ctx.devcomm = dc;
+		ctx->devcomm = dc;
 	}
-	if (!code && req.nvshmem)
-		code = hx_nvshmem_open(&nv, p.dl, &req, err, sizeof(err));
-	if (hx_agree_code(st, code))
-		goto report;
-	if (req.nvshmem) {
-		hx_stage("nvshmem");
-		if (hx_nvshmem_place(
-		        &nv, st->comm, st->stream, st->r->rank, st->r->nranks, !st->o->launch_env,
-		        req.nvshmem_heap_bytes + ((req.scratch_bytes + 4095) & ~(size_t)4095),
-		        st->sym_bytes, st->ntensors, st->nsets, &st->sets[0][0], CUCO_MAX_TENSORS,
-		        &nv_saved[0][0], err, sizeof(err)))
+	if (!code && req->nvshmem)
+		code = hx_nvshmem_open(&L->nv, L->p.dl, req, err, errlen);
+	code = hx_agree_code(st, code);
+	if (code || !req->nvshmem)
+		return code;
+	stage(L, "nvshmem");
+	if (hx_nvshmem_place(
+	        &L->nv, st->comm, st->stream, st->r->rank, st->r->nranks, !st->o->launch_env,
+	        req->nvshmem_heap_bytes + ((req->scratch_bytes + 4095) & ~(size_t)4095),
+	        st->sym_bytes, st->ntensors, st->nsets, &st->sets[0][0], CUCO_MAX_TENSORS,
+	        &nv_saved[0][0], err, errlen))
+		code = CUCO_ERR_RUN;
+	else
+		L->nv_sets = 1;
+	memcpy(ctx->tensors, st->sets[0], sizeof(ctx->tensors));
+	if (!code && req->scratch_bytes) { /* same size on every rank: a collective malloc */
+		size_t b = (req->scratch_bytes + 4095) & ~(size_t)4095;
+		if (!(ctx->scratch = hx_nvshmem_malloc(&L->nv, b)) ||
+		    cudaMemset(ctx->scratch, 0, b) != cudaSuccess) {
+			snprintf(err, errlen, "scratch of %zu bytes on NVSHMEM's heap failed", b);
 			code = CUCO_ERR_RUN;
-		else
-			nv_sets = 1;
-		memcpy(ctx.tensors, st->sets[0], sizeof(ctx.tensors));
-		if (!code && req.scratch_bytes) { /* same size on every rank: a collective malloc */
-			size_t b = (req.scratch_bytes + 4095) & ~(size_t)4095;
-			if (!(ctx.scratch = hx_nvshmem_malloc(&nv, b)) ||
-			    cudaMemset(ctx.scratch, 0, b) != cudaSuccess) {
-				snprintf(err, sizeof(err),
-				         "scratch of %zu bytes on NVSHMEM's heap failed", b);
-				code = CUCO_ERR_RUN;
-			}
-			ctx.scratch_bytes = req.scratch_bytes;
 		}
-		if (hx_agree_code(st, code))
-			goto report;
+		ctx->scratch_bytes = req->scratch_bytes;
 	}
+	return hx_agree_code(st, code);
+}
 
-	/* init sees decoy inputs, the real ones come after it: what init computes from the
-	 * inputs it was handed is of no use to run (docs/sandbox.md). */
-	hx_stage("init");
+/*
+ * init sees decoy inputs, the real ones come after it: what init computes from the inputs it
+ * was handed is of no use to run (docs/sandbox.md). 0 or a code with err, agreed.
+ */
+static int init_program(struct hx_state *st, struct hx_loaded *L, char *err, size_t errlen)
+{
+	int code = 0;
+
+	stage(L, "init");
 	for (int s = 0; s < st->nsets; s++)
 		hx_fill_inputs(st, s, hx_decoy_seed(st, s));
 	CUDA_OR_DIE(st, cudaStreamSynchronize(st->stream));
-	if (p.init(&ctx, &state)) {
-		snprintf(err, sizeof(err), "init: %s", ctx.errbuf);
+	if (L->p.init(&L->ctx, &L->state)) {
+		snprintf(err, errlen, "init: %s", L->ctx.errbuf);
 		code = CUCO_ERR_RUN;
 	} else {
-		inited = 1;
+		L->inited = 1;
 	}
 	CUDA_OR_DIE(st, cudaDeviceSynchronize());
 	for (int s = 0; s < st->nsets; s++)
 		hx_fill_inputs(st, s, hx_input_seed(st, s));
 	CUDA_OR_DIE(st, cudaStreamSynchronize(st->stream));
-	if (hx_agree_code(st, code))
-		goto report;
+	return hx_agree_code(st, code);
+}
 
-	/* Verify before timing: a wrong program has no speed. */
-	hx_stage("verify");
-	if (o->program_verify[idx]) {
-		code = hx_verify(st, &p, state, ctx.errbuf, st->expected, &ver, err, sizeof(err));
-	} else {
-		if (hx_run_once(st, &p, state, 0)) {
-			snprintf(err, sizeof(err), "run: %s",
-			         ctx.errbuf[0] ? ctx.errbuf : "launch failed");
-			code = CUCO_ERR_RUN;
-		}
-		CUDA_OR_DIE(st, cudaDeviceSynchronize());
-		code = hx_agree_code(st, code);
+/* Load, set up and init the program at L->path: 0, or a code with err (agreed); either way
+ * close_program() releases what was taken. */
+static int start_program(struct hx_state *st, struct hx_loaded *L, const char *path, int reference,
+                         char *err, size_t errlen)
+{
+	int code;
+
+	memset(L, 0, sizeof(*L));
+	L->path = path;
+	L->reference = reference;
+	code = open_program(st, L, err, errlen);
+	if (!code)
+		code = setup_program(st, L, err, errlen);
+	if (!code)
+		code = init_program(st, L, err, errlen);
+	return code;
+}
+
+/* fini, then everything setup_program() took; the persisting-L2 state put back. */
+static void close_program(struct hx_state *st, struct hx_loaded *L)
+{
+	struct cuco_ctx *ctx = &L->ctx;
+
+	stage(L, "fini");
+	if (L->inited)
+		L->p.fini(L->state);
+	CUDA_OR_DIE(st, cudaDeviceSynchronize());
+	hx_l2_restore(st);
+	if (ctx->devcomm)
+		hx_dev_devcomm_destroy(st->comm, (struct ncclDevComm *)ctx->devcomm);
+	if (L->nv_sets && ctx->scratch) {
+		hx_nvshmem_free(&L->nv, ctx->scratch);
+		ctx->scratch = NULL;
 	}
-	if (code)
-		goto report;
+	if (L->nv_sets) {
+		hx_nvshmem_unplace(&L->nv, st->ntensors, st->nsets, &st->sets[0][0],
+		                   CUCO_MAX_TENSORS, &nv_saved[0][0]);
+		/* the rows are back where they were, holding what they held then */
+		st->set0_seed = HX_SEED_NONE;
+	}
+	if (ctx->scratch) {
+		ncclCommWindowDeregister(st->comm, ctx->scratch_win);
+		ncclMemFree(ctx->scratch);
+	}
+	/* Keep the library loaded: kernels it registered may still be referenced. */
+}
 
-	/* Warm up, then size the timed loop from the warm-up (all ranks agree). */
-	hx_stage("bench");
+/* A program's timed runs and what the result entry reports of them. */
+struct hx_timing {
+	int iters;
+	float *samples; /* per run, the slowest rank's time (us) */
+	double host_us, weighted_us;
+	double *rank_us, *rank_w; /* nranks each */
+};
+
+/* Warm up, then size the timed loop from the warm-up (all ranks agree) and time it. */
+static void bench_program(struct hx_state *st, struct hx_loaded *L, struct hx_timing *tm)
+{
+	const struct hx_opts *o = st->o;
+	double per_run = 0, gap_us = 0;
+	cudaEvent_t *ev = NULL;
+	int iters, nev;
+
+	stage(L, "bench");
 	{
 		cudaEvent_t a, b;
 		float ms = 0;
@@ -238,9 +291,9 @@ void hx_evaluate_program(struct hx_state *st, int idx)
 		CUDA_OR_DIE(st, cudaEventCreate(&b));
 		CUDA_OR_DIE(st, cudaEventRecord(a, st->stream));
 		for (int i = 0; i < o->warmup; i++)
-			if (hx_run_once(st, &p, state, i % st->nsets))
+			if (hx_run_once(st, &L->p, L->state, i % st->nsets))
 				hx_die(st, CUCO_ERR_RUN, "run failed during warm-up: %s",
-				       ctx.errbuf);
+				       L->ctx.errbuf);
 		CUDA_OR_DIE(st, cudaEventRecord(b, st->stream));
 		CUDA_OR_DIE(st, cudaEventSynchronize(b));
 		CUDA_OR_DIE(st, cudaEventElapsedTime(&ms, a, b));
@@ -262,9 +315,10 @@ void hx_evaluate_program(struct hx_state *st, int idx)
 	/* Run i lies between events lo and lo + 1: sustained, lo = i (each run ends
 	 * where the next begins); burst, lo = 2i (a start and an end per run). */
 	nev = o->burst ? 2 * iters : iters + 1;
-	samples = calloc((size_t)iters, sizeof(*samples));
+	tm->iters = iters;
+	tm->samples = calloc((size_t)iters, sizeof(*tm->samples));
 	ev = calloc((size_t)nev, sizeof(*ev));
-	if (!samples || !ev)
+	if (!tm->samples || !ev)
 		hx_die(st, CUCO_ERR_NOMEM, "out of memory");
 	for (int i = 0; i < nev; i++)
 		CUDA_OR_DIE(st, cudaEventCreate(&ev[i]));
@@ -279,15 +333,17 @@ void hx_evaluate_program(struct hx_state *st, int idx)
 			                              ncclMax, st->comm, st->stream));
 			CUDA_OR_DIE(st, hx_dev_spin(HX_BURST_SPIN_US, st->stream));
 			CUDA_OR_DIE(st, cudaEventRecord(ev[2 * i], st->stream));
-			if (hx_run_once(st, &p, state, i % st->nsets))
-				hx_die(st, CUCO_ERR_RUN, "run failed while timing: %s", ctx.errbuf);
+			if (hx_run_once(st, &L->p, L->state, i % st->nsets))
+				hx_die(st, CUCO_ERR_RUN, "run failed while timing: %s",
+				       L->ctx.errbuf);
 			CUDA_OR_DIE(st, cudaEventRecord(ev[2 * i + 1], st->stream));
 		}
 	} else {
 		CUDA_OR_DIE(st, cudaEventRecord(ev[0], st->stream));
 		for (int i = 0; i < iters; i++) {
-			if (hx_run_once(st, &p, state, i % st->nsets))
-				hx_die(st, CUCO_ERR_RUN, "run failed while timing: %s", ctx.errbuf);
+			if (hx_run_once(st, &L->p, L->state, i % st->nsets))
+				hx_die(st, CUCO_ERR_RUN, "run failed while timing: %s",
+				       L->ctx.errbuf);
 			CUDA_OR_DIE(st, cudaEventRecord(ev[i + 1], st->stream));
 		}
 	}
@@ -296,8 +352,11 @@ void hx_evaluate_program(struct hx_state *st, int idx)
 		int lo = o->burst ? 2 * i : i;
 		float ms;
 		CUDA_OR_DIE(st, cudaEventElapsedTime(&ms, ev[lo], ev[lo + 1]));
-		samples[i] = ms * 1000.0f;
+		tm->samples[i] = ms * 1000.0f;
 	}
+	for (int i = 0; i < nev; i++)
+		cudaEventDestroy(ev[i]);
+	free(ev);
 	/* Every rank's own times: the per-rank medians, a workload's weighted mean, and per
 	 * run the slowest rank's time, the program's. */
 	{
@@ -308,7 +367,7 @@ void hx_evaluate_program(struct hx_state *st, int idx)
 			hx_die(st, CUCO_ERR_NOMEM, "out of memory");
 		CUDA_OR_DIE(st, cudaMalloc((void **)&dall,
 		                           sizeof(float) * (size_t)iters * (size_t)(nr + 1)));
-		CUDA_OR_DIE(st, cudaMemcpyAsync(dall, samples, sizeof(float) * (size_t)iters,
+		CUDA_OR_DIE(st, cudaMemcpyAsync(dall, tm->samples, sizeof(float) * (size_t)iters,
 		                                cudaMemcpyHostToDevice, st->stream));
 		NCCL_OR_DIE(st, ncclAllGather(dall, dall + iters, (size_t)iters, ncclFloat32,
 		                              st->comm, st->stream));
@@ -317,10 +376,10 @@ void hx_evaluate_program(struct hx_state *st, int idx)
 		                                cudaMemcpyDeviceToHost, st->stream));
 		CUDA_OR_DIE(st, cudaStreamSynchronize(st->stream));
 		cudaFree(dall);
-		rank_times(st, all, iters, rank_us, &weighted_us, rank_w);
+		rank_times(st, all, iters, tm->rank_us, &tm->weighted_us, tm->rank_w);
 		for (int i = 0; i < iters; i++)
 			for (int q = 0; q < nr; q++)
-				samples[i] = fmaxf(samples[i], all[(size_t)q * iters + i]);
+				tm->samples[i] = fmaxf(tm->samples[i], all[(size_t)q * iters + i]);
 		free(all);
 	}
 
@@ -330,50 +389,82 @@ void hx_evaluate_program(struct hx_state *st, int idx)
 		float h[HOST_RUNS];
 		for (int k = 0; k < HOST_RUNS; k++) {
 			double t0 = hx_now();
-			if (hx_run_once(st, &p, state, k % st->nsets))
-				hx_die(st, CUCO_ERR_RUN, "run failed while timing: %s", ctx.errbuf);
+			if (hx_run_once(st, &L->p, L->state, k % st->nsets))
+				hx_die(st, CUCO_ERR_RUN, "run failed while timing: %s",
+				       L->ctx.errbuf);
 			h[k] = (float)((hx_now() - t0) * 1e6);
 			CUDA_OR_DIE(st, cudaStreamSynchronize(st->stream));
 		}
 		qsort(h, HOST_RUNS, sizeof(float), cmp_float);
-		host_us = quantile(h, HOST_RUNS, 0.5);
-		hx_agree(st, &host_us, 1, ncclMax);
+		tm->host_us = quantile(h, HOST_RUNS, 0.5);
+		hx_agree(st, &tm->host_us, 1, ncclMax);
 	}
+}
 
-	/* Verify again after many runs, on inputs no run has seen before: a result that moves
-	 * is a race, one that stays is maybe a replay of an earlier run's. */
-	hx_stage("verify");
-	if (o->program_verify[idx] && o->verify_runs > 1)
-		hx_fill_inputs(st, 0, hx_fresh_seed(st));
-	for (int k = 1; k < o->verify_runs && o->program_verify[idx]; k++) {
-		code = hx_verify(st, &p, state, ctx.errbuf, st->fresh, &ver, err, sizeof(err));
+/* The first verification, before timing: a wrong program has no speed. A timing-only program
+ * runs once instead. 0 or a code with err, agreed. */
+static int first_verify(struct hx_state *st, struct hx_loaded *L, int verify,
+                        struct hx_verdict *ver, char *err, size_t errlen)
+{
+	int code = 0;
+
+	stage(L, "verify");
+	if (verify)
+		return hx_verify(st, &L->p, L->state, L->ctx.errbuf, 0, ver, err, errlen);
+	if (hx_run_once(st, &L->p, L->state, 0)) {
+		snprintf(err, errlen, "run: %s",
+		         L->ctx.errbuf[0] ? L->ctx.errbuf : "launch failed");
+		code = CUCO_ERR_RUN;
+	}
+	CUDA_OR_DIE(st, cudaDeviceSynchronize());
+	return hx_agree_code(st, code);
+}
+
+/* Verify again after many runs, on inputs no run has seen before: a result that moves is a
+ * race, one that stays is maybe a replay of an earlier run's. 0 or a code with err, agreed. */
+static int verify_again(struct hx_state *st, struct hx_loaded *L, struct hx_verdict *ver, char *err,
+                        size_t errlen)
+{
+	int code = 0;
+
+	stage(L, "verify");
+	for (int k = 1; k < st->o->verify_runs; k++) {
+		code = hx_verify(st, &L->p, L->state, L->ctx.errbuf, 1, ver, err, errlen);
 		if (code == CUCO_ERR_VERIFY && !strncmp(err, "output differs", 14))
-			snprintf(
-			    err, sizeof(err),
-			    "verification %d of %d failed after passing the first (rel_err %.3g, "
-			    "%.0f non-finite) on inputs no earlier run had seen: the result "
-			    "moves between runs (a race) or repeats an earlier run's",
-			    k + 1, o->verify_runs, ver.rel_err, ver.nonfinite);
+			snprintf(err, errlen,
+			         "verification %d of %d failed after passing the first (rel_err "
+			         "%.3g, %.0f non-finite, %.0f mismatched) on inputs no earlier run "
+			         "had seen: the result moves between runs (a race) or repeats an "
+			         "earlier run's",
+			         k + 1, st->o->verify_runs, ver->rel_err, ver->nonfinite,
+			         ver->mismatched);
 		if (code)
 			break;
 	}
+	return code;
+}
 
-report:
-	if (code)
-		status = cuco_result_token(code);
-	result_head(&sb, o->program_names[idx], status);
+/* The program's result entry, kept for the result line. */
+static void report_program(struct hx_state *st, int idx, int code, const char *err,
+                           const struct hx_verdict *ver, const struct hx_timing *tm)
+{
+	const struct hx_opts *o = st->o;
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+	int iters = tm->iters;
+
+	result_head(&sb, o->program_names[idx], code ? cuco_result_token(code) : "ok");
 	cuco_strbuf_addf(&sb, ",\"verified\":%s",
 	                 !o->program_verify[idx] ? "null" : (code == 0 ? "true" : "false"));
 	if (o->program_verify[idx] && (code == 0 || code == CUCO_ERR_VERIFY)) {
 		cuco_strbuf_adds(&sb, ",\"rel_err\":");
-		hx_json_num(&sb, ver.rel_err);
+		hx_json_num(&sb, ver->rel_err);
 		cuco_strbuf_adds(&sb, ",\"max_abs_err\":");
-		hx_json_num(&sb, ver.max_abs);
-		cuco_strbuf_addf(&sb, ",\"nonfinite\":%.0f,\"checked\":%.0f", ver.nonfinite,
-		                 ver.checked);
-		if (ver.worst >= 0) {
+		hx_json_num(&sb, ver->max_abs);
+		cuco_strbuf_addf(&sb, ",\"nonfinite\":%.0f,\"mismatched\":%.0f,\"checked\":%.0f",
+		                 ver->nonfinite, ver->mismatched, ver->checked);
+		if (ver->worst >= 0) {
 			cuco_strbuf_adds(&sb, ",\"rel_err_tensor\":");
-			hx_json_str(&sb, st->layout[ver.worst].name);
+			hx_json_str(&sb, st->layout[ver->worst].name);
 		}
 	}
 	if (code == 0 && iters > 0) {
@@ -381,10 +472,10 @@ report:
 		float *sorted = malloc(sizeof(float) * (size_t)iters);
 		if (!sorted)
 			hx_die(st, CUCO_ERR_NOMEM, "out of memory");
-		memcpy(sorted, samples, sizeof(float) * (size_t)iters);
+		memcpy(sorted, tm->samples, sizeof(float) * (size_t)iters);
 		qsort(sorted, (size_t)iters, sizeof(float), cmp_float);
 		for (int i = 0; i < iters; i++)
-			mean += samples[i];
+			mean += tm->samples[i];
 		mean /= iters;
 		cuco_strbuf_addf(&sb, ",\"iters\":%d,\"sets\":%d", iters, st->nsets);
 		cuco_strbuf_adds(&sb, ",\"median_us\":");
@@ -400,26 +491,26 @@ report:
 		cuco_strbuf_adds(&sb, ",\"mean_us\":");
 		hx_json_num(&sb, mean);
 		cuco_strbuf_adds(&sb, ",\"host_us\":");
-		hx_json_num(&sb, host_us);
+		hx_json_num(&sb, tm->host_us);
 		cuco_strbuf_adds(&sb, ",\"rank_us\":[");
 		for (int q = 0; q < st->r->nranks; q++) {
 			cuco_strbuf_adds(&sb, q ? "," : "");
-			hx_json_num(&sb, rank_us[q]);
+			hx_json_num(&sb, tm->rank_us[q]);
 		}
 		cuco_strbuf_addch(&sb, ']');
-		if (!isnan(weighted_us)) {
+		if (!isnan(tm->weighted_us)) {
 			cuco_strbuf_adds(&sb, ",\"rank_weight\":[");
 			for (int q = 0; q < st->r->nranks; q++) {
 				cuco_strbuf_adds(&sb, q ? "," : "");
-				hx_json_num(&sb, rank_w[q]);
+				hx_json_num(&sb, tm->rank_w[q]);
 			}
 			cuco_strbuf_adds(&sb, "],\"weighted_us\":");
-			hx_json_num(&sb, weighted_us);
+			hx_json_num(&sb, tm->weighted_us);
 		}
 		if (o->samples) {
 			cuco_strbuf_adds(&sb, ",\"samples_us\":[");
 			for (int i = 0; i < iters; i++)
-				cuco_strbuf_addf(&sb, "%s%.2f", i ? "," : "", samples[i]);
+				cuco_strbuf_addf(&sb, "%s%.2f", i ? "," : "", tm->samples[i]);
 			cuco_strbuf_addch(&sb, ']');
 		}
 		free(sorted);
@@ -431,32 +522,91 @@ report:
 	cuco_strbuf_adds(&sb, "}");
 	hx_result_add(sb.buf);
 	cuco_strbuf_release(&sb);
+}
 
-	hx_stage("fini");
-	if (inited)
-		p.fini(state);
-	CUDA_OR_DIE(st, cudaDeviceSynchronize());
-	hx_l2_restore(st);
-	if (ctx.devcomm)
-		hx_dev_devcomm_destroy(st->comm, (struct ncclDevComm *)ctx.devcomm);
-	if (nv_sets && ctx.scratch) {
-		hx_nvshmem_free(&nv, ctx.scratch);
-		ctx.scratch = NULL;
-	}
-	if (nv_sets)
-		hx_nvshmem_unplace(&nv, st->ntensors, st->nsets, &st->sets[0][0], CUCO_MAX_TENSORS,
-		                   &nv_saved[0][0]);
-	if (ctx.scratch) {
-		ncclCommWindowDeregister(st->comm, ctx.scratch_win);
-		ncclMemFree(ctx.scratch);
-	}
-	if (ev)
-		for (int i = 0; i < nev; i++)
-			cudaEventDestroy(ev[i]);
-	free(ev);
-	free(rank_us);
-	free(rank_w);
-	free(samples);
-	/* Keep the library loaded: kernels it registered may still be referenced. */
+/* A progress line for the launcher, which names the program (or the reference run) if this
+ * rank dies by a signal (launch.c). */
+static void announce(const struct hx_state *st, const char *what, const char *name)
+{
+	char line[160];
+	int k = snprintf(line, sizeof(line), "#%s %s\n", what, name);
+
+	if (st->r->out_fd != 1 && k > 0 && write(st->r->out_fd, line, (size_t)k) < 0)
+		perror("cuco-harness: progress");
+}
+
+void hx_evaluate_program(struct hx_state *st, int idx)
+{
+	const struct hx_opts *o = st->o;
+	static struct hx_loaded L; /* large (the context's tensors): off the stack */
+	struct hx_verdict ver = {.ok = 1, .worst = -1, .failed = -1};
+	struct hx_timing tm;
+	char err[1536] = "";
+	int code;
+
+	memset(&tm, 0, sizeof(tm));
+	tm.weighted_us = NAN;
+	tm.rank_us = calloc((size_t)st->r->nranks, sizeof(double));
+	tm.rank_w = calloc((size_t)st->r->nranks, sizeof(double));
+	if (!tm.rank_us || !tm.rank_w)
+		hx_die(st, CUCO_ERR_NOMEM, "out of memory");
+	hx_result_program(o->program_names[idx]);
+	announce(st, "program", o->program_names[idx]);
+	code = start_program(st, &L, o->program_paths[idx], 0, err, sizeof(err));
+	if (!code)
+		code = first_verify(st, &L, o->program_verify[idx], &ver, err, sizeof(err));
+	if (!code)
+		bench_program(st, &L, &tm);
+	if (!code && o->program_verify[idx])
+		code = verify_again(st, &L, &ver, err, sizeof(err));
+	report_program(st, idx, code, err, &ver, &tm);
+	close_program(st, &L);
+	free(tm.rank_us);
+	free(tm.rank_w);
+	free(tm.samples);
 	hx_result_program("");
+}
+
+/* One run of the reference program on set 0 holding seed's inputs; its outputs and inouts
+ * copied into out[] (allocated here). */
+static void reference_run(struct hx_state *st, struct hx_loaded *L, uint64_t seed, void **out)
+{
+	int code = 0;
+
+	hx_set0_inputs(st, seed);
+	/* poisoned as for any verified run: an element it leaves untouched must stay so */
+	hx_poison_outputs(st, st->sets[0]);
+	if (hx_run_once(st, &L->p, L->state, 0))
+		code = CUCO_ERR_RUN;
+	CUDA_OR_DIE(st, cudaDeviceSynchronize());
+	if (hx_agree_code(st, code))
+		hx_die(st, CUCO_ERR_RUN, "reference program %s: run: %s", L->path,
+		       !code              ? "failed on another rank"
+		       : L->ctx.errbuf[0] ? L->ctx.errbuf
+		                          : "launch failed");
+	for (int i = 0; i < st->ntensors; i++)
+		if (hx_role_verified(st->layout[i].role)) {
+			CUDA_OR_DIE(st, cudaMalloc(&out[i], st->sym_bytes[i]));
+			CUDA_OR_DIE(st, cudaMemcpy(out[i], st->sets[0][i].ptr, st->layout[i].bytes,
+			                           cudaMemcpyDeviceToDevice));
+		}
+}
+
+void hx_reference_program(struct hx_state *st)
+{
+	static struct hx_loaded L;
+	char err[1536] = "";
+	int code;
+
+	announce(st, "reference", st->o->reference_program);
+	code = start_program(st, &L, st->o->reference_program, 1, err, sizeof(err));
+	if (code)
+		hx_die(st, code, "reference program %s: %s", st->o->reference_program,
+		       err[0] ? err : "failed on another rank");
+	reference_run(st, &L, hx_input_seed(st, 0), st->expected);
+	if (hx_needs_fresh(st))
+		reference_run(st, &L, hx_fresh_seed(st), st->fresh);
+	hx_set0_inputs(st, hx_input_seed(st, 0));
+	close_program(st, &L);
+	announce(st, "reference", "done");
 }

@@ -1,7 +1,8 @@
 /*
  * rank.c - what every rank does: join the communicator, allocate the
- * workload's tensors in symmetric windows, fill inputs and the references,
- * then hand each program to program.c (requirements -> device communicator ->
+ * workload's tensors in symmetric windows, fill inputs and the references
+ * (the workload's, or a reference program's through program.c), then hand
+ * each program to program.c (requirements -> device communicator ->
  * init -> verify -> time -> verify again -> fini). Ranks agree on every
  * outcome through NCCL so they stay in step; rank 0 writes the result as one
  * JSON line. A rank whose CUDA context breaks writes a failure line (with the
@@ -61,6 +62,7 @@ static int load_workload(struct hx_state *st, char *err, size_t errlen)
 	*(void **)&w->generate = dlsym(w->dl, "cuco_workload_generate");
 	*(void **)&w->reference = dlsym(w->dl, "cuco_workload_reference");
 	*(void **)&w->rank_weight = dlsym(w->dl, "cuco_workload_rank_weight");
+	*(void **)&w->attach = dlsym(w->dl, "cuco_workload_attach");
 	if (!w->describe || !w->generate || !w->reference) {
 		snprintf(err, errlen, "%s does not export the cuco_workload_* functions",
 		         st->o->workload_so);
@@ -69,10 +71,63 @@ static int load_workload(struct hx_state *st, char *err, size_t errlen)
 	return 0;
 }
 
+/* The workload's own hold on the communicator, when it exports cuco_workload_attach. */
+static int attach_workload(struct hx_state *st, char *err, size_t errlen)
+{
+	if (!st->wl.attach)
+		return 0;
+	if (st->wl.attach(st->comm, st->r->rank, st->r->nranks, st->device, err, errlen)) {
+		char msg[1024];
+
+		snprintf(msg, sizeof(msg), "%s", err[0] ? err : "no message");
+		snprintf(err, errlen, "cuco_workload_attach of %s failed: %s", st->o->workload_so,
+		         msg);
+		return CUCO_ERR_RUN;
+	}
+	return 0;
+}
+
+/*
+ * The role and comparison of tensor t, described for rank q, against rank 0's (t0): ranks
+ * differ in sizes only, or the ranks would not verify alike or regenerate inouts in step.
+ */
+static int check_tensor(const struct cuco_tensor *t, const struct cuco_tensor *t0, int q, char *err,
+                        size_t errlen)
+{
+	if (t->role < CUCO_ROLE_INPUT || t->role > CUCO_ROLE_INOUT) {
+		snprintf(err, errlen, "workload tensor '%s': role %d is not a cuco_role", t->name,
+		         t->role);
+		return CUCO_ERR_INVALID;
+	}
+	if (t->compare != CUCO_COMPARE_CLOSE && t->compare != CUCO_COMPARE_EXACT) {
+		snprintf(err, errlen, "workload tensor '%s': compare %d is not a cuco_compare",
+		         t->name, t->compare);
+		return CUCO_ERR_INVALID;
+	}
+	if (!(t->tolerance >= 0 && t->tolerance <= 1)) {
+		snprintf(err, errlen,
+		         "workload tensor '%s': tolerance %g; expected 0 (the run's) or a number "
+		         "in (0, 1]",
+		         t->name, t->tolerance);
+		return CUCO_ERR_INVALID;
+	}
+	if (q > 0 &&
+	    (t->role != t0->role || t->compare != t0->compare || t->tolerance != t0->tolerance)) {
+		snprintf(err, errlen,
+		         "workload tensor '%s': rank %d's role, compare or tolerance differs from "
+		         "rank 0's; only sizes may differ between ranks",
+		         t->name, q);
+		return CUCO_ERR_INVALID;
+	}
+	return 0;
+}
+
 /* Describe every rank's tensors so windows get the same size everywhere. */
 static int describe_tensors(struct hx_state *st, char *err, size_t errlen)
 {
 	const struct hx_opts *o = st->o;
+
+	struct cuco_tensor t0[CUCO_MAX_TENSORS];
 
 	for (int q = 0; q < st->r->nranks; q++) {
 		struct cuco_tensor t[CUCO_MAX_TENSORS];
@@ -94,10 +149,15 @@ static int describe_tensors(struct hx_state *st, char *err, size_t errlen)
 				         t[i].name, t[i].bytes);
 				return CUCO_ERR_INVALID;
 			}
+			if (check_tensor(&t[i], &t0[i], q, err, errlen))
+				return CUCO_ERR_INVALID;
 			if (b > st->sym_bytes[i])
 				st->sym_bytes[i] = b;
 			if (q == st->r->rank)
 				st->layout[i] = t[i];
+			if (q == 0)
+				t0[i] = t[i];
+			st->has_inout |= t[i].role == CUCO_ROLE_INOUT;
 		}
 	}
 	return 0;
@@ -161,11 +221,29 @@ void hx_fill_inputs(struct hx_state *st, int set, uint64_t seed)
 	                    st->ntensors, st->stream))
 		hx_die(st, CUCO_ERR_RUN, "workload input generator failed: %s",
 		       cudaGetErrorString(cudaGetLastError()));
+	if (set == 0)
+		st->set0_seed = seed;
+}
+
+void hx_set0_inputs(struct hx_state *st, uint64_t seed)
+{
+	/* every rank takes the same branch: the seeds and inouts are the same everywhere */
+	if (st->set0_seed != seed || st->has_inout)
+		hx_fill_inputs(st, 0, seed);
+}
+
+int hx_needs_fresh(const struct hx_state *st)
+{
+	for (int i = 0; i < st->o->nprograms; i++)
+		if (st->o->program_verify[i] && st->o->verify_runs > 1)
+			return 1;
+	return 0;
 }
 
 /*
  * The expected outputs for set 0's inputs as they are now (generated from seed) into out[],
- * allocated here, with the workload's reference; it communicates nothing.
+ * allocated here, with the workload's reference; it communicates nothing. An inout starts as
+ * generated and the reference turns it into the expected contents in place.
  */
 static void reference(struct hx_state *st, uint64_t seed, void **out)
 {
@@ -173,8 +251,12 @@ static void reference(struct hx_state *st, uint64_t seed, void **out)
 
 	memcpy(ref, st->sets[0], sizeof(ref));
 	for (int i = 0; i < st->ntensors; i++)
-		if (ref[i].role == CUCO_ROLE_OUTPUT) {
+		if (hx_role_verified(ref[i].role)) {
 			CUDA_OR_DIE(st, cudaMalloc(&out[i], st->sym_bytes[i]));
+			if (ref[i].role == CUCO_ROLE_INOUT)
+				CUDA_OR_DIE(st,
+				            cudaMemcpyAsync(out[i], ref[i].ptr, ref[i].bytes,
+				                            cudaMemcpyDeviceToDevice, st->stream));
 			ref[i].ptr = out[i];
 			ref[i].win = NULL;
 		}
@@ -193,6 +275,7 @@ int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUni
 	struct cuco_strbuf out = CUCO_STRBUF_INIT;
 
 	memset(&st, 0, sizeof(st));
+	st.set0_seed = HX_SEED_NONE;
 	st.o = o;
 	st.r = r;
 	hx_result_run(o->workload_name, o->shape.name, r->nranks);
@@ -230,6 +313,11 @@ int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUni
 
 	hx_stage("load");
 	code = load_workload(&st, err, sizeof(err));
+	if (hx_agree_code(&st, code))
+		hx_die(&st, code ? code : CUCO_ERR_RUN, "%s",
+		       err[0] ? err : "failed on another rank");
+	/* attach before describe: the workload may size its tensors with what it learns */
+	code = attach_workload(&st, err, sizeof(err));
 	if (!code)
 		code = describe_tensors(&st, err, sizeof(err));
 	if (hx_agree_code(&st, code))
@@ -241,17 +329,19 @@ int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUni
 	for (int s = 0; s < st.nsets; s++)
 		hx_fill_inputs(&st, s, hx_input_seed(&st, s));
 	hx_stage("reference");
-	/* The verifications after timing run on inputs no earlier run has seen (a program that
-	 * replays an earlier result fails them): their reference too, when any program is verified.
-	 */
-	for (int i = 0; i < o->nprograms; i++)
-		if (o->program_verify[i] && o->verify_runs > 1) {
-			hx_fill_inputs(&st, 0, hx_fresh_seed(&st));
+	if (o->reference_program) {
+		hx_reference_program(&st);
+	} else {
+		/* The verifications after timing run on inputs no earlier run has seen (a program
+		 * that replays an earlier result fails them): their reference too, when any
+		 * program is verified more than once. */
+		if (hx_needs_fresh(&st)) {
+			hx_set0_inputs(&st, hx_fresh_seed(&st));
 			reference(&st, hx_fresh_seed(&st), st.fresh);
-			hx_fill_inputs(&st, 0, hx_input_seed(&st, 0));
-			break;
 		}
-	reference(&st, hx_input_seed(&st, 0), st.expected);
+		hx_set0_inputs(&st, hx_input_seed(&st, 0));
+		reference(&st, hx_input_seed(&st, 0), st.expected);
+	}
 
 	for (int i = 0; i < o->nprograms; i++)
 		hx_evaluate_program(&st, i);
@@ -279,8 +369,10 @@ int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUni
 			hx_json_str(&out, mc);
 		}
 	}
-	cuco_strbuf_addf(&out, ",\"seed\":%llu,\"tolerance\":%g,\"programs\":[",
-	                 (unsigned long long)o->seed, o->tolerance);
+	cuco_strbuf_addf(&out, ",\"seed\":%llu,\"tolerance\":%g,\"reference\":\"%s\"",
+	                 (unsigned long long)o->seed, o->tolerance,
+	                 o->reference_program ? "program" : "workload");
+	cuco_strbuf_adds(&out, ",\"programs\":[");
 	hx_result_copy(&out);
 	cuco_strbuf_adds(&out, "]}\n");
 	if (r->rank == 0 && write(r->out_fd, out.buf, out.len) < 0)

@@ -1,7 +1,7 @@
 /*
  * verify.c - one verification of one program, and the guards on what a
- * program's numbers may come from (docs/sandbox.md): outputs poisoned before
- * the run, compared with the reference when the run has ended on the
+ * program's numbers may come from (docs/sandbox.md): inouts put back and
+ * outputs poisoned before the run, compared with the reference when the run has ended on the
  * harness's stream and again when the device has drained (work left on a
  * stream the harness does not wait for shows as the difference), and no
  * persisting-L2 window left behind (lines kept in L2 would time the next runs
@@ -13,9 +13,9 @@
 
 #include "rank.h"
 
-static void poison_outputs(struct hx_state *st, struct cuco_tensor *set)
+void hx_poison_outputs(struct hx_state *st, struct cuco_tensor *set)
 {
-	/* All-ones bytes are NaN in bf16, f16 and f32: unwritten elements fail. */
+	/* All-ones bytes are NaN in bf16, f16, f32 and f64: unwritten elements fail. */
 	for (int i = 0; i < st->ntensors; i++)
 		if (set[i].role == CUCO_ROLE_OUTPUT)
 			CUDA_OR_DIE(
@@ -30,43 +30,75 @@ int hx_run_once(struct hx_state *st, struct hx_program *p, void *state, int set)
 	return cudaPeekAtLastError() != cudaSuccess ? -1 : 0;
 }
 
-/* Enqueue every output's comparison with expected[] into st->dcmp[slot + i]. */
+/* Tensor i is compared bit for bit: the workload asks for it, or its dtype is an integer. */
+static int exact(const struct hx_state *st, int i)
+{
+	return st->layout[i].compare == CUCO_COMPARE_EXACT ||
+	       hx_dtype_is_integer(st->layout[i].dtype);
+}
+
+/* Enqueue every verified tensor's comparison with expected[] into st->dcmp[slot + i]. */
 static void compare_outputs(struct hx_state *st, void *const *expected, int slot)
 {
 	for (int i = 0; i < st->ntensors; i++)
-		if (st->sets[0][i].role == CUCO_ROLE_OUTPUT &&
+		if (hx_role_verified(st->sets[0][i].role) &&
 		    hx_dev_compare_start(st->sets[0][i].ptr, expected[i], st->layout[i].elems,
-		                         st->layout[i].dtype, &st->dcmp[slot + i], st->stream))
+		                         st->layout[i].dtype, exact(st, i), &st->dcmp[slot + i],
+		                         st->stream))
 			hx_die(st, CUCO_ERR_RUN, "comparing output '%s' failed: %s",
 			       st->layout[i].name, cudaGetErrorString(cudaGetLastError()));
 }
 
+/* The sums of one comparison of every tensor: v[0] elements checked, then per tensor i, at
+ * 1 + 4 * i: squared difference, squared reference, non-finite, mismatched. */
+#define SUMS (1 + 4 * CUCO_MAX_TENSORS)
+
 /*
- * The verdict of the comparisons in host[] (this rank's), summed over ranks. The verdict takes
- * each output tensor alone: its relative L2 error must meet the tolerance (one L2 over all
- * outputs would let a large tensor, say an LSE of magnitude 10, hide a wrong small one, an
- * attention output of magnitude 0.1). rel_err is the largest of them, worst names its tensor.
- * v holds 2 + 2 * CUCO_MAX_TENSORS sums, already agreed.
+ * The verdict of the comparisons in v (SUMS sums, already agreed over the ranks). The verdict
+ * takes each verified tensor alone: one compared exactly passes with no element that differs;
+ * one compared closely passes with no non-finite element and its relative L2 error within its
+ * tolerance (one L2 over all outputs would let a large tensor, say an LSE of magnitude 10,
+ * hide a wrong small one, an attention output of magnitude 0.1). rel_err is the largest over
+ * the close ones, worst names its tensor; failed names the first tensor that fails.
  */
 static struct hx_verdict verdict(const struct hx_state *st, const double *v, double mx)
 {
 	struct hx_verdict res;
 
-	res.rel_err = 0;
-	res.worst = -1;
+	memset(&res, 0, sizeof(res));
+	res.worst = res.failed = -1;
 	for (int i = 0; i < st->ntensors; i++) {
-		double d2 = v[2 + 2 * i], r2 = v[3 + 2 * i];
-		double e = r2 > 0 ? sqrt(d2 / r2) : (d2 > 0 ? INFINITY : 0);
+		const double *t = v + 1 + 4 * i;
+		double d2 = t[0], r2 = t[1], tol = st->o->tolerance, e = 0;
+		int ex = exact(st, i), bad;
 
-		if (st->sets[0][i].role == CUCO_ROLE_OUTPUT && (res.worst < 0 || e > res.rel_err)) {
-			res.rel_err = e;
-			res.worst = i;
+		if (!hx_role_verified(st->sets[0][i].role))
+			continue;
+		res.nonfinite += t[2];
+		res.mismatched += t[3];
+		if (ex) {
+			bad = t[2] > 0 || t[3] > 0;
+		} else {
+			e = r2 > 0 ? sqrt(d2 / r2) : (d2 > 0 ? INFINITY : 0);
+			if (st->layout[i].tolerance > 0)
+				tol = st->layout[i].tolerance;
+			if (res.worst < 0 || e > res.rel_err) {
+				res.rel_err = e;
+				res.worst = i;
+			}
+			bad = t[2] > 0 || !(e <= tol); /* a NaN error fails */
+		}
+		if (bad && res.failed < 0) {
+			res.failed = i;
+			res.failed_exact = ex;
+			res.failed_rel_err = e;
+			res.failed_tolerance = tol;
+			res.failed_mismatched = t[3];
 		}
 	}
 	res.max_abs = mx;
-	res.nonfinite = v[0];
-	res.checked = v[1];
-	res.ok = v[0] == 0 && res.rel_err <= st->o->tolerance;
+	res.checked = v[0];
+	res.ok = res.failed < 0;
 	return res;
 }
 
@@ -74,8 +106,7 @@ static struct hx_verdict verdict(const struct hx_state *st, const double *v, dou
 static void agree_verdicts(struct hx_state *st, struct hx_verdict *end, struct hx_verdict *drained)
 {
 	struct hx_compare c[2 * CUCO_MAX_TENSORS];
-	const int half = 2 + 2 * CUCO_MAX_TENSORS;
-	double v[2 * (2 + 2 * CUCO_MAX_TENSORS)] = {0}, mx[2] = {0, 0};
+	double v[2 * SUMS] = {0}, mx[2] = {0, 0};
 
 	CUDA_OR_DIE(st,
 	            cudaMemcpyAsync(c, st->dcmp, sizeof(c), cudaMemcpyDeviceToHost, st->stream));
@@ -83,27 +114,29 @@ static void agree_verdicts(struct hx_state *st, struct hx_verdict *end, struct h
 	for (int k = 0; k < 2; k++)
 		for (int i = 0; i < st->ntensors; i++) {
 			const struct hx_compare *x = &c[k * CUCO_MAX_TENSORS + i];
-			double *w = v + k * half;
+			double *w = v + k * SUMS;
 
-			if (st->sets[0][i].role != CUCO_ROLE_OUTPUT)
+			if (!hx_role_verified(st->sets[0][i].role))
 				continue;
-			w[2 + 2 * i] += x->diff2;
-			w[3 + 2 * i] += x->ref2;
-			w[0] += (double)x->nonfinite;
-			w[1] += (double)x->checked;
+			w[0] += (double)x->checked;
+			w[1 + 4 * i] += x->diff2;
+			w[2 + 4 * i] += x->ref2;
+			w[3 + 4 * i] += (double)x->nonfinite;
+			w[4 + 4 * i] += (double)x->mismatched;
 			if (x->max_abs > mx[k])
 				mx[k] = x->max_abs;
 		}
-	hx_agree(st, v, 2 * half, ncclSum);
+	hx_agree(st, v, 2 * SUMS, ncclSum);
 	hx_agree(st, mx, 2, ncclMax);
 	*end = verdict(st, v, mx[0]);
-	*drained = verdict(st, v + half, mx[1]);
+	*drained = verdict(st, v + SUMS, mx[1]);
 }
 
 /* The same outputs, compared twice: equal but for the order of floating-point sums. */
 static int same_verdict(const struct hx_verdict *a, const struct hx_verdict *b)
 {
 	return a->nonfinite == b->nonfinite && a->checked == b->checked &&
+	       a->mismatched == b->mismatched &&
 	       fabs(a->rel_err - b->rel_err) <= 1e-6 * (a->rel_err + 1e-30) + 1e-12;
 }
 
@@ -152,12 +185,14 @@ void hx_l2_restore(struct hx_state *st)
 }
 
 int hx_verify(struct hx_state *st, struct hx_program *p, void *state, const char *run_err,
-              void *const *expected, struct hx_verdict *v, char *err, size_t errlen)
+              int fresh, struct hx_verdict *v, char *err, size_t errlen)
 {
+	void *const *expected = fresh ? st->fresh : st->expected;
 	struct hx_verdict drained;
 	int code = 0;
 
-	poison_outputs(st, st->sets[0]);
+	hx_set0_inputs(st, fresh ? hx_fresh_seed(st) : hx_input_seed(st, 0));
+	hx_poison_outputs(st, st->sets[0]);
 	if (hx_run_once(st, p, state, 0)) {
 		snprintf(err, errlen, "run: %s", run_err[0] ? run_err : "launch failed");
 		code = CUCO_ERR_RUN;
@@ -175,28 +210,34 @@ int hx_verify(struct hx_state *st, struct hx_program *p, void *state, const char
 		snprintf(
 		    err, errlen,
 		    "output was not complete when the run ended on the harness's stream (rel_err "
-		    "%.3g, %.0f non-finite) but was once the device had drained: the program "
-		    "writes it on a stream it does not join to the harness's",
-		    v->rel_err, v->nonfinite);
+		    "%.3g, %.0f non-finite, %.0f mismatched) but was once the device had drained: "
+		    "the program writes it on a stream it does not join to the harness's",
+		    v->rel_err, v->nonfinite, v->mismatched);
 		return CUCO_ERR_VERIFY;
 	}
 	if (v->ok && !same_verdict(v, &drained)) {
 		*v = drained;
-		snprintf(
-		    err, errlen,
-		    "output changed after the run had ended on the harness's stream (rel_err "
-		    "%.3g, %.0f non-finite once the device had drained): the program writes it "
-		    "on a stream it does not join to the harness's",
-		    drained.rel_err, drained.nonfinite);
+		snprintf(err, errlen,
+		         "output changed after the run had ended on the harness's stream (rel_err "
+		         "%.3g, %.0f non-finite, %.0f mismatched once the device had drained): the "
+		         "program writes it on a stream it does not join to the harness's",
+		         drained.rel_err, drained.nonfinite, drained.mismatched);
+		return CUCO_ERR_VERIFY;
+	}
+	if (!v->ok && v->failed_exact) {
+		snprintf(err, errlen,
+		         "output differs from the reference: %.0f elements of '%s' not bitwise "
+		         "equal (exact compare), %.0f non-finite of %.0f elements",
+		         v->failed_mismatched, st->layout[v->failed].name, v->nonfinite,
+		         v->checked);
 		return CUCO_ERR_VERIFY;
 	}
 	if (!v->ok) {
-		snprintf(
-		    err, errlen,
-		    "output differs from the reference: rel_err %.3g of '%s' (tolerance %.3g), "
-		    "%.0f non-finite of %.0f elements",
-		    v->rel_err, v->worst >= 0 ? st->layout[v->worst].name : "-", st->o->tolerance,
-		    v->nonfinite, v->checked);
+		snprintf(err, errlen,
+		         "output differs from the reference: rel_err %.3g of '%s' (close compare, "
+		         "tolerance %.3g), %.0f non-finite of %.0f elements",
+		         v->failed_rel_err, st->layout[v->failed].name, v->failed_tolerance,
+		         v->nonfinite, v->checked);
 		return CUCO_ERR_VERIFY;
 	}
 	code = l2_guard(st, err, errlen);

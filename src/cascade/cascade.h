@@ -149,6 +149,10 @@ struct cuco_run_opts {
 	const char *wrapper; /* NULL: none; else a command put in front of the harness in fork
 	                        mode, e.g. CUCO_RECHECK_MEMCHECK; its "=========" lines and a
 	                        nonzero exit code are appended to the run log */
+	/* NULL: the expected outputs are the workload's reference(); else the compiled
+	 * reference program's .so (harness --reference-program). cuco_evaluate() sets it from
+	 * the manifest's "reference" for its own runs. */
+	const char *reference_so;
 };
 void cuco_run_opts_default(struct cuco_run_opts *o);
 /* "burst" or "sustained": how o times runs, the word runs store in their config. */
@@ -213,10 +217,12 @@ int cuco_run_jailed(void);
 
 /*
  * Run programs on the GPUs through cuco-harness for one shape: verify each
- * against the workload reference and time it. A program that crashes or
- * hangs is reported and the rest are run again without it. Returns CUCO_OK
- * when results were obtained (each program has its own code), else the
- * harness-level error (e.g. CUCO_ERR_NO_GPU) with err set.
+ * against the workload reference (or o->reference_so's outputs) and time it,
+ * with the shape's command line (cuco_manifest_argv on o->ranks ranks) as
+ * --argv. A program that crashes or hangs is reported and the rest are run
+ * again without it. Returns CUCO_OK when results were obtained (each program
+ * has its own code), else the harness-level error (e.g. CUCO_ERR_NO_GPU, or a
+ * failure of the reference program) with err set.
  */
 int cuco_run_programs(const struct cuco_run_opts *o, const struct cuco_manifest *m,
                       const char *workload_so, const struct cuco_shape *shape,
@@ -316,7 +322,9 @@ void cuco_eval_program_release(struct cuco_eval_program *p);
 
 /*
  * Run the cascade: check directives, compile every program and the
- * workload's generator/reference (in parallel, cached), then per shape run
+ * workload's generator/reference (in parallel, cached), and the manifest's
+ * reference program when it names one (a program of req->progs with the same
+ * source is compiled once), then per shape run
  * all compiled programs on the GPUs, verify and time them, and store every
  * outcome (compile failures too) with fitness = baseline / program latency.
  * shapes_out has req->nshapes entries. Returns CUCO_OK, CUCO_ERR_NO_GPU when

@@ -219,13 +219,56 @@ static void store_eval(struct cuco_eval_request *req, struct cuco_eval_program *
 		fprintf(stderr, "cuco: warning: evaluation of %s not stored: %s\n", p->name, e.msg);
 }
 
+/*
+ * The manifest's reference program, when it names one: its source into src, and the program
+ * of req->progs built from the same source and libraries (a workload's own file, not
+ * rejected before compiling) into *same, -1 when none is; then it is compiled once. NULL when
+ * the manifest names none (or with err when its file cannot be read).
+ */
+static const struct cuco_manifest_program *reference_of(const struct cuco_eval_request *req,
+                                                        struct cuco_strbuf *src, int *same, int *rc,
+                                                        struct cuco_err *err)
+{
+	const struct cuco_manifest_program *mp;
+
+	*same = -1;
+	*rc = CUCO_OK;
+	if (!req->m->reference_program)
+		return NULL;
+	mp = cuco_manifest_program(req->m, req->m->reference_program);
+	if (!mp) {
+		*rc = cuco_err_set(err, CUCO_ERR_INVALID, "%s: reference: no program %s",
+		                   req->m->path, req->m->reference_program);
+		return NULL;
+	}
+	if (cuco_strbuf_read_file(src, mp->file)) {
+		*rc = cuco_err_set(err, CUCO_ERR_IO, "%s: cannot read the reference program %s",
+		                   mp->file, mp->name);
+		return NULL;
+	}
+	for (int i = 0; i < req->nprogs && *same < 0; i++) {
+		const struct cuco_eval_program *p = &req->progs[i];
+		int libs = 1, k;
+
+		for (k = 0; k < 4 && libs; k++) {
+			const char *a = k < mp->nlibs ? mp->libs[k] : NULL, *b = p->libs[k];
+			libs = (!a && !b) || (a && b && !strcmp(a, b));
+		}
+		if (libs && p->job.trusted && !p->precheck_code && !strcmp(p->source, src->buf))
+			*same = i;
+	}
+	return mp;
+}
+
 int cuco_evaluate(struct cuco_eval_request *req, struct cuco_eval_shape *out, struct cuco_err *err)
 {
-	struct cuco_compile_job *jobs = NULL, wl_job;
-	struct cuco_strbuf wl_src = CUCO_STRBUF_INIT;
+	struct cuco_compile_job *jobs = NULL, wl_job, ref_job;
+	struct cuco_strbuf wl_src = CUCO_STRBUF_INIT, ref_src = CUCO_STRBUF_INIT;
 	struct cuco_run_program *runp = NULL;
+	struct cuco_run_opts run = req->run;
+	const struct cuco_manifest_program *ref;
 	struct batch_ds bds = {0};
-	int *idx = NULL, nrun = 0, rc = CUCO_OK, ngpu;
+	int *idx = NULL, nrun = 0, rc = CUCO_OK, ngpu, ref_same = -1, nref = 0;
 
 	for (int s = 0; s < req->nshapes; s++) {
 		memset(&out[s], 0, sizeof(out[s]));
@@ -245,12 +288,23 @@ int cuco_evaluate(struct cuco_eval_request *req, struct cuco_eval_shape *out, st
 		                  req->m->workload);
 		goto out;
 	}
-	jobs = cuco_xcalloc((size_t)req->nprogs + 1, sizeof(*jobs));
+	ref = reference_of(req, &ref_src, &ref_same, &rc, err);
+	if (rc)
+		goto out;
+	nref = ref && ref_same < 0; /* its own compile job, after the programs' */
+	jobs = cuco_xcalloc((size_t)req->nprogs + 2, sizeof(*jobs));
 	idx = cuco_xcalloc((size_t)req->nprogs + 1, sizeof(*idx));
 	runp = cuco_xcalloc((size_t)req->nprogs + 1, sizeof(*runp));
 	cuco_compile_job_init(&wl_job, "workload", req->m->workload, wl_src.buf);
 	wl_job.trusted = 1;
 	jobs[0] = wl_job;
+	if (nref) {
+		cuco_compile_job_init(&ref_job, "reference", ref->file, ref_src.buf);
+		ref_job.trusted = 1;
+		for (int l = 0; l < ref->nlibs && l < 3; l++)
+			ref_job.libs[l] = ref->libs[l];
+		jobs[req->nprogs + 1] = ref_job;
+	}
 	for (int i = 0; i < req->nprogs; i++) {
 		struct cuco_eval_program *p = &req->progs[i];
 		memcpy(p->job.libs, p->libs, sizeof(p->libs));
@@ -261,10 +315,10 @@ int cuco_evaluate(struct cuco_eval_request *req, struct cuco_eval_shape *out, st
 	{
 		/* Only jobs not already rejected go to nvcc. */
 		struct cuco_compile_job *todo =
-		    cuco_xcalloc((size_t)req->nprogs + 1, sizeof(*todo));
-		int *map = cuco_xcalloc((size_t)req->nprogs + 1, sizeof(*map)), nt = 0;
-		for (int i = 0; i <= req->nprogs; i++)
-			if (i == 0 || !req->progs[i - 1].precheck_code) {
+		    cuco_xcalloc((size_t)req->nprogs + 2, sizeof(*todo));
+		int *map = cuco_xcalloc((size_t)req->nprogs + 2, sizeof(*map)), nt = 0;
+		for (int i = 0; i <= req->nprogs + nref; i++)
+			if (i == 0 || i > req->nprogs || !req->progs[i - 1].precheck_code) {
 				todo[nt] = jobs[i];
 				map[nt++] = i;
 			}
@@ -279,11 +333,24 @@ int cuco_evaluate(struct cuco_eval_request *req, struct cuco_eval_shape *out, st
 	wl_job = jobs[0];
 	for (int i = 0; i < req->nprogs; i++)
 		req->progs[i].job = jobs[i + 1];
+	if (nref)
+		ref_job = jobs[req->nprogs + 1];
 	if (wl_job.code != CUCO_OK) {
 		rc = cuco_err_set(err, CUCO_ERR_COMPILE,
 		                  "the workload's generator %s does not compile:\n%s",
 		                  req->m->workload, wl_job.log.buf);
 		goto out;
+	}
+	if (ref) {
+		/* the expected outputs come from it: nothing verifies without it */
+		const struct cuco_compile_job *j = nref ? &ref_job : &req->progs[ref_same].job;
+		if (j->code != CUCO_OK) {
+			rc = cuco_err_set(err, CUCO_ERR_COMPILE,
+			                  "the reference program %s (%s) does not compile:\n%s",
+			                  ref->name, ref->file, j->log.buf);
+			goto out;
+		}
+		run.reference_so = j->so_path;
 	}
 	for (int i = 0; i < req->nprogs; i++) {
 		struct cuco_eval_program *p = &req->progs[i];
@@ -316,7 +383,7 @@ int cuco_evaluate(struct cuco_eval_request *req, struct cuco_eval_shape *out, st
 	}
 
 	ngpu = cuco_gpu_count(err);
-	if (ngpu < req->run.ranks && !(req->run.launcher && *req->run.launcher)) {
+	if (ngpu < run.ranks && !(run.launcher && *run.launcher)) {
 		rc = cuco_err_set(err, CUCO_ERR_NO_GPU,
 		                  "execution needs %d CUDA GPUs on this node; %s", req->run.ranks,
 		                  ngpu <= 0 ? "this machine has none" : "there are fewer");
@@ -338,8 +405,8 @@ int cuco_evaluate(struct cuco_eval_request *req, struct cuco_eval_shape *out, st
 		struct cuco_err e;
 
 		cuco_err_clear(&e);
-		sh->code = cuco_run_programs(&req->run, req->m, wl_job.so_path, sh->shape, runp,
-		                             nrun, &sh->run, &e);
+		sh->code = cuco_run_programs(&run, req->m, wl_job.so_path, sh->shape, runp, nrun,
+		                             &sh->run, &e);
 		if (sh->code)
 			snprintf(sh->error, sizeof(sh->error), "%s", e.msg);
 		base = cuco_eval_find(sh, "baseline");
@@ -361,7 +428,10 @@ int cuco_evaluate(struct cuco_eval_request *req, struct cuco_eval_shape *out, st
 out:
 	if (jobs)
 		cuco_compile_job_release(&jobs[0]);
+	if (jobs && nref)
+		cuco_compile_job_release(&jobs[req->nprogs + 1]);
 	cuco_strbuf_release(&wl_src);
+	cuco_strbuf_release(&ref_src);
 	free(jobs);
 	free(idx);
 	free(runp);

@@ -341,6 +341,7 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 	int argc = 0, nowned = 0, nenv = 0, rc;
 	char buf[4608];
 	struct cuco_strbuf out = CUCO_STRBUF_INIT, launcher = CUCO_STRBUF_INIT;
+	struct cuco_strbuf cmdline = CUCO_STRBUF_INIT;
 	struct cuco_proc_status st;
 	const char *line;
 	char result_file[4096] = "", dir[PATH_MAX] = "";
@@ -348,6 +349,11 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 	const char *tmp = getenv("TMPDIR");
 	int launched = !farm && o->launcher && *o->launcher;
 
+	/* the shape's command line, before anything is made */
+	if (cuco_manifest_argv(m, shape, farm ? farm->ranks : o->ranks, &cmdline, err)) {
+		cuco_strbuf_release(&cmdline);
+		return err->code;
+	}
 	/* on this node: the run's private directory (run_private), removed at the end; a
 	 * launcher's in the state directory, where its ranks' result file always was (shared
 	 * with other nodes, as a rule, when ranks start there) */
@@ -400,6 +406,15 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 	}
 	push(argv, &argc, "--tolerance");
 	OWN("%g", m->tolerance);
+	if (o->reference_so) {
+		push(argv, &argc, "--reference-program");
+		push(argv, &argc, absolute(o->reference_so, 0, &owned[nowned]));
+		nowned += owned[nowned] != NULL;
+	}
+	if (cmdline.len) {
+		push(argv, &argc, "--argv");
+		push(argv, &argc, cmdline.buf);
+	}
 	if (farm) {
 		/* Ranks from srun; the farm names the result file (in the run directory). */
 		push(argv, &argc, "--launch");
@@ -448,7 +463,8 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 	env[nenv] = NULL;
 
 	if (farm) {
-		if (cuco_farm_step(farm, argv, env, o->timeout_s * (8 + 4 * n) + 60, &out,
+		if (cuco_farm_step(farm, argv, env,
+		                   o->timeout_s * (8 + 4 * (n + !!o->reference_so)) + 60, &out,
 		                   &res->log, &st, err)) {
 			rc = err->code;
 			goto done;
@@ -458,7 +474,8 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 		/* a launcher starts where cuco was started (its hostfile may be named from
 		 * there); the harness's result file is in the private directory */
 		rc = run_private(argv, env, nenv, dir, !(o->launcher && *o->launcher), &out,
-		                 &res->log, o->timeout_s * (8 + 4 * n) + 60, &st);
+		                 &res->log, o->timeout_s * (8 + 4 * (n + !!o->reference_so)) + 60,
+		                 &st);
 	}
 	if (rc) {
 		rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot start %s: %s", argv[0],
@@ -506,6 +523,7 @@ done:
 		free(owned[i]);
 	cuco_strbuf_release(&out);
 	cuco_strbuf_release(&launcher);
+	cuco_strbuf_release(&cmdline);
 	if (dir[0])
 		cuco_proc_remove_tree(dir);
 	return rc;

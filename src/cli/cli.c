@@ -387,6 +387,9 @@ void cli_print_shape_table(FILE *f, const struct cuco_manifest *m, const struct 
 		fprintf(f,
 		        "# one rank: nothing is sent, so this checks the compute side; its times "
 		        "are not the workload's\n");
+	if (m->reference_program)
+		fprintf(f, "# reference: program %s (rel_err is against its outputs)\n",
+		        m->reference_program);
 	if (s->code && s->run.nresults == 0) {
 		fprintf(f, "#   not run: %s\n", s->error);
 		return;

@@ -86,8 +86,12 @@ int cmd_workloads(int argc, char **argv)
 			for (int k = 0; k < m.shapes[s].nparams; k++)
 				printf(" %s=%lld", m.shapes[s].param_names[k],
 				       m.shapes[s].params[k]);
+			if (m.shape_argv[s])
+				printf("  argv: %s", m.shape_argv[s]);
 			printf("\n");
 		}
+		if (m.argv)
+			printf("  argv: %s\n", m.argv);
 		if (m.nrules) {
 			printf("  shape rules (any other shape: --shape");
 			for (int k = 0; k < m.nparams; k++)
@@ -111,6 +115,8 @@ int cmd_workloads(int argc, char **argv)
 			printf(" %s(%s)", m.programs[p].name,
 			       cuco_program_role_name(m.programs[p].role));
 		printf("\n");
+		if (m.reference_program)
+			printf("  reference: program %s\n", m.reference_program);
 		cuco_manifest_release(&m);
 	}
 	cuco_workloads_list_free(names, n);

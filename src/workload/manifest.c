@@ -138,9 +138,9 @@ out:
 }
 
 static const char *const top_fields[] = {
-    "name",         "description", "abi",    "dtype",         "tolerance",
-    "ranks",        "params",      "shapes", "default_shape", "workload",
-    "host_program", "programs",    "knobs",  "requires",      "shape_rules",
+    "name",   "description", "abi",           "dtype",     "tolerance",    "ranks",
+    "params", "shapes",      "default_shape", "workload",  "host_program", "programs",
+    "knobs",  "requires",    "shape_rules",   "reference", "argv",
 };
 #define NTOP ((int)(sizeof(top_fields) / sizeof(top_fields[0])))
 
@@ -461,6 +461,53 @@ static int parse_programs(struct mload *L, const json_t *root)
 	return CUCO_OK;
 }
 
+/* "reference": absent or "workload" (the workload's reference()), or {"program": NAME}: a
+ * verified program of the manifest whose outputs are the expected ones. */
+static int parse_reference(struct mload *L, const json_t *root)
+{
+	static const char *const known[] = {"program"};
+	const char *want = "\"workload\" or {\"program\": NAME}";
+	const json_t *v = json_object_get(root, "reference");
+	const struct cuco_manifest_program *p;
+	const char *s;
+	int rc;
+
+	if (!v)
+		return CUCO_OK;
+	if (json_is_string(v)) {
+		if (!strcmp(json_string_value(v), "workload"))
+			return CUCO_OK;
+		return cuco_json_fail(&L->src, CUCO_ERR_INVALID, "reference", 0,
+		                      "\"%s\" is not a reference; expected %s",
+		                      json_string_value(v), want);
+	}
+	if (!json_is_object(v))
+		return cuco_json_fail_type(&L->src, "reference", want, v);
+	if ((rc = cuco_manifest_check_unknown(L, v, "reference", known, 1, "field")))
+		return rc;
+	if ((rc = cuco_manifest_get_string(L, v, "program", "reference.program", 1, &s)))
+		return rc;
+	p = cuco_manifest_program(L->m, s);
+	if (!p) {
+		struct cuco_strbuf names = CUCO_STRBUF_INIT;
+
+		for (int i = 0; i < L->m->nprograms; i++)
+			cuco_strbuf_addf(&names, "%s%s", i ? ", " : "", L->m->programs[i].name);
+		rc = cuco_json_fail(&L->src, CUCO_ERR_INVALID, "reference.program", 0,
+		                    "no program is named \"%s\" (programs: %s)", s,
+		                    names.len ? names.buf : "none");
+		cuco_strbuf_release(&names);
+		return rc;
+	}
+	if (!p->verify)
+		return cuco_json_fail(&L->src, CUCO_ERR_INVALID, "reference.program", 0,
+		                      "program \"%s\" is timing only (\"verify\": false); the "
+		                      "reference is a verified program, as a rule the baseline",
+		                      s);
+	L->m->reference_program = cuco_xstrdup(s);
+	return CUCO_OK;
+}
+
 static int load(const char *path, const char *expect_name, struct cuco_manifest *m,
                 struct cuco_err *err)
 {
@@ -513,6 +560,10 @@ static int load(const char *path, const char *expect_name, struct cuco_manifest 
 	if (!rc)
 		rc = parse_programs(&L, root);
 	if (!rc)
+		rc = parse_reference(&L, root);
+	if (!rc)
+		rc = cuco_manifest_parse_argv(&L, root);
+	if (!rc)
 		rc = cuco_manifest_parse_knobs(&L, root);
 	if (!rc)
 		rc = parse_requires(&L, root);
@@ -545,7 +596,12 @@ void cuco_manifest_release(struct cuco_manifest *m)
 	free(m->description);
 	free(m->dtype_name);
 	free(m->ranks);
+	for (i = 0; m->shape_argv && i < m->nshapes; i++)
+		free(m->shape_argv[i]);
+	free(m->shape_argv);
 	free(m->shapes);
+	free(m->reference_program);
+	free(m->argv);
 	free(m->default_shape);
 	free(m->workload);
 	free(m->host_program);

@@ -88,6 +88,15 @@ struct cuco_manifest {
 	char *text;      /* the manifest's text, for the positions of errors found after loading */
 	size_t text_len; /* its bytes */
 	int nspec;       /* the last nspec of shapes[] were given by their values */
+	/* "reference": {"program": NAME}: the verified program whose outputs are the expected
+	 * ones (cuco-harness --reference-program); NULL: the workload's reference() */
+	char *reference_program;
+	/* "argv": the programs' command-line template for every shape ({P}: parameter P,
+	 * {ranks}: the rank count); NULL when absent. cuco_manifest_argv() expands it. */
+	char *argv;
+	/* per shape (same index and room as shapes[]): its own "argv" template, NULL for argv
+	 * above. shapes[].argv stays "": the rank count is known only when a run starts. */
+	char **shape_argv;
 };
 
 /*
@@ -144,6 +153,23 @@ const struct cuco_shape *cuco_manifest_shape(const struct cuco_manifest *m, cons
  */
 const struct cuco_shape *cuco_manifest_shape_spec(struct cuco_manifest *m, const char *text,
                                                   struct cuco_err *err);
+
+/*
+ * tmpl with every {NAME} (NAME an identifier) replaced: {ranks} by ranks, {P} by sh's parameter
+ * P; any other text, braces included, is kept. Into out (appended). 0, or -1 with the first
+ * NAME that is neither in bad (out then unspecified).
+ */
+int cuco_manifest_argv_expand(const char *tmpl, const struct cuco_shape *sh, int ranks,
+                              struct cuco_strbuf *out, char *bad, size_t badlen);
+
+/*
+ * The programs' command line for shape sh (one of m's) on `ranks` ranks: sh's "argv" template,
+ * else the manifest's, expanded (cuco_manifest_argv_expand) into out (reset first; "" when
+ * neither is given). CUCO_OK, or CUCO_ERR_INVALID with err naming the manifest and the shape
+ * when it names an unknown parameter or is longer than cuco_shape.argv holds.
+ */
+int cuco_manifest_argv(const struct cuco_manifest *m, const struct cuco_shape *sh, int ranks,
+                       struct cuco_strbuf *out, struct cuco_err *err);
 
 /* The program called name, or NULL. Points into m. */
 const struct cuco_manifest_program *cuco_manifest_program(const struct cuco_manifest *m,

@@ -43,7 +43,12 @@ int cuco_manifest_parse_rules(struct mload *L, const json_t *root);
 /* The manifest's "params" (the shape parameters' names) into L->m. */
 int cuco_manifest_parse_params(struct mload *L, const json_t *root);
 
-/* The manifest's "shapes" and "default_shape" into L->m (after its params). */
+/* The manifest's "shapes" and "default_shape" into L->m (after its params); a shape's own
+ * "argv" kept unchecked. */
 int cuco_manifest_parse_shapes(struct mload *L, const json_t *root);
+
+/* The manifest's "argv" into L->m, and every shape's template checked (after its shapes and
+ * ranks). */
+int cuco_manifest_parse_argv(struct mload *L, const json_t *root);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * shape.c - a workload's shapes: the manifest's params, shapes and
- * shape_rules sections, the rules checked for a rank count, and a shape given
- * by its values ("4096x14784x8192", "M=4096,N=14784,K=8192").
+ * shape_rules sections, the rules checked for a rank count, a shape given by
+ * its values ("4096x14784x8192", "M=4096,N=14784,K=8192"), and the programs'
+ * command line of a shape (the "argv" templates).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -188,11 +189,11 @@ int cuco_manifest_parse_params(struct mload *L, const json_t *root)
 			return cuco_json_fail_type(&L->src, field, "a parameter name", v);
 		s = json_string_value(v);
 		if (!cuco_manifest_is_ident(s) || strlen(s) >= CUCO_NAME_MAX ||
-		    strcmp(s, "name") == 0)
+		    strcmp(s, "name") == 0 || strcmp(s, "argv") == 0)
 			return cuco_json_fail(
 			    &L->src, CUCO_ERR_INVALID, field, 0,
 			    "\"%s\" is not a valid parameter name (an identifier of at "
-			    "most %d characters, not \"name\")",
+			    "most %d characters, not \"name\" or \"argv\")",
 			    s, CUCO_NAME_MAX - 1);
 		for (j = 0; j < m->nparams; j++)
 			if (strcmp(m->params[j], s) == 0)
@@ -261,6 +262,8 @@ int cuco_manifest_parse_shapes(struct mload *L, const json_t *root)
 	/* room for the shapes a command gives by their values (cuco_manifest_shape_spec) */
 	m->shapes =
 	    cuco_xcalloc(json_array_size(arr) + CUCO_MANIFEST_SPEC_SHAPES, sizeof(*m->shapes));
+	m->shape_argv =
+	    cuco_xcalloc(json_array_size(arr) + CUCO_MANIFEST_SPEC_SHAPES, sizeof(*m->shape_argv));
 	json_array_foreach(arr, i, obj)
 	{
 		struct cuco_shape *sh = &m->shapes[m->nshapes];
@@ -287,10 +290,10 @@ int cuco_manifest_parse_shapes(struct mload *L, const json_t *root)
 			                      dup_of);
 		snprintf(sh->name, sizeof(sh->name), "%s", s);
 
-		/* Every key is "name" or a declared parameter ... */
+		/* Every key is "name", "argv" or a declared parameter ... */
 		json_object_foreach((json_t *)obj, key, v)
 		{
-			int known = strcmp(key, "name") == 0;
+			int known = strcmp(key, "name") == 0 || strcmp(key, "argv") == 0;
 
 			for (j = 0; j < m->nparams && !known; j++)
 				known = strcmp(key, m->params[j]) == 0;
@@ -333,6 +336,10 @@ int cuco_manifest_parse_shapes(struct mload *L, const json_t *root)
 			snprintf(sh->param_names[j], CUCO_NAME_MAX, "%s", m->params[j]);
 			sh->params[j] = json_integer_value(v);
 		}
+		snprintf(field, sizeof(field), "shapes[%zu].argv", i);
+		if ((rc = cuco_manifest_get_string(L, obj, "argv", field, 0, &s)))
+			return rc;
+		m->shape_argv[m->nshapes] = s ? cuco_xstrdup(s) : NULL;
 		m->nshapes++;
 	}
 
@@ -504,4 +511,127 @@ const struct cuco_shape *cuco_manifest_shape(const struct cuco_manifest *m, cons
 		if (strcmp(m->shapes[i].name, name) == 0)
 			return &m->shapes[i];
 	return NULL;
+}
+
+int cuco_manifest_argv_expand(const char *tmpl, const struct cuco_shape *sh, int ranks,
+                              struct cuco_strbuf *out, char *bad, size_t badlen)
+{
+	const char *p = tmpl;
+
+	while (*p) {
+		size_t n = 0;
+		int j;
+
+		if (*p != '{' || !(isalpha((unsigned char)p[1]) || p[1] == '_')) {
+			cuco_strbuf_addch(out, *p++);
+			continue;
+		}
+		while (isalnum((unsigned char)p[1 + n]) || p[1 + n] == '_')
+			n++;
+		if (p[1 + n] != '}') { /* not a placeholder: kept as it is */
+			cuco_strbuf_add(out, p, n + 1);
+			p += n + 1;
+			continue;
+		}
+		if (n == 5 && !strncmp(p + 1, "ranks", 5)) {
+			cuco_strbuf_addf(out, "%d", ranks);
+			p += n + 2;
+			continue;
+		}
+		for (j = 0; j < sh->nparams; j++)
+			if (strlen(sh->param_names[j]) == n &&
+			    !strncmp(sh->param_names[j], p + 1, n))
+				break;
+		if (j == sh->nparams) {
+			snprintf(bad, badlen, "%.*s", (int)n, p + 1);
+			return -1;
+		}
+		cuco_strbuf_addf(out, "%lld", sh->params[j]);
+		p += n + 2;
+	}
+	return 0;
+}
+
+/* Shape k's template: its own, else the manifest's; NULL for none. */
+static const char *argv_template(const struct cuco_manifest *m, int k)
+{
+	if (k >= 0 && k < m->nshapes && m->shape_argv && m->shape_argv[k])
+		return m->shape_argv[k];
+	return m->argv;
+}
+
+int cuco_manifest_argv(const struct cuco_manifest *m, const struct cuco_shape *sh, int ranks,
+                       struct cuco_strbuf *out, struct cuco_err *err)
+{
+	const char *tmpl = argv_template(m, (int)(sh - m->shapes));
+	char bad[CUCO_NAME_MAX + 8];
+
+	cuco_strbuf_reset(out);
+	if (!tmpl)
+		return CUCO_OK;
+	if (cuco_manifest_argv_expand(tmpl, sh, ranks, out, bad, sizeof(bad)))
+		return cuco_err_set(err, CUCO_ERR_INVALID,
+		                    "%s: argv of shape %s: {%s} names no parameter of the shape",
+		                    m->path, sh->name, bad);
+	if (out->len >= sizeof(sh->argv))
+		return cuco_err_set(err, CUCO_ERR_INVALID,
+		                    "%s: argv of shape %s on %d ranks is %zu characters long; at "
+		                    "most %zu fit",
+		                    m->path, sh->name, ranks, out->len, sizeof(sh->argv) - 1);
+	return CUCO_OK;
+}
+
+/* Template tmpl (at field) against shape k: its names known, and on the largest rank count
+ * the manifest lists, the command line short enough. */
+static int check_template(struct mload *L, const char *tmpl, const char *field, int k)
+{
+	struct cuco_manifest *m = L->m;
+	const struct cuco_shape *sh = &m->shapes[k];
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+	char bad[CUCO_NAME_MAX + 8];
+	int ranks = 1, rc = CUCO_OK;
+
+	for (int r = 0; r < m->nranks; r++)
+		if (m->ranks[r] > ranks)
+			ranks = m->ranks[r];
+	if (cuco_manifest_argv_expand(tmpl, sh, ranks, &sb, bad, sizeof(bad))) {
+		struct cuco_strbuf list = CUCO_STRBUF_INIT;
+
+		for (int j = 0; j < m->nparams; j++)
+			cuco_strbuf_addf(&list, "%s{%s}", j ? ", " : "", m->params[j]);
+		rc = cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
+		                    "{%s} names no parameter (the template may use %s and "
+		                    "{ranks}, the rank count)",
+		                    bad, list.buf);
+		cuco_strbuf_release(&list);
+	} else if (sb.len >= sizeof(sh->argv)) {
+		rc = cuco_json_fail(&L->src, CUCO_ERR_INVALID, field, 0,
+		                    "shape %s on %d ranks gives a command line of %zu characters; "
+		                    "at most %zu fit",
+		                    sh->name, ranks, sb.len, sizeof(sh->argv) - 1);
+	}
+	cuco_strbuf_release(&sb);
+	return rc;
+}
+
+int cuco_manifest_parse_argv(struct mload *L, const json_t *root)
+{
+	struct cuco_manifest *m = L->m;
+	const char *s;
+	int rc;
+
+	if ((rc = cuco_manifest_get_string(L, root, "argv", "argv", 0, &s)))
+		return rc;
+	m->argv = s ? cuco_xstrdup(s) : NULL;
+	for (int k = 0; k < m->nshapes; k++) {
+		char field[64];
+
+		if (m->shape_argv[k])
+			snprintf(field, sizeof(field), "shapes[%d].argv", k);
+		else
+			snprintf(field, sizeof(field), "argv");
+		if (argv_template(m, k) && (rc = check_template(L, argv_template(m, k), field, k)))
+			return rc;
+	}
+	return CUCO_OK;
 }

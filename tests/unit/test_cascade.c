@@ -1,7 +1,8 @@
 /*
  * test_cascade.c - unit tests of the cascade without GPUs: the compile stage
  * with real nvcc (good, broken, cached), the harness's JSON result lines, and
- * cuco_evaluate's directive precheck and compile-only path into a store.
+ * cuco_evaluate's directive precheck and compile-only path into a store, and
+ * the reference program and command line it hands a (stand-in) harness.
  *
  * nvcc is slow (5-20 s a program), so the whole file runs it three times:
  * test_compile builds one good and two broken programs at once, and every
@@ -769,6 +770,80 @@ static void test_evaluate_facts(void **state)
 	cuco_manifest_release(&m);
 }
 
+/*
+ * A manifest that names a reference program: it is compiled with the batch (once, where a
+ * program of the batch has its source) and every harness run gets --reference-program and
+ * the shape's --argv. A stand-in harness writes its arguments to the run's log.
+ */
+static void test_evaluate_reference(void **state)
+{
+	struct cuco_manifest m;
+	struct cuco_strbuf src = CUCO_STRBUF_INIT, want = CUCO_STRBUF_INIT;
+	struct cuco_eval_program prog;
+	struct cuco_eval_request req;
+	struct cuco_eval_shape out[2];
+	const struct cuco_shape *shapes[2];
+	struct cuco_err err;
+	char harness[128];
+	FILE *f;
+
+	(void)state;
+	cuco_err_clear(&err);
+	snprintf(harness, sizeof(harness), "%s/fake-harness.sh", tmp_dir);
+	f = fopen(harness, "w");
+	assert_non_null(f);
+	fputs("#!/bin/sh\n"
+	      "if [ \"$1\" = --count-gpus ]; then echo 2; exit 0; fi\n"
+	      "echo \"args: $*\" >&2\n"
+	      "echo '{\"harness\":1,\"status\":\"ok\",\"gpu\":\"fake\",\"reference\":\"program\","
+	      "\"programs\":[{\"name\":\"baseline\",\"status\":\"ok\",\"verified\":true,"
+	      "\"rel_err\":0,\"mismatched\":0,\"median_us\":5.0}]}'\n",
+	      f);
+	fclose(f);
+	assert_int_equal(chmod(harness, 0755), 0);
+	setenv("CUCO_HARNESS", harness, 1);
+	setenv("CUCO_SANDBOX_RUN_JAIL", "0", 1);
+
+	if (cuco_manifest_load(FIXTURES "/manifest_reference.json", &m, &err))
+		fail_msg("fixture manifest: %s", err.msg);
+	assert_string_equal(m.reference_program, "baseline");
+	read_text(GOOD_PROGRAM, &src);
+	cuco_eval_program_init(&prog, "baseline", "baseline", GOOD_PROGRAM, src.buf, 1);
+	memset(&req, 0, sizeof(req));
+	memset(out, 0, sizeof(out));
+	shapes[0] = &m.shapes[0];
+	shapes[1] = &m.shapes[1];
+	req.m = &m;
+	req.shapes = shapes;
+	req.nshapes = 2;
+	req.progs = &prog;
+	req.nprogs = 1;
+	compile_opts(&req.compile);
+	cuco_run_opts_default(&req.run);
+	if (cuco_evaluate(&req, out, &err) != CUCO_OK)
+		fail_msg("cuco_evaluate: %s", err.msg);
+	if (prog.job.code != CUCO_OK)
+		fail_msg("baseline did not compile:\n%s", prog.job.log.buf);
+	assert_null(req.run.reference_so); /* the caller's options are left alone */
+	for (int s = 0; s < 2; s++) {
+		assert_int_equal(out[s].code, CUCO_OK);
+		assert_int_equal(out[s].run.nresults, 1);
+		cuco_strbuf_reset(&want);
+		/* the batch's own build of the same source: compiled once */
+		cuco_strbuf_addf(&want, "--reference-program %s --argv %s", prog.job.so_path,
+		                 s ? "--large 2" : "-M 256 -n 2");
+		assert_contains(out[s].run.log.buf, want.buf);
+		assert_contains(out[s].run.raw_json, "\"reference\":\"program\"");
+		cuco_eval_shape_release(&out[s]);
+	}
+	unsetenv("CUCO_SANDBOX_RUN_JAIL");
+	setenv("CUCO_HARNESS", CUCO_BINARY_DIR "/cuco-harness", 1);
+	cuco_eval_program_release(&prog);
+	cuco_strbuf_release(&src);
+	cuco_strbuf_release(&want);
+	cuco_manifest_release(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -787,6 +862,7 @@ int main(void)
 	    cmocka_unit_test(test_evaluate_compile_only),
 	    cmocka_unit_test(test_evaluate_no_gpu),
 	    cmocka_unit_test(test_evaluate_facts),
+	    cmocka_unit_test(test_evaluate_reference),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

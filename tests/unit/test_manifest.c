@@ -1,5 +1,5 @@
-/* test_manifest.c - workload manifests: the good fixture, every bad fixture's exact error, lookup.
- */
+/* test_manifest.c - workload manifests: the good fixture, every bad fixture's exact error, lookup,
+ * a lifted package's reference program and command-line templates. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -477,6 +477,96 @@ static void remove_package(const char *dir)
 }
 
 /* A file field that is a link out of the package is refused as a "../" path is. */
+/* A lifted package: the baseline is the reference; "argv" templates, one per shape overriding. */
+static void test_reference_program(void **state)
+{
+	struct cuco_manifest m;
+	struct cuco_err err;
+
+	(void)state;
+	cuco_err_clear(&err);
+	assert_int_equal(cuco_manifest_load("good_lifted.json", &m, &err), CUCO_OK);
+	assert_string_equal(m.reference_program, "baseline");
+	assert_string_equal(m.argv, "-nx {nx} -ny {ny} -niter 10 {not a name} {ranks}");
+	assert_null(m.shape_argv[0]);
+	assert_string_equal(m.shape_argv[1], "-nx {nx} -ny {ny} -niter 2 -np {ranks}");
+	assert_string_equal(m.shapes[1].argv, ""); /* expanded only when a run starts */
+	cuco_manifest_release(&m);
+	assert_null(m.reference_program);
+
+	/* without the field: the workload's own reference, no command line */
+	assert_int_equal(cuco_manifest_load("good.json", &m, &err), CUCO_OK);
+	assert_null(m.reference_program);
+	assert_null(m.argv);
+	cuco_manifest_release(&m);
+
+	assert_int_equal(cuco_manifest_load("bad_reference_noverify.json", &m, &err),
+	                 CUCO_ERR_INVALID);
+	assert_string_equal(err.msg, "bad_reference_noverify.json:20:28: reference.program: "
+	                             "program \"compute\" is timing only (\"verify\": false); the "
+	                             "reference is a verified program, as a rule the baseline");
+	assert_int_equal(cuco_manifest_load("bad_argv_shape.json", &m, &err), CUCO_ERR_INVALID);
+	assert_string_equal(err.msg, "bad_argv_shape.json:11:53: shapes[1].argv: {nranks} names no "
+	                             "parameter (the template may use {nx}, {ny} and {ranks}, the "
+	                             "rank count)");
+}
+
+/* {P} is the shape's parameter P, {ranks} the rank count; other braces stay as they are. */
+static void test_argv_expand(void **state)
+{
+	struct cuco_manifest m;
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+	struct cuco_err err;
+	const struct cuco_shape *small, *big, *spec;
+	char bad[40] = "";
+
+	(void)state;
+	cuco_err_clear(&err);
+	assert_int_equal(cuco_manifest_load("good_lifted.json", &m, &err), CUCO_OK);
+	small = cuco_manifest_shape(&m, "small");
+	big = cuco_manifest_shape(&m, "big");
+
+	assert_int_equal(cuco_manifest_argv(&m, small, 4, &sb, &err), CUCO_OK);
+	assert_string_equal(sb.buf, "-nx 512 -ny 256 -niter 10 {not a name} 4");
+	assert_int_equal(cuco_manifest_argv(&m, big, 2, &sb, &err), CUCO_OK);
+	assert_string_equal(sb.buf, "-nx 4096 -ny 4096 -niter 2 -np 2"); /* the shape's own */
+
+	/* a shape given by its values takes the manifest's template */
+	spec = cuco_manifest_shape_spec(&m, "nx=8,ny=16", &err);
+	assert_non_null(spec);
+	assert_int_equal(cuco_manifest_argv(&m, spec, 1, &sb, &err), CUCO_OK);
+	assert_string_equal(sb.buf, "-nx 8 -ny 16 -niter 10 {not a name} 1");
+
+	cuco_strbuf_reset(&sb);
+	assert_int_equal(cuco_manifest_argv_expand("{{nx}} {} {1x} {nx {ny}x{ny}{ranks}", small, 8,
+	                                           &sb, bad, sizeof(bad)),
+	                 0);
+	assert_string_equal(sb.buf, "{512} {} {1x} {nx 256x2568");
+	assert_int_equal(cuco_manifest_argv_expand("-n {nz}", small, 8, &sb, bad, sizeof(bad)), -1);
+	assert_string_equal(bad, "nz");
+
+	/* longer than cuco_shape.argv holds once expanded */
+	free(m.argv);
+	m.argv = malloc(1100);
+	assert_non_null(m.argv);
+	memset(m.argv, 'x', 1019);
+	memcpy(m.argv + 1019, "{nx}", 5); /* 1019 + "512" = 1022 characters: fits */
+	assert_int_equal(cuco_manifest_argv(&m, small, 2, &sb, &err), CUCO_OK);
+	assert_int_equal(sb.len, 1022);
+	memcpy(m.argv + 1019, "{ny}{nx}", 9);
+	assert_int_equal(cuco_manifest_argv(&m, small, 2, &sb, &err), CUCO_ERR_INVALID);
+	assert_string_equal(err.msg, "good_lifted.json: argv of shape small on 2 ranks is 1025 "
+	                             "characters long; at most 1023 fit");
+
+	/* without any template: "" */
+	free(m.argv);
+	m.argv = NULL;
+	assert_int_equal(cuco_manifest_argv(&m, small, 2, &sb, &err), CUCO_OK);
+	assert_string_equal(sb.buf, "");
+	cuco_strbuf_release(&sb);
+	cuco_manifest_release(&m);
+}
+
 static void test_link_out(void **state)
 {
 	struct cuco_manifest m;
@@ -563,7 +653,8 @@ int main(void)
 	    cmocka_unit_test(test_suggest),       cmocka_unit_test(test_requires),
 	    cmocka_unit_test(test_check_ranks),   cmocka_unit_test(test_shape_rules),
 	    cmocka_unit_test(test_shape_spec),    cmocka_unit_test(test_link_out),
-	    cmocka_unit_test(test_many_shapes),
+	    cmocka_unit_test(test_many_shapes),   cmocka_unit_test(test_reference_program),
+	    cmocka_unit_test(test_argv_expand),
 	};
 
 	return cmocka_run_group_tests(tests, enter_fixtures, NULL);
