@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "fastpath/agent.h"
 #include "fastpath/fastpath.h"
+#include "lift/seed.h"
 #include "program/directive.h"
 #include "util/paths.h"
 
@@ -173,6 +174,7 @@ int cmd_fastpath(int argc, char **argv)
 	struct cuco_manifest m;
 	struct cuco_fastpath_opts opts;
 	struct cuco_fastpath_report rep;
+	struct cuco_lift_hints hints = {NULL, 0};
 	struct cuco_strbuf src = CUCO_STRBUF_INIT, out = CUCO_STRBUF_INIT;
 	struct fastpath_args a;
 	const char *input = NULL, *out_path = NULL, *store_path = NULL, *host, *name;
@@ -221,6 +223,10 @@ int cmd_fastpath(int argc, char **argv)
 	/* a file, not a workload: an ordinary program goes through cuco init first */
 	rc = have_manifest ? CUCO_OK : cuco_fastpath_check_source(host, src.buf, src.len, &err);
 	if (rc) {
+		cli_fail(&err);
+		goto out;
+	}
+	if (cuco_lift_is_lifted(src.buf) && (rc = cuco_lift_hints(host, src.buf, &hints, &opts, &err))) {
 		cli_fail(&err);
 		goto out;
 	}
@@ -334,6 +340,7 @@ int cmd_fastpath(int argc, char **argv)
 		}
 	}
 out:
+	cuco_lift_hints_release(&hints);
 	if (have_manifest)
 		cuco_manifest_release(&m);
 	cuco_strbuf_release(&src);

@@ -107,8 +107,13 @@ static int emit_file(struct emitter *e, int file, struct cuco_strbuf *out)
 		q = CUCO_ARRAY_PUSH(v, n, alloc);
 		memset(q, 0, sizeof(*q));
 		q->begin = q->end = line_start(t, in->line);
-		/* a block's end before the next one's start on the same line */
-		q->order = strstr(in->text, "-END") ? -2 : -1;
+		/* at one line: a block's end, the step's end, what closes the step's block, the
+		 * step's start, a block's start */
+		q->order = strstr(in->text, "EVOLVE-BLOCK-END")       ? -5
+		           : strstr(in->text, "CUCO_LIFT_STEP_END")   ? -4
+		           : !strncmp(in->text, "#if 0", 5)           ? -3
+		           : strstr(in->text, "CUCO_LIFT_STEP_BEGIN") ? -2
+		                                                      : -1;
 		q->text = in->text;
 		q->include = -1;
 		q->resync = 1;
@@ -313,6 +318,9 @@ int cuco_lift_emit_host(const struct cuco_lift_facts *f, struct cuco_lift_plan *
 	cuco_strbuf_addf(out, "\n#define CUCO_LIFT_SINGLE_PROCESS %d\n", p->single_process);
 	cuco_strbuf_addf(out, "#define CUCO_LIFT_FLOAT_REDUCTION %d\n", p->float_reduction);
 	cuco_strbuf_adds(out, "#include <cuco_dev/lift.cuh>\n");
+	/* the first line of code: the fast path puts its own code before it, outside the
+	 * program's EVOLVE-BLOCKs */
+	cuco_strbuf_adds(out, "struct cuco_lift_program;\n");
 	for (size_t u = 0; u < p->nunits && !rc; u++) {
 		int file = p->units[u];
 		if (included_by_other(f, file))
@@ -393,7 +401,7 @@ void cuco_lift_emit_manifest(const struct cuco_lift_facts *f, const struct cuco_
 	                                            : dtype == CUCO_DTYPE_F16 ? "f16"
 	                                                                      : "f32"));
 	json_object_set_new(m, "tolerance", json_real(p->float_reduction ? 1e-5 : 1e-6));
-	for (int r = 1; r <= 8; r *= 2)
+	for (int r = 2; r <= 8; r *= 2)
 		json_array_append_new(ranks, json_integer(r));
 	json_object_set_new(m, "ranks", ranks);
 	/* the parameters: visit (which arrival at the step), then every other of the shapes' */

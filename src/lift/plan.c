@@ -219,9 +219,22 @@ static void graph_make(const struct cuco_lift_facts *f, int entry, struct graph 
 		changed = 0;
 		for (size_t i = 0; i < f->ncalls; i++) {
 			const struct cuco_lift_call *c = &f->calls[i];
-			if (c->caller >= 0 && c->function >= 0 && g->reach[c->caller] &&
-			    !g->reach[c->function])
+			if (c->caller < 0 || !g->reach[c->caller])
+				continue;
+			if (c->function >= 0 && !g->reach[c->function])
 				changed = g->reach[c->function] = 1;
+			/* a function handed over by name (run_example(argc, argv, allReduce)) runs */
+			for (size_t k = 0; k < c->nargs; k++) {
+				const char *t = c->args[k].text;
+				int fn;
+				if (!t)
+					continue;
+				while (*t == '&' || *t == ' ')
+					t++;
+				fn = cuco_lift_function_find(f, t);
+				if (fn >= 0 && !g->reach[fn])
+					changed = g->reach[fn] = 1;
+			}
 		}
 	}
 }
@@ -332,10 +345,15 @@ static void body_prefix(struct cuco_lift_plan *p, const struct cuco_lift_facts *
 			edit(p, s->body.file, s->body.end - 1, s->body.end - 1, b.buf);
 		}
 	} else {
+		/* a body of one statement: braced, its ';' inside */
+		unsigned end = s->body.end;
+		while (t && (t[end] == ' ' || t[end] == '\t'))
+			end++;
+		end = t && t[end] == ';' ? end + 1 : s->body.end;
 		cuco_strbuf_addf(&a, "{ %s ", open);
 		cuco_strbuf_addf(&b, " %s}", close ? close : "");
 		edit(p, s->body.file, s->body.begin, s->body.begin, a.buf);
-		edit(p, s->body.file, s->body.end, s->body.end, b.buf);
+		edit(p, s->body.file, end, end, b.buf);
 	}
 	cuco_strbuf_release(&a);
 	cuco_strbuf_release(&b);
@@ -665,15 +683,23 @@ static void step_edits(struct cuco_lift_plan *p, const struct cuco_lift_facts *f
 		            "CUCO_LIFT_STEP_END");
 		return;
 	}
-	edit(p, p->step.file, p->step.begin, p->step.begin, "CUCO_LIFT_STEP_BEGIN ");
-	edit(p, p->step.file, p->step.end, p->step.end, " CUCO_LIFT_STEP_END");
+	if (cuco_lift_rules_own_lines(cuco_lift_plan_text(p, f, p->step.file), p->step.begin,
+	                              p->step.end)) {
+		/* lines of their own, outside the step's EVOLVE-BLOCK */
+		insert_lines(p, p->step.file, p->step.line, "CUCO_LIFT_STEP_BEGIN\n");
+		insert_lines(p, p->step.file, p->step.end_line + 1, "CUCO_LIFT_STEP_END\n");
+	} else {
+		edit(p, p->step.file, p->step.begin, p->step.begin, "CUCO_LIFT_STEP_BEGIN ");
+		edit(p, p->step.file, p->step.end, p->step.end, " CUCO_LIFT_STEP_END");
+	}
 	{
 		/* the block's statements after the step never run, and may name the step's
 		 * declarations, which the step's frame hides: leave them out */
 		int block = f->stmts[p->step_first].parent;
 		const struct cuco_lift_stmt *b = block >= 0 ? &f->stmts[block] : NULL;
-		if (b && b->extent.end > p->step.end + 1) {
-			edit(p, p->step.file, p->step.end, p->step.end, "\n#if 0 /* after the step */\n");
+		if (b && b->extent.end_line > p->step.end_line + 1) {
+			insert_lines(p, p->step.file, p->step.end_line + 1,
+			             "#if 0 /* the rest of the block: it never runs */\n");
 			edit(p, p->step.file, b->extent.end - 1, b->extent.end - 1, "\n#endif\n");
 		}
 	}
@@ -878,6 +904,18 @@ static int refusals(struct cuco_lift_plan *p, const struct cuco_lift_facts *f,
 		return cuco_err_set(err, CUCO_ERR_NOT_FOUND,
 		                    "no NCCL collective or send/receive in the program: there is "
 		                    "nothing for cuco to make device-initiated");
+	for (size_t i = 0; i < f->ncalls; i++) {
+		const struct cuco_lift_call *c = &f->calls[i];
+		if (strcmp(c->callee, "cudaStreamBeginCapture") || c->caller < 0 || !g->reach[c->caller])
+			continue;
+		return cuco_err_set(err, CUCO_ERR_UNSUPPORTED,
+		                    "%s:%u: the program captures its work into a CUDA graph "
+		                    "(cudaStreamBeginCapture) and replays it: the graph holds the "
+		                    "addresses of the buffers it was captured with, which cuco cannot "
+		                    "give each run's tensors. Lift the program's form that launches its "
+		                    "kernels and NCCL calls directly",
+		                    rel(f, c->name.file), c->name.line);
+	}
 	if (f->nthreads) {
 		const struct cuco_lift_call *c = &f->calls[f->threads[0].call];
 		return cuco_err_set(err, CUCO_ERR_UNSUPPORTED,

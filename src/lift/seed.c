@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fastpath/fastpath.h"
 #include "util/array.h"
 #include "util/xalloc.h"
 
@@ -16,21 +15,26 @@ int cuco_lift_is_lifted(const char *text)
 	return text && strstr(text, "#include <cuco_dev/lift.cuh>") != NULL;
 }
 
-int cuco_lift_seed(const char *name, const char *text, const char *share_dir,
-                   struct cuco_strbuf *out, int *nsites, struct cuco_err *err)
+void cuco_lift_hints_release(struct cuco_lift_hints *h)
 {
-	struct cuco_fastpath_hint *hints = NULL;
-	char **calls = NULL;
-	size_t n = 0, alloc = 0, calls_alloc = 0, ncalls = 0;
-	struct cuco_fastpath_opts opts;
-	struct cuco_fastpath_report rep;
-	const char *s = text;
-	int line = 1, rc;
+	for (size_t i = 0; i < h->n; i++)
+		free((char *)h->v[i].call);
+	free(h->v);
+	memset(h, 0, sizeof(*h));
+}
 
+int cuco_lift_hints(const char *name, const char *text, struct cuco_lift_hints *h,
+                    struct cuco_fastpath_opts *opts, struct cuco_err *err)
+{
+	const char *s = text;
+	size_t alloc = 0;
+	int line = 1;
+
+	memset(h, 0, sizeof(*h));
 	/* every tag: the identifier right after it, at its line and column */
 	for (const char *t = strstr(text, STEP_TAG); t; t = strstr(t + 1, STEP_TAG)) {
 		const char *id = t + strlen(STEP_TAG), *bol;
-		struct cuco_fastpath_hint *h;
+		struct cuco_fastpath_hint *hint;
 		size_t len = 0;
 		for (; s < id; s++)
 			line += *s == '\n';
@@ -41,34 +45,40 @@ int cuco_lift_seed(const char *name, const char *text, const char *share_dir,
 			len++;
 		if (!len)
 			continue;
-		h = CUCO_ARRAY_PUSH(hints, n, alloc);
-		*CUCO_ARRAY_PUSH(calls, ncalls, calls_alloc) = cuco_xstrndup(id, len);
-		h->line = line;
-		h->column = (int)(id - bol) + 1;
+		hint = CUCO_ARRAY_PUSH(h->v, h->n, alloc);
+		hint->call = cuco_xstrndup(id, len);
+		hint->line = line;
+		hint->column = (int)(id - bol) + 1;
 	}
-	for (size_t i = 0; i < n; i++)
-		hints[i].call = calls[i];
-	if (!n) {
-		rc = cuco_err_set(err, CUCO_ERR_NOT_FOUND,
-		                  "%s: no NCCL call of the step is marked /*cuco:step*/ (a lifted "
-		                  "program's host.cu names them)",
-		                  name);
-		goto out;
-	}
+	if (!h->n)
+		return cuco_err_set(err, CUCO_ERR_NOT_FOUND,
+		                    "%s: no NCCL call of the step is marked /*cuco:step*/ (a lifted "
+		                    "program's host.cu names them)",
+		                    name);
+	opts->hints = h->v;
+	opts->nhints = (int)h->n;
+	opts->tensors_expr = "cuco_lift_tensors()";
+	opts->stream_expr = "0"; /* the legacy stream, which a run joins */
+	return CUCO_OK;
+}
+
+int cuco_lift_seed(const char *name, const char *text, const char *share_dir,
+                   struct cuco_strbuf *out, int *nsites, struct cuco_err *err)
+{
+	struct cuco_lift_hints h;
+	struct cuco_fastpath_opts opts;
+	struct cuco_fastpath_report rep;
+	int rc;
+
 	cuco_fastpath_opts_init(&opts);
 	opts.share_dir = share_dir;
-	opts.hints = hints;
-	opts.nhints = (int)n;
-	opts.tensors_expr = "cuco_lift_tensors()";
+	if ((rc = cuco_lift_hints(name, text, &h, &opts, err)))
+		return rc;
 	cuco_fastpath_report_init(&rep);
 	rc = cuco_fastpath_transform(name, text, &opts, out, &rep, err);
 	if (nsites)
 		*nsites = rep.nsites;
 	cuco_fastpath_report_release(&rep);
-out:
-	for (size_t i = 0; i < ncalls; i++)
-		free(calls[i]);
-	free(calls);
-	free(hints);
+	cuco_lift_hints_release(&h);
 	return rc;
 }

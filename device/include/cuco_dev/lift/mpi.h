@@ -23,6 +23,30 @@
 
 #define CUCO_LIFT_MPI 1
 
+/* Handles point into these tables (one per program), so that a constant such as MPI_DOUBLE is
+ * an address constant, usable in constexpr code as Open MPI's are; the index is the handle's
+ * number. */
+struct cuco_mpi_comm_s {
+	int unused;
+};
+struct cuco_mpi_type_s {
+	int unused;
+};
+struct cuco_mpi_op_s {
+	int unused;
+};
+struct cuco_mpi_info_s {
+	int unused;
+};
+struct cuco_mpi_win_s {
+	int unused;
+};
+struct cuco_mpi_group_s {
+	int unused;
+};
+struct cuco_mpi_errh_s {
+	int unused;
+};
 typedef struct cuco_mpi_comm_s *MPI_Comm;
 typedef struct cuco_mpi_type_s *MPI_Datatype;
 typedef struct cuco_mpi_op_s *MPI_Op;
@@ -30,6 +54,13 @@ typedef struct cuco_mpi_info_s *MPI_Info;
 typedef struct cuco_mpi_win_s *MPI_Win;
 typedef struct cuco_mpi_group_s *MPI_Group;
 typedef struct cuco_mpi_errh_s *MPI_Errhandler;
+#define CUCO_MPI_TYPES 128 /* predefined below 64, MPI_Type_contiguous's from 64 */
+static struct cuco_mpi_comm_s cuco_mpi_comms[4] __attribute__((unused));
+static struct cuco_mpi_type_s cuco_mpi_types[CUCO_MPI_TYPES] __attribute__((unused));
+static struct cuco_mpi_op_s cuco_mpi_ops[16] __attribute__((unused));
+static struct cuco_mpi_errh_s cuco_mpi_errhs[3] __attribute__((unused));
+/* A handle's number: its index in its table, 0 for the null handle. */
+#define CUCO_MPI_ID(h, table) ((h) ? (int)((h) - (table)) : 0)
 typedef int MPI_Request; /* an index into the layer's pending operations; 0 is null */
 typedef ptrdiff_t MPI_Aint;
 typedef long long MPI_Offset;
@@ -39,74 +70,74 @@ typedef struct {
 	size_t cuco_bytes; /* bytes received */
 } MPI_Status;
 
-#define CUCO_MPI_HANDLE(T, v) ((T)(uintptr_t)(v))
-#define MPI_COMM_NULL CUCO_MPI_HANDLE(MPI_Comm, 0)
-#define MPI_COMM_WORLD CUCO_MPI_HANDLE(MPI_Comm, 1)
-#define MPI_COMM_SELF CUCO_MPI_HANDLE(MPI_Comm, 2)
+#define MPI_COMM_NULL ((MPI_Comm)0)
+#define MPI_COMM_WORLD (&cuco_mpi_comms[1])
+#define MPI_COMM_SELF (&cuco_mpi_comms[2])
 /* 3: the node's ranks (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED) */
 
-#define MPI_DATATYPE_NULL CUCO_MPI_HANDLE(MPI_Datatype, 0)
-#define MPI_CHAR CUCO_MPI_HANDLE(MPI_Datatype, 1)
-#define MPI_SIGNED_CHAR CUCO_MPI_HANDLE(MPI_Datatype, 2)
-#define MPI_UNSIGNED_CHAR CUCO_MPI_HANDLE(MPI_Datatype, 3)
-#define MPI_BYTE CUCO_MPI_HANDLE(MPI_Datatype, 4)
-#define MPI_SHORT CUCO_MPI_HANDLE(MPI_Datatype, 5)
-#define MPI_UNSIGNED_SHORT CUCO_MPI_HANDLE(MPI_Datatype, 6)
-#define MPI_INT CUCO_MPI_HANDLE(MPI_Datatype, 7)
-#define MPI_UNSIGNED CUCO_MPI_HANDLE(MPI_Datatype, 8)
-#define MPI_LONG CUCO_MPI_HANDLE(MPI_Datatype, 9)
-#define MPI_UNSIGNED_LONG CUCO_MPI_HANDLE(MPI_Datatype, 10)
-#define MPI_LONG_LONG CUCO_MPI_HANDLE(MPI_Datatype, 11)
+#define MPI_DATATYPE_NULL ((MPI_Datatype)0)
+#define MPI_CHAR (&cuco_mpi_types[1])
+#define MPI_SIGNED_CHAR (&cuco_mpi_types[2])
+#define MPI_UNSIGNED_CHAR (&cuco_mpi_types[3])
+#define MPI_BYTE (&cuco_mpi_types[4])
+#define MPI_SHORT (&cuco_mpi_types[5])
+#define MPI_UNSIGNED_SHORT (&cuco_mpi_types[6])
+#define MPI_INT (&cuco_mpi_types[7])
+#define MPI_UNSIGNED (&cuco_mpi_types[8])
+#define MPI_LONG (&cuco_mpi_types[9])
+#define MPI_UNSIGNED_LONG (&cuco_mpi_types[10])
+#define MPI_LONG_LONG (&cuco_mpi_types[11])
 #define MPI_LONG_LONG_INT MPI_LONG_LONG
-#define MPI_UNSIGNED_LONG_LONG CUCO_MPI_HANDLE(MPI_Datatype, 12)
-#define MPI_FLOAT CUCO_MPI_HANDLE(MPI_Datatype, 13)
-#define MPI_DOUBLE CUCO_MPI_HANDLE(MPI_Datatype, 14)
-#define MPI_LONG_DOUBLE CUCO_MPI_HANDLE(MPI_Datatype, 15)
-#define MPI_C_BOOL CUCO_MPI_HANDLE(MPI_Datatype, 16)
+#define MPI_UNSIGNED_LONG_LONG (&cuco_mpi_types[12])
+#define MPI_FLOAT (&cuco_mpi_types[13])
+#define MPI_DOUBLE (&cuco_mpi_types[14])
+#define MPI_LONG_DOUBLE (&cuco_mpi_types[15])
+#define MPI_C_BOOL (&cuco_mpi_types[16])
 #define MPI_CXX_BOOL MPI_C_BOOL
-#define MPI_INT8_T CUCO_MPI_HANDLE(MPI_Datatype, 17)
-#define MPI_UINT8_T CUCO_MPI_HANDLE(MPI_Datatype, 18)
-#define MPI_INT16_T CUCO_MPI_HANDLE(MPI_Datatype, 19)
-#define MPI_UINT16_T CUCO_MPI_HANDLE(MPI_Datatype, 20)
-#define MPI_INT32_T CUCO_MPI_HANDLE(MPI_Datatype, 21)
-#define MPI_UINT32_T CUCO_MPI_HANDLE(MPI_Datatype, 22)
-#define MPI_INT64_T CUCO_MPI_HANDLE(MPI_Datatype, 23)
-#define MPI_UINT64_T CUCO_MPI_HANDLE(MPI_Datatype, 24)
-#define MPI_AINT CUCO_MPI_HANDLE(MPI_Datatype, 25)
-#define MPI_OFFSET CUCO_MPI_HANDLE(MPI_Datatype, 26)
-#define MPI_COUNT CUCO_MPI_HANDLE(MPI_Datatype, 27)
-#define MPI_WCHAR CUCO_MPI_HANDLE(MPI_Datatype, 28)
-#define MPI_PACKED CUCO_MPI_HANDLE(MPI_Datatype, 29)
-#define MPI_FLOAT_INT CUCO_MPI_HANDLE(MPI_Datatype, 30)
-#define MPI_DOUBLE_INT CUCO_MPI_HANDLE(MPI_Datatype, 31)
-#define MPI_LONG_INT CUCO_MPI_HANDLE(MPI_Datatype, 32)
-#define MPI_2INT CUCO_MPI_HANDLE(MPI_Datatype, 33)
+#define MPI_INT8_T (&cuco_mpi_types[17])
+#define MPI_UINT8_T (&cuco_mpi_types[18])
+#define MPI_INT16_T (&cuco_mpi_types[19])
+#define MPI_UINT16_T (&cuco_mpi_types[20])
+#define MPI_INT32_T (&cuco_mpi_types[21])
+#define MPI_UINT32_T (&cuco_mpi_types[22])
+#define MPI_INT64_T (&cuco_mpi_types[23])
+#define MPI_UINT64_T (&cuco_mpi_types[24])
+#define MPI_AINT (&cuco_mpi_types[25])
+#define MPI_OFFSET (&cuco_mpi_types[26])
+#define MPI_COUNT (&cuco_mpi_types[27])
+#define MPI_WCHAR (&cuco_mpi_types[28])
+#define MPI_PACKED (&cuco_mpi_types[29])
+#define MPI_FLOAT_INT (&cuco_mpi_types[30])
+#define MPI_DOUBLE_INT (&cuco_mpi_types[31])
+#define MPI_LONG_INT (&cuco_mpi_types[32])
+#define MPI_2INT (&cuco_mpi_types[33])
 /* 64 and up: contiguous types made by MPI_Type_contiguous */
 
-#define MPI_OP_NULL CUCO_MPI_HANDLE(MPI_Op, 0)
-#define MPI_SUM CUCO_MPI_HANDLE(MPI_Op, 1)
-#define MPI_PROD CUCO_MPI_HANDLE(MPI_Op, 2)
-#define MPI_MIN CUCO_MPI_HANDLE(MPI_Op, 3)
-#define MPI_MAX CUCO_MPI_HANDLE(MPI_Op, 4)
-#define MPI_LAND CUCO_MPI_HANDLE(MPI_Op, 5)
-#define MPI_LOR CUCO_MPI_HANDLE(MPI_Op, 6)
-#define MPI_BAND CUCO_MPI_HANDLE(MPI_Op, 7)
-#define MPI_BOR CUCO_MPI_HANDLE(MPI_Op, 8)
-#define MPI_LXOR CUCO_MPI_HANDLE(MPI_Op, 9)
-#define MPI_BXOR CUCO_MPI_HANDLE(MPI_Op, 10)
-#define MPI_MAXLOC CUCO_MPI_HANDLE(MPI_Op, 11)
-#define MPI_MINLOC CUCO_MPI_HANDLE(MPI_Op, 12)
-#define MPI_REPLACE CUCO_MPI_HANDLE(MPI_Op, 13)
-#define MPI_NO_OP CUCO_MPI_HANDLE(MPI_Op, 14)
+#define MPI_OP_NULL ((MPI_Op)0)
+#define MPI_SUM (&cuco_mpi_ops[1])
+#define MPI_PROD (&cuco_mpi_ops[2])
+#define MPI_MIN (&cuco_mpi_ops[3])
+#define MPI_MAX (&cuco_mpi_ops[4])
+#define MPI_LAND (&cuco_mpi_ops[5])
+#define MPI_LOR (&cuco_mpi_ops[6])
+#define MPI_BAND (&cuco_mpi_ops[7])
+#define MPI_BOR (&cuco_mpi_ops[8])
+#define MPI_LXOR (&cuco_mpi_ops[9])
+#define MPI_BXOR (&cuco_mpi_ops[10])
+#define MPI_MAXLOC (&cuco_mpi_ops[11])
+#define MPI_MINLOC (&cuco_mpi_ops[12])
+#define MPI_REPLACE (&cuco_mpi_ops[13])
+#define MPI_NO_OP (&cuco_mpi_ops[14])
 
-#define MPI_INFO_NULL CUCO_MPI_HANDLE(MPI_Info, 0)
-#define MPI_WIN_NULL CUCO_MPI_HANDLE(MPI_Win, 0)
-#define MPI_GROUP_NULL CUCO_MPI_HANDLE(MPI_Group, 0)
-#define MPI_ERRORS_ARE_FATAL CUCO_MPI_HANDLE(MPI_Errhandler, 1)
-#define MPI_ERRORS_RETURN CUCO_MPI_HANDLE(MPI_Errhandler, 2)
+#define MPI_INFO_NULL ((MPI_Info)0)
+#define MPI_WIN_NULL ((MPI_Win)0)
+#define MPI_GROUP_NULL ((MPI_Group)0)
+#define MPI_ERRORS_ARE_FATAL (&cuco_mpi_errhs[1])
+#define MPI_ERRORS_RETURN (&cuco_mpi_errhs[2])
 #define MPI_REQUEST_NULL 0
 
-#define MPI_IN_PLACE ((void *)(uintptr_t)1)
+static char cuco_mpi_in_place __attribute__((unused));
+#define MPI_IN_PLACE ((void *)&cuco_mpi_in_place)
 #define MPI_BOTTOM ((void *)0)
 #define MPI_STATUS_IGNORE ((MPI_Status *)0)
 #define MPI_STATUSES_IGNORE ((MPI_Status *)0)

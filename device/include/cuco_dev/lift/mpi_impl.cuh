@@ -34,16 +34,16 @@ static inline int mpi_base_bytes(int id)
 
 static inline int mpi_bytes(MPI_Datatype t)
 {
-	int id = (int)(uintptr_t)t;
+	int id = CUCO_MPI_ID(t, cuco_mpi_types);
 	if (id >= 64 && id - 64 < R.ncontiguous)
-		return R.contiguous[id - 64][1] * mpi_bytes((MPI_Datatype)(uintptr_t)R.contiguous[id - 64][0]);
+		return R.contiguous[id - 64][1] * mpi_bytes(&cuco_mpi_types[R.contiguous[id - 64][0]]);
 	return mpi_base_bytes(id);
 }
 
 /* The NCCL type an MPI type reduces as; -1 where there is none. */
 static inline int mpi_nccl_type(MPI_Datatype t)
 {
-	switch ((int)(uintptr_t)t) {
+	switch (CUCO_MPI_ID(t, cuco_mpi_types)) {
 	case 1: case 2: case 17:
 		return ncclInt8;
 	case 3: case 4: case 16: case 18:
@@ -66,7 +66,7 @@ static inline int mpi_nccl_type(MPI_Datatype t)
 
 static inline int mpi_nccl_op(MPI_Op op)
 {
-	switch ((int)(uintptr_t)op) {
+	switch (CUCO_MPI_ID(op, cuco_mpi_ops)) {
 	case 1:
 		return ncclSum;
 	case 2:
@@ -81,7 +81,7 @@ static inline int mpi_nccl_op(MPI_Op op)
 
 /* A communicator the layer runs on: the world, or the node when it is the whole world (one
  * node, as cuco's fork mode is); self is handled by each call. */
-static inline int mpi_world(MPI_Comm c) { return c == MPI_COMM_WORLD || (uintptr_t)c == 3; }
+static inline int mpi_world(MPI_Comm c) { return c == MPI_COMM_WORLD || c == &cuco_mpi_comms[3]; }
 
 static inline int mpi_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static inline int mpi_error(int code, const char *fmt, ...)
@@ -142,7 +142,7 @@ static int cuco_mpi_comm_rank(MPI_Comm comm, int *rank)
 	using namespace cuco_lift;
 	if (comm == MPI_COMM_SELF)
 		*rank = 0;
-	else if ((uintptr_t)comm == 3)
+	else if (comm == &cuco_mpi_comms[3])
 		*rank = R.local_rank;
 	else if (comm == MPI_COMM_WORLD)
 		*rank = R.rank;
@@ -169,7 +169,7 @@ static int cuco_mpi_comm_split_type(MPI_Comm comm, int type, int key, MPI_Comm *
 	if (type != MPI_COMM_TYPE_SHARED || !cuco_lift::mpi_world(comm))
 		return cuco_lift::mpi_error(MPI_ERR_ARG, "MPI_Comm_split_type: only the world split by "
 		                                         "MPI_COMM_TYPE_SHARED is run");
-	*out = CUCO_MPI_HANDLE(MPI_Comm, 3);
+	*out = &cuco_mpi_comms[3];
 	return MPI_SUCCESS;
 }
 static int cuco_mpi_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *out)
@@ -200,9 +200,9 @@ static int cuco_mpi_type_contiguous(int count, MPI_Datatype old, MPI_Datatype *o
 	using namespace cuco_lift;
 	if (R.ncontiguous >= 64)
 		return mpi_error(MPI_ERR_TYPE, "MPI_Type_contiguous: more than 64 types");
-	R.contiguous[R.ncontiguous][0] = (int)(uintptr_t)old;
+	R.contiguous[R.ncontiguous][0] = CUCO_MPI_ID(old, cuco_mpi_types);
 	R.contiguous[R.ncontiguous][1] = count;
-	*out = (MPI_Datatype)(uintptr_t)(64 + R.ncontiguous++);
+	*out = &cuco_mpi_types[64 + R.ncontiguous++];
 	return MPI_SUCCESS;
 }
 static double cuco_mpi_wtime(void)

@@ -66,12 +66,12 @@
 #define ncclScatter(...) cuco_lift_ncclScatter(__VA_ARGS__)
 #define ncclSend(...) cuco_lift_ncclSend(__VA_ARGS__)
 #define ncclRecv(...) cuco_lift_ncclRecv(__VA_ARGS__)
-#if !defined(__CUDA_ARCH__)
 namespace std {
 using ::cuco_lift_abort;
 using ::cuco_lift_exit;
 using ::cuco_lift_printf;
 }
+#if !defined(__CUDA_ARCH__)
 #define printf(...) cuco_lift_printf(__VA_ARGS__)
 #endif
 
