@@ -95,9 +95,12 @@ struct cuco_lift_site {
 	int role;         /* enum cuco_role the step gives it; 0: CUCO_ROLE_INOUT */
 };
 
+/* the step's frame has a label that a program may never jump to */
+#pragma nv_diag_suppress 177
 #include <cuco_dev/lift/state.cuh>
 #include <cuco_dev/lift/shims.cuh>
 #include <cuco_dev/lift/mpi_impl.cuh>
+#include <cuco_dev/lift/observe.cuh>
 #include <cuco_dev/lift/step.cuh>
 #include <cuco_dev/lift/redirect.h>
 

@@ -83,7 +83,7 @@ using ::cuco_lift_printf;
 		{
 #define CUCO_LIFT_STEP_END                                                                         \
 	}                                                                                          \
-	cuco_lift_leave_:;                                                                         \
+	cuco_lift_leave_: __attribute__((unused));                                                 \
 	}
 #define CUCO_LIFT_STEP_LEAVE goto cuco_lift_leave_
 /* A loop over the devices of a single-process program: this rank's device only. */

@@ -8,7 +8,7 @@
 
 namespace cuco_lift {
 
-enum mode { IDLE, DESCRIBE, GENERATE, PROGRAM };
+enum mode { IDLE, DESCRIBE, GENERATE, PROGRAM, OBSERVE };
 enum user { NOT_STARTED, RUNNING, PARKED, RETURNED, FAILED };
 enum kind { DEVICE, MANAGED, NCCL_MEM, HOST, ASYNC };
 

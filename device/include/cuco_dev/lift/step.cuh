@@ -180,6 +180,8 @@ static inline void bind_tensors(const struct cuco_tensor *tensors)
  * the step is in. Returns when a run wants the step (run() has bound the tensors). */
 static inline bool step_enter(const char *file, int line, void *frame)
 {
+	if (R.mode == OBSERVE)
+		return observe_enter();
 	if (R.mode == IDLE || R.user != RUNNING)
 		return true; /* not under cuco's harness */
 	if (!R.step_file) {
@@ -207,6 +209,8 @@ static inline bool step_enter(const char *file, int line, void *frame)
 /* One pass through the step has ended: back to the harness until the next run. */
 static inline bool step_next(void)
 {
+	if (R.mode == OBSERVE)
+		observe_next();
 	if (R.mode == IDLE || R.user != RUNNING || R.visits < R.visit)
 		return false;
 	R.user = PARKED;
@@ -406,6 +410,8 @@ static inline int cuco_lift_init(struct cuco_ctx *ctx, void **state, int (*main_
 	return 0;
 }
 
+static int dumped; /* CUCO_LIFT_DUMP: this process wrote its first run's outputs */
+
 static inline int cuco_lift_run(void *state, const struct cuco_tensor *tensors, cudaStream_t stream)
 {
 	using namespace cuco_lift;
@@ -437,6 +443,15 @@ static inline int cuco_lift_run(void *state, const struct cuco_tensor *tensors, 
 	}
 	::cudaEventRecord(R.join_ev[CUCO_LIFT_MAX_STREAMS], cudaStreamLegacy);
 	::cudaStreamWaitEvent(stream, R.join_ev[CUCO_LIFT_MAX_STREAMS], 0);
+	if (R.user == PARKED && getenv("CUCO_LIFT_DUMP") && !dumped) {
+		/* the outputs of this process's first run, for scripts/lift-check.sh */
+		dumped = 1;
+		::cudaStreamSynchronize(stream);
+		for (int k = 0; k < R.ntensors; k++)
+			dump_buffer(getenv("CUCO_LIFT_DUMP"), "out", R.rank, k, tensors[k].ptr,
+			            tensors[k].bytes, R.allocs[R.tensor_alloc[k]].name,
+			            R.allocs[R.tensor_alloc[k]].dtype);
+	}
 	if (R.user != PARKED) {
 		if (errbuf)
 			snprintf(errbuf, 1024, "%.1000s",
@@ -570,6 +585,14 @@ static inline int cuco_lift_generate(int (*main_fn)(int, char **), const struct 
 		S.rank = rank;
 		S.nranks = nranks;
 		release();
+	}
+	if (getenv("CUCO_LIFT_INPUTS")) {
+		/* the inputs an observing run of the program wrote (scripts/lift-check.sh) */
+		for (int k = 0; k < ntensors; k++)
+			if (load_buffer(getenv("CUCO_LIFT_INPUTS"), "in", rank, k, tensors[k].ptr,
+			                tensors[k].bytes))
+				return 1;
+		return 0;
 	}
 	for (int k = 0; k < ntensors && k < S.ntensors; k++)
 		if (::cudaMemcpyAsync(tensors[k].ptr, S.data[k],
