@@ -201,8 +201,7 @@ static char *expr_text(struct lift_unit *U, CXCursor c, const struct cuco_lift_r
  * local file (open is its '(' or "<<<", -1 for none).
  */
 static void fill_args(struct lift_unit *U, int file, size_t open, const CXCursor *a, size_t na,
-                      const struct cuco_lift_range *site, struct cuco_lift_arg **out,
-                      size_t *nout)
+                      const struct cuco_lift_range *site, struct cuco_lift_arg **out, size_t *nout)
 {
 	const struct lift_text *t = open != (size_t)-1 ? lift_text(U, file) : NULL;
 	struct lift_piece p[MAX_ARGS];
@@ -232,9 +231,10 @@ static void fill_args(struct lift_unit *U, int file, size_t open, const CXCursor
 			lift_extent(U, a[i], &g->extent);
 			/* a macro body's argument: clang places it at the macro's name */
 			if (g->extent.end <= g->extent.begin ||
-			    !lift_is_local(U, &(struct cuco_lift_pos){g->extent.file, g->extent.begin,
-			                                              0, 0}) ||
-			    (site && site->file == g->extent.file && site->begin == g->extent.begin))
+			    !lift_is_local(U, &(struct cuco_lift_pos){g->extent.file,
+			                                              g->extent.begin, 0, 0}) ||
+			    (site && site->file == g->extent.file &&
+			     site->begin == g->extent.begin))
 				g->extent.file = -1;
 		}
 		j++;
@@ -280,8 +280,8 @@ static int is_function(enum CXCursorKind k)
 /* A type named as a callee: T(x) builds a T. */
 static int is_type(enum CXCursorKind k)
 {
-	return k == CXCursor_TypedefDecl || k == CXCursor_TypeAliasDecl || k == CXCursor_ClassDecl ||
-	       k == CXCursor_StructDecl || k == CXCursor_ClassTemplate ||
+	return k == CXCursor_TypedefDecl || k == CXCursor_TypeAliasDecl ||
+	       k == CXCursor_ClassDecl || k == CXCursor_StructDecl || k == CXCursor_ClassTemplate ||
 	       k == CXCursor_TemplateTypeParameter || k == CXCursor_UnionDecl;
 }
 
@@ -289,8 +289,9 @@ static int is_type(enum CXCursorKind k)
 static CXCursor resolve(struct lift_unit *U, CXCursor ref)
 {
 	if (!U->C->clang_Cursor_isNull(ref) && kind(U, ref) == CXCursor_OverloadedDeclRef)
-		return U->C->clang_getNumOverloadedDecls(ref) ? U->C->clang_getOverloadedDecl(ref, 0)
-		                                               : U->C->clang_getNullCursor();
+		return U->C->clang_getNumOverloadedDecls(ref)
+		           ? U->C->clang_getOverloadedDecl(ref, 0)
+		           : U->C->clang_getNullCursor();
 	return ref;
 }
 
@@ -432,8 +433,7 @@ static void thread_of(struct lift_unit *U, size_t ci, CXCursor ref, CXCursor nam
 		add_thread(U, CUCO_LIFT_THREAD_STD, ci, 0);
 	else if (c->is_constructor && is_std_class(U, ref, "jthread"))
 		add_thread(U, CUCO_LIFT_THREAD_JTHREAD, ci, 0);
-	else if (strcmp(c->callee, "pthread_create") == 0 &&
-	         c->origin == CUCO_LIFT_ORIGIN_SYSTEM)
+	else if (strcmp(c->callee, "pthread_create") == 0 && c->origin == CUCO_LIFT_ORIGIN_SYSTEM)
 		add_thread(U, CUCO_LIFT_THREAD_PTHREAD, ci, 2);
 	else if (strcmp(c->callee, "async") == 0 && c->origin == CUCO_LIFT_ORIGIN_SYSTEM) {
 		char *q = lift_qualified(U, ref);
@@ -442,15 +442,15 @@ static void thread_of(struct lift_unit *U, size_t ci, CXCursor ref, CXCursor nam
 		if (strncmp(q, "std::", 5) == 0)
 			add_thread(U, CUCO_LIFT_THREAD_ASYNC, ci, policy ? 1 : 0);
 		free(q);
-	} else if (c->is_method && (strcmp(c->callee, "emplace_back") == 0 ||
-	                            strcmp(c->callee, "emplace") == 0)) {
+	} else if (c->is_method &&
+	           (strcmp(c->callee, "emplace_back") == 0 || strcmp(c->callee, "emplace") == 0)) {
 		/* a container of std::thread: the object's type names it */
 		size_t n;
 		CXCursor *ch = lift_children(U, name, &n);
 
 		if (n > 0) {
-			char *ty = lift_str(U, U->C->clang_getTypeSpelling(
-			                           U->C->clang_getCursorType(ch[0])));
+			char *ty = lift_str(
+			    U, U->C->clang_getTypeSpelling(U->C->clang_getCursorType(ch[0])));
 
 			if (strstr(ty, "std::thread") || strstr(ty, "std::jthread"))
 				add_thread(U, CUCO_LIFT_THREAD_EMPLACE, ci, 0);
@@ -487,9 +487,9 @@ static void dest_of(struct lift_unit *U, size_t ci, CXCursor arg0)
 	lift_extent(U, op, &r);
 	U->S->facts->calls[ci].dest_root = expr_text(U, op, &r);
 	ref = U->C->clang_getCursorReferenced(op);
-	ty = !U->C->clang_Cursor_isNull(ref) && (kind(U, ref) == CXCursor_VarDecl ||
-	                                          kind(U, ref) == CXCursor_ParmDecl ||
-	                                          kind(U, ref) == CXCursor_FieldDecl)
+	ty = !U->C->clang_Cursor_isNull(ref) &&
+	             (kind(U, ref) == CXCursor_VarDecl || kind(U, ref) == CXCursor_ParmDecl ||
+	              kind(U, ref) == CXCursor_FieldDecl)
 	         ? U->C->clang_getCursorType(ref)
 	         : U->C->clang_getCursorType(op);
 	U->S->facts->calls[ci].dest_type = lift_str(U, U->C->clang_getTypeSpelling(ty));
@@ -733,8 +733,8 @@ static void call(struct lift_unit *U, CXCursor c)
 	if (is_function(rk) || is_type(rk)) {
 		CXCursor canon = U->C->clang_getCanonicalCursor(pattern(U, ref));
 
-		k->callee_usr =
-		    is_function(rk) ? lift_str(U, U->C->clang_getCursorUSR(pattern(U, ref)))
+		k->callee_usr = is_function(rk)
+		                    ? lift_str(U, U->C->clang_getCursorUSR(pattern(U, ref)))
 		                    : cuco_xstrdup("");
 		k->origin = origin_of(U, canon, &k->decl);
 		k = &f->calls[ci];
@@ -764,7 +764,8 @@ static void call(struct lift_unit *U, CXCursor c)
 			size_t close;
 
 			if (lift_text_split(t->src, t->len, open, ',', p, 1, &close) >= 0)
-				lift_range_at(U, k->name.file, k->name.offset, close + 1, &k->extent);
+				lift_range_at(U, k->name.file, k->name.offset, close + 1,
+				              &k->extent);
 		}
 	}
 	fill_args(U, k->name.file, open, a, na, k->in_macro_body ? &k->macro.site : NULL,

@@ -20,8 +20,8 @@ struct lift_scan {
 	const struct cuco_lift_clang *C;
 	const struct cuco_lift_scan_opts *opts;
 	struct cuco_lift_facts *facts;
-	char *root;        /* resolved */
-	char *toolkit_inc; /* the toolkit's include folder, resolved; NULL when absent */
+	char *root;               /* resolved */
+	char *toolkit_inc;        /* the toolkit's include folder, resolved; NULL when absent */
 	struct lift_text **texts; /* every local source and header read so far (each allocated) */
 	size_t ntexts, texts_alloc;
 	struct lift_text **file_text; /* by file index: the text of a local file, else NULL */

@@ -273,8 +273,7 @@ const struct lift_expansion *lift_expansion_at(struct lift_unit *U, const struct
 	return NULL;
 }
 
-const struct lift_expansion *lift_expansion_over(struct lift_unit *U,
-                                                 const struct cuco_lift_pos *p)
+const struct lift_expansion *lift_expansion_over(struct lift_unit *U, const struct cuco_lift_pos *p)
 {
 	size_t i = lower_bound(U, p->file, p->offset + 1);
 
@@ -351,7 +350,8 @@ static void add_macro(struct lift_unit *U, CXCursor c, const struct cuco_lift_ra
 	size_t i;
 
 	for (i = 0; i < f->nmacros; i++)
-		if (f->macros[i].extent.file == ext->file && f->macros[i].extent.begin == ext->begin)
+		if (f->macros[i].extent.file == ext->file &&
+		    f->macros[i].extent.begin == ext->begin)
 			return;
 	m = CUCO_ARRAY_PUSH(f->macros, f->nmacros, f->macros_alloc);
 	memset(m, 0, sizeof(*m));
