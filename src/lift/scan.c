@@ -158,7 +158,8 @@ static void walk_dir(const char *dir, int (*keep)(const char *), struct argv *ou
 		cuco_strbuf_release(&p);
 	}
 	closedir(d);
-	qsort(sub.v, sub.n, sizeof(sub.v[0]), name_cmp);
+	if (sub.n)
+		qsort(sub.v, sub.n, sizeof(sub.v[0]), name_cmp);
 	for (i = 0; i < sub.n; i++) {
 		if (is_dir(sub.v[i]))
 			walk_dir(sub.v[i], keep, out);

@@ -404,7 +404,8 @@ void lift_unit_preprocessor(struct lift_unit *U)
 {
 	U->C->clang_getInclusions(U->tu, inclusion, U);
 	U->C->clang_visitChildren(U->C->clang_getTranslationUnitCursor(U->tu), pp_visit, U);
-	qsort(U->exps, U->nexps, sizeof(U->exps[0]), exp_cmp);
+	if (U->nexps)
+		qsort(U->exps, U->nexps, sizeof(U->exps[0]), exp_cmp);
 }
 
 void lift_unit_diagnostics(struct lift_unit *U)
