@@ -277,17 +277,22 @@ static void launch(struct lift_unit *U, CXCursor c, CXCursor *ch, size_t n, size
 	}
 }
 
-/* A constructor call that converts or copies rather than builds: nothing written. */
+/* A constructor call that converts or copies rather than builds: nothing written but one value. */
 static int implicit_construct(struct lift_unit *U, CXCursor c, const CXCursor *a, size_t na)
 {
-	struct cuco_lift_range rc, ra;
+	struct cuco_lift_range rc, ra, r;
+	size_t i, written = 0;
 
-	if (na == 0)
-		return 1;
 	if (lift_extent(U, c, &rc) < 0 || rc.end <= rc.begin)
 		return 1;
-	return na == 1 && lift_extent(U, a[0], &ra) == 0 && ra.begin == rc.begin &&
-	       ra.end == rc.end;
+	for (i = 0; i < na; i++) {
+		/* default arguments have no place */
+		if (lift_extent(U, a[i], &r) == 0) {
+			written++;
+			ra = r;
+		}
+	}
+	return written == 0 || (written == 1 && ra.begin == rc.begin && ra.end == rc.end);
 }
 
 /*
@@ -347,8 +352,10 @@ static void call(struct lift_unit *U, CXCursor c)
 	a = call_args(U, c, &na);
 	lift_extent(U, c, &ext);
 	lift_pos(U, U->C->clang_getCursorLocation(name), &np);
+	/* a construction nobody wrote: a conversion, or a braced launch configuration */
 	if (!*callee || op ||
-	    ((rk == CXCursor_Constructor || lift_is_type(rk)) && implicit_construct(U, c, a, na))) {
+	    ((rk == CXCursor_Constructor || lift_is_type(rk)) &&
+	     (implicit_construct(U, c, a, na) || lift_adjusted_at(U, ext.file, ext.begin)))) {
 		free(callee);
 		goto children;
 	}

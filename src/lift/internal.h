@@ -101,6 +101,9 @@ const struct lift_text *lift_text(struct lift_unit *U, int file);
 /* The text of a span of a local file, a new string; NULL when it has no text. */
 char *lift_range_text(struct lift_unit *U, const struct cuco_lift_range *r);
 
+/* Whether the parse read an adjustment (struct cuco_lift_patch) starting at offset. */
+int lift_adjusted_at(struct lift_unit *U, int file, size_t offset);
+
 /* Whether a position is in a local file. */
 int lift_is_local(struct lift_unit *U, const struct cuco_lift_pos *p);
 

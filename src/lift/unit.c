@@ -170,6 +170,19 @@ const struct lift_text *lift_text(struct lift_unit *U, int file)
 	return S->file_text[file];
 }
 
+int lift_adjusted_at(struct lift_unit *U, int file, size_t offset)
+{
+	const struct lift_text *t = lift_text(U, file);
+	size_t i;
+
+	if (!U->cuda || !t || !t->patched)
+		return 0;
+	for (i = 0; i < t->nedits; i++)
+		if (t->edits[i].off == offset)
+			return 1;
+	return 0;
+}
+
 int lift_is_local(struct lift_unit *U, const struct cuco_lift_pos *p)
 {
 	return p->file >= 0 && U->S->facts->files[p->file].local;

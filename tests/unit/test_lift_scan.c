@@ -323,6 +323,7 @@ static void test_mpi_program(void **state)
 	assert_int_equal(l->loop, loop);
 	assert_true(f.files[main_file].patched);
 	assert_int_equal(f.npatches, 3);
+	assert_int_equal(count_calls(&f, "dim3"), 0); /* the grid's conversion: nothing written */
 
 	/* main's statements: the top level, continue and break with their loops */
 	body = stmt_at(&f, CUCO_LIFT_STMT_COMPOUND, "main.cu", 33);
@@ -400,7 +401,16 @@ static void test_single_process(void **state)
 	assert_true(c->is_constructor);
 	assert_range(&f, c->extent, "main.cu", 33, 14, 33, 32);
 	for (i = 0; i < f.nfunctions; i++)
-		assert_int_equal(f.functions[i].kind, CUCO_LIFT_FN_HOST);
+		assert_int_equal(f.functions[i].kind, strcmp(f.functions[i].name, "peek") == 0
+		                                          ? CUCO_LIFT_FN_KERNEL
+		                                          : CUCO_LIFT_FN_HOST);
+
+	/* NCCL's device API is no host collective */
+	c = call_n(&f, "ncclGetLsaPointer", 0);
+	assert_int_equal(c->origin, CUCO_LIFT_ORIGIN_NCCL_DEVICE);
+	assert_int_equal(c->nccl, CUCO_LIFT_NCCL_NONE);
+	assert_false(cuco_lift_call_is_host_collective(c));
+	assert_pos(&f, c->name, "main.cu", 53, 22);
 	cuco_lift_facts_release(&f);
 }
 
