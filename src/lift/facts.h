@@ -153,8 +153,9 @@ struct cuco_lift_call {
 	int is_constructor; /* an object built with arguments: std::thread t(f, x) */
 	int copies;         /* how often clang sees it: a macro that names its argument twice, 2 */
 	struct cuco_lift_range extent; /* the call expression (in the #define when in_macro_body) */
-	struct cuco_lift_pos name;     /* the callee's name where its text is */
-	int in_macro_body;             /* the call comes from a #define: no rewrite in place */
+	/* the callee's name where its text is; for an object built, where it starts (t(f, x)) */
+	struct cuco_lift_pos name;
+	int in_macro_body;                /* the call comes from a #define: no rewrite in place */
 	struct cuco_lift_macro_use macro; /* set when in_macro_body */
 	int caller;                       /* enclosing function index, -1 outside any function */
 	int stmt;                         /* innermost enclosing statement, -1 for none */
