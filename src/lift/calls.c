@@ -1,9 +1,9 @@
 /*
- * calls.c - the calls of local functions: the callee and where it is
- * declared, what NCCL call it is, each argument as written with its
- * constant value and enumerator, pointer destinations of the allocators;
- * kernel launches with their configuration; calls that start threads;
- * lambdas, whose bodies are statements of their own.
+ * calls.c - the calls of local functions (callee.c says what they call):
+ * each argument as written with its constant value and enumerator, the
+ * macro a call comes from; kernel launches with their configuration;
+ * lambdas, whose bodies are statements of their own; what only the whole
+ * program tells.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,58 +13,6 @@
 #include "util/xalloc.h"
 
 #define MAX_ARGS 64
-
-static const struct {
-	const char *name;
-	int kind;
-} nccl_calls[] = {
-    {"ncclAllReduce", CUCO_LIFT_NCCL_COLLECTIVE},
-    {"ncclBroadcast", CUCO_LIFT_NCCL_COLLECTIVE},
-    {"ncclBcast", CUCO_LIFT_NCCL_COLLECTIVE},
-    {"ncclReduce", CUCO_LIFT_NCCL_COLLECTIVE},
-    {"ncclAllGather", CUCO_LIFT_NCCL_COLLECTIVE},
-    {"ncclReduceScatter", CUCO_LIFT_NCCL_COLLECTIVE},
-    {"ncclAlltoAll", CUCO_LIFT_NCCL_COLLECTIVE},
-    {"ncclGather", CUCO_LIFT_NCCL_COLLECTIVE},
-    {"ncclScatter", CUCO_LIFT_NCCL_COLLECTIVE},
-    {"ncclSend", CUCO_LIFT_NCCL_P2P},
-    {"ncclRecv", CUCO_LIFT_NCCL_P2P},
-    {"ncclGroupStart", CUCO_LIFT_NCCL_GROUP},
-    {"ncclGroupEnd", CUCO_LIFT_NCCL_GROUP},
-    {"ncclGroupSimulateEnd", CUCO_LIFT_NCCL_GROUP},
-    {"ncclGetUniqueId", CUCO_LIFT_NCCL_SETUP},
-    {"ncclCommInitRank", CUCO_LIFT_NCCL_SETUP},
-    {"ncclCommInitRankConfig", CUCO_LIFT_NCCL_SETUP},
-    {"ncclCommInitRankScalable", CUCO_LIFT_NCCL_SETUP},
-    {"ncclCommInitAll", CUCO_LIFT_NCCL_SETUP},
-    {"ncclCommSplit", CUCO_LIFT_NCCL_SETUP},
-    {"ncclCommShrink", CUCO_LIFT_NCCL_SETUP},
-    {"ncclCommDestroy", CUCO_LIFT_NCCL_TEARDOWN},
-    {"ncclCommFinalize", CUCO_LIFT_NCCL_TEARDOWN},
-    {"ncclCommAbort", CUCO_LIFT_NCCL_TEARDOWN},
-    {"ncclCommRevoke", CUCO_LIFT_NCCL_TEARDOWN},
-    {"ncclMemAlloc", CUCO_LIFT_NCCL_MEMORY},
-    {"ncclMemFree", CUCO_LIFT_NCCL_MEMORY},
-    {"ncclCommRegister", CUCO_LIFT_NCCL_MEMORY},
-    {"ncclCommDeregister", CUCO_LIFT_NCCL_MEMORY},
-    {"ncclCommWindowRegister", CUCO_LIFT_NCCL_MEMORY},
-    {"ncclCommWindowDeregister", CUCO_LIFT_NCCL_MEMORY},
-    {"ncclCommCount", CUCO_LIFT_NCCL_QUERY},
-    {"ncclCommUserRank", CUCO_LIFT_NCCL_QUERY},
-    {"ncclCommCuDevice", CUCO_LIFT_NCCL_QUERY},
-    {"ncclCommGetAsyncError", CUCO_LIFT_NCCL_QUERY},
-    {"ncclGetVersion", CUCO_LIFT_NCCL_QUERY},
-    {"ncclGetErrorString", CUCO_LIFT_NCCL_QUERY},
-    {"ncclGetLastError", CUCO_LIFT_NCCL_QUERY},
-    {"ncclRedOpCreatePreMulSum", CUCO_LIFT_NCCL_REDOP},
-    {"ncclRedOpDestroy", CUCO_LIFT_NCCL_REDOP},
-};
-
-/* Allocators whose first argument is where the new pointer goes. */
-static const char *const dest_calls[] = {
-    "cudaMalloc",      "cudaMallocHost",          "cudaMallocManaged", "cudaMallocAsync",
-    "cudaMallocPitch", "cudaMallocFromPoolAsync", "cudaHostAlloc",     "ncclMemAlloc",
-};
 
 static enum CXCursorKind kind(struct lift_unit *U, CXCursor c)
 {
@@ -76,87 +24,10 @@ static char *spelling(struct lift_unit *U, CXCursor c)
 	return lift_str(U, U->C->clang_getCursorSpelling(c));
 }
 
-static int nccl_kind(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(nccl_calls) / sizeof(nccl_calls[0]); i++)
-		if (strcmp(nccl_calls[i].name, name) == 0)
-			return nccl_calls[i].kind;
-	return CUCO_LIFT_NCCL_OTHER;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
-/* Which header declares the cursor (a declaration). */
-static int origin_of(struct lift_unit *U, CXCursor decl, struct cuco_lift_pos *pos)
-{
-	const struct cuco_lift_file *f;
-	const char *b, *tk = U->S->toolkit_inc;
-
-	if (lift_pos(U, U->C->clang_getCursorLocation(decl), pos) < 0)
-		return CUCO_LIFT_ORIGIN_UNKNOWN;
-	f = &U->S->facts->files[pos->file];
-	b = base_name(f->path);
-	if (f->local)
-		return CUCO_LIFT_ORIGIN_LOCAL;
-	if (strcmp(b, "nccl.h") == 0)
-		return CUCO_LIFT_ORIGIN_NCCL;
-	if (strcmp(b, "nccl_device.h") == 0 || strstr(f->path, "/nccl_device/"))
-		return CUCO_LIFT_ORIGIN_NCCL_DEVICE;
-	if (strcmp(b, "mpi.h") == 0 || strcmp(b, "mpio.h") == 0 || strcmp(b, "mpicxx.h") == 0 ||
-	    strstr(f->path, "/openmpi/") || strstr(f->path, "/mpich"))
-		return CUCO_LIFT_ORIGIN_MPI;
-	if (strcmp(b, "cuda_runtime_api.h") == 0 || strcmp(b, "cuda_runtime.h") == 0 ||
-	    strcmp(b, "cuda.h") == 0 || strcmp(b, "cuda_device_runtime_api.h") == 0)
-		return CUCO_LIFT_ORIGIN_CUDA;
-	if (tk && strncmp(f->path, tk, strlen(tk)) == 0 && f->path[strlen(tk)] == '/')
-		return CUCO_LIFT_ORIGIN_TOOLKIT;
-	return CUCO_LIFT_ORIGIN_SYSTEM;
-}
-
-/* Through implicit conversions, parentheses and casts to the expression underneath. */
-static CXCursor strip(struct lift_unit *U, CXCursor c)
-{
-	int guard = 0;
-
-	while (guard++ < 32) {
-		enum CXCursorKind k = kind(U, c);
-		size_t n, i;
-		CXCursor *ch, last;
-		int found = 0;
-
-		if (k != CXCursor_UnexposedExpr && k != CXCursor_ParenExpr &&
-		    k != CXCursor_CStyleCastExpr && k != CXCursor_CXXStaticCastExpr &&
-		    k != CXCursor_CXXFunctionalCastExpr && k != CXCursor_CXXReinterpretCastExpr &&
-		    k != CXCursor_CXXConstCastExpr)
-			break;
-		ch = lift_children(U, c, &n);
-		for (i = 0; i < n; i++) {
-			enum CXCursorKind ck = kind(U, ch[i]);
-
-			if (ck >= 100 && ck < 200) {
-				last = ch[i];
-				found = 1;
-			}
-		}
-		free(ch);
-		if (!found)
-			break;
-		c = last;
-	}
-	return c;
-}
-
 /* The enumerator an argument names, directly, through macros, or through a constant. */
 static char *enumerator(struct lift_unit *U, CXCursor c, int depth)
 {
-	CXCursor e = strip(U, c), ref;
+	CXCursor e = lift_strip(U, c), ref;
 	enum CXCursorKind rk;
 
 	if (depth > 4 || kind(U, e) != CXCursor_DeclRefExpr)
@@ -185,24 +56,13 @@ static char *enumerator(struct lift_unit *U, CXCursor c, int depth)
 	return NULL;
 }
 
-/* The text of an argument: as written when a local file has it, else clang's rendering. */
-static char *expr_text(struct lift_unit *U, CXCursor c, const struct cuco_lift_range *r)
-{
-	char *t = r->file >= 0 && r->end > r->begin ? lift_range_text(U, r) : NULL;
-
-	if (t)
-		return t;
-	return lift_str(U, U->C->clang_getCursorPrettyPrinted(c, NULL));
-}
-
 /*
  * The arguments: clang's cursors for values and enumerators, the text
  * split at top-level commas for exact spans where the list is written in a
  * local file (open is its '(' or "<<<", -1 for none).
  */
 static void fill_args(struct lift_unit *U, int file, size_t open, const CXCursor *a, size_t na,
-                      const struct cuco_lift_range *site, struct cuco_lift_arg **out,
-                      size_t *nout)
+                      const struct cuco_lift_range *site, struct cuco_lift_arg **out, size_t *nout)
 {
 	const struct lift_text *t = open != (size_t)-1 ? lift_text(U, file) : NULL;
 	struct lift_piece p[MAX_ARGS];
@@ -232,13 +92,14 @@ static void fill_args(struct lift_unit *U, int file, size_t open, const CXCursor
 			lift_extent(U, a[i], &g->extent);
 			/* a macro body's argument: clang places it at the macro's name */
 			if (g->extent.end <= g->extent.begin ||
-			    !lift_is_local(U, &(struct cuco_lift_pos){g->extent.file, g->extent.begin,
-			                                              0, 0}) ||
-			    (site && site->file == g->extent.file && site->begin == g->extent.begin))
+			    !lift_is_local(U, &(struct cuco_lift_pos){g->extent.file,
+			                                              g->extent.begin, 0, 0}) ||
+			    (site && site->file == g->extent.file &&
+			     site->begin == g->extent.begin))
 				g->extent.file = -1;
 		}
 		j++;
-		g->text = expr_text(U, a[i], &g->extent);
+		g->text = lift_expr_text(U, a[i], &g->extent);
 		ev = U->C->clang_Cursor_Evaluate(a[i]);
 		if (ev) {
 			if (U->C->clang_EvalResult_getKind(ev) == CXEval_Int) {
@@ -251,97 +112,6 @@ static void fill_args(struct lift_unit *U, int file, size_t open, const CXCursor
 		}
 		g->enumerator = enumerator(U, a[i], 0);
 	}
-}
-
-/* Through implicit conversions and parentheses only. */
-static CXCursor unwrap(struct lift_unit *U, CXCursor e)
-{
-	while (kind(U, e) == CXCursor_UnexposedExpr || kind(U, e) == CXCursor_ParenExpr) {
-		size_t m;
-		CXCursor *sub = lift_children(U, e, &m);
-
-		if (m == 0) {
-			free(sub);
-			break;
-		}
-		e = sub[0];
-		free(sub);
-	}
-	return e;
-}
-
-static int is_function(enum CXCursorKind k)
-{
-	return k == CXCursor_FunctionDecl || k == CXCursor_CXXMethod ||
-	       k == CXCursor_FunctionTemplate || k == CXCursor_Constructor ||
-	       k == CXCursor_Destructor || k == CXCursor_ConversionFunction;
-}
-
-/* A type named as a callee: T(x) builds a T. */
-static int is_type(enum CXCursorKind k)
-{
-	return k == CXCursor_TypedefDecl || k == CXCursor_TypeAliasDecl || k == CXCursor_ClassDecl ||
-	       k == CXCursor_StructDecl || k == CXCursor_ClassTemplate ||
-	       k == CXCursor_TemplateTypeParameter || k == CXCursor_UnionDecl;
-}
-
-/* An overload set's first member, the declaration itself otherwise. */
-static CXCursor resolve(struct lift_unit *U, CXCursor ref)
-{
-	if (!U->C->clang_Cursor_isNull(ref) && kind(U, ref) == CXCursor_OverloadedDeclRef)
-		return U->C->clang_getNumOverloadedDecls(ref) ? U->C->clang_getOverloadedDecl(ref, 0)
-		                                               : U->C->clang_getNullCursor();
-	return ref;
-}
-
-/*
- * The declaration a call's callee expression names, and the cursor of its
- * name. *op is set for an operator call (a + b, *p: libclang lists the
- * operands around the operator), which is no call as written.
- */
-static CXCursor callee_of(struct lift_unit *U, CXCursor call, CXCursor *ch, size_t n,
-                          CXCursor *name, int *op)
-{
-	CXCursor ref = resolve(U, U->C->clang_getCursorReferenced(call)), e, r;
-	size_t i;
-
-	*name = call;
-	*op = 0;
-	/* an object built: no callee expression, the children are the arguments */
-	if (!U->C->clang_Cursor_isNull(ref) && kind(U, ref) == CXCursor_Constructor)
-		return ref;
-	if (!U->C->clang_Cursor_isNull(ref) && is_function(kind(U, ref))) {
-		char *s = spelling(U, ref);
-
-		*op = strncmp(s, "operator", 8) == 0;
-		free(s);
-	}
-	if (n == 0 || *op)
-		return ref;
-	e = unwrap(U, ch[0]);
-	r = resolve(U, U->C->clang_getCursorReferenced(e));
-	if (kind(U, e) == CXCursor_DeclRefExpr || kind(U, e) == CXCursor_MemberRefExpr ||
-	    kind(U, e) == CXCursor_OverloadedDeclRef)
-		*name = e;
-	if (!U->C->clang_Cursor_isNull(r) && (is_function(kind(U, r)) || is_type(kind(U, r))))
-		return U->C->clang_Cursor_isNull(ref) ? r : ref;
-	/* an unresolved operator in a template: an overload set named operator... */
-	for (i = 1; i < n; i++) {
-		CXCursor o = unwrap(U, ch[i]);
-		char *s;
-
-		if (kind(U, o) != CXCursor_DeclRefExpr && kind(U, o) != CXCursor_OverloadedDeclRef)
-			continue;
-		o = resolve(U, U->C->clang_getCursorReferenced(o));
-		if (U->C->clang_Cursor_isNull(o) || !is_function(kind(U, o)))
-			continue;
-		s = spelling(U, o);
-		*op = strncmp(s, "operator", 8) == 0;
-		free(s);
-		if (*op)
-			return o;
-	}
-	return U->C->clang_Cursor_isNull(ref) ? r : ref;
 }
 
 /*
@@ -392,119 +162,6 @@ static int macro_body(struct lift_unit *U, struct cuco_lift_pos *name, const cha
 	return 1;
 }
 
-static int is_std_class(struct lift_unit *U, CXCursor ctor, const char *cls)
-{
-	CXCursor p = U->C->clang_getCursorSemanticParent(ctor);
-	char *q;
-	int yes;
-
-	if (U->C->clang_Cursor_isNull(p))
-		return 0;
-	q = lift_qualified(U, p);
-	yes = strncmp(q, "std::", 5) == 0;
-	if (yes) {
-		const char *last = strrchr(q, ':');
-
-		yes = last && strcmp(last + 1, cls) == 0;
-	}
-	free(q);
-	return yes;
-}
-
-static void add_thread(struct lift_unit *U, int kind_, size_t call, size_t entry_arg)
-{
-	struct cuco_lift_facts *f = U->S->facts;
-	struct cuco_lift_thread *t = CUCO_ARRAY_PUSH(f->threads, f->nthreads, f->threads_alloc);
-
-	t->kind = kind_;
-	t->call = (int)call;
-	t->entry = entry_arg < f->calls[call].nargs
-	               ? cuco_xstrdup(f->calls[call].args[entry_arg].text)
-	               : NULL;
-}
-
-/* A call that starts a thread: std::thread, std::jthread, std::async, pthread_create. */
-static void thread_of(struct lift_unit *U, size_t ci, CXCursor ref, CXCursor name)
-{
-	const struct cuco_lift_call *c = &U->S->facts->calls[ci];
-
-	if (c->is_constructor && is_std_class(U, ref, "thread"))
-		add_thread(U, CUCO_LIFT_THREAD_STD, ci, 0);
-	else if (c->is_constructor && is_std_class(U, ref, "jthread"))
-		add_thread(U, CUCO_LIFT_THREAD_JTHREAD, ci, 0);
-	else if (strcmp(c->callee, "pthread_create") == 0 &&
-	         c->origin == CUCO_LIFT_ORIGIN_SYSTEM)
-		add_thread(U, CUCO_LIFT_THREAD_PTHREAD, ci, 2);
-	else if (strcmp(c->callee, "async") == 0 && c->origin == CUCO_LIFT_ORIGIN_SYSTEM) {
-		char *q = lift_qualified(U, ref);
-		int policy = c->nargs > 1 && strstr(c->args[0].text, "launch");
-
-		if (strncmp(q, "std::", 5) == 0)
-			add_thread(U, CUCO_LIFT_THREAD_ASYNC, ci, policy ? 1 : 0);
-		free(q);
-	} else if (c->is_method && (strcmp(c->callee, "emplace_back") == 0 ||
-	                            strcmp(c->callee, "emplace") == 0)) {
-		/* a container of std::thread: the object's type names it */
-		size_t n;
-		CXCursor *ch = lift_children(U, name, &n);
-
-		if (n > 0) {
-			char *ty = lift_str(U, U->C->clang_getTypeSpelling(
-			                           U->C->clang_getCursorType(ch[0])));
-
-			if (strstr(ty, "std::thread") || strstr(ty, "std::jthread"))
-				add_thread(U, CUCO_LIFT_THREAD_EMPLACE, ci, 0);
-			free(ty);
-		}
-		free(ch);
-	}
-}
-
-/* cudaMalloc(&a, n): the root of the destination, its declared type, what it points to. */
-static void dest_of(struct lift_unit *U, size_t ci, CXCursor arg0)
-{
-	CXCursor e = strip(U, arg0), op, ref;
-	struct cuco_lift_range r;
-	CXType ty, pointee;
-	char *amp, *s;
-	size_t n;
-	CXCursor *ch;
-
-	lift_extent(U, e, &r);
-	amp = expr_text(U, e, &r);
-	if (kind(U, e) != CXCursor_UnaryOperator || amp[0] != '&') {
-		free(amp);
-		return;
-	}
-	free(amp);
-	ch = lift_children(U, e, &n);
-	if (n != 1) {
-		free(ch);
-		return;
-	}
-	op = strip(U, ch[0]);
-	free(ch);
-	lift_extent(U, op, &r);
-	U->S->facts->calls[ci].dest_root = expr_text(U, op, &r);
-	ref = U->C->clang_getCursorReferenced(op);
-	ty = !U->C->clang_Cursor_isNull(ref) && (kind(U, ref) == CXCursor_VarDecl ||
-	                                          kind(U, ref) == CXCursor_ParmDecl ||
-	                                          kind(U, ref) == CXCursor_FieldDecl)
-	         ? U->C->clang_getCursorType(ref)
-	         : U->C->clang_getCursorType(op);
-	U->S->facts->calls[ci].dest_type = lift_str(U, U->C->clang_getTypeSpelling(ty));
-	pointee = U->C->clang_getPointeeType(U->C->clang_getCanonicalType(ty));
-	if (pointee.kind == CXType_Invalid)
-		return;
-	s = lift_str(U, U->C->clang_getTypeSpelling(pointee));
-	if (strstr(s, "type-parameter")) {
-		/* a template's parameter: its name reads better than clang's canonical one */
-		free(s);
-		s = lift_str(U, U->C->clang_getTypeSpelling(U->C->clang_getPointeeType(ty)));
-	}
-	U->S->facts->calls[ci].dest_pointee = s;
-}
-
 /* The arguments of a call as cursors. */
 static CXCursor *call_args(struct lift_unit *U, CXCursor c, size_t *n)
 {
@@ -538,14 +195,6 @@ static size_t first_open(const struct lift_text *t, size_t begin, size_t end)
 	return (size_t)-1;
 }
 
-/* The template a specialization comes from, else the declaration itself: one USR for both. */
-static CXCursor pattern(struct lift_unit *U, CXCursor ref)
-{
-	CXCursor t = U->C->clang_getSpecializedCursorTemplate(ref);
-
-	return U->C->clang_Cursor_isNull(t) ? ref : t;
-}
-
 static void launch(struct lift_unit *U, CXCursor c, CXCursor *ch, size_t n, size_t cfg)
 {
 	struct cuco_lift_facts *f = U->S->facts;
@@ -556,7 +205,7 @@ static void launch(struct lift_unit *U, CXCursor c, CXCursor *ch, size_t n, size
 	int op;
 	struct cuco_lift_pos np;
 
-	ref = callee_of(U, c, ch, n, &name, &op);
+	ref = lift_callee_of(U, c, ch, n, &name, &op);
 	l = CUCO_ARRAY_PUSH(f->launches, f->nlaunches, f->launches_alloc);
 	memset(l, 0, sizeof(*l));
 	l->function = -1;
@@ -566,7 +215,7 @@ static void launch(struct lift_unit *U, CXCursor c, CXCursor *ch, size_t n, size
 	l->kernel = spelling(U, U->C->clang_Cursor_isNull(ref) ? name : ref);
 	l->kernel_usr = U->C->clang_Cursor_isNull(ref)
 	                    ? cuco_xstrdup("")
-	                    : lift_str(U, U->C->clang_getCursorUSR(pattern(U, ref)));
+	                    : lift_str(U, U->C->clang_getCursorUSR(lift_pattern(U, ref)));
 	lift_extent(U, c, &l->extent);
 	lift_pos(U, U->C->clang_getCursorLocation(name), &l->name);
 	np = l->name;
@@ -603,7 +252,7 @@ static void launch(struct lift_unit *U, CXCursor c, CXCursor *ch, size_t n, size
 				continue;
 			l = &f->launches[f->nlaunches - 1];
 			l->config_extent[l->nconfig] = r;
-			l->config[l->nconfig++] = expr_text(U, a[i], &r);
+			l->config[l->nconfig++] = lift_expr_text(U, a[i], &r);
 		}
 		free(a);
 	}
@@ -628,25 +277,22 @@ static void launch(struct lift_unit *U, CXCursor c, CXCursor *ch, size_t n, size
 	}
 }
 
-/* A constructor call that converts or copies rather than builds: nothing written. */
+/* A constructor call that converts or copies rather than builds: nothing written but one value. */
 static int implicit_construct(struct lift_unit *U, CXCursor c, const CXCursor *a, size_t na)
 {
-	struct cuco_lift_range rc, ra;
+	struct cuco_lift_range rc, ra, r;
+	size_t i, written = 0;
 
-	if (na == 0)
-		return 1;
 	if (lift_extent(U, c, &rc) < 0 || rc.end <= rc.begin)
 		return 1;
-	return na == 1 && lift_extent(U, a[0], &ra) == 0 && ra.begin == rc.begin &&
-	       ra.end == rc.end;
-}
-
-/* Whether a declaration is one clang made up at its first use (a builtin): only its name. */
-static int implicit_decl(struct lift_unit *U, CXCursor decl, const char *name)
-{
-	struct cuco_lift_range r;
-
-	return lift_extent(U, decl, &r) == 0 && r.end - r.begin == strlen(name);
+	for (i = 0; i < na; i++) {
+		/* default arguments have no place */
+		if (lift_extent(U, a[i], &r) == 0) {
+			written++;
+			ra = r;
+		}
+	}
+	return written == 0 || (written == 1 && ra.begin == rc.begin && ra.end == rc.end);
 }
 
 /*
@@ -700,14 +346,16 @@ static void call(struct lift_unit *U, CXCursor c)
 			}
 		}
 	}
-	ref = callee_of(U, c, ch, n, &name, &op);
+	ref = lift_callee_of(U, c, ch, n, &name, &op);
 	rk = U->C->clang_Cursor_isNull(ref) ? CXCursor_InvalidFile : kind(U, ref);
 	callee = spelling(U, U->C->clang_Cursor_isNull(ref) ? name : ref);
 	a = call_args(U, c, &na);
 	lift_extent(U, c, &ext);
 	lift_pos(U, U->C->clang_getCursorLocation(name), &np);
+	/* a construction nobody wrote: a conversion, or a braced launch configuration */
 	if (!*callee || op ||
-	    ((rk == CXCursor_Constructor || is_type(rk)) && implicit_construct(U, c, a, na))) {
+	    ((rk == CXCursor_Constructor || lift_is_type(rk)) &&
+	     (implicit_construct(U, c, a, na) || lift_adjusted_at(U, ext.file, ext.begin)))) {
 		free(callee);
 		goto children;
 	}
@@ -729,19 +377,19 @@ static void call(struct lift_unit *U, CXCursor c)
 	k->decl.file = -1;
 	k->extent = ext;
 	k->is_method = rk == CXCursor_CXXMethod || rk == CXCursor_Destructor;
-	k->is_constructor = rk == CXCursor_Constructor || is_type(rk);
-	if (is_function(rk) || is_type(rk)) {
-		CXCursor canon = U->C->clang_getCanonicalCursor(pattern(U, ref));
+	k->is_constructor = rk == CXCursor_Constructor || lift_is_type(rk);
+	if (lift_is_function(rk) || lift_is_type(rk)) {
+		CXCursor canon = U->C->clang_getCanonicalCursor(lift_pattern(U, ref));
 
-		k->callee_usr =
-		    is_function(rk) ? lift_str(U, U->C->clang_getCursorUSR(pattern(U, ref)))
+		k->callee_usr = lift_is_function(rk)
+		                    ? lift_str(U, U->C->clang_getCursorUSR(lift_pattern(U, ref)))
 		                    : cuco_xstrdup("");
-		k->origin = origin_of(U, canon, &k->decl);
+		k->origin = lift_origin_of(U, canon, &k->decl);
 		k = &f->calls[ci];
-		if (k->origin == CUCO_LIFT_ORIGIN_LOCAL && implicit_decl(U, canon, k->callee))
+		if (k->origin == CUCO_LIFT_ORIGIN_LOCAL && lift_implicit_decl(U, canon, k->callee))
 			k->origin = CUCO_LIFT_ORIGIN_SYSTEM;
 		if (k->origin == CUCO_LIFT_ORIGIN_NCCL)
-			k->nccl = nccl_kind(k->callee);
+			k->nccl = lift_nccl_kind(k->callee);
 	} else {
 		/* a call through a variable (a pointer, a function object) */
 		k->callee_usr = cuco_xstrdup("");
@@ -764,17 +412,17 @@ static void call(struct lift_unit *U, CXCursor c)
 			size_t close;
 
 			if (lift_text_split(t->src, t->len, open, ',', p, 1, &close) >= 0)
-				lift_range_at(U, k->name.file, k->name.offset, close + 1, &k->extent);
+				lift_range_at(U, k->name.file, k->name.offset, close + 1,
+				              &k->extent);
 		}
 	}
 	fill_args(U, k->name.file, open, a, na, k->in_macro_body ? &k->macro.site : NULL,
 	          &f->calls[ci].args, &f->calls[ci].nargs);
 	k = &f->calls[ci];
-	for (i = 0; i < sizeof(dest_calls) / sizeof(dest_calls[0]); i++)
-		if (na > 0 && strcmp(k->callee, dest_calls[i]) == 0 &&
-		    (k->origin == CUCO_LIFT_ORIGIN_CUDA || k->origin == CUCO_LIFT_ORIGIN_NCCL))
-			dest_of(U, ci, a[0]);
-	thread_of(U, ci, ref, name);
+	if (na > 0 && lift_is_dest_call(k->callee) &&
+	    (k->origin == CUCO_LIFT_ORIGIN_CUDA || k->origin == CUCO_LIFT_ORIGIN_NCCL))
+		lift_dest_of(U, ci, a[0]);
+	lift_thread_of(U, ci, ref, name);
 children:
 	free(a);
 	for (i = 0; i < n; i++)

@@ -34,12 +34,12 @@ static int fill(void *h, const char *path, struct cuco_err *err)
 	const char *s, *digit;
 
 	memset(&t, 0, sizeof(t));
-#define CUCO_LIFT_CLANG_SYM(name)                                                                  \
-	t.name = (__typeof__(t.name))dlsym(h, #name);                                                 \
-	if (!t.name)                                                                               \
-		return cuco_err_set(err, CUCO_ERR_UNSUPPORTED,                                     \
-		                    "%s has no %s (too old?): install libclang 14 or newer "       \
-		                    "(apt-get install libclang1-16)",                              \
+#define CUCO_LIFT_CLANG_SYM(name)                                                            \
+	t.name = (__typeof__(t.name))dlsym(h, #name);                                        \
+	if (!t.name)                                                                         \
+		return cuco_err_set(err, CUCO_ERR_UNSUPPORTED,                               \
+		                    "%s has no %s (too old?): install libclang 14 or newer " \
+		                    "(apt-get install libclang1-16)",                        \
 		                    path, #name);
 	CUCO_LIFT_CLANG_FUNCTIONS(CUCO_LIFT_CLANG_SYM)
 #undef CUCO_LIFT_CLANG_SYM
@@ -107,11 +107,12 @@ int cuco_lift_clang_load(struct cuco_err *err)
 		h = try_open(path);
 	}
 	if (!h) {
-		rc = cuco_err_set(err, CUCO_ERR_UNSUPPORTED,
-		                  "libclang not found (libclang-%d..%d.so.1, libclang.so.1): `cuco init "
-		                  "--from` needs it; install it (apt-get install libclang1-16) or set "
-		                  "CUCO_LIBCLANG to its path",
-		                  NEWEST, OLDEST);
+		rc = cuco_err_set(
+		    err, CUCO_ERR_UNSUPPORTED,
+		    "libclang not found (libclang-%d..%d.so.1, libclang.so.1): `cuco init "
+		    "--from` needs it; install it (apt-get install libclang1-16) or set "
+		    "CUCO_LIBCLANG to its path",
+		    NEWEST, OLDEST);
 		goto out;
 	}
 	rc = fill(h, path, err);

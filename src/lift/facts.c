@@ -132,7 +132,8 @@ void cuco_lift_diag_format(const struct cuco_lift_facts *f, const struct cuco_li
 		cuco_strbuf_addf(out, "%s:%u:%u: ", shown(f, file), d->pos.line, d->pos.column);
 	cuco_strbuf_addf(out, "%s: %s", cuco_lift_severity_name(d->severity), d->message);
 	while (file >= 0 && f->files[file].included_from >= 0 && depth++ < 64) {
-		cuco_strbuf_addf(out, "\n  included from %s:%u", shown(f, f->files[file].included_from),
+		cuco_strbuf_addf(out, "\n  included from %s:%u",
+		                 shown(f, f->files[file].included_from),
 		                 f->files[file].include_line);
 		file = f->files[file].included_from;
 	}
@@ -175,8 +176,8 @@ static const char *name_of(const char *const *names, size_t n, int v)
 
 const char *cuco_lift_origin_name(int origin)
 {
-	static const char *const names[] = {"unknown", "nccl",  "nccl_device", "mpi",
-	                                    "cuda",    "toolkit", "local",     "system"};
+	static const char *const names[] = {"unknown", "nccl",    "nccl_device", "mpi",
+	                                    "cuda",    "toolkit", "local",       "system"};
 
 	return NAME_OF(names, origin);
 }
@@ -198,17 +199,17 @@ const char *cuco_lift_fn_kind_name(int kind)
 
 const char *cuco_lift_stmt_kind_name(int kind)
 {
-	static const char *const names[] = {"other",  "compound", "expr",      "decl",  "if",
-	                                    "switch", "for",      "while",     "do",    "range_for",
-	                                    "break",  "continue", "return",    "lambda"};
+	static const char *const names[] = {"other",  "compound", "expr",   "decl",  "if",
+	                                    "switch", "for",      "while",  "do",    "range_for",
+	                                    "break",  "continue", "return", "lambda"};
 
 	return NAME_OF(names, kind);
 }
 
 const char *cuco_lift_thread_kind_name(int kind)
 {
-	static const char *const names[] = {NULL, "pthread", "std_thread", "jthread", "async",
-	                                    "emplace"};
+	static const char *const names[] = {NULL,      "pthread", "std_thread",
+	                                    "jthread", "async",   "emplace"};
 
 	return NAME_OF(names, kind);
 }

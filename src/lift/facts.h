@@ -37,22 +37,22 @@ struct cuco_lift_range {
 };
 
 struct cuco_lift_file {
-	char *path;        /* absolute, symbolic links resolved */
-	char *rel;         /* relative to the program root; NULL when outside it */
-	int local;         /* under the root and not a system header */
-	int parsed;        /* parsed as a translation unit of its own */
-	int included_from; /* file index of the first #include that reached it, -1 for none */
+	char *path;            /* absolute, symbolic links resolved */
+	char *rel;             /* relative to the program root; NULL when outside it */
+	int local;             /* under the root and not a system header */
+	int parsed;            /* parsed as a translation unit of its own */
+	int included_from;     /* file index of the first #include that reached it, -1 for none */
 	unsigned include_line; /* line of that #include */
-	int patched; /* the parse read an adjusted copy (see struct cuco_lift_patch) */
+	int patched;           /* the parse read an adjusted copy (see struct cuco_lift_patch) */
 };
 
 /* One #include line of a local file. */
 struct cuco_lift_include {
 	int file; /* the including file */
 	unsigned line;
-	char *name;   /* as spelled between the quotes or angle brackets */
-	int angled;   /* <name> rather than "name" */
-	int resolved; /* file index of the header it found, -1 when not found */
+	char *name;                    /* as spelled between the quotes or angle brackets */
+	int angled;                    /* <name> rather than "name" */
+	int resolved;                  /* file index of the header it found, -1 when not found */
 	struct cuco_lift_range extent; /* the whole line, without its newline */
 };
 
@@ -66,8 +66,8 @@ struct cuco_lift_diag {
 	int severity;
 	struct cuco_lift_pos pos; /* file -1 for a diagnostic about no place */
 	char *message;
-	char *option;  /* "-Wdeprecated-declarations", or NULL */
-	int unit;      /* file index of the translation unit that reported it */
+	char *option; /* "-Wdeprecated-declarations", or NULL */
+	int unit;     /* file index of the translation unit that reported it */
 };
 
 /* Where a function runs, from its CUDA attributes. */
@@ -101,8 +101,9 @@ struct cuco_lift_function {
 
 /* The header that declares a callee. */
 enum cuco_lift_origin {
-	CUCO_LIFT_ORIGIN_UNKNOWN = 0, /* no declaration found (an error, a call through a pointer) */
-	CUCO_LIFT_ORIGIN_NCCL,        /* nccl.h */
+	CUCO_LIFT_ORIGIN_UNKNOWN =
+	    0,                 /* no declaration found (an error, a call through a pointer) */
+	CUCO_LIFT_ORIGIN_NCCL, /* nccl.h */
 	CUCO_LIFT_ORIGIN_NCCL_DEVICE, /* nccl_device.h and nccl_device/ */
 	CUCO_LIFT_ORIGIN_MPI,         /* an mpi.h (the overlay's or an MPI library's) */
 	CUCO_LIFT_ORIGIN_CUDA,        /* cuda_runtime_api.h, cuda_runtime.h, cuda.h */
@@ -129,35 +130,36 @@ enum cuco_lift_nccl {
 struct cuco_lift_arg {
 	char *text; /* as written (in the #define for a call a macro body writes); "" if unknown */
 	struct cuco_lift_range extent; /* where that text is; file -1 when unknown */
-	int has_value;    /* clang evaluated it to an integer constant */
-	long long value;  /* that constant (unsigned values above LLONG_MAX wrap) */
+	int has_value;                 /* clang evaluated it to an integer constant */
+	long long value;               /* that constant (unsigned values above LLONG_MAX wrap) */
 	char *enumerator; /* the enumerator it names, through macros and constants, or NULL */
 };
 
 /* Where a call's name comes from a #define's body. */
 struct cuco_lift_macro_use {
-	char *name;                 /* the macro expanded at the site */
-	struct cuco_lift_range site; /* the whole expansion: NAME(args) */
+	char *name;                      /* the macro expanded at the site */
+	struct cuco_lift_range site;     /* the whole expansion: NAME(args) */
 	struct cuco_lift_pos definition; /* the macro's name in its #define, file -1 if unknown */
 };
 
 struct cuco_lift_call {
-	char *callee;     /* "ncclAllReduce", "cudaMalloc", "join" */
-	char *callee_usr; /* "" when the callee is unknown */
-	int origin;       /* enum cuco_lift_origin of its first declaration */
+	char *callee;              /* "ncclAllReduce", "cudaMalloc", "join" */
+	char *callee_usr;          /* "" when the callee is unknown */
+	int origin;                /* enum cuco_lift_origin of its first declaration */
 	struct cuco_lift_pos decl; /* that declaration */
-	int function;     /* index into functions when the callee is defined locally, else -1 */
-	int nccl;         /* enum cuco_lift_nccl (only for functions of nccl.h) */
-	int is_method;    /* a member call (obj.f(), p->f()) */
+	int function;       /* index into functions when the callee is defined locally, else -1 */
+	int nccl;           /* enum cuco_lift_nccl (only for functions of nccl.h) */
+	int is_method;      /* a member call (obj.f(), p->f()) */
 	int is_constructor; /* an object built with arguments: std::thread t(f, x) */
-	int copies; /* how often clang sees it: a macro that names its argument twice, 2 */
+	int copies;         /* how often clang sees it: a macro that names its argument twice, 2 */
 	struct cuco_lift_range extent; /* the call expression (in the #define when in_macro_body) */
-	struct cuco_lift_pos name;     /* the callee's name where its text is */
-	int in_macro_body;             /* the call comes from a #define: no rewrite in place */
+	/* the callee's name where its text is; for an object built, where it starts (t(f, x)) */
+	struct cuco_lift_pos name;
+	int in_macro_body;                /* the call comes from a #define: no rewrite in place */
 	struct cuco_lift_macro_use macro; /* set when in_macro_body */
-	int caller;  /* enclosing function index, -1 outside any function */
-	int stmt;    /* innermost enclosing statement, -1 for none */
-	int loop;    /* innermost enclosing loop statement, -1 for none */
+	int caller;                       /* enclosing function index, -1 outside any function */
+	int stmt;                         /* innermost enclosing statement, -1 for none */
+	int loop;                         /* innermost enclosing loop statement, -1 for none */
 	struct cuco_lift_arg *args;
 	size_t nargs;
 	/* pointer destinations: cudaMalloc(&a, n), ncclMemAlloc((void **)&buf[i], n), ... */
@@ -168,9 +170,9 @@ struct cuco_lift_call {
 
 /* A kernel launch k<<<grid, block, smem, stream>>>(args). */
 struct cuco_lift_launch {
-	char *kernel;     /* "jacobi_kernel" */
+	char *kernel; /* "jacobi_kernel" */
 	char *kernel_usr;
-	int function;     /* index into functions when defined locally, else -1 */
+	int function;                  /* index into functions when defined locally, else -1 */
 	struct cuco_lift_range extent; /* from the kernel's name to the ')' (in the #define when
 	                                * in_macro_body) */
 	struct cuco_lift_pos name;
@@ -198,7 +200,7 @@ enum cuco_lift_stmt_kind {
 	CUCO_LIFT_STMT_BREAK,
 	CUCO_LIFT_STMT_CONTINUE,
 	CUCO_LIFT_STMT_RETURN,
-	CUCO_LIFT_STMT_LAMBDA,    /* a lambda expression: its body's statements hang below it */
+	CUCO_LIFT_STMT_LAMBDA, /* a lambda expression: its body's statements hang below it */
 };
 
 /*
@@ -207,13 +209,13 @@ enum cuco_lift_stmt_kind {
  * in source order.
  */
 struct cuco_lift_stmt {
-	int kind;     /* enum cuco_lift_stmt_kind */
+	int kind;                      /* enum cuco_lift_stmt_kind */
 	struct cuco_lift_range extent; /* with the trailing ';' of simple statements */
-	int parent;   /* enclosing statement, -1 for a function's body */
-	int function; /* index into functions */
-	char *macro;  /* the macro the statement starts with (NCCLCHECK(...);), or NULL */
-	int opaque;   /* wholly inside one macro expansion: its kind is what the macro expands
-	               * to (a check macro's do-while), its inner statements are not listed */
+	int parent;                    /* enclosing statement, -1 for a function's body */
+	int function;                  /* index into functions */
+	char *macro; /* the macro the statement starts with (NCCLCHECK(...);), or NULL */
+	int opaque;  /* wholly inside one macro expansion: its kind is what the macro expands
+	              * to (a check macro's do-while), its inner statements are not listed */
 	/* loops */
 	struct cuco_lift_range body; /* the loop's body; file -1 for other statements */
 	struct cuco_lift_range cond; /* condition (for the range-for: the range) */
@@ -234,8 +236,8 @@ enum cuco_lift_thread_kind {
 
 /* A call that starts a thread. */
 struct cuco_lift_thread {
-	int kind;   /* enum cuco_lift_thread_kind */
-	int call;   /* index into calls */
+	int kind;    /* enum cuco_lift_thread_kind */
+	int call;    /* index into calls */
 	char *entry; /* the thread's function as written ("worker", a lambda's text) or NULL */
 };
 

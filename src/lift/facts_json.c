@@ -77,10 +77,10 @@ static json_t *includes(const struct cuco_lift_facts *f)
 	for (i = 0; v && i < f->nincludes; i++) {
 		const struct cuco_lift_include *e = &f->includes[i];
 
-		json_array_append_new(v, json_pack("{s:i, s:I, s:s, s:b, s:i, s:o}", "file", e->file,
-		                                   "line", (json_int_t)e->line, "name", e->name,
-		                                   "angled", e->angled, "resolved", e->resolved,
-		                                   "extent", range(&e->extent)));
+		json_array_append_new(v, json_pack("{s:i, s:I, s:s, s:b, s:i, s:o}", "file",
+		                                   e->file, "line", (json_int_t)e->line, "name",
+		                                   e->name, "angled", e->angled, "resolved",
+		                                   e->resolved, "extent", range(&e->extent)));
 	}
 	return v;
 }
@@ -111,9 +111,9 @@ static json_t *functions(const struct cuco_lift_facts *f)
 		json_t *params = json_array();
 
 		for (j = 0; params && j < fn->nparams; j++)
-			json_array_append_new(params, json_pack("{s:s, s:s}", "name",
-			                                        fn->params[j].name, "type",
-			                                        fn->params[j].type));
+			json_array_append_new(params,
+			                      json_pack("{s:s, s:s}", "name", fn->params[j].name,
+			                                "type", fn->params[j].type));
 		json_array_append_new(
 		    v, json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:b, s:b, s:b}", "name",
 		                 fn->name, "qualified", fn->qualified, "usr", fn->usr, "kind",
@@ -145,8 +145,8 @@ static json_t *calls(const struct cuco_lift_facts *f)
 			json_object_set_new(o, "copies", json_integer(c->copies));
 		if (o && c->dest_root)
 			json_object_set_new(o, "dest",
-			                    json_pack("{s:s, s:o, s:o}", "root", c->dest_root, "type",
-			                              str(c->dest_type), "pointee",
+			                    json_pack("{s:s, s:o, s:o}", "root", c->dest_root,
+			                              "type", str(c->dest_type), "pointee",
 			                              str(c->dest_pointee)));
 		json_array_append_new(v, o);
 	}
@@ -163,8 +163,9 @@ static json_t *launches(const struct cuco_lift_facts *f)
 		json_t *cfg = json_array();
 
 		for (j = 0; cfg && j < l->nconfig; j++)
-			json_array_append_new(cfg, json_pack("{s:o, s:o}", "text", str(l->config[j]),
-			                                     "extent", range(&l->config_extent[j])));
+			json_array_append_new(cfg,
+			                      json_pack("{s:o, s:o}", "text", str(l->config[j]),
+			                                "extent", range(&l->config_extent[j])));
 		json_array_append_new(
 		    v, json_pack("{s:s, s:i, s:o, s:o, s:o, s:o, s:o, s:i, s:i, s:i}", "kernel",
 		                 l->kernel, "function", l->function, "extent", range(&l->extent),
@@ -184,15 +185,16 @@ static json_t *stmts(const struct cuco_lift_facts *f)
 	for (i = 0; v && i < f->nstmts; i++) {
 		const struct cuco_lift_stmt *s = &f->stmts[i];
 		json_t *o = json_pack("{s:s, s:o, s:i, s:i, s:o, s:b}", "kind",
-		                      cuco_lift_stmt_kind_name(s->kind), "extent", range(&s->extent),
-		                      "parent", s->parent, "function", s->function, "macro",
-		                      str(s->macro), "opaque", s->opaque);
+		                      cuco_lift_stmt_kind_name(s->kind), "extent",
+		                      range(&s->extent), "parent", s->parent, "function",
+		                      s->function, "macro", str(s->macro), "opaque", s->opaque);
 
 		if (o && s->body.file >= 0)
 			json_object_set_new(o, "body", range(&s->body));
 		if (o && s->cond_text)
-			json_object_set_new(o, "cond", json_pack("{s:s, s:o}", "text", s->cond_text,
-			                                         "extent", range(&s->cond)));
+			json_object_set_new(o, "cond",
+			                    json_pack("{s:s, s:o}", "text", s->cond_text, "extent",
+			                              range(&s->cond)));
 		if (o && s->induction)
 			json_object_set_new(o, "induction", json_string(s->induction));
 		if (o)
@@ -215,24 +217,24 @@ static json_t *rest(const struct cuco_lift_facts *f, json_t **undefined, json_t 
 	*macros = json_array();
 	*patches = json_array();
 	for (i = 0; threads && i < f->nthreads; i++)
-		json_array_append_new(threads,
-		                      json_pack("{s:s, s:i, s:o}", "kind",
-		                                cuco_lift_thread_kind_name(f->threads[i].kind), "call",
-		                                f->threads[i].call, "entry", str(f->threads[i].entry)));
+		json_array_append_new(
+		    threads, json_pack("{s:s, s:i, s:o}", "kind",
+		                       cuco_lift_thread_kind_name(f->threads[i].kind), "call",
+		                       f->threads[i].call, "entry", str(f->threads[i].entry)));
 	for (i = 0; *undefined && i < f->nundefined; i++)
 		json_array_append_new(*undefined,
-		                      json_pack("{s:s, s:o, s:I}", "name", f->undefined[i].name, "decl",
-		                                pos(&f->undefined[i].decl), "calls",
+		                      json_pack("{s:s, s:o, s:I}", "name", f->undefined[i].name,
+		                                "decl", pos(&f->undefined[i].decl), "calls",
 		                                (json_int_t)f->undefined[i].ncalls));
 	for (i = 0; *macros && i < f->nmacros; i++)
-		json_array_append_new(*macros, json_pack("{s:s, s:o, s:b}", "name", f->macros[i].name,
-		                                         "extent", range(&f->macros[i].extent),
-		                                         "function_like",
-		                                         f->macros[i].function_like));
+		json_array_append_new(*macros,
+		                      json_pack("{s:s, s:o, s:b}", "name", f->macros[i].name,
+		                                "extent", range(&f->macros[i].extent),
+		                                "function_like", f->macros[i].function_like));
 	for (i = 0; *patches && i < f->npatches; i++)
-		json_array_append_new(*patches,
-		                      json_pack("{s:o, s:s}", "extent", range(&f->patches[i].extent),
-		                                "replacement", f->patches[i].replacement));
+		json_array_append_new(
+		    *patches, json_pack("{s:o, s:s}", "extent", range(&f->patches[i].extent),
+		                        "replacement", f->patches[i].replacement));
 	return threads;
 }
 
@@ -245,10 +247,10 @@ int cuco_lift_facts_json(const struct cuco_lift_facts *f, struct cuco_strbuf *ou
 	threads = rest(f, &undefined, &macros, &patches);
 	o = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 	              "root", str(f->root), "clang", str(f->clang_version), "files", files(f),
-	              "includes", includes(f), "diagnostics", diags(f), "functions",
-	              functions(f), "calls", calls(f), "launches", launches(f), "statements",
-	              stmts(f), "threads", threads, "undefined", undefined, "macros", macros,
-	              "patches", patches, "first_error", json_null());
+	              "includes", includes(f), "diagnostics", diags(f), "functions", functions(f),
+	              "calls", calls(f), "launches", launches(f), "statements", stmts(f), "threads",
+	              threads, "undefined", undefined, "macros", macros, "patches", patches,
+	              "first_error", json_null());
 	if (o) {
 		const struct cuco_lift_diag *d = cuco_lift_first_error(f);
 

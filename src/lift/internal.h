@@ -2,8 +2,8 @@
  * internal.h - the state of one scan and of the translation unit being
  * walked, shared by the files of src/lift/ and private to them: scan.c
  * (options, units, the merge), unit.c (files, positions, includes, macros,
- * diagnostics), walk.c (functions, statements), calls.c (calls, launches,
- * threads).
+ * diagnostics), walk.c (functions, statements), calls.c (calls, launches),
+ * callee.c (what a call calls, threads).
  */
 #ifndef CUCO_LIFT_INTERNAL_H
 #define CUCO_LIFT_INTERNAL_H
@@ -20,8 +20,8 @@ struct lift_scan {
 	const struct cuco_lift_clang *C;
 	const struct cuco_lift_scan_opts *opts;
 	struct cuco_lift_facts *facts;
-	char *root;        /* resolved */
-	char *toolkit_inc; /* the toolkit's include folder, resolved; NULL when absent */
+	char *root;               /* resolved */
+	char *toolkit_inc;        /* the toolkit's include folder, resolved; NULL when absent */
 	struct lift_text **texts; /* every local source and header read so far (each allocated) */
 	size_t ntexts, texts_alloc;
 	struct lift_text **file_text; /* by file index: the text of a local file, else NULL */
@@ -101,6 +101,9 @@ const struct lift_text *lift_text(struct lift_unit *U, int file);
 /* The text of a span of a local file, a new string; NULL when it has no text. */
 char *lift_range_text(struct lift_unit *U, const struct cuco_lift_range *r);
 
+/* Whether the parse read an adjustment (struct cuco_lift_patch) starting at offset. */
+int lift_adjusted_at(struct lift_unit *U, int file, size_t offset);
+
 /* Whether a position is in a local file. */
 int lift_is_local(struct lift_unit *U, const struct cuco_lift_pos *p);
 
@@ -134,6 +137,46 @@ char *lift_qualified(struct lift_unit *U, CXCursor c);
 
 /* Record a statement whose record the walk starts; returns its index. */
 int lift_stmt_push(struct lift_unit *U, int kind, CXCursor c);
+
+/* callee.c */
+
+/* The kind of NCCL call a function of nccl.h makes (CUCO_LIFT_NCCL_OTHER when not listed). */
+int lift_nccl_kind(const char *name);
+
+/* Which header declares decl (enum cuco_lift_origin); its position in *pos. */
+int lift_origin_of(struct lift_unit *U, CXCursor decl, struct cuco_lift_pos *pos);
+
+/* Through implicit conversions, parentheses and casts to the expression underneath. */
+CXCursor lift_strip(struct lift_unit *U, CXCursor c);
+
+/* An expression's text: as written when a local file has it, else clang's rendering. */
+char *lift_expr_text(struct lift_unit *U, CXCursor c, const struct cuco_lift_range *r);
+
+/* Whether a cursor kind declares a function (of any sort), or a type (T(x) builds one). */
+int lift_is_function(enum CXCursorKind k);
+int lift_is_type(enum CXCursorKind k);
+
+/*
+ * The declaration a call calls and the cursor of its name (ch: the call's
+ * children); *op set for an operator call. A null cursor when unknown.
+ */
+CXCursor lift_callee_of(struct lift_unit *U, CXCursor call, CXCursor *ch, size_t n, CXCursor *name,
+                        int *op);
+
+/* The template a specialization comes from, else ref itself. */
+CXCursor lift_pattern(struct lift_unit *U, CXCursor ref);
+
+/* Whether decl is a builtin that clang declared at its first use. */
+int lift_implicit_decl(struct lift_unit *U, CXCursor decl, const char *name);
+
+/* Whether name is an allocator whose first argument receives the pointer. */
+int lift_is_dest_call(const char *name);
+
+/* Fill calls[ci]'s destination from its first argument (&a, (void **)&buf[i]). */
+void lift_dest_of(struct lift_unit *U, size_t ci, CXCursor arg0);
+
+/* Record a thread when calls[ci] starts one (ref: its callee, name: its name's cursor). */
+void lift_thread_of(struct lift_unit *U, size_t ci, CXCursor ref, CXCursor name);
 
 /* calls.c */
 

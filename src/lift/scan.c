@@ -158,7 +158,8 @@ static void walk_dir(const char *dir, int (*keep)(const char *), struct argv *ou
 		cuco_strbuf_release(&p);
 	}
 	closedir(d);
-	qsort(sub.v, sub.n, sizeof(sub.v[0]), name_cmp);
+	if (sub.n)
+		qsort(sub.v, sub.n, sizeof(sub.v[0]), name_cmp);
 	for (i = 0; i < sub.n; i++) {
 		if (is_dir(sub.v[i]))
 			walk_dir(sub.v[i], keep, out);
@@ -214,7 +215,8 @@ static void keep_flags(struct source *s, const char *dir, char **args, size_t n)
 			continue;
 		if ((!strcmp(a, "-D") || !strcmp(a, "-U")) && i + 1 < n) {
 			*CUCO_ARRAY_PUSH(s->flags, s->nflags, s->flags_alloc) = cuco_xstrdup(a);
-			*CUCO_ARRAY_PUSH(s->flags, s->nflags, s->flags_alloc) = cuco_xstrdup(args[++i]);
+			*CUCO_ARRAY_PUSH(s->flags, s->nflags, s->flags_alloc) =
+			    cuco_xstrdup(args[++i]);
 		} else if (!strncmp(a, "-D", 2) || !strncmp(a, "-U", 2)) {
 			*CUCO_ARRAY_PUSH(s->flags, s->nflags, s->flags_alloc) = cuco_xstrdup(a);
 		} else if (!strncmp(a, "-std=", 5) || !strncmp(a, "--std=", 6)) {
@@ -282,7 +284,8 @@ static int from_compdb(struct lift_scan *S, struct sources *out, struct cuco_err
 	C->clang_CompilationDatabase_dispose(db);
 	if (!out->n)
 		rc = cuco_err_set(err, CUCO_ERR_NOT_FOUND,
-		                  "%s/compile_commands.json names no C, C++ or CUDA source", S->root);
+		                  "%s/compile_commands.json names no C, C++ or CUDA source",
+		                  S->root);
 	return rc;
 }
 
@@ -311,7 +314,8 @@ static int find_sources(struct lift_scan *S, struct sources *out, struct cuco_er
 		if (slash)
 			*(slash == real ? slash + 1 : slash) = '\0';
 	} else {
-		return cuco_err_set(err, CUCO_ERR_NOT_FOUND, "nothing to scan: name sources or a root");
+		return cuco_err_set(err, CUCO_ERR_NOT_FOUND,
+		                    "nothing to scan: name sources or a root");
 	}
 	S->root = cuco_xstrdup(real);
 	if (out->n)

@@ -53,8 +53,8 @@ static void skip_space(struct lexer *L)
 		char c = s[L->pos];
 
 		if (c == '\\' && L->pos + 1 < L->len &&
-		    (s[L->pos + 1] == '\n' || (s[L->pos + 1] == '\r' && L->pos + 2 < L->len &&
-		                               s[L->pos + 2] == '\n'))) {
+		    (s[L->pos + 1] == '\n' ||
+		     (s[L->pos + 1] == '\r' && L->pos + 2 < L->len && s[L->pos + 2] == '\n'))) {
 			L->pos += s[L->pos + 1] == '\n' ? 2 : 3;
 		} else if (c == '\n') {
 			L->pos++;
@@ -130,7 +130,8 @@ static struct lift_tok next(struct lexer *L)
 		while (i < L->len && ident_char((unsigned char)s[i]))
 			i++;
 		/* an encoding prefix or R glued to a quote makes a literal */
-		if (i < L->len && (s[i] == '"' || s[i] == '\'') && literal_prefix(s + L->pos, i - L->pos)) {
+		if (i < L->len && (s[i] == '"' || s[i] == '\'') &&
+		    literal_prefix(s + L->pos, i - L->pos)) {
 			int raw = s[i - 1] == 'R' && s[i] == '"';
 
 			t.kind = LIFT_TOK_STRING;
@@ -253,7 +254,8 @@ size_t lift_text_expect(const char *s, size_t len, size_t pos, const char *p, in
 
 		while (angle > 0) {
 			t = next(&L);
-			if (t.kind == LIFT_TOK_END || lift_tok_is(s, t, ";") || lift_tok_is(s, t, "{"))
+			if (t.kind == LIFT_TOK_END || lift_tok_is(s, t, ";") ||
+			    lift_tok_is(s, t, "{"))
 				return (size_t)-1;
 			if (lift_tok_is(s, t, "("))
 				paren++;

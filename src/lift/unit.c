@@ -170,6 +170,19 @@ const struct lift_text *lift_text(struct lift_unit *U, int file)
 	return S->file_text[file];
 }
 
+int lift_adjusted_at(struct lift_unit *U, int file, size_t offset)
+{
+	const struct lift_text *t = lift_text(U, file);
+	size_t i;
+
+	if (!U->cuda || !t || !t->patched)
+		return 0;
+	for (i = 0; i < t->nedits; i++)
+		if (t->edits[i].off == offset)
+			return 1;
+	return 0;
+}
+
 int lift_is_local(struct lift_unit *U, const struct cuco_lift_pos *p)
 {
 	return p->file >= 0 && U->S->facts->files[p->file].local;
@@ -273,8 +286,7 @@ const struct lift_expansion *lift_expansion_at(struct lift_unit *U, const struct
 	return NULL;
 }
 
-const struct lift_expansion *lift_expansion_over(struct lift_unit *U,
-                                                 const struct cuco_lift_pos *p)
+const struct lift_expansion *lift_expansion_over(struct lift_unit *U, const struct cuco_lift_pos *p)
 {
 	size_t i = lower_bound(U, p->file, p->offset + 1);
 
@@ -351,7 +363,8 @@ static void add_macro(struct lift_unit *U, CXCursor c, const struct cuco_lift_ra
 	size_t i;
 
 	for (i = 0; i < f->nmacros; i++)
-		if (f->macros[i].extent.file == ext->file && f->macros[i].extent.begin == ext->begin)
+		if (f->macros[i].extent.file == ext->file &&
+		    f->macros[i].extent.begin == ext->begin)
 			return;
 	m = CUCO_ARRAY_PUSH(f->macros, f->nmacros, f->macros_alloc);
 	memset(m, 0, sizeof(*m));
@@ -404,7 +417,8 @@ void lift_unit_preprocessor(struct lift_unit *U)
 {
 	U->C->clang_getInclusions(U->tu, inclusion, U);
 	U->C->clang_visitChildren(U->C->clang_getTranslationUnitCursor(U->tu), pp_visit, U);
-	qsort(U->exps, U->nexps, sizeof(U->exps[0]), exp_cmp);
+	if (U->nexps)
+		qsort(U->exps, U->nexps, sizeof(U->exps[0]), exp_cmp);
 }
 
 void lift_unit_diagnostics(struct lift_unit *U)

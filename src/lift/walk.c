@@ -64,8 +64,9 @@ char *lift_qualified(struct lift_unit *U, CXCursor c)
 	       depth++ < 64) {
 		enum CXCursorKind k = kind(U, p);
 
-		if (k == CXCursor_Namespace || k == CXCursor_ClassDecl || k == CXCursor_StructDecl ||
-		    k == CXCursor_UnionDecl || k == CXCursor_ClassTemplate ||
+		if (k == CXCursor_Namespace || k == CXCursor_ClassDecl ||
+		    k == CXCursor_StructDecl || k == CXCursor_UnionDecl ||
+		    k == CXCursor_ClassTemplate ||
 		    k == CXCursor_ClassTemplatePartialSpecialization) {
 			char *s = lift_str(U, U->C->clang_getCursorSpelling(p));
 			struct cuco_strbuf q = CUCO_STRBUF_INIT;
@@ -115,10 +116,10 @@ int lift_stmt_push(struct lift_unit *U, int k, CXCursor c)
 		s->macro = cuco_xstrdup(x->name);
 		s->opaque = s->extent.end <= x->end && U->stmt >= 0;
 	}
-	if (s->extent.file >= 0 && (k == CUCO_LIFT_STMT_EXPR || k == CUCO_LIFT_STMT_DECL ||
-	                            k == CUCO_LIFT_STMT_BREAK || k == CUCO_LIFT_STMT_CONTINUE ||
-	                            k == CUCO_LIFT_STMT_RETURN || k == CUCO_LIFT_STMT_DO ||
-	                            k == CUCO_LIFT_STMT_OTHER || s->opaque))
+	if (s->extent.file >= 0 &&
+	    (k == CUCO_LIFT_STMT_EXPR || k == CUCO_LIFT_STMT_DECL || k == CUCO_LIFT_STMT_BREAK ||
+	     k == CUCO_LIFT_STMT_CONTINUE || k == CUCO_LIFT_STMT_RETURN || k == CUCO_LIFT_STMT_DO ||
+	     k == CUCO_LIFT_STMT_OTHER || s->opaque))
 		lift_range_at(U, s->extent.file, s->extent.begin, with_semicolon(U, &s->extent),
 		              &s->extent);
 	return (int)(f->nstmts - 1);
@@ -220,8 +221,8 @@ static void walk_headed(struct lift_unit *U, int idx, CXCursor c, int k)
 	struct cuco_lift_range ext = stmt(U, idx)->extent;
 	struct lift_piece p[4];
 	size_t close = 0, n, i;
-	int np = header(U, &ext, p, 4, &close), loop = k != CUCO_LIFT_STMT_IF &&
-	                                              k != CUCO_LIFT_STMT_SWITCH;
+	int np = header(U, &ext, p, 4, &close),
+	    loop = k != CUCO_LIFT_STMT_IF && k != CUCO_LIFT_STMT_SWITCH;
 	CXCursor *ch = lift_children(U, c, &n);
 	int saved_loop = U->loop;
 	size_t first_body = n ? n - 1 : 0;
@@ -401,8 +402,8 @@ void lift_walk_stmt(struct lift_unit *U, CXCursor c)
 			enum CXCursorKind kk = kind(U, ch[i]);
 
 			if (k != CUCO_LIFT_STMT_RETURN &&
-			    (is_stmt(kk) || (is_expr(kk) && (k == CUCO_LIFT_STMT_COMPOUND ||
-			                                     i + 1 == n))))
+			    (is_stmt(kk) ||
+			     (is_expr(kk) && (k == CUCO_LIFT_STMT_COMPOUND || i + 1 == n))))
 				lift_walk_stmt(U, ch[i]);
 			else
 				lift_walk_expr(U, ch[i]);

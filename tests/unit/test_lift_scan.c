@@ -28,12 +28,12 @@ static int missing_rc;
 static char missing_msg[2048];
 static int have_clang;
 
-#define NEED_CLANG()                                                                               \
-	do {                                                                                       \
-		if (!have_clang) {                                                                 \
-			print_message("libclang cannot be loaded: skipped\n");                     \
-			skip();                                                                    \
-		}                                                                                  \
+#define NEED_CLANG()                                                           \
+	do {                                                                   \
+		if (!have_clang) {                                             \
+			print_message("libclang cannot be loaded: skipped\n"); \
+			skip();                                                \
+		}                                                              \
 	} while (0)
 
 struct list {
@@ -126,20 +126,20 @@ static const char *rel(const struct cuco_lift_facts *f, int file)
 	return f->files[file].rel ? f->files[file].rel : f->files[file].path;
 }
 
-#define assert_pos(f, p, file_, line_, col_)                                                       \
-	do {                                                                                       \
-		assert_string_equal(rel((f), (p).file), (file_));                                  \
-		assert_int_equal((p).line, (line_));                                               \
-		assert_int_equal((p).column, (col_));                                              \
+#define assert_pos(f, p, file_, line_, col_)                      \
+	do {                                                      \
+		assert_string_equal(rel((f), (p).file), (file_)); \
+		assert_int_equal((p).line, (line_));              \
+		assert_int_equal((p).column, (col_));             \
 	} while (0)
 
-#define assert_range(f, r, file_, line_, col_, end_line_, end_col_)                              \
-	do {                                                                                       \
-		assert_string_equal(rel((f), (r).file), (file_));                                  \
-		assert_int_equal((r).line, (line_));                                               \
-		assert_int_equal((r).column, (col_));                                              \
-		assert_int_equal((r).end_line, (end_line_));                                       \
-		assert_int_equal((r).end_column, (end_col_));                                      \
+#define assert_range(f, r, file_, line_, col_, end_line_, end_col_) \
+	do {                                                        \
+		assert_string_equal(rel((f), (r).file), (file_));   \
+		assert_int_equal((r).line, (line_));                \
+		assert_int_equal((r).column, (col_));               \
+		assert_int_equal((r).end_line, (end_line_));        \
+		assert_int_equal((r).end_column, (end_col_));       \
 	} while (0)
 
 /* The statement at a line (the first one recorded there). */
@@ -212,7 +212,8 @@ static void test_mpi_program(void **state)
 		} else if (in->file == main_file && strcmp(in->name, "mpi.h") == 0) {
 			assert_true(in->angled);
 			assert_int_equal(in->line, 4);
-			assert_string_equal(f.files[in->resolved].path + strlen(f.files[in->resolved].path) -
+			assert_string_equal(f.files[in->resolved].path +
+			                        strlen(f.files[in->resolved].path) -
 			                        strlen("tests/fixtures/lift/mpi/mpi.h"),
 			                    "tests/fixtures/lift/mpi/mpi.h");
 			assert_false(f.files[in->resolved].local);
@@ -322,6 +323,7 @@ static void test_mpi_program(void **state)
 	assert_int_equal(l->loop, loop);
 	assert_true(f.files[main_file].patched);
 	assert_int_equal(f.npatches, 3);
+	assert_int_equal(count_calls(&f, "dim3"), 0); /* the grid's conversion: nothing written */
 
 	/* main's statements: the top level, continue and break with their loops */
 	body = stmt_at(&f, CUCO_LIFT_STMT_COMPOUND, "main.cu", 33);
@@ -399,7 +401,16 @@ static void test_single_process(void **state)
 	assert_true(c->is_constructor);
 	assert_range(&f, c->extent, "main.cu", 33, 14, 33, 32);
 	for (i = 0; i < f.nfunctions; i++)
-		assert_int_equal(f.functions[i].kind, CUCO_LIFT_FN_HOST);
+		assert_int_equal(f.functions[i].kind, strcmp(f.functions[i].name, "peek") == 0
+		                                          ? CUCO_LIFT_FN_KERNEL
+		                                          : CUCO_LIFT_FN_HOST);
+
+	/* NCCL's device API is no host collective */
+	c = call_n(&f, "ncclGetLsaPointer", 0);
+	assert_int_equal(c->origin, CUCO_LIFT_ORIGIN_NCCL_DEVICE);
+	assert_int_equal(c->nccl, CUCO_LIFT_NCCL_NONE);
+	assert_false(cuco_lift_call_is_host_collective(c));
+	assert_pos(&f, c->name, "main.cu", 53, 22);
 	cuco_lift_facts_release(&f);
 }
 
@@ -587,7 +598,10 @@ static void test_programs_parse(void **state)
 	    {"learncuda-nccl-allreduce", {"nccl.cu"}, {"."}, {NULL}},
 	    {"mgpm-jacobi-nccl-graphs", {"jacobi.cpp", "jacobi_kernels.cu"}, {"."}, {"HAVE_CUB"}},
 	    {"mgpm-jacobi-nccl-overlap", {"jacobi.cpp", "jacobi_kernels.cu"}, {"."}, {"HAVE_CUB"}},
-	    {"nccl-tests-reduce-scatter", {"src/reduce_scatter.cu"}, {"src", "os"}, {"NCCL_OS_LINUX"}},
+	    {"nccl-tests-reduce-scatter",
+	     {"src/reduce_scatter.cu"},
+	     {"src", "os"},
+	     {"NCCL_OS_LINUX"}},
 	    {"umd-nccl-allgather-bf16", {"allgather.cu"}, {"."}, {"USE_CUDA", "USE_NCCL"}},
 	};
 	size_t i, j;
@@ -746,11 +760,11 @@ static void test_program_nccl_tests(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_missing_libclang), cmocka_unit_test(test_mpi_program),
-	    cmocka_unit_test(test_single_process),   cmocka_unit_test(test_c_threads),
-	    cmocka_unit_test(test_broken_program),   cmocka_unit_test(test_compile_commands),
-	    cmocka_unit_test(test_programs_parse),   cmocka_unit_test(test_program_jacobi),
-	    cmocka_unit_test(test_program_prk),      cmocka_unit_test(test_program_symmem),
+	    cmocka_unit_test(test_missing_libclang),   cmocka_unit_test(test_mpi_program),
+	    cmocka_unit_test(test_single_process),     cmocka_unit_test(test_c_threads),
+	    cmocka_unit_test(test_broken_program),     cmocka_unit_test(test_compile_commands),
+	    cmocka_unit_test(test_programs_parse),     cmocka_unit_test(test_program_jacobi),
+	    cmocka_unit_test(test_program_prk),        cmocka_unit_test(test_program_symmem),
 	    cmocka_unit_test(test_program_nccl_tests),
 	};
 	const char *env = getenv("CUCO_LIBCLANG");
