@@ -6,7 +6,8 @@
 # one is for a node with one GPU: the device-library tests (test_gemm under
 # memcheck too), every placement of both workloads verified with --ranks 1
 # (nothing sent: the compute side only) by bench/probes/ragged_one_rank.sh, and
-# the harness's guards (tests/gpu/guards.sh).
+# the harness's guards (tests/gpu/guards.sh). quick, full and one also run
+# tests/gpu/reference.sh (a reference program, inouts, exact compare).
 # bench is full's benchmark alone; full and bench read VARIANTS (names under workloads/gemm_allgather/variants);
 # agbench is slowpath's allgather_gemm bench and PyTorch peers alone (SKIP_TORCH=1: without them); slowpath
 # reads SHAPES ('--shape 4096 --shape 8192'), AG_VARIANTS (names under
@@ -80,6 +81,7 @@ if [ "$mode" = quick ] || [ "$mode" = full ]; then
 step test_lsa timeout 120 $B/test_lsa
 step test_gemm_quick timeout 120 $B/test_gemm --quick
 step test_gemm_modules timeout 60 $B/test_gemm_modules
+step harness_reference env CUCO_BUILD=$B OUT="$out" bash tests/gpu/reference.sh
 W=workloads/gemm_allgather
 step eval_wrong $B/cuco eval tests/gpu/programs/wrong.cu --workload gemm_allgather --shape 2048 --timeout 20
 step eval_partial $B/cuco eval tests/gpu/programs/partial.cu --workload gemm_allgather --shape 2048 --timeout 20
@@ -137,6 +139,7 @@ elif [ "$mode" = one ]; then
 	step test_gemm_memcheck timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 $B/test_gemm --quick
 	step one_rank env CUCO_BUILD=$B OUT="$out" bash bench/probes/ragged_one_rank.sh
 	step guards env CUCO_BUILD=$B OUT="$out" bash tests/gpu/guards.sh
+	step harness_reference env CUCO_BUILD=$B OUT="$out" bash tests/gpu/reference.sh
 elif [ "$mode" = quick ]; then
 	step bench_quick $B/cuco bench gemm_allgather --shape 2048 --shape 8192 --json "$out/bench-quick.json"
 fi
