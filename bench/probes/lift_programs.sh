@@ -2,9 +2,11 @@
 # lift_programs.sh - the public host-NCCL programs (tests/lift/programs.tsv) lifted by `cuco init
 # --from`, and on one GPU each lifted baseline checked against the program itself.
 #
-#   bench/probes/lift_programs.sh prepare DIR [PROGRAMS]   # here (no GPU): lift, build the
-#                                                          # observing executables
-#   bench/probes/lift_programs.sh run DIR [BUILD]          # on one GPU (carry DIR and BUILD)
+#   bench/probes/lift_programs.sh prepare DIR   # here (no GPU): lift, build the observing
+#                                               # executables
+#   bench/probes/lift_programs.sh run DIR       # on one GPU (carry DIR and the build)
+#
+# CUCO_BUILD names the build folder (default build); ONLY="jacobi prk" picks programs.
 #
 # run: for every lifted package, the program itself runs natively on one rank (the observing
 # build of its host.cu, cuco_dev/lift/observe.cuh) and writes its device buffers where the step
@@ -19,18 +21,24 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 table=$root/tests/lift/programs.tsv
 programs=${CUCO_SHARED_PROGRAMS:-$root/../shared/programs}
 
-fields() { # name -> from flags shape expect, tab-separated
-	awk -F'\t' -v n="$1" '$1 == n { print $2 "\t" $3 "\t" $4 "\t" $5 }' "$table"
+fields() { # name -> from flags shape expect, separated by \037 (empty fields kept)
+	awk -F'\t' -v n="$1" '$1 == n { print $2 "\037" $3 "\037" $4 "\037" $5 }' "$table"
 }
-names() { awk -F'\t' '!/^#/ && NF >= 5 && $5 == "lift" { print $1 }' "$table"; }
+names() {
+	if [ -n "${ONLY:-}" ]; then
+		echo "$ONLY"
+	else
+		awk -F'\t' '!/^#/ && NF >= 5 && $5 == "lift" { print $1 }' "$table"
+	fi
+}
+build=$(cd "$root" && realpath -m "${CUCO_BUILD:-build}")
 
 case $cmd in
 prepare)
-	build=${3:-$root/build}
 	mkdir -p "$dir/pkgs"
 	export PATH=$PATH:/usr/local/cuda/bin
 	for n in $(names); do
-		IFS=$'\t' read -r from flags shape expect <<<"$(fields "$n")"
+		IFS=$'\037' read -r from flags shape expect <<<"$(fields "$n")"
 		flags=${flags//\{P\}/$programs/${from%%/*}}
 		rm -rf "$dir/pkgs/$n"
 		eval "set -- $flags"
@@ -44,7 +52,6 @@ prepare)
 	done
 	;;
 run)
-	build=${3:-$root/build}
 	. "$root/scripts/gpu-env.sh"
 	export CUCO_HOME=$root CUCO_STATE=${CUCO_STATE:-/tmp/cuco-lift-state}
 	out=${OUT:-/tmp}

@@ -231,7 +231,10 @@ static void main_adapter(const struct cuco_lift_facts *f, struct cuco_lift_plan 
 }
 
 static const char abi_text[] =
-    "\n#ifndef CUCO_LIFT_WORKLOAD\n"
+    "\n#if defined(CUCO_LIFT_OBSERVE)\n"
+    "/* the program run natively, one rank, its buffers written at the step (lift.cuh) */\n"
+    "int main(int argc, char **argv)\n{\n\treturn cuco_lift_observe(argc, argv, cuco_lift_main);\n}\n"
+    "#elif !defined(CUCO_LIFT_WORKLOAD)\n"
     "extern \"C\" int cuco_program_requirements(const struct cuco_ctx *ctx,\n"
     "                                           struct cuco_requirements *req)\n"
     "{\n\treturn cuco_lift_requirements(ctx, req);\n}\n"
