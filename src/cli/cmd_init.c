@@ -384,6 +384,8 @@ struct init_args {
 	int ninclude_dirs;
 	const char *defines[32];
 	int ndefines;
+	const char *arg_values[32];
+	int nargs_given;
 	int no_compile;
 	const char *pos[1];
 	int npos;
@@ -411,8 +413,14 @@ static const struct cli_flag init_flags[] = {
     {CLI_STRING, "--step", "FILE:LINE",
      "--from: the loop (or statement) there is the step (or put `// cuco: step` before it)",
      CLI_AT(struct init_args, step)},
-    {CLI_STRING, "--entry", "FUNC", "--from: run FUNC as the program's main",
+    {CLI_STRING, "--entry", "FUNC",
+     "--from: run FUNC as the program's main, or, when it takes other arguments, call it as "
+     "the step from a main the lift writes",
      CLI_AT(struct init_args, entry)},
+    {CLI_LIST, "--arg", "NAME=EXPR",
+     "--entry: a value for FUNC's parameter NAME (a C expression; a pointer's: its bytes) "
+     "(repeatable)",
+     CLI_LIST_AT(struct init_args, arg_values, nargs_given)},
     {CLI_LIST, "--include-dir", "DIR", "--from: an include folder of the program (repeatable)",
      CLI_LIST_AT(struct init_args, include_dirs, ninclude_dirs)},
     {CLI_LIST, "-D", "NAME[=VALUE]", "--from: a macro the program is built with (repeatable)",
@@ -472,9 +480,10 @@ int cmd_init(int argc, char **argv)
 	if (a.from) {
 		struct init_from_opts fo;
 		if (a.coll || a.params)
-			return cli_usage_error("init", "--from lifts the program as it is: --collective "
-			                               "and --params are for a package around the "
-			                               "built-in compute");
+			return cli_usage_error("init",
+			                       "--from lifts the program as it is: --collective "
+			                       "and --params are for a package around the "
+			                       "built-in compute");
 		memset(&fo, 0, sizeof(fo));
 		fo.name = o.name;
 		fo.from = a.from;
@@ -489,12 +498,15 @@ int cmd_init(int argc, char **argv)
 		memcpy(fo.include_dirs, a.include_dirs, sizeof(fo.include_dirs));
 		fo.ndefines = a.ndefines;
 		memcpy(fo.defines, a.defines, sizeof(fo.defines));
+		fo.nargs_given = a.nargs_given;
+		memcpy(fo.arg_values, a.arg_values, sizeof(fo.arg_values));
 		return cli_init_from(&fo);
 	}
 	if (a.args || a.nshapes || a.step || a.entry || a.ninclude_dirs || a.ndefines ||
-	    a.no_compile)
-		return cli_usage_error("init", "--args, --shape, --step, --entry, --include-dir, -D "
-		                               "and --no-compile go with --from");
+	    a.nargs_given || a.no_compile)
+		return cli_usage_error("init",
+		                       "--args, --shape, --step, --entry, --include-dir, -D "
+		                       "and --no-compile go with --from");
 	if (parse_params(params, &o))
 		return CUCO_ERR_USAGE;
 	if (!o.coll)
@@ -553,7 +565,8 @@ int cmd_init(int argc, char **argv)
 		for (size_t k = 0; !rc && k < sizeof(files) / sizeof(files[0]); k++)
 			rc = emit(share, files[k][0], o.dir, files[k][1], o.coll, vars, nv, &err);
 		if (!rc)
-			rc = emit(share, "compute.cuh", o.dir, "compute.cuh", o.coll, vars, nv, &err);
+			rc = emit(share, "compute.cuh", o.dir, "compute.cuh", o.coll, vars, nv,
+			          &err);
 		cuco_strbuf_release(&desc);
 		if (rc)
 			goto fail;

@@ -17,6 +17,8 @@ struct init_from_opts {
 	int ninclude_dirs;
 	const char *defines[32];
 	int ndefines;
+	const char *arg_values[32]; /* --arg NAME=EXPR: a parameter of --entry's function */
+	int nargs_given;
 	int no_compile; /* skip the compile check (no nvcc) */
 };
 

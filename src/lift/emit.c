@@ -7,6 +7,7 @@
  */
 #include "lift/emit.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,10 +22,10 @@
 
 struct piece {
 	unsigned begin, end;
-	int order;     /* at one offset: lines (0), edits (1 + seq) */
+	int order; /* at one offset: lines (0), edits (1 + seq) */
 	const char *text;
-	int include;   /* >= 0: inline this file here */
-	int resync;    /* the text holds newlines: number the rest of the line again */
+	int include; /* >= 0: inline this file here */
+	int resync;  /* the text holds newlines: number the rest of the line again */
 };
 
 static int piece_cmp(const void *a, const void *b)
@@ -57,17 +58,35 @@ static const char *relname(const struct cuco_lift_facts *f, int file)
 	return f->files[file].rel ? f->files[file].rel : f->files[file].path;
 }
 
+/* The include folders whose headers are the program's own (set by cuco_lift_emit_host). */
+static const struct cuco_lift_emit_opts *own_dirs;
+
+static int in_own_dir(const char *path)
+{
+	for (size_t i = 0; own_dirs && i < own_dirs->ninclude_dirs; i++) {
+		char dir[PATH_MAX];
+		size_t n;
+		if (!realpath(own_dirs->include_dirs[i], dir))
+			continue;
+		n = strlen(dir);
+		if (!strncmp(path, dir, n) && path[n] == '/')
+			return 1;
+	}
+	return 0;
+}
+
 static int is_local_include(const struct cuco_lift_facts *f, const struct cuco_lift_include *in)
 {
 	const char *base = strrchr(in->name, '/');
 	base = base ? base + 1 : in->name;
-	return in->resolved >= 0 && f->files[in->resolved].local && strcmp(base, "mpi.h") != 0;
+	return in->resolved >= 0 && strcmp(base, "mpi.h") != 0 &&
+	       (f->files[in->resolved].local || in_own_dir(f->files[in->resolved].path));
 }
 
 struct emitter {
 	const struct cuco_lift_facts *f;
 	struct cuco_lift_plan *p;
-	int *once;  /* per file: inlined already, and it says #pragma once */
+	int *once; /* per file: inlined already, and it says #pragma once */
 	int depth;
 	struct cuco_err *err;
 };
@@ -160,10 +179,11 @@ static int emit_file(struct emitter *e, int file, struct cuco_strbuf *out)
 	for (size_t i = 0; i < n && !rc; i++) {
 		struct piece *q = &v[i];
 		if (q->begin < pos) {
-			rc = cuco_err_set(e->err, CUCO_ERR_UNSUPPORTED,
-			                  "%s:%u: two of the lift's edits overlap here (a cuco bug; "
-			                  "please report it with the program)",
-			                  name, line_of(t, q->begin));
+			rc =
+			    cuco_err_set(e->err, CUCO_ERR_UNSUPPORTED,
+			                 "%s:%u: two of the lift's edits overlap here (a cuco bug; "
+			                 "please report it with the program)",
+			                 name, line_of(t, q->begin));
 			break;
 		}
 		cuco_strbuf_add(out, t + pos, q->begin - pos);
@@ -208,9 +228,10 @@ static void main_adapter(const struct cuco_lift_facts *f, struct cuco_lift_plan 
 {
 	const struct cuco_lift_function *m = &f->functions[p->entry];
 	const char *t = cuco_lift_plan_text(p, f, m->extent.file);
-	int is_void = 0;
+	const char *callee = p->driver || m->is_main ? "cuco_lift_user_main" : m->name;
+	int is_void = 0, nparams = p->driver ? 2 : (int)m->nparams;
 
-	if (t) {
+	if (t && !p->driver) {
 		char head[256];
 		size_t len = m->name_pos.offset - m->extent.begin;
 		if (len >= sizeof(head))
@@ -220,12 +241,12 @@ static void main_adapter(const struct cuco_lift_facts *f, struct cuco_lift_plan 
 		is_void = strstr(head, "void") != NULL;
 	}
 	cuco_strbuf_adds(out, "static int cuco_lift_main(int argc, char **argv)\n{\n");
-	if (m->nparams == 0)
+	if (nparams == 0)
 		cuco_strbuf_adds(out, "\t(void)argc;\n\t(void)argv;\n");
-	cuco_strbuf_addf(out, "\t%scuco_lift_user_main(%s);%s\n", is_void ? "" : "return ",
-	                 m->nparams == 0   ? ""
-	                 : m->nparams == 2 ? "argc, argv"
-	                                   : "argc, argv, environ",
+	cuco_strbuf_addf(out, "\t%s%s(%s);%s\n", is_void ? "" : "return ", callee,
+	                 nparams == 0   ? ""
+	                 : nparams == 2 ? "argc, argv"
+	                                : "argc, argv, environ",
 	                 is_void ? "\n\treturn 0;" : "");
 	cuco_strbuf_adds(out, "}\n");
 }
@@ -233,7 +254,8 @@ static void main_adapter(const struct cuco_lift_facts *f, struct cuco_lift_plan 
 static const char abi_text[] =
     "\n#if defined(CUCO_LIFT_OBSERVE)\n"
     "/* the program run natively, one rank, its buffers written at the step (lift.cuh) */\n"
-    "int main(int argc, char **argv)\n{\n\treturn cuco_lift_observe(argc, argv, cuco_lift_main);\n}\n"
+    "int main(int argc, char **argv)\n{\n\treturn cuco_lift_observe(argc, argv, "
+    "cuco_lift_main);\n}\n"
     "#elif !defined(CUCO_LIFT_WORKLOAD)\n"
     "extern \"C\" int cuco_program_requirements(const struct cuco_ctx *ctx,\n"
     "                                           struct cuco_requirements *req)\n"
@@ -290,6 +312,7 @@ int cuco_lift_emit_host(const struct cuco_lift_facts *f, struct cuco_lift_plan *
 	int rc = CUCO_OK;
 	size_t nunits = 0;
 
+	own_dirs = o;
 	cuco_strbuf_addf(out,
 	                 "// %s: lifted by `cuco init` from %s (docs/your-own-program.md).\n"
 	                 "// The program's own code below; cuco_dev/lift.cuh runs its main up to "
@@ -304,6 +327,8 @@ int cuco_lift_emit_host(const struct cuco_lift_facts *f, struct cuco_lift_plan *
 			cuco_strbuf_addf(out, "#define %s 1\n", o->defines[i]);
 	}
 	cuco_strbuf_adds(out, "#define CUCO_LIFT_USER_FILES ");
+	if (p->driver)
+		cuco_strbuf_adds(out, "\"host.cu\", "); /* the driver's buffers are the tensors */
 	for (size_t i = 0, k = 0; i < f->nfiles; i++)
 		if (f->files[i].local) {
 			cuco_strbuf_adds(out, k++ ? ", " : "");
@@ -344,6 +369,8 @@ int cuco_lift_emit_host(const struct cuco_lift_facts *f, struct cuco_lift_plan *
 		for (size_t i = 0; i < out->len; i++)
 			line += out->buf[i] == '\n';
 		cuco_strbuf_addf(out, "#line %u \"host.cu\"\n", line);
+		if (p->driver)
+			rc = cuco_lift_driver(f, p, p->entry, o->args, o->nargs, out, err);
 		main_adapter(f, p, out);
 		cuco_strbuf_adds(out, abi_text);
 	}
@@ -400,9 +427,10 @@ void cuco_lift_emit_manifest(const struct cuco_lift_facts *f, const struct cuco_
 	json_object_set_new(m, "name", json_string(o->name));
 	json_object_set_new(m, "description", json_string(desc.buf));
 	json_object_set_new(m, "abi", json_integer(CUCO_ABI_VERSION));
-	json_object_set_new(m, "dtype", json_string(dtype == CUCO_DTYPE_BF16  ? "bf16"
-	                                            : dtype == CUCO_DTYPE_F16 ? "f16"
-	                                                                      : "f32"));
+	json_object_set_new(m, "dtype",
+	                    json_string(dtype == CUCO_DTYPE_BF16  ? "bf16"
+	                                : dtype == CUCO_DTYPE_F16 ? "f16"
+	                                                          : "f32"));
 	json_object_set_new(m, "tolerance", json_real(p->float_reduction ? 1e-5 : 1e-6));
 	for (int r = 2; r <= 8; r *= 2)
 		json_array_append_new(ranks, json_integer(r));
@@ -474,8 +502,8 @@ int cuco_lift_emit_report(const struct cuco_lift_facts *f, const struct cuco_lif
 	static const char *const kinds[] = {"", "info", "todo", "dropped"};
 	static const char *const roles[] = {"", "input", "output", "inout"};
 	json_t *r = json_object(), *files = json_array(), *sites = json_array(),
-	       *calls = json_array(), *notes = json_array(), *step = where(f, p->step.file,
-	                                                                      p->step.line);
+	       *calls = json_array(), *notes = json_array(),
+	       *step = where(f, p->step.file, p->step.line);
 	char *text;
 
 	json_object_set_new(r, "from", json_string(o->from));
@@ -486,7 +514,8 @@ int cuco_lift_emit_report(const struct cuco_lift_facts *f, const struct cuco_lif
 	json_object_set_new(r, "files", files);
 	json_object_set_new(step, "end_line", json_integer(p->step.end_line));
 	json_object_set_new(step, "function", json_string(f->functions[p->step_fn].name));
-	json_object_set_new(step, "kind", json_string(p->step_loop >= 0 ? "loop body" : "statements"));
+	json_object_set_new(step, "kind",
+	                    json_string(p->step_loop >= 0 ? "loop body" : "statements"));
 	json_object_set_new(r, "step", step);
 	json_object_set_new(r, "single_process", json_boolean(p->single_process));
 	json_object_set_new(r, "float_reduction", json_boolean(p->float_reduction));

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 
+#include "lift/driver.h"
 #include "lift/facts.h"
 #include "lift/plan.h"
 #include "util/error.h"
@@ -25,13 +26,19 @@ struct cuco_lift_shape {
 };
 
 struct cuco_lift_emit_opts {
-	const char *name;        /* the workload's name */
-	const char *argv;        /* the program's command line, {param} for a shape's value; "" none */
+	const char *name; /* the workload's name */
+	const char *argv; /* the program's command line, {param} for a shape's value; "" none */
 	const struct cuco_lift_shape *shapes; /* none: one shape "default" */
 	int nshapes;
 	const char *const *defines; /* the -D macros the program was parsed with */
 	size_t ndefines;
-	const char *from;           /* what the user named (for the description) */
+	const char *from;                       /* what the user named (for the description) */
+	const struct cuco_lift_arg_value *args; /* --arg NAME=EXPR for a function's driver */
+	size_t nargs;
+	/* the program's own include folders (--include-dir): their headers are inlined as the
+	 * local ones are, so that the package needs none of them */
+	const char *const *include_dirs;
+	size_t ninclude_dirs;
 };
 
 /*

@@ -54,8 +54,7 @@ void cuco_lift_plan_release(struct cuco_lift_plan *p)
 	cuco_lift_plan_init(p);
 }
 
-const char *cuco_lift_plan_text(struct cuco_lift_plan *p, const struct cuco_lift_facts *f,
-                                int file)
+const char *cuco_lift_plan_text(struct cuco_lift_plan *p, const struct cuco_lift_facts *f, int file)
 {
 	if (file < 0 || (size_t)file >= f->nfiles)
 		return NULL;
@@ -82,9 +81,8 @@ static const char *rel(const struct cuco_lift_facts *f, int file)
 	return f->files[file].rel ? f->files[file].rel : f->files[file].path;
 }
 
-static void note(struct cuco_lift_plan *p, int kind, int file, unsigned line, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static void note(struct cuco_lift_plan *p, int kind, int file, unsigned line, const char *fmt, ...)
+void cuco_lift_plan_note(struct cuco_lift_plan *p, int kind, int file, unsigned line,
+                         const char *fmt, ...)
 {
 	struct cuco_lift_note *n = CUCO_ARRAY_PUSH(p->notes, p->nnotes, p->notes_alloc);
 	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
@@ -223,7 +221,8 @@ static void graph_make(const struct cuco_lift_facts *f, int entry, struct graph 
 				continue;
 			if (c->function >= 0 && !g->reach[c->function])
 				changed = g->reach[c->function] = 1;
-			/* a function handed over by name (run_example(argc, argv, allReduce)) runs */
+			/* a function handed over by name (run_example(argc, argv, allReduce)) runs
+			 */
 			for (size_t k = 0; k < c->nargs; k++) {
 				const char *t = c->args[k].text;
 				int fn;
@@ -247,7 +246,8 @@ static int range_collects(const struct cuco_lift_facts *f, const struct graph *g
 		const struct cuco_lift_call *c = &f->calls[i];
 		if (!pos_within(&c->name, r) && !within(&c->extent, r))
 			continue;
-		if (cuco_lift_call_is_host_collective(c) || (c->function >= 0 && g->collects[c->function]))
+		if (cuco_lift_call_is_host_collective(c) ||
+		    (c->function >= 0 && g->collects[c->function]))
 			return 1;
 	}
 	return 0;
@@ -558,9 +558,9 @@ static int choose_step(struct cuco_lift_plan *p, const struct cuco_lift_facts *f
 			p->step_first = p->step_last = s;
 			p->step = f->stmts[s].extent;
 		}
-		note(p, CUCO_LIFT_NOTE_INFO, file, line, "step: the %s named by %s",
-		     is_loop(f->stmts[s].kind) ? "loop's body" : "statement",
-		     o->step_at ? "--step" : "the `cuco: step` comment");
+		cuco_lift_plan_note(p, CUCO_LIFT_NOTE_INFO, file, line, "step: the %s named by %s",
+		                    is_loop(f->stmts[s].kind) ? "loop's body" : "statement",
+		                    o->step_at ? "--step" : "the `cuco: step` comment");
 		free(cand);
 		return CUCO_OK;
 	}
@@ -603,15 +603,17 @@ static int choose_step(struct cuco_lift_plan *p, const struct cuco_lift_facts *f
 		p->step_fn = s->function;
 		p->step_loop = best;
 		p->step = s->body;
-		note(p, CUCO_LIFT_NOTE_INFO, s->extent.file, s->extent.line,
-		     "step: the body of this loop (%s)%s%s%s", s->cond_text ? s->cond_text : "",
-		     nbest > 1 ? "; the last of the innermost loops that run collectives"
-		               : "; the innermost loop that runs collectives",
-		     others.len ? "; other loops with collectives: " : "", others.buf);
+		cuco_lift_plan_note(
+		    p, CUCO_LIFT_NOTE_INFO, s->extent.file, s->extent.line,
+		    "step: the body of this loop (%s)%s%s%s", s->cond_text ? s->cond_text : "",
+		    nbest > 1 ? "; the last of the innermost loops that run collectives"
+		              : "; the innermost loop that runs collectives",
+		    others.len ? "; other loops with collectives: " : "", others.buf);
 		if (others.len)
-			note(p, CUCO_LIFT_NOTE_INFO, s->extent.file, s->extent.line,
-			     "to take another, put `// cuco: step` on the line before it or pass "
-			     "--step FILE:LINE");
+			cuco_lift_plan_note(
+			    p, CUCO_LIFT_NOTE_INFO, s->extent.file, s->extent.line,
+			    "to take another, put `// cuco: step` on the line before it or pass "
+			    "--step FILE:LINE");
 		cuco_strbuf_release(&others);
 		free(cand);
 		return CUCO_OK;
@@ -632,9 +634,10 @@ static int choose_step(struct cuco_lift_plan *p, const struct cuco_lift_facts *f
 		if (rc)
 			return rc;
 	}
-	note(p, CUCO_LIFT_NOTE_INFO, p->step.file, p->step.line,
-	     "step: the statements of %s from line %u to %u (no loop runs the collectives)",
-	     f->functions[fn].name, p->step.line, p->step.end_line);
+	cuco_lift_plan_note(
+	    p, CUCO_LIFT_NOTE_INFO, p->step.file, p->step.line,
+	    "step: the statements of %s from line %u to %u (no loop runs the collectives)",
+	    f->functions[fn].name, p->step.line, p->step.end_line);
 	return CUCO_OK;
 }
 
@@ -663,15 +666,17 @@ static int leave_edits(struct cuco_lift_plan *p, const struct cuco_lift_facts *f
 		if (!leaves)
 			continue;
 		if (s->macro || s->opaque)
-			return cuco_err_set(err, CUCO_ERR_UNSUPPORTED,
-			                    "%s:%u: the %s that leaves the step comes from macro %s; "
-			                    "the lift cannot end the step there. Mark a narrower step "
-			                    "with `// cuco: step`",
-			                    rel(f, s->extent.file), s->extent.line,
-			                    cuco_lift_stmt_kind_name(s->kind), s->macro ? s->macro : "?");
+			return cuco_err_set(
+			    err, CUCO_ERR_UNSUPPORTED,
+			    "%s:%u: the %s that leaves the step comes from macro %s; "
+			    "the lift cannot end the step there. Mark a narrower step "
+			    "with `// cuco: step`",
+			    rel(f, s->extent.file), s->extent.line,
+			    cuco_lift_stmt_kind_name(s->kind), s->macro ? s->macro : "?");
 		edit(p, s->extent.file, s->extent.begin, s->extent.end, "CUCO_LIFT_STEP_LEAVE;");
-		note(p, CUCO_LIFT_NOTE_INFO, s->extent.file, s->extent.line,
-		     "this %s ends the run's pass through the step", cuco_lift_stmt_kind_name(s->kind));
+		cuco_lift_plan_note(p, CUCO_LIFT_NOTE_INFO, s->extent.file, s->extent.line,
+		                    "this %s ends the run's pass through the step",
+		                    cuco_lift_stmt_kind_name(s->kind));
 	}
 	return CUCO_OK;
 }
@@ -718,10 +723,10 @@ static void entry_edits(struct cuco_lift_plan *p, const struct cuco_lift_facts *
 static void call_edits(struct cuco_lift_plan *p, const struct cuco_lift_facts *f)
 {
 	static const char *const map[][2] = {
-	    {"exit", "cuco_lift_exit"},         {"_exit", "cuco_lift_exit"},
-	    {"_Exit", "cuco_lift_exit"},        {"quick_exit", "cuco_lift_exit"},
-	    {"abort", "cuco_lift_abort"},       {"setenv", "cuco_lift_setenv"},
-	    {"putenv", "cuco_lift_putenv"},     {"unsetenv", "cuco_lift_unsetenv"},
+	    {"exit", "cuco_lift_exit"},       {"_exit", "cuco_lift_exit"},
+	    {"_Exit", "cuco_lift_exit"},      {"quick_exit", "cuco_lift_exit"},
+	    {"abort", "cuco_lift_abort"},     {"setenv", "cuco_lift_setenv"},
+	    {"putenv", "cuco_lift_putenv"},   {"unsetenv", "cuco_lift_unsetenv"},
 	    {"pthread_yield", "sched_yield"},
 	};
 
@@ -757,13 +762,15 @@ static void device_loop_edits(struct cuco_lift_plan *p, const struct cuco_lift_f
 	for (size_t i = 0; i < f->nstmts; i++) {
 		const struct cuco_lift_stmt *s = &f->stmts[i];
 		char open[160];
-		if (!is_loop(s->kind) || (int)i == p->step_loop || !device_loop(f, s, counts, ncounts))
+		if (!is_loop(s->kind) || (int)i == p->step_loop ||
+		    !device_loop(f, s, counts, ncounts))
 			continue;
 		snprintf(open, sizeof(open), "CUCO_LIFT_DEVICE_ONLY(%s);", s->induction);
 		body_prefix(p, f, s, open, NULL);
-		note(p, CUCO_LIFT_NOTE_INFO, s->extent.file, s->extent.line,
-		     "a loop over the devices: each rank runs it for its own device (%s)",
-		     s->induction);
+		cuco_lift_plan_note(
+		    p, CUCO_LIFT_NOTE_INFO, s->extent.file, s->extent.line,
+		    "a loop over the devices: each rank runs it for its own device (%s)",
+		    s->induction);
 	}
 }
 
@@ -782,9 +789,19 @@ static void block_inserts(struct cuco_lift_plan *p, const struct cuco_lift_facts
 		insert_lines(p, fn->extent.file, fn->extent.line, "// EVOLVE-BLOCK-START\n");
 		insert_lines(p, fn->extent.file, fn->extent.end_line + 1, "// EVOLVE-BLOCK-END\n");
 	}
-	if (cuco_lift_rules_own_lines(cuco_lift_plan_text(p, f, p->step.file), p->step.begin,
-	                              p->step.end) &&
-	    p->step_loop < 0) {
+	if (p->driver) {
+		const struct cuco_lift_function *fn = &f->functions[p->entry];
+		if (fn->kind == CUCO_LIFT_FN_HOST &&
+		    cuco_lift_rules_own_lines(cuco_lift_plan_text(p, f, fn->extent.file),
+		                              fn->extent.begin, fn->extent.end)) {
+			insert_lines(p, fn->extent.file, fn->extent.line,
+			             "// EVOLVE-BLOCK-START\n");
+			insert_lines(p, fn->extent.file, fn->extent.end_line + 1,
+			             "// EVOLVE-BLOCK-END\n");
+		}
+	} else if (cuco_lift_rules_own_lines(cuco_lift_plan_text(p, f, p->step.file), p->step.begin,
+	                                     p->step.end) &&
+	           p->step_loop < 0) {
 		insert_lines(p, p->step.file, p->step.line, "// EVOLVE-BLOCK-START\n");
 		insert_lines(p, p->step.file, p->step.end_line + 1, "// EVOLVE-BLOCK-END\n");
 	} else if (p->step_loop >= 0) {
@@ -807,9 +824,13 @@ static void step_calls(struct cuco_lift_plan *p, const struct cuco_lift_facts *f
 	int *inside = cuco_xcalloc(f->nfunctions + 1, sizeof(int));
 	int changed = 1;
 
+	if (p->driver)
+		inside[p->entry] = 1;
+
 	for (size_t i = 0; i < f->ncalls; i++) {
 		const struct cuco_lift_call *c = &f->calls[i];
-		if (c->function >= 0 && (within(&c->extent, &p->step) || pos_within(&c->name, &p->step)))
+		if (c->function >= 0 &&
+		    (within(&c->extent, &p->step) || pos_within(&c->name, &p->step)))
 			inside[c->function] = 1;
 	}
 	while (changed) {
@@ -823,13 +844,16 @@ static void step_calls(struct cuco_lift_plan *p, const struct cuco_lift_facts *f
 	}
 	for (size_t i = 0; i < f->ncalls; i++) {
 		const struct cuco_lift_call *c = &f->calls[i];
-		int here = pos_within(&c->name, &p->step) || (c->caller >= 0 && inside[c->caller]);
-		if (!here || !cuco_lift_rules_step_call(c->callee) || c->origin != CUCO_LIFT_ORIGIN_NCCL)
+		int here = (p->step.file >= 0 && pos_within(&c->name, &p->step)) ||
+		           (c->caller >= 0 && inside[c->caller]);
+		if (!here || !cuco_lift_rules_step_call(c->callee) ||
+		    c->origin != CUCO_LIFT_ORIGIN_NCCL)
 			continue;
 		if (c->in_macro_body) {
-			note(p, CUCO_LIFT_NOTE_INFO, c->macro.site.file, c->macro.site.line,
-			     "%s comes from the body of macro %s: the seed keeps it a host call",
-			     c->callee, c->macro.name);
+			cuco_lift_plan_note(
+			    p, CUCO_LIFT_NOTE_INFO, c->macro.site.file, c->macro.site.line,
+			    "%s comes from the body of macro %s: the seed keeps it a host call",
+			    c->callee, c->macro.name);
 			continue;
 		}
 		*CUCO_ARRAY_PUSH(p->step_calls, p->nstep_calls, p->step_calls_alloc) = (int)i;
@@ -839,7 +863,7 @@ static void step_calls(struct cuco_lift_plan *p, const struct cuco_lift_facts *f
 
 static void alloc_sites(struct cuco_lift_plan *p, const struct cuco_lift_facts *f)
 {
-	const char *step = cuco_lift_plan_text(p, f, p->step.file);
+	const char *step = p->driver ? NULL : cuco_lift_plan_text(p, f, p->step.file);
 
 	for (size_t i = 0; i < f->ncalls; i++) {
 		const struct cuco_lift_call *c = &f->calls[i];
@@ -859,8 +883,8 @@ static void alloc_sites(struct cuco_lift_plan *p, const struct cuco_lift_facts *
 
 static void libraries(struct cuco_lift_plan *p, const struct cuco_lift_facts *f)
 {
-	static const char *const libs[][2] = {{"cublas", "cublas"},   {"cublasLt", "cublasLt"},
-	                                      {"curand", "curand"},   {"cufft", "cufft"},
+	static const char *const libs[][2] = {{"cublas", "cublas"},     {"cublasLt", "cublasLt"},
+	                                      {"curand", "curand"},     {"cufft", "cufft"},
 	                                      {"cusparse", "cusparse"}, {"cusolver", "cusolver"}};
 
 	for (size_t i = 0; i < f->ncalls; i++) {
@@ -874,7 +898,8 @@ static void libraries(struct cuco_lift_plan *p, const struct cuco_lift_facts *f)
 			for (size_t j = 0; j < p->nlibs; j++)
 				have |= !strcmp(p->libs[j], libs[k][1]);
 			if (!have)
-				*CUCO_ARRAY_PUSH(p->libs, p->nlibs, p->libs_alloc) = cuco_xstrdup(libs[k][1]);
+				*CUCO_ARRAY_PUSH(p->libs, p->nlibs, p->libs_alloc) =
+				    cuco_xstrdup(libs[k][1]);
 		}
 	}
 }
@@ -890,11 +915,12 @@ static int refusals(struct cuco_lift_plan *p, const struct cuco_lift_facts *f,
 		struct cuco_strbuf sb = CUCO_STRBUF_INIT;
 		int rc;
 		cuco_lift_diag_format(f, d, &sb);
-		rc = cuco_err_set(err, CUCO_ERR_COMPILE,
-		                  "%s\nthe program does not compile as given: pass its include folders "
-		                  "and macros (--include-dir DIR, -D NAME=VALUE) or a "
-		                  "compile_commands.json beside it",
-		                  sb.buf);
+		rc = cuco_err_set(
+		    err, CUCO_ERR_COMPILE,
+		    "%s\nthe program does not compile as given: pass its include folders "
+		    "and macros (--include-dir DIR, -D NAME=VALUE) or a "
+		    "compile_commands.json beside it",
+		    sb.buf);
 		cuco_strbuf_release(&sb);
 		return rc;
 	}
@@ -906,23 +932,26 @@ static int refusals(struct cuco_lift_plan *p, const struct cuco_lift_facts *f,
 		                    "nothing for cuco to make device-initiated");
 	for (size_t i = 0; i < f->ncalls; i++) {
 		const struct cuco_lift_call *c = &f->calls[i];
-		if (strcmp(c->callee, "cudaStreamBeginCapture") || c->caller < 0 || !g->reach[c->caller])
+		if (strcmp(c->callee, "cudaStreamBeginCapture") || c->caller < 0 ||
+		    !g->reach[c->caller])
 			continue;
-		return cuco_err_set(err, CUCO_ERR_UNSUPPORTED,
-		                    "%s:%u: the program captures its work into a CUDA graph "
-		                    "(cudaStreamBeginCapture) and replays it: the graph holds the "
-		                    "addresses of the buffers it was captured with, which cuco cannot "
-		                    "give each run's tensors. Lift the program's form that launches its "
-		                    "kernels and NCCL calls directly",
-		                    rel(f, c->name.file), c->name.line);
+		return cuco_err_set(
+		    err, CUCO_ERR_UNSUPPORTED,
+		    "%s:%u: the program captures its work into a CUDA graph "
+		    "(cudaStreamBeginCapture) and replays it: the graph holds the "
+		    "addresses of the buffers it was captured with, which cuco cannot "
+		    "give each run's tensors. Lift the program's form that launches its "
+		    "kernels and NCCL calls directly",
+		    rel(f, c->name.file), c->name.line);
 	}
 	if (f->nthreads) {
 		const struct cuco_lift_call *c = &f->calls[f->threads[0].call];
-		return cuco_err_set(err, CUCO_ERR_UNSUPPORTED,
-		                    "%s:%u: the program starts threads (%s); cuco runs one rank per "
-		                    "process. Build it in its one-process-per-GPU mode (often an MPI "
-		                    "option such as -D MPI_SUPPORT) and lift that",
-		                    rel(f, c->name.file), c->name.line, c->callee);
+		return cuco_err_set(
+		    err, CUCO_ERR_UNSUPPORTED,
+		    "%s:%u: the program starts threads (%s); cuco runs one rank per "
+		    "process. Build it in its one-process-per-GPU mode (often an MPI "
+		    "option such as -D MPI_SUPPORT) and lift that",
+		    rel(f, c->name.file), c->name.line, c->callee);
 	}
 	for (size_t i = 0; i < f->nundefined; i++) {
 		const struct cuco_lift_undefined *u = &f->undefined[i];
@@ -930,13 +959,13 @@ static int refusals(struct cuco_lift_plan *p, const struct cuco_lift_facts *f,
 			const struct cuco_lift_call *c = &f->calls[k];
 			if (c->caller < 0 || !g->reach[c->caller] || strcmp(c->callee, u->name))
 				continue;
-			return cuco_err_set(err, CUCO_ERR_NOT_FOUND,
-			                    "%s:%u: %s calls %s (declared at %s:%u), which no file given "
-			                    "defines: lift the whole folder (--from DIR) or name the file "
-			                    "that defines it too",
-			                    rel(f, c->name.file), c->name.line,
-			                    f->functions[c->caller].name, u->name, rel(f, u->decl.file),
-			                    u->decl.line);
+			return cuco_err_set(
+			    err, CUCO_ERR_NOT_FOUND,
+			    "%s:%u: %s calls %s (declared at %s:%u), which no file given "
+			    "defines: lift the whole folder (--from DIR) or name the file "
+			    "that defines it too",
+			    rel(f, c->name.file), c->name.line, f->functions[c->caller].name,
+			    u->name, rel(f, u->decl.file), u->decl.line);
 		}
 	}
 	(void)p;
@@ -951,10 +980,11 @@ static void mpi_notes(struct cuco_lift_plan *p, const struct cuco_lift_facts *f,
 		if (c->origin != CUCO_LIFT_ORIGIN_MPI || c->caller < 0 || !g->reach[c->caller])
 			continue;
 		if (!cuco_lift_rules_mpi_runs(c->callee))
-			note(p, CUCO_LIFT_NOTE_TODO, c->name.file, c->name.line,
-			     "%s is not run by cuco's MPI layer: the run fails here if the program "
-			     "reaches it",
-			     c->callee);
+			cuco_lift_plan_note(
+			    p, CUCO_LIFT_NOTE_TODO, c->name.file, c->name.line,
+			    "%s is not run by cuco's MPI layer: the run fails here if the program "
+			    "reaches it",
+			    c->callee);
 	}
 }
 
@@ -969,27 +999,50 @@ int cuco_lift_plan_make(const struct cuco_lift_facts *f, const struct cuco_lift_
 	p->entry = cuco_lift_function_find(f, o->entry ? o->entry : "main");
 	if (p->entry < 0)
 		return cuco_err_set(err, CUCO_ERR_NOT_FOUND,
-		                    o->entry ? "no function %s is defined in the files given"
-		                             : "no main() in the files given%s: lift the folder that "
-		                               "holds the program's main, or name the function to run "
-		                               "as the program with --entry",
+		                    o->entry
+		                        ? "no function %s is defined in the files given"
+		                        : "no main() in the files given%s: lift the folder that "
+		                          "holds the program's main, or name the function to run "
+		                          "as the program with --entry",
 		                    o->entry ? o->entry : "");
 	graph_make(f, p->entry, &g);
 	if ((rc = refusals(p, f, &g, err)))
 		goto out;
+	{
+		const struct cuco_lift_function *e = &f->functions[p->entry];
+		int main_like = e->is_main || e->nparams == 0 ||
+		                (e->nparams == 2 && strstr(e->params[0].type, "int") &&
+		                 strstr(e->params[1].type, "char"));
+		p->driver = !main_like;
+		if (!e->is_main && !g.collects[p->entry]) {
+			rc = cuco_err_set(
+			    err, CUCO_ERR_NOT_FOUND,
+			    "%s:%u: --entry %s runs no NCCL collective, itself or through "
+			    "the functions it calls",
+			    rel(f, e->name_pos.file), e->name_pos.line, e->name);
+			goto out;
+		}
+	}
 	p->single_process = single_process(f);
 	ncounts = p->single_process ? device_counts(f, counts, 16) : 0;
-	if ((rc = choose_step(p, f, o, &g, counts, ncounts, err)))
+	if (p->driver) {
+		p->step_fn = p->entry;
+		p->step.file = -1;
+	} else if ((rc = choose_step(p, f, o, &g, counts, ncounts, err))) {
 		goto out;
+	}
 	if (p->single_process)
-		note(p, CUCO_LIFT_NOTE_INFO, -1, 0,
-		     "one process drives every GPU here (ncclCommInitAll or a loop of "
-		     "ncclCommInitRank): cuco runs one process per GPU, each rank the device of its "
-		     "index");
+		cuco_lift_plan_note(
+		    p, CUCO_LIFT_NOTE_INFO, -1, 0,
+		    "one process drives every GPU here (ncclCommInitAll or a loop of "
+		    "ncclCommInitRank): cuco runs one process per GPU, each rank the device of its "
+		    "index");
 	entry_edits(p, f);
-	step_edits(p, f);
-	if ((rc = leave_edits(p, f, err)))
-		goto out;
+	if (!p->driver) {
+		step_edits(p, f);
+		if ((rc = leave_edits(p, f, err)))
+			goto out;
+	}
 	call_edits(p, f);
 	if (p->single_process)
 		device_loop_edits(p, f, counts, ncounts);
@@ -998,12 +1051,18 @@ int cuco_lift_plan_make(const struct cuco_lift_facts *f, const struct cuco_lift_
 	alloc_sites(p, f);
 	libraries(p, f);
 	mpi_notes(p, f, &g);
-	p->float_reduction = cuco_lift_rules_float_reduction(f, &p->step, p->step_calls,
-	                                                     p->nstep_calls);
+	p->float_reduction =
+	    cuco_lift_rules_float_reduction(f, &p->step, p->step_calls, p->nstep_calls);
 	for (size_t i = 0; i < f->nfiles; i++)
 		if (f->files[i].parsed && (int)i != f->functions[p->entry].extent.file)
 			*CUCO_ARRAY_PUSH(p->units, p->nunits, p->units_alloc) = (int)i;
 	*CUCO_ARRAY_PUSH(p->units, p->nunits, p->units_alloc) = f->functions[p->entry].extent.file;
+	if (f->functions[p->entry].extent.file >= 0 &&
+	    !f->files[f->functions[p->entry].extent.file].parsed) {
+		/* the entry is in a header: every parsed unit is emitted, the header with its
+		 * includer */
+		p->nunits--;
+	}
 	rc = CUCO_OK;
 out:
 	graph_release(&g);

@@ -31,9 +31,9 @@ struct cuco_lift_insert {
 };
 
 enum cuco_lift_note_kind {
-	CUCO_LIFT_NOTE_INFO = 1,  /* what the lift did and why */
-	CUCO_LIFT_NOTE_TODO = 2,  /* left for the user: the package works without it */
-	CUCO_LIFT_NOTE_DROP = 3,  /* a call the harness does for the program (MPI set-up, ...) */
+	CUCO_LIFT_NOTE_INFO = 1, /* what the lift did and why */
+	CUCO_LIFT_NOTE_TODO = 2, /* left for the user: the package works without it */
+	CUCO_LIFT_NOTE_DROP = 3, /* a call the harness does for the program (MPI set-up, ...) */
 };
 
 struct cuco_lift_note {
@@ -54,16 +54,20 @@ struct cuco_lift_alloc_site {
 };
 
 struct cuco_lift_plan_opts {
-	const char *step_at; /* "FILE:LINE": the loop (or statement) there is the step; NULL: choose */
-	const char *entry;   /* the function main is; NULL: main */
+	const char
+	    *step_at; /* "FILE:LINE": the loop (or statement) there is the step; NULL: choose */
+	const char *entry; /* the function main is; NULL: main */
 };
 
 /* Everything the planner decided; caller-owned, _init/_release. */
 struct cuco_lift_plan {
 	int entry;      /* index into facts->functions */
+	int driver;     /* the entry is a function with arguments: the lift writes a main that calls
+	                   it as the step (driver.h) */
 	int step_fn;    /* the function the step is in */
 	int step_loop;  /* the loop whose body is the step, or -1 */
-	int step_first; /* else: the first and last statements of the step (children of one block) */
+	int step_first; /* else: the first and last statements of the step (children of one block)
+	                 */
 	int step_last;
 	struct cuco_lift_range step; /* the step's text */
 	int single_process;          /* one process drives every GPU (ncclCommInitAll) */
@@ -102,6 +106,10 @@ int cuco_lift_plan_make(const struct cuco_lift_facts *f, const struct cuco_lift_
 /* The contents of file (read once, owned by p), or NULL when it cannot be read. */
 const char *cuco_lift_plan_text(struct cuco_lift_plan *p, const struct cuco_lift_facts *f,
                                 int file);
+
+/* Add a note (kind: enum cuco_lift_note_kind; file -1 for the program as a whole). */
+void cuco_lift_plan_note(struct cuco_lift_plan *p, int kind, int file, unsigned line,
+                         const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* The NCCL call kinds of the step the fast path transforms, by callee name. */
 int cuco_lift_is_step_call(const char *callee);

@@ -20,16 +20,17 @@ static int in_list(const char *s, const char *const *list)
 int cuco_lift_rules_step_call(const char *callee)
 {
 	static const char *const calls[] = {
-	    "ncclAllReduce", "ncclBroadcast", "ncclBcast",     "ncclReduce",    "ncclAllGather",
-	    "ncclReduceScatter", "ncclAlltoAll", "ncclGather", "ncclScatter",   "ncclSend",
-	    "ncclRecv",      "ncclGroupStart", "ncclGroupEnd", NULL};
+	    "ncclAllReduce",     "ncclBroadcast",  "ncclBcast",    "ncclReduce",  "ncclAllGather",
+	    "ncclReduceScatter", "ncclAlltoAll",   "ncclGather",   "ncclScatter", "ncclSend",
+	    "ncclRecv",          "ncclGroupStart", "ncclGroupEnd", NULL};
 	return in_list(callee, calls);
 }
 
 int cuco_lift_rules_alloc_call(const char *callee)
 {
-	static const char *const calls[] = {"cudaMalloc",      "cudaMallocManaged", "cudaMallocAsync",
-	                                    "cudaMallocPitch", "ncclMemAlloc",      NULL};
+	static const char *const calls[] = {"cudaMalloc",      "cudaMallocManaged",
+	                                    "cudaMallocAsync", "cudaMallocPitch",
+	                                    "ncclMemAlloc",    NULL};
 	return in_list(callee, calls);
 }
 
@@ -108,8 +109,8 @@ static int arg_names(const char *arg, const char *root)
 	if (!n)
 		return 0;
 	for (s = strstr(a, r); s; s = strstr(s + 1, r)) {
-		int before = s > a && (isalnum((unsigned char)s[-1]) || s[-1] == '_' || s[-1] == '.' ||
-		                       s[-1] == '>');
+		int before = s > a && (isalnum((unsigned char)s[-1]) || s[-1] == '_' ||
+		                       s[-1] == '.' || s[-1] == '>');
 		int after = isalnum((unsigned char)s[n]) || s[n] == '_';
 		if (!before && !after)
 			return 1;
@@ -154,8 +155,8 @@ int cuco_lift_rules_role(const struct cuco_lift_facts *f, const struct cuco_lift
 	/* a root that is not a plain name or member chain ("buf + i") is not followed */
 	squeeze(r, sizeof(r), root, rn);
 	for (const char *s = r; *s; s++)
-		if (!(isalnum((unsigned char)*s) || *s == '_' || *s == '.' || *s == '[' || *s == ']' ||
-		      *s == '-' || *s == '>'))
+		if (!(isalnum((unsigned char)*s) || *s == '_' || *s == '.' || *s == '[' ||
+		      *s == ']' || *s == '-' || *s == '>'))
 			return CUCO_ROLE_INOUT;
 	/* every mention of the buffer in the step's text */
 	{
@@ -201,8 +202,8 @@ int cuco_lift_rules_role(const struct cuco_lift_facts *f, const struct cuco_lift
 
 static int float_dtype(const struct cuco_lift_arg *a)
 {
-	static const char *const floats[] = {"ncclFloat",   "ncclFloat32", "ncclFloat16",
-	                                     "ncclHalf",    "ncclFloat64", "ncclDouble",
+	static const char *const floats[] = {"ncclFloat",    "ncclFloat32", "ncclFloat16",
+	                                     "ncclHalf",     "ncclFloat64", "ncclDouble",
 	                                     "ncclBfloat16", NULL};
 	if (!a->enumerator)
 		return 1; /* a dtype in a variable: it may be one */
@@ -210,14 +211,14 @@ static int float_dtype(const struct cuco_lift_arg *a)
 }
 
 int cuco_lift_rules_float_reduction(const struct cuco_lift_facts *f,
-                                    const struct cuco_lift_range *step, const int *calls,
-                                    size_t n)
+                                    const struct cuco_lift_range *step, const int *calls, size_t n)
 {
 	(void)step;
 	for (size_t i = 0; i < n; i++) {
 		const struct cuco_lift_call *c = &f->calls[calls[i]];
 		size_t dt = 0, op = 0;
-		if (!strcmp(c->callee, "ncclAllReduce") || !strcmp(c->callee, "ncclReduceScatter")) {
+		if (!strcmp(c->callee, "ncclAllReduce") ||
+		    !strcmp(c->callee, "ncclReduceScatter")) {
 			dt = 3;
 			op = 4;
 		} else if (!strcmp(c->callee, "ncclReduce")) {
@@ -243,8 +244,7 @@ int cuco_lift_rules_float_reduction(const struct cuco_lift_facts *f,
 	return 0;
 }
 
-int cuco_lift_rules_compute_only(const struct cuco_lift_facts *f,
-                                 const struct cuco_lift_range *r)
+int cuco_lift_rules_compute_only(const struct cuco_lift_facts *f, const struct cuco_lift_range *r)
 {
 	int computes = 0;
 
@@ -254,7 +254,8 @@ int cuco_lift_rules_compute_only(const struct cuco_lift_facts *f,
 			computes = 1;
 	for (size_t i = 0; i < f->ncalls; i++) {
 		const struct cuco_lift_call *c = &f->calls[i];
-		if (c->name.file != r->file || c->name.offset < r->begin || c->name.offset >= r->end)
+		if (c->name.file != r->file || c->name.offset < r->begin ||
+		    c->name.offset >= r->end)
 			continue;
 		if (c->origin == CUCO_LIFT_ORIGIN_LOCAL || c->origin == CUCO_LIFT_ORIGIN_TOOLKIT)
 			computes = 1;
@@ -279,17 +280,48 @@ int cuco_lift_rules_own_lines(const char *text, unsigned begin, unsigned end)
 
 int cuco_lift_rules_mpi_runs(const char *callee)
 {
-	static const char *const runs[] = {
-	    "MPI_Init",           "MPI_Init_thread",     "MPI_Initialized", "MPI_Finalized",
-	    "MPI_Query_thread",   "MPI_Finalize",        "MPI_Abort",       "MPI_Comm_rank",
-	    "MPI_Comm_size",      "MPI_Comm_split_type", "MPI_Comm_dup",    "MPI_Comm_free",
-	    "MPI_Comm_set_errhandler", "MPI_Get_processor_name", "MPI_Error_string",
-	    "MPI_Error_class",    "MPI_Wtime",           "MPI_Wtick",       "MPI_Type_size",
-	    "MPI_Type_contiguous", "MPI_Type_commit",    "MPI_Type_free",   "MPI_Barrier",
-	    "MPI_Bcast",          "MPI_Reduce",          "MPI_Allreduce",   "MPI_Gather",
-	    "MPI_Allgather",      "MPI_Scatter",         "MPI_Alltoall",    "MPI_Send",
-	    "MPI_Ssend",          "MPI_Recv",            "MPI_Isend",       "MPI_Irecv",
-	    "MPI_Sendrecv",       "MPI_Wait",            "MPI_Waitall",     "MPI_Get_count",
-	    "MPI_Info_create",    "MPI_Info_set",        "MPI_Info_free",   NULL};
+	static const char *const runs[] = {"MPI_Init",
+	                                   "MPI_Init_thread",
+	                                   "MPI_Initialized",
+	                                   "MPI_Finalized",
+	                                   "MPI_Query_thread",
+	                                   "MPI_Finalize",
+	                                   "MPI_Abort",
+	                                   "MPI_Comm_rank",
+	                                   "MPI_Comm_size",
+	                                   "MPI_Comm_split_type",
+	                                   "MPI_Comm_dup",
+	                                   "MPI_Comm_free",
+	                                   "MPI_Comm_set_errhandler",
+	                                   "MPI_Get_processor_name",
+	                                   "MPI_Error_string",
+	                                   "MPI_Error_class",
+	                                   "MPI_Wtime",
+	                                   "MPI_Wtick",
+	                                   "MPI_Type_size",
+	                                   "MPI_Type_contiguous",
+	                                   "MPI_Type_commit",
+	                                   "MPI_Type_free",
+	                                   "MPI_Barrier",
+	                                   "MPI_Bcast",
+	                                   "MPI_Reduce",
+	                                   "MPI_Allreduce",
+	                                   "MPI_Gather",
+	                                   "MPI_Allgather",
+	                                   "MPI_Scatter",
+	                                   "MPI_Alltoall",
+	                                   "MPI_Send",
+	                                   "MPI_Ssend",
+	                                   "MPI_Recv",
+	                                   "MPI_Isend",
+	                                   "MPI_Irecv",
+	                                   "MPI_Sendrecv",
+	                                   "MPI_Wait",
+	                                   "MPI_Waitall",
+	                                   "MPI_Get_count",
+	                                   "MPI_Info_create",
+	                                   "MPI_Info_set",
+	                                   "MPI_Info_free",
+	                                   NULL};
 	return in_list(callee, runs);
 }

@@ -34,8 +34,7 @@ int cuco_lift_rules_role(const struct cuco_lift_facts *f, const struct cuco_lift
 /* Whether the step's collectives (calls[0..n)) or the program's device code reduce floating-point
  * values (sums, products, averages of floats, or atomics), so results differ in the last bits. */
 int cuco_lift_rules_float_reduction(const struct cuco_lift_facts *f,
-                                    const struct cuco_lift_range *step, const int *calls,
-                                    size_t n);
+                                    const struct cuco_lift_range *step, const int *calls, size_t n);
 
 /* Whether the statement's calls all compute (launches, toolkit libraries, the program's own
  * computing functions): it may join the step beside the collectives. */

@@ -51,10 +51,11 @@ int cuco_lift_hints(const char *name, const char *text, struct cuco_lift_hints *
 		hint->column = (int)(id - bol) + 1;
 	}
 	if (!h->n)
-		return cuco_err_set(err, CUCO_ERR_NOT_FOUND,
-		                    "%s: no NCCL call of the step is marked /*cuco:step*/ (a lifted "
-		                    "program's host.cu names them)",
-		                    name);
+		return cuco_err_set(
+		    err, CUCO_ERR_NOT_FOUND,
+		    "%s: no NCCL call of the step is marked /*cuco:step*/ (a lifted "
+		    "program's host.cu names them)",
+		    name);
 	opts->hints = h->v;
 	opts->nhints = (int)h->n;
 	opts->tensors_expr = "cuco_lift_tensors()";

@@ -102,6 +102,7 @@ struct cuco_lift_site {
 #include <cuco_dev/lift/mpi_impl.cuh>
 #include <cuco_dev/lift/observe.cuh>
 #include <cuco_dev/lift/step.cuh>
+#include <cuco_dev/lift/driver.cuh>
 #include <cuco_dev/lift/redirect.h>
 
 #endif

@@ -39,6 +39,7 @@ struct runtime {
 	int rank, nranks, local_rank, device;
 	ncclComm_t comm; /* the harness's; NULL while describing */
 	const struct cuco_ctx *ctx;
+	const struct cuco_shape *shape; /* the shape run (its argv and parameters) */
 	int (*main_fn)(int, char **);
 	char args[1024];
 	char *argv[130];

@@ -304,6 +304,7 @@ static inline int start(int mode, int (*main_fn)(int, char **), int rank, int nr
 
 	release();
 	R.mode = mode;
+	R.shape = shape;
 	R.visit = (int)cuco_shape_get(shape, "visit", CUCO_LIFT_STEP_VISIT);
 	if (R.visit < 1)
 		R.visit = 1;
