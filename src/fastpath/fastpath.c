@@ -283,17 +283,30 @@ static int find_run(struct fp *fp)
 			return cuco_err_set(fp->err, CUCO_ERR_UNSUPPORTED,
 			                    "%s: cannot transform: no definition of %s found",
 			                    fp->file, need[k]);
-	/* what the launchers are given: the caller's expressions, else run()'s parameters */
-	fp->tensors = fp->opts->tensors_expr ? fp->opts->tensors_expr : fp->tensors_name;
-	fp->stream = fp->opts->stream_expr ? fp->opts->stream_expr
-	             : fp->stream_name[0]  ? fp->stream_name
-	                                   : "0";
+	return CUCO_OK;
+}
+
+/*
+ * What the launcher of the call at token i is given: the caller's expressions, else
+ * cuco_program_run's parameters where the call is inside it, else (the stream) 0.
+ */
+static int site_names(struct fp *fp, int i, const char *call)
+{
+	int in_run = i > fp->run_body_open && i < fp->run_body_close;
+	const struct tok *t = &fp->toks.v[i];
+	fp->tensors = fp->opts->tensors_expr ? fp->opts->tensors_expr
+	              : in_run               ? fp->tensors_name
+	                                     : "";
+	fp->stream = fp->opts->stream_expr          ? fp->opts->stream_expr
+	             : in_run && fp->stream_name[0] ? fp->stream_name
+	                                            : "0";
 	if (!fp->tensors[0])
-		return cuco_err_set(fp->err, CUCO_ERR_INVALID,
-		                    "%s: cannot transform: no cuco_program_run parameter names the "
-		                    "tensor set; give the tensors expression (struct "
-		                    "cuco_fastpath_opts.tensors_expr, e.g. cuco_lift_tensors())",
-		                    fp->file);
+		return cuco_err_set(
+		    fp->err, CUCO_ERR_INVALID,
+		    "%s:%d:%d: cannot transform %s: no cuco_program_run parameter "
+		    "names the tensor set here; give the tensors expression (struct "
+		    "cuco_fastpath_opts.tensors_expr, e.g. cuco_lift_tensors())",
+		    LOC(t), call);
 	return CUCO_OK;
 }
 
@@ -369,6 +382,9 @@ static int rewrite_call(struct fp *fp, const struct coll *c, const struct call *
 	int rc = CUCO_OK;
 	int id = -1;
 
+	rc = site_names(fp, call->name, c->name);
+	if (rc != CUCO_OK)
+		goto out;
 	cuco_strbuf_addf(&site_raw, "%s:%d:%d", fp->file, t->line, t->col);
 	cuco_fastpath_add_c_escaped(&site, site_raw.buf);
 	switch (c->kind) {

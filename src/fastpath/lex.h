@@ -64,7 +64,7 @@ struct fp {
 	struct cuco_fastpath_report *report;
 	int run_body_open, run_body_close; /* token indices of cuco_program_run's { }; -1: none */
 	char tensors_name[64], stream_name[64]; /* cuco_program_run's parameters */
-	const char *tensors, *stream; /* what the launchers are given: the names or opts' exprs */
+	const char *tensors, *stream; /* what the current site's launcher is given (site_names) */
 	int *hint_of;                 /* per token: index in opts->hints naming it, or -1 */
 	int next_id;
 	struct cuco_strbuf gen; /* generated code of the EVOLVE-BLOCK, after the common part */
