@@ -4,7 +4,8 @@
 # the harness's failure modes, the mpirun launch path, and the benchmark.
 # Usage: scripts/gpu-check.sh [quick|full|bench|agbench|slowpath|one] [OUTDIR]
 # one is for a node with one GPU: the device-library tests (test_gemm under
-# memcheck too), every placement of both workloads verified with --ranks 1
+# memcheck too), the fast path's collectives on one rank (test_fastpath_ops
+# --nranks 1), every placement of both workloads verified with --ranks 1
 # (nothing sent: the compute side only) by bench/probes/ragged_one_rank.sh, and
 # the harness's guards (tests/gpu/guards.sh). quick, full and one also run
 # tests/gpu/reference.sh (a reference program, inouts, exact compare).
@@ -79,6 +80,7 @@ step doctor $B/cuco doctor
 step fastpath $B/cuco fastpath gemm_allgather
 if [ "$mode" = quick ] || [ "$mode" = full ]; then
 step test_lsa timeout 120 $B/test_lsa
+step test_fastpath_ops timeout 300 $B/test_fastpath_ops
 step test_gemm_quick timeout 120 $B/test_gemm --quick
 step test_gemm_modules timeout 60 $B/test_gemm_modules
 step harness_reference env CUCO_BUILD=$B OUT="$out" bash tests/gpu/reference.sh
@@ -137,6 +139,7 @@ elif [ "$mode" = one ]; then
 	step test_gemm_quick timeout 120 $B/test_gemm --quick
 	step test_gemm_modules timeout 60 $B/test_gemm_modules
 	step test_gemm_memcheck timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 $B/test_gemm --quick
+	step test_fastpath_ops timeout 300 $B/test_fastpath_ops --nranks 1
 	step one_rank env CUCO_BUILD=$B OUT="$out" bash bench/probes/ragged_one_rank.sh
 	step guards env CUCO_BUILD=$B OUT="$out" bash tests/gpu/guards.sh
 	step harness_reference env CUCO_BUILD=$B OUT="$out" bash tests/gpu/reference.sh

@@ -57,12 +57,13 @@ struct cuco_fastpath_opts {
 	 */
 	const struct cuco_fastpath_hint *hints;
 	int nhints;
-	/* The tensor set the launchers resolve buffers in, as a C expression (lifted files:
-	 * "cuco_lift_tensors()"); NULL: the name of cuco_program_run's tensors parameter. */
+	/* The tensor set the launchers resolve buffers in, as one line of C (lifted files:
+	 * "cuco_lift_tensors()"); NULL: the name of cuco_program_run's tensors parameter, which
+	 * a hinted site outside cuco_program_run cannot use (an error names the site). */
 	const char *tensors_expr;
 	/* The stream an ncclGroupEnd launches on when this rank recorded no send or receive in the
-	 * group; NULL: cuco_program_run's stream parameter, or "0" (the legacy default stream)
-	 * when hints are given and there is no cuco_program_run. */
+	 * group; NULL: cuco_program_run's stream parameter inside it, "0" (the legacy default
+	 * stream) elsewhere. */
 	const char *stream_expr;
 };
 

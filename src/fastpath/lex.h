@@ -64,10 +64,15 @@ struct fp {
 	struct cuco_fastpath_report *report;
 	int run_body_open, run_body_close; /* token indices of cuco_program_run's { }; -1: none */
 	char tensors_name[64], stream_name[64]; /* cuco_program_run's parameters */
-	const char *tensors, *stream; /* what the launchers are given: the names or opts' exprs */
+	const char *tensors, *stream; /* what the current site's launcher is given (site_names) */
 	int *hint_of;                 /* per token: index in opts->hints naming it, or -1 */
 	int next_id;
 	struct cuco_strbuf gen; /* generated code of the EVOLVE-BLOCK, after the common part */
+};
+
+/* The dtype and op a call site names (NULL when held in a variable): report and templates. */
+struct site_args {
+	const char *dtype, *op;
 };
 
 /* Tokenise fp->src into fp->toks. Comments vanish; line splices are taken as whitespace. */
@@ -96,5 +101,21 @@ int cuco_fastpath_arg_ident(const struct fp *fp, const struct call *call, int a,
  */
 int cuco_fastpath_find_definition(const struct fp *fp, const char *name, int *open, int *close,
                                   int *lparen);
+
+/* Append s to sb escaped for the inside of a C string literal. */
+void cuco_fastpath_add_c_escaped(struct cuco_strbuf *sb, const char *s);
+
+/*
+ * Expand template tpl (one site at token t, call its callee; a its literal dtype and op, or
+ * NULL; t and call NULL for the frame's templates) into fp->gen. CUCO_ERR_IO for a template
+ * that cannot be read, CUCO_ERR_PARSE for an unknown placeholder, CUCO_ERR_UNSUPPORTED for a
+ * template the nvshmem backend lacks.
+ */
+int cuco_fastpath_emit(struct fp *fp, const char *tpl, int id, const struct tok *t,
+                       const char *call, const struct site_args *a);
+
+/* Append the seed to out: directive, the program with fp->edits applied, the EVOLVE-BLOCK
+ * (common frame, send/recv machinery, fp->gen) and the ABI wrappers. */
+int cuco_fastpath_assemble(struct fp *fp, struct cuco_strbuf *out);
 
 #endif

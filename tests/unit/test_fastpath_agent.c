@@ -1,10 +1,11 @@
 /*
  * test_fastpath_agent.c - the LLM fast-path agent (cuco fastpath --llm)
  * against tests/llm_server.py replaying tests/fixtures/llm/fastpath/: a host
- * program the rule-based fast path refuses (ncclBroadcast) goes through stage
- * A (a reply that does not compile, then a fixed one) and stage B (a reply
- * without EVOLVE-BLOCK markers, then a good one), with real nvcc compiles and
- * the run stage absent (no GPUs) or faked through the judge hook.
+ * program the rule-based fast path refuses (an ncclBroadcast outside
+ * cuco_program_run) goes through stage A (a reply that does not compile, then
+ * a fixed one) and stage B (a reply without EVOLVE-BLOCK markers, then a good
+ * one), with real nvcc compiles and the run stage absent (no GPUs) or faked
+ * through the judge hook.
  */
 #define _GNU_SOURCE /* memmem; nftw, in llm_loopback.h */
 #include <setjmp.h>
@@ -172,7 +173,7 @@ static void test_rules_refuse(void **state)
 	o.share_dir = CUCO_SOURCE_DIR "/share/fastpath";
 	assert_int_equal(cuco_fastpath_transform(HOST, host_code, &o, &out, NULL, &err),
 	                 CUCO_ERR_UNSUPPORTED);
-	assert_contains(err.msg, "ncclBroadcast");
+	assert_contains(err.msg, "ncclBroadcast at line 34 is outside cuco_program_run");
 	cuco_strbuf_release(&out);
 }
 

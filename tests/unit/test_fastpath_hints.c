@@ -262,9 +262,26 @@ static void test_bad_hints(void **unused)
 	struct cuco_fastpath_hint h9[] = {ar};
 	expect_hint_error(
 	    src.buf, h9, 1, NULL, CUCO_ERR_INVALID,
-	    "l.cu: cannot transform: no cuco_program_run parameter names the tensor "
-	    "set; give the tensors expression (struct cuco_fastpath_opts.tensors_expr, "
-	    "e.g. cuco_lift_tensors())");
+	    "l.cu:6:2: cannot transform ncclAllReduce: no cuco_program_run parameter names the "
+	    "tensor set here; give the tensors expression (struct "
+	    "cuco_fastpath_opts.tensors_expr, e.g. cuco_lift_tensors())");
+	/* a site outside the cuco_program_run of a program that has one: run()'s parameter is out
+	 * of scope there */
+	struct cuco_strbuf prog = CUCO_STRBUF_INIT;
+	cuco_strbuf_adds(&prog, lifted_head);
+	cuco_strbuf_adds(&prog,
+	                 "\treturn 0;\n}\n"
+	                 "static int helper(void *a, void *b, ncclComm_t c, cudaStream_t s)\n"
+	                 "{\n\treturn ncclAllReduce(a, b, 4, ncclFloat32, ncclSum, c, s);\n}\n"
+	                 "extern \"C\" int cuco_program_run(void *st, const struct "
+	                 "cuco_tensor *t, cudaStream_t s)\n{\n\treturn 0;\n}\n");
+	struct cuco_fastpath_hint h10[] = {{10, 9, "ncclAllReduce"}};
+	expect_hint_error(
+	    prog.buf, h10, 1, NULL, CUCO_ERR_INVALID,
+	    "l.cu:10:9: cannot transform ncclAllReduce: no cuco_program_run parameter "
+	    "names the tensor set here; give the tensors expression (struct "
+	    "cuco_fastpath_opts.tensors_expr, e.g. cuco_lift_tensors())");
+	cuco_strbuf_release(&prog);
 	/* an expression on two lines */
 	expect_hint_error(src.buf, h9, 1, "a\nb", CUCO_ERR_INVALID,
 	                  "fast path options: tensors_expr must be one line of C, not empty");
