@@ -45,7 +45,7 @@ prepare)
 		"$build/cuco" init "$n" --from "$programs/$from" "$@" ${shape:+--shape "$shape"} \
 			-o "$dir/pkgs/$n" > "$dir/pkgs/$n.init.log" 2>&1 || { echo "$n: init failed"; continue; }
 		libs=$(python3 -c "import json;m=json.load(open('$dir/pkgs/$n/manifest.json'));print(' '.join('-l'+l for l in m['programs'][0].get('libs',[])))")
-		nvcc -std=c++17 -arch=sm_90a -O3 -DCUCO_LIFT_OBSERVE -I"$root/include" \
+		nvcc -std=c++17 -arch=sm_90a -O3 -Xcompiler -fPIC -DCUCO_LIFT_OBSERVE -I"$root/include" \
 			-I"$root/device/include" "$dir/pkgs/$n/host.cu" -o "$dir/pkgs/$n/observe" -lnccl $libs \
 			> "$dir/pkgs/$n.observe.log" 2>&1 || echo "$n: the observing build failed"
 		echo "$n: lifted"
