@@ -176,16 +176,17 @@ static int compile_check(const char *dir, const char *host, const char *seed, in
 	struct cuco_compile_opts co;
 	struct cuco_compile_job jobs[3];
 	char hpath[PATH_MAX], wpath[PATH_MAX], spath[PATH_MAX];
-	const char *wl = cuco_lift_emit_workload();
+	struct cuco_strbuf wl = CUCO_STRBUF_INIT;
 	int rc, n = seed ? 3 : 2;
 
+	cuco_lift_emit_workload(host, &wl);
 	if ((rc = cuco_compile_opts_default(&co, err)))
 		return rc;
 	snprintf(hpath, sizeof(hpath), "%s/host.cu", dir);
 	snprintf(wpath, sizeof(wpath), "%s/workload.cu", dir);
 	snprintf(spath, sizeof(spath), "%s/seed.cu", dir);
 	cuco_compile_job_init(&jobs[0], "baseline", hpath, host);
-	cuco_compile_job_init(&jobs[1], "workload", wpath, wl);
+	cuco_compile_job_init(&jobs[1], "workload", wpath, wl.buf);
 	jobs[0].trusted = jobs[1].trusted = 1;
 	if (seed) {
 		cuco_compile_job_init(&jobs[2], "seed", spath, seed);
@@ -207,6 +208,7 @@ static int compile_check(const char *dir, const char *host, const char *seed, in
 		first_error(&jobs[2].log, seed_error, errlen);
 	for (int i = 0; i < n; i++)
 		cuco_compile_job_release(&jobs[i]);
+	cuco_strbuf_release(&wl);
 	return rc;
 }
 
@@ -335,7 +337,7 @@ int cli_init_from(const struct init_from_opts *o)
 	struct cuco_lift_emit_opts eo;
 	struct cuco_lift_shape shapes[16];
 	struct cuco_strbuf host = CUCO_STRBUF_INIT, man = CUCO_STRBUF_INIT, rep = CUCO_STRBUF_INIT,
-	                   seed = CUCO_STRBUF_INIT;
+	                   seed = CUCO_STRBUF_INIT, wlt = CUCO_STRBUF_INIT;
 	struct cuco_err err;
 	struct stat st;
 	char overlay[PATH_MAX], root[PATH_MAX], tmp[PATH_MAX], seed_error[600] = "", path[PATH_MAX];
@@ -442,8 +444,9 @@ int cli_init_from(const struct init_from_opts *o)
 	}
 	made_tmp = 1;
 	chmod(tmp, 0755);
+	cuco_lift_emit_workload(host.buf, &wlt);
 	if ((rc = write_file(tmp, "host.cu", host.buf, &err)) ||
-	    (rc = write_file(tmp, "workload.cu", cuco_lift_emit_workload(), &err)) ||
+	    (rc = write_file(tmp, "workload.cu", wlt.buf, &err)) ||
 	    (rc = write_file(tmp, "manifest.json", man.buf, &err)) ||
 	    (rc = write_file(tmp, "lift.json", rep.buf, &err)))
 		goto fail;
@@ -469,7 +472,10 @@ int cli_init_from(const struct init_from_opts *o)
 				cuco_err_clear(&err);
 				cuco_strbuf_reset(&seed);
 			}
+			cuco_strbuf_reset(&wlt);
+			cuco_lift_emit_workload(host.buf, &wlt);
 			if ((rc = write_file(tmp, "host.cu", host.buf, &err)) ||
+			    (rc = write_file(tmp, "workload.cu", wlt.buf, &err)) ||
 			    (rc = compile_check(tmp, host.buf, seed.len ? seed.buf : NULL,
 			                        &seed_compiles, seed_error, sizeof(seed_error), host_so,
 			                        sizeof(host_so), &err))) {
@@ -507,6 +513,7 @@ out_quiet:
 	cuco_strbuf_release(&man);
 	cuco_strbuf_release(&rep);
 	cuco_strbuf_release(&seed);
+	cuco_strbuf_release(&wlt);
 	cuco_lift_plan_release(&p);
 	cuco_lift_facts_release(&f);
 	return rc;

@@ -58,7 +58,7 @@ int cuco_lift_emit_report(const struct cuco_lift_facts *f, const struct cuco_lif
                           const struct cuco_lift_emit_opts *o, struct cuco_strbuf *out,
                           struct cuco_err *err);
 
-/* workload.cu's text (constant). */
-const char *cuco_lift_emit_workload(void);
+/* workload.cu's text for host.cu's, appended to out. */
+void cuco_lift_emit_workload(const char *host, struct cuco_strbuf *out);
 
 #endif

@@ -80,14 +80,12 @@ static inline int observe_dump(const char *what)
 	return 0;
 }
 
-/* The first pass through the step (the shape's visit) of a program run natively. */
-static inline bool observe_enter(void)
+/* The top of a pass through the step of a program run natively: at the shape's visit, its
+ * buffers as the step finds them. */
+static inline void observe_gate(void)
 {
-	if (++R.visits < R.visit)
-		return true;
-	if (R.visits == R.visit && observe_dump("in"))
+	if (++R.visits == R.visit && observe_dump("in"))
 		_exit(3);
-	return true;
 }
 
 static inline void observe_next(void)

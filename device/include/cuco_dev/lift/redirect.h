@@ -78,8 +78,9 @@ using ::cuco_lift_printf;
 /* The step's frame: the loop runs the step once per run (docs/your-own-program.md). The lift
  * turns a `break`, `continue` or `return` that leaves the step into CUCO_LIFT_STEP_LEAVE. */
 #define CUCO_LIFT_STEP_BEGIN                                                                       \
-	for (bool cuco_lift_go_ = cuco_lift::step_enter(__FILE__, __LINE__, &cuco_lift_go_);      \
-	     cuco_lift_go_; cuco_lift_go_ = cuco_lift::step_next()) {                              \
+	for (bool cuco_lift_go_ = cuco_lift::step_enter(__FILE__, __LINE__); cuco_lift_go_;      \
+	     cuco_lift_go_ = cuco_lift::step_next()) {                                             \
+		cuco_lift::step_gate();                                                            \
 		{
 #define CUCO_LIFT_STEP_END                                                                         \
 	}                                                                                          \

@@ -23,7 +23,8 @@ struct alloc {
 };
 
 struct binding {
-	void **slot; /* a place that held a tensor's address when the step was reached */
+	void **slot; /* a place that held a tensor's address where the program parks */
+	int greg;    /* or a saved register (its index in the ucontext), -1 */
 	int tensor;  /* which tensor */
 	size_t off;  /* and where in it */
 };
@@ -58,7 +59,6 @@ struct runtime {
 	struct binding bind[CUCO_LIFT_MAX_ALLOCS];
 	int nbind;
 	void *prev[CUCO_MAX_TENSORS]; /* the buffers the parked program's addresses point into */
-	void *frame;                  /* the step's frame: the homes lie at and above it */
 	const struct cuco_tensor *tensors; /* the run's set (program) */
 	cudaStream_t hstream;
 	cudaStream_t streams[CUCO_LIFT_MAX_STREAMS];

@@ -53,34 +53,27 @@ static int module_data(struct dl_phdr_info *info, size_t size, void *arg)
 
 static inline int own_state(uintptr_t a);
 
-/* Record a home: a place that holds a copy of buffer k's address (+off) when the step is
- * reached. Homes are reset to the run's tensor at every run, so that every run starts where the
+/* Record a home: a place that holds a copy of tensor k's address (+off) where the program
+ * parks. Every run resets every home to the run's tensor, so that every run starts where the
  * first did (a program that swaps two buffers in its step swaps them again each run). */
-static inline void add_home(void **where, int k, size_t off)
+static inline void add_home(void **where, int greg, int k, size_t off)
 {
 	for (int i = 0; i < R.nbind; i++)
-		if (R.bind[i].slot == where)
+		if (R.bind[i].slot == where && R.bind[i].greg == greg)
 			return;
 	if (R.nbind >= CUCO_LIFT_MAX_ALLOCS)
 		return;
 	R.bind[R.nbind].slot = where;
+	R.bind[R.nbind].greg = greg;
 	R.bind[R.nbind].tensor = k;
 	R.bind[R.nbind++].off = off;
 }
 
-/* At the step's first (counted) arrival: the device buffers alive now, allocated by the
- * program's own code, are the tensors; then every place the parked program keeps their
- * addresses: the variables it allocated into, the words of the live frames from the step's
- * own frame up, and its global variables. */
-static inline void take_tensors(void *frame)
+/* At the first pass through the step that runs (the shape's visit): the device buffers alive
+ * now, allocated by the program's own code, are the tensors. */
+static inline void take_tensors(void)
 {
-	void *base[CUCO_MAX_TENSORS];
-	size_t bytes[CUCO_MAX_TENSORS], off;
-	uintptr_t lo = (uintptr_t)frame, top = (uintptr_t)R.stack + CUCO_LIFT_STACK_BYTES;
-	struct data_range data[1] = {{0, 0}};
-
 	R.ntensors = 0;
-	R.nbind = 0;
 	for (int i = 0; i < R.nallocs; i++) {
 		struct alloc *a = &R.allocs[i];
 		if (!a->live || !a->user || a->kind == HOST)
@@ -95,28 +88,50 @@ static inline void take_tensors(void *frame)
 		fail("no device buffer allocated by the program is alive when the step is reached "
 		     "(%s:%d)",
 		     R.step_file, R.step_line);
+}
+
+/*
+ * Where the parked program keeps the tensors' addresses, read from the harness's side once it
+ * first parked: its saved registers, every word of its stack from the parked stack pointer up
+ * (the frames of the step's function and its callers; the program always parks through the
+ * same calls, so a word's meaning is the same at every park), the variables it allocated into
+ * that are not on that stack (a struct on the heap), and its global variables. 0, or 1 with err
+ * when a tensor's address is held nowhere cuco can see.
+ */
+static inline int take_homes(char *err, size_t errlen)
+{
+	void *base[CUCO_MAX_TENSORS];
+	size_t bytes[CUCO_MAX_TENSORS], off;
+	uintptr_t lo = (uintptr_t)R.user_uc.uc_mcontext.gregs[REG_RSP];
+	uintptr_t bottom = (uintptr_t)R.stack, top = bottom + CUCO_LIFT_STACK_BYTES;
+	struct data_range data[1] = {{0, 0}};
+
+	R.nbind = 0;
 	for (int k = 0; k < R.ntensors; k++) {
 		base[k] = R.allocs[R.tensor_alloc[k]].ptr;
 		bytes[k] = R.allocs[R.tensor_alloc[k]].bytes;
 		R.prev[k] = base[k];
 	}
-	/* the variables the program allocated into, unless they were in a frame that returned */
-	for (int i = 0; i < R.nallocs; i++) {
-		uintptr_t s = (uintptr_t)R.allocs[i].slot;
-		int k;
-		if (!s || (s >= (uintptr_t)R.stack && s < lo))
-			continue;
-		k = points_into((uintptr_t)*R.allocs[i].slot, base, bytes, R.ntensors, &off);
-		if (k >= 0)
-			add_home(R.allocs[i].slot, k, off);
+	for (int g = 0; g < NGREG; g++) {
+		int k = points_into((uintptr_t)R.user_uc.uc_mcontext.gregs[g], base, bytes,
+		                    R.ntensors, &off);
+		if (k >= 0 && g != REG_RSP && g != REG_RIP)
+			add_home(NULL, g, k, off);
 	}
-	/* the live frames: the step's and its callers' */
 	for (uintptr_t w = (lo + 7) & ~(uintptr_t)7; w + 8 <= top; w += 8) {
 		int k = points_into(*(uintptr_t *)w, base, bytes, R.ntensors, &off);
 		if (k >= 0)
-			add_home((void **)w, k, off);
+			add_home((void **)w, -1, k, off);
 	}
-	/* the global variables */
+	for (int i = 0; i < R.nallocs; i++) {
+		uintptr_t s = (uintptr_t)R.allocs[i].slot;
+		int k;
+		if (!s || (s >= bottom && s < top))
+			continue; /* on the stack: live ones were read above, the rest are gone */
+		k = points_into((uintptr_t)*R.allocs[i].slot, base, bytes, R.ntensors, &off);
+		if (k >= 0)
+			add_home(R.allocs[i].slot, -1, k, off);
+	}
 	dl_iterate_phdr(module_data, data);
 	for (uintptr_t w = (data[0].lo + 7) & ~(uintptr_t)7; w + 8 <= data[0].hi; w += 8) {
 		int k;
@@ -124,98 +139,91 @@ static inline void take_tensors(void *frame)
 			continue;
 		k = points_into(*(uintptr_t *)w, base, bytes, R.ntensors, &off);
 		if (k >= 0)
-			add_home((void **)w, k, off);
+			add_home((void **)w, -1, k, off);
 	}
 	for (int k = 0; k < R.ntensors; k++) {
 		int found = 0;
 		for (int i = 0; i < R.nbind; i++)
 			found |= R.bind[i].tensor == k;
-		if (!found)
-			fail("buffer %s (allocated at %s:%d) is alive at the step, but cuco finds no "
-			     "variable of the program that holds its address (only heap memory does): "
-			     "it cannot give the step the harness's tensor",
-			     R.allocs[R.tensor_alloc[k]].name, R.allocs[R.tensor_alloc[k]].file,
-			     R.allocs[R.tensor_alloc[k]].line);
+		if (!found) {
+			const struct alloc *a = &R.allocs[R.tensor_alloc[k]];
+			snprintf(err, errlen,
+			         "buffer %s (allocated at %s:%d) is alive at the step, but cuco finds no "
+			         "variable of the program that holds its address (only heap memory "
+			         "does): it cannot give the step the harness's tensor",
+			         a->name, a->file, a->line);
+			return 1;
+		}
 	}
+	return 0;
 }
 
-/* Before a pass through the step: every home gets its tensor of this run, and the copies the
- * parked program holds elsewhere (its registers, the frames below the step's) follow the
- * buffer they point into. */
+/* Before a pass through the step: every home gets its tensor of this run. */
 static inline void bind_tensors(const struct cuco_tensor *tensors)
 {
-	void *next[CUCO_MAX_TENSORS];
 	size_t bytes[CUCO_MAX_TENSORS], off;
-	uintptr_t lo, hi;
 
 	if (!tensors)
 		return;
-	for (int k = 0; k < R.ntensors; k++) {
-		next[k] = tensors[k].ptr;
+	for (int k = 0; k < R.ntensors; k++)
 		bytes[k] = R.allocs[R.tensor_alloc[k]].bytes;
-	}
 	for (int i = 0; i < R.nbind; i++) {
-		uintptr_t *w = (uintptr_t *)R.bind[i].slot;
+		const struct binding *b = &R.bind[i];
+		uintptr_t *w = b->greg >= 0 ? (uintptr_t *)&R.user_uc.uc_mcontext.gregs[b->greg]
+		                            : (uintptr_t *)b->slot;
+		/* a place that holds something else now (a dead temporary) is left alone */
 		if (points_into(*w, R.prev, bytes, R.ntensors, &off) >= 0)
-			*w = (uintptr_t)next[R.bind[i].tensor] + R.bind[i].off;
-	}
-	for (int g = 0; g < NGREG; g++) {
-		int k = points_into((uintptr_t)R.user_uc.uc_mcontext.gregs[g], R.prev, bytes,
-		                    R.ntensors, &off);
-		if (k >= 0)
-			R.user_uc.uc_mcontext.gregs[g] = (greg_t)((uintptr_t)next[k] + off);
-	}
-	lo = (uintptr_t)R.user_uc.uc_mcontext.gregs[REG_RSP];
-	hi = (uintptr_t)R.frame;
-	for (uintptr_t w = (lo + 7) & ~(uintptr_t)7; w + 8 <= hi; w += 8) {
-		int k = points_into(*(uintptr_t *)w, R.prev, bytes, R.ntensors, &off);
-		if (k >= 0)
-			*(uintptr_t *)w = (uintptr_t)next[k] + off;
+			*w = (uintptr_t)tensors[b->tensor].ptr + b->off;
 	}
 	for (int k = 0; k < R.ntensors; k++)
-		R.prev[k] = next[k];
+		R.prev[k] = tensors[k].ptr;
 }
 
-/* The step is reached (CUCO_LIFT_STEP_BEGIN); frame: an address in the frame of the function
- * the step is in. Returns when a run wants the step (run() has bound the tensors). */
-static inline bool step_enter(const char *file, int line, void *frame)
+/* The step is reached (CUCO_LIFT_STEP_BEGIN, once per arrival): where, for messages. */
+static inline bool step_enter(const char *file, int line)
 {
-	if (R.mode == OBSERVE)
-		return observe_enter();
-	if (R.mode == IDLE || R.user != RUNNING)
-		return true; /* not under cuco's harness */
 	if (!R.step_file) {
 		R.step_file = file;
 		R.step_line = line;
 	}
-	if (++R.visits < R.visit)
-		return true; /* an earlier pass of the step: part of the setup */
-	if (R.visits == R.visit) {
-		R.frame = frame;
-		take_tensors(frame);
-		R.user = PARKED;
-		park(); /* to init (describe, generate): resumed by the first run */
-		R.user = RUNNING;
-		R.printed = CUCO_LIFT_PRINT_LINES; /* a step prints every run: keep none */
-	} else {
-		/* the program left the step by a path that came round to it again: a run ended */
-		R.user = PARKED;
-		park();
-		R.user = RUNNING;
-	}
 	return true;
 }
 
-/* One pass through the step has ended: back to the harness until the next run. */
-static inline bool step_next(void)
+/*
+ * The top of every pass through the step (CUCO_LIFT_STEP_BEGIN). Earlier passes than the
+ * shape's visit run as part of the setup; at the visit the program parks here for init, and
+ * after each run's pass it comes back here and parks until the next run. Not inlined: the
+ * program always parks through this one call, so that its frames look the same at every park.
+ */
+__attribute__((noinline)) static void step_gate(void)
 {
-	if (R.mode == OBSERVE)
-		observe_next();
-	if (R.mode == IDLE || R.user != RUNNING || R.visits < R.visit)
-		return false;
+	if (R.mode == OBSERVE) {
+		observe_gate();
+		return;
+	}
+	if (R.mode == IDLE || R.user != RUNNING)
+		return;
+	if (++R.visits < R.visit)
+		return; /* an earlier pass: part of the setup */
+	if (R.visits == R.visit)
+		take_tensors();
 	R.user = PARKED;
 	park();
 	R.user = RUNNING;
+	if (R.visits == R.visit)
+		R.printed = CUCO_LIFT_PRINT_LINES; /* a step prints every run: keep none */
+}
+
+/* A pass through the step has ended: once the visit is reached, the next pass (which parks at
+ * the gate); before it, the program goes on to its next arrival. */
+static inline bool step_next(void)
+{
+	if (R.mode == OBSERVE) {
+		observe_next();
+		return false;
+	}
+	if (R.mode == IDLE || R.user != RUNNING || R.visits < R.visit)
+		return false;
 	return true;
 }
 
@@ -388,6 +396,8 @@ static inline int cuco_lift_init(struct cuco_ctx *ctx, void **state, int (*main_
 	*state = &R;
 	if (start(PROGRAM, main_fn, ctx->rank, ctx->nranks, ctx->local_rank, ctx->comm,
 	          ctx->shape, ctx, ctx->errbuf, sizeof ctx->errbuf))
+		return 1;
+	if (take_homes(ctx->errbuf, sizeof ctx->errbuf))
 		return 1;
 	if (R.ntensors != ctx->ntensors) {
 		snprintf(ctx->errbuf, sizeof ctx->errbuf,
