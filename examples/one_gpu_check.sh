@@ -34,7 +34,8 @@ echo "# nvcc $(nvcc --version | tail -n 1); NCCL home ${CUCO_NCCL_HOME:-system}"
 for c in $colls; do
 	"$CUCO" init "w_$c" --collective "$c" -o "$W/w_$c" >/dev/null || echo "init $c failed"
 done
-"$CUCO" init rms --from examples/mpi_nccl_rmsnorm.cu -o "$W/rms" | head -n 4
+"$CUCO" init rms --from examples/mpi_nccl_rmsnorm.cu --args "{rows} {width}" \
+	--shape medium:rows=4096,width=4096 -o "$W/rms" | head -n 4
 for c in $colls; do
 	args=()
 	for p in $progs; do args+=(--program "$W/w_$c/$p.cu"); done
