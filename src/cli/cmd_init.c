@@ -393,8 +393,7 @@ struct init_args {
 
 static const struct cli_flag init_flags[] = {
     {CLI_ENUM, "--collective", "C",
-     "allreduce, allgather, reducescatter, alltoall or sendrecv (default: the first collective "
-     "of --from, else allreduce)",
+     "allreduce, allgather, reducescatter, alltoall or sendrecv (default allreduce)",
      CLI_AT(struct init_args, coll), .values = collectives},
     {CLI_STRING, "--params", "LIST",
      "shape parameters, comma-separated (default M,N): rows are the product of all but the "
@@ -423,8 +422,11 @@ static const struct cli_flag init_flags[] = {
      CLI_LIST_AT(struct init_args, arg_values, nargs_given)},
     {CLI_LIST, "--include-dir", "DIR", "--from: an include folder of the program (repeatable)",
      CLI_LIST_AT(struct init_args, include_dirs, ninclude_dirs)},
-    {CLI_LIST, "-D", "NAME[=VALUE]", "--from: a macro the program is built with (repeatable)",
+    {CLI_LIST, "--define", "NAME[=VALUE]",
+     "--from: a macro the program is built with, as -D (repeatable)",
      CLI_LIST_AT(struct init_args, defines, ndefines)},
+    {CLI_LIST, "-D", "NAME[=VALUE]", "", CLI_LIST_AT(struct init_args, defines, ndefines),
+     .hidden = 1},
     {CLI_BOOL, "--no-compile", NULL, "--from: skip the compile check (no nvcc here)",
      CLI_AT(struct init_args, no_compile)},
     {CLI_STRING, "-o", "DIR", "where to write (default ./NAME); must not exist or be empty",
