@@ -172,19 +172,19 @@ static void alloc_sets(struct hx_state *st)
 	st->nsets = st->o->rotate;
 	if (st->nsets <= 0) {
 		size_t want = 3 * (size_t)st->prop.l2CacheSize;
-		st->nsets = (int)((want + per_set - 1) / per_set);
+		double n = (double)((want + per_set - 1) / per_set);
+
 		/* At least two: the back-to-back check alternates two sets (verify.c). Not
-		 * where the second would take more than a quarter of the free memory on some
-		 * rank (every rank registers the same windows: they agree). */
-		if (st->nsets < 2) {
+		 * where the second would take more than a quarter of the free memory. */
+		if (n < 2) {
 			size_t free_b = 0, total_b = 0;
-			double two;
 
 			CUDA_OR_DIE(st, cudaMemGetInfo(&free_b, &total_b));
-			two = per_set <= free_b / 4 ? 2 : 1;
-			hx_agree(st, &two, 1, ncclMin);
-			st->nsets = (int)two;
+			n = per_set <= free_b / 4 ? 2 : 1;
 		}
+		/* every rank registers the same windows: the fewest sets any rank can take */
+		hx_agree(st, &n, 1, ncclMin);
+		st->nsets = n < HX_MAX_SETS ? (int)n : HX_MAX_SETS;
 	}
 	if (st->nsets < 1)
 		st->nsets = 1;
