@@ -369,6 +369,7 @@ int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUni
 			hx_set_inputs(&st, 0, hx_fresh_seed(&st, k));
 			reference(&st, hx_fresh_seed(&st, k), st.fresh[k]);
 		}
+		hx_stage("reference");
 		hx_set_inputs(&st, 0, hx_input_seed(&st, 0));
 		reference(&st, hx_input_seed(&st, 0), st.expected);
 	}
