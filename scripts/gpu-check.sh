@@ -7,8 +7,10 @@
 # memcheck too), the fast path's collectives on one rank (test_fastpath_ops
 # --nranks 1), every placement of both workloads verified with --ranks 1
 # (nothing sent: the compute side only) by bench/probes/ragged_one_rank.sh, and
-# the harness's guards (tests/gpu/guards.sh). quick, full and one also run
-# tests/gpu/reference.sh (a reference program, inouts, exact compare).
+# the harness's guards (tests/gpu/guards.sh: one GPU, programs that skip work,
+# replay, race their own runs or hide work from the timing). quick, full and one
+# also run tests/gpu/reference.sh (a reference program, inouts, exact compare)
+# and quick and full the guards too.
 # bench is full's benchmark alone; full and bench read VARIANTS (names under workloads/gemm_allgather/variants);
 # agbench is slowpath's allgather_gemm bench and PyTorch peers alone (SKIP_TORCH=1: without them); slowpath
 # reads SHAPES ('--shape 4096 --shape 8192'), AG_VARIANTS (names under
@@ -84,6 +86,7 @@ step test_fastpath_ops timeout 300 $B/test_fastpath_ops
 step test_gemm_quick timeout 120 $B/test_gemm --quick
 step test_gemm_modules timeout 60 $B/test_gemm_modules
 step harness_reference env CUCO_BUILD=$B OUT="$out" bash tests/gpu/reference.sh
+step guards env CUCO_BUILD=$B OUT="$out" bash tests/gpu/guards.sh
 W=workloads/gemm_allgather
 step eval_wrong $B/cuco eval tests/gpu/programs/wrong.cu --workload gemm_allgather --shape 2048 --timeout 20
 step eval_partial $B/cuco eval tests/gpu/programs/partial.cu --workload gemm_allgather --shape 2048 --timeout 20

@@ -2,11 +2,12 @@
  * program.c - one program on one rank, stage by stage: load its shared
  * object, its requirements (scratch window, device communicator, NVSHMEM),
  * init on decoy inputs, verification, warm-up and the timed runs (sustained
- * or burst), the host's enqueue time, verifications on fresh inputs, its
- * result entry, fini. The reference program (--reference-program) goes
- * through the same load, setup, init and teardown, and its runs give the
- * expected outputs. Every rank runs the same stages and agrees on each
- * outcome (rank.h).
+ * or burst, each from poisoned outputs) with the last of them checked, the
+ * host's enqueue time, the checks on fresh inputs (back to back, one run per
+ * further verification, one run not poisoned first), its result entry, fini.
+ * The reference program (--reference-program) goes through the same load,
+ * setup, init and teardown, and its runs give the expected outputs. Every
+ * rank runs the same stages and agrees on each outcome (rank.h).
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -256,7 +257,8 @@ static void close_program(struct hx_state *st, struct hx_loaded *L)
 		hx_nvshmem_unplace(&L->nv, st->ntensors, st->nsets, &st->sets[0][0],
 		                   CUCO_MAX_TENSORS, &nv_saved[0][0]);
 		/* the rows are back where they were, holding what they held then */
-		st->set0_seed = HX_SEED_NONE;
+		for (int s = 0; s < HX_MAX_SETS; s++)
+			st->set_seed[s] = HX_SEED_NONE;
 	}
 	if (ctx->scratch) {
 		ncclCommWindowDeregister(st->comm, ctx->scratch_win);
@@ -273,13 +275,37 @@ struct hx_timing {
 	double *rank_us, *rank_w; /* nranks each */
 };
 
-/* Warm up, then size the timed loop from the warm-up (all ranks agree) and time it. */
-static void bench_program(struct hx_state *st, struct hx_loaded *L, struct hx_timing *tm)
+/* What a verified program's checks came to: how many passed, and the one that failed. */
+struct hx_checks {
+	int passed;
+	int failed; /* enum hx_check, or -1 */
+};
+
+/* Count the outcome of check `which`: code passed through. */
+static int tally(struct hx_checks *c, enum hx_check which, int code)
+{
+	if (code)
+		c->failed = (int)which;
+	else
+		c->passed++;
+	return code;
+}
+
+/*
+ * Warm up, size the timed loop from the warm-up (all ranks agree) and time it. Every run starts
+ * from its set's inouts put back and its outputs poisoned (hx_before_run), enqueued before the
+ * run's start event, outside the measured interval. Timed run i is on set (iters - 1 - i) %
+ * nsets, so the last one is on set 0, whose expected outputs are known: a verified program's
+ * last timed run is checked right behind it (hx_check_last_timed, into c). 0 or a code with
+ * err, agreed; on a code nothing of the timing is kept.
+ */
+static int bench_program(struct hx_state *st, struct hx_loaded *L, int verify, struct hx_timing *tm,
+                         struct hx_checks *c, struct hx_verdict *ver, char *err, size_t errlen)
 {
 	const struct hx_opts *o = st->o;
 	double per_run = 0, gap_us = 0;
 	cudaEvent_t *ev = NULL;
-	int iters, nev;
+	int iters, nev, code = 0;
 
 	stage(L, "bench");
 	{
@@ -290,15 +316,18 @@ static void bench_program(struct hx_state *st, struct hx_loaded *L, struct hx_ti
 		CUDA_OR_DIE(st, cudaEventCreate(&a));
 		CUDA_OR_DIE(st, cudaEventCreate(&b));
 		CUDA_OR_DIE(st, cudaEventRecord(a, st->stream));
-		for (int i = 0; i < o->warmup; i++)
+		for (int i = 0; i < o->warmup; i++) {
+			hx_before_run(st, i % st->nsets);
 			if (hx_run_once(st, &L->p, L->state, i % st->nsets))
 				hx_die(st, CUCO_ERR_RUN, "run failed during warm-up: %s",
 				       L->ctx.errbuf);
+		}
 		CUDA_OR_DIE(st, cudaEventRecord(b, st->stream));
 		CUDA_OR_DIE(st, cudaEventSynchronize(b));
 		CUDA_OR_DIE(st, cudaEventElapsedTime(&ms, a, b));
 		cudaEventDestroy(a);
 		cudaEventDestroy(b);
+		/* a run and what comes before it: the loop below costs that much per run */
 		t = ms / (o->warmup > 0 ? o->warmup : 1);
 		hx_agree(st, &t, 1, ncclMax);
 		/* Burst timing: each run costs the run, the idle gap and the spin. */
@@ -312,9 +341,8 @@ static void bench_program(struct hx_state *st, struct hx_loaded *L, struct hx_ti
 		if (iters > 2000)
 			iters = 2000;
 	}
-	/* Run i lies between events lo and lo + 1: sustained, lo = i (each run ends
-	 * where the next begins); burst, lo = 2i (a start and an end per run). */
-	nev = o->burst ? 2 * iters : iters + 1;
+	/* Run i lies between events 2i and 2i + 1, its poison before both. */
+	nev = 2 * iters;
 	tm->iters = iters;
 	tm->samples = calloc((size_t)iters, sizeof(*tm->samples));
 	ev = calloc((size_t)nev, sizeof(*ev));
@@ -323,40 +351,57 @@ static void bench_program(struct hx_state *st, struct hx_loaded *L, struct hx_ti
 	for (int i = 0; i < nev; i++)
 		CUDA_OR_DIE(st, cudaEventCreate(&ev[i]));
 	if (o->burst) {
-		/* Each run alone: idle long enough that the power controller never
-		 * engages, line the ranks up with a one-element all-reduce, give the
-		 * host time to enqueue the run behind a short spin, then time it. */
+		/* Each run alone: its poison behind the previous run, then idle long enough
+		 * that the power controller never engages, line the ranks up with a
+		 * one-element all-reduce, give the host time to enqueue the run behind a short
+		 * spin, then time it. */
 		for (int i = 0; i < iters; i++) {
+			int set = (iters - 1 - i) % st->nsets;
+
+			hx_before_run(st, set);
 			CUDA_OR_DIE(st, cudaStreamSynchronize(st->stream));
 			hx_sleep_us(gap_us);
 			NCCL_OR_DIE(st, ncclAllReduce(st->dsamples, st->dsamples, 1, ncclFloat32,
 			                              ncclMax, st->comm, st->stream));
 			CUDA_OR_DIE(st, hx_dev_spin(HX_BURST_SPIN_US, st->stream));
 			CUDA_OR_DIE(st, cudaEventRecord(ev[2 * i], st->stream));
-			if (hx_run_once(st, &L->p, L->state, i % st->nsets))
+			if (hx_run_once(st, &L->p, L->state, set))
 				hx_die(st, CUCO_ERR_RUN, "run failed while timing: %s",
 				       L->ctx.errbuf);
 			CUDA_OR_DIE(st, cudaEventRecord(ev[2 * i + 1], st->stream));
 		}
 	} else {
-		CUDA_OR_DIE(st, cudaEventRecord(ev[0], st->stream));
+		/* Back to back: nothing but the next run's poison between one run's end event
+		 * and the next one's start, and no synchronisation: the device never idles
+		 * while the host enqueues ahead of it. */
 		for (int i = 0; i < iters; i++) {
-			if (hx_run_once(st, &L->p, L->state, i % st->nsets))
+			int set = (iters - 1 - i) % st->nsets;
+
+			hx_before_run(st, set);
+			CUDA_OR_DIE(st, cudaEventRecord(ev[2 * i], st->stream));
+			if (hx_run_once(st, &L->p, L->state, set))
 				hx_die(st, CUCO_ERR_RUN, "run failed while timing: %s",
 				       L->ctx.errbuf);
-			CUDA_OR_DIE(st, cudaEventRecord(ev[i + 1], st->stream));
+			CUDA_OR_DIE(st, cudaEventRecord(ev[2 * i + 1], st->stream));
 		}
 	}
+	if (verify) {
+		/* nothing enqueued since the last timed run: it is judged as it ended */
+		stage(L, "verify");
+		code = tally(c, HX_CHECK_LAST_TIMED, hx_check_last_timed(st, ver, err, errlen));
+		stage(L, "bench");
+	}
 	CUDA_OR_DIE(st, cudaStreamSynchronize(st->stream));
-	for (int i = 0; i < iters; i++) {
-		int lo = o->burst ? 2 * i : i;
+	for (int i = 0; i < iters && !code; i++) {
 		float ms;
-		CUDA_OR_DIE(st, cudaEventElapsedTime(&ms, ev[lo], ev[lo + 1]));
+		CUDA_OR_DIE(st, cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
 		tm->samples[i] = ms * 1000.0f;
 	}
 	for (int i = 0; i < nev; i++)
 		cudaEventDestroy(ev[i]);
 	free(ev);
+	if (code)
+		return code;
 	/* Every rank's own times: the per-rank medians, a workload's weighted mean, and per
 	 * run the slowest rank's time, the program's. */
 	{
@@ -388,7 +433,11 @@ static void bench_program(struct hx_state *st, struct hx_loaded *L, struct hx_ti
 	{
 		float h[HOST_RUNS];
 		for (int k = 0; k < HOST_RUNS; k++) {
-			double t0 = hx_now();
+			double t0;
+
+			hx_before_run(st, k % st->nsets);
+			CUDA_OR_DIE(st, cudaStreamSynchronize(st->stream));
+			t0 = hx_now();
 			if (hx_run_once(st, &L->p, L->state, k % st->nsets))
 				hx_die(st, CUCO_ERR_RUN, "run failed while timing: %s",
 				       L->ctx.errbuf);
@@ -399,18 +448,22 @@ static void bench_program(struct hx_state *st, struct hx_loaded *L, struct hx_ti
 		tm->host_us = quantile(h, HOST_RUNS, 0.5);
 		hx_agree(st, &tm->host_us, 1, ncclMax);
 	}
+	return 0;
 }
 
 /* The first verification, before timing: a wrong program has no speed. A timing-only program
  * runs once instead. 0 or a code with err, agreed. */
-static int first_verify(struct hx_state *st, struct hx_loaded *L, int verify,
+static int first_verify(struct hx_state *st, struct hx_loaded *L, int verify, struct hx_checks *c,
                         struct hx_verdict *ver, char *err, size_t errlen)
 {
 	int code = 0;
 
 	stage(L, "verify");
 	if (verify)
-		return hx_verify(st, &L->p, L->state, L->ctx.errbuf, 0, ver, err, errlen);
+		return tally(c, HX_CHECK_FIRST,
+		             hx_verify(st, &L->p, L->state, L->ctx.errbuf, HX_CHECK_FIRST, 0, ver,
+		                       err, errlen));
+	hx_before_run(st, 0);
 	if (hx_run_once(st, &L->p, L->state, 0)) {
 		snprintf(err, errlen, "run: %s",
 		         L->ctx.errbuf[0] ? L->ctx.errbuf : "launch failed");
@@ -420,33 +473,41 @@ static int first_verify(struct hx_state *st, struct hx_loaded *L, int verify,
 	return hx_agree_code(st, code);
 }
 
-/* Verify again after many runs, on inputs no run has seen before: a result that moves is a
- * race, one that stays is maybe a replay of an earlier run's. 0 or a code with err, agreed. */
-static int verify_again(struct hx_state *st, struct hx_loaded *L, struct hx_verdict *ver, char *err,
-                        size_t errlen)
+/*
+ * The checks after timing, each on inputs no earlier run has seen: runs back to back, one run per
+ * further verification (--verify-runs), one run whose outputs were not poisoned first. A result
+ * that moves is a race, one that stays is maybe a replay of an earlier run's. 0 or a code with
+ * err, agreed.
+ */
+static int checks_after_timing(struct hx_state *st, struct hx_loaded *L, struct hx_checks *c,
+                               struct hx_verdict *ver, char *err, size_t errlen)
 {
-	int code = 0;
+	const char *run_err = L->ctx.errbuf;
+	int code;
 
+	/* each check under the stage's full time limit */
 	stage(L, "verify");
-	for (int k = 1; k < st->o->verify_runs; k++) {
-		code = hx_verify(st, &L->p, L->state, L->ctx.errbuf, 1, ver, err, errlen);
-		if (code == CUCO_ERR_VERIFY && !strncmp(err, "output differs", 14))
-			snprintf(err, errlen,
-			         "verification %d of %d failed after passing the first (rel_err "
-			         "%.3g, %.0f non-finite, %.0f mismatched) on inputs no earlier run "
-			         "had seen: the result moves between runs (a race) or repeats an "
-			         "earlier run's",
-			         k + 1, st->o->verify_runs, ver->rel_err, ver->nonfinite,
-			         ver->mismatched);
-		if (code)
-			break;
+	code =
+	    tally(c, HX_CHECK_B2B, hx_back_to_back(st, &L->p, L->state, run_err, ver, err, errlen));
+	for (int k = 0; !code && k < st->nfresh - HX_FRESH_SINGLE; k++) {
+		stage(L, "verify");
+		code = tally(
+		    c, HX_CHECK_FRESH,
+		    hx_verify(st, &L->p, L->state, run_err, HX_CHECK_FRESH, k, ver, err, errlen));
+	}
+	if (!code) {
+		stage(L, "verify");
+		code = tally(c, HX_CHECK_UNPOISONED,
+		             hx_verify(st, &L->p, L->state, run_err, HX_CHECK_UNPOISONED, 0, ver,
+		                       err, errlen));
 	}
 	return code;
 }
 
 /* The program's result entry, kept for the result line. */
 static void report_program(struct hx_state *st, int idx, int code, const char *err,
-                           const struct hx_verdict *ver, const struct hx_timing *tm)
+                           const struct hx_checks *c, const struct hx_verdict *ver,
+                           const struct hx_timing *tm)
 {
 	const struct hx_opts *o = st->o;
 	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
@@ -465,6 +526,13 @@ static void report_program(struct hx_state *st, int idx, int code, const char *e
 		if (ver->worst >= 0) {
 			cuco_strbuf_adds(&sb, ",\"rel_err_tensor\":");
 			hx_json_str(&sb, st->layout[ver->worst].name);
+		}
+	}
+	if (o->program_verify[idx]) {
+		cuco_strbuf_addf(&sb, ",\"checks\":%d", c->passed);
+		if (c->failed >= 0) {
+			cuco_strbuf_adds(&sb, ",\"failed_check\":");
+			hx_json_str(&sb, hx_check_name((enum hx_check)c->failed));
 		}
 	}
 	if (code == 0 && iters > 0) {
@@ -540,9 +608,10 @@ void hx_evaluate_program(struct hx_state *st, int idx)
 	const struct hx_opts *o = st->o;
 	static struct hx_loaded L; /* large (the context's tensors): off the stack */
 	struct hx_verdict ver = {.ok = 1, .worst = -1, .failed = -1};
+	struct hx_checks checks = {.passed = 0, .failed = -1};
 	struct hx_timing tm;
 	char err[1536] = "";
-	int code;
+	int verify = o->program_verify[idx], code;
 
 	memset(&tm, 0, sizeof(tm));
 	tm.weighted_us = NAN;
@@ -554,12 +623,12 @@ void hx_evaluate_program(struct hx_state *st, int idx)
 	announce(st, "program", o->program_names[idx]);
 	code = start_program(st, &L, o->program_paths[idx], 0, err, sizeof(err));
 	if (!code)
-		code = first_verify(st, &L, o->program_verify[idx], &ver, err, sizeof(err));
+		code = first_verify(st, &L, verify, &checks, &ver, err, sizeof(err));
 	if (!code)
-		bench_program(st, &L, &tm);
-	if (!code && o->program_verify[idx])
-		code = verify_again(st, &L, &ver, err, sizeof(err));
-	report_program(st, idx, code, err, &ver, &tm);
+		code = bench_program(st, &L, verify, &tm, &checks, &ver, err, sizeof(err));
+	if (!code && verify)
+		code = checks_after_timing(st, &L, &checks, &ver, err, sizeof(err));
+	report_program(st, idx, code, err, &checks, &ver, &tm);
 	close_program(st, &L);
 	free(tm.rank_us);
 	free(tm.rank_w);
@@ -568,12 +637,13 @@ void hx_evaluate_program(struct hx_state *st, int idx)
 }
 
 /* One run of the reference program on set 0 holding seed's inputs; its outputs and inouts
- * copied into out[] (allocated here). */
+ * copied into out[] (allocated here). Each under the stage's full time limit. */
 static void reference_run(struct hx_state *st, struct hx_loaded *L, uint64_t seed, void **out)
 {
 	int code = 0;
 
-	hx_set0_inputs(st, seed);
+	stage(L, "reference");
+	hx_set_inputs(st, 0, seed);
 	/* poisoned as for any verified run: an element it leaves untouched must stay so */
 	hx_poison_outputs(st, st->sets[0]);
 	if (hx_run_once(st, &L->p, L->state, 0))
@@ -604,9 +674,9 @@ void hx_reference_program(struct hx_state *st)
 		hx_die(st, code, "reference program %s: %s", st->o->reference_program,
 		       err[0] ? err : "failed on another rank");
 	reference_run(st, &L, hx_input_seed(st, 0), st->expected);
-	if (hx_needs_fresh(st))
-		reference_run(st, &L, hx_fresh_seed(st), st->fresh);
-	hx_set0_inputs(st, hx_input_seed(st, 0));
+	for (int k = 0; k < st->nfresh; k++)
+		reference_run(st, &L, hx_fresh_seed(st, k), st->fresh[k]);
+	hx_set_inputs(st, 0, hx_input_seed(st, 0));
 	close_program(st, &L);
 	announce(st, "reference", "done");
 }

@@ -172,7 +172,19 @@ static void alloc_sets(struct hx_state *st)
 	st->nsets = st->o->rotate;
 	if (st->nsets <= 0) {
 		size_t want = 3 * (size_t)st->prop.l2CacheSize;
-		st->nsets = (int)((want + per_set - 1) / per_set);
+		double n = (double)((want + per_set - 1) / per_set);
+
+		/* At least two: the back-to-back check alternates two sets (verify.c). Not
+		 * where the second would take more than a quarter of the free memory. */
+		if (n < 2) {
+			size_t free_b = 0, total_b = 0;
+
+			CUDA_OR_DIE(st, cudaMemGetInfo(&free_b, &total_b));
+			n = per_set <= free_b / 4 ? 2 : 1;
+		}
+		/* every rank registers the same windows: the fewest sets any rank can take */
+		hx_agree(st, &n, 1, ncclMin);
+		st->nsets = n < HX_MAX_SETS ? (int)n : HX_MAX_SETS;
 	}
 	if (st->nsets < 1)
 		st->nsets = 1;
@@ -188,6 +200,8 @@ static void alloc_sets(struct hx_state *st)
 			NCCL_OR_DIE(st, ncclCommWindowRegister(st->comm, t->ptr, b, &t->win,
 			                                       NCCL_WIN_COLL_SYMMETRIC));
 			t->win_offset = 0;
+			if (t->role == CUCO_ROLE_INOUT)
+				CUDA_OR_DIE(st, cudaMalloc(&st->pristine[s][i], st->sym_bytes[i]));
 		}
 }
 
@@ -197,6 +211,7 @@ static void free_sets(struct hx_state *st)
 		for (int i = 0; i < st->ntensors; i++) {
 			ncclCommWindowDeregister(st->comm, st->sets[s][i].win);
 			ncclMemFree(st->sets[s][i].ptr);
+			cudaFree(st->pristine[s][i]);
 		}
 }
 
@@ -205,9 +220,10 @@ uint64_t hx_input_seed(const struct hx_state *st, int set)
 	return st->o->seed + 7919u * (uint64_t)set;
 }
 
-uint64_t hx_fresh_seed(const struct hx_state *st)
+/* after the decoys' (HX_MAX_SETS + 1 + set, set < HX_MAX_SETS) */
+uint64_t hx_fresh_seed(const struct hx_state *st, int k)
 {
-	return st->o->seed + 7919u * (uint64_t)HX_MAX_SETS;
+	return st->o->seed + 7919u * (uint64_t)(2 * HX_MAX_SETS + 1 + k);
 }
 
 uint64_t hx_decoy_seed(const struct hx_state *st, int set)
@@ -221,22 +237,32 @@ void hx_fill_inputs(struct hx_state *st, int set, uint64_t seed)
 	                    st->ntensors, st->stream))
 		hx_die(st, CUCO_ERR_RUN, "workload input generator failed: %s",
 		       cudaGetErrorString(cudaGetLastError()));
-	if (set == 0)
-		st->set0_seed = seed;
+	for (int i = 0; i < st->ntensors; i++)
+		if (st->pristine[set][i])
+			CUDA_OR_DIE(st, cudaMemcpyAsync(st->pristine[set][i], st->sets[set][i].ptr,
+			                                st->sym_bytes[i], cudaMemcpyDeviceToDevice,
+			                                st->stream));
+	st->set_seed[set] = seed;
 }
 
-void hx_set0_inputs(struct hx_state *st, uint64_t seed)
+void hx_set_inputs(struct hx_state *st, int set, uint64_t seed)
 {
-	/* every rank takes the same branch: the seeds and inouts are the same everywhere */
-	if (st->set0_seed != seed || st->has_inout)
-		hx_fill_inputs(st, 0, seed);
+	/* every rank takes the same branch: the seeds are the same everywhere */
+	if (st->set_seed[set] != seed)
+		hx_fill_inputs(st, set, seed);
+	else
+		hx_restore_inouts(st, set);
 }
 
-int hx_needs_fresh(const struct hx_state *st)
+int hx_nfresh(const struct hx_state *st)
 {
+	int singles = st->o->verify_runs - 1;
+
 	for (int i = 0; i < st->o->nprograms; i++)
-		if (st->o->program_verify[i] && st->o->verify_runs > 1)
-			return 1;
+		if (st->o->program_verify[i])
+			return HX_FRESH_SINGLE + (singles < HX_MAX_FRESH - HX_FRESH_SINGLE
+			                              ? singles
+			                              : HX_MAX_FRESH - HX_FRESH_SINGLE);
 	return 0;
 }
 
@@ -275,7 +301,8 @@ int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUni
 	struct cuco_strbuf out = CUCO_STRBUF_INIT;
 
 	memset(&st, 0, sizeof(st));
-	st.set0_seed = HX_SEED_NONE;
+	for (int s = 0; s < HX_MAX_SETS; s++)
+		st.set_seed[s] = HX_SEED_NONE;
 	st.o = o;
 	st.r = r;
 	hx_result_run(o->workload_name, o->shape.name, r->nranks);
@@ -307,7 +334,8 @@ int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUni
 	if (o->probe)
 		return hx_probe_rank(o, r, st.comm);
 	CUDA_OR_DIE(&st, cudaMalloc((void **)&st.dagree, HX_AGREE_MAX * sizeof(double)));
-	CUDA_OR_DIE(&st, cudaMalloc((void **)&st.dcmp, 2 * CUCO_MAX_TENSORS * sizeof(*st.dcmp)));
+	CUDA_OR_DIE(&st, cudaMalloc((void **)&st.dcmp,
+	                            2 * HX_MAX_TARGETS * CUCO_MAX_TENSORS * sizeof(*st.dcmp)));
 	CUDA_OR_DIE(&st, cudaDeviceGetLimit(&st.l2_persist_limit, cudaLimitPersistingL2CacheSize));
 	CUDA_OR_DIE(&st, cudaMalloc((void **)&st.dsamples, 2048 * sizeof(float)));
 
@@ -329,17 +357,20 @@ int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUni
 	for (int s = 0; s < st.nsets; s++)
 		hx_fill_inputs(&st, s, hx_input_seed(&st, s));
 	hx_stage("reference");
+	st.nfresh = hx_nfresh(&st);
 	if (o->reference_program) {
 		hx_reference_program(&st);
 	} else {
-		/* The verifications after timing run on inputs no earlier run has seen (a program
-		 * that replays an earlier result fails them): their reference too, when any
-		 * program is verified more than once. */
-		if (hx_needs_fresh(&st)) {
-			hx_set0_inputs(&st, hx_fresh_seed(&st));
-			reference(&st, hx_fresh_seed(&st), st.fresh);
+		/* Each check after timing runs on inputs no earlier run has seen (a program that
+		 * replays an earlier result, or reads what an earlier run left, fails it): a
+		 * reference per check, each under the stage's full time limit. */
+		for (int k = 0; k < st.nfresh; k++) {
+			hx_stage("reference");
+			hx_set_inputs(&st, 0, hx_fresh_seed(&st, k));
+			reference(&st, hx_fresh_seed(&st, k), st.fresh[k]);
 		}
-		hx_set0_inputs(&st, hx_input_seed(&st, 0));
+		hx_stage("reference");
+		hx_set_inputs(&st, 0, hx_input_seed(&st, 0));
 		reference(&st, hx_input_seed(&st, 0), st.expected);
 	}
 
@@ -381,7 +412,8 @@ int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUni
 
 	for (int i = 0; i < st.ntensors; i++) {
 		cudaFree(st.expected[i]);
-		cudaFree(st.fresh[i]);
+		for (int k = 0; k < st.nfresh; k++)
+			cudaFree(st.fresh[k][i]);
 	}
 	free_sets(&st);
 	cudaFree(st.dagree);

@@ -2,8 +2,8 @@
  * rank.h - one rank's state inside cuco-harness, shared by the files of its
  * stages: rank.c (communicator, tensors, inputs, references), program.c (one
  * program: load, setup, init, timing, result, fini; the reference program's
- * run) and verify.c (poison, verification and the guards on a program's
- * numbers, docs/sandbox.md).
+ * runs) and verify.c (poison, the checks of a program's outputs and the guards
+ * on its numbers, docs/sandbox.md).
  */
 #ifndef CUCO_HARNESS_RANK_H
 #define CUCO_HARNESS_RANK_H
@@ -22,7 +22,22 @@ struct hx_workload {
 	cuco_workload_attach_fn attach;           /* optional: NULL when not exported */
 };
 
-#define HX_SEED_NONE UINT64_MAX /* set 0 holds inputs of no seed the harness knows */
+#define HX_SEED_NONE UINT64_MAX /* a set holds inputs of no seed the harness knows */
+
+/*
+ * The checks after timing run on inputs no earlier run of the program has seen, each from a
+ * fresh seed of its own (hx_fresh_seed) with its own expected outputs (st->fresh[k]): the
+ * back-to-back check's two sets, the unpoisoned check, then one per further verification
+ * (--verify-runs beyond the first, at most HX_MAX_FRESH - HX_FRESH_SINGLE of them).
+ */
+enum {
+	HX_FRESH_B2B_ODD,  /* set 1 of the back-to-back check (its odd runs) */
+	HX_FRESH_B2B_LAST, /* set 0 of the back-to-back check (its last run) */
+	HX_FRESH_BARE,     /* the unpoisoned check */
+	HX_FRESH_SINGLE,   /* the first of the single verifications on fresh inputs */
+};
+#define HX_MAX_FRESH 16
+#define HX_B2B_RUNS 4 /* runs of the back-to-back check: sets 1, 0, 1, 0 */
 
 struct hx_state {
 	const struct hx_opts *o;
@@ -37,19 +52,27 @@ struct hx_state {
 	struct cuco_tensor layout[CUCO_MAX_TENSORS];
 	int nsets;
 	struct cuco_tensor sets[HX_MAX_SETS][CUCO_MAX_TENSORS];
-	uint64_t set0_seed; /* the seed set 0's inputs were last generated from, or HX_SEED_NONE */
-	int has_inout;      /* some tensor is CUCO_ROLE_INOUT */
+	/* the seed each set's inputs were last generated from, or HX_SEED_NONE */
+	uint64_t set_seed[HX_MAX_SETS];
+	int has_inout; /* some tensor is CUCO_ROLE_INOUT */
+	/* each set's inouts as last generated, put back before every run (NULL: not an inout) */
+	void *pristine[HX_MAX_SETS][CUCO_MAX_TENSORS];
 	/* outputs and inouts for the inputs of hx_input_seed(st, 0) */
 	void *expected[CUCO_MAX_TENSORS];
-	void *fresh[CUCO_MAX_TENSORS]; /* the same for hx_fresh_seed(st): NULL when unused */
+	int nfresh; /* hx_nfresh(st) */
+	/* the same for hx_fresh_seed(st, k), k < nfresh */
+	void *fresh[HX_MAX_FRESH][CUCO_MAX_TENSORS];
 	/* device scratch for agreement all-reduces: HX_AGREE_MAX doubles */
 	double *dagree;
 	float *dsamples;
-	struct hx_compare *dcmp; /* device: two comparisons per tensor (verify.c) */
+	/* device: per tensor, two comparisons (the runs' end, drained) of each of
+	 * HX_MAX_TARGETS sets (verify.c) */
+	struct hx_compare *dcmp;
 	size_t l2_persist_limit; /* the persisting-L2 limit the rank found at start */
 };
 
 #define HX_AGREE_MAX (4 + 8 * CUCO_MAX_TENSORS)
+#define HX_MAX_TARGETS 2 /* sets judged after one series of runs (verify.c) */
 
 /* The roles the harness verifies after a run. */
 static inline int hx_role_verified(int role)
@@ -83,27 +106,29 @@ void hx_agree(struct hx_state *st, double *v, int n, ncclRedOp_t op);
 int hx_agree_code(struct hx_state *st, int code);
 /*
  * Seeds: input set s is generated from hx_input_seed(st, s); a decoy set, what a program's init
- * sees, from hx_decoy_seed(st, s); the inputs of the verifications after timing, which no
- * run before them has seen, from hx_fresh_seed(st). All distinct.
+ * sees, from hx_decoy_seed(st, s); the inputs of the k-th check after timing, which no run
+ * before it has seen, from hx_fresh_seed(st, k). All distinct.
  */
 uint64_t hx_input_seed(const struct hx_state *st, int set);
 uint64_t hx_decoy_seed(const struct hx_state *st, int set);
-uint64_t hx_fresh_seed(const struct hx_state *st);
-/* Fill input set s from seed with the workload's generator (on the rank's stream). */
+uint64_t hx_fresh_seed(const struct hx_state *st, int k);
+/* Fill input set s from seed with the workload's generator (on the rank's stream), its
+ * inouts kept as generated in st->pristine[s]. */
 void hx_fill_inputs(struct hx_state *st, int set, uint64_t seed);
-/* Make set 0 hold seed's inputs and inouts as generated: generated again unless it holds
- * them already and no inout can have changed. Collective where the generator is. */
-void hx_set0_inputs(struct hx_state *st, uint64_t seed);
-/* 1 when some program is verified more than once: the fresh set's outputs are needed. */
-int hx_needs_fresh(const struct hx_state *st);
+/* Make set s hold seed's inputs and inouts as generated: generated again unless it holds
+ * them already, else its inouts put back. Collective where the generator is. */
+void hx_set_inputs(struct hx_state *st, int set, uint64_t seed);
+/* The fresh seeds, and their expected outputs, the checks after timing need: 0 when no program
+ * is verified, else HX_FRESH_SINGLE + one per verification after the first (capped). */
+int hx_nfresh(const struct hx_state *st);
 
 /* --- program.c: one program, stage by stage */
 void hx_evaluate_program(struct hx_state *st, int idx);
 /*
  * The expected outputs from the reference program (--reference-program): loaded and set up
- * as any program, run once on set 0's inputs into st->expected and, when hx_needs_fresh, once
- * on the fresh inputs into st->fresh; set 0 put back; torn down. Collective. A failure ends
- * the rank (stage "reference").
+ * as any program, run once on set 0's inputs into st->expected and once on each fresh seed's
+ * into st->fresh[k]; set 0 put back; torn down. Collective. A failure ends the rank (stage
+ * "reference").
  */
 void hx_reference_program(struct hx_state *st);
 
@@ -126,22 +151,50 @@ struct hx_verdict {
 	double failed_rel_err, failed_tolerance, failed_mismatched; /* its figures */
 };
 
+/* The checks of a verified program's outputs, in the order they run (docs/harness.md). */
+enum hx_check {
+	HX_CHECK_FIRST,      /* one run before timing, on set 0's own inputs */
+	HX_CHECK_LAST_TIMED, /* the last timed run, on set 0 */
+	HX_CHECK_B2B,        /* HX_B2B_RUNS runs back to back, fresh inputs */
+	HX_CHECK_FRESH,      /* one run on fresh inputs, per verification after the first */
+	HX_CHECK_UNPOISONED, /* one run on fresh inputs, its outputs not poisoned first */
+};
+/* The check's name in a result entry ("failed_check"). */
+const char *hx_check_name(enum hx_check c);
+
 /* One run on set `set`: 0, or nonzero when the program returned an error or a launch failed. */
 int hx_run_once(struct hx_state *st, struct hx_program *p, void *state, int set);
 /* Poison the output tensors of set (all-ones bytes); inouts are left alone. */
 void hx_poison_outputs(struct hx_state *st, struct cuco_tensor *set);
+/* Put set s's inouts back as they were generated (st->pristine). */
+void hx_restore_inouts(struct hx_state *st, int set);
+/* What comes before every run of a program: set s's inouts put back, its outputs poisoned;
+ * enqueued on the harness's stream, nothing synchronised. */
+void hx_before_run(struct hx_state *st, int set);
 /*
- * One verification on the inputs of hx_input_seed(st, 0) (fresh 0) or hx_fresh_seed(st)
- * (fresh 1): set 0 made to hold them (hx_set0_inputs: inouts put back), its outputs poisoned,
- * run, outputs and inouts compared with st->expected or st->fresh as they are when the run has
- * ended on the harness's stream and again once the whole device has drained; then the
- * persisting-L2 guard. run_err: the program's own message (its ctx errbuf). 0 with *v filled,
- * or a code with err: CUCO_ERR_RUN (the run failed, or it set a persisting L2 window),
- * CUCO_ERR_VERIFY (wrong, or written on a stream the harness does not wait for). Collective:
- * every rank calls it and gets the same code.
+ * One verification, check FIRST, FRESH (the k-th, from 0) or UNPOISONED: set 0 made to hold
+ * its inputs (hx_input_seed(st, 0); hx_fresh_seed(st, HX_FRESH_SINGLE + k); that of
+ * HX_FRESH_BARE), inouts put back, outputs poisoned (UNPOISONED: left as the last run left
+ * them), one run, judged against st->expected or the fresh seed's st->fresh: outputs and
+ * inouts compared as they are when the run has ended on the harness's stream and again once
+ * the whole device has drained; then the persisting-L2 guard. run_err: the program's own
+ * message (its ctx errbuf). 0 with *v filled, or a code with err: CUCO_ERR_RUN (the run
+ * failed, or it set a persisting L2 window), CUCO_ERR_VERIFY (wrong, or written on a stream
+ * the harness does not wait for). Collective: every rank calls it and gets the same code.
  */
 int hx_verify(struct hx_state *st, struct hx_program *p, void *state, const char *run_err,
-              int fresh, struct hx_verdict *v, char *err, size_t errlen);
+              enum hx_check check, int k, struct hx_verdict *v, char *err, size_t errlen);
+/* The last timed run judged as hx_verify judges (it ran on set 0 holding hx_input_seed(st, 0)'s
+ * inputs, and nothing was enqueued after it). Collective. */
+int hx_check_last_timed(struct hx_state *st, struct hx_verdict *v, char *err, size_t errlen);
+/*
+ * HX_B2B_RUNS runs back to back on sets 1, 0, 1, 0 (set 0 alone when there is one set), each
+ * set holding a fresh seed's inputs (HX_FRESH_B2B_ODD, HX_FRESH_B2B_LAST): between the runs
+ * only hx_before_run, no synchronisation and no all-reduce; then the last run on each set
+ * judged as hx_verify judges. Collective.
+ */
+int hx_back_to_back(struct hx_state *st, struct hx_program *p, void *state, const char *run_err,
+                    struct hx_verdict *v, char *err, size_t errlen);
 /* Put the device's persisting-L2 state back as the rank found it (after each program). */
 void hx_l2_restore(struct hx_state *st);
 

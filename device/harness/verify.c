@@ -1,17 +1,38 @@
 /*
- * verify.c - one verification of one program, and the guards on what a
- * program's numbers may come from (docs/sandbox.md): inouts put back and
- * outputs poisoned before the run, compared with the reference when the run has ended on the
+ * verify.c - the checks of a program's outputs, and the guards on what a
+ * program's numbers may come from (docs/sandbox.md). Before every run, timed
+ * or checked, its inouts are put back and its outputs poisoned. A check
+ * compares the outputs with the reference when its runs have ended on the
  * harness's stream and again when the device has drained (work left on a
- * stream the harness does not wait for shows as the difference), and no
+ * stream the harness does not wait for shows as the difference), and finds no
  * persisting-L2 window left behind (lines kept in L2 would time the next runs
- * on warm data).
+ * on warm data). The checks: one run before timing, the last timed run, runs
+ * back to back, one run per further verification on fresh inputs, and one run
+ * whose outputs were not poisoned first.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "rank.h"
+
+const char *hx_check_name(enum hx_check c)
+{
+	switch (c) {
+	case HX_CHECK_FIRST:
+		return "first";
+	case HX_CHECK_LAST_TIMED:
+		return "last_timed";
+	case HX_CHECK_B2B:
+		return "back_to_back";
+	case HX_CHECK_FRESH:
+		return "fresh";
+	case HX_CHECK_UNPOISONED:
+		return "unpoisoned";
+	}
+	return "unknown";
+}
 
 void hx_poison_outputs(struct hx_state *st, struct cuco_tensor *set)
 {
@@ -20,6 +41,21 @@ void hx_poison_outputs(struct hx_state *st, struct cuco_tensor *set)
 		if (set[i].role == CUCO_ROLE_OUTPUT)
 			CUDA_OR_DIE(
 			    st, cudaMemsetAsync(set[i].ptr, 0xff, st->sym_bytes[i], st->stream));
+}
+
+void hx_restore_inouts(struct hx_state *st, int set)
+{
+	for (int i = 0; st->has_inout && i < st->ntensors; i++)
+		if (st->pristine[set][i])
+			CUDA_OR_DIE(st, cudaMemcpyAsync(st->sets[set][i].ptr, st->pristine[set][i],
+			                                st->sym_bytes[i], cudaMemcpyDeviceToDevice,
+			                                st->stream));
+}
+
+void hx_before_run(struct hx_state *st, int set)
+{
+	hx_restore_inouts(st, set);
+	hx_poison_outputs(st, st->sets[set]);
 }
 
 int hx_run_once(struct hx_state *st, struct hx_program *p, void *state, int set)
@@ -37,12 +73,13 @@ static int exact(const struct hx_state *st, int i)
 	       hx_dtype_is_integer(st->layout[i].dtype);
 }
 
-/* Enqueue every verified tensor's comparison with expected[] into st->dcmp[slot + i]. */
-static void compare_outputs(struct hx_state *st, void *const *expected, int slot)
+/* Enqueue every verified tensor's comparison of set `set` with expected[] into
+ * st->dcmp[slot + i]. */
+static void compare_outputs(struct hx_state *st, int set, void *const *expected, int slot)
 {
 	for (int i = 0; i < st->ntensors; i++)
-		if (hx_role_verified(st->sets[0][i].role) &&
-		    hx_dev_compare_start(st->sets[0][i].ptr, expected[i], st->layout[i].elems,
+		if (hx_role_verified(st->layout[i].role) &&
+		    hx_dev_compare_start(st->sets[set][i].ptr, expected[i], st->layout[i].elems,
 		                         st->layout[i].dtype, exact(st, i), &st->dcmp[slot + i],
 		                         st->stream))
 			hx_die(st, CUCO_ERR_RUN, "comparing output '%s' failed: %s",
@@ -72,7 +109,7 @@ static struct hx_verdict verdict(const struct hx_state *st, const double *v, dou
 		double d2 = t[0], r2 = t[1], tol = st->o->tolerance, e = 0;
 		int ex = exact(st, i), bad;
 
-		if (!hx_role_verified(st->sets[0][i].role))
+		if (!hx_role_verified(st->layout[i].role))
 			continue;
 		res.nonfinite += t[2];
 		res.mismatched += t[3];
@@ -102,21 +139,23 @@ static struct hx_verdict verdict(const struct hx_state *st, const double *v, dou
 	return res;
 }
 
-/* The comparisons in slots 0 (the run's end) and CUCO_MAX_TENSORS (drained), over all ranks. */
-static void agree_verdicts(struct hx_state *st, struct hx_verdict *end, struct hx_verdict *drained)
+/* The comparisons in slots base (the runs' end) and base + CUCO_MAX_TENSORS (drained), over
+ * all ranks. */
+static void agree_verdicts(struct hx_state *st, int base, struct hx_verdict *end,
+                           struct hx_verdict *drained)
 {
 	struct hx_compare c[2 * CUCO_MAX_TENSORS];
 	double v[2 * SUMS] = {0}, mx[2] = {0, 0};
 
-	CUDA_OR_DIE(st,
-	            cudaMemcpyAsync(c, st->dcmp, sizeof(c), cudaMemcpyDeviceToHost, st->stream));
+	CUDA_OR_DIE(
+	    st, cudaMemcpyAsync(c, st->dcmp + base, sizeof(c), cudaMemcpyDeviceToHost, st->stream));
 	CUDA_OR_DIE(st, cudaStreamSynchronize(st->stream));
 	for (int k = 0; k < 2; k++)
 		for (int i = 0; i < st->ntensors; i++) {
 			const struct hx_compare *x = &c[k * CUCO_MAX_TENSORS + i];
 			double *w = v + k * SUMS;
 
-			if (!hx_role_verified(st->sets[0][i].role))
+			if (!hx_role_verified(st->layout[i].role))
 				continue;
 			w[0] += (double)x->checked;
 			w[1 + 4 * i] += x->diff2;
@@ -184,62 +223,185 @@ void hx_l2_restore(struct hx_state *st)
 	CUDA_OR_DIE(st, cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, st->l2_persist_limit));
 }
 
-int hx_verify(struct hx_state *st, struct hx_program *p, void *state, const char *run_err,
-              int fresh, struct hx_verdict *v, char *err, size_t errlen)
+/* The outputs of one set judged after a check's runs: which set, against what, and how an error
+ * names them ("output", "the last timed run's output"). */
+struct target {
+	int set;
+	void *const *expected;
+	const char *what;
+};
+
+/* The error for one target's verdicts (end: the runs' end, drained: the device drained), or 0;
+ * *differs = 1 when the output simply differs from the reference. */
+static int verdict_error(const struct hx_state *st, const char *what, struct hx_verdict *v,
+                         const struct hx_verdict *drained, char *err, size_t errlen, int *differs)
 {
-	void *const *expected = fresh ? st->fresh : st->expected;
-	struct hx_verdict drained;
+	if (!v->ok && drained->ok) {
+		snprintf(err, errlen,
+		         "%s was not complete when the run ended on the harness's stream (rel_err "
+		         "%.3g, %.0f non-finite, %.0f mismatched) but was once the device had "
+		         "drained: the program writes it on a stream it does not join to the "
+		         "harness's",
+		         what, v->rel_err, v->nonfinite, v->mismatched);
+		return CUCO_ERR_VERIFY;
+	}
+	if (v->ok && !same_verdict(v, drained)) {
+		*v = *drained;
+		snprintf(
+		    err, errlen,
+		    "%s changed after the run had ended on the harness's stream (rel_err %.3g, "
+		    "%.0f non-finite, %.0f mismatched once the device had drained): the "
+		    "program writes it on a stream it does not join to the harness's",
+		    what, drained->rel_err, drained->nonfinite, drained->mismatched);
+		return CUCO_ERR_VERIFY;
+	}
+	if (v->ok)
+		return 0;
+	*differs = 1;
+	if (v->failed_exact)
+		snprintf(err, errlen,
+		         "%s differs from the reference: %.0f elements of '%s' not bitwise equal "
+		         "(exact compare), %.0f non-finite of %.0f elements",
+		         what, v->failed_mismatched, st->layout[v->failed].name, v->nonfinite,
+		         v->checked);
+	else
+		snprintf(err, errlen,
+		         "%s differs from the reference: rel_err %.3g of '%s' (close compare, "
+		         "tolerance %.3g), %.0f non-finite of %.0f elements",
+		         what, v->failed_rel_err, st->layout[v->failed].name, v->failed_tolerance,
+		         v->nonfinite, v->checked);
+	return CUCO_ERR_VERIFY;
+}
+
+/*
+ * Judge the runs just enqueued: run_code nonzero when one of them failed; else each target's
+ * verified tensors compared right behind them on the harness's stream, the device drained, and
+ * compared again; the first target that fails gives the error; then the persisting-L2 guard.
+ * 0 with *v (the last target's verdict, or the failed one's), or a code with err, agreed.
+ */
+static int judge(struct hx_state *st, const struct target *tg, int nt, int run_code,
+                 const char *run_err, struct hx_verdict *v, char *err, size_t errlen, int *differs)
+{
 	int code = 0;
 
-	hx_set0_inputs(st, fresh ? hx_fresh_seed(st) : hx_input_seed(st, 0));
-	hx_poison_outputs(st, st->sets[0]);
-	if (hx_run_once(st, p, state, 0)) {
+	*differs = 0;
+	if (run_code) {
 		snprintf(err, errlen, "run: %s", run_err[0] ? run_err : "launch failed");
 		code = CUCO_ERR_RUN;
 	} else {
-		/* Enqueued right behind the run: it sees what the run's end on this stream saw. */
-		compare_outputs(st, expected, 0);
+		/* Right behind the runs: what their end on this stream saw. */
+		for (int t = 0; t < nt; t++)
+			compare_outputs(st, tg[t].set, tg[t].expected, 2 * t * CUCO_MAX_TENSORS);
 	}
 	/* Everything the program started, on any stream. */
 	CUDA_OR_DIE(st, cudaDeviceSynchronize());
 	if (hx_agree_code(st, code))
 		return code ? code : CUCO_ERR_RUN;
-	compare_outputs(st, expected, CUCO_MAX_TENSORS);
-	agree_verdicts(st, v, &drained);
-	if (!v->ok && drained.ok) {
-		snprintf(
-		    err, errlen,
-		    "output was not complete when the run ended on the harness's stream (rel_err "
-		    "%.3g, %.0f non-finite, %.0f mismatched) but was once the device had drained: "
-		    "the program writes it on a stream it does not join to the harness's",
-		    v->rel_err, v->nonfinite, v->mismatched);
-		return CUCO_ERR_VERIFY;
-	}
-	if (v->ok && !same_verdict(v, &drained)) {
-		*v = drained;
-		snprintf(err, errlen,
-		         "output changed after the run had ended on the harness's stream (rel_err "
-		         "%.3g, %.0f non-finite, %.0f mismatched once the device had drained): the "
-		         "program writes it on a stream it does not join to the harness's",
-		         drained.rel_err, drained.nonfinite, drained.mismatched);
-		return CUCO_ERR_VERIFY;
-	}
-	if (!v->ok && v->failed_exact) {
-		snprintf(err, errlen,
-		         "output differs from the reference: %.0f elements of '%s' not bitwise "
-		         "equal (exact compare), %.0f non-finite of %.0f elements",
-		         v->failed_mismatched, st->layout[v->failed].name, v->nonfinite,
-		         v->checked);
-		return CUCO_ERR_VERIFY;
-	}
-	if (!v->ok) {
-		snprintf(err, errlen,
-		         "output differs from the reference: rel_err %.3g of '%s' (close compare, "
-		         "tolerance %.3g), %.0f non-finite of %.0f elements",
-		         v->failed_rel_err, st->layout[v->failed].name, v->failed_tolerance,
-		         v->nonfinite, v->checked);
-		return CUCO_ERR_VERIFY;
+	for (int t = 0; t < nt; t++)
+		compare_outputs(st, tg[t].set, tg[t].expected, (2 * t + 1) * CUCO_MAX_TENSORS);
+	for (int t = 0; t < nt; t++) {
+		struct hx_verdict drained;
+
+		agree_verdicts(st, 2 * t * CUCO_MAX_TENSORS, v, &drained);
+		code = verdict_error(st, tg[t].what, v, &drained, err, errlen, differs);
+		if (code)
+			return code;
 	}
 	code = l2_guard(st, err, errlen);
 	return hx_agree_code(st, code) ? (code ? code : CUCO_ERR_RUN) : 0;
+}
+
+/* Append to err what a plain difference means in this check. */
+static void explain(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void explain(char *err, size_t errlen, const char *fmt, ...)
+{
+	size_t n = strlen(err);
+	va_list ap;
+
+	if (n + 1 >= errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err + n, errlen - n, fmt, ap);
+	va_end(ap);
+}
+
+int hx_verify(struct hx_state *st, struct hx_program *p, void *state, const char *run_err,
+              enum hx_check check, int k, struct hx_verdict *v, char *err, size_t errlen)
+{
+	int fk = check == HX_CHECK_FRESH ? HX_FRESH_SINGLE + k : HX_FRESH_BARE, differs, code;
+	struct target tg = {0, st->expected, "output"};
+
+	if (check == HX_CHECK_FIRST) {
+		hx_set_inputs(st, 0, hx_input_seed(st, 0));
+	} else {
+		tg.expected = st->fresh[fk];
+		hx_set_inputs(st, 0, hx_fresh_seed(st, fk));
+	}
+	/* Unpoisoned: the outputs hold what the last run on set 0 left, an earlier run's result. */
+	if (check != HX_CHECK_UNPOISONED)
+		hx_poison_outputs(st, st->sets[0]);
+	code = judge(st, &tg, 1, hx_run_once(st, p, state, 0) ? CUCO_ERR_RUN : 0, run_err, v, err,
+	             errlen, &differs);
+	if (differs && check == HX_CHECK_FRESH)
+		explain(
+		    err, errlen,
+		    " (verification %d of %d, after timing, on inputs no earlier run had seen): "
+		    "the result moves between runs (a race) or repeats an earlier run's",
+		    k + 2, st->nfresh - HX_FRESH_SINGLE + 1);
+	else if (differs && check == HX_CHECK_UNPOISONED)
+		explain(err, errlen,
+		        " on a run whose outputs were not poisoned first (they held an earlier "
+		        "run's result; inputs no earlier run had seen): the program skips work "
+		        "when it finds its outputs already written, or reads them before writing "
+		        "them");
+	return code;
+}
+
+int hx_check_last_timed(struct hx_state *st, struct hx_verdict *v, char *err, size_t errlen)
+{
+	struct target tg = {0, st->expected, "the last timed run's output"};
+	int differs, code = judge(st, &tg, 1, 0, "", v, err, errlen, &differs);
+
+	if (differs)
+		explain(err, errlen,
+		        ": its timed runs do not compute what its checked runs do (work skipped "
+		        "while timed, or a run that reads what an earlier run left)");
+	return code;
+}
+
+int hx_back_to_back(struct hx_state *st, struct hx_program *p, void *state, const char *run_err,
+                    struct hx_verdict *v, char *err, size_t errlen)
+{
+	int two = st->nsets >= 2, run_code = 0, differs, code;
+	struct target tg[HX_MAX_TARGETS];
+	char what[HX_MAX_TARGETS][96];
+
+	/* Each set its own fresh inputs: a run that reads what the run before it left, or that
+	 * overlaps it, sees another problem's data. */
+	if (two)
+		hx_set_inputs(st, 1, hx_fresh_seed(st, HX_FRESH_B2B_ODD));
+	hx_set_inputs(st, 0, hx_fresh_seed(st, HX_FRESH_B2B_LAST));
+	for (int j = 0; j < HX_B2B_RUNS && !run_code; j++) {
+		int set = two && j % 2 == 0 ? 1 : 0;
+
+		hx_before_run(st, set);
+		if (hx_run_once(st, p, state, set))
+			run_code = CUCO_ERR_RUN;
+	}
+	snprintf(what[0], sizeof(what[0]), "the output of run %d of %d back-to-back runs",
+	         two ? HX_B2B_RUNS - 1 : HX_B2B_RUNS, HX_B2B_RUNS);
+	snprintf(what[1], sizeof(what[1]), "the output of run %d of %d back-to-back runs",
+	         HX_B2B_RUNS, HX_B2B_RUNS);
+	tg[0] =
+	    (struct target){two, st->fresh[two ? HX_FRESH_B2B_ODD : HX_FRESH_B2B_LAST], what[0]};
+	tg[1] = (struct target){0, st->fresh[HX_FRESH_B2B_LAST], what[1]};
+	code = judge(st, tg, two ? 2 : 1, run_code, run_err, v, err, errlen, &differs);
+	if (differs)
+		explain(err, errlen,
+		        " (no synchronisation between the runs, each set on inputs no earlier run "
+		        "had seen): runs that overlap corrupt each other (a barrier or handshake "
+		        "dropped), or a run reads what an earlier run left or repeats an earlier "
+		        "run's result");
+	return code;
 }
