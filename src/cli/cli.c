@@ -609,8 +609,8 @@ int cli_make_seed(const struct cuco_manifest *m, struct cuco_strbuf *out, int *n
 	}
 	if (cuco_lift_is_lifted(src.buf)) {
 		/* a lifted program: the step's calls the lift tagged */
-		rc = cuco_lift_seed(m->host_program, src.buf, cli_share_dir("fastpath"), out, nsites,
-		                    err);
+		rc = cuco_lift_seed(m->host_program, src.buf, cli_share_dir("fastpath"), out,
+		                    nsites, err);
 		cuco_strbuf_release(&src);
 		return rc;
 	}

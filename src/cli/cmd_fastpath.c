@@ -226,7 +226,8 @@ int cmd_fastpath(int argc, char **argv)
 		cli_fail(&err);
 		goto out;
 	}
-	if (cuco_lift_is_lifted(src.buf) && (rc = cuco_lift_hints(host, src.buf, &hints, &opts, &err))) {
+	if (cuco_lift_is_lifted(src.buf) &&
+	    (rc = cuco_lift_hints(host, src.buf, &hints, &opts, &err))) {
 		cli_fail(&err);
 		goto out;
 	}

@@ -244,7 +244,10 @@ static void unresolved(const char *so, struct cuco_strbuf *weak)
 	struct cuco_strbuf q = CUCO_STRBUF_INIT;
 
 	cuco_strbuf_add_shell_quoted(&q, so);
-	snprintf(cmd, sizeof(cmd), "nm -D --undefined-only --format=posix %s 2>/dev/null | awk '$2 == \"U\" { print $1 }'", q.buf);
+	snprintf(
+	    cmd, sizeof(cmd),
+	    "nm -D --undefined-only --format=posix %s 2>/dev/null | awk '$2 == \"U\" { print $1 }'",
+	    q.buf);
 	command_words(cmd, &need, &nneed, &aneed);
 	snprintf(cmd, sizeof(cmd), "ldd %s 2>/dev/null | awk '$3 ~ /^\\// { print $3 }'", q.buf);
 	command_words(cmd, &libs, &nlibs, &alibs);
@@ -252,7 +255,8 @@ static void unresolved(const char *so, struct cuco_strbuf *weak)
 		struct cuco_strbuf l = CUCO_STRBUF_INIT;
 		cuco_strbuf_add_shell_quoted(&l, libs[i]);
 		snprintf(cmd, sizeof(cmd),
-		         "nm -D --defined-only --format=posix %s 2>/dev/null | awk '{ print $1 }'", l.buf);
+		         "nm -D --defined-only --format=posix %s 2>/dev/null | awk '{ print $1 }'",
+		         l.buf);
 		command_words(cmd, &have, &nhave, &ahave);
 		cuco_strbuf_release(&l);
 	}
@@ -455,19 +459,21 @@ int cli_init_from(const struct init_from_opts *o)
 		char host_so[PATH_MAX] = "";
 		struct cuco_strbuf weak = CUCO_STRBUF_INIT;
 		if ((rc = compile_check(tmp, host.buf, seed.len ? seed.buf : NULL, &seed_compiles,
-		                        seed_error, sizeof(seed_error), host_so, sizeof(host_so), &err)))
+		                        seed_error, sizeof(seed_error), host_so, sizeof(host_so),
+		                        &err)))
 			goto fail;
 		unresolved(host_so, &weak);
 		if (weak.len) {
 			/* the program's symbols no file defines: weak, then everything again */
-			cuco_strbuf_adds(&host, "\n// The program's own symbols that no file given defines "
-			                        "(the step reaches none of them):\n// weak, so that the "
-			                        "program loads.\n");
+			cuco_strbuf_adds(
+			    &host, "\n// The program's own symbols that no file given defines "
+			           "(the step reaches none of them):\n// weak, so that the "
+			           "program loads.\n");
 			cuco_strbuf_add(&host, weak.buf, weak.len);
 			cuco_strbuf_reset(&seed);
 			seed_error[0] = 0;
-			if (cuco_lift_seed("host.cu", host.buf, cli_share_dir("fastpath"), &seed, &nseed,
-			                   &err)) {
+			if (cuco_lift_seed("host.cu", host.buf, cli_share_dir("fastpath"), &seed,
+			                   &nseed, &err)) {
 				snprintf(seed_error, sizeof(seed_error), "%s", err.msg);
 				cuco_err_clear(&err);
 				cuco_strbuf_reset(&seed);
@@ -477,14 +483,15 @@ int cli_init_from(const struct init_from_opts *o)
 			if ((rc = write_file(tmp, "host.cu", host.buf, &err)) ||
 			    (rc = write_file(tmp, "workload.cu", wlt.buf, &err)) ||
 			    (rc = compile_check(tmp, host.buf, seed.len ? seed.buf : NULL,
-			                        &seed_compiles, seed_error, sizeof(seed_error), host_so,
-			                        sizeof(host_so), &err))) {
+			                        &seed_compiles, seed_error, sizeof(seed_error),
+			                        host_so, sizeof(host_so), &err))) {
 				cuco_strbuf_release(&weak);
 				goto fail;
 			}
-			cuco_lift_plan_note(&p, CUCO_LIFT_NOTE_INFO, -1, 0,
-			                    "symbols the program declares and no file given defines are "
-			                    "weak in host.cu (the step reaches none of them)");
+			cuco_lift_plan_note(
+			    &p, CUCO_LIFT_NOTE_INFO, -1, 0,
+			    "symbols the program declares and no file given defines are "
+			    "weak in host.cu (the step reaches none of them)");
 		}
 		cuco_strbuf_release(&weak);
 		seed_ok = seed_compiles;

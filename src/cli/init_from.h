@@ -8,10 +8,10 @@
 /* What cuco init was given for a lift; the strings are argv's. */
 struct init_from_opts {
 	const char *name, *from, *dir;
-	const char *args;           /* the program's command line ({param}: a shape's value) */
-	const char *step;           /* FILE:LINE of the step, or NULL */
-	const char *entry;          /* the function that is the program's main, or NULL */
-	const char *shapes[16];     /* NAME:PARAM=VALUE,... */
+	const char *args;       /* the program's command line ({param}: a shape's value) */
+	const char *step;       /* FILE:LINE of the step, or NULL */
+	const char *entry;      /* the function that is the program's main, or NULL */
+	const char *shapes[16]; /* NAME:PARAM=VALUE,... */
 	int nshapes;
 	const char *include_dirs[32];
 	int ninclude_dirs;

@@ -383,11 +383,12 @@ void cuco_lift_emit_workload(const char *host, struct cuco_strbuf *out)
 {
 	/* host.cu's text itself, not an #include of it: the compile cache hashes a program's text
 	 * and the headers beside it, and every lifted package's workload.cu would look alike */
-	cuco_strbuf_adds(out, "// The workload of a lifted program: its tensors are the device buffers "
-	                      "the\n// program's own setup leaves alive at the step, its inputs their "
-	                      "contents\n// there, and its reference the baseline program "
-	                      "(manifest.json). The\n// program below is host.cu's.\n"
-	                      "#define CUCO_LIFT_WORKLOAD 1\n");
+	cuco_strbuf_adds(out,
+	                 "// The workload of a lifted program: its tensors are the device buffers "
+	                 "the\n// program's own setup leaves alive at the step, its inputs their "
+	                 "contents\n// there, and its reference the baseline program "
+	                 "(manifest.json). The\n// program below is host.cu's.\n"
+	                 "#define CUCO_LIFT_WORKLOAD 1\n");
 	cuco_strbuf_adds(out, host);
 }
 
