@@ -377,10 +377,24 @@ static int refusals(struct cuco_lift_plan *p, const struct cuco_lift_facts *f,
 	}
 	for (size_t i = 0; i < f->ncalls; i++)
 		any |= cuco_lift_call_is_host_collective(&f->calls[i]);
-	if (!any)
-		return cuco_err_set(err, CUCO_ERR_NOT_FOUND,
-		                    "no NCCL collective or send/receive in the program: there is "
-		                    "nothing for cuco to make device-initiated");
+	if (!any) {
+		/* no call to point at: the message names the files that were read */
+		struct cuco_strbuf names = CUCO_STRBUF_INIT;
+		size_t n = 0;
+		int rc;
+		for (size_t i = 0; i < f->nfiles; i++)
+			if (f->files[i].parsed && n++ < 3)
+				cuco_strbuf_addf(&names, "%s%s", n > 1 ? ", " : "",
+				                 lift_rel(f, (int)i));
+		if (n > 3)
+			cuco_strbuf_addf(&names, " and %zu more", n - 3);
+		rc = cuco_err_set(err, CUCO_ERR_NOT_FOUND,
+		                  "%s: no NCCL collective or send/receive in the program: there is "
+		                  "nothing for cuco to make device-initiated",
+		                  names.len ? names.buf : "?");
+		cuco_strbuf_release(&names);
+		return rc;
+	}
 	for (size_t i = 0; i < f->ncalls; i++) {
 		const struct cuco_lift_call *c = &f->calls[i];
 		if (strcmp(c->callee, "cudaStreamBeginCapture") || c->caller < 0 ||

@@ -505,7 +505,7 @@ static void test_refusals(void **state)
 	     NULL},
 	    {"plan/refuse_no_nccl.cu",
 	     CUCO_ERR_NOT_FOUND,
-	     {"no NCCL collective or send/receive in the program", NULL, NULL},
+	     {"refuse_no_nccl.cu: no NCCL collective or send/receive in the program", NULL, NULL},
 	     NULL},
 	    {"plan/refuse_undefined.cu",
 	     CUCO_ERR_NOT_FOUND,
