@@ -13,8 +13,8 @@
 #
 # The programs: $CUCO_SHARED_PROGRAMS, else ../shared/programs beside the source tree (or
 # ../../shared/programs from a worktree); without them the test is skipped (exit 77), as it is
-# without libclang or nvcc. Each package is compiled once, CUCO_TEST_JOBS (default: half the
-# cores) at a time; CUCO_LIFT_ONLY="NAME ..." takes those rows alone. Prints one line per
+# without libclang or nvcc. Each package is compiled once, CUCO_TEST_JOBS (default: the cores, at
+# most 4) at a time; CUCO_LIFT_ONLY="NAME ..." takes those rows alone. Prints one line per
 # failure and "N passed, N failed"; exits 1 on any.
 set -u
 
@@ -101,7 +101,8 @@ init() {
 	echo $? >"$TMP/logs/$name.rc"
 }
 
-jobs=${CUCO_TEST_JOBS:-$((($(nproc) + 1) / 2))}
+# two inits at once fill the cores one leaves idle (its libclang parse, its last nvcc)
+jobs=${CUCO_TEST_JOBS:-$(($(nproc) < 4 ? $(nproc) : 4))}
 start=$SECONDS
 for row in "${ROWS[@]}"; do
 	IFS=$'\037' read -r name from flags shape expect <<<"$row"
