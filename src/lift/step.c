@@ -169,8 +169,9 @@ static unsigned step_line(struct cuco_lift_plan *p, const struct cuco_lift_facts
 			if (*s == '\n')
 				line++;
 			else if (!strncmp(s, "cuco: step", 10) && s - t >= 2 &&
-			         (!strncmp(s - 3, "// ", 3) || !strncmp(s - 2, "//", 2) ||
-			          !strncmp(s - 3, "/* ", 3))) {
+			         (!strncmp(s - 2, "//", 2) ||
+			          (s - t >= 3 &&
+			           (!strncmp(s - 3, "// ", 3) || !strncmp(s - 3, "/* ", 3))))) {
 				*file = (int)i;
 				return line + 1;
 			}

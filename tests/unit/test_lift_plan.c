@@ -302,6 +302,20 @@ static void test_step_comment_and_flag(void **state)
 	lifted_release(&l);
 }
 
+/* The step comment as a file's first bytes, naming a line where no statement starts. */
+static void test_step_comment_first_line(void **state)
+{
+	struct lifted l;
+
+	(void)state;
+	NEED_CLANG();
+	lift(&l, "plan/step_first_line.cu", NULL);
+	assert_int_equal(l.rc, CUCO_ERR_INVALID);
+	assert_contains(l.err.msg, "step_first_line.cu:2: the `cuco: step` comment names no "
+	                           "statement that starts on this line");
+	lifted_release(&l);
+}
+
 /* --step picks a loop the rules would not (the warm-up), and names a line precisely. */
 static void test_step_flag(void **state)
 {
@@ -728,6 +742,7 @@ int main(void)
 	    cmocka_unit_test(test_step_last_of_twins),
 	    cmocka_unit_test(test_step_straight_line),
 	    cmocka_unit_test(test_step_comment_and_flag),
+	    cmocka_unit_test(test_step_comment_first_line),
 	    cmocka_unit_test(test_step_flag),
 	    cmocka_unit_test(test_roles),
 	    cmocka_unit_test(test_dtypes),
