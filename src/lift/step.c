@@ -158,6 +158,13 @@ static unsigned step_line(struct cuco_lift_plan *p, const struct cuco_lift_facts
 		if (errno || *end || line < 1)
 			return 0;
 		*file = cuco_lift_file_find(f, name);
+		if (*file < 0) {
+			/* the file as named from the working directory, as --from names it */
+			char *abs = realpath(name, NULL);
+			if (abs)
+				*file = cuco_lift_file_find(f, abs);
+			free(abs);
+		}
 		return *file >= 0 ? (unsigned)line : 0;
 	}
 	for (size_t i = 0; i < f->nfiles; i++) {

@@ -333,6 +333,12 @@ static void test_step_flag(void **state)
 	assert_int_equal(l.f.calls[l.p.step_calls[0]].name.line, warm + 1);
 	lifted_release(&l);
 
+	/* the file as named from elsewhere (the path given to --from), not only from the root */
+	snprintf(at, sizeof(at), FIXTURES "plan/../plan/step_warmup.cu:%u", warm);
+	lift_ok(&l, fx, at);
+	assert_int_equal(step_loop_line(&l), warm);
+	lifted_release(&l);
+
 	/* a line where no statement starts */
 	lift(&l, fx, "step_warmup.cu:1");
 	assert_int_equal(l.rc, CUCO_ERR_INVALID);
