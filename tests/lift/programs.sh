@@ -196,9 +196,9 @@ for row in "${ROWS[@]}"; do
 			eval "set -- ${flags//\{P\}/$PROGRAMS/${from%%/*}}"
 			while [ $# -gt 0 ]; do
 				case $1 in
-				-D) fl+=(-D "$2"); shift ;;
+				-D | --define) fl+=(-D "$2"); shift ;;
 				--include-dir) fl+=(-I "$2"); shift ;;
-				--args | --shape | --step | --entry) shift ;;
+				--args | --shape | --step | --entry | --arg) shift ;;
 				esac
 				shift
 			done
