@@ -59,7 +59,7 @@ static int check_file(const char *path, struct cuco_err *err)
 	if (sb.len == 0)
 		rc = cuco_err_set(err, CUCO_ERR_INVALID, "--from %s: the file is empty", path);
 	else if (memchr(sb.buf, 0, sb.len))
-		rc = cuco_err_set(err, CUCO_ERR_INVALID,
+		rc = cuco_err_set(err, CUCO_ERR_PARSE,
 		                  "--from %s: a binary file, not C, C++ or CUDA source", path);
 	cuco_strbuf_release(&sb);
 	return rc;

@@ -163,6 +163,24 @@ static int emit_file(struct emitter *e, int file, struct cuco_strbuf *out)
 		q->text = STEP_TAG;
 		q->include = -1;
 	}
+	/* an inlined header's #pragma once has done its work (inlined once): out of the text,
+	 * where the compiler would warn of it in a main file */
+	for (const char *o = e->depth > 1 ? strstr(t, "#pragma once") : NULL; o;
+	     o = strstr(o + 1, "#pragma once")) {
+		struct piece *q;
+		const char *b = o;
+		while (b > t && (b[-1] == ' ' || b[-1] == '\t'))
+			b--;
+		if (b > t && b[-1] != '\n')
+			continue;
+		q = CUCO_ARRAY_PUSH(v, n, alloc);
+		memset(q, 0, sizeof(*q));
+		q->begin = (unsigned)(o - t);
+		q->end = q->begin + (unsigned)strlen("#pragma once");
+		q->order = 1;
+		q->text = "/* #pragma once: inlined once */";
+		q->include = -1;
+	}
 	for (size_t i = 0; i < f->nincludes; i++) {
 		const struct cuco_lift_include *in = &f->includes[i];
 		struct piece *q;

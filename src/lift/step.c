@@ -35,7 +35,8 @@ size_t lift_device_counts(const struct cuco_lift_facts *f, char names[][64], siz
 		while (*t == '&' || *t == ' ' || *t == '(')
 			t++;
 		snprintf(names[n], 64, "%.*s", (int)strcspn(t, " )[.,"), t);
-		if (names[n][0])
+		/* a literal count names no variable to recognise the device loops by */
+		if (names[n][0] && !isdigit((unsigned char)names[n][0]))
 			n++;
 	}
 	return n;

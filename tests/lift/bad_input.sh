@@ -93,7 +93,7 @@ refused "a .txt file" $E_INVALID 1 --from "$FIX/bad/notes.txt" -- \
 refused "a .json file" $E_INVALID 1 --from "$FIX/bad/config.json" -- \
 	"cuco: --from $FIX/bad/config.json: not a C, C++ or CUDA source"
 refused "an empty .cu" $E_INVALID 1 --from empty.cu -- "cuco: --from empty.cu: the file is empty"
-refused "binary bytes in a .cu" $E_INVALID 1 --from binary.cu -- \
+refused "binary bytes in a .cu" $E_PARSE 1 --from binary.cu -- \
 	"cuco: --from binary.cu: a binary file, not C, C++ or CUDA source"
 refused "a program without NCCL calls" $E_NOT_FOUND 1 --from no_nccl.cu -- \
 	"cuco: no_nccl.cu: no NCCL collective or send/receive in the program"
