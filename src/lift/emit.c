@@ -178,7 +178,7 @@ static int emit_file(struct emitter *e, int file, struct cuco_strbuf *out)
 		q->begin = (unsigned)(o - t);
 		q->end = q->begin + (unsigned)strlen("#pragma once");
 		q->order = 1;
-		q->text = "/* #pragma once: inlined once */";
+		q->text = "/* #pragma once: cuco inlines it once */";
 		q->include = -1;
 	}
 	for (size_t i = 0; i < f->nincludes; i++) {
