@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lift/plan_impl.h"
 #include "lift/rules.h"
 #include "util/array.h"
 #include "util/xalloc.h"
@@ -36,19 +37,6 @@ static void bare_type(const char *t, char *out, size_t len)
 	while (k > 0 && out[k - 1] == ' ')
 		k--;
 	out[k] = 0;
-}
-
-static int has_ident(const char *text, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *s = text ? strstr(text, name) : NULL; s && n; s = strstr(s + 1, name)) {
-		int before = s > text && (isalnum((unsigned char)s[-1]) || s[-1] == '_');
-		int after = isalnum((unsigned char)s[n]) || s[n] == '_';
-		if (!before && !after)
-			return 1;
-	}
-	return 0;
 }
 
 static const char *given(const struct cuco_lift_arg_value *args, size_t n, const char *name)
@@ -166,7 +154,7 @@ static int alias_of(const char *decl, const char *param, char *out, size_t len)
 	const char *eq = strchr(decl, '=');
 	const char *e, *b;
 
-	if (!eq || !has_ident(eq + 1, param))
+	if (!eq || !lift_has_ident(eq + 1, param))
 		return 0;
 	e = eq;
 	while (e > decl && (e[-1] == ' ' || e[-1] == '\t'))
@@ -213,7 +201,7 @@ static void buffer_bytes(const struct cuco_lift_facts *f, struct cuco_lift_plan 
 			if (u[k].buf < 0 || (size_t)u[k].dtype >= c->nargs)
 				continue;
 			for (int a = 0; a < naliases; a++)
-				named |= has_ident(c->args[u[k].buf].text, aliases[a]);
+				named |= lift_has_ident(c->args[u[k].buf].text, aliases[a]);
 			if (!named || !over_params(fn, c->args[u[k].count].text) ||
 			    !over_params(fn, c->args[u[k].dtype].text))
 				continue;
