@@ -223,7 +223,21 @@ int cuco_run_programs(const struct cuco_run_opts *o, const struct cuco_manifest 
                       const struct cuco_run_program *progs, int n, struct cuco_run_result *res,
                       struct cuco_err *err);
 
-/* Parse one harness JSON line into res (exposed for tests). */
+/*
+ * The record to read from a result file that ranks share (a launcher's, a
+ * farm's): "#program NAME" lines and exactly one JSON record per rank
+ * ("rank", "ranks"). A failure record (the first) beats rank 0's success. A
+ * line that is no record or a rank's second record (a program wrote to the
+ * channel: it runs in the rank's process) makes a failure record of cuco's
+ * own naming the program announced before it; a rank without a record, one
+ * saying so. The record into out (which may hold text); 0, or -1 when text
+ * holds no record at all.
+ */
+int cuco_run_records_pick(const char *text, struct cuco_strbuf *out);
+
+#define CUCO_RUN_RESULT_MAX ((long long)64 << 20) /* a larger result file is a program's doing */
+
+/* Parse one harness JSON record into res (exposed for tests). */
 int cuco_run_result_parse(const char *json, struct cuco_run_result *res, struct cuco_err *err);
 
 /* GPUs on this node as the harness sees them (0 when none); -1 when the harness cannot run. */

@@ -6,18 +6,21 @@
  * a farm in use (farm/slurm.h) the harness runs as a job step elsewhere.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cascade/cascade.h"
 #include "farm/slurm.h"
 #include "util/jail.h"
 #include "util/paths.h"
+#include "util/array.h"
 #include "util/proc.h"
 #include "util/xalloc.h"
 
@@ -235,24 +238,110 @@ double cuco_result_latency(const struct cuco_program_result *r, const struct cuc
 	return o && o->mean ? r->mean_us : r->median_us;
 }
 
-/* The line of out that carries the harness result: a failure beats a success. */
-static const char *pick_line(char *out)
-{
-	const char *ok = NULL, *bad = NULL;
+/* A record of a shared result file, as cuco_run_records_pick reads it. */
+struct shared_rec {
+	const char *line; /* in the text's copy */
+	int rank;
+	int ok; /* status "ok" */
+};
 
-	for (char *line = out; line && *line;) {
+/* A failure record of cuco's own about the channel, naming program (may be ""). */
+static void channel_failure(struct cuco_strbuf *out, int code, const char *program, const char *why)
+{
+	json_t *j = json_pack("{s:i,s:s,s:i,s:i,s:s,s:s,s:s,s:[]}", "harness", 1, "status",
+	                      cuco_result_token(code), "error_code", code, "rank", -1, "stage",
+	                      "run", "program", program, "error", why, "programs");
+	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+
+	cuco_strbuf_reset(out);
+	cuco_strbuf_adds(out, text ? text : "");
+	free(text);
+	json_decref(j);
+}
+
+int cuco_run_records_pick(const char *text, struct cuco_strbuf *out)
+{
+	char *copy = cuco_xstrdup(text), why[256] = "", culprit[128] = "";
+	struct shared_rec *recs = NULL;
+	const char *program = "";
+	int n = 0, nranks = -1, rc = 0, failure = -1, at_zero = -1, lineno = 0;
+	size_t alloc = 0;
+
+	for (char *line = copy; line && *line && !why[0];) {
 		char *nl = strchr(line, '\n');
+		json_t *j, *rank;
+
 		if (nl)
 			*nl = '\0';
-		if (line[0] == '{' && strstr(line, "\"harness\"")) {
-			if (strstr(line, "\"status\":\"ok\""))
-				ok = line;
-			else if (!bad)
-				bad = line;
+		lineno++;
+		if (!strncmp(line, "#program ", 9)) {
+			program = line + 9;
+		} else if (line[strspn(line, " \t\r")]) {
+			j = json_loads(line, 0, NULL);
+			rank = json_object_get(j, "rank");
+			if (!json_is_object(j) || !json_is_integer(json_object_get(j, "harness")) ||
+			    !json_is_integer(rank) || json_integer_value(rank) < -1 ||
+			    json_integer_value(rank) >= 1 << 20) {
+				snprintf(
+				    why, sizeof(why),
+				    "line %d of the result file is no rank's record (a program "
+				    "wrote to the harness's result channel)",
+				    lineno);
+			} else {
+				struct shared_rec *r = CUCO_ARRAY_PUSH(recs, n, alloc);
+				const char *status = str(j, "status");
+
+				r->line = line;
+				r->rank = (int)json_integer_value(rank);
+				r->ok = status && !strcmp(status, "ok");
+				for (int i = 0; i < n - 1; i++)
+					if (r->rank >= 0 && recs[i].rank == r->rank)
+						snprintf(
+						    why, sizeof(why),
+						    "rank %d has a second record on the result "
+						    "channel (a program wrote to it)",
+						    r->rank);
+				if (json_is_integer(json_object_get(j, "ranks")))
+					nranks =
+					    (int)json_integer_value(json_object_get(j, "ranks"));
+				if (!r->ok && failure < 0)
+					failure = n - 1;
+				if (r->ok && r->rank == 0)
+					at_zero = n - 1;
+			}
+			json_decref(j);
+			if (why[0])
+				snprintf(culprit, sizeof(culprit), "%s", program);
 		}
 		line = nl ? nl + 1 : NULL;
 	}
-	return bad ? bad : ok;
+	if (why[0]) {
+		channel_failure(out, CUCO_ERR_RUN, culprit, why);
+	} else if (failure >= 0) {
+		cuco_strbuf_reset(out);
+		cuco_strbuf_adds(out, recs[failure].line); /* a failure beats a success */
+	} else if (!n) {
+		rc = -1;
+	} else {
+		for (int r = 0; r < nranks && !why[0]; r++) {
+			int seen = 0;
+			for (int i = 0; i < n; i++)
+				seen |= recs[i].rank == r;
+			if (!seen)
+				snprintf(why, sizeof(why), "rank %d exited without a result", r);
+		}
+		if (!why[0] && (nranks < 1 || at_zero < 0))
+			snprintf(why, sizeof(why), "no record of rank 0 on the result channel");
+		if (why[0])
+			channel_failure(out, CUCO_ERR_CRASH, "", why);
+		else {
+			cuco_strbuf_reset(out);
+			cuco_strbuf_adds(out, recs[at_zero].line);
+		}
+	}
+	free(recs);
+	free(copy);
+	return rc;
 }
 
 static void push(char **argv, int *n, char *s)
@@ -294,6 +383,7 @@ static int run_private(char **argv, char **env, int nenv, const char *dir, int e
 
 	memset(&s, 0, sizeof(s));
 	s.cwd = enter ? dir : NULL;
+	s.channel = enter; /* fork mode: the result on descriptor 3, stdout and stderr a log */
 	s.netns =
 	    enter && netns && !strcmp(netns, "1"); /* never a launcher's: it may leave the node */
 	if (cuco_run_jailed()) {
@@ -344,6 +434,7 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 	struct cuco_proc_status st;
 	const char *line;
 	char result_file[4096] = "", dir[PATH_MAX] = "";
+	int result_fd = -1;
 	const struct cuco_farm *farm = cuco_farm_current();
 	const char *tmp = getenv("TMPDIR");
 	int launched = !farm && o->launcher && *o->launcher;
@@ -405,7 +496,16 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 		push(argv, &argc, "--launch");
 		push(argv, &argc, "env");
 	} else if (o->launcher && *o->launcher) {
+		/* made here and read through cuco's own descriptor: a program that renames or
+		 * replaces the file in the run's directory changes nothing cuco reads */
 		snprintf(result_file, sizeof(result_file), "%s/result.jsonl", dir);
+		result_fd =
+		    open(result_file, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (result_fd < 0) {
+			rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot make %s: %s", result_file,
+			                  strerror(errno));
+			goto done;
+		}
 		push(argv, &argc, "--launch");
 		push(argv, &argc, "env");
 		push(argv, &argc, "--result-file");
@@ -413,6 +513,8 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 	} else {
 		push(argv, &argc, "--ranks");
 		OWN("%d", o->ranks);
+		push(argv, &argc, "--result-fd");
+		push(argv, &argc, "3");
 	}
 	push(argv, &argc, "--timeout");
 	OWN("%g", o->timeout_s);
@@ -465,27 +567,31 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 		                  strerror(errno));
 		goto done;
 	}
-	if (o->wrapper && *o->wrapper && !result_file[0] && !farm) {
-		/* The sanitizer reports on stdout; keep its lines and verdict with the log. */
-		for (const char *l = out.buf; *l;) {
-			const char *nl = strchr(l, '\n');
-			size_t len = nl ? (size_t)(nl - l) + 1 : strlen(l);
-			if (!strncmp(l, "=========", 9))
-				cuco_strbuf_add(&res->log, l, len);
-			l += len;
-		}
-		if (!st.exited || st.code)
-			cuco_strbuf_addf(&res->log, "cuco: wrapper %s %d\n",
-			                 st.exited ? "exited with code" : "died with signal",
-			                 st.code);
-	}
-	if (result_file[0]) {
-		/* Launchers split long lines: ranks wrote their results to a file instead. */
+	if (o->wrapper && *o->wrapper && !result_file[0] && !farm && (!st.exited || st.code))
+		cuco_strbuf_addf(&res->log, "cuco: wrapper %s %d\n",
+		                 st.exited ? "exited with code" : "died with signal", st.code);
+	if (result_fd >= 0) {
+		/* the ranks' output is part of the log; their records are in the file */
+		struct stat fs;
+
+		cuco_strbuf_add(&res->log, out.buf, out.len);
 		cuco_strbuf_reset(&out);
-		cuco_strbuf_read_file(&out, result_file);
-		unlink(result_file);
+		if (fstat(result_fd, &fs) == 0 && fs.st_size > CUCO_RUN_RESULT_MAX)
+			channel_failure(&out, CUCO_ERR_RUN, "",
+			                "the result file is larger than any ranks' records (a "
+			                "program wrote to the harness's result channel)");
+		else if (lseek(result_fd, 0, SEEK_SET) == 0)
+			(void)cuco_strbuf_read_fd(&out, result_fd);
 	}
-	line = pick_line(out.buf);
+	/* fork mode: the harness's one record (its ranks' stdout and stderr are the log);
+	 * a shared file (a launcher's, a farm's): one record per rank */
+	line = out.buf;
+	if ((result_fd >= 0 || farm) && cuco_run_records_pick(out.buf, &out))
+		line = NULL;
+	else if (!out.buf[strspn(out.buf, " \t\r\n")])
+		line = NULL;
+	else
+		line = out.buf;
 	if (!line) {
 		char tail[400];
 		size_t k = res->log.len > 300 ? res->log.len - 300 : 0;
@@ -494,8 +600,8 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 			rc = cuco_err_set(err, CUCO_ERR_TIMEOUT, "harness killed after %.0f s",
 			                  st.seconds);
 		else
-			rc = cuco_err_set(err, st.exited ? CUCO_ERR_CRASH : CUCO_ERR_CRASH,
-			                  "harness %s %d without a result; its stderr ends: %s",
+			rc = cuco_err_set(err, CUCO_ERR_CRASH,
+			                  "harness %s %d without a result; its output ends: %s",
 			                  st.exited ? "exited with code" : "died with signal",
 			                  st.code, tail);
 		goto done;
@@ -506,6 +612,8 @@ done:
 		free(owned[i]);
 	cuco_strbuf_release(&out);
 	cuco_strbuf_release(&launcher);
+	if (result_fd >= 0)
+		close(result_fd);
 	if (dir[0])
 		cuco_proc_remove_tree(dir);
 	return rc;

@@ -293,15 +293,22 @@ pid_t cuco_proc_start_sched(char *const argv[], char *const env[], const struct 
 			_exit(127);
 		if (s)
 			apply_sched(s);
-		if (out_fd) {
-			dup2(po[1], 1);
-			close(po[0]);
-			close(po[1]);
-		}
-		if (err_fd) {
-			dup2(pe[1], 2);
-			close(pe[0]);
-			close(pe[1]);
+		{
+			/* the pipes' ends above the standard descriptors first (cuco's own may
+			 * be closed), then onto them; the copies close at exec */
+			int o = out_fd ? fcntl(po[1], F_DUPFD_CLOEXEC, 10) : -1;
+			int e = err_fd ? fcntl(pe[1], F_DUPFD_CLOEXEC, 10) : -1;
+
+			if (s && s->channel) {
+				dup2(e, 1);
+				dup2(e, 2);
+				dup2(o, 3);
+			} else {
+				if (o >= 0)
+					dup2(o, 1);
+				if (e >= 0)
+					dup2(e, 2);
+			}
 		}
 		if (s && s->netns)
 			netns = enter_netns(&maps) == 0; /* best effort: cuco doctor says */

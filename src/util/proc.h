@@ -65,6 +65,10 @@ struct cuco_proc_sched {
 	 * run without it */
 	const char *const *jail_writable;
 	const char *const *jail_keep;
+	/* 1: the child's stdout and stderr both go to err_fd's pipe (a log, never parsed)
+	 * and out_fd's pipe is its descriptor 3, a channel cuco reads alone (the harness's
+	 * result: --result-fd 3) */
+	int channel;
 };
 
 /*
