@@ -525,27 +525,99 @@ int cuco_proc_private_dir(const char *parent, const char *name, char *out, size_
 	return 0;
 }
 
+/* One level of the removal: the directory's stream and the name it has in the level above. */
+struct rm_level {
+	DIR *d;
+	char name[NAME_MAX + 1];
+};
+
+/*
+ * A directory of the tree opened without following a link (and made
+ * writable: a child may have left it closed), as a stream; NULL when it is
+ * none.
+ */
+static DIR *rm_open(int at, const char *name)
+{
+	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	DIR *d;
+
+	if (fd < 0 && errno == EACCES && fchmodat(at, name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
+		fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && (st.st_mode & 0700) != 0700)
+		(void)fchmod(fd, 0700);
+	d = fdopendir(fd);
+	if (!d)
+		close(fd);
+	return d;
+}
+
 void cuco_proc_remove_tree(const char *dir)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
+	struct rm_level *lv = cuco_xcalloc(CUCO_PROC_TREE_DEPTH, sizeof(*lv));
+	int depth = 0, progress = 1;
+	unsigned moved = 0;
 
-	while (d && (e = readdir(d))) {
-		char p[PATH_MAX];
+	lv[0].d = rm_open(AT_FDCWD, dir);
+	if (!lv[0].d) {
+		if (errno == ENOTDIR || errno == ELOOP)
+			(void)unlink(
+			    dir); /* a file or a link in its place: itself, never its target */
+		free(lv);
+		return;
+	}
+	/* Depth first, by descriptors (a name is never looked up twice, so a link swapped
+	 * in meanwhile is removed, not followed), at most CUCO_PROC_TREE_DEPTH streams open:
+	 * a directory deeper than that moves up to the top, to be removed from there. */
+	while (depth >= 0) {
+		int at = dirfd(lv[depth].d);
+		struct dirent *e = readdir(lv[depth].d);
 		struct stat st;
+
+		if (!e) {
+			if (depth == 0) {
+				if (!progress)
+					break; /* what is left cannot be removed */
+				progress = 0;
+				rewinddir(lv[0].d); /* and again, for what moved up meanwhile */
+				continue;
+			}
+			closedir(lv[depth].d);
+			depth--;
+			if (unlinkat(dirfd(lv[depth].d), lv[depth + 1].name, AT_REMOVEDIR) == 0)
+				progress = 1;
+			continue;
+		}
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-			(void)chmod(p, 0700); /* a child may have left it unwritable */
-			cuco_proc_remove_tree(p);
+		if (fstatat(at, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode)) {
+			if (unlinkat(at, e->d_name, 0) == 0)
+				progress = 1;
+			continue;
+		}
+		if (depth + 1 < CUCO_PROC_TREE_DEPTH) {
+			DIR *sub = rm_open(at, e->d_name);
+			if (sub) {
+				depth++;
+				lv[depth].d = sub;
+				snprintf(lv[depth].name, sizeof(lv[depth].name), "%s", e->d_name);
+			} else if (unlinkat(at, e->d_name, AT_REMOVEDIR) == 0) {
+				progress = 1;
+			}
 		} else {
-			unlink(p);
+			char up[64];
+
+			snprintf(up, sizeof(up), ".cuco-rm.%u", moved++);
+			if (renameat(at, e->d_name, dirfd(lv[0].d), up) == 0)
+				progress = 1;
 		}
 	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
+	for (; depth >= 0; depth--)
+		closedir(lv[depth].d);
+	free(lv);
+	(void)rmdir(dir);
 }
 
 int cuco_proc_find_program(const char *name, char *out, size_t len)

@@ -138,7 +138,15 @@ void cuco_proc_fork_unlock(void);
  * 0, or -1 with errno set.
  */
 int cuco_proc_private_dir(const char *parent, const char *name, char *out, size_t len);
-/* Remove dir and everything under it (symbolic links are removed, never followed). */
+#define CUCO_PROC_TREE_DEPTH 64 /* directories cuco_proc_remove_tree holds open at once */
+
+/*
+ * Remove dir and everything under it, iteratively and through descriptors
+ * (openat, unlinkat): symbolic links are removed, never followed, also one
+ * swapped in while it runs; however deep the tree (a candidate's), at most
+ * CUCO_PROC_TREE_DEPTH directories are open at once and no stack grows with
+ * it. dir itself, when a file or a link, is unlinked.
+ */
 void cuco_proc_remove_tree(const char *dir);
 
 /* name's path on PATH (an executable file) in out: 0, or -1 when there is none. */
