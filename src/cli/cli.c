@@ -13,6 +13,7 @@
 #include "fastpath/fastpath.h"
 #include "program/directive.h"
 #include "util/paths.h"
+#include "util/secret.h"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -298,6 +299,10 @@ int cli_llm_resolve(const char *cmd, struct cli_llm_flags *f, const char *who)
 	if (!f->nmodels)
 		return cli_usage_error(
 		    cmd, "%s needs a model: give --llm-model NAME or set CUCO_LLM_MODEL", who);
+	/* the key read now: out of cuco's environment (and so every child's) from here on */
+	(void)cuco_secret_env(f->key_env ? f->key_env
+	                                 : cuco_llm_api_key_env(f->api ? cuco_llm_api_parse(f->api)
+	                                                               : CUCO_LLM_API_OPENAI));
 	cli_llm_check_models(cmd, f);
 	return 0;
 }

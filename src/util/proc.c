@@ -2,6 +2,7 @@
 #define _GNU_SOURCE /* pipe2, sched_setaffinity, SCHED_IDLE */
 #include "proc.h"
 #include "jail.h"
+#include "secret.h"
 #include "xalloc.h"
 
 #include <dirent.h>
@@ -188,7 +189,9 @@ extern char **environ;
  * The environment a child gets: an allow-list of cuco's own (what nvcc, the
  * harness, its ranks and the launchers need) plus env's settings, so code that
  * cuco builds and runs never sees what it has no business with: the LLM API key
- * (whatever --llm-key-env names), CUCO_STORE, other credentials. Built in the
+ * (whatever --llm-key-env names: util/secret.h scrubs it from cuco's own
+ * environment when read, and a variable of that name or holding a registered
+ * secret is never passed), CUCO_STORE, other credentials. Built in the
  * parent (no allocation after fork); NULL when out of memory.
  */
 static int env_allowed(const char *kv)
@@ -212,7 +215,8 @@ static int env_allowed(const char *kv)
 		return 0;
 	memcpy(name, kv, n);
 	name[n] = '\0';
-	if (!strcmp(name, "CUCO_STORE"))
+	/* the key, whatever --llm-key-env names, and any variable holding it */
+	if (!strcmp(name, "CUCO_STORE") || cuco_secret_env_name(name, n) || cuco_secret_in(eq + 1))
 		return 0;
 	for (size_t i = 0; i < sizeof(secret) / sizeof(secret[0]); i++)
 		for (char *c = name; *c; c++)
