@@ -33,6 +33,15 @@ int cli_fail(const struct cuco_err *err)
 	return err->code ? err->code : CUCO_ERR_RUN;
 }
 
+void cli_put_printable(FILE *f, const char *s)
+{
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+
+	cuco_strbuf_add_printable(&sb, s);
+	fputs(sb.buf, f);
+	cuco_strbuf_release(&sb);
+}
+
 int cli_int(const char *cmd, const char *what, const char *v, long long lo, long long hi,
             long long *out)
 {
@@ -392,7 +401,9 @@ void cli_print_shape_table(FILE *f, const struct cuco_manifest *m, const struct 
 		        "# one rank: nothing is sent, so this checks the compute side; its times "
 		        "are not the workload's\n");
 	if (s->code && s->run.nresults == 0) {
-		fprintf(f, "#   not run: %s\n", s->error);
+		fputs("#   not run: ", f);
+		cli_put_printable(f, s->error);
+		fputc('\n', f);
 		return;
 	}
 	if (ref.peer || isfinite(ref.bound_us)) {
@@ -448,8 +459,11 @@ void cli_print_shape_table(FILE *f, const struct cuco_manifest *m, const struct 
 				        r->weighted_us, r->median_us);
 			fputc('\n', f);
 		}
-		if (r->code != CUCO_OK && r->error)
-			fprintf(f, "#   %s: %s\n", r->name, r->error);
+		if (r->code != CUCO_OK && r->error) {
+			fprintf(f, "#   %s: ", r->name);
+			cli_put_printable(f, r->error);
+			fputc('\n', f);
+		}
 	}
 	print_bound(f, "ideal", cuco_ideal_bound(comp, comm), base, &ref);
 	print_bound(f, "ideal_cublas", cuco_ideal_bound(compb, comm), base, &ref);

@@ -15,6 +15,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* Print "cuco: <msg>" from err to stderr and return its code. */
 int cli_fail(const struct cuco_err *err);
 
+/* Write s (a candidate's or a model's text: a log, an error) to f made safe for a terminal
+ * (cuco_strbuf_add_printable). */
+void cli_put_printable(FILE *f, const char *s);
+
 /* A bounded integer (an ID given as an argument); -1 after printing a usage error naming what. */
 int cli_int(const char *cmd, const char *what, const char *v, long long lo, long long hi,
             long long *out);

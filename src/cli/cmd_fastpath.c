@@ -286,7 +286,7 @@ int cmd_fastpath(int argc, char **argv)
 		}
 		rc = cuco_compile_many(&co, &job, 1, &err);
 		if (!rc && job.code != CUCO_OK) {
-			fprintf(stderr, "%s", job.log.buf);
+			cli_put_printable(stderr, job.log.buf);
 			rc = cuco_err_set(&err, CUCO_ERR_COMPILE,
 			                  "the seed does not compile (see above)");
 		}
