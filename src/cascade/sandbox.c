@@ -13,8 +13,24 @@
 
 #include "cascade/sandbox.h"
 #include "util/codescan.h"
+#include "util/jail.h"
 #include "util/paths.h"
 #include "util/proc.h"
+
+int cuco_sandbox_ready(int farm, char *why, size_t len)
+{
+	const char *off = getenv("CUCO_SANDBOX_RUN_JAIL");
+
+	if (farm)
+		snprintf(why, len, "a Slurm farm's steps run on its nodes, outside the view");
+	else if (off && !strcmp(off, "0"))
+		snprintf(why, len, "CUCO_SANDBOX_RUN_JAIL=0 turns the view off");
+	else if (!cuco_jail_available())
+		snprintf(why, len, "this node cannot make the view: %s", cuco_jail_why());
+	else
+		return 1;
+	return 0;
+}
 
 int cuco_sandbox_is_header(const char *nm)
 {

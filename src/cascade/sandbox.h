@@ -10,6 +10,15 @@
 
 #include "cascade/cascade.h"
 
+/*
+ * 1 when code a model wrote runs in the sandbox's view here: harness runs on
+ * this node (farm 0: not a Slurm farm's steps, which run on its nodes), the
+ * kernel lets cuco build the view and CUCO_SANDBOX_RUN_JAIL is not 0. Else 0
+ * with the reason in why. Candidates of a model run only where this holds,
+ * unless the user passes --unsandboxed (docs/sandbox.md).
+ */
+int cuco_sandbox_ready(int farm, char *why, size_t len);
+
 /* 1 when a file name is a header's (.h, .cuh): what programs include from beside them. */
 int cuco_sandbox_is_header(const char *name);
 /*

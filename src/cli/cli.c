@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cascade/sandbox.h"
 #include "fastpath/fastpath.h"
 #include "program/directive.h"
 #include "util/paths.h"
@@ -157,6 +158,27 @@ void cli_llm_flags_init(struct cli_llm_flags *f)
 	memset(f, 0, sizeof(*f));
 }
 
+int cli_llm_sandbox(const char *cmd, const struct cli_llm_flags *f, int farm)
+{
+	char why[640];
+
+	if (cuco_sandbox_ready(farm, why, sizeof(why)))
+		return 0;
+	if (f->unsandboxed) {
+		fprintf(stderr,
+		        "cuco %s: note: the model's code runs outside the sandbox's view, with "
+		        "cuco's user's rights (--unsandboxed): %s\n",
+		        cmd, why);
+		return 0;
+	}
+	fprintf(stderr,
+	        "cuco %s: the model's code runs only in the sandbox's view, and %s; run it "
+	        "where the view can be made (cuco doctor: sandbox), or pass --unsandboxed to run "
+	        "it with cuco's user's rights (docs/sandbox.md)\n",
+	        cmd, why);
+	return CUCO_ERR_UNSUPPORTED;
+}
+
 /* --llm-price M=IN,OUT into the flags' prices. */
 static int llm_price(void *dest, const char *flag, const char *v, char *msg, size_t len)
 {
@@ -217,6 +239,10 @@ const struct cli_flag cli_llm_table[] = {
      .fn = llm_price},
     {CLI_DOUBLE, "--llm-timeout", "S", "seconds per request attempt (default 300)",
      CLI_AT(struct cli_llm_flags, timeout_s), .dlo = 0.1, .dhi = 86400},
+    {CLI_BOOL, "--unsandboxed", NULL,
+     "run the model's code even where this node cannot give it the sandbox's view (cuco "
+     "doctor says why): it then runs with cuco's user's rights (docs/sandbox.md)",
+     CLI_AT(struct cli_llm_flags, unsandboxed)},
     {CLI_INT, "--llm-max-tokens", "N",
      "completion tokens per call (default 4096); a call needs the prompt + N tokens of the "
      "server's context",

@@ -112,10 +112,19 @@ struct cli_llm_flags {
 	struct cuco_llm_price prices[CUCO_LLM_MAX_PRICES];
 	char price_names[CUCO_LLM_MAX_PRICES][128];
 	int nprices;
+	int unsandboxed; /* --unsandboxed: the model's code runs even without the view */
 };
 
 /* No flags given yet. */
 void cli_llm_flags_init(struct cli_llm_flags *f);
+
+/*
+ * Before code a model writes runs (farm: on a Slurm farm's nodes): 0 when it
+ * will run in the sandbox's view, or outside it with --unsandboxed (a note
+ * on stderr says so); else CUCO_ERR_UNSUPPORTED with the reason on stderr:
+ * cuco fails closed.
+ */
+int cli_llm_sandbox(const char *cmd, const struct cli_llm_flags *f, int farm);
 
 /*
  * The --llm-* endpoint flags (struct cli_llm_flags): --llm-api

@@ -118,7 +118,12 @@ static void sandbox_view(void)
 	           ? "read-only but their private directory, /tmp (not cuco's state, data or "
 	             "working directory in it), /dev and /proc"
 	       : cuco_jail_available() ? "cuco's user's (CUCO_SANDBOX_RUN_JAIL=0)"
-	                               : "cuco's user's (this kernel refuses a mount namespace)");
+	                               : "cuco's user's: the view cannot be made here");
+	if (!cuco_jail_available())
+		printf("                  why: %s\n", cuco_jail_why());
+	printf("  model's code:   %s\n",
+	       cuco_run_jailed() ? "runs in the view"
+	                         : "refused (cuco fails closed) unless --unsandboxed is given");
 	if (cuco_proc_find_program("bwrap", tool, sizeof(tool)) == 0)
 		printf("  bubblewrap:     %s installed, not used\n", tool);
 	else

@@ -198,6 +198,8 @@ int cmd_fastpath(int argc, char **argv)
 		return cli_usage_error("fastpath", "which workload or host program?");
 	if (llm && cli_llm_resolve("fastpath", &a.lf, "--llm"))
 		return CUCO_ERR_USAGE;
+	if (llm && (rc = cli_llm_sandbox("fastpath", &a.lf, 0)))
+		return rc;
 	if (!llm && (a.lf.base_url || a.lf.nmodels))
 		return cli_usage_error("fastpath", "the --llm-* flags need --llm");
 	if (strlen(input) > 3 && !strcmp(input + strlen(input) - 3, ".cu")) {

@@ -13,8 +13,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +78,16 @@ static unsigned long keep_flags(const char *opts)
 /* mountinfo is read whole; a node with more mounts than this is refused (the child exits). */
 static char info[1 << 18];
 
+/* The step cuco_jail_enter was at when it failed (in the child: the probe reports it). */
+static const char *jail_step = "";
+
+/* Fail at step with errno as it is. */
+static int step_failed(const char *step)
+{
+	jail_step = step;
+	return -1;
+}
+
 /* 1 if path is one of list (NULL-terminated). */
 static int listed(const char *path, const char *const *list)
 {
@@ -98,18 +108,21 @@ int cuco_jail_enter(const char *const *writable, const char *const *keep, int in
 
 	if (geteuid() == 0 || in_userns) {
 		if (unshare(CLONE_NEWNS))
-			return -1;
+			return step_failed("unshare(CLONE_NEWNS), a mount namespace");
 	} else if (cuco_proc_unshare_user(CLONE_NEWNS, uid_map, gid_map)) {
-		return -1;
+		return step_failed("unshare(CLONE_NEWUSER | CLONE_NEWNS), an unprivileged user "
+		                   "namespace (the kernel or a sysctl such as "
+		                   "kernel.unprivileged_userns_clone or "
+		                   "kernel.apparmor_restrict_unprivileged_userns refuses them)");
 	}
 	/* nothing done here reaches the node's namespace */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
-		return -1;
+		return step_failed("making / private in the new mount namespace");
 	/* recursive: a directory bound after one under it keeps that one's mount visible, so
 	 * every mount point below names a mount */
 	for (const char *const *w = writable; *w; w++)
 		if (mount(*w, *w, NULL, MS_BIND | MS_REC, NULL))
-			return -1;
+			return step_failed("binding a writable directory onto itself");
 	/* recursive too: a writable directory inside a kept one stays a mount of its own */
 	for (const char *const *k = keep; k && *k; k++) {
 		int in_writable = 0;
@@ -117,17 +130,17 @@ int cuco_jail_enter(const char *const *writable, const char *const *keep, int in
 		for (const char *const *w = writable; *w; w++)
 			in_writable |= under(*k, *w) && strcmp(*k, *w);
 		if (in_writable && mount(*k, *k, NULL, MS_BIND | MS_REC, NULL))
-			return -1;
+			return step_failed("binding a kept directory onto itself");
 	}
 	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
+		return step_failed("reading /proc/self/mountinfo");
 	while ((got = read(fd, info + n, sizeof(info) - 1 - n)) > 0)
 		n += (size_t)got;
 	close(fd);
 	if (got < 0 || n == sizeof(info) - 1) {
 		errno = got < 0 ? errno : E2BIG;
-		return -1;
+		return step_failed("reading /proc/self/mountinfo");
 	}
 	info[n] = '\0';
 	for (p = info; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p)) {
@@ -142,44 +155,104 @@ int cuco_jail_enter(const char *const *writable, const char *const *keep, int in
 			continue;
 		if (mount(NULL, point, NULL, keep_flags(opts), NULL) &&
 		    !under(point, "/sys")) /* sysfs is read-only to a namespace's user anyway */
-			return -1;
+			return step_failed("remounting a mount read-only");
 	}
 	return 0;
 }
 
-int cuco_jail_available(void)
-{
-	static atomic_int known = -1;
-	char dir[] = "/tmp/cuco-jail.XXXXXX", uid[64], gid[64], file[64];
-	int status = 0, now = atomic_load(&known);
-	pid_t pid;
+/* Why the probe found no view ("" when it did); set once, with known. */
+static char why_not[512];
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static int probed;
 
-	if (now >= 0)
-		return now;
+/*
+ * Build the view in a child, as a run would, in a private directory (no
+ * name anyone else can take first): the directory it may write is
+ * writable, the one above it read-only. The child reports the step that
+ * failed, and its errno, on a pipe.
+ */
+static void probe(void)
+{
+	char dir[] = "/tmp/cuco-jail.XXXXXX", w[64], file[80], outside[64], uid[64], gid[64];
+	char msg[300] = "";
+	int status = 0, fds[2] = {-1, -1}, err = 0;
+	pid_t pid = -1;
+	ssize_t k;
+
 	snprintf(uid, sizeof(uid), "%u %u 1\n", (unsigned)getuid(), (unsigned)getuid());
 	snprintf(gid, sizeof(gid), "%u %u 1\n", (unsigned)getgid(), (unsigned)getgid());
-	if (!mkdtemp(dir))
-		return 0;
-	snprintf(file, sizeof(file), "%s/w", dir);
+	if (!mkdtemp(dir)) {
+		snprintf(why_not, sizeof(why_not), "cannot make a private directory in /tmp: %s",
+		         strerror(errno));
+		return;
+	}
+	snprintf(w, sizeof(w), "%s/w", dir);
+	snprintf(file, sizeof(file), "%s/file", w);
+	snprintf(outside, sizeof(outside), "%s/outside", dir);
+	if (mkdir(w, 0700) || pipe2(fds, O_CLOEXEC)) {
+		snprintf(why_not, sizeof(why_not), "cannot make the probe's directory: %s",
+		         strerror(errno));
+		goto out;
+	}
 	pid = fork();
 	if (pid == 0) {
-		/* built, the private folder writable and the one above it not */
-		const char *w[] = {dir, NULL};
-		int fd;
+		const char *wr[] = {w, NULL};
+		const char *step = "";
+		int fd, e = 0;
 
-		if (cuco_jail_enter(w, NULL, 0, uid, gid))
+		close(fds[0]);
+		if (cuco_jail_enter(wr, NULL, 0, uid, gid)) {
+			step = jail_step;
+			e = errno;
+		} else if ((fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) < 0) {
+			step = "writing the directory left writable";
+			e = errno;
+		} else {
+			close(fd);
+			if (mkdir(outside, 0700) == 0 || errno != EROFS) {
+				step = "a directory outside the writable one is still writable";
+				e = errno == EROFS ? 0 : errno;
+			}
+		}
+		if (*step) {
+			(void)!write(fds[1], &e, sizeof(e));
+			(void)!write(fds[1], step, strlen(step));
 			_exit(1);
-		fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-		if (fd < 0)
-			_exit(2);
-		close(fd);
-		_exit(mkdir("/tmp/cuco-jail-probe-outside", 0700) == 0 || errno != EROFS ? 3 : 0);
+		}
+		_exit(0);
 	}
-	now = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-	      WEXITSTATUS(status) == 0;
+	close(fds[1]);
+	fds[1] = -1;
+	if (pid < 0) {
+		snprintf(why_not, sizeof(why_not), "cannot fork the probe: %s", strerror(errno));
+		goto out;
+	}
+	if (read(fds[0], &err, sizeof(err)) == (ssize_t)sizeof(err) &&
+	    (k = read(fds[0], msg, sizeof(msg) - 1)) > 0)
+		msg[k] = '\0';
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		snprintf(why_not, sizeof(why_not), "%s%s%s", msg[0] ? msg : "the probe died",
+		         err ? ": " : "", err ? strerror(err) : "");
+out:
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
 	unlink(file);
+	rmdir(outside);
+	rmdir(w);
 	rmdir(dir);
-	rmdir("/tmp/cuco-jail-probe-outside");
-	atomic_store(&known, now);
-	return now;
+	probed = !why_not[0];
+}
+
+int cuco_jail_available(void)
+{
+	pthread_once(&probe_once, probe);
+	return probed;
+}
+
+const char *cuco_jail_why(void)
+{
+	pthread_once(&probe_once, probe);
+	return why_not;
 }

@@ -23,8 +23,10 @@ int cuco_jail_enter(const char *const *writable, const char *const *keep, int in
 
 /*
  * 1 when this kernel and node let cuco build the jail (found once by building
- * it in a child), else 0.
+ * it in a child, in a private directory of its own), else 0.
  */
 int cuco_jail_available(void);
+/* Why the jail cannot be built here: the step that failed and the kernel's word; "" if it can. */
+const char *cuco_jail_why(void);
 
 #endif
