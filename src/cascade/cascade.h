@@ -102,6 +102,18 @@ const char *cuco_nvcc_version(void);
  * it; internally locked.
  */
 #define CUCO_COMPILE_KEEP_FAILURES 64
+
+#define CUCO_COMPILE_MEMORY_GB 4 /* a candidate's nvcc's address space, unless said otherwise */
+
+/*
+ * The address space a candidate's compile may take (RLIMIT_AS of nvcc and
+ * each of its tools: cicc, ptxas, the host compiler), in bytes:
+ * CUCO_COMPILE_MEMORY_GB (a positive number of GiB), else
+ * CUCO_COMPILE_MEMORY_GB's default. A program whose compile needs more (a
+ * huge __device__ array) fails to compile instead of taking the node's
+ * memory.
+ */
+unsigned long long cuco_compile_mem_bytes(void);
 int cuco_compile_inflight_new(struct cuco_compile_inflight **out, struct cuco_err *err);
 void cuco_compile_inflight_free(struct cuco_compile_inflight *t);
 /*

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -184,7 +185,7 @@ int cuco_slots_run(const struct cuco_slots *s, cuco_slot_batch_fn fn, void *ctx,
 {
 	int groups = s->n < n ? s->n : n, first[CUCO_MAX_SLOTS + 1], rc = CUCO_OK, forwarded = 0;
 	int fd[CUCO_MAX_SLOTS];
-	pid_t pid[CUCO_MAX_SLOTS];
+	pid_t pid[CUCO_MAX_SLOTS], parent = getpid();
 
 	if (groups <= 1)
 		return fn(ctx, c, n, outs, err);
@@ -207,6 +208,12 @@ int cuco_slots_run(const struct cuco_slots *s, cuco_slot_batch_fn fn, void *ctx,
 		cuco_proc_fork_lock();
 		pid[k] = fork();
 		cuco_proc_fork_unlock();
+		if (pid[k] == 0) {
+			/* a slot dies with cuco, even by kill -9 (and its harness with it) */
+			(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() != parent)
+				_exit(3);
+		}
 		if (pid[k] == 0)
 			run_group(s, k, fn, ctx, c + first[k], first[k + 1] - first[k],
 			          outs + first[k], fd[k]);

@@ -20,11 +20,13 @@
 
 static char hostile_dir[64];
 
-/* mkdtemp'd folder under /tmp with the state in it (CUCO_STATE); 0 or -1. */
+/* mkdtemp'd folder under /tmp with the state in it (CUCO_STATE), this process not dumpable as
+ * cuco is; 0 or -1. */
 static inline int hostile_setup(const char *name)
 {
 	char p[160];
 
+	cuco_proc_protect_self(); /* as cuco does when it starts */
 	snprintf(hostile_dir, sizeof(hostile_dir), "/tmp/cuco-hostile-%s-XXXXXX", name);
 	if (!mkdtemp(hostile_dir))
 		return -1;

@@ -111,13 +111,17 @@ static void test_fails_closed(void **state)
 	         CUCO);
 	sh(script, &out);
 	assert_contains(out.buf, "the view cannot be made here");
-	assert_contains(out.buf, "why: unshare(CLONE_NEWNS), a mount namespace: No space left");
+	/* the first step that failed there, and the kernel's word: no namespace left, or (root
+	 * there) no unprivileged id mapped to become */
+	assert_contains(out.buf, "why: ");
+	if (!strstr(out.buf, "No space left on device") && !strstr(out.buf, "Invalid argument"))
+		fail_msg("doctor gave no true reason:\n%s", out.buf);
 	assert_contains(out.buf, "refused (cuco fails closed) unless --unsandboxed");
 	snprintf(script, sizeof(script),
 	         "unshare -U -r sh -c 'echo 0 > /proc/sys/user/max_mnt_namespaces && exec %s%s'",
 	         CUCO, llm);
 	assert_int_equal(sh(script, &out), CUCO_ERR_UNSUPPORTED);
-	assert_contains(out.buf, "this node cannot make the view: unshare(CLONE_NEWNS)");
+	assert_contains(out.buf, "this node cannot make the view: ");
 	snprintf(script, sizeof(script),
 	         "unshare -U -r sh -c 'echo 0 > /proc/sys/user/max_mnt_namespaces && exec %s%s "
 	         "--unsandboxed'",
