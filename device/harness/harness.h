@@ -42,12 +42,13 @@ struct hx_opts {
 	int probe;               /* doctor mode */
 	int samples;             /* print per-iteration samples */
 	const char *result_file; /* env launch: ranks append result lines here, not stdout */
+	int result_fd; /* fork launch: the result record goes here (-1: stdout); ranks close it */
 };
 
 /* Per-rank identity, from fork or the environment. */
 struct hx_rank {
 	int rank, nranks, local_rank;
-	int out_fd; /* where the final JSON line goes */
+	int out_fd; /* where its one JSON result record (and "#program NAME" lines) go */
 };
 
 /* --- main.c */

@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "harness.h"
 #include "util/error.h"
 
@@ -102,16 +104,50 @@ struct child {
 	double exit_time;
 };
 
-/* The last non-empty line of s (the rank's final JSON), or NULL. */
-static const char *last_line(struct cuco_strbuf *s)
+/*
+ * A rank's result stream (its pipe): "#program NAME" lines, the program it
+ * started, and exactly one record, a JSON object with "harness". A program
+ * runs in the rank's process and holds the pipe too: a second record, or a
+ * line that is neither, is its doing. 1 with the record (a line of s, which
+ * is cut into lines) in *record, 0 with none; -1 for a stream out of order,
+ * why saying so and culprit the program announced before the first line
+ * out of place ("" for none).
+ */
+static int rank_record(struct cuco_strbuf *s, int rank, const char **record, char *why,
+                       size_t whylen, char *culprit, size_t clen)
 {
-	char *p;
+	const char *program = "";
+	int n = 0;
 
-	cuco_strbuf_rtrim(s);
-	if (!s->len)
-		return NULL;
-	p = strrchr(s->buf, '\n');
-	return p ? p + 1 : s->buf;
+	*record = NULL;
+	culprit[0] = '\0';
+	for (char *line = s->buf; line && *line;) {
+		char *nl = strchr(line, '\n');
+		json_t *j;
+		int ok;
+
+		if (nl)
+			*nl = '\0';
+		if (!strncmp(line, "#program ", 9)) {
+			program = line + 9;
+		} else if (line[strspn(line, " \t\r")]) {
+			j = json_loads(line, 0, NULL);
+			ok = json_is_object(j) && json_is_integer(json_object_get(j, "harness"));
+			json_decref(j);
+			if (!ok || n++) {
+				snprintf(
+				    why, whylen,
+				    "rank %d: %s on its result channel (a program wrote to it)",
+				    rank,
+				    ok ? "a second result record" : "a line that is no record");
+				snprintf(culprit, clen, "%s", program);
+				return -1;
+			}
+			*record = line;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return n;
 }
 
 /* The program a rank last announced ("#program NAME" lines), or "". */
@@ -148,6 +184,13 @@ static int in_reference(const struct cuco_strbuf *s)
 	return hit && strncmp(hit, "done\n", 5) && !strstr(hit, "#program ");
 }
 
+/* Write record (a line without its newline) and a newline to fd. */
+static void put_record(int fd, const char *record)
+{
+	if (write_all(fd, record, strlen(record)) || write_all(fd, "\n", 1))
+		perror("cuco-harness: writing result");
+}
+
 static void kill_all(struct child *ch, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -162,10 +205,12 @@ int hx_launch_fork(const struct hx_opts *o)
 	struct child *ch = NULL;
 	ncclUniqueId id;
 	double backstop;
-	int failed = -1;
+	int failed = -1, res_fd = o->result_fd >= 0 ? o->result_fd : 1;
+	const char *record = NULL;
+	char why[256], culprit[128];
 
 	if (n < 1) {
-		hx_emit_failure(1, -1, CUCO_ERR_NO_GPU, "launch",
+		hx_emit_failure(res_fd, -1, CUCO_ERR_NO_GPU, "launch",
 		                "no CUDA GPU visible on this node");
 		return CUCO_ERR_NO_GPU;
 	}
@@ -173,7 +218,7 @@ int hx_launch_fork(const struct hx_opts *o)
 		char msg[160];
 		snprintf(msg, sizeof(msg), "%d ranks need %d CUDA GPUs on this node; %d visible", n,
 		         n, have);
-		hx_emit_failure(1, -1, CUCO_ERR_NO_GPU, "launch", msg);
+		hx_emit_failure(res_fd, -1, CUCO_ERR_NO_GPU, "launch", msg);
 		return CUCO_ERR_NO_GPU;
 	}
 	hx_set_nranks(n);
@@ -182,6 +227,8 @@ int hx_launch_fork(const struct hx_opts *o)
 	if (!ch || !down || pipe(up))
 		goto out;
 	signal(SIGPIPE, SIG_IGN);
+	/* no rank opens this process's descriptors through /proc/PID/fd, nor traces it */
+	(void)prctl(PR_SET_DUMPABLE, 0);
 	for (int r = 0; r < n; r++) {
 		int res[2];
 
@@ -197,7 +244,17 @@ int hx_launch_fork(const struct hx_opts *o)
 
 			/* a rank dies with the harness (and so with cuco), even by kill -9 */
 			(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-
+			/* before any program loads: the result channel is the parent's alone,
+			 * and the other ranks' pipes are theirs */
+			if (o->result_fd >= 0)
+				close(o->result_fd);
+			for (int q = 0; q < r; q++) {
+				close(ch[q].out_fd);
+				close(down[q][1]);
+			}
+			/* the parent is not dumpable (its descriptors stay its own); a rank is,
+			 * as any process (NCCL's peers may need to reach it) */
+			(void)prctl(PR_SET_DUMPABLE, 1);
 			close(res[0]);
 			close(up[0]);
 			if (r == 0) {
@@ -278,7 +335,7 @@ int hx_launch_fork(const struct hx_opts *o)
 			kill_all(ch, n);
 			if (failed < 0) {
 				hx_emit_failure(
-				    1, -1, CUCO_ERR_TIMEOUT, "launch",
+				    res_fd, -1, CUCO_ERR_TIMEOUT, "launch",
 				    "rank group exceeded the harness's overall time limit");
 				rc = CUCO_ERR_TIMEOUT;
 				goto out;
@@ -286,41 +343,55 @@ int hx_launch_fork(const struct hx_opts *o)
 		}
 	}
 
-	if (failed < 0) {
-		const char *line = last_line(&ch[0].out);
-		if (!line) {
-			hx_emit_failure(1, 0, CUCO_ERR_CRASH, "finish",
-			                "rank 0 exited without a result");
-			rc = CUCO_ERR_CRASH;
-		} else {
-			printf("%s\n", line);
-			rc = 0;
+	/* Exactly one record per rank that reports (every rank; the probe's rank 0),
+	 * the failed rank's or rank 0's passed on. */
+	if (failed >= 0)
+		hx_set_program(in_reference(&ch[failed].out) ? "" : last_program(&ch[failed].out));
+	for (int r = 0; r < n; r++) {
+		const char *rec;
+		int k =
+		    rank_record(&ch[r].out, r, &rec, why, sizeof(why), culprit, sizeof(culprit));
+
+		if (k < 0) {
+			hx_set_program(culprit);
+			hx_emit_failure(res_fd, r, CUCO_ERR_RUN, "run", why);
+			rc = CUCO_ERR_RUN;
+			goto out;
 		}
+		if (r == (failed >= 0 ? failed : 0))
+			record = rec;
+		if (failed < 0 && !k && (r == 0 || !o->probe)) {
+			snprintf(why, sizeof(why), "rank %d exited without a result", r);
+			hx_emit_failure(res_fd, r, CUCO_ERR_CRASH, "finish", why);
+			rc = CUCO_ERR_CRASH;
+			goto out;
+		}
+	}
+	if (failed < 0) {
+		put_record(res_fd, record);
+		rc = 0;
 	} else {
-		const char *line = last_line(&ch[failed].out);
 		int st = ch[failed].status;
-		if (line && strstr(line, "\"status\"")) {
-			printf("%s\n", line);
+		if (record && strstr(record, "\"status\"")) {
+			put_record(res_fd, record);
 			rc = WIFEXITED(st) ? WEXITSTATUS(st) : CUCO_ERR_CRASH;
 		} else {
-			char msg[320];
 			int ref = in_reference(&ch[failed].out);
 			size_t k;
 
 			hx_set_program(ref ? "" : last_program(&ch[failed].out));
 			if (WIFSIGNALED(st))
-				k = (size_t)snprintf(msg, sizeof(msg),
-				                     "rank %d died with signal %d (%s)", failed,
-				                     WTERMSIG(st), strsignal(WTERMSIG(st)));
+				k = (size_t)snprintf(why, sizeof(why), "rank %d died with signal %d (%s)",
+				                     failed, WTERMSIG(st), strsignal(WTERMSIG(st)));
 			else
-				k = (size_t)snprintf(msg, sizeof(msg),
-				                     "rank %d exited with code %d and no result",
-				                     failed, WEXITSTATUS(st));
-			if (ref && k < sizeof(msg))
-				snprintf(msg + k, sizeof(msg) - k,
-				         " while running the reference program %s",
+				k = (size_t)snprintf(why, sizeof(why),
+				                     "rank %d exited with code %d and no result", failed,
+				                     WEXITSTATUS(st));
+			if (ref && k < sizeof(why))
+				snprintf(why + k, sizeof(why) - k,
+				         " while running the reference program %.120s",
 				         o->reference_program);
-			hx_emit_failure(1, failed, CUCO_ERR_CRASH, ref ? "reference" : "run", msg);
+			hx_emit_failure(res_fd, failed, CUCO_ERR_CRASH, ref ? "reference" : "run", why);
 			rc = CUCO_ERR_CRASH;
 		}
 	}
@@ -455,7 +526,8 @@ int hx_launch_env(const struct hx_opts *o)
 	me.local_rank = env_int(local_vars);
 	me.out_fd = 1;
 	if (o->result_file) {
-		me.out_fd = open(o->result_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		me.out_fd = open(o->result_file,
+		                 O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (me.out_fd < 0) {
 			fprintf(stderr, "cuco-harness: cannot open %s: %s\n", o->result_file,
 			        strerror(errno));

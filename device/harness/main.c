@@ -28,6 +28,7 @@ static const char usage_text[] =
     "  --argv STRING       the programs' command line for this shape (cuco_shape.argv)\n"
     "  --ranks N           ranks to fork on this node (default: one per GPU)\n"
     "  --launch fork|env   fork ranks here, or take them from mpirun/srun (default fork)\n"
+    "  --result-fd N       fork: the result record on descriptor N, not stdout\n"
     "  --timeout S         watchdog: longest any stage may take (default 60)\n"
     "  --warmup N          warm-up runs (default 5)\n"
     "  --iters N           timed runs, at least (default 20)\n"
@@ -51,6 +52,7 @@ void hx_opts_defaults(struct hx_opts *o)
 	o->seed = 1;
 	o->samples = 1;
 	o->workload_name = "";
+	o->result_fd = -1;
 }
 
 static int bad(const char *fmt, const char *a, const char *b)
@@ -122,6 +124,11 @@ static int parse_args(int argc, char **argv, struct hx_opts *o)
 			memcpy(o->shape.argv, v, strlen(v) + 1);
 		} else if (!strcmp(a, "--result-file")) {
 			o->result_file = v;
+		} else if (!strcmp(a, "--result-fd")) {
+			if (parse_ll(v, 3, 1 << 20, &n))
+				return bad("--result-fd %s: expected a descriptor number >= 3%s", v,
+				           "");
+			o->result_fd = (int)n;
 		} else if (!strcmp(a, "--workload")) {
 			o->workload_name = v;
 		} else if (!strcmp(a, "--shape")) {

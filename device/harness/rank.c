@@ -4,8 +4,8 @@
  * (the workload's, or a reference program's through program.c), then hand
  * each program to program.c (requirements -> device communicator ->
  * init -> verify -> time -> verify again -> fini). Ranks agree on every
- * outcome through NCCL so they stay in step; rank 0 writes the result as one
- * JSON line. A rank whose CUDA context breaks writes a failure line (with the
+ * outcome through NCCL so they stay in step; each writes one JSON result
+ * record. A rank whose CUDA context breaks writes a failure line (with the
  * results finished so far) and exits; the launcher ends its peers.
  */
 #include <dlfcn.h>
@@ -382,7 +382,7 @@ int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUni
 	hx_json_str(&out, o->workload_name);
 	cuco_strbuf_adds(&out, ",\"shape\":");
 	hx_json_str(&out, o->shape.name);
-	cuco_strbuf_addf(&out, ",\"ranks\":%d,\"gpu\":", r->nranks);
+	cuco_strbuf_addf(&out, ",\"rank\":%d,\"ranks\":%d,\"gpu\":", r->rank, r->nranks);
 	hx_json_str(&out, st.prop.name);
 	{
 		int v = 0;
@@ -406,7 +406,7 @@ int hx_rank_main(const struct hx_opts *o, const struct hx_rank *r, const ncclUni
 	cuco_strbuf_adds(&out, ",\"programs\":[");
 	hx_result_copy(&out);
 	cuco_strbuf_adds(&out, "]}\n");
-	if (r->rank == 0 && write(r->out_fd, out.buf, out.len) < 0)
+	if (write(r->out_fd, out.buf, out.len) < 0) /* every rank's: exactly one record each */
 		perror("cuco-harness: writing result");
 	cuco_strbuf_release(&out);
 

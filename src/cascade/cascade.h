@@ -102,6 +102,18 @@ const char *cuco_nvcc_version(void);
  * it; internally locked.
  */
 #define CUCO_COMPILE_KEEP_FAILURES 64
+
+#define CUCO_COMPILE_MEMORY_GB 4 /* a candidate's nvcc's address space, unless said otherwise */
+
+/*
+ * The address space a candidate's compile may take (RLIMIT_AS of nvcc and
+ * each of its tools: cicc, ptxas, the host compiler), in bytes:
+ * CUCO_COMPILE_MEMORY_GB (a positive number of GiB), else
+ * CUCO_COMPILE_MEMORY_GB's default. A program whose compile needs more (a
+ * huge __device__ array) fails to compile instead of taking the node's
+ * memory.
+ */
+unsigned long long cuco_compile_mem_bytes(void);
 int cuco_compile_inflight_new(struct cuco_compile_inflight **out, struct cuco_err *err);
 void cuco_compile_inflight_free(struct cuco_compile_inflight *t);
 /*
@@ -229,7 +241,21 @@ int cuco_run_programs(const struct cuco_run_opts *o, const struct cuco_manifest 
                       const struct cuco_run_program *progs, int n, struct cuco_run_result *res,
                       struct cuco_err *err);
 
-/* Parse one harness JSON line into res (exposed for tests). */
+/*
+ * The record to read from a result file that ranks share (a launcher's, a
+ * farm's): "#program NAME" lines and exactly one JSON record per rank
+ * ("rank", "ranks"). A failure record (the first) beats rank 0's success. A
+ * line that is no record or a rank's second record (a program wrote to the
+ * channel: it runs in the rank's process) makes a failure record of cuco's
+ * own naming the program announced before it; a rank without a record, one
+ * saying so. The record into out (which may hold text); 0, or -1 when text
+ * holds no record at all.
+ */
+int cuco_run_records_pick(const char *text, struct cuco_strbuf *out);
+
+#define CUCO_RUN_RESULT_MAX ((long long)64 << 20) /* a larger result file is a program's doing */
+
+/* Parse one harness JSON record into res (exposed for tests). */
 int cuco_run_result_parse(const char *json, struct cuco_run_result *res, struct cuco_err *err);
 
 /* GPUs on this node as the harness sees them (0 when none); -1 when the harness cannot run. */

@@ -6,6 +6,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -553,6 +554,22 @@ void cuco_compile_background_sched(int ranks, struct cuco_proc_sched *s)
 
 /* ---- compile ---- */
 
+unsigned long long cuco_compile_mem_bytes(void)
+{
+	const char *v = getenv("CUCO_COMPILE_MEMORY_GB");
+	double gb = CUCO_COMPILE_MEMORY_GB;
+
+	if (v && *v) {
+		char *end;
+		double x;
+		errno = 0;
+		x = strtod(v, &end);
+		if (!errno && !*end && x > 0 && x < 1 << 20)
+			gb = x;
+	}
+	return (unsigned long long)(gb * (double)(1ull << 30));
+}
+
 struct running {
 	pid_t pid;
 	int out_fd, err_fd;
@@ -574,7 +591,9 @@ static int start(const struct cuco_compile_opts *o, struct cuco_compile_job *job
 {
 	static atomic_uint seq; /* temporary names unique to this process and call */
 	char src[PATH_MAX], tmp_out[PATH_MAX], sandbox[PATH_MAX] = "", *argv[64], *store[32];
-	char home[PATH_MAX];
+	char home[PATH_MAX], work[PATH_MAX + 8], tmpdir[PATH_MAX + 16], homedir[PATH_MAX + 16];
+	char *env[3] = {NULL};
+	struct cuco_jail *view = NULL;
 	int nstore = 0, ofd, efd;
 	struct cuco_compile_opts ao = *o; /* absolute folders: nvcc starts in the sandbox */
 	struct cuco_proc_sched sched;
@@ -584,6 +603,8 @@ static int start(const struct cuco_compile_opts *o, struct cuco_compile_job *job
 		sched = *o->sched;
 	else
 		memset(&sched, 0, sizeof(sched));
+	/* nvcc's cicc and ptxas end with it, also at a timeout and when cuco dies */
+	sched.pidns = 1;
 	if (!job->trusted) {
 		if (cuco_sandbox_refused(job))
 			return -1;
@@ -591,12 +612,30 @@ static int start(const struct cuco_compile_opts *o, struct cuco_compile_job *job
 			job->code = CUCO_ERR_IO;
 			return -1;
 		}
-		snprintf(src, sizeof(src), "%s/%.24s.cu", sandbox, job->hash);
-		snprintf(tmp_out, sizeof(tmp_out), "%s/%.24s.so", sandbox, job->hash);
-		sched.cwd = sandbox;
+		snprintf(work, sizeof(work), "%s/work", sandbox);
+		snprintf(src, sizeof(src), "%s/%.24s.cu", work, job->hash);
+		snprintf(tmp_out, sizeof(tmp_out), "%s/%.24s.so", work, job->hash);
+		sched.cwd = work;
 		sched.netns = 1;
+		sched.mem_bytes = cuco_compile_mem_bytes();
 		if (realpath(o->home, home))
 			ao.home = home;
+		/* where the view can be made, nvcc sees only what it needs (sandbox.h); else it
+		 * runs as before, which cuco fails closed on for a model's code (cli) */
+		if (cuco_run_jailed()) {
+			view = cuco_sandbox_view(sandbox, ao.home);
+			if (!view || (view->root && chown(work, view->uid, view->gid))) {
+				job->code = CUCO_ERR_IO;
+				cuco_strbuf_addf(&job->log, "cannot make the compile's view: %s\n",
+				                 strerror(errno));
+				goto fail;
+			}
+			sched.jail = view;
+			snprintf(tmpdir, sizeof(tmpdir), "TMPDIR=%s", work);
+			snprintf(homedir, sizeof(homedir), "HOME=%s", work);
+			env[0] = tmpdir;
+			env[1] = homedir;
+		}
 	} else {
 		snprintf(src, sizeof(src), "%s/%.24s.cu", o->cache_dir, job->hash);
 		snprintf(tmp_out, sizeof(tmp_out), "%s.tmp%d.%u", job->so_path, (int)getpid(),
@@ -619,7 +658,9 @@ static int start(const struct cuco_compile_opts *o, struct cuco_compile_job *job
 	for (int k = 0; argv[k]; k++)
 		cuco_strbuf_addf(&job->log, "%s%s", k ? " " : "$ ", argv[k]);
 	cuco_strbuf_addch(&job->log, '\n');
-	pid = cuco_proc_start_sched(argv, NULL, &sched, &ofd, &efd);
+	pid = cuco_proc_start_sched(argv, env, &sched, &ofd, &efd);
+	free(view); /* the child has its copy */
+	view = NULL;
 	for (int k = 0; k < nstore; k++)
 		free(store[k]);
 	if (pid < 0) {
@@ -639,9 +680,32 @@ static int start(const struct cuco_compile_opts *o, struct cuco_compile_job *job
 		}
 	return 0;
 fail:
+	free(view);
 	if (sandbox[0])
 		cuco_proc_remove_tree(sandbox);
 	return -1;
+}
+
+/*
+ * The object nvcc wrote, made cuco's before it enters the cache: a regular
+ * file (never a link), cuco's own (as root the compile ran as an
+ * unprivileged id, who could otherwise open it again), read-only (0444).
+ * 0, or -1 with errno.
+ */
+static int own(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), rc = -1;
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (st.st_uid == geteuid() || fchown(fd, geteuid(), getegid()) == 0))
+		rc = fchmod(fd, 0444);
+	else if (!S_ISREG(st.st_mode))
+		errno = EINVAL;
+	close(fd);
+	return rc;
 }
 
 /* Wait for the nvcc in slot r and settle its job. */
@@ -650,7 +714,9 @@ static void reap(const struct cuco_compile_opts *o, struct cuco_compile_job *job
 {
 	struct cuco_compile_job *job = &jobs[r->job];
 	struct cuco_proc_status st;
+	char work[PATH_MAX + 8];
 
+	snprintf(work, sizeof(work), "%s/work", r->sandbox);
 	cuco_proc_wait_cancel(r->pid, r->out_fd, r->err_fd, &job->log, &job->log, o->timeout_s,
 	                      o->cancel, &st);
 	job->seconds = st.seconds;
@@ -662,9 +728,10 @@ static void reap(const struct cuco_compile_opts *o, struct cuco_compile_job *job
 		cuco_strbuf_addf(&job->log, "nvcc killed after %.0f s\n", o->timeout_s);
 	} else if (!st.exited || st.code != 0) {
 		job->code = CUCO_ERR_COMPILE;
-	} else if (r->sandbox[0] && cuco_sandbox_object_check(r->sandbox, r->tmp_out, &job->log)) {
+	} else if (r->sandbox[0] && (cuco_sandbox_expanded_check(work, job->path, &job->log) +
+	                             cuco_sandbox_object_check(work, r->tmp_out, &job->log))) {
 		job->code = CUCO_ERR_COMPILE;
-	} else if (chmod(r->tmp_out, 0444) || rename(r->tmp_out, job->so_path)) {
+	} else if (own(r->tmp_out) || rename(r->tmp_out, job->so_path)) {
 		job->code = CUCO_ERR_IO;
 		cuco_strbuf_addf(&job->log, "cannot move %s into the cache: %s\n", r->tmp_out,
 		                 strerror(errno));

@@ -6,18 +6,22 @@
  * a farm in use (farm/slurm.h) the harness runs as a job step elsewhere.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cascade/cascade.h"
+#include "cascade/sandbox.h"
 #include "farm/slurm.h"
 #include "util/jail.h"
 #include "util/paths.h"
+#include "util/array.h"
 #include "util/proc.h"
 #include "util/xalloc.h"
 
@@ -235,24 +239,110 @@ double cuco_result_latency(const struct cuco_program_result *r, const struct cuc
 	return o && o->mean ? r->mean_us : r->median_us;
 }
 
-/* The line of out that carries the harness result: a failure beats a success. */
-static const char *pick_line(char *out)
-{
-	const char *ok = NULL, *bad = NULL;
+/* A record of a shared result file, as cuco_run_records_pick reads it. */
+struct shared_rec {
+	const char *line; /* in the text's copy */
+	int rank;
+	int ok; /* status "ok" */
+};
 
-	for (char *line = out; line && *line;) {
+/* A failure record of cuco's own about the channel, naming program (may be ""). */
+static void channel_failure(struct cuco_strbuf *out, int code, const char *program, const char *why)
+{
+	json_t *j = json_pack("{s:i,s:s,s:i,s:i,s:s,s:s,s:s,s:[]}", "harness", 1, "status",
+	                      cuco_result_token(code), "error_code", code, "rank", -1, "stage",
+	                      "run", "program", program, "error", why, "programs");
+	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+
+	cuco_strbuf_reset(out);
+	cuco_strbuf_adds(out, text ? text : "");
+	free(text);
+	json_decref(j);
+}
+
+int cuco_run_records_pick(const char *text, struct cuco_strbuf *out)
+{
+	char *copy = cuco_xstrdup(text), why[256] = "", culprit[128] = "";
+	struct shared_rec *recs = NULL;
+	const char *program = "";
+	int n = 0, nranks = -1, rc = 0, failure = -1, at_zero = -1, lineno = 0;
+	size_t alloc = 0;
+
+	for (char *line = copy; line && *line && !why[0];) {
 		char *nl = strchr(line, '\n');
+		json_t *j, *rank;
+
 		if (nl)
 			*nl = '\0';
-		if (line[0] == '{' && strstr(line, "\"harness\"")) {
-			if (strstr(line, "\"status\":\"ok\""))
-				ok = line;
-			else if (!bad)
-				bad = line;
+		lineno++;
+		if (!strncmp(line, "#program ", 9)) {
+			program = line + 9;
+		} else if (line[strspn(line, " \t\r")]) {
+			j = json_loads(line, 0, NULL);
+			rank = json_object_get(j, "rank");
+			if (!json_is_object(j) || !json_is_integer(json_object_get(j, "harness")) ||
+			    !json_is_integer(rank) || json_integer_value(rank) < -1 ||
+			    json_integer_value(rank) >= 1 << 20) {
+				snprintf(
+				    why, sizeof(why),
+				    "line %d of the result file is no rank's record (a program "
+				    "wrote to the harness's result channel)",
+				    lineno);
+			} else {
+				struct shared_rec *r = CUCO_ARRAY_PUSH(recs, n, alloc);
+				const char *status = str(j, "status");
+
+				r->line = line;
+				r->rank = (int)json_integer_value(rank);
+				r->ok = status && !strcmp(status, "ok");
+				for (int i = 0; i < n - 1; i++)
+					if (r->rank >= 0 && recs[i].rank == r->rank)
+						snprintf(
+						    why, sizeof(why),
+						    "rank %d has a second record on the result "
+						    "channel (a program wrote to it)",
+						    r->rank);
+				if (json_is_integer(json_object_get(j, "ranks")))
+					nranks =
+					    (int)json_integer_value(json_object_get(j, "ranks"));
+				if (!r->ok && failure < 0)
+					failure = n - 1;
+				if (r->ok && r->rank == 0)
+					at_zero = n - 1;
+			}
+			json_decref(j);
+			if (why[0])
+				snprintf(culprit, sizeof(culprit), "%s", program);
 		}
 		line = nl ? nl + 1 : NULL;
 	}
-	return bad ? bad : ok;
+	if (why[0]) {
+		channel_failure(out, CUCO_ERR_RUN, culprit, why);
+	} else if (failure >= 0) {
+		cuco_strbuf_reset(out);
+		cuco_strbuf_adds(out, recs[failure].line); /* a failure beats a success */
+	} else if (!n) {
+		rc = -1;
+	} else {
+		for (int r = 0; r < nranks && !why[0]; r++) {
+			int seen = 0;
+			for (int i = 0; i < n; i++)
+				seen |= recs[i].rank == r;
+			if (!seen)
+				snprintf(why, sizeof(why), "rank %d exited without a result", r);
+		}
+		if (!why[0] && (nranks < 1 || at_zero < 0))
+			snprintf(why, sizeof(why), "no record of rank 0 on the result channel");
+		if (why[0])
+			channel_failure(out, CUCO_ERR_CRASH, "", why);
+		else {
+			cuco_strbuf_reset(out);
+			cuco_strbuf_adds(out, recs[at_zero].line);
+		}
+	}
+	free(recs);
+	free(copy);
+	return rc;
 }
 
 static void push(char **argv, int *n, char *s)
@@ -267,57 +357,153 @@ int cuco_run_jailed(void)
 	return !(v && !strcmp(v, "0")) && cuco_jail_available();
 }
 
+/* Every existing folder of a PATH-like list ("a:b:c") into j, read-only. */
+static void add_path_list(struct cuco_jail *j, const char *list)
+{
+	char one[PATH_MAX];
+
+	for (const char *p = list; p && *p;) {
+		size_t n = strcspn(p, ":");
+		if (n && n < sizeof(one)) {
+			memcpy(one, p, n);
+			one[n] = '\0';
+			cuco_jail_add(j, one, 0);
+		}
+		p += n + (p[n] == ':');
+	}
+}
+
+/* 1 when dir is path or a folder above it (both made canonical). */
+static int holds(const char *dir, const char *path)
+{
+	char d[PATH_MAX], p[PATH_MAX];
+	size_t n;
+
+	if (!path || !realpath(dir, d) || !realpath(path, p))
+		return 0;
+	n = strlen(d);
+	return !strcmp(d, "/") || (!strncmp(p, d, n) && (p[n] == '\0' || p[n] == '/'));
+}
+
+/* 1 when the view's id may enter dir (as root the run is an unprivileged id's). */
+static int visible(const struct cuco_jail *j, const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st))
+		return 0;
+	return !j->root || (st.st_mode & 0001) || (st.st_uid == j->uid && (st.st_mode & 0100)) ||
+	       (st.st_gid == j->gid && (st.st_mode & 0010));
+}
+
+/*
+ * The view a harness run gets (util/jail.h): the system's folders, the
+ * toolkit, NCCL, NVSHMEM and the library path read-only, the files it loads
+ * (files[0..nfiles): the harness, the workload's and the programs' objects)
+ * read-only one by one, work writable, the node's /dev (GPUs) with a private
+ * /dev/shm, /sys read-only; with a launcher, the directory cuco was started
+ * in read-only (a hostfile may be named from there; never one that holds
+ * $HOME or the state directory, nor one its id may not enter) and the
+ * launcher starts there, else in work. Nothing else
+ * of the node: not the store, the state directory, $HOME, nor the node's
+ * unix sockets. NULL (errno) when it holds too much.
+ */
+static struct cuco_jail *harness_view(const char *work, const char *stage, char **env,
+                                      const char *const *files, int nfiles, int launcher)
+{
+	struct cuco_jail *j = cuco_xcalloc(1, sizeof(*j));
+	char nvcc[PATH_MAX], here[PATH_MAX];
+
+	cuco_jail_init(j, stage);
+	j->node_dev = 1;
+	j->sys = 1;
+	cuco_jail_add_system(j);
+	/* the toolkit (libcudart, compute-sanitizer) */
+	if (cuco_sandbox_toolkit(nvcc, sizeof(nvcc)))
+		cuco_jail_add(j, nvcc, 0);
+	if (cuco_nccl_home())
+		cuco_jail_add(j, cuco_nccl_home(), 0);
+	if (cuco_nvshmem_home())
+		cuco_jail_add(j, cuco_nvshmem_home(), 0);
+	add_path_list(j, getenv("LD_LIBRARY_PATH"));
+	for (int i = 0; env && env[i]; i++)
+		if (!strncmp(env[i], "LD_LIBRARY_PATH=", 16))
+			add_path_list(j, env[i] + 16);
+	for (int i = 0; i < nfiles; i++)
+		cuco_jail_add(j, files[i], 0);
+	if (launcher && getcwd(here, sizeof(here)) && visible(j, here) &&
+	    !holds(here, getenv("HOME")) && !holds(here, cuco_state_dir()))
+		cuco_jail_add(j, here, 0);
+	cuco_jail_add(j, work, 1);
+	if (cuco_jail_finish(j)) {
+		free(j);
+		return NULL;
+	}
+	return j;
+}
+
 /*
  * Start the harness on this node (fork mode, or the launcher cuco starts
- * here) with env's first nenv settings and dir, a private directory (0700)
- * the caller made and removes; in fork mode it starts in dir, and so do the
- * ranks it forks. It runs in a read-only view of the node where only dir
- * (its TMPDIR too), /tmp (NVSHMEM binds its sockets there whatever TMPDIR
- * says) but cuco's state, data and working directory, /dev and /proc can be
- * written (cuco_run_jailed); in fork mode, in a network namespace of its own
- * (loopback only, shared by the ranks) when CUCO_SANDBOX_RUN_NETNS is 1 and
- * the kernel allows it. 0 when it ran (see st), -1 when it could not start
- * (errno).
+ * here) with env's first nenv settings and work, a private directory the
+ * caller made (with stage, an empty one beside it) and removes; in fork mode
+ * it starts in work, and so do the ranks it forks. Where the node allows it
+ * (cuco_run_jailed) it runs in the view of harness_view, the first process
+ * of a PID namespace of its own (all it starts ends with it), as root an
+ * unprivileged id; work is then its TMPDIR and $HOME. In fork mode, in a
+ * network namespace of its own (loopback only, shared by the ranks) when
+ * CUCO_SANDBOX_RUN_NETNS is 1 and the kernel allows it. 0 when it ran (see
+ * st), -1 when it could not start (errno).
  */
-static int run_private(char **argv, char **env, int nenv, const char *dir, int enter,
+static int run_private(char **argv, char **env, int nenv, const char *work, const char *stage,
+                       const char *const *files, int nfiles, int enter, int result_fd,
                        struct cuco_strbuf *out, struct cuco_strbuf *log, double timeout_s,
                        struct cuco_proc_status *st)
 {
 	struct cuco_proc_sched s;
 	const char *netns = getenv("CUCO_SANDBOX_RUN_NETNS");
-	char tmpdir[PATH_MAX + 8], *envs[16], state[PATH_MAX], here[PATH_MAX], data[PATH_MAX];
-	const char *writable[] = {dir, "/tmp", NULL}, *keep[4] = {NULL};
-	int ofd = -1, efd = -1, n = 0, k = 0;
-	struct cuco_err e;
-	const char *home;
+	char tmpdir[PATH_MAX + 8], home[PATH_MAX + 8], here[PATH_MAX], *envs[20];
+	struct cuco_jail *j = NULL;
+	int ofd = -1, efd = -1, n = 0, rc = -1;
 	pid_t pid;
 
 	memset(&s, 0, sizeof(s));
-	s.cwd = enter ? dir : NULL;
+	s.pidns = 1; /* without the view too: what it starts ends with it */
+	s.cwd = enter ? work : NULL;
+	s.channel = enter; /* fork mode: the result on descriptor 3, stdout and stderr a log */
 	s.netns =
 	    enter && netns && !strcmp(netns, "1"); /* never a launcher's: it may leave the node */
-	if (cuco_run_jailed()) {
-		/* kept read-only where they lie under /tmp: the cache and store, cuco's data,
-		 * the directory cuco was started in (the workload's folder, as a rule) */
-		cuco_mkdir_p(cuco_state_dir());
-		if (realpath(cuco_state_dir(), state))
-			keep[k++] = state;
-		if ((home = cuco_home(&e)) && realpath(home, data))
-			keep[k++] = data;
-		if (getcwd(here, sizeof(here)))
-			keep[k++] = here;
-		s.jail_writable = writable;
-		s.jail_keep = keep;
-	}
-	for (; n < nenv && n < 14; n++)
+	for (; n < nenv && n < 16; n++)
 		envs[n] = env[n];
-	if (s.jail_writable) {
-		snprintf(tmpdir, sizeof(tmpdir), "TMPDIR=%s", dir);
-		envs[n++] = tmpdir;
-	}
 	envs[n] = NULL;
+	if (cuco_run_jailed()) {
+		j = harness_view(work, stage, envs, files, nfiles, !enter);
+		if (!j)
+			return -1;
+		/* as root the run is an unprivileged id's: its folder (and result file) its */
+		if (j->root && (chown(work, j->uid, j->gid) ||
+		                (result_fd >= 0 && fchown(result_fd, j->uid, j->gid))))
+			goto out;
+		s.jail = j;
+		if (!enter) {
+			/* the launcher starts where cuco was started, where the view holds it */
+			s.cwd = work;
+			if (getcwd(here, sizeof(here)))
+				for (int i = 0; i < j->n; i++)
+					if (!strcmp(j->e[i].dst, here))
+						s.cwd = here;
+		}
+		snprintf(tmpdir, sizeof(tmpdir), "TMPDIR=%s", work);
+		snprintf(home, sizeof(home), "HOME=%s", work);
+		envs[n++] = tmpdir;
+		envs[n++] = home;
+		envs[n] = NULL;
+	}
 	pid = cuco_proc_start_sched(argv, envs, &s, &ofd, &efd);
-	return pid < 0 ? -1 : cuco_proc_wait(pid, ofd, efd, out, log, timeout_s, st);
+	if (pid >= 0)
+		rc = cuco_proc_wait(pid, ofd, efd, out, log, timeout_s, st);
+out:
+	free(j);
+	return rc;
 }
 
 /*
@@ -344,7 +530,10 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 	struct cuco_strbuf cmdline = CUCO_STRBUF_INIT;
 	struct cuco_proc_status st;
 	const char *line;
-	char result_file[4096] = "", dir[PATH_MAX] = "";
+	char result_file[4096] = "", dir[PATH_MAX] = "", work[PATH_MAX + 8] = "",
+	     stage[PATH_MAX + 8] = "";
+	const char *files[CUCO_CASCADE_MAX_PROGRAMS + 2];
+	int result_fd = -1, nfiles = 0;
 	const struct cuco_farm *farm = cuco_farm_current();
 	const char *tmp = getenv("TMPDIR");
 	int launched = !farm && o->launcher && *o->launcher;
@@ -365,6 +554,17 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 	                                   "cuco-run", dir, sizeof(dir)))
 		return cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot make the run's directory: %s",
 		                    strerror(errno));
+	if (dir[0]) {
+		/* work: what the harness sees and writes; root: where its view is built */
+		snprintf(work, sizeof(work), "%s/work", dir);
+		snprintf(stage, sizeof(stage), "%s/root", dir);
+		if (mkdir(work, 0700) || mkdir(stage, 0700)) {
+			rc = cuco_err_set(err, CUCO_ERR_SYSTEM,
+			                  "cannot make the run's directory: %s", strerror(errno));
+			cuco_proc_remove_tree(dir);
+			return rc;
+		}
+	}
 #define OWN(...)                                         \
 	do {                                             \
 		snprintf(buf, sizeof(buf), __VA_ARGS__); \
@@ -392,9 +592,11 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 		}
 	}
 	push(argv, &argc, absolute(cuco_harness_path(), 1, &owned[nowned]));
+	files[nfiles++] = argv[argc - 1];
 	nowned += owned[nowned] != NULL;
 	push(argv, &argc, "--workload-so");
 	push(argv, &argc, absolute(workload_so, 0, &owned[nowned]));
+	files[nfiles++] = argv[argc - 1];
 	nowned += owned[nowned] != NULL;
 	push(argv, &argc, "--workload");
 	push(argv, &argc, m->name);
@@ -420,7 +622,16 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 		push(argv, &argc, "--launch");
 		push(argv, &argc, "env");
 	} else if (o->launcher && *o->launcher) {
-		snprintf(result_file, sizeof(result_file), "%s/result.jsonl", dir);
+		/* made here and read through cuco's own descriptor: a program that renames or
+		 * replaces the file in the run's directory changes nothing cuco reads */
+		snprintf(result_file, sizeof(result_file), "%s/result.jsonl", work);
+		result_fd =
+		    open(result_file, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (result_fd < 0) {
+			rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot make %s: %s", result_file,
+			                  strerror(errno));
+			goto done;
+		}
 		push(argv, &argc, "--launch");
 		push(argv, &argc, "env");
 		push(argv, &argc, "--result-file");
@@ -428,6 +639,8 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 	} else {
 		push(argv, &argc, "--ranks");
 		OWN("%d", o->ranks);
+		push(argv, &argc, "--result-fd");
+		push(argv, &argc, "3");
 	}
 	push(argv, &argc, "--timeout");
 	OWN("%g", o->timeout_s);
@@ -451,6 +664,10 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 		char *keep, *so = absolute(progs[i].so_path, 0, &keep);
 		push(argv, &argc, "--program");
 		OWN("%s=%s%s", progs[i].name, so, progs[i].verify ? "" : ",noverify");
+		if (nfiles < CUCO_CASCADE_MAX_PROGRAMS + 2 && nowned < 128) {
+			owned[nowned] = cuco_xstrdup(so);
+			files[nfiles++] = owned[nowned++];
+		}
 		free(keep);
 	}
 	push(argv, &argc, NULL);
@@ -473,36 +690,40 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 	} else {
 		/* a launcher starts where cuco was started (its hostfile may be named from
 		 * there); the harness's result file is in the private directory */
-		rc = run_private(argv, env, nenv, dir, !(o->launcher && *o->launcher), &out,
-		                 &res->log, o->timeout_s * (8 + 4 * (n + !!o->reference_so)) + 60,
-		                 &st);
+		rc = run_private(argv, env, nenv, work, stage, files, nfiles,
+		                 !(o->launcher && *o->launcher), result_fd, &out, &res->log,
+		                 o->timeout_s * (8 + 4 * (n + !!o->reference_so)) + 60, &st);
 	}
 	if (rc) {
 		rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot start %s: %s", argv[0],
 		                  strerror(errno));
 		goto done;
 	}
-	if (o->wrapper && *o->wrapper && !result_file[0] && !farm) {
-		/* The sanitizer reports on stdout; keep its lines and verdict with the log. */
-		for (const char *l = out.buf; *l;) {
-			const char *nl = strchr(l, '\n');
-			size_t len = nl ? (size_t)(nl - l) + 1 : strlen(l);
-			if (!strncmp(l, "=========", 9))
-				cuco_strbuf_add(&res->log, l, len);
-			l += len;
-		}
-		if (!st.exited || st.code)
-			cuco_strbuf_addf(&res->log, "cuco: wrapper %s %d\n",
-			                 st.exited ? "exited with code" : "died with signal",
-			                 st.code);
-	}
-	if (result_file[0]) {
-		/* Launchers split long lines: ranks wrote their results to a file instead. */
+	if (o->wrapper && *o->wrapper && !result_file[0] && !farm && (!st.exited || st.code))
+		cuco_strbuf_addf(&res->log, "cuco: wrapper %s %d\n",
+		                 st.exited ? "exited with code" : "died with signal", st.code);
+	if (result_fd >= 0) {
+		/* the ranks' output is part of the log; their records are in the file */
+		struct stat fs;
+
+		cuco_strbuf_add(&res->log, out.buf, out.len);
 		cuco_strbuf_reset(&out);
-		cuco_strbuf_read_file(&out, result_file);
-		unlink(result_file);
+		if (fstat(result_fd, &fs) == 0 && fs.st_size > CUCO_RUN_RESULT_MAX)
+			channel_failure(&out, CUCO_ERR_RUN, "",
+			                "the result file is larger than any ranks' records (a "
+			                "program wrote to the harness's result channel)");
+		else if (lseek(result_fd, 0, SEEK_SET) == 0)
+			(void)cuco_strbuf_read_fd(&out, result_fd);
 	}
-	line = pick_line(out.buf);
+	/* fork mode: the harness's one record (its ranks' stdout and stderr are the log);
+	 * a shared file (a launcher's, a farm's): one record per rank */
+	line = out.buf;
+	if ((result_fd >= 0 || farm) && cuco_run_records_pick(out.buf, &out))
+		line = NULL;
+	else if (!out.buf[strspn(out.buf, " \t\r\n")])
+		line = NULL;
+	else
+		line = out.buf;
 	if (!line) {
 		char tail[400];
 		size_t k = res->log.len > 300 ? res->log.len - 300 : 0;
@@ -511,8 +732,8 @@ static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m
 			rc = cuco_err_set(err, CUCO_ERR_TIMEOUT, "harness killed after %.0f s",
 			                  st.seconds);
 		else
-			rc = cuco_err_set(err, st.exited ? CUCO_ERR_CRASH : CUCO_ERR_CRASH,
-			                  "harness %s %d without a result; its stderr ends: %s",
+			rc = cuco_err_set(err, CUCO_ERR_CRASH,
+			                  "harness %s %d without a result; its output ends: %s",
 			                  st.exited ? "exited with code" : "died with signal",
 			                  st.code, tail);
 		goto done;
@@ -524,6 +745,8 @@ done:
 	cuco_strbuf_release(&out);
 	cuco_strbuf_release(&launcher);
 	cuco_strbuf_release(&cmdline);
+	if (result_fd >= 0)
+		close(result_fd);
 	if (dir[0])
 		cuco_proc_remove_tree(dir);
 	return rc;

@@ -10,10 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cascade/sandbox.h"
 #include "fastpath/fastpath.h"
 #include "lift/seed.h"
 #include "program/directive.h"
 #include "util/paths.h"
+#include "util/secret.h"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -31,6 +33,15 @@ int cli_fail(const struct cuco_err *err)
 {
 	fprintf(stderr, "cuco: %s\n", err->msg[0] ? err->msg : cuco_strerror(err->code));
 	return err->code ? err->code : CUCO_ERR_RUN;
+}
+
+void cli_put_printable(FILE *f, const char *s)
+{
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+
+	cuco_strbuf_add_printable(&sb, s);
+	fputs(sb.buf, f);
+	cuco_strbuf_release(&sb);
 }
 
 int cli_int(const char *cmd, const char *what, const char *v, long long lo, long long hi,
@@ -148,6 +159,27 @@ void cli_llm_flags_init(struct cli_llm_flags *f)
 	memset(f, 0, sizeof(*f));
 }
 
+int cli_llm_sandbox(const char *cmd, const struct cli_llm_flags *f, int farm)
+{
+	char why[640];
+
+	if (cuco_sandbox_ready(farm, why, sizeof(why)))
+		return 0;
+	if (f->unsandboxed) {
+		fprintf(stderr,
+		        "cuco %s: note: the model's code runs outside the sandbox's view, with "
+		        "cuco's user's rights (--unsandboxed): %s\n",
+		        cmd, why);
+		return 0;
+	}
+	fprintf(stderr,
+	        "cuco %s: the model's code runs only in the sandbox's view, and %s; run it "
+	        "where the view can be made (cuco doctor: sandbox), or pass --unsandboxed to run "
+	        "it with cuco's user's rights (docs/sandbox.md)\n",
+	        cmd, why);
+	return CUCO_ERR_UNSUPPORTED;
+}
+
 /* --llm-price M=IN,OUT into the flags' prices. */
 static int llm_price(void *dest, const char *flag, const char *v, char *msg, size_t len)
 {
@@ -208,6 +240,10 @@ const struct cli_flag cli_llm_table[] = {
      .fn = llm_price},
     {CLI_DOUBLE, "--llm-timeout", "S", "seconds per request attempt (default 300)",
      CLI_AT(struct cli_llm_flags, timeout_s), .dlo = 0.1, .dhi = 86400},
+    {CLI_BOOL, "--unsandboxed", NULL,
+     "run the model's code even where this node cannot give it the sandbox's view (cuco "
+     "doctor says why): it then runs with cuco's user's rights (docs/sandbox.md)",
+     CLI_AT(struct cli_llm_flags, unsandboxed)},
     {CLI_INT, "--llm-max-tokens", "N",
      "completion tokens per call (default 4096); a call needs the prompt + N tokens of the "
      "server's context",
@@ -299,6 +335,10 @@ int cli_llm_resolve(const char *cmd, struct cli_llm_flags *f, const char *who)
 	if (!f->nmodels)
 		return cli_usage_error(
 		    cmd, "%s needs a model: give --llm-model NAME or set CUCO_LLM_MODEL", who);
+	/* the key read now: out of cuco's environment (and so every child's) from here on */
+	(void)cuco_secret_env(f->key_env ? f->key_env
+	                                 : cuco_llm_api_key_env(f->api ? cuco_llm_api_parse(f->api)
+	                                                               : CUCO_LLM_API_OPENAI));
 	cli_llm_check_models(cmd, f);
 	return 0;
 }
@@ -391,7 +431,9 @@ void cli_print_shape_table(FILE *f, const struct cuco_manifest *m, const struct 
 		fprintf(f, "# reference: program %s (rel_err is against its outputs)\n",
 		        m->reference_program);
 	if (s->code && s->run.nresults == 0) {
-		fprintf(f, "#   not run: %s\n", s->error);
+		fputs("#   not run: ", f);
+		cli_put_printable(f, s->error);
+		fputc('\n', f);
 		return;
 	}
 	if (ref.peer || isfinite(ref.bound_us)) {
@@ -447,8 +489,11 @@ void cli_print_shape_table(FILE *f, const struct cuco_manifest *m, const struct 
 				        r->weighted_us, r->median_us);
 			fputc('\n', f);
 		}
-		if (r->code != CUCO_OK && r->error)
-			fprintf(f, "#   %s: %s\n", r->name, r->error);
+		if (r->code != CUCO_OK && r->error) {
+			fprintf(f, "#   %s: ", r->name);
+			cli_put_printable(f, r->error);
+			fputc('\n', f);
+		}
 	}
 	print_bound(f, "ideal", cuco_ideal_bound(comp, comm), base, &ref);
 	print_bound(f, "ideal_cublas", cuco_ideal_bound(compb, comm), base, &ref);

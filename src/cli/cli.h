@@ -15,6 +15,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* Print "cuco: <msg>" from err to stderr and return its code. */
 int cli_fail(const struct cuco_err *err);
 
+/* Write s (a candidate's or a model's text: a log, an error) to f made safe for a terminal
+ * (cuco_strbuf_add_printable). */
+void cli_put_printable(FILE *f, const char *s);
+
 /* A bounded integer (an ID given as an argument); -1 after printing a usage error naming what. */
 int cli_int(const char *cmd, const char *what, const char *v, long long lo, long long hi,
             long long *out);
@@ -108,10 +112,19 @@ struct cli_llm_flags {
 	struct cuco_llm_price prices[CUCO_LLM_MAX_PRICES];
 	char price_names[CUCO_LLM_MAX_PRICES][128];
 	int nprices;
+	int unsandboxed; /* --unsandboxed: the model's code runs even without the view */
 };
 
 /* No flags given yet. */
 void cli_llm_flags_init(struct cli_llm_flags *f);
+
+/*
+ * Before code a model writes runs (farm: on a Slurm farm's nodes): 0 when it
+ * will run in the sandbox's view, or outside it with --unsandboxed (a note
+ * on stderr says so); else CUCO_ERR_UNSUPPORTED with the reason on stderr:
+ * cuco fails closed.
+ */
+int cli_llm_sandbox(const char *cmd, const struct cli_llm_flags *f, int farm);
 
 /*
  * The --llm-* endpoint flags (struct cli_llm_flags): --llm-api

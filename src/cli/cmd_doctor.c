@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
@@ -113,12 +114,25 @@ static void sandbox_view(void)
 	       !run    ? "the node's (CUCO_SANDBOX_RUN_NETNS=1: loopback only)"
 	       : netns ? "loopback only (CUCO_SANDBOX_RUN_NETNS=1)"
 	               : "the node's (CUCO_SANDBOX_RUN_NETNS=1, but the kernel refuses)");
-	printf("  files:          harness runs on this node: %s\n",
+	printf("  files:          harness runs and a candidate's compiles: %s\n",
 	       cuco_run_jailed()
-	           ? "read-only but their private directory, /tmp (not cuco's state, data or "
-	             "working directory in it), /dev and /proc"
+	           ? "a view of their own: the system's folders, the toolkit, NCCL, NVSHMEM and "
+	             "what they load, read-only; their own folder, /tmp and /dev/shm; no store, "
+	             "state directory, $HOME or unix socket of the node's"
 	       : cuco_jail_available() ? "cuco's user's (CUCO_SANDBOX_RUN_JAIL=0)"
-	                               : "cuco's user's (this kernel refuses a mount namespace)");
+	                               : "cuco's user's: the view cannot be made here");
+	if (!cuco_jail_available())
+		printf("                  why: %s\n", cuco_jail_why());
+	if (cuco_run_jailed())
+		printf("  processes:      a PID namespace of their own each (all they start ends "
+		       "with them); %s\n",
+		       geteuid() == 0 ? "as root: nobody (CUCO_SANDBOX_UID), no capabilities"
+		                      : "a user namespace mapping cuco's ids");
+	printf("  compile memory: %.0f GiB of address space (CUCO_COMPILE_MEMORY_GB)\n",
+	       (double)cuco_compile_mem_bytes() / (double)(1ull << 30));
+	printf("  model's code:   %s\n",
+	       cuco_run_jailed() ? "runs in the view"
+	                         : "refused (cuco fails closed) unless --unsandboxed is given");
 	if (cuco_proc_find_program("bwrap", tool, sizeof(tool)) == 0)
 		printf("  bubblewrap:     %s installed, not used\n", tool);
 	else

@@ -590,6 +590,10 @@ int cmd_evolve(int argc, char **argv)
 	}
 	if (strcmp(lf->operator_, "builtin")) {
 		const char *dsp = cli_share_dir("design_space.json");
+
+		/* fail closed: no model's code runs where the view cannot be made */
+		if ((rc = cli_llm_sandbox("evolve", &lf->ep, a.farm != NULL)))
+			goto out;
 		if (!dsp || cuco_strbuf_read_file(&ds_text, dsp)) {
 			rc = cuco_err_set(&err, CUCO_ERR_IO, "%s: cannot read the design space",
 			                  dsp ? dsp : "share/design_space.json");

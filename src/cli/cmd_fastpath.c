@@ -203,6 +203,8 @@ int cmd_fastpath(int argc, char **argv)
 		return cli_usage_error("fastpath", "which workload or host program?");
 	if (llm && cli_llm_resolve("fastpath", &a.lf, "--llm"))
 		return CUCO_ERR_USAGE;
+	if (llm && (rc = cli_llm_sandbox("fastpath", &a.lf, 0)))
+		return rc;
 	if (!llm && (a.lf.base_url || a.lf.nmodels))
 		return cli_usage_error("fastpath", "the --llm-* flags need --llm");
 	if (cuco_fastpath_input_kind(input) == CUCO_FASTPATH_INPUT_SOURCE) {
@@ -305,7 +307,7 @@ int cmd_fastpath(int argc, char **argv)
 		}
 		rc = cuco_compile_many(&co, &job, 1, &err);
 		if (!rc && job.code != CUCO_OK) {
-			fprintf(stderr, "%s", job.log.buf);
+			cli_put_printable(stderr, job.log.buf);
 			rc = cuco_err_set(&err, CUCO_ERR_COMPILE,
 			                  "the seed does not compile (see above)");
 		}

@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "util/paths.h"
+#include "util/xalloc.h"
 
 struct show_args {
 	const char *store;
@@ -167,10 +169,29 @@ static json_t *program_json(const struct cuco_program_rec *p, int code)
 	return o;
 }
 
-/* Print v on stdout (indented, keys in insertion order) and free it. */
+/*
+ * Text from the store (a candidate's or a model's: code, logs, errors, names)
+ * made safe for a terminal (cuco_strbuf_add_printable); cuco keeps up to 8 at
+ * a time, each valid until the 8th call after it.
+ */
+static const char *tty(const char *s)
+{
+	static struct cuco_strbuf ring[8];
+	static int at;
+	struct cuco_strbuf *sb = &ring[at++ % 8];
+
+	if (!sb->buf)
+		cuco_strbuf_init(sb, 0);
+	cuco_strbuf_reset(sb);
+	cuco_strbuf_add_printable(sb, s ? s : "");
+	return sb->buf;
+}
+
+/* Print v on stdout (indented, keys in insertion order; no byte outside ASCII) and free it. */
 static int print_json(json_t *v)
 {
-	char *text = v ? json_dumps(v, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
+	char *text =
+	    v ? json_dumps(v, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII) : NULL;
 	int rc = text ? 0 : CUCO_ERR_NOMEM;
 
 	if (text)
@@ -189,8 +210,8 @@ static int show_eval_row(const struct cuco_eval_rec *e, void *arg, struct cuco_e
 
 	(void)err;
 	fprintf(f, "  evaluation %-5lld program %-5lld shape %-8s stage %-7s status %-8s",
-	        (long long)e->id, (long long)e->program_id, e->shape ? e->shape : "-",
-	        e->stage_reached, e->status);
+	        (long long)e->id, (long long)e->program_id, tty(e->shape ? e->shape : "-"),
+	        tty(e->stage_reached), tty(e->status));
 	if (!isnan(e->median_us))
 		fprintf(f, " median %.1f us", e->median_us);
 	if (!isnan(e->rel_err))
@@ -199,7 +220,7 @@ static int show_eval_row(const struct cuco_eval_rec *e, void *arg, struct cuco_e
 		fprintf(f, " fitness %.3f", e->fitness);
 	fprintf(f, "\n");
 	if (e->error)
-		fprintf(f, "    %s\n", e->error);
+		fprintf(f, "    %s\n", tty(e->error));
 	return 0;
 }
 
@@ -207,9 +228,9 @@ static int show_run_row(const struct cuco_run_rec *r, void *arg, struct cuco_err
 {
 	(void)arg;
 	(void)err;
-	printf("run %-5lld %-9s %-16s %-8s %-11s %s\n", (long long)r->id, r->kind,
-	       r->workload ? r->workload : "-", r->shape ? r->shape : "-", r->status,
-	       r->created_at);
+	printf("run %-5lld %-9s %-16s %-8s %-11s %s\n", (long long)r->id, tty(r->kind),
+	       tty(r->workload ? r->workload : "-"), tty(r->shape ? r->shape : "-"), tty(r->status),
+	       tty(r->created_at));
 	return 0;
 }
 
@@ -297,7 +318,7 @@ int cmd_show(int argc, char **argv)
 		if ((rc = cuco_store_run_get(store, id, &r, &err)) == 0) {
 			show_run_row(&r, NULL, &err);
 			if (r.error) /* why it failed, before what it stored */
-				printf("error: %s\n", r.error);
+				printf("error: %s\n", tty(r.error));
 			cuco_run_rec_release(&r);
 			rc = cuco_store_eval_each_run(store, id, show_eval_row, NULL, &err);
 		}
@@ -308,22 +329,28 @@ int cmd_show(int argc, char **argv)
 			FILE *h = code ? stderr : stdout;
 
 			fprintf(h, "program %lld %s (%s) workload %s run %lld hash %.16s\n", id,
-			        p.name, p.origin, p.workload, (long long)p.run_id, p.hash);
+			        tty(p.name), tty(p.origin), tty(p.workload), (long long)p.run_id,
+			        tty(p.hash));
 			if (p.directive)
-				fprintf(h, "directive: %s\n", p.directive);
-			if (p.flags && *p.flags) { /* one "flag:" line per contradiction */
+				fprintf(h, "directive: %s\n", tty(p.directive));
+			if (p.flags && *p.flags) /* one "flag:" line per contradiction */
 				for (const char *f = p.flags; *f;) {
 					size_t n = strcspn(f, "\n");
-					fprintf(h, "flag: %.*s\n", (int)n, f);
+					char *line = cuco_xstrndup(f, n);
+					fprintf(h, "flag: %s\n", tty(line));
+					free(line);
 					f += n + (f[n] == '\n');
 				}
-			}
 			for (size_t k = 0; k < p.nparents; k++)
 				fprintf(h, "parent: %lld (%s)\n", (long long)p.parents[k].id,
-				        p.parents[k].kind);
+				        tty(p.parents[k].kind));
 			rc = cuco_store_eval_each_program(store, id, show_eval_row, h, &err);
+			/* verbatim into a file or pipe (for cuco eval), made safe for a terminal */
 			if (code)
-				printf("%s", p.code);
+				fputs(isatty(STDOUT_FILENO) ? tty(p.code)
+				      : p.code              ? p.code
+				                            : "",
+				      stdout);
 			cuco_program_rec_release(&p);
 		}
 	} else {
@@ -331,11 +358,9 @@ int cmd_show(int argc, char **argv)
 		if ((rc = cuco_store_eval_get(store, id, &e, &err)) == 0) {
 			show_eval_row(&e, NULL, &err);
 			if (logs) {
-				printf("--- compile log ---\n%s\n",
-				       e.compile_log ? e.compile_log : "");
-				printf("--- run log ---\n%s\n", e.run_log ? e.run_log : "");
-				printf("--- harness result ---\n%s\n",
-				       e.result_json ? e.result_json : "");
+				printf("--- compile log ---\n%s\n", tty(e.compile_log));
+				printf("--- run log ---\n%s\n", tty(e.run_log));
+				printf("--- harness result ---\n%s\n", tty(e.result_json));
 			}
 			cuco_eval_rec_release(&e);
 		}

@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "util/error.h"
+#include "util/proc.h"
 
 static void usage(FILE *out)
 {
@@ -15,6 +16,7 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+	cuco_proc_protect_self();
 	if (argc < 2) {
 		usage(stderr);
 		return CUCO_ERR_USAGE;

@@ -141,8 +141,7 @@ static const char *api_key(const struct cuco_llm_client *c)
 
 	if (!*c->cfg.api_key_env)
 		return NULL;
-	k = getenv(c->cfg.api_key_env);
-	cuco_secret_add(k);
+	k = cuco_secret_env(c->cfg.api_key_env);
 	return k && *k ? k : NULL;
 }
 
@@ -205,6 +204,7 @@ int cuco_llm_client_new(const struct cuco_llm_config *cfg, struct cuco_llm_clien
 	for (i = 0; i < cfg->nprices; i++)
 		c->cfg.prices[i].model = cuco_xstrdup(cfg->prices[i].model);
 	c->rng = cfg->sampling_seed;
+	(void)api_key(c); /* read now: out of the environment before any child starts */
 
 	cuco_strbuf_adds(&url, cfg->base_url);
 	while (url.len && url.buf[url.len - 1] == '/')

@@ -1,5 +1,6 @@
 /* wire.c - the two APIs' wire formats (see wire.h), the per-call seeds and the model list. */
 #include "llm/wire.h"
+#include "util/secret.h"
 #include "util/xalloc.h"
 
 #include <math.h>
@@ -516,8 +517,8 @@ int cuco_llm_list_models(const struct cuco_llm_config *cfg, long timeout_ms,
 		cuco_strbuf_adds(&url, "/models");
 	else
 		cuco_strbuf_adds(&url, "/v1/models");
-	if (key_env && *key_env && getenv(key_env) && *getenv(key_env))
-		key = getenv(key_env);
+	if (key_env && *key_env)
+		key = cuco_secret_env(key_env);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(curl = curl_easy_init())) {
 		ret = cuco_err_set(err, CUCO_ERR_SYSTEM, "llm: libcurl failed to start");
 		goto out;

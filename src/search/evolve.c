@@ -452,6 +452,11 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 			cuco_run_rec_release(&run);
 			goto out;
 		}
+		/* refused, the run is left as it was: the other process is running it */
+		if ((rc = cuco_store_run_lock(o->store, resume_run, err))) {
+			cuco_run_rec_release(&run);
+			goto out;
+		}
 		cuco_evolve_config_default(&stored);
 		rc = run.config ? cuco_evolve_config_from_json(run.config, &stored, err) : CUCO_OK;
 		cuco_run_rec_release(&run);
@@ -507,6 +512,8 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 			goto out;
 		if (run_id)
 			*run_id = e.run_id;
+		if ((rc = cuco_store_run_lock(o->store, e.run_id, err)))
+			goto out; /* a --resume of it took it first: its run now */
 		e.prog.run_id = e.run_id;
 		if ((rc = cuco_evolve_setup_genes(&e, err)) ||
 		    (rc = cuco_evolve_initial_programs(&e, err)) ||

@@ -16,6 +16,7 @@
 #include "search/llm_operator.h"
 #include "store/store.h"
 #include "util/paths.h"
+#include "util/secret.h"
 #include "util/strbuf.h"
 
 #define TEMPLATE_MARKER "// cuco-realizes:" /* the line every realize template holds */
@@ -364,6 +365,7 @@ int cuco_evolve_llm_resume(const struct cuco_evolve_llm_flags *f,
 		note(notes, run, "--llm-key-env", f->key_env,
 		     c->llm.api_key_env ? c->llm.api_key_env : "(the api's)");
 		c->llm.api_key_env = f->key_env;
+		(void)cuco_secret_env(f->key_env); /* out of the environment before any child */
 	}
 	if (f->budget_tokens > 0 && f->budget_tokens != c->llm.budget_tokens) {
 		note_num(notes, run, "--llm-budget-tokens", (double)f->budget_tokens,

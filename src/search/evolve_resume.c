@@ -210,6 +210,14 @@ int cuco_evolve_rebuild(struct engine *e, int *last_g, int *open, int *next_stor
 				cuco_err_prefix(err, "program %lld: ", (long long)x->id);
 				goto out;
 			}
+			/* as the live loop did for an outside operator's child: the knobs the
+			 * template needs that its directive left out, at their defaults */
+			if (p->json && e->o->template_text) {
+				struct cuco_genes tg;
+				memset(&tg, 0, sizeof(tg));
+				cuco_realize_template_knobs(e->o->template_text, e->o->ds, &tg,
+				                            &p->d, NULL);
+			}
 			cuco_novelty_add(&e->nov, p->code, p->json, p->program_id);
 			for (int k = 0; k < x->nparents; k++) {
 				int at;

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/secret.h"
+
 void cuco_llm_operator_config_init(struct cuco_llm_operator_config *c)
 {
 	static const struct cuco_llm_temps temps = {{0.2, 0.5, 0.8}, 0.2, 0.5, 0.3};
@@ -259,6 +261,9 @@ int cuco_llm_stored_from_json(const char *run_config, struct cuco_llm_stored *ou
 		return rc;
 	if (c->llm.base_url && !*c->llm.base_url)
 		c->llm.base_url = NULL;
+	/* the key out of the environment before a resumed run starts any child */
+	(void)cuco_secret_env(c->llm.api_key_env ? c->llm.api_key_env
+	                                         : cuco_llm_api_key_env(c->llm.api));
 	return CUCO_OK;
 }
 

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -113,10 +115,13 @@ static void outcome_from_json(const json_t *j, struct cuco_eval_outcome *o)
 	o->result_json = cuco_xstrdup(s);
 }
 
-/* In the forked process: evaluate one group, write {"rc", "error", "outcomes"}. */
+/*
+ * In the forked process: evaluate one group, write {"rc", "error", "outcomes"}
+ * to fd (a file without a name, close-on-exec: no child of the group holds it
+ * and no path leads to it).
+ */
 static void run_group(const struct cuco_slots *s, int k, cuco_slot_batch_fn fn, void *ctx,
-                      const struct cuco_candidate *c, int n, struct cuco_eval_outcome *outs,
-                      const char *path)
+                      const struct cuco_candidate *c, int n, struct cuco_eval_outcome *outs, int fd)
 {
 	struct cuco_err e;
 	json_t *doc, *arr;
@@ -137,17 +142,20 @@ static void run_group(const struct cuco_slots *s, int k, cuco_slot_batch_fn fn, 
 	for (int i = 0; doc && arr && !rc && i < n; i++)
 		json_array_append_new(arr, outcome_json(&outs[i]));
 	if (!doc || !arr || json_object_set_new(doc, "outcomes", arr) ||
-	    json_dump_file(doc, path, JSON_COMPACT))
+	    json_dumpfd(doc, fd, JSON_COMPACT))
 		_exit(3);
 	_exit(0); /* no atexit handlers, no stdio flush twice, the store untouched */
 }
 
-/* Read group k's file into outs; CUCO_OK or its error. */
-static int collect(const char *path, int k, const struct cuco_slots *s, int n,
-                   struct cuco_eval_outcome *outs, struct cuco_err *err)
+/* Read group k's outcomes (fd, from its start) into outs; CUCO_OK or its error. */
+static int collect(int fd, int k, const struct cuco_slots *s, int n, struct cuco_eval_outcome *outs,
+                   struct cuco_err *err)
 {
 	json_error_t je;
-	json_t *doc = json_load_file(path, 0, &je), *arr;
+	json_t *doc = lseek(fd, 0, SEEK_SET) == 0 ? json_loadfd(fd, 0, &je) : NULL, *arr;
+
+	if (!doc && errno == ESPIPE)
+		snprintf(je.text, sizeof(je.text), "%s", strerror(errno));
 	char lab[96];
 	int rc;
 
@@ -176,9 +184,8 @@ int cuco_slots_run(const struct cuco_slots *s, cuco_slot_batch_fn fn, void *ctx,
                    struct cuco_err *err)
 {
 	int groups = s->n < n ? s->n : n, first[CUCO_MAX_SLOTS + 1], rc = CUCO_OK, forwarded = 0;
-	pid_t pid[CUCO_MAX_SLOTS];
-	char path[CUCO_MAX_SLOTS][64];
-	const char *tmp = getenv("TMPDIR");
+	int fd[CUCO_MAX_SLOTS];
+	pid_t pid[CUCO_MAX_SLOTS], parent = getpid();
 
 	if (groups <= 1)
 		return fn(ctx, c, n, outs, err);
@@ -186,27 +193,30 @@ int cuco_slots_run(const struct cuco_slots *s, cuco_slot_batch_fn fn, void *ctx,
 		first[k] = k * (n / groups) + (k < n % groups ? k : n % groups);
 	for (int k = 0; k < groups; k++) {
 		pid[k] = -1;
-		path[k][0] = 0;
+		fd[k] = -1;
 	}
 	fflush(NULL); /* nothing buffered is written twice */
 	for (int k = 0; k < groups; k++) {
-		int fd;
-		snprintf(path[k], sizeof(path[k]), "%s/cuco-slot-XXXXXX",
-		         tmp && *tmp ? tmp : "/tmp");
-		if ((fd = mkstemp(path[k])) < 0) {
-			rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "slot %d: temporary file: %s", k,
+		/* in memory, no name: nothing a candidate reaches by a path (a symbolic link in
+		 * its place would make cuco write where the link points) */
+		if ((fd[k] = memfd_create("cuco-slot", MFD_CLOEXEC)) < 0) {
+			rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "slot %d: outcome file: %s", k,
 			                  strerror(errno));
-			path[k][0] = 0;
 			break;
 		}
-		close(fd);
 		/* No other thread's half-made pipe goes with the child (util/proc.h). */
 		cuco_proc_fork_lock();
 		pid[k] = fork();
 		cuco_proc_fork_unlock();
+		if (pid[k] == 0) {
+			/* a slot dies with cuco, even by kill -9 (and its harness with it) */
+			(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() != parent)
+				_exit(3);
+		}
 		if (pid[k] == 0)
 			run_group(s, k, fn, ctx, c + first[k], first[k + 1] - first[k],
-			          outs + first[k], path[k]);
+			          outs + first[k], fd[k]);
 		if (pid[k] < 0) {
 			rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "slot %d: fork: %s", k,
 			                  strerror(errno));
@@ -236,11 +246,11 @@ int cuco_slots_run(const struct cuco_slots *s, cuco_slot_batch_fn fn, void *ctx,
 				                   "%s could not write its outcomes",
 				                   label(s, k, lab, sizeof(lab)));
 			else
-				krc = collect(path[k], k, s, first[k + 1] - first[k],
-				              outs + first[k], &e);
+				krc = collect(fd[k], k, s, first[k + 1] - first[k], outs + first[k],
+				              &e);
 		}
-		if (path[k][0])
-			unlink(path[k]);
+		if (fd[k] >= 0)
+			close(fd[k]);
 		if (krc && !rc) {
 			rc = krc;
 			*err = e;

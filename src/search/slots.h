@@ -7,7 +7,9 @@
  * GPU with another candidate's. A batch of candidates is split into one
  * contiguous group per slot; each group is evaluated in a forked process whose
  * CUDA_VISIBLE_DEVICES names its slot's GPUs (the harness it starts then sees
- * only those), and the outcomes come back through a file in candidate order.
+ * only those), and the outcomes come back through a file without a name
+ * (memfd, close-on-exec: no candidate reaches it by a path) in candidate
+ * order.
  * Forking keeps slots apart: their children (nvcc, the harness) and the
  * store's connection are never shared between slots, and the child never
  * touches the store. The fork holds cuco_proc_fork_lock() so a child never

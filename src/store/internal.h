@@ -20,6 +20,7 @@
 struct cuco_store {
 	sqlite3 *db;
 	char *path;
+	int lock_fd; /* "<path>.lock", holding the runs this process runs; -1 until one */
 };
 
 /* SQL for "now" in the format every created_at column uses. */

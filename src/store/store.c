@@ -1,12 +1,19 @@
-/* store.c - the store's connection: open (schema checked, made, migrated), transactions, meta. */
+/*
+ * store.c - the store's connection: open (schema checked, made, migrated), transactions, meta,
+ * the runs a process holds.
+ */
+#define _GNU_SOURCE /* F_OFD_SETLK */
 #include "internal.h"
 #include "util/paths.h"
 #include "util/xalloc.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *cuco_store_default_path(void)
 {
@@ -62,6 +69,7 @@ int cuco_store_open(const char *path, struct cuco_store **out, struct cuco_err *
 		return cuco_err_set(err, CUCO_ERR_INVALID, "no store path given");
 	s = cuco_xcalloc(1, sizeof(*s));
 	s->path = cuco_xstrdup(path);
+	s->lock_fd = -1;
 	rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
 	if (rc != SQLITE_OK) {
 		ret = cuco_err_set(err, CUCO_ERR_STORE,
@@ -106,8 +114,48 @@ void cuco_store_close(struct cuco_store *store)
 			sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
 		sqlite3_close_v2(store->db);
 	}
+	if (store->lock_fd >= 0)
+		close(store->lock_fd); /* the runs it held are free */
 	free(store->path);
 	free(store);
+}
+
+int cuco_store_run_lock(struct cuco_store *store, int64_t id, struct cuco_err *err)
+{
+	struct flock fl;
+	char path[PATH_MAX];
+
+	if (!strcmp(store->path, ":memory:") || !strncmp(store->path, "file:", 5))
+		return CUCO_OK;
+	if (store->lock_fd < 0) {
+		if ((size_t)snprintf(path, sizeof(path), "%s.lock", store->path) >= sizeof(path))
+			return cuco_err_set(err, CUCO_ERR_IO,
+			                    "store %s: path too long for its lock", store->path);
+		store->lock_fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (store->lock_fd < 0)
+			return cuco_err_set(err, CUCO_ERR_IO,
+			                    "cannot open %s (the store's run lock): %s; check that "
+			                    "the store's directory is writable",
+			                    path, strerror(errno));
+	}
+	/* one byte per run, held by this open file (not the process: a second handle on
+	 * the store in this process is refused too), gone when it closes or cuco dies */
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = (off_t)id;
+	fl.l_len = 1;
+	if (fcntl(store->lock_fd, F_OFD_SETLK, &fl) == 0)
+		return CUCO_OK;
+	if (errno == EAGAIN || errno == EACCES)
+		return cuco_err_set(
+		    err, CUCO_ERR_INVALID,
+		    "run %lld of %s is in use by another cuco process (a run is run "
+		    "or resumed by one process at a time); wait for it to end or "
+		    "stop it, then resume",
+		    (long long)id, store->path);
+	return cuco_err_set(err, CUCO_ERR_IO, "store %s: cannot lock run %lld: %s", store->path,
+	                    (long long)id, strerror(errno));
 }
 
 int cuco_store_begin(struct cuco_store *store, struct cuco_err *err)

@@ -169,6 +169,16 @@ int cuco_store_open(const char *path, struct cuco_store **out, struct cuco_err *
 /* Close the store (rolling back an open transaction) and free it. NULL is allowed. */
 void cuco_store_close(struct cuco_store *store);
 
+/*
+ * Hold run id for this store handle: one process at a time runs or resumes a
+ * run. An advisory lock on byte id of "<path>.lock" (an open file
+ * description's lock: a second handle, in this process or another, is
+ * refused), released when the store closes or the process dies, however.
+ * CUCO_OK (also for a store in memory); CUCO_ERR_INVALID, saying so, when
+ * another handle holds it; CUCO_ERR_IO when the lock file cannot be opened.
+ */
+int cuco_store_run_lock(struct cuco_store *store, int64_t id, struct cuco_err *err);
+
 /* Path the store was opened with; owned by the store. */
 const char *cuco_store_path(const struct cuco_store *store);
 

@@ -1,185 +1,467 @@
 /*
- * jail.c - the read-only view of the node a harness run gets: a mount
- * namespace of its own, every mount in it remounted read-only but the
- * writable directories (each bound onto itself first, so it is a mount of
- * its own that stays writable), /dev and /proc; the kept directories under a
- * writable one bound onto themselves after it, and so made read-only too. Not root: inside a user
- * namespace that maps only our ids, where the kernel allows it. Flags the kernel locks on a mount
- * (nosuid, nodev, noexec, atime) are kept, or it refuses the remount.
+ * jail.c - the view a child running a model's code gets (jail.h): a tmpfs
+ * root holding bind mounts of what the caller names, made the child's root
+ * by pivot_root, in mount and PID namespaces of the child's own (and a user
+ * namespace when not root). The caller settles the view before fork; the
+ * child only makes system calls.
  */
-#define _GNU_SOURCE /* unshare, CLONE_NEW* */
+#define _GNU_SOURCE /* unshare, CLONE_NEW*, pipe2 */
 #include "jail.h"
 #include "proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pthread.h>
+#include <pwd.h>
 #include <sched.h>
-#include <stdatomic.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#ifndef MOUNT_ATTR_RDONLY
+#define MOUNT_ATTR_RDONLY 0x00000001
+#endif
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+
+/* mount_setattr(2)'s argument (linux/mount.h, not in every libc's headers). */
+struct jail_mount_attr {
+	unsigned long long attr_set, attr_clr, propagation, userns_fd;
+};
 
 /* 1 if path is dir or under it. */
 static int under(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
 
+	if (!strcmp(dir, "/"))
+		return 1;
 	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
 }
 
-/* One space-separated field of a mountinfo line, octal escapes (\040) decoded, into out. */
-static const char *field(const char *p, char *out, size_t len)
+void cuco_jail_init(struct cuco_jail *j, const char *stage)
 {
-	size_t k = 0;
+	const char *id = getenv("CUCO_SANDBOX_UID");
+	struct passwd *pw;
 
-	while (*p == ' ')
-		p++;
-	for (; *p && *p != ' ' && *p != '\n'; p++) {
-		char c = *p;
+	memset(j, 0, sizeof(*j));
+	snprintf(j->stage, sizeof(j->stage), "%s", stage);
+	j->root = geteuid() == 0;
+	j->uid = 65534;
+	j->gid = 65534;
+	pw = getpwnam("nobody");
+	if (pw) {
+		j->uid = pw->pw_uid;
+		j->gid = pw->pw_gid;
+	}
+	if (id && *id) {
+		char *end;
+		long v = strtol(id, &end, 10);
+		if (!*end && v > 0 && v < 1L << 31)
+			j->uid = j->gid = (uid_t)v;
+	}
+	snprintf(j->uid_map, sizeof(j->uid_map), "%u %u 1\n", (unsigned)getuid(),
+	         (unsigned)getuid());
+	snprintf(j->gid_map, sizeof(j->gid_map), "%u %u 1\n", (unsigned)getgid(),
+	         (unsigned)getgid());
+}
 
-		if (c == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
-		    p[3] >= '0' && p[3] <= '7') {
-			c = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
-			p += 3;
+static struct cuco_jail_entry *entry(struct cuco_jail *j)
+{
+	if (j->n == CUCO_JAIL_MAX) {
+		j->overflow = 1;
+		return NULL;
+	}
+	memset(&j->e[j->n], 0, sizeof(j->e[0]));
+	return &j->e[j->n++];
+}
+
+void cuco_jail_add(struct cuco_jail *j, const char *path, int writable)
+{
+	struct cuco_jail_entry *e;
+	char real[PATH_MAX];
+	struct stat st;
+
+	if (!path || path[0] != '/' || !realpath(path, real) || stat(real, &st))
+		return;
+	for (int i = 0; i < j->n; i++)
+		if (!strcmp(j->e[i].dst, path)) {
+			if (writable)
+				j->e[i].kind = CUCO_JAIL_RW;
+			return;
 		}
-		if (k + 1 < len)
-			out[k++] = c;
-	}
-	out[k] = '\0';
-	return p;
+	e = entry(j);
+	if (!e)
+		return;
+	snprintf(e->src, sizeof(e->src), "%s", real);
+	snprintf(e->dst, sizeof(e->dst), "%s", path);
+	e->kind = writable ? CUCO_JAIL_RW : CUCO_JAIL_RO;
+	e->dir = S_ISDIR(st.st_mode);
 }
 
-/* The remount flags that keep a mount's own options (field 6 of mountinfo) and add read-only. */
-static unsigned long keep_flags(const char *opts)
+void cuco_jail_add_system(struct cuco_jail *j)
 {
-	static const struct {
-		const char *name;
-		unsigned long flag;
-	} known[] = {{"nosuid", MS_NOSUID},         {"nodev", MS_NODEV},
-	             {"noexec", MS_NOEXEC},         {"noatime", MS_NOATIME},
-	             {"nodiratime", MS_NODIRATIME}, {"relatime", MS_RELATIME}};
-	unsigned long f = MS_REMOUNT | MS_BIND | MS_RDONLY;
+	static const char *const sys[] = {"/usr",   "/bin",    "/sbin", "/lib", "/lib32",
+	                                  "/lib64", "/libx32", "/etc",  "/opt"};
 
-	for (const char *o = opts; *o;) {
-		size_t n = strcspn(o, ",");
-
-		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-			if (strlen(known[i].name) == n && !strncmp(o, known[i].name, n))
-				f |= known[i].flag;
-		o += n + (o[n] == ',');
-	}
-	return f;
+	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)
+		cuco_jail_add(j, sys[i], 0);
 }
 
-/* mountinfo is read whole; a node with more mounts than this is refused (the child exits). */
-static char info[1 << 18];
-
-/* 1 if path is one of list (NULL-terminated). */
-static int listed(const char *path, const char *const *list)
+/* Shorter destinations first: a folder is bound before what lies in it. */
+static int by_depth(const void *a, const void *b)
 {
-	for (; list && *list; list++)
-		if (!strcmp(path, *list))
-			return 1;
+	const struct cuco_jail_entry *x = a, *y = b;
+	size_t lx = strlen(x->dst), ly = strlen(y->dst);
+
+	return lx < ly ? -1 : lx > ly ? 1 : strcmp(x->dst, y->dst);
+}
+
+int cuco_jail_finish(struct cuco_jail *j)
+{
+	int k = 0;
+
+	if (j->overflow) {
+		errno = E2BIG;
+		return -1;
+	}
+	for (int i = 0; i < j->n; i++) {
+		struct cuco_jail_entry *e = &j->e[i];
+		char text[PATH_MAX];
+		struct stat st;
+		ssize_t n;
+
+		/* a link named itself (merged /usr's /bin): a link again where its target is in
+		 * the view; it is then no bind of its own */
+		if (lstat(e->dst, &st) || !S_ISLNK(st.st_mode))
+			continue;
+		for (int m = 0; m < j->n; m++)
+			if (m != i && j->e[m].kind != CUCO_JAIL_LINK &&
+			    under(e->src, j->e[m].dst) &&
+			    (n = readlink(e->dst, text, sizeof(text) - 1)) > 0) {
+				text[n] = '\0';
+				snprintf(e->src, sizeof(e->src), "%s", text);
+				e->kind = CUCO_JAIL_LINK;
+				break;
+			}
+	}
+	/* an entry a bound folder already shows as it should be is dropped */
+	for (int i = 0; i < j->n; i++) {
+		struct cuco_jail_entry *e = &j->e[i];
+		int covered = 0;
+
+		for (int m = 0; m < j->n && !covered; m++)
+			covered =
+			    m != i && j->e[m].kind == e->kind && e->kind == CUCO_JAIL_RO &&
+			    strcmp(j->e[m].dst, e->dst) && under(e->dst, j->e[m].dst) &&
+			    under(e->src, j->e[m].src) &&
+			    !strcmp(e->src + strlen(j->e[m].src), e->dst + strlen(j->e[m].dst));
+		if (!covered)
+			j->e[k++] = *e;
+	}
+	j->n = k;
+	if (j->node_dev) {
+		/* the node's unix sockets in /dev (syslog's /dev/log) under /dev/null */
+		static const char *const socks[] = {"/dev/log", "/dev/initctl"};
+		for (size_t i = 0; i < sizeof(socks) / sizeof(socks[0]); i++) {
+			struct stat st;
+			struct cuco_jail_entry *e;
+			if (lstat(socks[i], &st) || !(S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode)))
+				continue;
+			if (!(e = entry(j))) {
+				errno = E2BIG;
+				return -1;
+			}
+			snprintf(e->src, sizeof(e->src), "/dev/null");
+			snprintf(e->dst, sizeof(e->dst), "%s", socks[i]);
+			e->kind = CUCO_JAIL_MASK;
+		}
+	}
+	qsort(j->e, (size_t)j->n, sizeof(j->e[0]), by_depth);
 	return 0;
 }
 
-int cuco_jail_enter(const char *const *writable, const char *const *keep, int in_userns,
-                    const char *uid_map, const char *gid_map)
+/* ---- in the child: system calls only ---- */
+
+static char where[2 * PATH_MAX]; /* stage + a path (the child's copy) */
+
+static const char *at_stage(const struct cuco_jail *j, const char *path)
 {
-	char point[4096], opts[512], skip[16];
-	const char *p;
-	ssize_t got;
-	size_t n = 0;
-	int fd;
+	snprintf(where, sizeof(where), "%s%s", j->stage, strcmp(path, "/") ? path : "");
+	return where;
+}
 
-	if (geteuid() == 0 || in_userns) {
-		if (unshare(CLONE_NEWNS))
-			return -1;
-	} else if (cuco_proc_unshare_user(CLONE_NEWNS, uid_map, gid_map)) {
-		return -1;
-	}
-	/* nothing done here reaches the node's namespace */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
-		return -1;
-	/* recursive: a directory bound after one under it keeps that one's mount visible, so
-	 * every mount point below names a mount */
-	for (const char *const *w = writable; *w; w++)
-		if (mount(*w, *w, NULL, MS_BIND | MS_REC, NULL))
-			return -1;
-	/* recursive too: a writable directory inside a kept one stays a mount of its own */
-	for (const char *const *k = keep; k && *k; k++) {
-		int in_writable = 0;
+static int write_small(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
 
-		for (const char *const *w = writable; *w; w++)
-			in_writable |= under(*k, *w) && strcmp(*k, *w);
-		if (in_writable && mount(*k, *k, NULL, MS_BIND | MS_REC, NULL))
-			return -1;
-	}
-	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	while ((got = read(fd, info + n, sizeof(info) - 1 - n)) > 0)
-		n += (size_t)got;
+	ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
 	close(fd);
-	if (got < 0 || n == sizeof(info) - 1) {
-		errno = got < 0 ? errno : E2BIG;
-		return -1;
-	}
-	info[n] = '\0';
-	for (p = info; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p)) {
-		const char *q = p;
+	return ok ? 0 : -1;
+}
 
-		for (int i = 0; i < 4; i++) /* id, parent, major:minor, root */
-			q = field(q, skip, sizeof(skip));
-		q = field(q, point, sizeof(point));
-		field(q, opts, sizeof(opts));
-		if (point[0] != '/' || listed(point, writable) || under(point, "/proc") ||
-		    under(point, "/dev"))
-			continue;
-		if (mount(NULL, point, NULL, keep_flags(opts), NULL) &&
-		    !under(point, "/sys")) /* sysfs is read-only to a namespace's user anyway */
-			return -1;
+/* mkdir -p of where's folders below the stage (where holds stage + path). */
+static void make_parents(size_t stage_len)
+{
+	for (char *p = where + stage_len + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		(void)mkdir(where, 0755);
+		*p = '/';
 	}
+}
+
+/* The mount at target, read-only with everything under it; the flags the kernel locks kept. */
+static int read_only(const char *target)
+{
+	struct jail_mount_attr a;
+	struct statvfs sv;
+	unsigned long f = MS_REMOUNT | MS_BIND | MS_RDONLY;
+
+	memset(&a, 0, sizeof(a));
+	a.attr_set = MOUNT_ATTR_RDONLY;
+	if (syscall(SYS_mount_setattr, -1, target, AT_RECURSIVE, &a, sizeof(a)) == 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -1;
+	/* before Linux 5.12: the top mount alone */
+	if (statvfs(target, &sv) == 0) {
+		f |= sv.f_flag & ST_NOSUID ? MS_NOSUID : 0;
+		f |= sv.f_flag & ST_NODEV ? MS_NODEV : 0;
+		f |= sv.f_flag & ST_NOEXEC ? MS_NOEXEC : 0;
+		f |= sv.f_flag & ST_NOATIME ? MS_NOATIME : 0;
+		f |= sv.f_flag & ST_NODIRATIME ? MS_NODIRATIME : 0;
+		f |= sv.f_flag & ST_RELATIME ? MS_RELATIME : 0;
+	}
+	return mount(NULL, target, NULL, f, NULL);
+}
+
+/* Bind src at dst in the view (dst's folders made), read-only unless rw. */
+static int bind_at(const struct cuco_jail *j, const char *src, const char *dst, int dir, int rw)
+{
+	size_t sl = strlen(j->stage);
+	struct stat st;
+
+	at_stage(j, dst);
+	make_parents(sl);
+	if (lstat(where, &st)) {
+		if (dir) {
+			if (mkdir(where, 0755) && errno != EEXIST)
+				return -1;
+		} else {
+			int fd = open(where, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+			if (fd < 0)
+				return -1;
+			close(fd);
+		}
+	}
+	if (mount(src, where, NULL, MS_BIND | MS_REC, NULL))
+		return -1;
+	return rw ? 0 : read_only(where);
+}
+
+static int fail(const char **step, const char *what)
+{
+	*step = what;
+	return -1;
+}
+
+int cuco_jail_enter(const struct cuco_jail *j, const char **step)
+{
+	static const char *const devs[] = {"/dev/null",   "/dev/zero",    "/dev/full",
+	                                   "/dev/random", "/dev/urandom", "/dev/tty"};
+	size_t sl = strlen(j->stage);
+
+	if (!j->root && (write_small("/proc/self/setgroups", "deny") ||
+	                 write_small("/proc/self/uid_map", j->uid_map) ||
+	                 write_small("/proc/self/gid_map", j->gid_map)))
+		return fail(step, "mapping cuco's ids in a user namespace of the child's own");
+	/* nothing done here reaches the node's namespace */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return fail(step, "making / private in the child's mount namespace");
+	if (mount("tmpfs", j->stage, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m"))
+		return fail(step, "mounting a tmpfs as the view's root");
+	/* first /tmp and /dev: what the caller names may lie in them (a run's directory) */
+	at_stage(j, "/tmp");
+	if (mkdir(where, 01777) ||
+	    mount("tmpfs", where, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777"))
+		return fail(step, "mounting a private /tmp");
+	if (j->node_dev) {
+		if (bind_at(j, "/dev", "/dev", 1, 1))
+			return fail(step, "binding the node's /dev into the view");
+		at_stage(j, "/dev/shm");
+		if (mount("tmpfs", where, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777"))
+			return fail(step, "mounting a private /dev/shm");
+	} else {
+		for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++)
+			if (access(devs[i], F_OK) == 0 && bind_at(j, devs[i], devs[i], 0, 1))
+				return fail(step,
+				            "binding /dev's null, zero, random into the view");
+		at_stage(j, "/dev/fd");
+		(void)symlink("/proc/self/fd", where);
+		at_stage(j, "/dev/stdin");
+		(void)symlink("/proc/self/fd/0", where);
+		at_stage(j, "/dev/stdout");
+		(void)symlink("/proc/self/fd/1", where);
+		at_stage(j, "/dev/stderr");
+		(void)symlink("/proc/self/fd/2", where);
+	}
+	for (int i = 0; i < j->n; i++) {
+		const struct cuco_jail_entry *e = &j->e[i];
+
+		if (e->kind == CUCO_JAIL_LINK) {
+			at_stage(j, e->dst);
+			make_parents(sl);
+			if (symlink(e->src, where) && errno != EEXIST)
+				return fail(step, "making a link in the view");
+		} else if (e->kind != CUCO_JAIL_MASK &&
+		           bind_at(j, e->src, e->dst, e->dir, e->kind == CUCO_JAIL_RW)) {
+			return fail(step, "binding a folder into the view");
+		}
+	}
+	for (int i = 0; i < j->n; i++)
+		if (j->e[i].kind == CUCO_JAIL_MASK && bind_at(j, j->e[i].src, j->e[i].dst, 0, 0))
+			return fail(step, "hiding a unix socket of /dev");
+	if (j->sys && bind_at(j, "/sys", "/sys", 1, 0))
+		return fail(step, "binding /sys into the view, read-only");
+	at_stage(j, "/proc");
+	if ((mkdir(where, 0555) && errno != EEXIST) ||
+	    mount("proc", where, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+		return fail(step, "mounting a /proc of the child's PID namespace");
+	if (chdir(j->stage) || syscall(SYS_pivot_root, ".", "."))
+		return fail(step, "pivot_root into the view");
+	/* the node's root, stacked under the view's, goes: nothing reaches it any more */
+	if (umount2(".", MNT_DETACH) || chdir("/"))
+		return fail(step, "letting go of the node's root");
+	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL))
+		return fail(step, "making the view's root read-only");
+	if (j->root && (setgroups(0, NULL) || setresgid(j->gid, j->gid, j->gid) ||
+	                setresuid(j->uid, j->uid, j->uid)))
+		return fail(step, "becoming the unprivileged id (CUCO_SANDBOX_UID, nobody)");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return fail(step, "setting no_new_privs");
 	return 0;
+}
+
+/* ---- the probe ---- */
+
+static char why_not[512];
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static int probed;
+
+/*
+ * Build a view in a child, as a run does, in a private directory (no name
+ * anyone else can take first), and check it: its writable folder written,
+ * the folder beside it and /root missing, /proc its own, not root. The step
+ * that failed and its errno come back on a pipe.
+ */
+static void probe(void)
+{
+	char dir[] = "/tmp/cuco-jail.XXXXXX", msg[300] = "";
+	struct cuco_jail *j = NULL;
+	char w[64], stage[64], file[80];
+	int status = 0, fds[2] = {-1, -1}, err = 0;
+	struct cuco_proc_sched s;
+	pid_t pid;
+	ssize_t k;
+
+	if (!mkdtemp(dir)) {
+		snprintf(why_not, sizeof(why_not), "cannot make a private directory in /tmp: %s",
+		         strerror(errno));
+		return;
+	}
+	snprintf(w, sizeof(w), "%s/w", dir);
+	snprintf(stage, sizeof(stage), "%s/root", dir);
+	snprintf(file, sizeof(file), "%s/file", w);
+	j = calloc(1, sizeof(*j));
+	if (!j || mkdir(w, 0700) || mkdir(stage, 0700) || pipe2(fds, O_CLOEXEC)) {
+		snprintf(why_not, sizeof(why_not), "cannot make the probe's directory: %s",
+		         strerror(errno));
+		goto out;
+	}
+	cuco_jail_init(j, stage);
+	cuco_jail_add_system(j);
+	cuco_jail_add(j, w, 1);
+	if (j->root && chown(w, j->uid, j->gid)) {
+		snprintf(why_not, sizeof(why_not), "cannot give %s to the unprivileged id: %s", w,
+		         strerror(errno));
+		goto out;
+	}
+	if (cuco_jail_finish(j)) {
+		snprintf(why_not, sizeof(why_not), "the view holds too much");
+		goto out;
+	}
+	memset(&s, 0, sizeof(s));
+	s.jail = j;
+	s.report_fd = fds[1];
+	/* the check, inside: the writable folder written, the node's /tmp/cuco-jail.* and
+	 * $HOME not there, one process in /proc, not root */
+	{
+		char script[512];
+		char *argv[] = {"/bin/sh", "-c", script, NULL};
+		snprintf(script, sizeof(script),
+		         ": > %s || exit 2; [ -e %s ] && exit 3; [ -e /root ] && exit 3; "
+		         "[ \"$(ls -d /proc/[0-9]* | wc -l)\" -le 8 ] || exit 4; "
+		         "[ \"$(id -u)\" != 0 ] || exit 5; exit 0",
+		         file, stage);
+		pid = cuco_proc_start_sched(argv, NULL, &s, NULL, NULL);
+	}
+	close(fds[1]);
+	fds[1] = -1;
+	if (pid < 0) {
+		snprintf(why_not, sizeof(why_not),
+		         "making the child's namespaces (clone: mount, PID%s): %s",
+		         j->root ? "" : ", user", strerror(errno));
+		goto out;
+	}
+	if (read(fds[0], &err, sizeof(err)) == (ssize_t)sizeof(err) &&
+	    (k = read(fds[0], msg, sizeof(msg) - 1)) > 0)
+		msg[k] = '\0';
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		if (msg[0])
+			snprintf(why_not, sizeof(why_not), "%s%s%s", msg, err ? ": " : "",
+			         err ? strerror(err) : "");
+		else
+			snprintf(why_not, sizeof(why_not), "%s",
+			         code == 2   ? "the view's private directory cannot be written"
+			         : code == 3 ? "the node's files are still there in the view"
+			         : code == 4 ? "the view's /proc shows the node's processes"
+			         : code == 5 ? "the child is still root in the view"
+			                     : "the probe died in the view");
+	}
+out:
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
+	free(j);
+	unlink(file);
+	rmdir(w);
+	rmdir(stage);
+	rmdir(dir);
+	probed = !why_not[0];
 }
 
 int cuco_jail_available(void)
 {
-	static atomic_int known = -1;
-	char dir[] = "/tmp/cuco-jail.XXXXXX", uid[64], gid[64], file[64];
-	int status = 0, now = atomic_load(&known);
-	pid_t pid;
+	pthread_once(&probe_once, probe);
+	return probed;
+}
 
-	if (now >= 0)
-		return now;
-	snprintf(uid, sizeof(uid), "%u %u 1\n", (unsigned)getuid(), (unsigned)getuid());
-	snprintf(gid, sizeof(gid), "%u %u 1\n", (unsigned)getgid(), (unsigned)getgid());
-	if (!mkdtemp(dir))
-		return 0;
-	snprintf(file, sizeof(file), "%s/w", dir);
-	pid = fork();
-	if (pid == 0) {
-		/* built, the private folder writable and the one above it not */
-		const char *w[] = {dir, NULL};
-		int fd;
-
-		if (cuco_jail_enter(w, NULL, 0, uid, gid))
-			_exit(1);
-		fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-		if (fd < 0)
-			_exit(2);
-		close(fd);
-		_exit(mkdir("/tmp/cuco-jail-probe-outside", 0700) == 0 || errno != EROFS ? 3 : 0);
-	}
-	now = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-	      WEXITSTATUS(status) == 0;
-	unlink(file);
-	rmdir(dir);
-	rmdir("/tmp/cuco-jail-probe-outside");
-	atomic_store(&known, now);
-	return now;
+const char *cuco_jail_why(void)
+{
+	pthread_once(&probe_once, probe);
+	return why_not;
 }

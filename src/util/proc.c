@@ -2,6 +2,7 @@
 #define _GNU_SOURCE /* pipe2, sched_setaffinity, SCHED_IDLE */
 #include "proc.h"
 #include "jail.h"
+#include "secret.h"
 #include "xalloc.h"
 
 #include <dirent.h>
@@ -18,6 +19,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -104,21 +106,22 @@ static void apply_sched(const struct cuco_proc_sched *s)
 	}
 }
 
-/*
- * A network namespace of the child's own, inside a user namespace mapping
- * only our ids (no privilege needed where the kernel allows user
- * namespaces); loopback is brought up so processes in it (a harness's
- * ranks) still reach each other. The maps are built before fork; here only
- * system calls. 0, or -1 when the kernel refused.
- */
-struct ns_maps {
-	char uid[64], gid[64];
-};
-
-static void ns_maps_init(struct ns_maps *m)
+/* Loopback up in the child's network namespace (its ranks reach each other there). */
+static int lo_up(void)
 {
-	snprintf(m->uid, sizeof(m->uid), "%u %u 1\n", (unsigned)getuid(), (unsigned)getuid());
-	snprintf(m->gid, sizeof(m->gid), "%u %u 1\n", (unsigned)getgid(), (unsigned)getgid());
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc = -1;
+
+	if (fd < 0)
+		return -1;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, "lo", 3);
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
+		ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+		rc = ioctl(fd, SIOCSIFFLAGS, &ifr);
+	}
+	close(fd);
+	return rc;
 }
 
 static int write_small(const char *path, const char *text)
@@ -132,50 +135,54 @@ static int write_small(const char *path, const char *text)
 	return ok ? 0 : -1;
 }
 
-int cuco_proc_unshare_user(int flags, const char *uid_map, const char *gid_map)
+#define CHILD_STACK ((size_t)256 << 10) /* the stack a child made by clone starts on */
+
+/* The namespaces (CLONE_NEW*) a child needs for s: a user namespace whenever cuco is not root. */
+static int ns_flags(const struct cuco_proc_sched *s)
 {
-	if (unshare(CLONE_NEWUSER | flags) || write_small("/proc/self/setgroups", "deny") ||
-	    write_small("/proc/self/uid_map", uid_map) ||
-	    write_small("/proc/self/gid_map", gid_map))
-		return -1;
-	return 0;
+	int f = 0;
+
+	if (!s)
+		return 0;
+	if (s->jail || s->pidns)
+		f = CLONE_NEWNS | CLONE_NEWPID; /* a /proc of its PID namespace needs a mount one */
+	if (s->netns)
+		f |= CLONE_NEWNET;
+	if (f && geteuid() != 0)
+		f |= CLONE_NEWUSER;
+	return f;
 }
 
-static int enter_netns(const struct ns_maps *m)
+/* The child's trivial body for cuco_proc_netns_available: loopback up, then leave. */
+static int netns_probe_main(void *arg)
 {
-	struct ifreq ifr;
-	int fd, rc = 0;
+	const char *const *maps = arg;
 
-	if (cuco_proc_unshare_user(CLONE_NEWNET, m->uid, m->gid))
-		return -1;
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	memset(&ifr, 0, sizeof(ifr));
-	memcpy(ifr.ifr_name, "lo", 3);
-	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
-		ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-		rc = ioctl(fd, SIOCSIFFLAGS, &ifr);
-	} else {
-		rc = -1;
-	}
-	close(fd);
-	return rc;
+	(void)prctl(PR_SET_DUMPABLE, 1); /* its /proc/self/uid_map its own (cuco is not dumpable) */
+	if (geteuid() != 0 && (write_small("/proc/self/setgroups", "deny") ||
+	                       write_small("/proc/self/uid_map", maps[0]) ||
+	                       write_small("/proc/self/gid_map", maps[1])))
+		_exit(1);
+	_exit(lo_up() ? 1 : 0);
 }
 
 int cuco_proc_netns_available(void)
 {
 	static atomic_int known = -1;
-	struct ns_maps m;
+	char uid[64], gid[64];
+	const char *maps[2] = {uid, gid};
 	int status = 0, now = atomic_load(&known);
+	char *stack;
 	pid_t pid;
 
 	if (now >= 0)
 		return now;
-	ns_maps_init(&m);
-	pid = fork();
-	if (pid == 0)
-		_exit(enter_netns(&m) ? 1 : 0);
+	snprintf(uid, sizeof(uid), "%u %u 1\n", (unsigned)getuid(), (unsigned)getuid());
+	snprintf(gid, sizeof(gid), "%u %u 1\n", (unsigned)getgid(), (unsigned)getgid());
+	stack = cuco_xcalloc(1, CHILD_STACK);
+	pid = clone(netns_probe_main, stack + CHILD_STACK,
+	            CLONE_NEWNET | (geteuid() ? CLONE_NEWUSER : 0) | SIGCHLD, maps);
+	free(stack);
 	now = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
 	      WEXITSTATUS(status) == 0;
 	atomic_store(&known, now);
@@ -188,7 +195,9 @@ extern char **environ;
  * The environment a child gets: an allow-list of cuco's own (what nvcc, the
  * harness, its ranks and the launchers need) plus env's settings, so code that
  * cuco builds and runs never sees what it has no business with: the LLM API key
- * (whatever --llm-key-env names), CUCO_STORE, other credentials. Built in the
+ * (whatever --llm-key-env names: util/secret.h scrubs it from cuco's own
+ * environment when read, and a variable of that name or holding a registered
+ * secret is never passed), CUCO_STORE, other credentials. Built in the
  * parent (no allocation after fork); NULL when out of memory.
  */
 static int env_allowed(const char *kv)
@@ -212,7 +221,8 @@ static int env_allowed(const char *kv)
 		return 0;
 	memcpy(name, kv, n);
 	name[n] = '\0';
-	if (!strcmp(name, "CUCO_STORE"))
+	/* the key, whatever --llm-key-env names, and any variable holding it */
+	if (!strcmp(name, "CUCO_STORE") || cuco_secret_env_name(name, n) || cuco_secret_in(eq + 1))
 		return 0;
 	for (size_t i = 0; i < sizeof(secret) / sizeof(secret[0]); i++)
 		for (char *c = name; *c; c++)
@@ -258,74 +268,142 @@ double cuco_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* What a child needs, all made before fork. */
+struct child_args {
+	char *const *argv;
+	char **envp;
+	const struct cuco_proc_sched *s;
+	int po, pe; /* the pipes' write ends, -1 for none */
+	pid_t parent;
+	int flags; /* the namespaces it was made in */
+	char uid_map[64], gid_map[64];
+};
+
+/* In the child: say why it cannot run (step, errno) and leave. */
+static void child_fail(const struct child_args *a, const char *step)
+{
+	int e = errno, fd = a->s && a->s->report_fd > 0 ? a->s->report_fd : -1;
+
+	if (fd >= 0) {
+		(void)!write(fd, &e, sizeof(e));
+		(void)!write(fd, step, strlen(step));
+	} else {
+		(void)!write(2, "cuco: ", 6);
+		(void)!write(2, step, strlen(step));
+		(void)!write(2, "\n", 1);
+	}
+	_exit(126);
+}
+
+/* The child, after fork or clone: system calls only, then exec. */
+static int child_main(void *arg)
+{
+	const struct child_args *a = arg;
+	const struct cuco_proc_sched *s = a->s;
+	const char *step = "";
+
+	setpgid(0, 0);
+	/* Dies with cuco, even by kill -9: no orphan keeps a GPU or a compile going.
+	 * (The signal follows the forking thread; cuco waits in the thread that
+	 * started the child.) A parent gone before prctl took effect: leave now (in a
+	 * PID namespace of its own the parent is not to be seen, and the race is lost). */
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (!(a->flags & CLONE_NEWPID) && getppid() != a->parent)
+		_exit(127);
+	if (s)
+		apply_sched(s);
+	{
+		/* the pipes' ends above the standard descriptors first (cuco's own may
+		 * be closed), then onto them; the copies close at exec */
+		int o = a->po >= 0 ? fcntl(a->po, F_DUPFD_CLOEXEC, 10) : -1;
+		int e = a->pe >= 0 ? fcntl(a->pe, F_DUPFD_CLOEXEC, 10) : -1;
+
+		if (s && s->channel) {
+			dup2(e, 1);
+			dup2(e, 2);
+			dup2(o, 3);
+		} else {
+			if (o >= 0)
+				dup2(o, 1);
+			if (e >= 0)
+				dup2(e, 2);
+		}
+	}
+	/* cuco is not dumpable (cuco_proc_protect_self), nor, until exec, its child: whose
+	 * /proc/self/uid_map is then root's and closed to it */
+	if (a->flags & CLONE_NEWUSER)
+		(void)prctl(PR_SET_DUMPABLE, 1);
+	if ((a->flags & CLONE_NEWUSER) && !(s && s->jail) &&
+	    (write_small("/proc/self/setgroups", "deny") ||
+	     write_small("/proc/self/uid_map", a->uid_map) ||
+	     write_small("/proc/self/gid_map", a->gid_map)))
+		child_fail(a, "mapping cuco's ids in a user namespace of the child's own");
+	if (a->flags & CLONE_NEWNET)
+		(void)lo_up(); /* no network either way */
+	/* without the view, a /proc of its own PID namespace all the same: /proc/$$ is then
+	 * itself (best effort) */
+	if ((a->flags & CLONE_NEWPID) && !(s && s->jail) &&
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0)
+		(void)mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+	if (s && s->jail && cuco_jail_enter(s->jail, &step))
+		child_fail(a, step);
+	{
+		/* no core files of candidates; no file bigger than 4 GiB */
+		struct rlimit core = {0, 0}, fsize = {(rlim_t)4 << 30, (rlim_t)4 << 30};
+		(void)setrlimit(RLIMIT_CORE, &core);
+		(void)setrlimit(RLIMIT_FSIZE, &fsize);
+		if (s && s->mem_bytes) {
+			struct rlimit as = {(rlim_t)s->mem_bytes, (rlim_t)s->mem_bytes};
+			(void)setrlimit(RLIMIT_AS, &as);
+		}
+	}
+	if (s && s->cwd && chdir(s->cwd))
+		child_fail(a, "entering the child's directory");
+	execvpe(a->argv[0], a->argv, a->envp);
+	_exit(127);
+}
+
 pid_t cuco_proc_start_sched(char *const argv[], char *const env[], const struct cuco_proc_sched *s,
                             int *out_fd, int *err_fd)
 {
 	int po[2] = {-1, -1}, pe[2] = {-1, -1}, saved;
-	pid_t pid = -1, parent = getpid();
-	char **envp = child_env(env);
-	int netns = 0;
-	struct ns_maps maps;
+	struct child_args a;
+	pid_t pid = -1;
+	char *stack = NULL;
 
-	ns_maps_init(&maps);
+	memset(&a, 0, sizeof(a));
+	a.argv = argv;
+	a.envp = child_env(env);
+	a.s = s;
+	a.parent = getpid();
+	a.flags = ns_flags(s);
+	snprintf(a.uid_map, sizeof(a.uid_map), "%u %u 1\n", (unsigned)getuid(), (unsigned)getuid());
+	snprintf(a.gid_map, sizeof(a.gid_map), "%u %u 1\n", (unsigned)getgid(), (unsigned)getgid());
+	if (a.flags)
+		stack = cuco_xcalloc(1, CHILD_STACK);
 	cuco_proc_fork_lock();
-	if ((out_fd && pipe2(po, O_CLOEXEC)) || (err_fd && pipe2(pe, O_CLOEXEC)) ||
-	    (pid = fork()) < 0) {
-		saved = errno;
-		free(envp);
-		for (int i = 0; i < 2; i++) {
-			if (po[i] >= 0)
-				close(po[i]);
-			if (pe[i] >= 0)
-				close(pe[i]);
+	if ((out_fd && pipe2(po, O_CLOEXEC)) || (err_fd && pipe2(pe, O_CLOEXEC)))
+		goto fail;
+	a.po = po[1];
+	a.pe = pe[1];
+	if (a.flags) {
+		/* the first process of namespaces of its own (clone: no atfork handlers run,
+		 * as after fork the child makes only system calls) */
+		pid = clone(child_main, stack + CHILD_STACK, a.flags | SIGCHLD, &a);
+		if (pid < 0 && !(s && s->jail)) {
+			/* a PID or network namespace is best effort without a view */
+			a.flags = 0;
+			pid = fork();
 		}
-		cuco_proc_fork_unlock();
-		errno = saved;
-		return -1;
+	} else {
+		pid = fork();
 	}
-	if (pid == 0) {
-		setpgid(0, 0);
-		/* Dies with cuco, even by kill -9: no orphan keeps a GPU or a compile going.
-		 * (The signal follows the forking thread; cuco waits in the thread that
-		 * started the child.) A parent gone before prctl took effect: leave now. */
-		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(127);
-		if (s)
-			apply_sched(s);
-		if (out_fd) {
-			dup2(po[1], 1);
-			close(po[0]);
-			close(po[1]);
-		}
-		if (err_fd) {
-			dup2(pe[1], 2);
-			close(pe[0]);
-			close(pe[1]);
-		}
-		if (s && s->netns)
-			netns = enter_netns(&maps) == 0; /* best effort: cuco doctor says */
-		if (s && s->jail_writable &&
-		    cuco_jail_enter(s->jail_writable, s->jail_keep, netns, maps.uid, maps.gid)) {
-			static const char msg[] = "cuco: cannot make the child's read-only view\n";
-			(void)!write(2, msg, sizeof(msg) - 1);
-			_exit(126);
-		}
-		{
-			/* no core files of candidates; no file bigger than 4 GiB */
-			struct rlimit core = {0, 0}, fsize = {(rlim_t)4 << 30, (rlim_t)4 << 30};
-			(void)setrlimit(RLIMIT_CORE, &core);
-			(void)setrlimit(RLIMIT_FSIZE, &fsize);
-		}
-		if (s && s->cwd && chdir(s->cwd)) {
-			static const char msg[] = "cuco: cannot enter the child's directory\n";
-			(void)!write(2, msg, sizeof(msg) - 1);
-			_exit(126);
-		}
-		execvpe(argv[0], argv, envp);
-		_exit(127);
-	}
-	free(envp);
+	if (pid == 0)
+		child_main(&a); /* does not return */
+	if (pid < 0)
+		goto fail;
+	free(stack);
+	free(a.envp);
 	setpgid(pid, pid);
 	if (out_fd) {
 		close(po[1]);
@@ -337,6 +415,19 @@ pid_t cuco_proc_start_sched(char *const argv[], char *const env[], const struct 
 	}
 	cuco_proc_fork_unlock();
 	return pid;
+fail:
+	saved = errno;
+	free(stack);
+	free(a.envp);
+	for (int i = 0; i < 2; i++) {
+		if (po[i] >= 0)
+			close(po[i]);
+		if (pe[i] >= 0)
+			close(pe[i]);
+	}
+	cuco_proc_fork_unlock();
+	errno = saved;
+	return -1;
 }
 
 pid_t cuco_proc_start(char *const argv[], char *const env[], int *out_fd, int *err_fd)
@@ -423,7 +514,7 @@ int cuco_proc_wait_cancel(pid_t pid, int out_fd, int err_fd, struct cuco_strbuf 
                           struct cuco_strbuf *err, double timeout_s, const atomic_int *cancel,
                           struct cuco_proc_status *st)
 {
-	double start = cuco_now();
+	double start = cuco_now(), done_at = 0;
 	int status = 0, done = 0, killed = 0, cancelled = 0;
 	struct capture co = {out, NULL, 0, 0}, ce = {err, NULL, 0, 0};
 
@@ -448,8 +539,12 @@ int cuco_proc_wait_cancel(pid_t pid, int out_fd, int err_fd, struct cuco_strbuf 
 			else
 				drain(&err_fd, &ce);
 		}
-		if (!done && waitpid(pid, &status, WNOHANG) == pid)
+		if (!done && waitpid(pid, &status, WNOHANG) == pid) {
 			done = 1;
+			done_at = cuco_now();
+			/* what it started and left behind (outside a PID namespace: its group) */
+			kill(-pid, SIGKILL);
+		}
 		if (!killed && !done && cancel && atomic_load(cancel)) {
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
@@ -460,8 +555,9 @@ int cuco_proc_wait_cancel(pid_t pid, int out_fd, int err_fd, struct cuco_strbuf 
 			kill(pid, SIGKILL);
 			killed = 1;
 		}
-		/* Grandchildren may hold the pipes open after a kill: stop waiting for them. */
-		if (done && killed) {
+		/* Grandchildren may hold the pipes open after a kill, a daemon that left the
+		 * group after it ended: stop waiting for them. */
+		if (done && (killed || cuco_now() - done_at > CUCO_PROC_LINGER_S)) {
 			if (out_fd >= 0)
 				close(out_fd);
 			if (err_fd >= 0)
@@ -518,27 +614,104 @@ int cuco_proc_private_dir(const char *parent, const char *name, char *out, size_
 	return 0;
 }
 
+/* One level of the removal: the directory's stream and the name it has in the level above. */
+struct rm_level {
+	DIR *d;
+	char name[NAME_MAX + 1];
+};
+
+/*
+ * A directory of the tree opened without following a link (and made
+ * writable: a child may have left it closed), as a stream; NULL when it is
+ * none.
+ */
+static DIR *rm_open(int at, const char *name)
+{
+	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	DIR *d;
+
+	if (fd < 0 && errno == EACCES && fchmodat(at, name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
+		fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && (st.st_mode & 0700) != 0700)
+		(void)fchmod(fd, 0700);
+	d = fdopendir(fd);
+	if (!d)
+		close(fd);
+	return d;
+}
+
 void cuco_proc_remove_tree(const char *dir)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
+	struct rm_level *lv = cuco_xcalloc(CUCO_PROC_TREE_DEPTH, sizeof(*lv));
+	int depth = 0, progress = 1;
+	unsigned moved = 0;
 
-	while (d && (e = readdir(d))) {
-		char p[PATH_MAX];
+	lv[0].d = rm_open(AT_FDCWD, dir);
+	if (!lv[0].d) {
+		if (errno == ENOTDIR || errno == ELOOP)
+			(void)unlink(
+			    dir); /* a file or a link in its place: itself, never its target */
+		free(lv);
+		return;
+	}
+	/* Depth first, by descriptors (a name is never looked up twice, so a link swapped
+	 * in meanwhile is removed, not followed), at most CUCO_PROC_TREE_DEPTH streams open:
+	 * a directory deeper than that moves up to the top, to be removed from there. */
+	while (depth >= 0) {
+		int at = dirfd(lv[depth].d);
+		struct dirent *e = readdir(lv[depth].d);
 		struct stat st;
+
+		if (!e) {
+			if (depth == 0) {
+				if (!progress)
+					break; /* what is left cannot be removed */
+				progress = 0;
+				rewinddir(lv[0].d); /* and again, for what moved up meanwhile */
+				continue;
+			}
+			closedir(lv[depth].d);
+			depth--;
+			if (unlinkat(dirfd(lv[depth].d), lv[depth + 1].name, AT_REMOVEDIR) == 0)
+				progress = 1;
+			continue;
+		}
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-			(void)chmod(p, 0700); /* a child may have left it unwritable */
-			cuco_proc_remove_tree(p);
+		if (fstatat(at, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode)) {
+			if (unlinkat(at, e->d_name, 0) == 0)
+				progress = 1;
+			continue;
+		}
+		if (depth + 1 < CUCO_PROC_TREE_DEPTH) {
+			DIR *sub = rm_open(at, e->d_name);
+			if (sub) {
+				depth++;
+				lv[depth].d = sub;
+				snprintf(lv[depth].name, sizeof(lv[depth].name), "%s", e->d_name);
+			} else if (unlinkat(at, e->d_name, AT_REMOVEDIR) == 0) {
+				progress = 1;
+			}
 		} else {
-			unlink(p);
+			char up[64];
+
+			snprintf(up, sizeof(up), ".cuco-rm.%u", moved++);
+			if (renameat(at, e->d_name, dirfd(lv[0].d), up) == 0)
+				progress = 1;
 		}
 	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
+	for (; depth >= 0; depth--)
+		closedir(lv[depth].d);
+	free(lv);
+	(void)rmdir(dir);
+}
+
+void cuco_proc_protect_self(void)
+{
+	(void)prctl(PR_SET_DUMPABLE, 0);
 }
 
 int cuco_proc_find_program(const char *name, char *out, size_t len)

@@ -8,6 +8,8 @@
 
 #include "util/strbuf.h"
 
+struct cuco_jail; /* util/jail.h */
+
 /*
  * Of each output pipe of a child, cuco keeps the first CUCO_PROC_KEEP_HEAD and
  * the last CUCO_PROC_KEEP_TAIL bytes, with a line between saying how many it
@@ -57,23 +59,25 @@ struct cuco_proc_sched {
 	int nice;              /* niceness added: 0 none, 19 the lowest priority */
 	int idle;              /* 1: SCHED_IDLE, run only when a CPU has nothing else to do */
 	const char *cwd;       /* NULL: ours; else the child starts in this directory */
-	/* 1: a new user and network namespace (only loopback, up) where the kernel allows
-	 * it (cuco_proc_netns_available), else none; the child's children share it */
+	/* 1: a network namespace of its own (only loopback, up) where the kernel allows it
+	 * (cuco_proc_netns_available), else none; the child's children share it */
 	int netns;
-	/* non-NULL: the read-only view of the node (util/jail.h) with these directories left
-	 * writable and jail_keep's read-only under them; the child exits (126) rather than
-	 * run without it */
-	const char *const *jail_writable;
-	const char *const *jail_keep;
+	/* non-NULL: the view of util/jail.h (settled by cuco_jail_finish), in which the
+	 * child is the first process of a PID namespace of its own; it exits (126) rather
+	 * than run without it, writing its errno and the step that failed to report_fd
+	 * (when > 0, else a line to its stderr) */
+	const struct cuco_jail *jail;
+	int report_fd;
+	/* 1: without a view, still the first process of a PID namespace of its own where
+	 * the kernel allows it: what it starts (nvcc's cicc, a setsid daemon) ends with it */
+	int pidns;
+	/* > 0: the child's address space is capped at this many bytes (RLIMIT_AS; nvcc) */
+	unsigned long long mem_bytes;
+	/* 1: the child's stdout and stderr both go to err_fd's pipe (a log, never parsed)
+	 * and out_fd's pipe is its descriptor 3, a channel cuco reads alone (the harness's
+	 * result: --result-fd 3) */
+	int channel;
 };
-
-/*
- * In a child after fork: unshare a new user namespace that maps only our ids
- * (uid_map, gid_map: /proc/self/{uid,gid}_map lines built before fork), with
- * the namespaces in flags (CLONE_NEW*) inside it. System calls only. 0, or -1
- * when the kernel refused.
- */
-int cuco_proc_unshare_user(int flags, const char *uid_map, const char *gid_map);
 
 /*
  * 1 when this kernel lets cuco give a child a network namespace of its own
@@ -98,10 +102,15 @@ pid_t cuco_proc_start(char *const argv[], char *const env[], int *out_fd, int *e
 pid_t cuco_proc_start_sched(char *const argv[], char *const env[], const struct cuco_proc_sched *s,
                             int *out_fd, int *err_fd);
 
+#define CUCO_PROC_LINGER_S 2.0 /* how long the pipes may stay open after the child ended */
+
 /*
  * Wait for pid, draining out_fd and err_fd (either may be -1) into out/err
  * (either may be NULL); after timeout_s (<= 0: none) the whole process group
- * gets SIGKILL. Closes the fds.
+ * gets SIGKILL (and so, for the first process of a PID namespace, everything
+ * in it). Once the child ended, what is left of its group is killed and the
+ * pipes are read for CUCO_PROC_LINGER_S more at most (a daemon of its that
+ * left the group may hold them). Closes the fds.
  */
 int cuco_proc_wait(pid_t pid, int out_fd, int err_fd, struct cuco_strbuf *out,
                    struct cuco_strbuf *err, double timeout_s, struct cuco_proc_status *st);
@@ -134,8 +143,24 @@ void cuco_proc_fork_unlock(void);
  * 0, or -1 with errno set.
  */
 int cuco_proc_private_dir(const char *parent, const char *name, char *out, size_t len);
-/* Remove dir and everything under it (symbolic links are removed, never followed). */
+#define CUCO_PROC_TREE_DEPTH 64 /* directories cuco_proc_remove_tree holds open at once */
+
+/*
+ * Remove dir and everything under it, iteratively and through descriptors
+ * (openat, unlinkat): symbolic links are removed, never followed, also one
+ * swapped in while it runs; however deep the tree (a candidate's), at most
+ * CUCO_PROC_TREE_DEPTH directories are open at once and no stack grows with
+ * it. dir itself, when a file or a link, is unlinked.
+ */
 void cuco_proc_remove_tree(const char *dir);
+
+/*
+ * cuco's own process out of reach of others of its user (a candidate run
+ * without the view): not dumpable, so its /proc/PID/{environ,mem,fd} stay
+ * closed to them and it cannot be traced. Its children become dumpable
+ * again at exec (and just before, to map their ids in a user namespace).
+ */
+void cuco_proc_protect_self(void);
 
 /* name's path on PATH (an executable file) in out: 0, or -1 when there is none. */
 int cuco_proc_find_program(const char *name, char *out, size_t len);

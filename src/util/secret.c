@@ -13,6 +13,58 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static char *secrets[CUCO_SECRET_MAX];
 static int nsecrets;
 
+/* Variables cuco_secret_env read, and their values ("" for unset). */
+static pthread_mutex_t env_mu = PTHREAD_MUTEX_INITIALIZER;
+static char *env_names[CUCO_SECRET_MAX], *env_values[CUCO_SECRET_MAX];
+static int nenv;
+
+extern char **environ;
+
+const char *cuco_secret_env(const char *name)
+{
+	const char *out = NULL, *v;
+	size_t n = name ? strlen(name) : 0;
+	int i;
+
+	if (!n || strchr(name, '='))
+		return NULL;
+	pthread_mutex_lock(&env_mu);
+	for (i = 0; i < nenv; i++)
+		if (!strcmp(env_names[i], name))
+			break;
+	v = getenv(name); /* NULL once scrubbed, unless someone set it again */
+	if (i == nenv && nenv < CUCO_SECRET_MAX) {
+		env_names[nenv] = cuco_xstrdup(name);
+		env_values[nenv++] = cuco_xstrdup("");
+	}
+	if (i < nenv && v) {
+		free(env_values[i]);
+		env_values[i] = cuco_xstrdup(v);
+		cuco_secret_add(v);
+		/* every copy in the environment, in place: getenv's pointer is into the block
+		 * the kernel shows as /proc/PID/environ */
+		for (char **e = environ; e && *e; e++)
+			if (!strncmp(*e, name, n) && (*e)[n] == '=')
+				memset(*e + n + 1, 'X', strlen(*e + n + 1));
+		unsetenv(name);
+	}
+	if (i < nenv && env_values[i][0])
+		out = env_values[i];
+	pthread_mutex_unlock(&env_mu);
+	return out;
+}
+
+int cuco_secret_env_name(const char *name, size_t len)
+{
+	int hit = 0;
+
+	pthread_mutex_lock(&env_mu);
+	for (int i = 0; i < nenv && !hit; i++)
+		hit = strlen(env_names[i]) == len && !strncmp(env_names[i], name, len);
+	pthread_mutex_unlock(&env_mu);
+	return hit;
+}
+
 void cuco_secret_add(const char *s)
 {
 	if (!s || strlen(s) < CUCO_SECRET_MIN)

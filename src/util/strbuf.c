@@ -183,3 +183,50 @@ void cuco_strbuf_rtrim(struct cuco_strbuf *sb)
 	if (sb->alloc)
 		sb->buf[sb->len] = '\0';
 }
+
+/* Length of the valid UTF-8 sequence at p (1 to 4), with its code point in *cp; 0 if none. */
+static size_t utf8_seq(const unsigned char *p, unsigned *cp)
+{
+	size_t n = p[0] >= 0xf5 ? 0 : p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 ? 2 : 0;
+	unsigned c = n == 4 ? p[0] & 0x07u : n == 3 ? p[0] & 0x0fu : p[0] & 0x1fu;
+
+	if (p[0] < 0x80) {
+		*cp = p[0];
+		return 1;
+	}
+	if (!n)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (p[i] & 0x3fu);
+	}
+	/* overlong forms, surrogates and beyond U+10FFFF are not UTF-8 */
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return n;
+}
+
+void cuco_strbuf_add_printable(struct cuco_strbuf *sb, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (p && *p) {
+		unsigned cp = 0;
+		size_t n = utf8_seq(p, &cp);
+
+		if (!n || (cp < 0x20 && cp != '\n' && cp != '\t') || cp == 0x7f) {
+			cuco_strbuf_addf(sb, "\\x%02x", p[0]);
+			p++;
+		} else if ((cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
+		           (cp >= 0x2066 && cp <= 0x2069)) {
+			cuco_strbuf_addf(sb, "\\u{%04x}", cp);
+			p += n;
+		} else {
+			cuco_strbuf_add(sb, p, n);
+			p += n;
+		}
+	}
+}

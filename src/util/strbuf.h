@@ -40,6 +40,16 @@ void cuco_strbuf_vaddf(struct cuco_strbuf *sb, const char *fmt, va_list ap);
 int cuco_strbuf_read_file(struct cuco_strbuf *sb, const char *path);
 /* Append all of fd until EOF; returns 0 or -1 with errno set. */
 int cuco_strbuf_read_fd(struct cuco_strbuf *sb, int fd);
+/*
+ * Append s (NULL: nothing) safe for a terminal: every byte a terminal would
+ * act on written out instead, \xNN for C0 controls but newline and tab (ESC
+ * becomes \x1b, carriage return \x0d), DEL and bytes that are not UTF-8,
+ * \u{NNNN} for C1 controls (U+0080..U+009F, which a UTF-8 terminal may read as
+ * CSI) and the bidirectional overrides and isolates (U+202A..U+202E,
+ * U+2066..U+2069, which reorder what is shown). Text a candidate or a model
+ * wrote goes through it before it reaches a terminal.
+ */
+void cuco_strbuf_add_printable(struct cuco_strbuf *sb, const char *s);
 /* Append s quoted for a POSIX shell ('...' with embedded quotes escaped). */
 void cuco_strbuf_add_shell_quoted(struct cuco_strbuf *sb, const char *s);
 /* Trim trailing whitespace. */

@@ -6,7 +6,9 @@
 # promises. The persisting-L2 program runs before the honest one, which must
 # still verify (the harness puts L2 back between programs) and pass every check.
 # The runs are pinned (--warmup 5 --iters 21 --bench-seconds 0) so that the last
-# timed run is one every5.cu skips (its header says why).
+# timed run is one every5.cu skips (its header says why). A second bench runs the
+# program that forges its results on stdout and on its rank's result pipe (forge.cu)
+# beside an honest one: it is refused, and the honest one keeps its result.
 #   GPU node: tests/gpu/guards.sh   (writes $OUT/guards/*; exits 1 on any mismatch),
 #   or ctest -L gpu (exit 77, skipped, without a GPU)
 set -uo pipefail
@@ -51,7 +53,9 @@ seen, bad = {}, 0
 for shape in json.load(open(sys.argv[1]))["shapes"]:
     for h in shape.get("harness", []):
         for p in h.get("programs", []):
-            seen[p["name"]] = p
+            seen.setdefault(p["name"], p)
+        if h.get("program") and h.get("status") != "ok":  # the one that took its group down
+            seen.setdefault(h["program"], {"status": h["status"], "error": h.get("error", "")})
 # the reason as the store keeps it (evaluations.error), beside the result line's
 stored = {}
 try:
@@ -79,3 +83,28 @@ for name, (status, phrase, check) in want.items():
                                         "" if ok else "   <- MISMATCH"))
 sys.exit(1 if bad else 0)
 PY
+rc=$?
+timeout 300 $B/cuco bench gemm_allgather --ranks 1 --shape ${SHAPE:-2048} --store "$CUCO_STATE/f.db" \
+	--warmup 2 --iters 5 --bench-seconds 0 --json "$O/forge.json" --program $P/forge.cu \
+	--program $P/honest.cu >"$O/forge.log" 2>&1
+echo "## cuco bench (forge) rc $?"
+python3 - "$O/forge.json" <<'PY'
+import json, sys
+want = {"forge.cu": ("run", "result channel"), "honest.cu": ("ok", None)}
+seen, bad = {}, 0
+for shape in json.load(open(sys.argv[1]))["shapes"]:
+    for h in shape.get("harness", []):
+        for p in h.get("programs", []):
+            seen.setdefault(p["name"], p)
+        if h.get("program") and h.get("status") != "ok":  # the one that took its group down
+            seen.setdefault(h["program"], {"status": h["status"], "error": h.get("error", "")})
+for name, (status, phrase) in want.items():
+    p = seen.get(name, {})
+    err = p.get("error", "")
+    ok = p.get("status") == status and (phrase is None or phrase in err)
+    bad += not ok
+    print("%-14s %-8s %-8s %s%s" % (name, status, p.get("status", "-"), err[:110], "" if ok else "   <- MISMATCH"))
+sys.exit(1 if bad else 0)
+PY
+rc2=$?
+[ "$rc" -eq 0 ] && [ "$rc2" -eq 0 ]

@@ -81,6 +81,9 @@ static int group_setup(void **state)
 		setenv("CUCO_HOME", CUCO_SOURCE_DIR, 1);
 	setenv("CUCO_NVCC", nvcc_path, 1);
 	setenv("CUCO_FAKE_NVCC_LOG", nvcc_log, 1);
+	/* the fake nvcc logs beside the test, which a candidate's compile view does not hold
+	 * (the view is tests/unit/test_sandbox.c's and tests/hostile/'s to check) */
+	setenv("CUCO_SANDBOX_RUN_JAIL", "0", 1);
 	setenv("CUCO_HARNESS", CUCO_BINARY_DIR "/cuco-harness", 1);
 	{
 		char state_dir[128];

@@ -969,7 +969,7 @@ static void test_wrapper_argv(void **state)
 	             "#!/bin/sh\n"
 	             "echo '{\"harness\":1,\"status\":\"ok\",\"gpu\":\"fake\",\"programs\":"
 	             "[{\"name\":\"best\",\"status\":\"ok\",\"verified\":true,"
-	             "\"rel_err\":0,\"median_us\":5.0}]}'\n");
+	             "\"rel_err\":0,\"median_us\":5.0}]}' >&3\n");
 	cuco_strbuf_addf(&sb,
 	                 "#!/bin/sh\necho \"$@\" > %s\nshift 4\n\"$@\"\n"
 	                 "echo '========= COMPUTE-SANITIZER'\n"

@@ -722,6 +722,77 @@ static void test_evolve_shipped_template_inert(void **state)
 	free(shipped);
 }
 
+/* An outside operator (as the LLM's) whose children's directives leave out the knob comm_ctas. */
+static int knobless_breed(void *ctx, const struct cuco_breed_request *rq,
+                          struct cuco_breed_child *out, struct cuco_err *err)
+{
+	int *n = ctx;
+	char code[128];
+
+	(void)rq;
+	(void)err;
+	snprintf(code, sizeof(code), "// knobless child %d\nint k%d;\n", *n, *n);
+	(*n)++;
+	out->code = strdup(code);
+	out->directive_json =
+	    strdup("{\"backend\":\"lsa\",\"placement\":\"sequential\",\"sync_scope\":\"grid\","
+	           "\"issuer\":\"cta\",\"granularity\":\"whole\",\"knobs\":{\"threads\":512}}");
+	out->op_name = "llm-whole";
+	return CUCO_OK;
+}
+
+/* A mixed run (the template's and an outside operator's children) in path; cuco_evolve_run's code.
+ */
+static int run_mixed(const char *path, const struct cuco_evolve_config *cfg, int64_t resume)
+{
+	struct cuco_child_operator co;
+	struct cuco_store *s = NULL;
+	struct cuco_evolve_opts o;
+	struct fake_eval f;
+	struct cuco_err err;
+	int64_t run_id = 0;
+	int rc, n = 0;
+
+	if (cuco_store_open(path, &s, &err))
+		return -1;
+	fake_init(&f);
+	default_opts(&o, s, fake_evaluator(&f, 5), 1);
+	memset(&co, 0, sizeof(co));
+	co.share = 0.5;
+	co.breed = knobless_breed;
+	co.ctx = &n;
+	o.child_op = &co;
+	rc = cuco_evolve_run(&o, cfg, resume, &run_id, NULL, &err);
+	if (rc)
+		fprintf(stderr, "evolve: %s\n", err.msg);
+	cuco_store_close(s);
+	return rc;
+}
+
+/*
+ * A model leaves out an optional knob (the template has it without a
+ * default): the live loop completes the child's directive for the template,
+ * and so must a resume, whose rebuilt members breed through the template
+ * too. Resumed for more generations, the run goes on and ends done.
+ */
+static void test_evolve_resume_knob_omitted(void **state)
+{
+	struct cuco_evolve_config cfg;
+	char path[256];
+
+	(void)state;
+	small_config(&cfg);
+	cfg.generations = 2;
+	store_path(path, sizeof(path), "knobless");
+	assert_int_equal(run_mixed(path, &cfg, 0), CUCO_OK);
+	assert_true(sql_int(path, "SELECT COUNT(*) FROM programs WHERE operator = 'llm-whole'") >
+	            0);
+	cfg.generations = 5;
+	assert_int_equal(run_mixed(path, &cfg, 1), CUCO_OK);
+	assert_int_equal(sql_int(path, "SELECT status = 'done' FROM runs WHERE id = 1"), 1);
+	assert_true(sql_int(path, "SELECT MAX(generation) FROM programs") >= 3);
+}
+
 /* A progress callback that asks to stop once generation 3 is done. */
 static void stop_after_3(void *arg, const struct cuco_evolve_progress *p)
 {
@@ -1795,6 +1866,7 @@ int main(void)
 	    cmocka_unit_test(test_evolve_shapes),
 	    cmocka_unit_test(test_evolve_one_shape_unchanged),
 	    cmocka_unit_test(test_config_shapes),
+	    cmocka_unit_test(test_evolve_resume_knob_omitted),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
