@@ -6,7 +6,10 @@
 #                                               # executables
 #   bench/probes/lift_programs.sh run DIR       # on one GPU (carry DIR and the build)
 #
-# CUCO_BUILD names the build folder (default build); ONLY="jacobi prk" picks programs.
+# CUCO_BUILD names the build folder (default build); ONLY="jacobi prk" picks programs; RANKS=2
+# benches on two GPUs (its outputs are not compared with the one-rank native run). Two ranks
+# need kind nvidia-h200-x2 (or h100-x2), carry [".gpu", "build-gpu"], after `prepare .gpu/lift`:
+#   RANKS=2 CUCO_BUILD=build-gpu bash bench/probes/lift_programs.sh run $PWD/.gpu/lift
 #
 # run: for every lifted package, the program itself runs natively on one rank (the observing
 # build of its host.cu, cuco_dev/lift/observe.cuh) and writes its device buffers where the step
@@ -83,12 +86,12 @@ PY
 		# programs, not a model's)
 		CUCO_SANDBOX_RUN_JAIL=0 CUCO_LIFT_INPUTS=/tmp/lift-obs/$n/native \
 			CUCO_LIFT_DUMP=/tmp/lift-obs/$n/cuco \
-			timeout 200 "$build/cuco" bench "$dir/pkgs/$n" --ranks 1 \
+			timeout 200 "$build/cuco" bench "$dir/pkgs/$n" --ranks "${RANKS:-1}" \
 			--json "$out/$n.bench.json" > "$out/$n.bench.txt" 2>&1
 		echo "$n bench rc=$?"
 	}
 	export -f bench_one
-	export dir out build
+	export dir out build RANKS
 	names | tr ' ' '\n' | grep . | xargs -P "${JOBS:-6}" -I{} bash -c 'bench_one {}'
 	python3 "$root/bench/probes/lift_compare.py" /tmp/lift-obs "$out" | tee "$out/lift-table.txt"
 	;;
