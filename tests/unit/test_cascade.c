@@ -797,7 +797,7 @@ static void test_evaluate_reference(void **state)
 	      "echo \"args: $*\" >&2\n"
 	      "echo '{\"harness\":1,\"status\":\"ok\",\"gpu\":\"fake\",\"reference\":\"program\","
 	      "\"programs\":[{\"name\":\"baseline\",\"status\":\"ok\",\"verified\":true,"
-	      "\"rel_err\":0,\"mismatched\":0,\"median_us\":5.0}]}'\n",
+	      "\"rel_err\":0,\"mismatched\":0,\"median_us\":5.0}]}' >&3\n",
 	      f);
 	fclose(f);
 	assert_int_equal(chmod(harness, 0755), 0);
