@@ -320,6 +320,44 @@ void lift_thread_of(struct lift_unit *U, size_t ci, CXCursor ref, CXCursor name)
 	}
 }
 
+/* cudaMalloc((p + i), n): the slot p[i] written through pointer arithmetic, as "p[i]" with
+ * the slot's type; NULL where the argument is no sum of a pointer and an index. */
+static char *dest_of_sum(struct lift_unit *U, CXCursor e, CXType *slot)
+{
+	struct cuco_lift_range r;
+	CXCursor *ch;
+	CXType ty = U->C->clang_getCanonicalType(U->C->clang_getCursorType(e));
+	char *base, *idx, *out = NULL, *txt;
+	size_t n;
+
+	if (kind(U, e) != CXCursor_BinaryOperator || ty.kind != CXType_Pointer)
+		return NULL;
+	lift_extent(U, e, &r);
+	txt = lift_expr_text(U, e, &r);
+	ch = lift_children(U, e, &n);
+	if (n == 2 && strchr(txt, '+') && !strchr(txt, '-')) {
+		CXCursor a = lift_strip(U, ch[0]), b = lift_strip(U, ch[1]);
+		CXType ta = U->C->clang_getCanonicalType(U->C->clang_getCursorType(a));
+		int ptr_first = ta.kind == CXType_Pointer || ta.kind == CXType_ConstantArray;
+
+		lift_extent(U, ptr_first ? a : b, &r);
+		base = lift_expr_text(U, ptr_first ? a : b, &r);
+		lift_extent(U, ptr_first ? b : a, &r);
+		idx = lift_expr_text(U, ptr_first ? b : a, &r);
+		struct cuco_strbuf sb;
+
+		cuco_strbuf_init(&sb, 0);
+		cuco_strbuf_addf(&sb, "%s[%s]", base, idx);
+		out = cuco_strbuf_detach(&sb, NULL);
+		*slot = U->C->clang_getPointeeType(ty);
+		free(base);
+		free(idx);
+	}
+	free(ch);
+	free(txt);
+	return out;
+}
+
 /* cudaMalloc(&a, n): the root of the destination, its declared type, what it points to. */
 void lift_dest_of(struct lift_unit *U, size_t ci, CXCursor arg0)
 {
@@ -334,7 +372,11 @@ void lift_dest_of(struct lift_unit *U, size_t ci, CXCursor arg0)
 	amp = lift_expr_text(U, e, &r);
 	if (kind(U, e) != CXCursor_UnaryOperator || amp[0] != '&') {
 		free(amp);
-		return;
+		s = dest_of_sum(U, e, &ty);
+		if (!s)
+			return;
+		U->S->facts->calls[ci].dest_root = s;
+		goto typed;
 	}
 	free(amp);
 	ch = lift_children(U, e, &n);
@@ -352,6 +394,7 @@ void lift_dest_of(struct lift_unit *U, size_t ci, CXCursor arg0)
 	              kind(U, ref) == CXCursor_FieldDecl)
 	         ? U->C->clang_getCursorType(ref)
 	         : U->C->clang_getCursorType(op);
+typed:
 	U->S->facts->calls[ci].dest_type = lift_str(U, U->C->clang_getTypeSpelling(ty));
 	pointee = U->C->clang_getPointeeType(U->C->clang_getCanonicalType(ty));
 	if (pointee.kind == CXType_Invalid)

@@ -370,6 +370,10 @@ static void test_single_process(void **state)
 	assert_string_equal(c->dest_type, "float *");
 	assert_string_equal(c->dest_pointee, "float");
 	assert_string_equal(f.stmts[c->loop].induction, "d");
+	/* a slot written through pointer arithmetic */
+	c = call_n(&f, "cudaMalloc", 0);
+	assert_string_equal(c->dest_root, "spare[d]");
+	assert_string_equal(c->dest_type, "float *");
 
 	/* the collective per device in a lambda's loop; return leaves the lambda */
 	c = call_n(&f, "ncclAllReduce", 0);
