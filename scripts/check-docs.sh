@@ -107,17 +107,25 @@ check_links() { # file
 
 # Dates and commit hashes: a line of a reference page that names a date, or a
 # 7-40 digit hex word (letters and digits both) on a line that speaks of a commit.
+# Link targets (a log entry's anchor), example timestamps (2025-01-31T12:...) and
+# the Anthropic API's version header are not dates of a measurement.
 check_dated() { # file
 	awk -v f="$1" '
 	function hexword(w) {
 		return length(w) >= 7 && length(w) <= 40 && w ~ /^[0-9a-f]+$/ && w ~ /[0-9]/ && w ~ /[a-f]/
 	}
-	/[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]/ {
+	{
+		s = $0
+		gsub(/\]\([^)]*\)/, "](", s) # a link into the log names its entry
+		gsub(/[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-9]/, "", s) # a timestamp in an example
+		gsub(/anthropic-version: [0-9-]*/, "", s) # an API version, not a date
+	}
+	s ~ /[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]/ {
 		printf "%s:%d: a date in a reference page (dated figures go in the measurement log): %s\n", f, NR, $0
 		bad = 1; next
 	}
-	tolower($0) ~ /commit/ {
-		n = split($0, w, /[^0-9A-Za-z]+/)
+	tolower(s) ~ /commit/ {
+		n = split(s, w, /[^0-9A-Za-z]+/)
 		for (i = 1; i <= n; i++)
 			if (hexword(w[i])) {
 				printf "%s:%d: a commit hash in a reference page (it belongs in the measurement log): %s\n", f, NR, $0
