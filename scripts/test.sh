@@ -23,5 +23,6 @@ cmake --build build-san -j"$jobs" --target cuco_core cuco cuco-harness $(cd buil
 ctest --test-dir build-san -L unit --output-on-failure -j"$jobs"
 scripts/check-format.sh
 bash scripts/check-narration.sh
+bash scripts/check-docs.sh          # links, anchors; no dates or commits outside the measurement log
 scripts/fuzz.sh 15
 bash scripts/check-source.sh
