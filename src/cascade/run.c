@@ -397,7 +397,7 @@ static int visible(const struct cuco_jail *j, const char *dir)
 }
 
 /*
- * The view a harness run gets (util/jail.h): the system's folders, the
+ * The view given to a harness run (util/jail.h): the system's folders, the
  * toolkit, NCCL, NVSHMEM and the library path read-only, the files it loads
  * (files[0..nfiles): the harness, the workload's and the programs' objects)
  * read-only one by one, work writable, the node's /dev (GPUs) with a private
