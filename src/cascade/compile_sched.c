@@ -99,4 +99,3 @@ unsigned long long cuco_compile_mem_bytes(void)
 	}
 	return (unsigned long long)(gb * (double)(1ull << 30));
 }
-
