@@ -278,7 +278,7 @@ static int farm_setup(const struct cuco_manifest *m, const struct cuco_run_opts 
 	int rc, have = 0;
 
 	*fp = NULL;
-	if ((rc = cuco_manifest_check_ranks(m, run->ranks, 0, err)))
+	if ((rc = cuco_manifest_check_ranks(m, run->ranks, 1, err)))
 		return rc;
 	for (int i = 0; i < nshapes; i++)
 		if ((rc = cuco_manifest_check_shape(m, shapes[i], run->ranks, err)))
@@ -333,6 +333,13 @@ struct progress_ctx {
 	const char *shapes;  /* "4096, 8192" for a run over several shapes; NULL: one */
 	const char *stat;    /* "" (latencies are medians) or "mean " */
 };
+
+/* A line for the user, on stderr. */
+static void note(void *arg, const char *msg)
+{
+	(void)arg;
+	fprintf(stderr, "cuco evolve: %s\n", msg);
+}
 
 /* The live progress line on stderr: one line redrawn on a terminal, a line per update otherwise. */
 static void progress(void *arg, const struct cuco_evolve_progress *p)
@@ -541,7 +548,7 @@ int cmd_evolve(int argc, char **argv)
 		}
 		farm_on = 1;
 		cuco_farm_use(&farm);
-	} else if ((rc = cli_node_checks("evolve", &m, &run, 0, 1, shapes, cfg.nshapes, &facts,
+	} else if ((rc = cli_node_checks("evolve", &m, &run, 1, 1, shapes, cfg.nshapes, &facts,
 	                                 &factsp, &err)) ||
 	           (rc = node_gpus(&run, &facts, &gpus, &err))) {
 		cli_fail(&err);
@@ -644,6 +651,8 @@ int cmd_evolve(int argc, char **argv)
 	pc.shapes = cfg.nshapes > 1 ? shapes_text : NULL;
 	pc.stat = run.mean ? "mean " : "";
 	o.progress = progress;
+	o.note = note;
+	o.ranks = run.ranks;
 	o.progress_arg = &pc;
 	o.child_op = llm_op ? &child_op : NULL;
 	o.llm_json = llm_json;
@@ -695,6 +704,10 @@ int cmd_evolve(int argc, char **argv)
 	printf("# evolve run %lld: %s (%s), %d evaluated, %d correct, %d rejected as duplicates\n",
 	       (long long)run_id, fin.interrupted ? "interrupted" : "done", fin.stop_reason,
 	       fin.evaluated, fin.correct, fin.rejected);
+	if (run.ranks == 1)
+		printf(
+		    "# 1 rank: communication not measured (every program ran on one GPU, nothing "
+		    "sent: the figures time the compute side, not the workload)\n");
 	if (fin.best_program && cfg.nshapes > 1)
 		printf("# best: program %lld, %s%.1f us at %s, %.3fx the baseline (geometric mean "
 		       "over shapes %s; baseline %s%.1f us at %s); 'cuco show %lld'\n",

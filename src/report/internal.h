@@ -49,6 +49,7 @@ struct report {
 	size_t aprogs;
 	struct ev *evs;
 	int nevs;
+	int one_rank; /* an evaluation ran on 1 rank: nothing sent, communication not measured */
 	size_t aevs;
 	int64_t bench_run;
 	const char *timing; /* "sustained" or "burst": the run's, and its bench run's */

@@ -100,6 +100,8 @@ static int add_ev(const struct cuco_eval_rec *e, void *arg, struct cuco_err *err
 	if (!r->gpu[0] && e->gpu && e->gpu[0])
 		snprintf(r->gpu, sizeof(r->gpu), "%s", e->gpu);
 	v->program_id = e->program_id;
+	if (e->ranks == 1)
+		r->one_rank = 1;
 	v->lat_us = r->mean ? e->mean_us : e->median_us;
 	v->fitness = e->fitness;
 	v->ok = !strcmp(e->status, "ok") && isfinite(v->lat_us) && v->lat_us > 0;
@@ -317,6 +319,15 @@ static void section_head(struct report *r, struct cuco_strbuf *h, struct cuco_st
 	cuco_report_escape(h, title);
 	cuco_strbuf_adds(h, "</h1>\n");
 	cuco_strbuf_addf(md, "# %s\n\n", title);
+	if (r->one_rank) {
+		static const char why[] =
+		    "1 rank: communication not measured. Every program ran on one GPU, nothing was "
+		    "sent: the figures time the compute side, not the workload.";
+		cuco_strbuf_adds(h, "<p class=\"fail one-rank\">");
+		cuco_report_escape(h, why);
+		cuco_strbuf_adds(h, "</p>\n");
+		cuco_strbuf_addf(md, "**%s**\n\n", why);
+	}
 	if (!strcmp(r->run.status, "failed")) {
 		/* why, first: everything below is what the run stored before it failed */
 		cuco_strbuf_adds(h, "<p class=\"fail run-error\">The run failed: ");

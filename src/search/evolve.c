@@ -227,6 +227,8 @@ static int store_outcome(struct engine *e, const struct pending *p,
 	ev.program_id = p->program_id;
 	ev.run_id = e->run_id;
 	ev.shape = e->o->shape;
+	if (e->o->ranks > 0)
+		ev.ranks = e->o->ranks;
 	ev.stage_reached = out->stage;
 	ev.status = out->status;
 	ev.error_code = out->code;

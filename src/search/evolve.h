@@ -292,8 +292,12 @@ struct cuco_evolve_opts {
 	struct cuco_evaluator evaluator;
 	volatile sig_atomic_t *stop; /* set (e.g. by SIGINT) to stop after the current batch */
 	void (*progress)(void *arg, const struct cuco_evolve_progress *p);
+	/* a line to tell the user (e.g. where the search starts when the seed's directive lies
+	 * outside the template's space); NULL: not told. Takes progress_arg. */
+	void (*note)(void *arg, const char *msg);
 	void *progress_arg;
-	const char *gpu;                            /* for the run row, may be NULL */
+	const char *gpu; /* for the run row, may be NULL */
+	int ranks;       /* ranks every candidate runs on, stored with its evaluation; 0 unknown */
 	const struct cuco_child_operator *child_op; /* NULL: the built-in operator only */
 	const char *llm_json; /* the LLM operator's settings (a JSON object), stored as the
 	                         run config's "llm" by a fresh run; NULL: none */

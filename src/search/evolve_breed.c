@@ -385,6 +385,49 @@ static int apply_freeze(struct engine *e, struct cuco_err *err)
 	return CUCO_OK;
 }
 
+/*
+ * The seed's directive where the template does not realise one of its dimensions (the fast
+ * path's seed syncs per CTA; a template may realise grid scope only): the search starts from
+ * the nearest directive the template realises, each such dimension at the first of its
+ * admitted values that validates, and the user is told. The seed's own code is untouched.
+ */
+static void project_start(struct engine *e)
+{
+	const struct cuco_design_space *ds = e->o->ds;
+	struct cuco_op_ctx op = {ds, e->o->facts, &e->genes, NULL};
+	struct cuco_err e2;
+	char msg[512];
+
+	if (cuco_directive_validate(&e->start_d, ds, e->o->facts, &e2) == CUCO_OK)
+		return;
+	for (int d = 0; d < CUCO_NDIMS; d++) {
+		if (cuco_design_space_value_index(&ds->dims[d], e->start_d.dims[d]) >= 0)
+			continue;
+		for (int v = 0; v < ds->dims[d].nvalues; v++) {
+			struct cuco_directive c;
+			cuco_directive_copy(&c, &e->start_d);
+			snprintf(c.dims[d], sizeof(c.dims[d]), "%s", ds->dims[d].values[v].name);
+			cuco_operator_canonicalize(&op, &c);
+			if (cuco_directive_validate(&c, ds, e->o->facts, &e2) == CUCO_OK ||
+			    v == ds->dims[d].nvalues - 1) {
+				snprintf(msg, sizeof(msg),
+				         "the seed's directive has %s \"%s\", which %s does not "
+				         "realise; "
+				         "the search starts from %s \"%s\"",
+				         cuco_dimension_name(d), e->start_d.dims[d],
+				         e->o->template_name ? e->o->template_name : "the template",
+				         cuco_dimension_name(d), c.dims[d]);
+				cuco_directive_copy(&e->start_d, &c);
+				cuco_directive_release(&c);
+				if (e->o->note)
+					e->o->note(e->o->progress_arg, msg);
+				break;
+			}
+			cuco_directive_release(&c);
+		}
+	}
+}
+
 /* What the operator may change, and the start directive completed for the template. */
 int cuco_evolve_setup_genes(struct engine *e, struct cuco_err *err)
 {
@@ -423,6 +466,8 @@ int cuco_evolve_setup_genes(struct engine *e, struct cuco_err *err)
 		    cuco_directive_validate(&c, e->o->ds, e->o->facts, &e2) == CUCO_OK)
 			cuco_directive_copy(&e->start_d, &c);
 	}
+	if (e->o->template_text)
+		project_start(e);
 	if ((rc = cuco_directive_validate(&e->start_d, e->o->ds, e->o->facts, err)))
 		cuco_err_prefix(err, "the seed's directive: ");
 	return rc;
