@@ -178,13 +178,15 @@ const struct cli_spec cmd_evolve_spec = {
     .max_pos = 1,
 };
 
-static volatile sig_atomic_t stop_flag;
+static volatile sig_atomic_t stop_flag; /* the signal that stopped the search; 0: none */
 
-static void on_sigint(int sig)
+/* How the live run was stopped, for the store's reason. */
+static const char *stop_name(void)
 {
-	(void)sig;
-	stop_flag = 1;
-	signal(SIGINT, SIG_DFL); /* a second Ctrl-C ends cuco at once */
+	return stop_flag == SIGINT    ? "SIGINT (Ctrl-C)"
+	       : stop_flag == SIGTERM ? "SIGTERM"
+	       : stop_flag == SIGHUP  ? "SIGHUP"
+	                              : "a signal";
 }
 
 /* ---- --farm slurm ---- */
@@ -195,23 +197,27 @@ static struct cuco_evaluator farm_inner; /* the cascade evaluator the farm's wra
 static int64_t farm_run;                 /* the run id the farm's tag names */
 static const char *farm_store;           /* the store's path, for the tag */
 
-/* Ctrl-C, kill, hangup: stop, and the steps in flight are cancelled (farm/slurm.h). */
-static void on_farm_signal(int sig)
+/* Ctrl-C, kill, hangup: stop after the batch in flight; on a farm its steps are cancelled
+ * (farm/slurm.h). */
+static void on_stop_signal(int sig)
 {
-	stop_flag = 1;
-	cuco_farm_interrupt();
+	stop_flag = sig;
+	if (farm_on)
+		cuco_farm_interrupt();
 	if (sig == SIGINT)
 		signal(SIGINT, SIG_DFL); /* a second Ctrl-C ends cuco at once */
 }
 
-static void farm_signals(int on)
+static void stop_signals(int on)
 {
 	struct sigaction sa;
 	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
 
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
-	sa.sa_handler = on ? on_farm_signal : SIG_DFL; /* no SA_RESTART: waits see EINTR */
+	sa.sa_handler = on ? on_stop_signal : SIG_DFL;
+	/* on a farm, no SA_RESTART: its waits see EINTR; here the batch in flight finishes */
+	sa.sa_flags = farm_on ? 0 : SA_RESTART;
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
 }
@@ -332,13 +338,73 @@ struct progress_ctx {
 	const char *primary; /* the run's shape */
 	const char *shapes;  /* "4096, 8192" for a run over several shapes; NULL: one */
 	const char *stat;    /* "" (latencies are medians) or "mean " */
+	double t0;           /* when this process began evolving (cuco_now) */
+	int ev0, gen0;       /* evaluated and generation at the first update; -1 before it */
+	int budget_evals;    /* the run's budgets: 0 none */
+	double budget_minutes;
 };
+
+/* "1h02m", "3m05s" or "42s" for s seconds. */
+static void fmt_duration(double s, char *buf, size_t len)
+{
+	long t = s > 0 ? (long)(s + 0.5) : 0;
+
+	if (t >= 3600)
+		snprintf(buf, len, "%ldh%02ldm", t / 3600, t / 60 % 60);
+	else if (t >= 60)
+		snprintf(buf, len, "%ldm%02lds", t / 60, t % 60);
+	else
+		snprintf(buf, len, "%lds", t);
+}
+
+/*
+ * Seconds left by the budget that ends the run first, at the rate seen so
+ * far in this process (evaluations, generations), or by the clock for
+ * --budget-minutes; negative while there is no rate yet.
+ */
+static double time_left(const struct progress_ctx *pc, const struct cuco_evolve_progress *p,
+                        double elapsed)
+{
+	double left = -1, t;
+	int ev = p->evaluated - pc->ev0, gen = p->generation - pc->gen0;
+
+	if (pc->budget_minutes > 0)
+		left = pc->budget_minutes * 60 - elapsed;
+	if (pc->budget_evals > 0 && ev > 0) {
+		t = elapsed * (pc->budget_evals - p->evaluated) / ev;
+		left = left < 0 || t < left ? t : left;
+	}
+	if (p->generations > 0 && gen > 0) {
+		t = elapsed * (p->generations - p->generation) / gen;
+		left = left < 0 || t < left ? t : left;
+	}
+	return left < 0 && (pc->budget_minutes > 0) ? 0 : left;
+}
+
+/* " | 3m05s elapsed, ~12m left" for the live line. */
+static void print_times(struct progress_ctx *pc, const struct cuco_evolve_progress *p)
+{
+	double elapsed = cuco_now() - pc->t0, left;
+	char a[32], b[32];
+
+	if (pc->ev0 < 0) {
+		pc->ev0 = p->evaluated;
+		pc->gen0 = p->generation;
+	}
+	left = time_left(pc, p, elapsed);
+	fmt_duration(elapsed, a, sizeof(a));
+	fprintf(stderr, " | %s elapsed", a);
+	if (left >= 0) {
+		fmt_duration(left, b, sizeof(b));
+		fprintf(stderr, ", ~%s left", b);
+	}
+}
 
 /* The live progress line on stderr: one line redrawn on a terminal, a line per update otherwise. */
 static void progress(void *arg, const struct cuco_evolve_progress *p)
 {
 	static int last_evaluated = -1, last_generation = -1;
-	const struct progress_ctx *pc = arg;
+	struct progress_ctx *pc = arg;
 	int tty = pc->tty;
 
 	if (farm_on && p->run_id && p->run_id != farm_run) {
@@ -371,6 +437,7 @@ static void progress(void *arg, const struct cuco_evolve_progress *p)
 		fprintf(stderr, " vs baseline %s%.1f us", pc->stat, p->baseline_us);
 	if (isfinite(p->baseline_us) && pc->shapes)
 		fprintf(stderr, " at %s", pc->primary);
+	print_times(pc, p);
 	fputs(tty ? "" : "\n", stderr);
 	fflush(stderr);
 }
@@ -447,7 +514,7 @@ int cmd_evolve(int argc, char **argv)
 	int rc, have_m = 0, have_ds = 0, tty = isatty(2), gpus = 0;
 	int64_t run_id = 0;
 	int no_recheck = 0, have_stored = 0;
-	char tpath[PATH_MAX], *llm_json = NULL;
+	char tpath[PATH_MAX], pkg[PATH_MAX], *llm_json = NULL;
 
 	cuco_err_clear(&err);
 	cuco_run_opts_default(&run);
@@ -513,7 +580,8 @@ int cmd_evolve(int argc, char **argv)
 		snprintf(tpath, sizeof(tpath), "%s", cfg.template_path);
 		template_path = tpath;
 	}
-	if ((rc = cli_load_workload(workload, &m, &err))) {
+	if ((rc = resume ? cli_load_run_workload(&stored, &m, &err)
+	                 : cli_load_workload(workload, &m, &err))) {
 		cli_fail(&err);
 		goto out;
 	}
@@ -547,12 +615,8 @@ int cmd_evolve(int argc, char **argv)
 		cli_fail(&err);
 		goto out;
 	}
-	if (!template_path) {
-		const char *dir = cli_share_dir("realize");
-		snprintf(tpath, sizeof(tpath), "%s/%s.cu.in", dir ? dir : ".", m.name);
-		if (dir && cuco_file_exists(tpath))
-			template_path = tpath;
-	}
+	if (!template_path)
+		template_path = cli_template_of(&m, tpath, sizeof(tpath));
 	if (template_path) {
 		if (cuco_strbuf_read_file(&tmpl, template_path)) {
 			rc = cuco_err_set(&err, CUCO_ERR_IO, "%s: %s", template_path,
@@ -626,6 +690,7 @@ int cmd_evolve(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.store = store;
 	o.workload = m.name;
+	o.package = cli_package_of(&m, pkg, sizeof(pkg));
 	o.shape = shape->name;
 	o.ds = &ds;
 	o.facts = factsp;
@@ -643,6 +708,10 @@ int cmd_evolve(int argc, char **argv)
 	pc.primary = shape->name;
 	pc.shapes = cfg.nshapes > 1 ? shapes_text : NULL;
 	pc.stat = run.mean ? "mean " : "";
+	pc.t0 = cuco_now();
+	pc.ev0 = pc.gen0 = -1;
+	pc.budget_evals = cfg.budget_evals;
+	pc.budget_minutes = cfg.budget_minutes;
 	o.progress = progress;
 	o.progress_arg = &pc;
 	o.child_op = llm_op ? &child_op : NULL;
@@ -659,15 +728,12 @@ int cmd_evolve(int argc, char **argv)
 	                     : "strict order",
 	        template_path ? template_path : "no template: the seed's knobs only");
 	stop_flag = 0;
-	if (farm_on)
-		farm_signals(1);
-	else
-		signal(SIGINT, on_sigint);
+	stop_signals(1); /* SIGINT, SIGTERM, SIGHUP stop the search; the run stays resumable */
 	rc = cuco_evolve_run(&o, &cfg, resume, &run_id, &fin, &err);
 	if (farm_on) {
 		struct cuco_err ferr;
 		int left = 0;
-		farm_signals(0);
+		stop_signals(0);
 		cuco_err_clear(&ferr);
 		/* Whatever ended the run, no step of it stays behind; a finished run's results
 		 * are all stored, so its run directory goes too. */
@@ -678,8 +744,9 @@ int cmd_evolve(int argc, char **argv)
 			        left == 1 ? "" : "s", (long long)run_id);
 		if (!rc && !fin.interrupted)
 			cuco_farm_clean_run(&farm);
+	} else {
+		stop_signals(0);
 	}
-	signal(SIGINT, SIG_DFL);
 	if (tty)
 		fputc('\n', stderr);
 	cli_evolve_llm_finish(llm_op, run_id);
@@ -709,8 +776,15 @@ int cmd_evolve(int argc, char **argv)
 		    fin.baseline_us, (long long)fin.best_program);
 	else
 		printf("# no correct candidate yet\n");
-	if (fin.interrupted)
+	if (fin.interrupted) {
+		char why[128];
+		snprintf(why, sizeof(why),
+		         "stopped by %s after %d evaluations; --resume continues it", stop_name(),
+		         fin.evaluated);
+		cuco_store_run_stop(store, run_id, "interrupted", why, NULL);
 		printf("# continue with: cuco evolve --resume %lld\n", (long long)run_id);
+		rc = CLI_EXIT_INTERRUPTED;
+	}
 	if (!no_recheck && !fin.interrupted && fin.best_program) {
 		/* The winner at every shape, a fresh input seed, under compute-sanitizer. */
 		struct cuco_recheck_opts ro;

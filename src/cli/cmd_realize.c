@@ -16,8 +16,10 @@ static const char usage[] =
     "usage: cuco realize <workload> (--directive JSON | --directive-file FILE) [-o FILE]\n"
     "\n"
     "Render the program that a directive names through the workload's template\n"
-    "(<cuco home>/share/realize/<workload>.cu.in), after validating the directive\n"
-    "against the design space. FILE for --directive-file holds the JSON or a\n"
+    "(a package's own template.cu.in, else <cuco home>/share/realize/<workload>.cu.in),\n"
+    "after validating the directive against the design space. The workload is a name,\n"
+    "or a package folder (./mywork, or mywork when that folder is here). FILE for --directive-file "
+    "holds the JSON or a\n"
     "program whose first line is the directive. Writes to stdout without -o.\n";
 
 struct realize_args {
@@ -47,6 +49,31 @@ const struct cli_spec cmd_realize_spec = {
     .max_pos = 1,
 };
 
+/*
+ * Every knob of the template that d leaves unset (a fast-path seed's
+ * directive sets only its own) from its default, said on stderr in one line.
+ */
+static int complete(struct cuco_directive *d, const struct cuco_design_space *ds, const char *tmpl,
+                    struct cuco_err *err)
+{
+	struct cuco_genes g;
+	int before = d->nknobs, rc;
+
+	memset(&g, 0, sizeof(g));
+	if ((rc = cuco_realize_template_knobs(tmpl, ds, &g, d, err)))
+		return rc;
+	if (d->nknobs > before) {
+		fprintf(stderr,
+		        "cuco realize: the directive leaves %d of the template's knobs unset; "
+		        "they take their defaults:",
+		        d->nknobs - before);
+		for (int k = before; k < d->nknobs; k++)
+			fprintf(stderr, " %s=%lld", d->knobs[k].name, d->knobs[k].value);
+		fputc('\n', stderr);
+	}
+	return CUCO_OK;
+}
+
 int cmd_realize(int argc, char **argv)
 {
 	struct cuco_err err;
@@ -56,7 +83,8 @@ int cmd_realize(int argc, char **argv)
 	const char *workload = NULL, *json = NULL, *file = NULL, *out_path = NULL, *home;
 	char path[PATH_MAX];
 	struct realize_args a = {0};
-	int rc, have_d = 0, have_ds = 0;
+	struct cuco_manifest m;
+	int rc, have_d = 0, have_ds = 0, have_m = 0;
 
 	cuco_err_clear(&err);
 	if ((rc = cli_flags_parse(&cmd_realize_spec, argc, argv, &a)))
@@ -92,14 +120,23 @@ int cmd_realize(int argc, char **argv)
 	if ((rc = cuco_design_space_load(path, &ds, &err)))
 		goto fail;
 	have_ds = 1;
-	snprintf(path, sizeof(path), "%s/share/realize/%s.cu.in", home, workload);
+	if ((rc = cli_load_workload(workload, &m, &err)))
+		goto fail;
+	have_m = 1;
+	if (!cli_template_of(&m, path, sizeof(path))) {
+		rc = cuco_err_set(&err, CUCO_ERR_NOT_FOUND,
+		                  "workload %s has no template (%s/template.cu.in or "
+		                  "share/realize/%s.cu.in)",
+		                  m.name, m.dir, m.name);
+		goto fail;
+	}
 	if (cuco_strbuf_read_file(&tmpl, path)) {
-		rc = cuco_err_set(&err, CUCO_ERR_NOT_FOUND, "%s: no template for workload %s (%s)",
-		                  path, workload, strerror(errno));
+		rc = cuco_err_set(&err, CUCO_ERR_IO, "%s: %s", path, strerror(errno));
 		goto fail;
 	}
 	/* What the template realizes, so an unsupported value is refused here, by name. */
 	if ((rc = cuco_design_space_narrow(&ds, path, tmpl.buf, &err)) ||
+	    (rc = complete(&d, &ds, tmpl.buf, &err)) ||
 	    (rc = cuco_directive_validate(&d, &ds, NULL, &err)))
 		goto fail;
 	if ((rc = cuco_realize_template(path, tmpl.buf, &d, &out, &err)))
@@ -119,6 +156,8 @@ out:
 		cuco_directive_release(&d);
 	if (have_ds)
 		cuco_design_space_release(&ds);
+	if (have_m)
+		cuco_manifest_release(&m);
 	cuco_strbuf_release(&text);
 	cuco_strbuf_release(&tmpl);
 	cuco_strbuf_release(&out);
