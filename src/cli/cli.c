@@ -131,6 +131,12 @@ int cli_load_run_workload(const struct cuco_run_rec *run, struct cuco_manifest *
 	if (!run->package || !*run->package)
 		return cli_load_workload(run->workload, m, err);
 	rc = cli_load_workload(run->package, m, err);
+	if (!rc && run->workload && strcmp(m->name, run->workload)) {
+		/* the folder holds another workload now: not the run's */
+		rc = cuco_err_set(err, CUCO_ERR_NOT_FOUND, "its folder holds workload %s, not %s",
+		                  m->name, run->workload);
+		cuco_manifest_release(m);
+	}
 	if (rc)
 		cuco_err_prefix(err, "run %lld's workload package %s: ", (long long)run->id,
 		                run->package);

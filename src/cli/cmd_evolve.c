@@ -4,6 +4,7 @@
  * cascade, kept in the store; Ctrl-C stops cleanly and --resume continues.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -443,6 +444,30 @@ static void progress(void *arg, const struct cuco_evolve_progress *p)
 }
 
 /*
+ * A resumed run of a package that evolved through the package's own
+ * template (stored as <its folder>/template.cu.in): that template, from the
+ * folder the run stored, into buf; else NULL (cuco's templates are found in
+ * the data folder, evolve_flags.h).
+ */
+static const char *package_template(const struct cuco_run_rec *r, char *buf, size_t len)
+{
+	json_t *cfg;
+	const char *t, *base;
+	int ours;
+
+	if (!r->package || !r->config || !(cfg = json_loads(r->config, 0, NULL)))
+		return NULL;
+	t = json_string_value(json_object_get(cfg, "template"));
+	base = t ? strrchr(t, '/') : NULL;
+	ours = base && !strcmp(base, "/template.cu.in");
+	json_decref(cfg);
+	if (!ours)
+		return NULL;
+	snprintf(buf, len, "%s/template.cu.in", r->package);
+	return cuco_file_exists(buf) ? buf : NULL;
+}
+
+/*
  * The shapes of the run into cfg (cuco_evolve_flags_shapes()), the flags'
  * first turned into the names the manifest stores them under (repeats
  * refused); then each is looked up in m into shapes[] (a shape given by its
@@ -514,7 +539,7 @@ int cmd_evolve(int argc, char **argv)
 	int rc, have_m = 0, have_ds = 0, tty = isatty(2), gpus = 0;
 	int64_t run_id = 0;
 	int no_recheck = 0, have_stored = 0;
-	char tpath[PATH_MAX], pkg[PATH_MAX], *llm_json = NULL;
+	char tpath[PATH_MAX], pkg[PATH_MAX], pkg_tmpl[PATH_MAX], *llm_json = NULL;
 
 	cuco_err_clear(&err);
 	cuco_run_opts_default(&run);
@@ -559,6 +584,8 @@ int cmd_evolve(int argc, char **argv)
 		cli_fail(&err);
 		goto out;
 	}
+	if (resume && !ef.template_path)
+		ef.template_path = package_template(&stored, pkg_tmpl, sizeof(pkg_tmpl));
 	if (run.burst >= 0)
 		ef.timing = cuco_run_timing(&run);
 	ef.operator_ = lf->operator_;
@@ -709,7 +736,7 @@ int cmd_evolve(int argc, char **argv)
 	pc.shapes = cfg.nshapes > 1 ? shapes_text : NULL;
 	pc.stat = run.mean ? "mean " : "";
 	pc.t0 = cuco_now();
-	pc.ev0 = pc.gen0 = -1;
+	pc.ev0 = pc.gen0 = resume ? -1 : 0; /* a resumed run's rate counts from its first update */
 	pc.budget_evals = cfg.budget_evals;
 	pc.budget_minutes = cfg.budget_minutes;
 	o.progress = progress;
