@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/evolve_llm.h"
+#include "cli/evolve_progress.h"
 #include "program/directive.h"
 #include "program/realize.h"
 #include "search/evolve.h"
@@ -339,67 +340,8 @@ struct progress_ctx {
 	const char *primary; /* the run's shape */
 	const char *shapes;  /* "4096, 8192" for a run over several shapes; NULL: one */
 	const char *stat;    /* "" (latencies are medians) or "mean " */
-	double t0;           /* when this process began evolving (cuco_now) */
-	int ev0, gen0;       /* evaluated and generation at the first update; -1 before it */
-	int budget_evals;    /* the run's budgets: 0 none */
-	double budget_minutes;
+	struct cli_evolve_clock clock;
 };
-
-/* "1h02m", "3m05s" or "42s" for s seconds. */
-static void fmt_duration(double s, char *buf, size_t len)
-{
-	long t = s > 0 ? (long)(s + 0.5) : 0;
-
-	if (t >= 3600)
-		snprintf(buf, len, "%ldh%02ldm", t / 3600, t / 60 % 60);
-	else if (t >= 60)
-		snprintf(buf, len, "%ldm%02lds", t / 60, t % 60);
-	else
-		snprintf(buf, len, "%lds", t);
-}
-
-/*
- * Seconds left by the budget that ends the run first, at the rate seen so
- * far in this process (evaluations, generations), or by the clock for
- * --budget-minutes; negative while there is no rate yet.
- */
-static double time_left(const struct progress_ctx *pc, const struct cuco_evolve_progress *p,
-                        double elapsed)
-{
-	double left = -1, t;
-	int ev = p->evaluated - pc->ev0, gen = p->generation - pc->gen0;
-
-	if (pc->budget_minutes > 0)
-		left = pc->budget_minutes * 60 - elapsed;
-	if (pc->budget_evals > 0 && ev > 0) {
-		t = elapsed * (pc->budget_evals - p->evaluated) / ev;
-		left = left < 0 || t < left ? t : left;
-	}
-	if (p->generations > 0 && gen > 0) {
-		t = elapsed * (p->generations - p->generation) / gen;
-		left = left < 0 || t < left ? t : left;
-	}
-	return left < 0 && (pc->budget_minutes > 0) ? 0 : left;
-}
-
-/* " | 3m05s elapsed, ~12m left" for the live line. */
-static void print_times(struct progress_ctx *pc, const struct cuco_evolve_progress *p)
-{
-	double elapsed = cuco_now() - pc->t0, left;
-	char a[32], b[32];
-
-	if (pc->ev0 < 0) {
-		pc->ev0 = p->evaluated;
-		pc->gen0 = p->generation;
-	}
-	left = time_left(pc, p, elapsed);
-	fmt_duration(elapsed, a, sizeof(a));
-	fprintf(stderr, " | %s elapsed", a);
-	if (left >= 0) {
-		fmt_duration(left, b, sizeof(b));
-		fprintf(stderr, ", ~%s left", b);
-	}
-}
 
 /* The live progress line on stderr: one line redrawn on a terminal, a line per update otherwise. */
 static void progress(void *arg, const struct cuco_evolve_progress *p)
@@ -438,7 +380,7 @@ static void progress(void *arg, const struct cuco_evolve_progress *p)
 		fprintf(stderr, " vs baseline %s%.1f us", pc->stat, p->baseline_us);
 	if (isfinite(p->baseline_us) && pc->shapes)
 		fprintf(stderr, " at %s", pc->primary);
-	print_times(pc, p);
+	cli_evolve_clock_print(&pc->clock, p, stderr);
 	fputs(tty ? "" : "\n", stderr);
 	fflush(stderr);
 }
@@ -735,10 +677,7 @@ int cmd_evolve(int argc, char **argv)
 	pc.primary = shape->name;
 	pc.shapes = cfg.nshapes > 1 ? shapes_text : NULL;
 	pc.stat = run.mean ? "mean " : "";
-	pc.t0 = cuco_now();
-	pc.ev0 = pc.gen0 = resume ? -1 : 0; /* a resumed run's rate counts from its first update */
-	pc.budget_evals = cfg.budget_evals;
-	pc.budget_minutes = cfg.budget_minutes;
+	cli_evolve_clock_start(&pc.clock, &cfg, resume != 0);
 	o.progress = progress;
 	o.progress_arg = &pc;
 	o.child_op = llm_op ? &child_op : NULL;

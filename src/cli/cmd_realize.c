@@ -1,6 +1,7 @@
 /* cmd_realize.c - `cuco realize`: a complete program from a directive,
  * through the workload's template (what the built-in operator does for
  * each child), so hand-picked directives need no hand-written files. */
+#define _GNU_SOURCE /* strcasestr */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -49,29 +50,49 @@ const struct cli_spec cmd_realize_spec = {
     .max_pos = 1,
 };
 
+/* 1 when the template gives knob name a default where it uses it ({{name:VALUE}}). */
+static int has_default(const char *tmpl, const char *name)
+{
+	char pat[CUCO_NAME_MAX + 4];
+
+	snprintf(pat, sizeof(pat), "{{%s:", name);
+	return strcasestr(tmpl, pat) != NULL;
+}
+
 /*
- * Every knob of the template that d leaves unset (a fast-path seed's
- * directive sets only its own) from its default, said on stderr in one line.
+ * Every knob the template uses without a default of its own that d leaves
+ * unset (a fast-path seed's directive sets only the seed's knobs) set from
+ * the design space's default, said on stderr in one line.
  */
 static int complete(struct cuco_directive *d, const struct cuco_design_space *ds, const char *tmpl,
                     struct cuco_err *err)
 {
+	struct cuco_directive all;
 	struct cuco_genes g;
-	int before = d->nknobs, rc;
+	int rc, n = 0, before = d->nknobs;
 
 	memset(&g, 0, sizeof(g));
-	if ((rc = cuco_realize_template_knobs(tmpl, ds, &g, d, err)))
-		return rc;
-	if (d->nknobs > before) {
-		fprintf(stderr,
-		        "cuco realize: the directive leaves %d of the template's knobs unset; "
-		        "they take their defaults:",
-		        d->nknobs - before);
-		for (int k = before; k < d->nknobs; k++)
-			fprintf(stderr, " %s=%lld", d->knobs[k].name, d->knobs[k].value);
-		fputc('\n', stderr);
+	cuco_directive_copy(&all, d);
+	if ((rc = cuco_realize_template_knobs(tmpl, ds, &g, &all, err)))
+		goto out;
+	for (int k = before; k < all.nknobs; k++) { /* those it added, in order */
+		const struct cuco_directive_knob *x = &all.knobs[k];
+		if (has_default(tmpl, x->name))
+			continue;
+		if (cuco_directive_set_knob(d, x->name, x->value, x->is_bool)) {
+			rc = cuco_err_set(err, CUCO_ERR_INVALID, "directive has too many knobs");
+			goto out;
+		}
+		if (!n++)
+			fprintf(stderr, "cuco realize: knobs the directive leaves unset take their "
+			                "defaults:");
+		fprintf(stderr, " %s=%lld", x->name, x->value);
 	}
-	return CUCO_OK;
+	if (n)
+		fputc('\n', stderr);
+out:
+	cuco_directive_release(&all);
+	return rc;
 }
 
 int cmd_realize(int argc, char **argv)
