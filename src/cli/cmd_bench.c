@@ -127,6 +127,8 @@ static void on_stop(int sig)
 {
 	stop_signal = sig;
 	atomic_store(&stop_compiles, 1);
+	if (cuco_farm_current())
+		cuco_farm_interrupt(); /* --farm: the steps in flight are cancelled */
 	signal(sig, SIG_DFL); /* a second one ends cuco at once */
 }
 
