@@ -79,10 +79,12 @@ static void slurm_view(const char *partition)
 		l += n + (l[n] == '\n');
 	}
 	snprintf(dir, sizeof(dir), "%s/farm", cuco_state_dir());
-	if (cuco_farm_check_shared(&f, dir, &e))
-		printf("  state dir:      %s: NOT usable by the farm: %s\n", cuco_state_dir(),
-		       e.msg);
-	else
+	if (cuco_farm_check_shared(&f, dir, &e)) {
+		/* its reason may hold srun's own words: stderr */
+		printf("  state dir:      %s: NOT usable by the farm (why: on stderr)\n",
+		       cuco_state_dir());
+		fprintf(stderr, "cuco doctor: the state dir and the farm: %s\n", e.msg);
+	} else
 		printf("  state dir:      %s: shared with the farm's nodes\n", cuco_state_dir());
 out:
 	cuco_strbuf_release(&v);
