@@ -129,7 +129,7 @@ static void on_stop(int sig)
 	atomic_store(&stop_compiles, 1);
 	if (cuco_farm_current())
 		cuco_farm_interrupt(); /* --farm: the steps in flight are cancelled */
-	signal(sig, SIG_DFL); /* a second one ends cuco at once */
+	signal(sig, SIG_DFL);          /* a second one ends cuco at once */
 }
 
 /* SIGINT and SIGTERM stop the bench (on) or end cuco as by default (off). */
