@@ -93,9 +93,9 @@ door "a .cpp program by a bare name" 13 trainer.cpp "trainer.cpp is an ordinary 
 : >"$TMP/empty.cu"
 door "an empty file" 13 "$TMP/empty.cu" "empty.cu is empty: there is no program in it to transform"
 printf '\177ELF\002\001\001\000\000\000ncclAllReduce(' >"$TMP/a.out"
-door "binary bytes" 3 "$TMP/a.out" "a.out is not C, C++ or CUDA source: it holds binary data"
+door "binary bytes" 4 "$TMP/a.out" "a.out is not C, C++ or CUDA source: it holds binary data"
 cp "$TMP/a.out" "$TMP/prog.cu"
-door "binary bytes in a .cu" 3 "$TMP/prog.cu" "prog.cu is not C, C++ or CUDA source"
+door "binary bytes in a .cu" 4 "$TMP/prog.cu" "prog.cu is not C, C++ or CUDA source"
 door "a program of no NCCL" 13 "$CUCO_HOME/tests/gpu/modules/gemm_module.cu" "and no NCCL call was found in it"
 
 seed "a manifest .json" "$CUCO_HOME/workloads/gemm_allgather/manifest.json"

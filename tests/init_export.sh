@@ -164,7 +164,8 @@ else
 	run_id=$(sqlite3 "$CUCO_STORE" "select run_id from programs where id = $id")
 	check "export a run nothing was timed in" 14 "run $run_id has no verified, timed program" -- \
 		"$CUCO" export run "$run_id" -o "$TMP/ex0"
-	check "export a program of a package outside cuco" 14 "give --workload DIR" -- \
+	# the run that stored it keeps the package's folder: no --workload again
+	check "export a program of a package outside cuco" 0 "exported program $id (seed, seed) of workload p_allreduce" -- \
 		"$CUCO" export program "$id" -o "$TMP/ex0"
 	check "export program $id" 0 "exported program $id (seed, seed) of workload p_allreduce" -- \
 		"$CUCO" export program "$id" --workload ./p_allreduce -o "$TMP/ex"

@@ -19,6 +19,7 @@
 #define CUCO_CASCADE_MAX_PROGRAMS 16
 
 struct cuco_compile_inflight;
+struct cuco_compile_job;
 
 /*
  * How to build programs. Caller-owned; strings and pointers must outlive the
@@ -38,6 +39,10 @@ struct cuco_compile_opts {
 	const struct cuco_proc_sched *sched;
 	/* NULL: none; once nonzero, start no nvcc and kill those running (CUCO_ERR_SYSTEM) */
 	const atomic_int *cancel;
+	/* NULL: none; else called (on the calling thread) as each job of cuco_compile_many
+	 * settles, with its code, cached and seconds set: progress for people */
+	void (*on_done)(void *arg, const struct cuco_compile_job *job);
+	void *on_done_arg;
 };
 
 /* One program to compile: its source text and where it came from. */
@@ -339,6 +344,11 @@ struct cuco_eval_request {
 	/* NULL: directives are checked against the design space only; else also
 	 * against these facts of the node (cuco_hw_facts_probe) */
 	const struct cuco_hw_facts *facts;
+	/* NULL: none; else called before each shape's harness run (done 0) and after it
+	 * (done 1, s's results filled): progress for people. Once compile.cancel is set,
+	 * no further shape runs. */
+	void (*on_shape)(void *arg, const struct cuco_eval_shape *s, int done);
+	void *on_shape_arg;
 };
 
 /* Prepare progs[i] (directive check, compile job). Call before cuco_evaluate. */

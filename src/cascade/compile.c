@@ -655,6 +655,15 @@ static void reap(const struct cuco_compile_opts *o, struct cuco_compile_job *job
 	r->pid = 0;
 }
 
+/* Job i is settled: say so to the caller's progress callback. */
+static void settled(const struct cuco_compile_opts *o, enum job_state *state, int i,
+                    const struct cuco_compile_job *job)
+{
+	state[i] = JOB_DONE;
+	if (o->on_done)
+		o->on_done(o->on_done_arg, job);
+}
+
 int cuco_compile_many(const struct cuco_compile_opts *o, struct cuco_compile_job *jobs, int n,
                       struct cuco_err *err)
 {
@@ -687,17 +696,17 @@ int cuco_compile_many(const struct cuco_compile_opts *o, struct cuco_compile_job
 			if (cancelled(o)) {
 				job->code = CUCO_ERR_SYSTEM;
 				cuco_strbuf_adds(&job->log, "compile cancelled before nvcc ran\n");
-				state[i] = JOB_DONE;
+				settled(o, state, i, job);
 				continue;
 			}
 			switch (claim(o, job, active < maxp)) {
 			case CLAIM_CACHED:
 				job->code = CUCO_OK;
 				job->cached = 1;
-				state[i] = JOB_DONE;
+				settled(o, state, i, job);
 				break;
 			case CLAIM_TAKEN:
-				state[i] = JOB_DONE;
+				settled(o, state, i, job);
 				break;
 			case CLAIM_BUSY:
 				state[i] = JOB_WAIT;
@@ -713,7 +722,7 @@ int cuco_compile_many(const struct cuco_compile_opts *o, struct cuco_compile_job
 					active++;
 				} else {
 					unclaim(o, job, 0);
-					state[i] = JOB_DONE;
+					settled(o, state, i, job);
 				}
 				break;
 			}
@@ -724,8 +733,9 @@ int cuco_compile_many(const struct cuco_compile_opts *o, struct cuco_compile_job
 			/* Reap one. */
 			for (int s = 0; s < maxp; s++)
 				if (run[s].pid) {
-					state[run[s].job] = JOB_DONE;
+					int j = run[s].job;
 					reap(o, jobs, &run[s]);
+					settled(o, state, j, &jobs[j]);
 					break;
 				}
 		} else if (o->inflight) {

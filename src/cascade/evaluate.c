@@ -405,10 +405,16 @@ int cuco_evaluate(struct cuco_eval_request *req, struct cuco_eval_shape *out, st
 		struct cuco_err e;
 
 		cuco_err_clear(&e);
+		if (req->compile.cancel && atomic_load(req->compile.cancel))
+			break; /* stopped (a signal): the shapes left do not run */
+		if (req->on_shape)
+			req->on_shape(req->on_shape_arg, sh, 0);
 		sh->code = cuco_run_programs(&run, req->m, wl_job.so_path, sh->shape, runp, nrun,
 		                             &sh->run, &e);
 		if (sh->code)
 			snprintf(sh->error, sizeof(sh->error), "%s", e.msg);
+		if (req->on_shape)
+			req->on_shape(req->on_shape_arg, sh, 1);
 		base = cuco_eval_find(sh, "baseline");
 		if (base && base->code == CUCO_OK)
 			base_us = cuco_result_latency(base, &req->run);

@@ -60,15 +60,27 @@ int cli_int(const char *cmd, const char *what, const char *v, long long lo, long
 	return 0;
 }
 
+/* 1 when dir is a folder holding a manifest.json: a workload package. */
+static int is_package(const char *dir)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+		return 0;
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	return cuco_file_exists(path);
+}
+
 int cli_load_workload(const char *name, struct cuco_manifest *m, struct cuco_err *err)
 {
 	const char *home;
 	char dir[PATH_MAX];
 
-	if (strchr(name, '/')) {
+	/* a package directory (./mypkg, or mypkg here) stands for its manifest.json */
+	if (strchr(name, '/') || is_package(name)) {
 		struct stat st;
 
-		/* a package directory (./mypkg) stands for its manifest.json */
 		if (stat(name, &st) == 0 && S_ISDIR(st.st_mode)) {
 			snprintf(dir, sizeof(dir), "%s/manifest.json", name);
 			return cuco_manifest_load(dir, m, err);
@@ -80,6 +92,55 @@ int cli_load_workload(const char *name, struct cuco_manifest *m, struct cuco_err
 		return err->code;
 	snprintf(dir, sizeof(dir), "%s/workloads", home);
 	return cuco_workload_find(dir, name, m, err);
+}
+
+const char *cli_package_of(const struct cuco_manifest *m, char *buf, size_t len)
+{
+	char real[PATH_MAX], own[PATH_MAX], path[PATH_MAX];
+	const char *home = cuco_home(NULL);
+
+	if (!m || !realpath(m->dir, real))
+		return NULL;
+	if (home) {
+		snprintf(path, sizeof(path), "%s/workloads/%s", home, m->name);
+		if (realpath(path, own) && !strcmp(own, real))
+			return NULL; /* one of cuco's: its name finds it */
+	}
+	snprintf(buf, len, "%s", real);
+	return buf;
+}
+
+const char *cli_template_of(const struct cuco_manifest *m, char *buf, size_t len)
+{
+	const char *dir = cli_share_dir("realize");
+
+	snprintf(buf, len, "%s/template.cu.in", m->dir);
+	if (cuco_file_exists(buf))
+		return buf;
+	if (!dir)
+		return NULL;
+	snprintf(buf, len, "%s/%s.cu.in", dir, m->name);
+	return cuco_file_exists(buf) ? buf : NULL;
+}
+
+int cli_load_run_workload(const struct cuco_run_rec *run, struct cuco_manifest *m,
+                          struct cuco_err *err)
+{
+	int rc;
+
+	if (!run->package || !*run->package)
+		return cli_load_workload(run->workload, m, err);
+	rc = cli_load_workload(run->package, m, err);
+	if (!rc && run->workload && strcmp(m->name, run->workload)) {
+		/* the folder holds another workload now: not the run's */
+		rc = cuco_err_set(err, CUCO_ERR_NOT_FOUND, "its folder holds workload %s, not %s",
+		                  m->name, run->workload);
+		cuco_manifest_release(m);
+	}
+	if (rc)
+		cuco_err_prefix(err, "run %lld's workload package %s: ", (long long)run->id,
+		                run->package);
+	return rc;
 }
 
 int cli_open_store(const char *path, struct cuco_store **out, struct cuco_err *err)
@@ -99,11 +160,12 @@ int cli_open_store(const char *path, struct cuco_store **out, struct cuco_err *e
 	return cuco_store_open(path, out, err);
 }
 
-int cli_run_begin(struct cuco_store *s, const char *kind, const char *workload, const char *shape,
-                  const char *config_json, const char *gpu, int64_t *id, struct cuco_err *err)
+int cli_run_begin(struct cuco_store *s, const char *kind, const struct cuco_manifest *m,
+                  const char *workload, const char *shape, const char *config_json, const char *gpu,
+                  int64_t *id, struct cuco_err *err)
 {
 	struct cuco_run_rec rec;
-	char host[256] = "";
+	char host[256] = "", pkg[PATH_MAX];
 
 	gethostname(host, sizeof(host) - 1);
 	cuco_run_rec_init(&rec);
@@ -116,6 +178,7 @@ int cli_run_begin(struct cuco_store *s, const char *kind, const char *workload, 
 	rec.host = host;
 	rec.gpu = gpu;
 	rec.commit_id = getenv("CUCO_COMMIT");
+	rec.package = cli_package_of(m, pkg, sizeof(pkg));
 	return cuco_store_run_begin(s, &rec, id, err);
 }
 

@@ -10,6 +10,34 @@
 #include "store/store.h"
 #include "workload/manifest.h"
 
+/*
+ * The exit status of every command: one per kind of failure, the same in
+ * every command (README.md, "Exit status"; `cuco --help`). A command returns
+ * a result code (util/error.h) or CLI_EXIT_INTERRUPTED; cuco's main maps it
+ * with cli_exit_status(). The numbers are kept from release to release.
+ */
+enum cli_exit {
+	CLI_EXIT_OK = 0,
+	CLI_EXIT_INTERNAL = 1,      /* out of memory, an OS call failed, a bug */
+	CLI_EXIT_IO = 2,            /* a file could not be read or written */
+	CLI_EXIT_BAD_INPUT = 4,     /* malformed or invalid input (manifest, directive, value) */
+	CLI_EXIT_USAGE = 5,         /* command-line misuse */
+	CLI_EXIT_STORE = 6,         /* the store failed or is newer than this cuco */
+	CLI_EXIT_COMPILE = 8,       /* nothing compiled */
+	CLI_EXIT_RUN = 9,           /* programs failed while running, hung or crashed */
+	CLI_EXIT_VERIFY = 12,       /* nothing verified */
+	CLI_EXIT_UNSUPPORTED = 13,  /* not possible on this machine */
+	CLI_EXIT_NOT_FOUND = 14,    /* a named workload, run, program or file does not exist */
+	CLI_EXIT_NO_GPU = 15,       /* fewer CUDA GPUs than the ranks need */
+	CLI_EXIT_INTERRUPTED = 130, /* SIGINT or SIGTERM (128 + 2, as shells say) */
+};
+
+/* The exit status for a command's result (a cuco_result or CLI_EXIT_INTERRUPTED). */
+int cli_exit_status(int result);
+
+/* The exit status table, for `cuco --help`. */
+void cli_exit_help(FILE *out);
+
 /* Print "cuco <cmd>: <msg>" to stderr and return CUCO_ERR_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print "cuco: <msg>" from err to stderr and return its code. */
@@ -31,15 +59,39 @@ int cli_int(const char *cmd, const char *what, const char *v, long long lo, long
 		    .env = "CUCO_STORE"                                                     \
 	}
 
-/* Load workload `name` (a name under <home>/workloads or a path to a manifest.json). */
+/*
+ * Load workload `name`: a package folder (a path, or a bare name that is a
+ * folder here holding a manifest.json), a path to a manifest.json, or a
+ * name under <home>/workloads.
+ */
 int cli_load_workload(const char *name, struct cuco_manifest *m, struct cuco_err *err);
+
+/*
+ * The absolute folder of m's package (into buf) when it is not one of
+ * cuco's workloads, which their names find: what a run stores to find its
+ * package again. NULL for cuco's own, or when m is NULL.
+ */
+const char *cli_package_of(const struct cuco_manifest *m, char *buf, size_t len);
+
+/*
+ * The program template of workload m into buf: its package's own
+ * (<package>/template.cu.in, as cuco init writes it), else cuco's
+ * (<home>/share/realize/<name>.cu.in); NULL when it has none.
+ */
+const char *cli_template_of(const struct cuco_manifest *m, char *buf, size_t len);
+
+/* Load the workload of a stored run: its package folder when it has one, else its name. */
+int cli_load_run_workload(const struct cuco_run_rec *run, struct cuco_manifest *m,
+                          struct cuco_err *err);
 
 /* Open the store at path (NULL: default), creating its directory. */
 int cli_open_store(const char *path, struct cuco_store **out, struct cuco_err *err);
 
-/* Begin a store run of kind for workload; fills *id. */
-int cli_run_begin(struct cuco_store *s, const char *kind, const char *workload, const char *shape,
-                  const char *config_json, const char *gpu, int64_t *id, struct cuco_err *err);
+/* Begin a store run of kind for workload (m: its manifest, whose package folder the run
+ * keeps when it has one; may be NULL); fills *id. */
+int cli_run_begin(struct cuco_store *s, const char *kind, const struct cuco_manifest *m,
+                  const char *workload, const char *shape, const char *config_json, const char *gpu,
+                  int64_t *id, struct cuco_err *err);
 
 /*
  * The run options (struct cuco_run_opts): --ranks --launcher --wrapper

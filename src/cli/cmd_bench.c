@@ -3,6 +3,9 @@
  * cascade; a table per shape and JSON for machines. */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +118,243 @@ static int farm_setup(struct cuco_farm *farm, const struct cuco_manifest *m,
 	return rc;
 }
 
+/* ---- progress, interruption, outcome ---- */
+
+static volatile sig_atomic_t stop_signal; /* the signal that stopped the bench, 0: none */
+static atomic_int stop_compiles;          /* the compile stage's cancel flag */
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+	atomic_store(&stop_compiles, 1);
+	if (cuco_farm_current())
+		cuco_farm_interrupt(); /* --farm: the steps in flight are cancelled */
+	signal(sig, SIG_DFL);          /* a second one ends cuco at once */
+}
+
+/* SIGINT and SIGTERM stop the bench (on) or end cuco as by default (off). */
+static void signals(int on)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on ? on_stop : SIG_DFL;
+	sa.sa_flags = SA_RESTART; /* the harness of a shape finishes; the next does not start */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* What the progress lines need. */
+struct bench_progress {
+	const struct cuco_manifest *m;
+	int ndone, ntotal;         /* compile jobs settled, and all of them */
+	int nshape, ntotal_shapes; /* shapes begun, and all of them */
+};
+
+static void on_compiled(void *arg, const struct cuco_compile_job *j)
+{
+	struct bench_progress *pr = arg;
+
+	pr->ndone++;
+	fprintf(stderr, "cuco bench: [%d/%d] compile %-16s %s", pr->ndone, pr->ntotal, j->name,
+	        j->code == CUCO_OK ? (j->cached ? "ok (cached)" : "ok")
+	        : stop_signal      ? "stopped"
+	                           : "FAILED");
+	if (j->code == CUCO_OK && j->seconds > 0)
+		fprintf(stderr, " (%.1f s)", j->seconds);
+	fputc('\n', stderr);
+}
+
+static void on_shape(void *arg, const struct cuco_eval_shape *s, int done)
+{
+	struct bench_progress *pr = arg;
+	const struct cuco_run_result *r = &s->run;
+
+	if (!done) {
+		fprintf(stderr, "cuco bench: shape %s (%d of %d): running...\n", s->shape->name,
+		        ++pr->nshape, pr->ntotal_shapes);
+		return;
+	}
+	for (int i = 0; i < r->nresults; i++) {
+		const struct cuco_program_result *x = &r->results[i];
+		fprintf(stderr, "cuco bench: shape %s: run %-16s %s", s->shape->name, x->name,
+		        x->status);
+		if (!isnan(x->median_us))
+			fprintf(stderr, " %.1f us", x->median_us);
+		fputc('\n', stderr);
+	}
+	if (s->code)
+		fprintf(stderr, "cuco bench: shape %s: %s\n", s->shape->name, s->error);
+}
+
+/* Progress lines on stderr as programs compile and shapes run (stdout stays the tables). */
+static struct bench_progress progress; /* of the one bench this process runs */
+
+static void bench_progress_on(struct cuco_eval_request *req, const struct cuco_manifest *m,
+                              const struct cuco_eval_program *progs, int np)
+{
+	int todo = 0;
+
+	for (int i = 0; i < np; i++) {
+		todo += !progs[i].precheck_code;
+		if (progs[i].precheck_code)
+			fprintf(stderr, "cuco bench: compile %-16s rejected: %s\n", progs[i].name,
+			        progs[i].precheck_error);
+	}
+	memset(&progress, 0, sizeof(progress));
+	progress.m = m;
+	progress.ntotal = todo + 1; /* and the workload's generator, named "workload" */
+	progress.ntotal_shapes = req->nshapes;
+	req->compile.on_done = on_compiled;
+	req->compile.on_done_arg = &progress;
+	req->compile.cancel = &stop_compiles;
+	req->on_shape = on_shape;
+	req->on_shape_arg = &progress;
+	fprintf(stderr,
+	        "cuco bench: compiling %d programs and the workload's generator (%d at a time)\n",
+	        todo, req->compile.jobs);
+}
+
+/* s as a JSON string into sb. */
+static void json_str(struct cuco_strbuf *sb, const char *s)
+{
+	if (!s) {
+		cuco_strbuf_adds(sb, "null");
+		return;
+	}
+	cuco_strbuf_addch(sb, '"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			cuco_strbuf_addf(sb, "\\%c", c);
+		else if (c < 0x20)
+			cuco_strbuf_addf(sb, "\\u%04x", c);
+		else
+			cuco_strbuf_addch(sb, (char)c);
+	}
+	cuco_strbuf_addch(sb, '"');
+}
+
+/* The programs' compile outcome: "compile":[{"name","status","cached","seconds"}]. */
+static void compile_json(struct cuco_strbuf *sb, const struct cuco_eval_program *progs, int np)
+{
+	cuco_strbuf_adds(sb, ",\"compile\":[");
+	for (int i = 0; i < np; i++) {
+		const struct cuco_eval_program *p = &progs[i];
+		int code = p->precheck_code ? p->precheck_code : p->job.code;
+		cuco_strbuf_adds(sb, i ? ",{\"name\":" : "{\"name\":");
+		json_str(sb, p->name);
+		cuco_strbuf_addf(sb, ",\"status\":\"%s\",\"cached\":%s,\"seconds\":%.2f}",
+		                 p->precheck_code ? "rejected" : cuco_result_token(code),
+		                 p->job.cached ? "true" : "false", p->job.seconds);
+	}
+	cuco_strbuf_addch(sb, ']');
+}
+
+/*
+ * What the bench achieved: CUCO_OK, CUCO_ERR_COMPILE when no program
+ * compiled, CUCO_ERR_VERIFY when none that ran verified, CUCO_ERR_RUN when
+ * none ran; the reason into why.
+ */
+static int bench_outcome(const struct cuco_eval_program *progs, int np,
+                         const struct cuco_eval_shape *out, int nshapes, int ran, char *why,
+                         size_t len)
+{
+	int compiled = 0, ok = 0, wrong = 0;
+
+	for (int i = 0; i < np; i++)
+		compiled += !progs[i].precheck_code && progs[i].job.code == CUCO_OK;
+	if (!compiled) {
+		snprintf(why, len, "no program compiled (%d tried)", np);
+		return CUCO_ERR_COMPILE;
+	}
+	if (!ran)
+		return CUCO_OK;
+	for (int s = 0; s < nshapes; s++)
+		for (int i = 0; i < out[s].run.nresults; i++) {
+			const struct cuco_program_result *r = &out[s].run.results[i];
+			ok += r->code == CUCO_OK && r->verify;
+			wrong += r->code == CUCO_ERR_VERIFY;
+		}
+	if (ok)
+		return CUCO_OK;
+	snprintf(why, len, "no program verified at any shape (%d compiled%s)", compiled,
+	         wrong ? ", their outputs differ from the reference" : ", none ran to the end");
+	return wrong ? CUCO_ERR_VERIFY : CUCO_ERR_RUN;
+}
+
+/*
+ * After cuco_evaluate returned rc: the tables (stdout), the JSON file (always,
+ * when asked), the run's end in the store. Returns the command's result.
+ */
+static int bench_finish(struct cuco_store *store, const struct cuco_eval_request *req,
+                        const struct cuco_manifest *m, const struct cuco_eval_program *progs,
+                        int np, const struct cuco_eval_shape *out, int rc, struct cuco_err *err,
+                        const char *cmdline, const char *json_path)
+{
+	struct cuco_strbuf json = CUCO_STRBUF_INIT;
+	int ran = !rc && !req->compile_only && !stop_signal;
+	char date[64], why[512] = "", reason[160];
+	time_t now = time(NULL);
+
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	if (stop_signal) {
+		snprintf(reason, sizeof(reason), "%s during the %s stage",
+		         stop_signal == SIGINT ? "SIGINT (Ctrl-C)" : "SIGTERM",
+		         progress.nshape ? "run" : "compile");
+		fprintf(stderr, "cuco bench: interrupted by %s\n", reason);
+	} else if (rc == CUCO_ERR_NO_GPU) {
+		printf("# compile stage done for %s; %s.\n"
+		       "# Execution needs >= %d CUDA GPUs: run this command on a GPU node.\n",
+		       m->name, err->msg, req->run.ranks);
+	} else if (rc) {
+		cli_fail(err);
+	} else if (!(rc = bench_outcome(progs, np, out, req->nshapes, ran, why, sizeof(why))) &&
+	           req->compile_only) {
+		printf("# compile stage done for %s (--compile-only)\n", m->name);
+	} else if (rc) {
+		fprintf(stderr, "cuco bench: %s\n", why);
+		cuco_err_set(err, rc, "%s", why);
+	}
+	if (ran && rc != CUCO_ERR_COMPILE) {
+		printf("# cuco bench, run %lld, %s, %s\n", (long long)req->run_id, date, cmdline);
+		for (int s = 0; s < req->nshapes; s++)
+			cli_print_shape_table(stdout, m, &out[s], progs, np, req->run.ranks);
+	}
+	cuco_strbuf_addf(&json,
+	                 "{\"cuco\":\"%s\",\"date\":\"%s\",\"commit\":\"%s\",\"run_id\":%lld,"
+	                 "\"workload\":\"%s\",\"ranks\":%d,\"command\":",
+	                 CUCO_VERSION, date, getenv("CUCO_COMMIT") ? getenv("CUCO_COMMIT") : "",
+	                 (long long)req->run_id, m->name, req->run.ranks);
+	json_str(&json, cmdline);
+	cuco_strbuf_addf(&json, ",\"status\":\"%s\",\"error\":",
+	                 stop_signal ? "interrupted"
+	                 : rc        ? "failed"
+	                             : "done");
+	json_str(&json, stop_signal ? reason : rc ? err->msg : NULL);
+	compile_json(&json, progs, np);
+	cuco_strbuf_adds(&json, ",\"shapes\":[");
+	for (int s = 0; ran && s < req->nshapes; s++) {
+		if (s)
+			cuco_strbuf_addch(&json, ',');
+		cli_shape_json(&json, &out[s], progs, np);
+	}
+	cuco_strbuf_adds(&json, "]}\n");
+	if (stop_signal)
+		cuco_store_run_stop(store, req->run_id, "interrupted", reason, NULL);
+	else if (rc)
+		cuco_store_run_fail(store, req->run_id, err->msg, NULL);
+	else
+		cuco_store_run_finish(store, req->run_id, "done", NULL);
+	if (json_path && cuco_write_file(json_path, json.buf, json.len)) {
+		fprintf(stderr, "cuco bench: cannot write %s: %s\n", json_path, strerror(errno));
+		rc = rc ? rc : CUCO_ERR_IO;
+	}
+	cuco_strbuf_release(&json);
+	return stop_signal ? CLI_EXIT_INTERRUPTED : rc;
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	struct cuco_manifest m;
@@ -122,8 +362,7 @@ int cmd_bench(int argc, char **argv)
 	struct cuco_eval_request req;
 	struct cuco_hw_facts facts;
 	struct cuco_eval_program progs[MAX_PROGS];
-	struct cuco_strbuf seed = CUCO_STRBUF_INIT, json = CUCO_STRBUF_INIT,
-	                   cmdline = CUCO_STRBUF_INIT;
+	struct cuco_strbuf seed = CUCO_STRBUF_INIT, cmdline = CUCO_STRBUF_INIT;
 	struct cuco_strbuf files[MAX_PROGS];
 	const char *shape_names[64], *prog_files[MAX_PROGS], *json_path = NULL, *store_path = NULL;
 	const struct cuco_shape *shapes[64];
@@ -283,12 +522,14 @@ int cmd_bench(int argc, char **argv)
 		}
 	}
 	snprintf(config, sizeof(config), "{\"timing\":\"%s\"}", cuco_run_timing(&req.run));
-	rc = cli_run_begin(store, "bench", m.name, req.nshapes == 1 ? shapes[0]->name : NULL,
+	rc = cli_run_begin(store, "bench", &m, m.name, req.nshapes == 1 ? shapes[0]->name : NULL,
 	                   config, NULL, &req.run_id, &err);
 	if (rc) {
 		cli_fail(&err);
 		goto out_store;
 	}
+	/* from here a signal ends the run 'interrupted', never leaves it 'running' */
+	signals(1);
 	req.m = &m;
 	req.shapes = shapes;
 	req.progs = progs;
@@ -296,70 +537,15 @@ int cmd_bench(int argc, char **argv)
 	req.store = store;
 	req.compile_only = compile_only;
 	out = cuco_xcalloc((size_t)req.nshapes, sizeof(*out));
-	fprintf(stderr, "cuco bench: compiling %d programs (%d at a time)...\n", np + 1,
-	        req.compile.jobs);
+	bench_progress_on(&req, &m, progs, np);
 	rc = cuco_evaluate(&req, out, &err);
+	signals(0);
 	for (int i = 0; i < np; i++)
-		fprintf(stderr, "cuco bench: compile %-16s %s%s\n", progs[i].name,
-		        progs[i].precheck_code ? "rejected: "
-		        : progs[i].job.code == CUCO_OK
-		            ? (progs[i].job.cached ? "ok (cached)" : "ok")
-		            : "FAILED",
-		        progs[i].precheck_code ? progs[i].precheck_error : "");
-	for (int i = 0; i < np; i++)
-		if (!progs[i].precheck_code && progs[i].job.code != CUCO_OK)
+		if (!progs[i].precheck_code && progs[i].job.code != CUCO_OK && !stop_signal)
 			fprintf(stderr, "--- %s: nvcc output ---\n%s\n", progs[i].name,
 			        progs[i].job.log.buf);
-	if (rc == CUCO_ERR_NO_GPU) {
-		printf("# compile stage done for %s; %s.\n"
-		       "# Execution needs >= %d CUDA GPUs: run this command on a GPU node.\n",
-		       m.name, err.msg, req.run.ranks);
-		cuco_store_run_fail(store, req.run_id, err.msg, NULL);
-		goto out_results;
-	}
-	if (rc) {
-		cli_fail(&err);
-		cuco_store_run_fail(store, req.run_id, err.msg, NULL);
-		goto out_results;
-	}
-	if (compile_only) {
-		printf("# compile stage done for %s (--compile-only)\n", m.name);
-		cuco_store_run_finish(store, req.run_id, "done", NULL);
-		goto out_results;
-	}
-	{
-		time_t now = time(NULL);
-		char date[64];
-		strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-		cuco_strbuf_addf(
-		    &json,
-		    "{\"cuco\":\"%s\",\"date\":\"%s\",\"commit\":\"%s\",\"run_id\":%lld,"
-		    "\"workload\":\"%s\",\"ranks\":%d,\"command\":\"",
-		    CUCO_VERSION, date, getenv("CUCO_COMMIT") ? getenv("CUCO_COMMIT") : "",
-		    (long long)req.run_id, m.name, req.run.ranks);
-		for (size_t k = 0; k < cmdline.len; k++) {
-			if (cmdline.buf[k] == '"' || cmdline.buf[k] == '\\')
-				cuco_strbuf_addch(&json, '\\');
-			cuco_strbuf_addch(&json, cmdline.buf[k]);
-		}
-		cuco_strbuf_adds(&json, "\",\"shapes\":[");
-		printf("# cuco bench, run %lld, %s, %s\n", (long long)req.run_id, date,
-		       cmdline.buf);
-	}
-	for (int s = 0; s < req.nshapes; s++) {
-		cli_print_shape_table(stdout, &m, &out[s], progs, np, req.run.ranks);
-		if (s)
-			cuco_strbuf_addch(&json, ',');
-		cli_shape_json(&json, &out[s], progs, np);
-	}
-	cuco_strbuf_adds(&json, "]}\n");
-	if (json_path && cuco_write_file(json_path, json.buf, json.len)) {
-		fprintf(stderr, "cuco bench: cannot write %s: %s\n", json_path, strerror(errno));
-		rc = CUCO_ERR_IO;
-	}
-	cuco_store_run_finish(store, req.run_id, "done", NULL);
-out_results:
-	for (int s = 0; s < req.nshapes && out; s++)
+	rc = bench_finish(store, &req, &m, progs, np, out, rc, &err, cmdline.buf, json_path);
+	for (int s = 0; s < req.nshapes; s++)
 		cuco_eval_shape_release(&out[s]);
 	free(out);
 out_store:
@@ -376,7 +562,6 @@ out_progs:
 out_manifest:
 	cuco_manifest_release(&m);
 	cuco_strbuf_release(&seed);
-	cuco_strbuf_release(&json);
 	cuco_strbuf_release(&cmdline);
 	return rc;
 }

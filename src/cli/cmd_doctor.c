@@ -67,7 +67,9 @@ static void slurm_view(const char *partition)
 		return;
 	}
 	if (cuco_farm_view(&f, &v, &gpus, &e)) {
-		printf("slurm:      %s\n", e.msg);
+		/* Slurm's own words (sinfo's stderr) go to stderr, not into this report */
+		printf("slurm:      srun is here, but Slurm did not answer (why: on stderr)\n");
+		fprintf(stderr, "cuco doctor: slurm: %s\n", e.msg);
 		goto out;
 	}
 	printf("slurm:      the farm of evolve --farm slurm\n");
@@ -77,10 +79,12 @@ static void slurm_view(const char *partition)
 		l += n + (l[n] == '\n');
 	}
 	snprintf(dir, sizeof(dir), "%s/farm", cuco_state_dir());
-	if (cuco_farm_check_shared(&f, dir, &e))
-		printf("  state dir:      %s: NOT usable by the farm: %s\n", cuco_state_dir(),
-		       e.msg);
-	else
+	if (cuco_farm_check_shared(&f, dir, &e)) {
+		/* its reason may hold srun's own words: stderr */
+		printf("  state dir:      %s: NOT usable by the farm (why: on stderr)\n",
+		       cuco_state_dir());
+		fprintf(stderr, "cuco doctor: the state dir and the farm: %s\n", e.msg);
+	} else
 		printf("  state dir:      %s: shared with the farm's nodes\n", cuco_state_dir());
 out:
 	cuco_strbuf_release(&v);
@@ -179,6 +183,28 @@ static void version(char *out, size_t len, int v)
 	snprintf(out, len, "%d.%d.%d", v / 10000, (v / 100) % 100, v % 100);
 }
 
+/* The one-line answer first: can this node verify and time programs? */
+static void verdict(json_t *root)
+{
+	json_t *gpus = json_object_get(root, "gpus"), *lsa = json_object_get(root, "lsa");
+	size_t n = json_is_array(gpus) ? json_array_size(gpus) : 0;
+
+	if (n == 0)
+		printf("verdict:    no CUDA GPU here: transform and compile only (verifying and "
+		       "timing need >= 2 GPUs)\n");
+	else if (n == 1)
+		printf("verdict:    1 GPU: bench and eval on 1 rank (the compute side); workloads "
+		       "need >= 2 GPUs\n");
+	else if (json_is_true(lsa))
+		printf("verdict:    ready: %zu GPUs, the LSA self-test passed\n", n);
+	else if (json_is_false(lsa))
+		printf(
+		    "verdict:    NOT ready: %zu GPUs, but the LSA self-test FAILED (LSA below)\n",
+		    n);
+	else
+		printf("verdict:    %zu GPUs; LSA not tested\n", n);
+}
+
 int cmd_doctor(int argc, char **argv)
 {
 	int as_json = 0, rc = 0;
@@ -213,6 +239,7 @@ int cmd_doctor(int argc, char **argv)
 		goto out;
 	}
 	gpus = json_object_get(root, "gpus");
+	verdict(root);
 	version(ver, sizeof(ver), (int)json_integer_value(json_object_get(root, "nccl_version")));
 	{
 		struct cuco_err herr;

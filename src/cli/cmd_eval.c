@@ -151,8 +151,8 @@ int cmd_eval(int argc, char **argv)
 		goto out_progs;
 	}
 	snprintf(config, sizeof(config), "{\"timing\":\"%s\"}", cuco_run_timing(&req.run));
-	if ((rc = cli_run_begin(store, "eval", m.name, shapes[0]->name, config, NULL, &req.run_id,
-	                        &err))) {
+	if ((rc = cli_run_begin(store, "eval", &m, m.name, shapes[0]->name, config, NULL,
+	                        &req.run_id, &err))) {
 		cli_fail(&err);
 		goto out_progs;
 	}

@@ -4,6 +4,7 @@
  * cascade, kept in the store; Ctrl-C stops cleanly and --resume continues.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/evolve_llm.h"
+#include "cli/evolve_progress.h"
 #include "program/directive.h"
 #include "program/realize.h"
 #include "search/evolve.h"
@@ -178,13 +180,15 @@ const struct cli_spec cmd_evolve_spec = {
     .max_pos = 1,
 };
 
-static volatile sig_atomic_t stop_flag;
+static volatile sig_atomic_t stop_flag; /* the signal that stopped the search; 0: none */
 
-static void on_sigint(int sig)
+/* How the live run was stopped, for the store's reason. */
+static const char *stop_name(void)
 {
-	(void)sig;
-	stop_flag = 1;
-	signal(SIGINT, SIG_DFL); /* a second Ctrl-C ends cuco at once */
+	return stop_flag == SIGINT    ? "SIGINT (Ctrl-C)"
+	       : stop_flag == SIGTERM ? "SIGTERM"
+	       : stop_flag == SIGHUP  ? "SIGHUP"
+	                              : "a signal";
 }
 
 /* ---- --farm slurm ---- */
@@ -195,23 +199,27 @@ static struct cuco_evaluator farm_inner; /* the cascade evaluator the farm's wra
 static int64_t farm_run;                 /* the run id the farm's tag names */
 static const char *farm_store;           /* the store's path, for the tag */
 
-/* Ctrl-C, kill, hangup: stop, and the steps in flight are cancelled (farm/slurm.h). */
-static void on_farm_signal(int sig)
+/* Ctrl-C, kill, hangup: stop after the batch in flight; on a farm its steps are cancelled
+ * (farm/slurm.h). */
+static void on_stop_signal(int sig)
 {
-	stop_flag = 1;
-	cuco_farm_interrupt();
+	stop_flag = sig;
+	if (farm_on)
+		cuco_farm_interrupt();
 	if (sig == SIGINT)
 		signal(SIGINT, SIG_DFL); /* a second Ctrl-C ends cuco at once */
 }
 
-static void farm_signals(int on)
+static void stop_signals(int on)
 {
 	struct sigaction sa;
 	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
 
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
-	sa.sa_handler = on ? on_farm_signal : SIG_DFL; /* no SA_RESTART: waits see EINTR */
+	sa.sa_handler = on ? on_stop_signal : SIG_DFL;
+	/* on a farm, no SA_RESTART: its waits see EINTR; here the batch in flight finishes */
+	sa.sa_flags = farm_on ? 0 : SA_RESTART;
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
 }
@@ -332,6 +340,7 @@ struct progress_ctx {
 	const char *primary; /* the run's shape */
 	const char *shapes;  /* "4096, 8192" for a run over several shapes; NULL: one */
 	const char *stat;    /* "" (latencies are medians) or "mean " */
+	struct cli_evolve_clock clock;
 };
 
 /* A line for the user, on stderr. */
@@ -345,7 +354,7 @@ static void note(void *arg, const char *msg)
 static void progress(void *arg, const struct cuco_evolve_progress *p)
 {
 	static int last_evaluated = -1, last_generation = -1;
-	const struct progress_ctx *pc = arg;
+	struct progress_ctx *pc = arg;
 	int tty = pc->tty;
 
 	if (farm_on && p->run_id && p->run_id != farm_run) {
@@ -378,8 +387,33 @@ static void progress(void *arg, const struct cuco_evolve_progress *p)
 		fprintf(stderr, " vs baseline %s%.1f us", pc->stat, p->baseline_us);
 	if (isfinite(p->baseline_us) && pc->shapes)
 		fprintf(stderr, " at %s", pc->primary);
+	cli_evolve_clock_print(&pc->clock, p, stderr);
 	fputs(tty ? "" : "\n", stderr);
 	fflush(stderr);
+}
+
+/*
+ * A resumed run of a package that evolved through the package's own
+ * template (stored as <its folder>/template.cu.in): that template, from the
+ * folder the run stored, into buf; else NULL (cuco's templates are found in
+ * the data folder, evolve_flags.h).
+ */
+static const char *package_template(const struct cuco_run_rec *r, char *buf, size_t len)
+{
+	json_t *cfg;
+	const char *t, *base;
+	int ours;
+
+	if (!r->package || !r->config || !(cfg = json_loads(r->config, 0, NULL)))
+		return NULL;
+	t = json_string_value(json_object_get(cfg, "template"));
+	base = t ? strrchr(t, '/') : NULL;
+	ours = base && !strcmp(base, "/template.cu.in");
+	json_decref(cfg);
+	if (!ours)
+		return NULL;
+	snprintf(buf, len, "%s/template.cu.in", r->package);
+	return cuco_file_exists(buf) ? buf : NULL;
 }
 
 /*
@@ -454,7 +488,7 @@ int cmd_evolve(int argc, char **argv)
 	int rc, have_m = 0, have_ds = 0, tty = isatty(2), gpus = 0;
 	int64_t run_id = 0;
 	int no_recheck = 0, have_stored = 0;
-	char tpath[PATH_MAX], *llm_json = NULL;
+	char tpath[PATH_MAX], pkg[PATH_MAX], pkg_tmpl[PATH_MAX], *llm_json = NULL;
 
 	cuco_err_clear(&err);
 	cuco_run_opts_default(&run);
@@ -499,6 +533,8 @@ int cmd_evolve(int argc, char **argv)
 		cli_fail(&err);
 		goto out;
 	}
+	if (resume && !ef.template_path)
+		ef.template_path = package_template(&stored, pkg_tmpl, sizeof(pkg_tmpl));
 	if (run.burst >= 0)
 		ef.timing = cuco_run_timing(&run);
 	ef.operator_ = lf->operator_;
@@ -520,7 +556,8 @@ int cmd_evolve(int argc, char **argv)
 		snprintf(tpath, sizeof(tpath), "%s", cfg.template_path);
 		template_path = tpath;
 	}
-	if ((rc = cli_load_workload(workload, &m, &err))) {
+	if ((rc = resume ? cli_load_run_workload(&stored, &m, &err)
+	                 : cli_load_workload(workload, &m, &err))) {
 		cli_fail(&err);
 		goto out;
 	}
@@ -554,12 +591,8 @@ int cmd_evolve(int argc, char **argv)
 		cli_fail(&err);
 		goto out;
 	}
-	if (!template_path) {
-		const char *dir = cli_share_dir("realize");
-		snprintf(tpath, sizeof(tpath), "%s/%s.cu.in", dir ? dir : ".", m.name);
-		if (dir && cuco_file_exists(tpath))
-			template_path = tpath;
-	}
+	if (!template_path)
+		template_path = cli_template_of(&m, tpath, sizeof(tpath));
 	if (template_path) {
 		if (cuco_strbuf_read_file(&tmpl, template_path)) {
 			rc = cuco_err_set(&err, CUCO_ERR_IO, "%s: %s", template_path,
@@ -633,6 +666,7 @@ int cmd_evolve(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.store = store;
 	o.workload = m.name;
+	o.package = cli_package_of(&m, pkg, sizeof(pkg));
 	o.shape = shape->name;
 	o.ds = &ds;
 	o.facts = factsp;
@@ -650,6 +684,7 @@ int cmd_evolve(int argc, char **argv)
 	pc.primary = shape->name;
 	pc.shapes = cfg.nshapes > 1 ? shapes_text : NULL;
 	pc.stat = run.mean ? "mean " : "";
+	cli_evolve_clock_start(&pc.clock, &cfg, resume != 0);
 	o.progress = progress;
 	o.note = note;
 	o.ranks = run.ranks;
@@ -668,15 +703,12 @@ int cmd_evolve(int argc, char **argv)
 	                     : "strict order",
 	        template_path ? template_path : "no template: the seed's knobs only");
 	stop_flag = 0;
-	if (farm_on)
-		farm_signals(1);
-	else
-		signal(SIGINT, on_sigint);
+	stop_signals(1); /* SIGINT, SIGTERM, SIGHUP stop the search; the run stays resumable */
 	rc = cuco_evolve_run(&o, &cfg, resume, &run_id, &fin, &err);
 	if (farm_on) {
 		struct cuco_err ferr;
 		int left = 0;
-		farm_signals(0);
+		stop_signals(0);
 		cuco_err_clear(&ferr);
 		/* Whatever ended the run, no step of it stays behind; a finished run's results
 		 * are all stored, so its run directory goes too. */
@@ -687,8 +719,9 @@ int cmd_evolve(int argc, char **argv)
 			        left == 1 ? "" : "s", (long long)run_id);
 		if (!rc && !fin.interrupted)
 			cuco_farm_clean_run(&farm);
+	} else {
+		stop_signals(0);
 	}
-	signal(SIGINT, SIG_DFL);
 	if (tty)
 		fputc('\n', stderr);
 	cli_evolve_llm_finish(llm_op, run_id);
@@ -722,8 +755,15 @@ int cmd_evolve(int argc, char **argv)
 		    fin.baseline_us, (long long)fin.best_program);
 	else
 		printf("# no correct candidate yet\n");
-	if (fin.interrupted)
+	if (fin.interrupted) {
+		char why[128];
+		snprintf(why, sizeof(why),
+		         "stopped by %s after %d evaluations; --resume continues it", stop_name(),
+		         fin.evaluated);
+		cuco_store_run_stop(store, run_id, "interrupted", why, NULL);
 		printf("# continue with: cuco evolve --resume %lld\n", (long long)run_id);
+		rc = CLI_EXIT_INTERRUPTED;
+	}
 	if (!no_recheck && !fin.interrupted && fin.best_program) {
 		/* The winner at every shape, a fresh input seed, under compute-sanitizer. */
 		struct cuco_recheck_opts ro;

@@ -38,7 +38,8 @@ static const struct cli_flag export_flags[] = {
     {CLI_ARG, "program ID", .help = "a stored program"},
     {CLI_ARG, "FILE.cu", .help = "a program file (then --workload is required)"},
     {CLI_STRING, "--workload", "W",
-     "the workload: a name or a package directory (default: the stored program's workload)",
+     "the workload: a name or a package directory (default: the stored program's workload, "
+     "from the package folder its run was made from)",
      CLI_AT(struct export_args, workload)},
     CLI_STORE_FLAG(struct export_args, store),
     {CLI_STRING, "-o", "DIR", "where to write; must not exist or be empty",
@@ -232,6 +233,7 @@ int cmd_export(int argc, char **argv)
 	struct cuco_err err;
 	struct cuco_store *store = NULL;
 	struct cuco_program_rec prog;
+	struct cuco_run_rec run;
 	struct cuco_manifest m;
 	struct cuco_strbuf code = CUCO_STRBUF_INIT, sb = CUCO_STRBUF_INIT, label = CUCO_STRBUF_INIT;
 	const char *kind = NULL, *idstr = NULL, *dir = NULL, *workload = NULL, *store_path = NULL;
@@ -254,6 +256,7 @@ int cmd_export(int argc, char **argv)
 
 	cuco_err_clear(&err);
 	cuco_program_rec_init(&prog);
+	cuco_run_rec_init(&run);
 	if ((rc = cli_flags_parse(&cmd_export_spec, argc, argv, &a)))
 		return rc == CLI_HELP ? 0 : rc;
 	kind = a.npos > 0 ? a.pos[0] : NULL;
@@ -313,6 +316,9 @@ int cmd_export(int argc, char **argv)
 		cuco_strbuf_addf(&label, "program %lld (%s, %s)", id, prog.name, prog.origin);
 		if (!workload)
 			workload = prog.workload;
+		if (!a.workload && prog.run_id &&
+		    !cuco_store_run_get(store, prog.run_id, &run, NULL) && run.package)
+			workload = run.package; /* the package folder the run was made from */
 	} else {
 		if (cuco_strbuf_read_file(&code, kind)) {
 			rc = cuco_err_set(&err, CUCO_ERR_IO, "%s: %s", kind, strerror(errno));
@@ -322,8 +328,9 @@ int cmd_export(int argc, char **argv)
 	}
 	if ((rc = cli_load_workload(workload, &m, &err))) {
 		if (idstr)
-			cuco_err_prefix(&err, "the program's workload (give --workload DIR for a "
-			                      "package outside cuco's workloads): ");
+			cuco_err_prefix(&err,
+			                "the program's workload (give --workload DIR where its "
+			                "package moved): ");
 		goto fail;
 	}
 	have_m = 1;
@@ -391,6 +398,7 @@ out:
 		cuco_program_rec_release(&prog);
 	if (have_m)
 		cuco_manifest_release(&m);
+	cuco_run_rec_release(&run);
 	if (store)
 		cuco_store_close(store);
 	cuco_strbuf_release(&code);

@@ -111,8 +111,8 @@ static int run_agent(struct cli_llm_flags *lf, int iterations, const char *host,
 	rc = cli_open_store(store_path, &store, err);
 	if (rc)
 		goto out;
-	rc = cli_run_begin(store, "fastpath", m ? m->name : wl, m ? m->default_shape : NULL, NULL,
-	                   NULL, &run_id, err);
+	rc = cli_run_begin(store, "fastpath", m, m ? m->name : wl, m ? m->default_shape : NULL,
+	                   NULL, NULL, &run_id, err);
 	if (rc)
 		goto out;
 	cuco_fastpath_agent_config_init(&cfg);
@@ -327,7 +327,8 @@ int cmd_fastpath(int argc, char **argv)
 		if (cli_open_store(store_path, &store, &err) == 0) {
 			struct cuco_program_rec rec;
 			int64_t run_id = 0, id = 0;
-			cli_run_begin(store, "fastpath", m.name, NULL, NULL, NULL, &run_id, &err);
+			cli_run_begin(store, "fastpath", &m, m.name, NULL, NULL, NULL, &run_id,
+			              &err);
 			cuco_program_rec_init(&rec);
 			rec.run_id = run_id;
 			rec.workload = m.name;

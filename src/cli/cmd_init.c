@@ -594,8 +594,8 @@ int cmd_init(int argc, char **argv)
 		const char *dot = strchr(o.dir, '/') ? "" : "./";
 		printf("next:\n  cuco bench %s%s --ranks 1    (one GPU: the compute side)\n"
 		       "  cuco bench %s%s              (2, 4 or 8 GPUs)\n"
-		       "  cuco evolve %s%s --template %s%s/template.cu.in\n",
-		       dot, o.dir, dot, o.dir, dot, o.dir, dot, o.dir);
+		       "  cuco evolve %s%s\n",
+		       dot, o.dir, dot, o.dir, dot, o.dir);
 	}
 	rc = CUCO_OK;
 	goto out;

@@ -93,7 +93,7 @@ int cmd_recheck(int argc, char **argv)
 		                     run.kind);
 		goto out;
 	}
-	if ((rc = cli_load_workload(run.workload, &m, &err)))
+	if ((rc = cli_load_run_workload(&run, &m, &err)))
 		goto fail;
 	have_m = 1;
 	{

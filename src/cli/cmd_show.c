@@ -80,6 +80,7 @@ static json_t *run_json(const struct cuco_run_rec *r)
 	json_object_set_new(o, "shape", str_or_null(r->shape));
 	json_object_set_new(o, "status", str_or_null(r->status));
 	json_object_set_new(o, "error", str_or_null(r->error));
+	json_object_set_new(o, "package", str_or_null(r->package));
 	json_object_set_new(o, "created_at", str_or_null(r->created_at));
 	json_object_set_new(o, "finished_at", str_or_null(r->finished_at));
 	json_object_set_new(o, "cuco_version", str_or_null(r->cuco_version));
@@ -224,6 +225,13 @@ static int show_eval_row(const struct cuco_eval_rec *e, void *arg, struct cuco_e
 	return 0;
 }
 
+/* The column names above show_run_row's lines (a # line: scripts skip it). */
+static void show_run_header(void)
+{
+	printf("%-10s%-10s%-17s%-9s%-12s%s\n", "# run", "kind", "workload", "shape", "status",
+	       "created (UTC)");
+}
+
 static int show_run_row(const struct cuco_run_rec *r, void *arg, struct cuco_err *err)
 {
 	(void)arg;
@@ -312,13 +320,17 @@ int cmd_show(int argc, char **argv)
 		goto out;
 	}
 	if (!strcmp(what, "runs")) {
+		show_run_header();
 		rc = cuco_store_run_each(store, show_run_row, NULL, &err);
 	} else if (!strcmp(what, "run")) {
 		struct cuco_run_rec r;
 		if ((rc = cuco_store_run_get(store, id, &r, &err)) == 0) {
+			show_run_header();
 			show_run_row(&r, NULL, &err);
 			if (r.error) /* why it failed, before what it stored */
 				printf("error: %s\n", tty(r.error));
+			if (r.package)
+				printf("package: %s\n", tty(r.package));
 			cuco_run_rec_release(&r);
 			rc = cuco_store_eval_each_run(store, id, show_eval_row, NULL, &err);
 		}

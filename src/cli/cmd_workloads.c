@@ -52,7 +52,7 @@ int cmd_workloads(int argc, char **argv)
 		return cli_fail(&err);
 	for (int i = 0; i < n; i++) {
 		struct cuco_manifest m;
-		if (cli_load_workload(names[i], &m, &err)) {
+		if (cuco_workload_find(dir, names[i], &m, &err)) {
 			fprintf(stderr, "cuco: %s\n", err.msg);
 			rc = err.code;
 			continue;

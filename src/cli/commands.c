@@ -21,5 +21,7 @@ const struct cuco_command cuco_commands[] = {
      &cmd_init_spec},
     {"export", cmd_export, "a stored program as a library for your own NCCL program",
      &cmd_export_spec},
+    {"cache", cmd_cache, "show the compile cache, or clean it (all, or entries older than N days)",
+     &cmd_cache_spec},
 };
 const size_t cuco_ncommands = sizeof(cuco_commands) / sizeof(cuco_commands[0]);

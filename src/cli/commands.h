@@ -32,9 +32,10 @@ int cmd_report(int argc, char **argv);
 int cmd_recheck(int argc, char **argv);
 int cmd_init(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
 
 extern const struct cli_spec cmd_doctor_spec, cmd_workloads_spec, cmd_fastpath_spec, cmd_eval_spec,
     cmd_bench_spec, cmd_show_spec, cmd_realize_spec, cmd_evolve_spec, cmd_report_spec,
-    cmd_recheck_spec, cmd_init_spec, cmd_export_spec;
+    cmd_recheck_spec, cmd_init_spec, cmd_export_spec, cmd_cache_spec;
 
 #endif

@@ -179,6 +179,71 @@ static int from_env(struct entry *e, int n, void *args, char *msg, size_t len)
 	return 0;
 }
 
+/* Edit distance of a and b, a swap of two neighbours counting one (each cut at 63 characters). */
+static int edit_distance(const char *a, const char *b)
+{
+	int d[64][64], la = (int)strnlen(a, 63), lb = (int)strnlen(b, 63);
+
+	for (int i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (int j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (int i = 1; i <= la; i++)
+		for (int j = 1; j <= lb; j++) {
+			int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[la][lb];
+}
+
+const char *cli_did_you_mean(const char *word, const char *const *names, size_t n)
+{
+	const char *best = NULL;
+	int best_d = 0, ties = 0;
+	size_t wl = strlen(word);
+
+	for (size_t i = 0; i < n; i++) {
+		int d = edit_distance(word, names[i]);
+		size_t nl = strlen(names[i]);
+		/* a prefix of a longer name (--budget for --budget-evals) counts as close */
+		if (wl >= 3 && wl < nl && !strncmp(word, names[i], wl))
+			d = 1;
+		if (!best || d < best_d) {
+			best = names[i];
+			best_d = d;
+			ties = 0;
+		} else if (d == best_d) {
+			ties++;
+		}
+	}
+	/* close means at most a third of the word wrong, as git's suggestions are */
+	if (!best || ties || best_d > 2 || (size_t)best_d * 3 > wl)
+		return NULL;
+	return best;
+}
+
+/* "unknown option FLAG", with the nearest listed flag of e[0..n) when one is close. */
+static int unknown_flag(struct entry *e, int n, const char *flag, char *msg, size_t len)
+{
+	const char *names[MAX_ENTRIES], *near;
+	size_t k = 0;
+
+	for (int i = 0; i < n; i++)
+		if (listed(e, i))
+			names[k++] = e[i].f->name;
+	near = cli_did_you_mean(flag, names, k);
+	if (near)
+		return fail(msg, len, "unknown option %s; did you mean %s?", flag, near);
+	return fail(msg, len, "unknown option %s", flag);
+}
+
 int cli_flags_scan(const struct cli_spec *s, int argc, char **argv, void *args, char *msg,
                    size_t len)
 {
@@ -210,7 +275,7 @@ int cli_flags_scan(const struct cli_spec *s, int argc, char **argv, void *args, 
 		snprintf(flag, sizeof(flag), "%.*s", (int)nlen, a);
 		x = find(e, n, a, nlen);
 		if (!x)
-			return fail(msg, len, "unknown option %s", flag);
+			return unknown_flag(e, n, flag, msg, len);
 		if (x->f->kind == CLI_REFUSE)
 			return fail(msg, len, "%s", x->f->hint);
 		if (x->f->arg && eq) {

@@ -97,6 +97,12 @@ int cli_flags_parse(const struct cli_spec *s, int argc, char **argv, void *args)
 int cli_flags_scan(const struct cli_spec *s, int argc, char **argv, void *args, char *msg,
                    size_t len);
 
+/*
+ * The name of names[0..n) nearest to word by edit distance (a typo of it),
+ * or NULL when none is near enough or two are equally near.
+ */
+const char *cli_did_you_mean(const char *word, const char *const *names, size_t n);
+
 /* The --help text: the usage, then every listed flag, aligned and wrapped, by group. */
 void cli_flags_help(const struct cli_spec *s, FILE *out);
 

@@ -506,6 +506,7 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 		cuco_run_rec_init(&run);
 		run.kind = "evolve";
 		run.workload = o->workload;
+		run.package = o->package;
 		run.shape = o->shape;
 		run.config = config;
 		run.gpu = o->gpu;

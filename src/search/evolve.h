@@ -283,6 +283,7 @@ struct cuco_evolve_progress {
 struct cuco_evolve_opts {
 	struct cuco_store *store;
 	const char *workload;
+	const char *package; /* the package's folder, stored with a new run; NULL: cuco's own */
 	const char *shape;
 	const struct cuco_design_space *ds;
 	const struct cuco_hw_facts *facts; /* NULL: design space only */

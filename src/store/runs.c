@@ -21,6 +21,7 @@ static const struct cuco_rec_col run_cols[] = {
     {"gpu", COL_TEXT, offsetof(struct cuco_run_rec, gpu), NULL},
     {"commit_id", COL_TEXT, offsetof(struct cuco_run_rec, commit_id), NULL},
     {"error", COL_TEXT, offsetof(struct cuco_run_rec, error), REC_NO_INSERT},
+    {"package", COL_TEXT, offsetof(struct cuco_run_rec, package), NULL},
     {NULL},
 };
 
@@ -91,6 +92,23 @@ int cuco_store_run_finish(struct cuco_store *store, int64_t id, const char *stat
 	                  "THEN NULL ELSE " NOW_SQL " END, error = CASE WHEN ?1 = 'running' THEN "
 	                  "NULL ELSE error END WHERE id = ?2",
 	                  status, "binding a run status", err);
+}
+
+int cuco_store_run_stop(struct cuco_store *store, int64_t id, const char *status, const char *why,
+                        struct cuco_err *err)
+{
+	int rc;
+
+	if (!status || !strcmp(status, "running"))
+		return cuco_err_set(err, CUCO_ERR_INVALID,
+		                    "a run stops 'done', 'failed' or "
+		                    "'interrupted', not '%s'",
+		                    status ? status : "(null)");
+	rc = cuco_store_run_finish(store, id, status, err);
+	if (!rc)
+		rc = run_update(store, id, "UPDATE runs SET error = ?1 WHERE id = ?2", why,
+		                "binding why a run stopped", err);
+	return rc;
 }
 
 int cuco_store_run_fail(struct cuco_store *store, int64_t id, const char *error,

@@ -129,6 +129,8 @@ static const char *const migrations[] = {
     "UPDATE runs SET config = json_set(json_remove(config, '$.seed'), '$.search_seed', "
     "json_extract(config, '$.seed')) WHERE kind = 'evolve' AND CASE WHEN json_valid(config) "
     "THEN json_type(config, '$.seed') IS NOT NULL ELSE 0 END;\n",
+    /* 6 -> 7: the folder of a workload package outside cuco's workloads (cuco init's) */
+    "ALTER TABLE runs ADD COLUMN package TEXT;\n",
 };
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == CUCO_STORE_SCHEMA_VERSION - 1,
                "one migration per schema version after 1");

@@ -12,7 +12,7 @@
  * with every schema change and add a migration from the previous version; a
  * file with a newer version is refused (CUCO_ERR_SCHEMA), never rewritten.
  */
-#define CUCO_STORE_SCHEMA_VERSION 6
+#define CUCO_STORE_SCHEMA_VERSION 7
 
 /* `PRAGMA application_id` of a cuco store: "cuco" in ASCII. */
 #define CUCO_STORE_APPLICATION_ID 0x6375636f
@@ -53,8 +53,12 @@ struct cuco_run_rec {
 	const char *host;         /* host name */
 	const char *gpu;          /* GPU model(s) */
 	const char *commit_id;    /* source commit of cuco, if known */
-	const char *error;        /* why a failed run failed (since schema 4; set by
-	                             cuco_store_run_fail(), ignored by run_begin) */
+	const char *error;        /* why a failed run failed, or an interrupted one stopped
+	                             (since schema 4; set by cuco_store_run_fail() and
+	                             cuco_store_run_stop(), ignored by run_begin) */
+	/* the absolute folder of the run's workload package when it is not one of cuco's
+	   workloads (since schema 7; NULL: found by the workload's name) */
+	const char *package;
 };
 
 /* A lineage edge: the program named by id contributed to the new program. */
@@ -213,6 +217,13 @@ int cuco_store_run_begin(struct cuco_store *store, const struct cuco_run_rec *re
  */
 int cuco_store_run_finish(struct cuco_store *store, int64_t id, const char *status,
                           struct cuco_err *err);
+
+/*
+ * Set the status of run id ('interrupted', 'failed' or 'done') with why it
+ * ended so (may be NULL), finished now. Errors as cuco_store_run_finish().
+ */
+int cuco_store_run_stop(struct cuco_store *store, int64_t id, const char *status, const char *why,
+                        struct cuco_err *err);
 
 /*
  * Mark run id 'failed', finished now, and keep error (may be NULL) as why.

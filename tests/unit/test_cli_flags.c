@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "util/error.h"
@@ -181,6 +182,46 @@ static void test_errors(void **state)
 	REFUSED("unexpected argument c", "a", "--", "b", "c");
 }
 
+/* A mistyped flag or command: the nearest name by edit distance, when one is near enough. */
+static void test_did_you_mean(void **state)
+{
+	const char *cmds[64];
+	size_t n = 0;
+	static const char *const budgets[] = {"--budget-evals", "--budget-minutes"};
+
+	(void)state;
+	REFUSED("unknown option --nme; did you mean --name?", "--nme");
+	REFUSED("unknown option --leve; did you mean --level?", "--leve=2");
+	REFUSED("unknown option --bogus", "--bogus");
+	for (size_t i = 0; i < cuco_ncommands; i++)
+		cmds[n++] = cuco_commands[i].name;
+	assert_string_equal(cli_did_you_mean("evolv", cmds, n), "evolve");
+	assert_string_equal(cli_did_you_mean("bnech", cmds, n), "bench");
+	assert_string_equal(cli_did_you_mean("reprot", cmds, n), "report");
+	assert_null(cli_did_you_mean("frobnicate", cmds, n));
+	assert_null(cli_did_you_mean("x", cmds, n));
+	/* two names equally near: no guess */
+	assert_null(cli_did_you_mean("--budget", budgets, 2));
+	assert_string_equal(cli_did_you_mean("--budget-eval", budgets, 2), "--budget-evals");
+}
+
+/* One exit status per kind of failure, whichever result code a command returns. */
+static void test_exit_status(void **state)
+{
+	(void)state;
+	assert_int_equal(cli_exit_status(CUCO_OK), 0);
+	assert_int_equal(cli_exit_status(CUCO_ERR_USAGE), CLI_EXIT_USAGE);
+	assert_int_equal(cli_exit_status(CUCO_ERR_PARSE), CLI_EXIT_BAD_INPUT);
+	assert_int_equal(cli_exit_status(CUCO_ERR_INVALID), CLI_EXIT_BAD_INPUT);
+	assert_int_equal(cli_exit_status(CUCO_ERR_SCHEMA), CLI_EXIT_STORE);
+	assert_int_equal(cli_exit_status(CUCO_ERR_TIMEOUT), CLI_EXIT_RUN);
+	assert_int_equal(cli_exit_status(CUCO_ERR_CRASH), CLI_EXIT_RUN);
+	assert_int_equal(cli_exit_status(CUCO_ERR_SYSTEM), CLI_EXIT_INTERNAL);
+	assert_int_equal(cli_exit_status(CUCO_ERR_NO_GPU), CLI_EXIT_NO_GPU);
+	assert_int_equal(cli_exit_status(CLI_EXIT_INTERRUPTED), 130);
+	assert_int_equal(cli_exit_status(9999), CLI_EXIT_INTERNAL);
+}
+
 static void test_env(void **state)
 {
 	struct demo d;
@@ -348,7 +389,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_forms),         cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_env),           cmocka_unit_test(test_help),
-	    cmocka_unit_test(test_every_command),
+	    cmocka_unit_test(test_every_command), cmocka_unit_test(test_did_you_mean),
+	    cmocka_unit_test(test_exit_status),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
