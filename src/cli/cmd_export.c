@@ -249,6 +249,7 @@ int cmd_export(int argc, char **argv)
 	    {"mpi_example.cu", "examples/mpi_example.cu"},
 	    {"torch_example.py", "examples/torch_example.py"},
 	    {"CMakeLists.txt", "CMakeLists.txt"},
+	    {"../cmake/CucoFindNccl.cmake", "CucoFindNccl.cmake"},
 	    {"README.md", "README.md"},
 	};
 
