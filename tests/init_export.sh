@@ -194,7 +194,8 @@ else
 	fi
 	cache_var() { sed -n "s|^$2:[A-Z]*=||p" "$1/CMakeCache.txt"; }
 	if [ -f "$BUILD_DIR/CMakeCache.txt" ] && [ -f "$TMP/ex/build/CMakeCache.txt" ]; then
-		[ "$(cache_var "$TMP/ex/build" NCCL_INCLUDE_DIR)" = "$(cache_var "$BUILD_DIR" NCCL_INCLUDE_DIR)" ] &&
+		[ -n "$(cache_var "$BUILD_DIR" NCCL_LIBRARY)" ] &&
+			[ "$(cache_var "$TMP/ex/build" NCCL_INCLUDE_DIR)" = "$(cache_var "$BUILD_DIR" NCCL_INCLUDE_DIR)" ] &&
 			[ "$(cache_var "$TMP/ex/build" NCCL_LIBRARY)" = "$(cache_var "$BUILD_DIR" NCCL_LIBRARY)" ] &&
 			pass=$((pass + 1)) ||
 			failed "export: NCCL as cuco's build found it" \
