@@ -7,9 +7,10 @@
 # GPUs it stops after the compile stage. Either way it says so.
 set -eu
 cd "$(dirname "$0")/.."
-scripts/setup-deps.sh
+scripts/setup-deps.sh # what cuco needs to build and run; the tests' tools come with --test
 export PATH="$PATH:/usr/local/cuda/bin"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# the demo builds cuco and its harness alone (scripts/test.sh turns the tests on again)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=OFF >/dev/null
 cmake --build build -j"$(nproc)" --target cuco cuco-harness >/dev/null
 [ -f scripts/gpu-env.sh ] && . scripts/gpu-env.sh
 export CUCO_COMMIT=${CUCO_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}

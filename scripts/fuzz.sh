@@ -4,7 +4,7 @@
 # fixtures, the shipped manifests, design space and templates. Every input that
 # ever crashed a target is kept under tests/fuzz/regressions/<target>/ and run
 # first; a new crash is copied there, and the script fails.
-#   scripts/fuzz.sh [SECONDS]        (build folder: build-fuzz; CC=clang)
+#   scripts/fuzz.sh [SECONDS]        (build folder: build-fuzz; CC=clang; a target per core at a time)
 set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-15}
@@ -26,17 +26,16 @@ seeds() {
 	fuzz_evolve_blocks) ls share/realize/*.cu.in tests/fixtures/cascade/*.cu ;;
 	esac 2>/dev/null | head -n 200
 }
-fail=0
-for t in $targets; do
-	reg=tests/fuzz/regressions/$t
-	corpus=$work/$t
+# fuzz TARGET: its kept regressions, then SECONDS of fuzzing; exit 1 on a crash
+fuzz() {
+	local t=$1 reg=tests/fuzz/regressions/$1 corpus=$work/$1
 	mkdir -p "$corpus" "$work/art-$t"
 	seeds "$t" | while read -r f; do
 		if [ -f "$f" ]; then cp "$f" "$corpus/$(echo "$f" | tr / _)"; fi
 	done
 	if [ -d "$reg" ] && [ -n "$(ls -A "$reg")" ]; then
 		"$B/$t" "$reg"/* >"$work/$t.replay.log" 2>&1 ||
-			{ echo "fuzz: $t: a kept regression input fails again:"; tail -n 30 "$work/$t.replay.log"; fail=1; continue; }
+			{ echo "fuzz: $t: a kept regression input fails again:"; tail -n 30 "$work/$t.replay.log"; return 1; }
 	fi
 	if "$B/$t" -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
 		-artifact_prefix="$work/art-$t/" "$corpus" >"$work/$t.log" 2>&1; then
@@ -46,7 +45,25 @@ for t in $targets; do
 		cp "$work/art-$t"/* "$reg/" 2>/dev/null || true
 		echo "fuzz: $t: CRASH (kept under $reg):"
 		grep -m 20 -A 12 'ERROR\|runtime error' "$work/$t.log" | head -n 40
-		fail=1
+		return 1
 	fi
+}
+# one target per core at a time (each fuzzes on one), their reports in the targets' order
+fail=0
+set -- $targets
+while [ $# -gt 0 ]; do
+	batch=()
+	for _ in $(seq "$(nproc)"); do
+		[ $# -gt 0 ] || break
+		batch+=("$1")
+		shift
+	done
+	pids=()
+	for t in "${batch[@]}"; do
+		fuzz "$t" >"$work/$t.report" 2>&1 &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p" || fail=1; done
+	for t in "${batch[@]}"; do cat "$work/$t.report"; done
 done
 exit $fail

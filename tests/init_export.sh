@@ -8,7 +8,9 @@
 # accepts the package's template and seed; --from on examples/mpi_nccl_rmsnorm.cu
 # lifts its kernel and its ncclAllReduce and reports with file:line what it
 # did not place (its ncclBroadcast); a stored program is exported and its
-# CMake project builds with nvcc.
+# CMake project, configured without NCCL_HOME, finds the NCCL cuco's own build
+# found (the shared CucoFindNccl.cmake) and builds with nvcc; with NCCL_HOME
+# set, the copy there is the one taken.
 #
 #   bash tests/init_export.sh <path-to-cuco>      (CUCO_HOME: the source tree)
 #
@@ -24,6 +26,7 @@ case $CUCO in
 /*) ;;
 *) CUCO=$PWD/$CUCO ;;
 esac
+BUILD_DIR=$(dirname "$CUCO") # cuco's CMake build: the NCCL it found
 HERE=$(cd "$(dirname "$0")" && pwd)
 export CUCO_HOME=${CUCO_HOME:-$(dirname "$HERE")}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/cuco-init.XXXXXX") || exit 2
@@ -178,8 +181,10 @@ else
 	done
 	cmp -s "$TMP/ex/src/workload.cu" p_allreduce/workload.cu || failed "export" "workload.cu differs"
 	grep -q '{"medium", {4096, 1, 4096}}' "$TMP/ex/runtime/shapes.h" || failed "export" "shapes.h lacks the shapes"
-	nccl=$(dirname "$(dirname "$(find /usr/local/cuda/include /usr/include ${NCCL_HOME:+$NCCL_HOME/include} -maxdepth 1 -name nccl.h 2>/dev/null | head -n 1)")")
-	if cmake -S "$TMP/ex" -B "$TMP/ex/build" -DNCCL_HOME="$nccl" >"$TMP/cmake.log" 2>&1 &&
+	[ -s "$TMP/ex/CucoFindNccl.cmake" ] && cmp -s "$TMP/ex/CucoFindNccl.cmake" "$CUCO_HOME/share/cmake/CucoFindNccl.cmake" ||
+		failed "export" "no CucoFindNccl.cmake, or not cuco's own"
+	# configured as the README says, no NCCL_HOME: it finds the NCCL cuco's own build found
+	if env -u NCCL_HOME cmake -S "$TMP/ex" -B "$TMP/ex/build" >"$TMP/cmake.log" 2>&1 &&
 		cmake --build "$TMP/ex/build" -j2 >>"$TMP/cmake.log" 2>&1 &&
 		[ -f "$TMP/ex/build/libcuco_export.so" ] && [ -f "$TMP/ex/build/libcuco_export_check.so" ] &&
 		nm -D "$TMP/ex/build/libcuco_export.so" | grep -q ' T cuco_export_run$'; then
@@ -187,6 +192,27 @@ else
 	else
 		out=$(tail -n 20 "$TMP/cmake.log")
 		failed "export: the CMake project builds" "cmake or the build failed"
+	fi
+	cache_var() { sed -n "s|^$2:[A-Z]*=||p" "$1/CMakeCache.txt"; }
+	if [ -f "$BUILD_DIR/CMakeCache.txt" ] && [ -f "$TMP/ex/build/CMakeCache.txt" ]; then
+		[ -n "$(cache_var "$BUILD_DIR" NCCL_LIBRARY)" ] &&
+			[ "$(cache_var "$TMP/ex/build" NCCL_INCLUDE_DIR)" = "$(cache_var "$BUILD_DIR" NCCL_INCLUDE_DIR)" ] &&
+			[ "$(cache_var "$TMP/ex/build" NCCL_LIBRARY)" = "$(cache_var "$BUILD_DIR" NCCL_LIBRARY)" ] &&
+			pass=$((pass + 1)) ||
+			failed "export: NCCL as cuco's build found it" \
+				"the export took $(cache_var "$TMP/ex/build" NCCL_LIBRARY), cuco $(cache_var "$BUILD_DIR" NCCL_LIBRARY)"
+	fi
+	# NCCL_HOME first: a copy there is taken before the toolkit's (configure only)
+	mkdir -p "$TMP/nccl/include" "$TMP/nccl/lib"
+	cp "$(cache_var "$TMP/ex/build" NCCL_INCLUDE_DIR)"/nccl*.h "$TMP/nccl/include/" 2>/dev/null
+	: >"$TMP/nccl/lib/libnccl.so"
+	if NCCL_HOME=$TMP/nccl cmake -S "$TMP/ex" -B "$TMP/ex/build-home" >"$TMP/cmake-home.log" 2>&1 &&
+		[ "$(cache_var "$TMP/ex/build-home" NCCL_INCLUDE_DIR)" = "$TMP/nccl/include" ] &&
+		[ "$(cache_var "$TMP/ex/build-home" NCCL_LIBRARY)" = "$TMP/nccl/lib/libnccl.so" ]; then
+		pass=$((pass + 1))
+	else
+		out=$(tail -n 20 "$TMP/cmake-home.log")
+		failed "export: NCCL_HOME" "the NCCL in NCCL_HOME was not the one taken"
 	fi
 fi
 

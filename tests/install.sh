@@ -4,7 +4,8 @@
 # unset: it finds its data in PREFIX/share/cuco and its harness in
 # PREFIX/libexec/cuco, lists the shipped workloads, realises a shipped
 # directive through an installed template, prints its version, and still
-# obeys CUCO_HOME when set (a wrong one is refused by name).
+# obeys CUCO_HOME when set (a wrong one is refused by name); cuco-gpu-env.sh
+# is installed beside cuco and, like scripts/gpu-env.sh, can be sourced.
 #
 #   bash tests/install.sh <path-to-cuco>      (its folder must be a CMake build tree)
 set -u
@@ -27,13 +28,20 @@ bad() {
 
 if ! cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/out" 2>&1; then
 	bad "cmake --install $build"
-	echo "$pass passed, $fail failed"
+	# scripts/gpu-env.sh, installed beside cuco, sourced from elsewhere (and from the source tree)
+for env_sh in "$p/bin/cuco-gpu-env.sh" "$src/scripts/gpu-env.sh"; do
+	(unset NCCL_NVLS_ENABLE NVSHMEM_DISABLE_NVLS && . "$env_sh" && [ "$NCCL_NVLS_ENABLE" = 0 ] &&
+		[ "$NVSHMEM_DISABLE_NVLS" = 1 ]) >"$tmp/out" 2>&1 && ok || bad ". $env_sh"
+done
+
+echo "$pass passed, $fail failed"
 	exit 1
 fi
 p=$tmp/prefix
 for f in bin/cuco libexec/cuco/cuco-harness share/cuco/include/cuco/program.h \
 	share/cuco/device/include/cuco_dev/gemm.cuh share/cuco/share/design_space.json \
-	share/cuco/workloads/gemm_allgather/manifest.json share/doc/cuco/LICENSE; do
+	share/cuco/workloads/gemm_allgather/manifest.json share/cuco/share/cmake/CucoFindNccl.cmake \
+	share/doc/cuco/LICENSE bin/cuco-gpu-env.sh; do
 	[ -e "$p/$f" ] && ok || bad "installed tree lacks $f"
 done
 
@@ -56,6 +64,12 @@ grep -q "harness" "$tmp/out" && grep -q "$p/libexec/cuco/cuco-harness" "$tmp/out
 CUCO_HOME=$tmp/nowhere "$p/bin/cuco" workloads >"$tmp/out" 2>&1
 [ $? -ne 0 ] && grep -q "CUCO_HOME=$tmp/nowhere" "$tmp/out" && ok ||
 	bad "CUCO_HOME still overrides the installed data (a wrong one is refused)"
+
+# scripts/gpu-env.sh, installed beside cuco, sourced from elsewhere (and from the source tree)
+for env_sh in "$p/bin/cuco-gpu-env.sh" "$src/scripts/gpu-env.sh"; do
+	(unset NCCL_NVLS_ENABLE NVSHMEM_DISABLE_NVLS && . "$env_sh" && [ "$NCCL_NVLS_ENABLE" = 0 ] &&
+		[ "$NVSHMEM_DISABLE_NVLS" = 1 ]) >"$tmp/out" 2>&1 && ok || bad ". $env_sh"
+done
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

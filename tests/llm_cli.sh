@@ -114,7 +114,7 @@ model-a --llm-model model-b, which a resumed run keeps" evolve --resume 1 --llm-
 	export CUCO_STORE=$TMP/cuco.db
 	unset CUCO_HARNESS
 else
-	echo "FAIL: the sqlite3 command is not installed (scripts/setup-deps.sh installs it)"
+	echo "FAIL: the sqlite3 command is not installed (scripts/setup-deps.sh --test installs it)"
 	fail=$((fail + 1))
 fi
 # a model the endpoint does not list is noted before the run (tests/llm_server.py lists two);

@@ -251,6 +251,7 @@ int cmd_export(int argc, char **argv)
 	    {"mpi_example.cu", "examples/mpi_example.cu"},
 	    {"torch_example.py", "examples/torch_example.py"},
 	    {"CMakeLists.txt", "CMakeLists.txt"},
+	    {"../cmake/CucoFindNccl.cmake", "CucoFindNccl.cmake"},
 	    {"README.md", "README.md"},
 	};
 
@@ -384,7 +385,7 @@ int cmd_export(int argc, char **argv)
 		goto fail;
 	}
 	printf("exported %s of workload %s to %s\n"
-	       "  build:  cmake -S %s -B %s/build -DNCCL_HOME=<nccl 2.28+> && cmake --build "
+	       "  build:  cmake -S %s -B %s/build && cmake --build "
 	       "%s/build\n"
 	       "  check:  mpirun -np N %s/build/mpi_example [SHAPE]\n"
 	       "          torchrun --nproc-per-node N %s/examples/torch_example.py\n",
