@@ -39,12 +39,16 @@ int cuco_compile_opts_default(struct cuco_compile_opts *opts, struct cuco_err *e
 {
 	static char cache[PATH_MAX];
 	const char *arch = getenv("CUCO_ARCH");
+	const char *dir = getenv("CUCO_CACHE"); /* another folder for the cache, e.g. shared */
 
 	memset(opts, 0, sizeof(*opts));
 	opts->home = cuco_home(err);
 	if (!opts->home)
 		return err ? err->code : CUCO_ERR_NOT_FOUND;
-	snprintf(cache, sizeof(cache), "%s/cache", cuco_state_dir());
+	if (dir && *dir)
+		snprintf(cache, sizeof(cache), "%s", dir);
+	else
+		snprintf(cache, sizeof(cache), "%s/cache", cuco_state_dir());
 	opts->cache_dir = cache;
 	opts->arch = arch && *arch ? arch : default_arch;
 	opts->jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);

@@ -17,11 +17,11 @@
 static const char usage[] =
     "usage: cuco cache [clean [--older-than DAYS]]\n"
     "\n"
-    "Show the compile cache: its folder (<state>/cache, CUCO_STATE), its entries (one\n"
-    "compiled program each: its source and shared object, named by the hash of what was\n"
-    "compiled) and their size. 'clean' removes every entry, or with --older-than those\n"
-    "not written for DAYS days; a program whose entry is gone is compiled again when\n"
-    "next needed.\n";
+    "Show the compile cache: its folder ($CUCO_CACHE, else <state>/cache, <state> being\n"
+    "$CUCO_STATE or .cuco), its entries (one compiled program each: its source and shared\n"
+    "object, named by the hash of what was compiled) and their size. 'clean' removes every\n"
+    "entry, or with --older-than those not written for DAYS days; a program whose entry is\n"
+    "gone is compiled again when next needed.\n";
 
 struct cache_args {
 	double older_than; /* days; -1: not given */
