@@ -254,7 +254,9 @@ check "bench on 3 ranks" 13 "gemm_allgather/manifest.json: ranks: workload gemm_
 	"$CUCO" bench gemm_allgather --ranks 3 --shape 2048 --compile-only --store "$RDB"
 check "bench on 1 rank" 0 "compile stage done for gemm_allgather" -- \
 	"$CUCO" bench gemm_allgather --ranks 1 --shape ragged --compile-only --no-seed --store "$RDB"
-check "evolve on 1 rank" 13 "ranks: workload gemm_allgather runs on 2, 4 or 8 ranks, not 1" -- \
+check "evolve on 3 ranks" 13 "ranks: workload gemm_allgather runs on 2, 4 or 8 ranks, not 3 (or on 1" -- \
+	"$CUCO" evolve gemm_allgather --ranks 3 --shape 2048 --budget-evals 4 --store "$RDB"
+check "evolve on 1 rank: taken, then refused without a GPU" 15 "execution needs 1 CUDA GPUs" -- \
 	"$CUCO" evolve gemm_allgather --ranks 1 --shape 2048 --budget-evals 4 --store "$RDB"
 # a shape the programs cannot take on that many ranks: refused before anything
 # compiles, naming the manifest's line and the rule (a copy of gemm_allgather
