@@ -20,6 +20,7 @@
 #include "cascade/sandbox.h"
 #include "farm/slurm.h"
 #include "util/jail.h"
+#include "util/jail_probe.h"
 #include "util/paths.h"
 #include "util/array.h"
 #include "util/proc.h"
