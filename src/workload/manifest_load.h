@@ -9,7 +9,7 @@
 #include <jansson.h>
 
 #include "util/jsonpos.h"
-#include "workload/manifest.h"
+#include "workload/model.h"
 
 /* A manifest being loaded. */
 struct mload {
