@@ -4,7 +4,7 @@
 # the report's rendering check (tests/report_render.sh). libclang-16-dev: the lift's
 # parser (its header at build time; its libclang1-16 at run time, for `cuco init --from`).
 set -eu
-pkgs="cmake make gcc g++ clang pkg-config python3 python3-pip sqlite3 libsqlite3-dev libjansson-dev libcurl4-openssl-dev libcmocka-dev clang-format chromium libclang-16-dev"
+pkgs="cmake make gcc g++ clang pkg-config python3 python3-pip sqlite3 libsqlite3-dev libjansson-dev libcurl4-openssl-dev libssl-dev libcmocka-dev clang-format chromium libclang-16-dev"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
