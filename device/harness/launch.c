@@ -314,17 +314,19 @@ int hx_launch_fork(const struct hx_opts *o)
 
 			hx_set_program(ref ? "" : last_program(&ch[failed].out));
 			if (WIFSIGNALED(st))
-				k = (size_t)snprintf(why, sizeof(why), "rank %d died with signal %d (%s)",
-				                     failed, WTERMSIG(st), strsignal(WTERMSIG(st)));
+				k = (size_t)snprintf(why, sizeof(why),
+				                     "rank %d died with signal %d (%s)", failed,
+				                     WTERMSIG(st), strsignal(WTERMSIG(st)));
 			else
 				k = (size_t)snprintf(why, sizeof(why),
-				                     "rank %d exited with code %d and no result", failed,
-				                     WEXITSTATUS(st));
+				                     "rank %d exited with code %d and no result",
+				                     failed, WEXITSTATUS(st));
 			if (ref && k < sizeof(why))
 				snprintf(why + k, sizeof(why) - k,
 				         " while running the reference program %.120s",
 				         o->reference_program);
-			hx_emit_failure(res_fd, failed, CUCO_ERR_CRASH, ref ? "reference" : "run", why);
+			hx_emit_failure(res_fd, failed, CUCO_ERR_CRASH, ref ? "reference" : "run",
+			                why);
 			rc = CUCO_ERR_CRASH;
 		}
 	}

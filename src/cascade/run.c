@@ -430,7 +430,8 @@ static int build_command(const struct cuco_runner *rn, const struct cuco_run_opt
 	for (int i = 0; i < n; i++) {
 		char *keep, *so = absolute(progs[i].so_path, 0, &keep);
 		cuco_run_job_push(job, "--program");
-		cuco_run_job_pushf(job, "%s=%s%s", progs[i].name, so, progs[i].verify ? "" : ",noverify");
+		cuco_run_job_pushf(job, "%s=%s%s", progs[i].name, so,
+		                   progs[i].verify ? "" : ",noverify");
 		if (job->nfiles < CUCO_RUN_MAX_FILES && job->nowned < CUCO_RUN_MAX_OWNED) {
 			job->owned[job->nowned] = cuco_xstrdup(so);
 			job->files[job->nfiles++] = job->owned[job->nowned++];
@@ -483,10 +484,9 @@ static int read_result(struct cuco_run_job *job, struct cuco_strbuf *out,
 		if (st->timed_out)
 			return cuco_err_set(err, CUCO_ERR_TIMEOUT, "harness killed after %.0f s",
 			                    st->seconds);
-		return cuco_err_set(err, CUCO_ERR_CRASH,
-		                    "harness %s %d without a result; its output ends: %s",
-		                    st->exited ? "exited with code" : "died with signal", st->code,
-		                    tail);
+		return cuco_err_set(
+		    err, CUCO_ERR_CRASH, "harness %s %d without a result; its output ends: %s",
+		    st->exited ? "exited with code" : "died with signal", st->code, tail);
 	}
 	return cuco_run_result_parse(line, res, err);
 }

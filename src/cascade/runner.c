@@ -125,7 +125,7 @@ static int visible(const struct cuco_jail *j, const char *dir)
 }
 
 /*
- * The view a harness run gets (util/jail.h): the system's folders, the
+ * The view a harness run is given (util/jail.h): the system's folders, the
  * toolkit, NCCL, NVSHMEM and the library path read-only, the files it loads
  * (files[0..nfiles): the harness, the workload's and the programs' objects)
  * read-only one by one, work writable, the node's /dev (GPUs) with a private
@@ -317,9 +317,8 @@ static int launcher_args(const struct cuco_runner *r, const struct cuco_run_opts
 }
 
 static int launcher_step(const struct cuco_runner *r, const struct cuco_run_opts *o,
-                         struct cuco_run_job *job, struct cuco_strbuf *out,
-                         struct cuco_strbuf *log, struct cuco_proc_status *st,
-                         struct cuco_err *err)
+                         struct cuco_run_job *job, struct cuco_strbuf *out, struct cuco_strbuf *log,
+                         struct cuco_proc_status *st, struct cuco_err *err)
 {
 	(void)r;
 	(void)o;

@@ -36,14 +36,14 @@ struct cuco_run_job {
 	int nenv;
 	const char *files[CUCO_RUN_MAX_FILES]; /* files the run loads: what its view holds */
 	int nfiles;
-	struct cuco_strbuf launch;        /* words in front of the harness; argv points into it */
-	char dir[PATH_MAX];               /* the run's private directory; "" none */
-	char work[PATH_MAX + 8];          /* dir/work: what the harness sees and writes */
-	char stage[PATH_MAX + 8];         /* dir/root: where its view is built */
-	char result_file[PATH_MAX + 32];  /* a shared result file; "" none */
-	int result_fd;                    /* cuco's descriptor of it; -1 none */
-	int records;                      /* 1: the result is one record per rank */
-	double timeout_s;                 /* the whole run */
+	struct cuco_strbuf launch;       /* words in front of the harness; argv points into it */
+	char dir[PATH_MAX];              /* the run's private directory; "" none */
+	char work[PATH_MAX + 8];         /* dir/work: what the harness sees and writes */
+	char stage[PATH_MAX + 8];        /* dir/root: where its view is built */
+	char result_file[PATH_MAX + 32]; /* a shared result file; "" none */
+	int result_fd;                   /* cuco's descriptor of it; -1 none */
+	int records;                     /* 1: the result is one record per rank */
+	double timeout_s;                /* the whole run */
 };
 
 /* The job's next word (not copied). */

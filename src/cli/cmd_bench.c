@@ -89,9 +89,9 @@ static int max_run_id(const struct cuco_run_rec *r, void *arg, struct cuco_err *
  * store will begin next (farm/slurm.h), harness runs routed through it.
  */
 static int farm_setup(struct cuco_farm *farm, struct cuco_runner *runner,
-                      const struct cuco_manifest *m, struct cuco_run_opts *run, const struct cuco_shape *const *shapes,
-                      int nshapes, const char *partition, const char *args,
-                      struct cuco_store *store, struct cuco_hw_facts *f,
+                      const struct cuco_manifest *m, struct cuco_run_opts *run,
+                      const struct cuco_shape *const *shapes, int nshapes, const char *partition,
+                      const char *args, struct cuco_store *store, struct cuco_hw_facts *f,
                       const struct cuco_hw_facts **fp, struct cuco_err *err)
 {
 	int64_t next = 0;
@@ -275,8 +275,8 @@ int cmd_bench(int argc, char **argv)
 		goto out_progs;
 	}
 	if (farm_kind) {
-		rc = farm_setup(&farm, &farm_runner, &m, &req.run, shapes, req.nshapes, partition, farm_args,
-		                store, &facts, &req.facts, &err);
+		rc = farm_setup(&farm, &farm_runner, &m, &req.run, shapes, req.nshapes, partition,
+		                farm_args, store, &facts, &req.facts, &err);
 		if (!rc)
 			rc = cuco_compile_opts_default(&req.compile, &err);
 		if (rc) {

@@ -37,7 +37,7 @@ static int farm_step(const struct cuco_runner *r, const struct cuco_run_opts *o,
 {
 	(void)o;
 	return cuco_farm_step(r->ctx, job->argv, job->env, job->timeout_s, out, log, st, err) ? -2
-	                                                                                        : 0;
+	                                                                                      : 0;
 }
 
 static void farm_cancel(const struct cuco_runner *r)

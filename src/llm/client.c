@@ -599,8 +599,8 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 		ret = fail(res, err, CUCO_ERR_INVALID, &msg, key);
 		goto out;
 	}
-	fold = cuco_llm_provider(c->cfg.api)->folds_system && cuco_llm_wire_has_system(msgs, nmsgs) &&
-	       cuco_llm_client_folds_system(c, model);
+	fold = cuco_llm_provider(c->cfg.api)->folds_system &&
+	       cuco_llm_wire_has_system(msgs, nmsgs) && cuco_llm_client_folds_system(c, model);
 	messages = cuco_llm_wire_messages(msgs, nmsgs, fold);
 	bytes = cuco_llm_wire_bytes(messages);
 	prompt = json_dumps(messages, JSON_COMPACT);

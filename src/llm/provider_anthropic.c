@@ -78,8 +78,8 @@ static void usage(json_t *root, struct cuco_llm_result *res)
 }
 
 /* The "text" blocks of the content, concatenated; 0 when there are none. */
-static int reply(json_t *root, struct cuco_strbuf *text, struct cuco_llm_result *res,
-                 json_t **stop, const char **missing)
+static int reply(json_t *root, struct cuco_strbuf *text, struct cuco_llm_result *res, json_t **stop,
+                 const char **missing)
 {
 	json_t *content = json_object_get(root, "content"), *b;
 	size_t i;

@@ -35,8 +35,8 @@ static void usage(json_t *root, struct cuco_llm_result *res)
 	}
 }
 
-static int reply(json_t *root, struct cuco_strbuf *text, struct cuco_llm_result *res,
-                 json_t **stop, const char **missing)
+static int reply(json_t *root, struct cuco_strbuf *text, struct cuco_llm_result *res, json_t **stop,
+                 const char **missing)
 {
 	json_t *choice = json_array_get(json_object_get(root, "choices"), 0);
 	json_t *content = json_object_get(json_object_get(choice, "message"), "content");

@@ -215,7 +215,6 @@ out:
 	return rc;
 }
 
-
 static int all_evaluated(const struct pendlist *L)
 {
 	return cuco_evolve_unevaluated(L) == 0;

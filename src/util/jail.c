@@ -1,5 +1,5 @@
 /*
- * jail.c - the view a child running a model's code gets (jail.h): a tmpfs
+ * jail.c - the view given to a child running a model's code (jail.h): a tmpfs
  * root holding bind mounts of what the caller names, made the child's root
  * by pivot_root, in mount and PID namespaces of the child's own (and a user
  * namespace when not root). The caller settles the view before fork; the

@@ -1,5 +1,5 @@
 /*
- * jail.h - the view a child that runs code a model wrote gets (a harness run
+ * jail.h - the view given to a child that runs code a model wrote (a harness run
  * and its ranks, a candidate's compile): a root of its own, a tmpfs holding
  * only what the caller names, bound at the same paths (read-only but its
  * private directory), a private /tmp, /dev (the node's, with a private

@@ -18,7 +18,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-
 static char why_not[512];
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static int probed;

@@ -107,7 +107,6 @@ static const char *const top_fields[] = {
 };
 #define NTOP ((int)(sizeof(top_fields) / sizeof(top_fields[0])))
 
-
 static int parse_header(struct mload *L, const json_t *root)
 {
 	struct cuco_manifest *m = L->m;

@@ -16,8 +16,8 @@
 
 static json_t *messages(void)
 {
-	return json_pack("[{s:s, s:s}, {s:s, s:s}]", "role", "system", "content", "be brief", "role",
-	                 "user", "content", "hi");
+	return json_pack("[{s:s, s:s}, {s:s, s:s}]", "role", "system", "content", "be brief",
+	                 "role", "user", "content", "hi");
 }
 
 static void test_table(void **state)
@@ -99,11 +99,12 @@ static void test_anthropic(void **state)
 	assert_string_equal(sb.buf, "x-api-key: K");
 	cuco_strbuf_reset(&sb);
 	memset(&res, 0, sizeof(res));
-	root = json_loads("{\"content\":[{\"type\":\"text\",\"text\":\"a\"},{\"type\":\"tool_use\"},"
-	                  "{\"type\":\"text\",\"text\":\"b\"}],\"stop_reason\":\"end_turn\","
-	                  "\"usage\":{\"input_tokens\":3,\"output_tokens\":4,"
-	                  "\"cache_read_input_tokens\":10}}",
-	                  0, NULL);
+	root =
+	    json_loads("{\"content\":[{\"type\":\"text\",\"text\":\"a\"},{\"type\":\"tool_use\"},"
+	               "{\"type\":\"text\",\"text\":\"b\"}],\"stop_reason\":\"end_turn\","
+	               "\"usage\":{\"input_tokens\":3,\"output_tokens\":4,"
+	               "\"cache_read_input_tokens\":10}}",
+	               0, NULL);
 	assert_int_equal(p->reply(root, &sb, &res, &stop, &missing), 0);
 	assert_string_equal(sb.buf, "ab");
 	assert_int_equal(res.tokens_in, 13); /* the cache's tokens are prompt tokens */
