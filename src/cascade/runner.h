@@ -20,9 +20,10 @@
 #include "util/proc.h"
 #include "util/strbuf.h"
 
-#define CUCO_RUN_MAX_ARGS 256  /* words of one harness command */
-#define CUCO_RUN_MAX_OWNED 128 /* of them, strings the job owns */
-#define CUCO_RUN_MAX_FILES 18  /* files a run loads (harness, workload, programs) */
+#define CUCO_RUN_MAX_ARGS 256 /* words of one harness command */
+#define CUCO_RUN_MAX_FILES 18 /* files a run loads (harness, workload, programs) */
+/* strings the job owns: at most one per word and file, and the library path */
+#define CUCO_RUN_MAX_OWNED (CUCO_RUN_MAX_ARGS + CUCO_RUN_MAX_FILES + 1)
 
 struct cuco_run_opts;
 
