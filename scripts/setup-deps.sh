@@ -8,7 +8,7 @@
 #                                  libclang-16-dev (the lift's parser: `cuco init --from`) and
 #                                  NVSHMEM (the nvshmem backend's compile tests)
 set -eu
-pkgs="cmake make gcc g++ pkg-config python3 libsqlite3-dev libjansson-dev libcurl4-openssl-dev"
+pkgs="cmake make gcc g++ pkg-config python3 libsqlite3-dev libjansson-dev libcurl4-openssl-dev libssl-dev"
 test_pkgs="clang python3-pip sqlite3 libcmocka-dev clang-format chromium libclang-16-dev"
 tests=0
 case "${1:-}" in

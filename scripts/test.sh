@@ -2,7 +2,8 @@
 # test.sh - install dependencies (and the Slurm and llama.cpp servers the
 # scenario tests start), build, and pass every test that needs no GPU: unit
 # and scenario tests, then the unit tests again under ASan+UBSan,
-# the clang-format and narration checks, and the fuzz targets (15 s each).
+# the clang-format and narration checks, the fuzz targets (15 s each), and
+# the import graph's layers (scripts/check-layers.sh).
 # GPU tests: ctest -L gpu on a GPU node.
 set -eu
 cd "$(dirname "$0")/.."
@@ -30,3 +31,4 @@ bash scripts/check-narration.sh
 bash scripts/check-docs.sh          # links, anchors; no dates or commits outside the measurement log
 scripts/fuzz.sh 15
 bash scripts/check-source.sh
+bash scripts/check-layers.sh build

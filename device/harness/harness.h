@@ -59,8 +59,14 @@ void hx_opts_defaults(struct hx_opts *o);
 int hx_launch_fork(const struct hx_opts *o);
 /* Ranks started by mpirun/srun: read identity from the environment, bootstrap over TCP. */
 int hx_launch_env(const struct hx_opts *o);
+
+/* --- child.c: a child's pipe, and the GPUs counted in one */
 /* CUDA GPUs visible, counted in a child so the caller stays CUDA-free. */
 int hx_count_gpus(void);
+/* Write all n bytes of buf to fd; -1 on error. */
+int hx_write_all(int fd, const void *buf, size_t n);
+/* Read exactly n bytes within timeout_s; -1 on EOF, error or timeout. */
+int hx_read_all(int fd, void *buf, size_t n, double timeout_s);
 
 /* --- watchdog.c: a rank that stops making progress ends itself */
 void hx_watchdog_start(int rank, int out_fd, double timeout_s);
@@ -129,8 +135,7 @@ int hx_nvshmem_place(struct hx_nvshmem *n, ncclComm_t comm, cudaStream_t s, int 
 void hx_nvshmem_unplace(struct hx_nvshmem *n, int ntensors, int nsets, struct cuco_tensor *sets,
                         int stride, const struct cuco_tensor *saved);
 
-/* --- probe.c: `cuco doctor` facts */
-int hx_probe(const struct hx_opts *o);
+/* --- probe.c: `cuco doctor` facts (main.c starts the probe's fork group) */
 /* The probe's per-rank part, called from hx_rank_main when o->probe. */
 int hx_probe_rank(const struct hx_opts *o, const struct hx_rank *r, ncclComm_t comm);
 

@@ -29,73 +29,6 @@
 #include "harness.h"
 #include "util/error.h"
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-
-	while (n) {
-		ssize_t k = write(fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-/* Read exactly n bytes within timeout_s; -1 on EOF, error or timeout. */
-static int read_all(int fd, void *buf, size_t n, double timeout_s)
-{
-	char *p = buf;
-	double end = hx_now() + timeout_s;
-
-	while (n) {
-		struct pollfd pfd = {fd, POLLIN, 0};
-		int left = (int)((end - hx_now()) * 1000);
-		ssize_t k;
-
-		if (left <= 0 || poll(&pfd, 1, left) <= 0)
-			return -1;
-		k = read(fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-/* Count GPUs in a throw-away child so this process stays CUDA-free. */
-int hx_count_gpus(void)
-{
-	int fds[2], n = 0;
-	pid_t pid;
-
-	if (pipe(fds))
-		return 0;
-	pid = fork();
-	if (pid == 0) {
-		int c = 0;
-		close(fds[0]);
-		if (cudaGetDeviceCount(&c) != cudaSuccess)
-			c = 0;
-		if (write_all(fds[1], &c, sizeof(c)))
-			_exit(1);
-		_exit(0);
-	}
-	close(fds[1]);
-	if (pid < 0 || read_all(fds[0], &n, sizeof(n), 60))
-		n = 0;
-	close(fds[0]);
-	if (pid > 0)
-		waitpid(pid, NULL, 0);
-	return n;
-}
-
 struct child {
 	pid_t pid;
 	int out_fd;             /* its result pipe */
@@ -187,7 +120,7 @@ static int in_reference(const struct cuco_strbuf *s)
 /* Write record (a line without its newline) and a newline to fd. */
 static void put_record(int fd, const char *record)
 {
-	if (write_all(fd, record, strlen(record)) || write_all(fd, "\n", 1))
+	if (hx_write_all(fd, record, strlen(record)) || hx_write_all(fd, "\n", 1))
 		perror("cuco-harness: writing result");
 }
 
@@ -259,12 +192,12 @@ int hx_launch_fork(const struct hx_opts *o)
 			close(up[0]);
 			if (r == 0) {
 				ncclResult_t nr = ncclGetUniqueId(&id);
-				if (nr != ncclSuccess || write_all(up[1], &id, sizeof(id))) {
+				if (nr != ncclSuccess || hx_write_all(up[1], &id, sizeof(id))) {
 					hx_emit_failure(res[1], 0, CUCO_ERR_RUN, "init",
 					                "ncclGetUniqueId failed");
 					_exit(CUCO_ERR_RUN);
 				}
-			} else if (read_all(down[r][0], &id, sizeof(id), o->timeout_s)) {
+			} else if (hx_read_all(down[r][0], &id, sizeof(id), o->timeout_s)) {
 				hx_emit_failure(res[1], r, CUCO_ERR_TIMEOUT, "init",
 				                "no NCCL unique id from rank 0");
 				_exit(CUCO_ERR_TIMEOUT);
@@ -277,9 +210,9 @@ int hx_launch_fork(const struct hx_opts *o)
 		ch[r].out_fd = res[0];
 	}
 	close(up[1]);
-	if (read_all(up[0], &id, sizeof(id), o->timeout_s) == 0)
+	if (hx_read_all(up[0], &id, sizeof(id), o->timeout_s) == 0)
 		for (int r = 1; r < n; r++)
-			write_all(down[r][1], &id, sizeof(id));
+			hx_write_all(down[r][1], &id, sizeof(id));
 
 	/* Collect results; end the group when one rank fails. */
 	backstop = hx_now() + o->timeout_s * (6 + 4 * (o->nprograms + !!o->reference_program));
@@ -475,7 +408,7 @@ static int tcp_bootstrap(int rank, int nranks, ncclUniqueId *id, double timeout_
 				goto out;
 			}
 			c = accept(fd, NULL, NULL);
-			if (c < 0 || write_all(c, id, sizeof(*id))) {
+			if (c < 0 || hx_write_all(c, id, sizeof(*id))) {
 				snprintf(err, errlen, "bootstrap send failed: %s", strerror(errno));
 				if (c >= 0)
 					close(c);
@@ -498,7 +431,7 @@ static int tcp_bootstrap(int rank, int nranks, ncclUniqueId *id, double timeout_
 			}
 			usleep(100 * 1000);
 		}
-		if (read_all(fd, id, sizeof(*id), end - hx_now())) {
+		if (hx_read_all(fd, id, sizeof(*id), end - hx_now())) {
 			snprintf(err, errlen, "no NCCL unique id from rank 0 at %s:%s", addr, port);
 			goto out;
 		}

@@ -223,6 +223,28 @@ static int parse_args(int argc, char **argv, struct hx_opts *o)
 	return 0;
 }
 
+/*
+ * `cuco-harness --probe`: the facts of every GPU, one fork group whose ranks
+ * each run hx_probe_rank; no GPU gives the record of an empty node.
+ */
+static int probe(const struct hx_opts *o)
+{
+	int n = hx_count_gpus(), v = 0;
+	struct hx_opts po = *o;
+
+	if (n < 1) {
+		ncclGetVersion(&v);
+		printf(
+		    "{\"harness\":1,\"status\":\"ok\",\"nccl_version\":%d,\"ranks\":0,\"gpus\":[],"
+		    "\"lsa\":null,\"gin_contexts\":0}\n",
+		    v);
+		return 0;
+	}
+	po.ranks = o->ranks ? o->ranks : n;
+	po.nprograms = 1;
+	return hx_launch_fork(&po);
+}
+
 int main(int argc, char **argv)
 {
 	struct hx_opts o;
@@ -235,6 +257,6 @@ int main(int argc, char **argv)
 	/* Never let NCCL build NVLink multicast (NVLS) objects. */
 	setenv("NCCL_NVLS_ENABLE", "0", 1);
 	if (o.probe)
-		return hx_probe(&o);
+		return probe(&o);
 	return o.launch_env ? hx_launch_env(&o) : hx_launch_fork(&o);
 }

@@ -111,21 +111,3 @@ int hx_probe_rank(const struct hx_opts *o, const struct hx_rank *r, ncclComm_t c
 	ncclCommDestroy(comm);
 	return 0;
 }
-
-int hx_probe(const struct hx_opts *o)
-{
-	int n = hx_count_gpus(), v = 0;
-	struct hx_opts po = *o;
-
-	if (n < 1) {
-		ncclGetVersion(&v);
-		printf(
-		    "{\"harness\":1,\"status\":\"ok\",\"nccl_version\":%d,\"ranks\":0,\"gpus\":[],"
-		    "\"lsa\":null,\"gin_contexts\":0}\n",
-		    v);
-		return 0;
-	}
-	po.ranks = o->ranks ? o->ranks : n;
-	po.nprograms = 1;
-	return hx_launch_fork(&po);
-}

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rank.h"
+#include "state.h"
 
 #define HOST_RUNS 9 /* runs timed on the host for host_us */
 

@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rank.h"
+#include "state.h"
 
 const char *hx_check_name(enum hx_check c)
 {
@@ -404,4 +404,13 @@ int hx_back_to_back(struct hx_state *st, struct hx_program *p, void *state, cons
 		        "dropped), or a run reads what an earlier run left or repeats an earlier "
 		        "run's result");
 	return code;
+}
+
+void hx_set_inputs(struct hx_state *st, int set, uint64_t seed)
+{
+	/* every rank takes the same branch: the seeds are the same everywhere */
+	if (st->set_seed[set] != seed)
+		hx_fill_inputs(st, set, seed);
+	else
+		hx_restore_inouts(st, set);
 }

@@ -20,6 +20,7 @@
 
 struct cuco_compile_inflight;
 struct cuco_compile_job;
+struct cuco_runner;
 
 /*
  * How to build programs. Caller-owned; strings and pointers must outlive the
@@ -170,6 +171,9 @@ struct cuco_run_opts {
 	 * reference program's .so (harness --reference-program). cuco_evaluate() sets it from
 	 * the manifest's "reference" for its own runs. */
 	const char *reference_so;
+	/* How the harness gets its ranks (cascade/runner.h): NULL, this node's (the launcher's
+	 * when launcher is set, else the fork); a farm's runner runs it elsewhere. Borrowed. */
+	const struct cuco_runner *runner;
 };
 void cuco_run_opts_default(struct cuco_run_opts *o);
 /* "burst" or "sustained": how o times runs, the word runs store in their config. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cascade/cascade.h"
+#include "cascade/runner.h"
 #include "program/directive.h"
 #include "store/store.h"
 #include "util/paths.h"
@@ -382,7 +383,8 @@ int cuco_evaluate(struct cuco_eval_request *req, struct cuco_eval_shape *out, st
 		goto out;
 	}
 
-	ngpu = cuco_gpu_count(err);
+	/* a runner of fixed ranks (a farm's) has its nodes' GPUs, checked when it was set up */
+	ngpu = run.runner && run.runner->ranks ? run.runner->ranks : cuco_gpu_count(err);
 	if (ngpu < run.ranks && !(run.launcher && *run.launcher)) {
 		rc = cuco_err_set(err, CUCO_ERR_NO_GPU,
 		                  "execution needs %d CUDA GPUs on this node; %s", req->run.ranks,

@@ -2,8 +2,9 @@
  * run.c - the cascade's GPU stages: hand compiled programs to cuco-harness,
  * which verifies each against the workload's reference and times it, and
  * read its JSON back. A program that crashes or hangs its rank group is
- * recorded as such and the programs after it are run again without it. With
- * a farm in use (farm/slurm.h) the harness runs as a job step elsewhere.
+ * recorded as such and the programs after it are run again without it. The
+ * run options' runner (runner.h) gives the harness its ranks: forked here, a
+ * launcher's, or a farm's job step elsewhere.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,8 +19,7 @@
 
 #include "cascade/cascade.h"
 #include "cascade/sandbox.h"
-#include "farm/slurm.h"
-#include "util/jail.h"
+#include "cascade/runner.h"
 #include "util/paths.h"
 #include "util/array.h"
 #include "util/proc.h"
@@ -345,167 +345,6 @@ int cuco_run_records_pick(const char *text, struct cuco_strbuf *out)
 	return rc;
 }
 
-static void push(char **argv, int *n, char *s)
-{
-	argv[(*n)++] = s;
-}
-
-int cuco_run_jailed(void)
-{
-	const char *v = getenv("CUCO_SANDBOX_RUN_JAIL");
-
-	return !(v && !strcmp(v, "0")) && cuco_jail_available();
-}
-
-/* Every existing folder of a PATH-like list ("a:b:c") into j, read-only. */
-static void add_path_list(struct cuco_jail *j, const char *list)
-{
-	char one[PATH_MAX];
-
-	for (const char *p = list; p && *p;) {
-		size_t n = strcspn(p, ":");
-		if (n && n < sizeof(one)) {
-			memcpy(one, p, n);
-			one[n] = '\0';
-			cuco_jail_add(j, one, 0);
-		}
-		p += n + (p[n] == ':');
-	}
-}
-
-/* 1 when dir is path or a folder above it (both made canonical). */
-static int holds(const char *dir, const char *path)
-{
-	char d[PATH_MAX], p[PATH_MAX];
-	size_t n;
-
-	if (!path || !realpath(dir, d) || !realpath(path, p))
-		return 0;
-	n = strlen(d);
-	return !strcmp(d, "/") || (!strncmp(p, d, n) && (p[n] == '\0' || p[n] == '/'));
-}
-
-/* 1 when the view's id may enter dir (as root the run is an unprivileged id's). */
-static int visible(const struct cuco_jail *j, const char *dir)
-{
-	struct stat st;
-
-	if (stat(dir, &st))
-		return 0;
-	return !j->root || (st.st_mode & 0001) || (st.st_uid == j->uid && (st.st_mode & 0100)) ||
-	       (st.st_gid == j->gid && (st.st_mode & 0010));
-}
-
-/*
- * The view given to a harness run (util/jail.h): the system's folders, the
- * toolkit, NCCL, NVSHMEM and the library path read-only, the files it loads
- * (files[0..nfiles): the harness, the workload's and the programs' objects)
- * read-only one by one, work writable, the node's /dev (GPUs) with a private
- * /dev/shm, /sys read-only; with a launcher, the directory cuco was started
- * in read-only (a hostfile may be named from there; never one that holds
- * $HOME or the state directory, nor one its id may not enter) and the
- * launcher starts there, else in work. Nothing else
- * of the node: not the store, the state directory, $HOME, nor the node's
- * unix sockets. NULL (errno) when it holds too much.
- */
-static struct cuco_jail *harness_view(const char *work, const char *stage, char **env,
-                                      const char *const *files, int nfiles, int launcher)
-{
-	struct cuco_jail *j = cuco_xcalloc(1, sizeof(*j));
-	char nvcc[PATH_MAX], here[PATH_MAX];
-
-	cuco_jail_init(j, stage);
-	j->node_dev = 1;
-	j->sys = 1;
-	cuco_jail_add_system(j);
-	/* the toolkit (libcudart, compute-sanitizer) */
-	if (cuco_sandbox_toolkit(nvcc, sizeof(nvcc)))
-		cuco_jail_add(j, nvcc, 0);
-	if (cuco_nccl_home())
-		cuco_jail_add(j, cuco_nccl_home(), 0);
-	if (cuco_nvshmem_home())
-		cuco_jail_add(j, cuco_nvshmem_home(), 0);
-	add_path_list(j, getenv("LD_LIBRARY_PATH"));
-	for (int i = 0; env && env[i]; i++)
-		if (!strncmp(env[i], "LD_LIBRARY_PATH=", 16))
-			add_path_list(j, env[i] + 16);
-	for (int i = 0; i < nfiles; i++)
-		cuco_jail_add(j, files[i], 0);
-	if (launcher && getcwd(here, sizeof(here)) && visible(j, here) &&
-	    !holds(here, getenv("HOME")) && !holds(here, cuco_state_dir()))
-		cuco_jail_add(j, here, 0);
-	cuco_jail_add(j, work, 1);
-	if (cuco_jail_finish(j)) {
-		free(j);
-		return NULL;
-	}
-	return j;
-}
-
-/*
- * Start the harness on this node (fork mode, or the launcher cuco starts
- * here) with env's first nenv settings and work, a private directory the
- * caller made (with stage, an empty one beside it) and removes; in fork mode
- * it starts in work, and so do the ranks it forks. Where the node allows it
- * (cuco_run_jailed) it runs in the view of harness_view, the first process
- * of a PID namespace of its own (all it starts ends with it), as root an
- * unprivileged id; work is then its TMPDIR and $HOME. In fork mode, in a
- * network namespace of its own (loopback only, shared by the ranks) when
- * CUCO_SANDBOX_RUN_NETNS is 1 and the kernel allows it. 0 when it ran (see
- * st), -1 when it could not start (errno).
- */
-static int run_private(char **argv, char **env, int nenv, const char *work, const char *stage,
-                       const char *const *files, int nfiles, int enter, int result_fd,
-                       struct cuco_strbuf *out, struct cuco_strbuf *log, double timeout_s,
-                       struct cuco_proc_status *st)
-{
-	struct cuco_proc_sched s;
-	const char *netns = getenv("CUCO_SANDBOX_RUN_NETNS");
-	char tmpdir[PATH_MAX + 8], home[PATH_MAX + 8], here[PATH_MAX], *envs[20];
-	struct cuco_jail *j = NULL;
-	int ofd = -1, efd = -1, n = 0, rc = -1;
-	pid_t pid;
-
-	memset(&s, 0, sizeof(s));
-	s.pidns = 1; /* without the view too: what it starts ends with it */
-	s.cwd = enter ? work : NULL;
-	s.channel = enter; /* fork mode: the result on descriptor 3, stdout and stderr a log */
-	s.netns =
-	    enter && netns && !strcmp(netns, "1"); /* never a launcher's: it may leave the node */
-	for (; n < nenv && n < 16; n++)
-		envs[n] = env[n];
-	envs[n] = NULL;
-	if (cuco_run_jailed()) {
-		j = harness_view(work, stage, envs, files, nfiles, !enter);
-		if (!j)
-			return -1;
-		/* as root the run is an unprivileged id's: its folder (and result file) its */
-		if (j->root && (chown(work, j->uid, j->gid) ||
-		                (result_fd >= 0 && fchown(result_fd, j->uid, j->gid))))
-			goto out;
-		s.jail = j;
-		if (!enter) {
-			/* the launcher starts where cuco was started, where the view holds it */
-			s.cwd = work;
-			if (getcwd(here, sizeof(here)))
-				for (int i = 0; i < j->n; i++)
-					if (!strcmp(j->e[i].dst, here))
-						s.cwd = here;
-		}
-		snprintf(tmpdir, sizeof(tmpdir), "TMPDIR=%s", work);
-		snprintf(home, sizeof(home), "HOME=%s", work);
-		envs[n++] = tmpdir;
-		envs[n++] = home;
-		envs[n] = NULL;
-	}
-	pid = cuco_proc_start_sched(argv, envs, &s, &ofd, &efd);
-	if (pid >= 0)
-		rc = cuco_proc_wait(pid, ofd, efd, out, log, timeout_s, st);
-out:
-	free(j);
-	return rc;
-}
-
 /*
  * path made absolute where it names an existing file (the harness starts
  * elsewhere); a command without a slash stays a PATH search. *keep owns it.
@@ -518,237 +357,178 @@ static char *absolute(const char *path, int command, char **keep)
 	return real ? real : (char *)path;
 }
 
+/* The absolute form of path pushed, and kept among the files the run loads. */
+static void push_file(struct cuco_run_job *job, const char *path, int command)
+{
+	char *keep = NULL;
+
+	cuco_run_job_push(job, absolute(path, command, &keep));
+	if (job->nfiles < CUCO_RUN_MAX_FILES)
+		job->files[job->nfiles++] = job->argv[job->argc - 1];
+	if (keep && job->nowned < CUCO_RUN_MAX_OWNED)
+		job->owned[job->nowned++] = keep;
+	else
+		free(keep);
+}
+
+/* The harness command for progs at shape, the runner's words and arguments in it. */
+static int build_command(const struct cuco_runner *rn, const struct cuco_run_opts *o,
+                         const struct cuco_manifest *m, const char *workload_so,
+                         const struct cuco_shape *shape, const struct cuco_run_program *progs,
+                         int n, const struct cuco_strbuf *cmdline, struct cuco_run_job *job,
+                         struct cuco_err *err)
+{
+	char buf[4608];
+	int rc;
+
+	push_file(job, cuco_harness_path(), 1);
+	cuco_run_job_push(job, "--workload-so");
+	push_file(job, workload_so, 0);
+	cuco_run_job_push(job, "--workload");
+	cuco_run_job_push(job, m->name);
+	cuco_run_job_push(job, "--shape");
+	cuco_run_job_push(job, (char *)shape->name);
+	for (int i = 0; i < shape->nparams; i++) {
+		cuco_run_job_push(job, "--param");
+		cuco_run_job_pushf(job, "%s=%lld", shape->param_names[i], shape->params[i]);
+	}
+	cuco_run_job_push(job, "--tolerance");
+	cuco_run_job_pushf(job, "%g", m->tolerance);
+	if (o->reference_so) {
+		char *keep = NULL;
+		cuco_run_job_push(job, "--reference-program");
+		cuco_run_job_push(job, absolute(o->reference_so, 0, &keep));
+		if (keep && job->nowned < CUCO_RUN_MAX_OWNED)
+			job->owned[job->nowned++] = keep;
+		else
+			free(keep);
+	}
+	if (cmdline->len) {
+		cuco_run_job_push(job, "--argv");
+		cuco_run_job_push(job, cmdline->buf);
+	}
+	if ((rc = rn->args(rn, o, job, err)))
+		return rc;
+	cuco_run_job_push(job, "--timeout");
+	cuco_run_job_pushf(job, "%g", o->timeout_s);
+	cuco_run_job_push(job, "--warmup");
+	cuco_run_job_pushf(job, "%d", o->warmup);
+	cuco_run_job_push(job, "--iters");
+	cuco_run_job_pushf(job, "%d", o->iters);
+	cuco_run_job_push(job, "--bench-seconds");
+	cuco_run_job_pushf(job, "%g", o->bench_seconds);
+	cuco_run_job_push(job, "--verify-runs");
+	cuco_run_job_pushf(job, "%d", o->verify_runs);
+	cuco_run_job_push(job, "--seed");
+	cuco_run_job_pushf(job, "%llu", (unsigned long long)o->seed);
+	if (!o->samples)
+		cuco_run_job_push(job, "--no-samples");
+	if (o->burst) {
+		cuco_run_job_push(job, "--timing");
+		cuco_run_job_push(job, "burst");
+	}
+	for (int i = 0; i < n; i++) {
+		char *keep, *so = absolute(progs[i].so_path, 0, &keep);
+		cuco_run_job_push(job, "--program");
+		cuco_run_job_pushf(job, "%s=%s%s", progs[i].name, so,
+		                   progs[i].verify ? "" : ",noverify");
+		if (job->nfiles < CUCO_RUN_MAX_FILES && job->nowned < CUCO_RUN_MAX_OWNED) {
+			job->owned[job->nowned] = cuco_xstrdup(so);
+			job->files[job->nfiles++] = job->owned[job->nowned++];
+		}
+		free(keep);
+	}
+	job->argv[job->argc] = NULL;
+	job->env[job->nenv++] = "NCCL_NVLS_ENABLE=0";
+	if (cuco_nccl_ld_path(buf, sizeof(buf)) && job->nowned < CUCO_RUN_MAX_OWNED) {
+		job->owned[job->nowned] = cuco_xstrdup(buf);
+		job->env[job->nenv++] = job->owned[job->nowned++];
+	}
+	job->env[job->nenv] = NULL;
+	job->timeout_s = o->timeout_s * (8 + 4 * (n + !!o->reference_so)) + 60;
+	return CUCO_OK;
+}
+
+/* The harness's result from what the run gave (out, its log in res->log), parsed into res. */
+static int read_result(struct cuco_run_job *job, struct cuco_strbuf *out,
+                       const struct cuco_proc_status *st, struct cuco_run_result *res,
+                       struct cuco_err *err)
+{
+	const char *line;
+
+	if (job->result_fd >= 0) {
+		/* the ranks' output is part of the log; their records are in the file */
+		struct stat fs;
+
+		cuco_strbuf_add(&res->log, out->buf, out->len);
+		cuco_strbuf_reset(out);
+		if (fstat(job->result_fd, &fs) == 0 && fs.st_size > CUCO_RUN_RESULT_MAX)
+			channel_failure(out, CUCO_ERR_RUN, "",
+			                "the result file is larger than any ranks' records (a "
+			                "program wrote to the harness's result channel)");
+		else if (lseek(job->result_fd, 0, SEEK_SET) == 0)
+			(void)cuco_strbuf_read_fd(out, job->result_fd);
+	}
+	/* fork mode: the harness's one record (its ranks' stdout and stderr are the log);
+	 * a shared file (a launcher's, a farm's): one record per rank */
+	if (job->records && cuco_run_records_pick(out->buf, out))
+		line = NULL;
+	else if (!out->buf[strspn(out->buf, " \t\r\n")])
+		line = NULL;
+	else
+		line = out->buf;
+	if (!line) {
+		char tail[400];
+		size_t k = res->log.len > 300 ? res->log.len - 300 : 0;
+		snprintf(tail, sizeof(tail), "%s", res->log.buf + k);
+		if (st->timed_out)
+			return cuco_err_set(err, CUCO_ERR_TIMEOUT, "harness killed after %.0f s",
+			                    st->seconds);
+		return cuco_err_set(
+		    err, CUCO_ERR_CRASH, "harness %s %d without a result; its output ends: %s",
+		    st->exited ? "exited with code" : "died with signal", st->code, tail);
+	}
+	return cuco_run_result_parse(line, res, err);
+}
+
 static int run_once(const struct cuco_run_opts *o, const struct cuco_manifest *m,
                     const char *workload_so, const struct cuco_shape *shape,
                     const struct cuco_run_program *progs, int n, struct cuco_run_result *res,
                     struct cuco_err *err)
 {
-	char *argv[256], *env[4], *owned[128];
-	int argc = 0, nowned = 0, nenv = 0, rc;
-	char buf[4608];
-	struct cuco_strbuf out = CUCO_STRBUF_INIT, launcher = CUCO_STRBUF_INIT;
-	struct cuco_strbuf cmdline = CUCO_STRBUF_INIT;
+	const struct cuco_runner *rn = cuco_runner_of(o);
+	struct cuco_strbuf out = CUCO_STRBUF_INIT, cmdline = CUCO_STRBUF_INIT;
 	struct cuco_proc_status st;
-	const char *line;
-	char result_file[4096] = "", dir[PATH_MAX] = "", work[PATH_MAX + 8] = "",
-	     stage[PATH_MAX + 8] = "";
-	const char *files[CUCO_CASCADE_MAX_PROGRAMS + 2];
-	int result_fd = -1, nfiles = 0;
-	const struct cuco_farm *farm = cuco_farm_current();
-	const char *tmp = getenv("TMPDIR");
-	int launched = !farm && o->launcher && *o->launcher;
+	struct cuco_run_job *job = cuco_xcalloc(1, sizeof(*job));
+	int rc;
 
+	cuco_strbuf_init(&job->launch, 0);
+	job->result_fd = -1;
 	/* the shape's command line, before anything is made */
-	if (cuco_manifest_argv(m, shape, farm ? farm->ranks : o->ranks, &cmdline, err)) {
-		cuco_strbuf_release(&cmdline);
-		return err->code;
-	}
-	/* on this node: the run's private directory (run_private), removed at the end; a
-	 * launcher's in the state directory, where its ranks' result file always was (shared
-	 * with other nodes, as a rule, when ranks start there) */
-	if (launched)
-		cuco_mkdir_p(cuco_state_dir());
-	if (!farm && cuco_proc_private_dir(launched      ? cuco_state_dir()
-	                                   : tmp && *tmp ? tmp
-	                                                 : "/tmp",
-	                                   "cuco-run", dir, sizeof(dir)))
-		return cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot make the run's directory: %s",
-		                    strerror(errno));
-	if (dir[0]) {
-		/* work: what the harness sees and writes; root: where its view is built */
-		snprintf(work, sizeof(work), "%s/work", dir);
-		snprintf(stage, sizeof(stage), "%s/root", dir);
-		if (mkdir(work, 0700) || mkdir(stage, 0700)) {
-			rc = cuco_err_set(err, CUCO_ERR_SYSTEM,
-			                  "cannot make the run's directory: %s", strerror(errno));
-			cuco_proc_remove_tree(dir);
-			return rc;
-		}
-	}
-#define OWN(...)                                         \
-	do {                                             \
-		snprintf(buf, sizeof(buf), __VA_ARGS__); \
-		owned[nowned] = cuco_xstrdup(buf);       \
-		push(argv, &argc, owned[nowned++]);      \
-	} while (0)
-	if (farm) {
-		/* srun is the farm's; a wrapper (compute-sanitizer) goes in front of the harness.
-		 */
-		if (o->wrapper && *o->wrapper)
-			cuco_strbuf_adds(&launcher, o->wrapper);
-	} else if ((o->launcher && *o->launcher) || (o->wrapper && *o->wrapper)) {
-		/* A launcher (mpirun) or, in fork mode, a wrapper (compute-sanitizer). */
-		cuco_strbuf_adds(&launcher, o->launcher && *o->launcher ? o->launcher : o->wrapper);
-	}
-	if (launcher.len) {
-		for (char *tok = launcher.buf; *tok && argc < 32;) {
-			while (*tok == ' ')
-				*tok++ = '\0';
-			if (!*tok)
-				break;
-			push(argv, &argc, tok);
-			while (*tok && *tok != ' ')
-				tok++;
-		}
-	}
-	push(argv, &argc, absolute(cuco_harness_path(), 1, &owned[nowned]));
-	files[nfiles++] = argv[argc - 1];
-	nowned += owned[nowned] != NULL;
-	push(argv, &argc, "--workload-so");
-	push(argv, &argc, absolute(workload_so, 0, &owned[nowned]));
-	files[nfiles++] = argv[argc - 1];
-	nowned += owned[nowned] != NULL;
-	push(argv, &argc, "--workload");
-	push(argv, &argc, m->name);
-	push(argv, &argc, "--shape");
-	push(argv, &argc, (char *)shape->name);
-	for (int i = 0; i < shape->nparams; i++) {
-		push(argv, &argc, "--param");
-		OWN("%s=%lld", shape->param_names[i], shape->params[i]);
-	}
-	push(argv, &argc, "--tolerance");
-	OWN("%g", m->tolerance);
-	if (o->reference_so) {
-		push(argv, &argc, "--reference-program");
-		push(argv, &argc, absolute(o->reference_so, 0, &owned[nowned]));
-		nowned += owned[nowned] != NULL;
-	}
-	if (cmdline.len) {
-		push(argv, &argc, "--argv");
-		push(argv, &argc, cmdline.buf);
-	}
-	if (farm) {
-		/* Ranks from srun; the farm names the result file (in the run directory). */
-		push(argv, &argc, "--launch");
-		push(argv, &argc, "env");
-	} else if (o->launcher && *o->launcher) {
-		/* made here and read through cuco's own descriptor: a program that renames or
-		 * replaces the file in the run's directory changes nothing cuco reads */
-		snprintf(result_file, sizeof(result_file), "%s/result.jsonl", work);
-		result_fd =
-		    open(result_file, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (result_fd < 0) {
-			rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot make %s: %s", result_file,
-			                  strerror(errno));
-			goto done;
-		}
-		push(argv, &argc, "--launch");
-		push(argv, &argc, "env");
-		push(argv, &argc, "--result-file");
-		push(argv, &argc, result_file);
-	} else {
-		push(argv, &argc, "--ranks");
-		OWN("%d", o->ranks);
-		push(argv, &argc, "--result-fd");
-		push(argv, &argc, "3");
-	}
-	push(argv, &argc, "--timeout");
-	OWN("%g", o->timeout_s);
-	push(argv, &argc, "--warmup");
-	OWN("%d", o->warmup);
-	push(argv, &argc, "--iters");
-	OWN("%d", o->iters);
-	push(argv, &argc, "--bench-seconds");
-	OWN("%g", o->bench_seconds);
-	push(argv, &argc, "--verify-runs");
-	OWN("%d", o->verify_runs);
-	push(argv, &argc, "--seed");
-	OWN("%llu", (unsigned long long)o->seed);
-	if (!o->samples)
-		push(argv, &argc, "--no-samples");
-	if (o->burst) {
-		push(argv, &argc, "--timing");
-		push(argv, &argc, "burst");
-	}
-	for (int i = 0; i < n; i++) {
-		char *keep, *so = absolute(progs[i].so_path, 0, &keep);
-		push(argv, &argc, "--program");
-		OWN("%s=%s%s", progs[i].name, so, progs[i].verify ? "" : ",noverify");
-		if (nfiles < CUCO_CASCADE_MAX_PROGRAMS + 2 && nowned < 128) {
-			owned[nowned] = cuco_xstrdup(so);
-			files[nfiles++] = owned[nowned++];
-		}
-		free(keep);
-	}
-	push(argv, &argc, NULL);
-#undef OWN
-	env[nenv++] = "NCCL_NVLS_ENABLE=0";
-	if (cuco_nccl_ld_path(buf, sizeof(buf))) {
-		owned[nowned] = cuco_xstrdup(buf);
-		env[nenv++] = owned[nowned++];
-	}
-	env[nenv] = NULL;
-
-	if (farm) {
-		if (cuco_farm_step(farm, argv, env,
-		                   o->timeout_s * (8 + 4 * (n + !!o->reference_so)) + 60, &out,
-		                   &res->log, &st, err)) {
-			rc = err->code;
-			goto done;
-		}
-		rc = 0;
-	} else {
-		/* a launcher starts where cuco was started (its hostfile may be named from
-		 * there); the harness's result file is in the private directory */
-		rc = run_private(argv, env, nenv, work, stage, files, nfiles,
-		                 !(o->launcher && *o->launcher), result_fd, &out, &res->log,
-		                 o->timeout_s * (8 + 4 * (n + !!o->reference_so)) + 60, &st);
-	}
-	if (rc) {
-		rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot start %s: %s", argv[0],
+	if ((rc = cuco_manifest_argv(m, shape, rn->ranks ? rn->ranks : o->ranks, &cmdline, err)) ||
+	    (rc = rn->start(rn, o, job, err)) ||
+	    (rc = build_command(rn, o, m, workload_so, shape, progs, n, &cmdline, job, err)))
+		goto done;
+	memset(&st, 0, sizeof(st));
+	rc = rn->step(rn, o, job, &out, &res->log, &st, err);
+	if (rc == -1)
+		rc = cuco_err_set(err, CUCO_ERR_SYSTEM, "cannot start %s: %s", job->argv[0],
 		                  strerror(errno));
-		goto done;
-	}
-	if (o->wrapper && *o->wrapper && !result_file[0] && !farm && (!st.exited || st.code))
-		cuco_strbuf_addf(&res->log, "cuco: wrapper %s %d\n",
-		                 st.exited ? "exited with code" : "died with signal", st.code);
-	if (result_fd >= 0) {
-		/* the ranks' output is part of the log; their records are in the file */
-		struct stat fs;
-
-		cuco_strbuf_add(&res->log, out.buf, out.len);
-		cuco_strbuf_reset(&out);
-		if (fstat(result_fd, &fs) == 0 && fs.st_size > CUCO_RUN_RESULT_MAX)
-			channel_failure(&out, CUCO_ERR_RUN, "",
-			                "the result file is larger than any ranks' records (a "
-			                "program wrote to the harness's result channel)");
-		else if (lseek(result_fd, 0, SEEK_SET) == 0)
-			(void)cuco_strbuf_read_fd(&out, result_fd);
-	}
-	/* fork mode: the harness's one record (its ranks' stdout and stderr are the log);
-	 * a shared file (a launcher's, a farm's): one record per rank */
-	line = out.buf;
-	if ((result_fd >= 0 || farm) && cuco_run_records_pick(out.buf, &out))
-		line = NULL;
-	else if (!out.buf[strspn(out.buf, " \t\r\n")])
-		line = NULL;
+	else if (rc)
+		rc = err->code;
 	else
-		line = out.buf;
-	if (!line) {
-		char tail[400];
-		size_t k = res->log.len > 300 ? res->log.len - 300 : 0;
-		snprintf(tail, sizeof(tail), "%s", res->log.buf + k);
-		if (st.timed_out)
-			rc = cuco_err_set(err, CUCO_ERR_TIMEOUT, "harness killed after %.0f s",
-			                  st.seconds);
-		else
-			rc = cuco_err_set(err, CUCO_ERR_CRASH,
-			                  "harness %s %d without a result; its output ends: %s",
-			                  st.exited ? "exited with code" : "died with signal",
-			                  st.code, tail);
-		goto done;
-	}
-	rc = cuco_run_result_parse(line, res, err);
+		rc = read_result(job, &out, &st, res, err);
 done:
-	for (int i = 0; i < nowned; i++)
-		free(owned[i]);
+	for (int i = 0; i < job->nowned; i++)
+		free(job->owned[i]);
 	cuco_strbuf_release(&out);
-	cuco_strbuf_release(&launcher);
+	cuco_strbuf_release(&job->launch);
 	cuco_strbuf_release(&cmdline);
-	if (result_fd >= 0)
-		close(result_fd);
-	if (dir[0])
-		cuco_proc_remove_tree(dir);
+	if (job->result_fd >= 0)
+		close(job->result_fd);
+	if (job->dir[0])
+		cuco_proc_remove_tree(job->dir);
+	free(job);
 	return rc;
 }
 
@@ -833,9 +613,6 @@ int cuco_gpu_count(struct cuco_err *err)
 	struct cuco_proc_status st;
 	long n = -1;
 
-	/* With a farm the GPUs are its nodes' (checked against its GRES when it was set up). */
-	if (cuco_farm_current())
-		return cuco_farm_current()->ranks;
 	if (cuco_proc_run(argv, NULL, &out, NULL, 120, &st) == 0 && st.exited && st.code == 0) {
 		char *end;
 		errno = 0;

@@ -15,6 +15,7 @@
 #include "cascade/sandbox.h"
 #include "util/codescan.h"
 #include "util/jail.h"
+#include "util/jail_probe.h"
 #include "util/xalloc.h"
 #include "util/paths.h"
 #include "util/proc.h"

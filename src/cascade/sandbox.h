@@ -36,7 +36,7 @@ int cuco_sandbox_refused(struct cuco_compile_job *job);
  */
 int cuco_sandbox_make(const char *cache_dir, struct cuco_compile_job *job, char *dir, size_t len);
 /*
- * The view given to a candidate's compile (util/jail.h), built on dir/root
+ * The view a candidate's compile is given (util/jail.h), built on dir/root
  * (dir from cuco_sandbox_make): /usr, /bin, /lib*, /sbin (the host compiler,
  * its headers and libraries), the dynamic linker's files of /etc, the
  * toolkit, NCCL's and NVSHMEM's folders and cuco's headers (home/include,

@@ -91,10 +91,10 @@ static int max_run_id(const struct cuco_run_rec *r, void *arg, struct cuco_err *
  * --farm slurm: ranks and shapes checked, the farm prepared for the run the
  * store will begin next (farm/slurm.h), harness runs routed through it.
  */
-static int farm_setup(struct cuco_farm *farm, const struct cuco_manifest *m,
-                      const struct cuco_run_opts *run, const struct cuco_shape *const *shapes,
-                      int nshapes, const char *partition, const char *args,
-                      struct cuco_store *store, struct cuco_hw_facts *f,
+static int farm_setup(struct cuco_farm *farm, struct cuco_runner *runner,
+                      const struct cuco_manifest *m, struct cuco_run_opts *run,
+                      const struct cuco_shape *const *shapes, int nshapes, const char *partition,
+                      const char *args, struct cuco_store *store, struct cuco_hw_facts *f,
                       const struct cuco_hw_facts **fp, struct cuco_err *err)
 {
 	int64_t next = 0;
@@ -114,7 +114,8 @@ static int farm_setup(struct cuco_farm *farm, const struct cuco_manifest *m,
 		*fp = f;
 		rc = cuco_manifest_check_cc(m, f->cc, err);
 	}
-	cuco_farm_use(farm);
+	cuco_farm_runner(farm, runner);
+	run->runner = runner;
 	return rc;
 }
 
@@ -370,6 +371,7 @@ int cmd_bench(int argc, char **argv)
 	struct cuco_store *store = NULL;
 	const char *workload = NULL, *farm_kind = NULL, *partition = NULL, *farm_args = NULL;
 	struct cuco_farm farm;
+	struct cuco_runner farm_runner;
 	struct bench_args a;
 	int nshape_names = 0, nfiles = 0, no_seed = 0, compile_only = 0, np = 0, rc, nsites = 0;
 	char seed_path[PATH_MAX], config[64];
@@ -512,8 +514,8 @@ int cmd_bench(int argc, char **argv)
 		goto out_progs;
 	}
 	if (farm_kind) {
-		rc = farm_setup(&farm, &m, &req.run, shapes, req.nshapes, partition, farm_args,
-		                store, &facts, &req.facts, &err);
+		rc = farm_setup(&farm, &farm_runner, &m, &req.run, shapes, req.nshapes, partition,
+		                farm_args, store, &facts, &req.facts, &err);
 		if (!rc)
 			rc = cuco_compile_opts_default(&req.compile, &err);
 		if (rc) {
@@ -549,9 +551,9 @@ int cmd_bench(int argc, char **argv)
 		cuco_eval_shape_release(&out[s]);
 	free(out);
 out_store:
-	if (cuco_farm_current()) { /* bench is not resumed: its step results go */
+	if (req.run.runner) { /* bench is not resumed: its step results go */
 		cuco_farm_clean_run(&farm);
-		cuco_farm_use(NULL);
+		req.run.runner = NULL;
 	}
 	cuco_store_close(store);
 out_progs:

@@ -12,6 +12,7 @@
 #include "farm/slurm.h"
 #include "program/directive.h"
 #include "util/jail.h"
+#include "util/jail_probe.h"
 #include "util/paths.h"
 #include "util/proc.h"
 

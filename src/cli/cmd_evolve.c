@@ -194,6 +194,7 @@ static const char *stop_name(void)
 /* ---- --farm slurm ---- */
 
 static struct cuco_farm farm;
+static struct cuco_runner farm_runner; /* the run options' runner: farm's job steps */
 static int farm_on;
 static struct cuco_evaluator farm_inner; /* the cascade evaluator the farm's wraps */
 static int64_t farm_run;                 /* the run id the farm's tag names */
@@ -584,7 +585,8 @@ int cmd_evolve(int argc, char **argv)
 			goto out;
 		}
 		farm_on = 1;
-		cuco_farm_use(&farm);
+		cuco_farm_runner(&farm, &farm_runner);
+		run.runner = &farm_runner;
 	} else if ((rc = cli_node_checks("evolve", &m, &run, 1, 1, shapes, cfg.nshapes, &facts,
 	                                 &factsp, &err)) ||
 	           (rc = node_gpus(&run, &facts, &gpus, &err))) {

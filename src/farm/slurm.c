@@ -20,19 +20,8 @@
 #include "util/hash.h"
 #include "util/paths.h"
 
-static const struct cuco_farm *current;
 static atomic_int interrupted;
 static atomic_int gave_up;
-
-void cuco_farm_use(const struct cuco_farm *f)
-{
-	current = f;
-}
-
-const struct cuco_farm *cuco_farm_current(void)
-{
-	return current;
-}
 
 void cuco_farm_interrupt(void)
 {

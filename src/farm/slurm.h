@@ -24,6 +24,7 @@
 
 #include <stdint.h>
 
+#include "cascade/runner.h"
 #include "program/directive.h"
 #include "util/error.h"
 #include "util/proc.h"
@@ -125,10 +126,13 @@ int cuco_farm_prepare(struct cuco_farm *f, const char *cmd, int ranks, const cha
                       const char *args, const char *store_path, int64_t run_id, int resume,
                       struct cuco_hw_facts *facts, int *have_facts, struct cuco_err *err);
 
-/* Route this process's harness runs (cascade/run.c) through f; NULL: run here. */
-void cuco_farm_use(const struct cuco_farm *f);
-/* The farm harness runs go through, or NULL. */
-const struct cuco_farm *cuco_farm_current(void);
+/*
+ * A runner (cascade/runner.h) whose harness runs are f's job steps (f->ranks
+ * ranks each, results in the run directory), into r; a run options' runner
+ * routes its harness runs through f (borrowed: f must outlive r's use). Its
+ * cancel is cuco_farm_interrupt().
+ */
+void cuco_farm_runner(struct cuco_farm *f, struct cuco_runner *r);
 
 /*
  * Stop: steps in flight are cancelled within about 0.1 s and no new one

@@ -1,6 +1,7 @@
 /* client.c - chat calls over libcurl (OpenAI-compatible, Anthropic): retries, budget, call records.
  */
 #include "llm/client.h"
+#include "llm/provider.h"
 #include "llm/wire.h"
 #include "util/secret.h"
 #include "util/xalloc.h"
@@ -211,8 +212,7 @@ int cuco_llm_client_new(const struct cuco_llm_config *cfg, struct cuco_llm_clien
 		cuco_strbuf_setlen(&url, url.len - 1);
 	if (url.len < 3 || strcmp(url.buf + url.len - 3, "/v1") != 0)
 		cuco_strbuf_adds(&url, "/v1");
-	cuco_strbuf_adds(&url,
-	                 cfg->api == CUCO_LLM_API_ANTHROPIC ? "/messages" : "/chat/completions");
+	cuco_strbuf_adds(&url, cuco_llm_provider(cfg->api)->path);
 	c->endpoint = cuco_strbuf_detach(&url, NULL);
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
@@ -599,8 +599,8 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 		ret = fail(res, err, CUCO_ERR_INVALID, &msg, key);
 		goto out;
 	}
-	fold = c->cfg.api == CUCO_LLM_API_OPENAI && cuco_llm_wire_has_system(msgs, nmsgs) &&
-	       cuco_llm_client_folds_system(c, model);
+	fold = cuco_llm_provider(c->cfg.api)->folds_system &&
+	       cuco_llm_wire_has_system(msgs, nmsgs) && cuco_llm_client_folds_system(c, model);
 	messages = cuco_llm_wire_messages(msgs, nmsgs, fold);
 	bytes = cuco_llm_wire_bytes(messages);
 	prompt = json_dumps(messages, JSON_COMPACT);
@@ -660,7 +660,7 @@ int cuco_llm_chat(struct cuco_llm_client *c, const struct cuco_llm_message *msgs
 		res->attempts++;
 		o = attempt_once(c, body, &a, &status, &code, &msg);
 		res->http_status = status;
-		if (o != OUT_OK && !fold && c->cfg.api == CUCO_LLM_API_OPENAI &&
+		if (o != OUT_OK && !fold && cuco_llm_provider(c->cfg.api)->folds_system &&
 		    cuco_llm_wire_has_system(msgs, nmsgs) &&
 		    cuco_llm_wire_refuses_system(status, &a.body)) {
 			/* the template refuses the system role: fold it, for this model from now on

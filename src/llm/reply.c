@@ -1,4 +1,5 @@
 /* reply.c - a model's reply as a candidate: its directive first, then its code. */
+#include "llm/reply.h"
 #include "llm/reply_internal.h"
 #include "util/xalloc.h"
 

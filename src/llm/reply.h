@@ -22,6 +22,7 @@
 #ifndef CUCO_LLM_REPLY_H
 #define CUCO_LLM_REPLY_H
 
+#include "llm/reply_check.h"
 #include "program/directive.h"
 #include "util/error.h"
 #include "util/strbuf.h"
@@ -109,15 +110,5 @@ int cuco_llm_reply_program(const char *reply, int need_directive,
  */
 int cuco_llm_reply_directive(const char *reply, struct cuco_directive *d, size_t *pos,
                              struct cuco_err *err);
-
-/*
- * Append to flags one line per contradiction between d and code: backend
- * "ce" without an async memcpy, "lsa" without peer pointers, "gin" without
- * ncclGin, placement "sequential" creating a stream, "stream_overlap"
- * creating none. Comments and string literals are ignored. Returns the
- * number of contradictions found.
- */
-int cuco_llm_directive_check_code(const struct cuco_directive *d, const char *code,
-                                  struct cuco_strbuf *flags);
 
 #endif

@@ -1,5 +1,5 @@
 /* reply_check.c - a candidate's code against its directive; the multicast scan. */
-#include "llm/reply_internal.h"
+#include "llm/reply_check.h"
 #include "util/codescan.h"
 
 #include <string.h>

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "llm/reply.h"
+#include "util/error.h"
 #include "util/strbuf.h"
 
 #define QUOTE_MAX 60 /* characters of a line quoted in a reason */
@@ -87,7 +87,7 @@ void cuco_reply_set_directive_line(struct cuco_strbuf *text, const char *line);
 /* The directive line of LF text as a malloc'd string, or NULL. */
 char *cuco_reply_get_directive_line(const char *text);
 
-/* ---- the code (reply_edit.c, reply_rewrite.c, reply_check.c) ---- */
+/* ---- the code (reply_edit.c, reply_rewrite.c; the checks: reply_check.h) ---- */
 
 /*
  * Apply the SEARCH/REPLACE blocks of reply lines L to the LF text in *text (the
@@ -106,12 +106,5 @@ int cuco_reply_diff(const char *file, const struct lines *L, struct cuco_strbuf 
  */
 int cuco_reply_rewrite(const char *file, const char *parent, const struct lines *L,
                        struct cuco_strbuf *text, int *nedits, struct cuco_strbuf *why);
-
-/*
- * 1 when the code uses multicast in any spelling (identifiers, literals
- * joined) or a way around its ban (util/codescan.h); the rejection, naming
- * the lines, in why.
- */
-int cuco_reply_uses_multicast(const char *code, struct cuco_strbuf *why);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "program/blocks.h"
+#include "program/directive.h"
 
 int cuco_reply_rewrite(const char *file, const char *parent, const struct lines *L,
                        struct cuco_strbuf *text, int *nedits, struct cuco_strbuf *why)

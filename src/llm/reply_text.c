@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "program/blocks.h"
+#include "program/directive.h"
 
 /* Split an LF text into lines; a final line without newline counts, an empty tail does not. */
 void cuco_reply_split_lines(const char *s, struct lines *L)

@@ -1,5 +1,9 @@
-/* wire.c - the two APIs' wire formats (see wire.h), the per-call seeds and the model list. */
+/*
+ * wire.c - the wire formats (see wire.h) as the providers' table says them
+ * (provider.h): requests, headers, replies; the per-call seeds and the model list.
+ */
 #include "llm/wire.h"
+#include "llm/provider.h"
 #include "util/secret.h"
 #include "util/xalloc.h"
 
@@ -23,26 +27,41 @@ uint64_t cuco_llm_wire_splitmix(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
+/* The providers, by enum cuco_llm_api value (provider.h). */
+static const struct cuco_llm_provider *const providers[] = {
+    [CUCO_LLM_API_OPENAI] = &cuco_llm_openai,
+    [CUCO_LLM_API_ANTHROPIC] = &cuco_llm_anthropic,
+};
+#define NPROVIDERS ((int)(sizeof(providers) / sizeof(providers[0])))
+
+const struct cuco_llm_provider *cuco_llm_provider(int api)
+{
+	return api >= 0 && api < NPROVIDERS ? providers[api] : NULL;
+}
+
+/* api's provider; out of range, OpenAI's (what every endpoint but Anthropic's speaks). */
+static const struct cuco_llm_provider *of(int api)
+{
+	return cuco_llm_provider(api) ? cuco_llm_provider(api) : &cuco_llm_openai;
+}
+
 const char *cuco_llm_api_name(int api)
 {
-	return api == CUCO_LLM_API_OPENAI      ? "openai"
-	       : api == CUCO_LLM_API_ANTHROPIC ? "anthropic"
-	                                       : NULL;
+	return cuco_llm_provider(api) ? cuco_llm_provider(api)->name : NULL;
 }
 
 int cuco_llm_api_parse(const char *name)
 {
-	if (name && !strcmp(name, "openai"))
-		return CUCO_LLM_API_OPENAI;
-	if (name && !strcmp(name, "anthropic"))
-		return CUCO_LLM_API_ANTHROPIC;
+	for (int i = 0; name && i < NPROVIDERS; i++)
+		if (providers[i] && !strcmp(name, providers[i]->name))
+			return i;
 	return -1;
 }
 
 const char *cuco_llm_api_key_env(int api)
 {
-	return api == CUCO_LLM_API_ANTHROPIC ? CUCO_LLM_ANTHROPIC_KEY_ENV
-	                                     : CUCO_LLM_DEFAULT_KEY_ENV;
+	/* out of range: the default, as before there was a choice */
+	return cuco_llm_provider(api) ? cuco_llm_provider(api)->key_env : CUCO_LLM_DEFAULT_KEY_ENV;
 }
 
 static int has_prefix_ci(const char *s, const char *prefix)
@@ -230,78 +249,6 @@ int cuco_llm_wire_refuses_system(long status, const struct cuco_strbuf *body)
 	        contains_ci(body->buf, body->len, "roles must alternate"));
 }
 
-/* How a reply that was cut off names it: finish_reason "length", stop_reason "max_tokens". */
-static int cut_off(int api, const char *fin, int *context_full)
-{
-	*context_full = 0;
-	if (!fin)
-		return 0;
-	if (api != CUCO_LLM_API_ANTHROPIC)
-		return !strcmp(fin, "length");
-	if (!strcmp(fin, "model_context_window_exceeded")) {
-		*context_full = 1;
-		return 1;
-	}
-	return !strcmp(fin, "max_tokens");
-}
-
-/* usage of an OpenAI chat completion: prompt_tokens, completion_tokens. */
-static void usage_openai(json_t *root, struct cuco_llm_result *res)
-{
-	json_t *usage = json_object_get(root, "usage");
-	json_t *pt = json_object_get(usage, "prompt_tokens");
-	json_t *ct = json_object_get(usage, "completion_tokens");
-
-	if (json_is_integer(pt) && json_is_integer(ct) && json_integer_value(pt) >= 0 &&
-	    json_integer_value(ct) >= 0) {
-		res->tokens_in = json_integer_value(pt);
-		res->tokens_out = json_integer_value(ct);
-	}
-}
-
-/*
- * usage of an Anthropic message: input_tokens, output_tokens; tokens read from
- * or written to the prompt cache count as prompt tokens too (the budget's view).
- */
-static void usage_anthropic(json_t *root, struct cuco_llm_result *res)
-{
-	static const char *const cached[] = {"cache_creation_input_tokens",
-	                                     "cache_read_input_tokens"};
-	json_t *usage = json_object_get(root, "usage");
-	json_t *it = json_object_get(usage, "input_tokens");
-	json_t *ot = json_object_get(usage, "output_tokens");
-
-	if (!json_is_integer(it) || !json_is_integer(ot) || json_integer_value(it) < 0 ||
-	    json_integer_value(ot) < 0)
-		return;
-	res->tokens_in = json_integer_value(it);
-	res->tokens_out = json_integer_value(ot);
-	for (size_t i = 0; i < sizeof(cached) / sizeof(cached[0]); i++) {
-		json_t *c = json_object_get(usage, cached[i]);
-		if (json_is_integer(c) && json_integer_value(c) > 0)
-			res->tokens_in += json_integer_value(c);
-	}
-}
-
-/* The "text" blocks of an Anthropic message's content, concatenated; 0 when there are none. */
-static int text_anthropic(json_t *root, struct cuco_strbuf *text)
-{
-	json_t *content = json_object_get(root, "content"), *b;
-	size_t i;
-	int n = 0;
-
-	json_array_foreach(content, i, b)
-	{
-		json_t *type = json_object_get(b, "type"), *t = json_object_get(b, "text");
-		if (json_is_string(type) && !strcmp(json_string_value(type), "text") &&
-		    json_is_string(t)) {
-			cuco_strbuf_add(text, json_string_value(t), json_string_length(t));
-			n++;
-		}
-	}
-	return n;
-}
-
 /*
  * Read the completion out of a 2xx body into res. CUCO_OK or CUCO_ERR_PARSE
  * with msg. U+0000 in the content (legal JSON; servers send it when the model
@@ -312,9 +259,10 @@ int cuco_llm_wire_parse(int api, const char *body, size_t len, int max_tokens,
 {
 	struct cuco_strbuf text = CUCO_STRBUF_INIT;
 	json_error_t jerr;
-	json_t *root = json_loadb(body, len, JSON_ALLOW_NUL, &jerr), *fin;
-	int anthropic = api == CUCO_LLM_API_ANTHROPIC, ret = CUCO_OK, context_full;
-	const char *fin_name = anthropic ? "stop_reason" : "finish_reason";
+	json_t *root = json_loadb(body, len, JSON_ALLOW_NUL, &jerr), *fin = NULL;
+	const struct cuco_llm_provider *pv = of(api);
+	const char *fin_name = pv->stop_field, *missing = "";
+	int ret = CUCO_OK, context_full;
 
 	if (!root || !json_is_object(root)) {
 		cuco_strbuf_addf(msg, "reply from %s is not a JSON object (%s): ", endpoint,
@@ -323,30 +271,10 @@ int cuco_llm_wire_parse(int api, const char *body, size_t len, int max_tokens,
 		ret = CUCO_ERR_PARSE;
 		goto out;
 	}
-	if (anthropic) {
-		usage_anthropic(root, res);
-		fin = json_object_get(root, "stop_reason");
-		if (!text_anthropic(root, &text)) {
-			cuco_strbuf_addf(msg,
-			                 "reply from %s has no text block in content: ", endpoint);
-			cuco_llm_wire_excerpt(msg, body, len);
-			ret = CUCO_ERR_PARSE;
-		}
-	} else {
-		json_t *choice = json_array_get(json_object_get(root, "choices"), 0);
-		json_t *content = json_object_get(json_object_get(choice, "message"), "content");
-
-		usage_openai(root, res);
-		fin = json_object_get(choice, "finish_reason");
-		if (json_is_string(content)) {
-			cuco_strbuf_add(&text, json_string_value(content),
-			                json_string_length(content));
-		} else {
-			cuco_strbuf_addf(
-			    msg, "reply from %s has no choices[0].message.content: ", endpoint);
-			cuco_llm_wire_excerpt(msg, body, len);
-			ret = CUCO_ERR_PARSE;
-		}
+	if (pv->reply(root, &text, res, &fin, &missing)) {
+		cuco_strbuf_addf(msg, "reply from %s has no %s: ", endpoint, missing);
+		cuco_llm_wire_excerpt(msg, body, len);
+		ret = CUCO_ERR_PARSE;
 	}
 	if (json_is_string(fin))
 		res->finish_reason = cuco_xstrdup(json_string_value(fin));
@@ -363,7 +291,7 @@ int cuco_llm_wire_parse(int api, const char *body, size_t len, int max_tokens,
 		res->nul_dropped = (int)(text.len - j);
 		res->reply = r;
 	}
-	if (cut_off(api, res->finish_reason, &context_full)) {
+	if (pv->cut_off(res->finish_reason, &context_full)) {
 		res->truncated = 1;
 		if (context_full || (res->tokens_out >= 0 && res->tokens_out < max_tokens)) {
 			res->context_full = 1;
@@ -392,51 +320,11 @@ out:
 	return ret;
 }
 
-/* Anthropic's request: the system messages as one top-level string, the rest as messages. */
-static json_t *request_anthropic(const char *model, json_t *messages, double temperature,
-                                 int max_tokens)
-{
-	struct cuco_strbuf sys = CUCO_STRBUF_INIT;
-	json_t *msgs = json_array(), *m, *req;
-	size_t i;
-
-	json_array_foreach(messages, i, m)
-	{
-		const char *role = json_string_value(json_object_get(m, "role"));
-		json_t *content = json_object_get(m, "content");
-
-		if (role && !strcmp(role, "system")) {
-			if (sys.len)
-				cuco_strbuf_adds(&sys, "\n\n");
-			cuco_strbuf_add(&sys, json_string_value(content),
-			                json_string_length(content));
-		} else {
-			json_array_append(msgs, m);
-		}
-	}
-	if (!json_array_size(msgs) && sys.len) { /* only a system prompt: it is the question */
-		json_array_append_new(
-		    msgs, json_pack("{s:s, s:s%}", "role", "user", "content", sys.buf, sys.len));
-		cuco_strbuf_reset(&sys);
-	}
-	/* the Messages API takes temperatures from 0 to 1 */
-	req = json_pack("{s:s, s:i, s:o, s:f}", "model", model, "max_tokens", max_tokens,
-	                "messages", msgs, "temperature", temperature > 1 ? 1.0 : temperature);
-	if (req && sys.len)
-		json_object_set_new(req, "system", json_stringn(sys.buf, sys.len));
-	cuco_strbuf_release(&sys);
-	return req;
-}
-
 /* The request body of one call (malloc'd), or NULL out of memory. */
 char *cuco_llm_wire_request(int api, const char *model, json_t *messages, double temperature,
                             int max_tokens, int64_t seed)
 {
-	json_t *req = api == CUCO_LLM_API_ANTHROPIC
-	                  ? request_anthropic(model, messages, temperature, max_tokens)
-	                  : json_pack("{s:s, s:O, s:f, s:i, s:I, s:b}", "model", model, "messages",
-	                              messages, "temperature", temperature, "max_tokens",
-	                              max_tokens, "seed", (json_int_t)seed, "stream", 0);
+	json_t *req = of(api)->request(model, messages, temperature, max_tokens, seed);
 	char *body = req ? json_dumps(req, JSON_COMPACT) : NULL;
 
 	json_decref(req);
@@ -447,18 +335,13 @@ struct curl_slist *cuco_llm_wire_headers(int api, const char *key, struct cuco_s
 {
 	struct curl_slist *hdrs = NULL, *h;
 	const char *fixed[] = {"Content-Type: application/json", "Accept: application/json",
-	                       api == CUCO_LLM_API_ANTHROPIC
-	                           ? "anthropic-version: " CUCO_LLM_ANTHROPIC_VERSION
-	                           : NULL};
+	                       of(api)->header};
 
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		if (fixed[i] && (h = curl_slist_append(hdrs, fixed[i])))
 			hdrs = h;
 	if (key) {
-		if (api == CUCO_LLM_API_ANTHROPIC)
-			cuco_strbuf_addf(auth, "x-api-key: %s", key);
-		else
-			cuco_strbuf_addf(auth, "Authorization: Bearer %s", key);
+		of(api)->auth(key, auth);
 		if ((h = curl_slist_append(hdrs, auth->buf)))
 			hdrs = h;
 	}

@@ -14,7 +14,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "llm/client.h"
+#include "llm/chat.h"
 #include "util/strbuf.h"
 
 #define CUCO_LLM_BODY_EXCERPT 300            /* bytes of a server body quoted in an error */

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "report/internal.h"
-#include "report/report.h"
+#include "report/diff.h"
 #include "util/array.h"
 #include "util/xalloc.h"
 

@@ -11,7 +11,7 @@
 
 #include "program/directive.h"
 #include "report/internal.h"
-#include "report/report.h"
+#include "report/diff.h"
 #include "util/xalloc.h"
 
 void cuco_report_lineage(struct report *r, const struct prog *best, struct cuco_strbuf *h,

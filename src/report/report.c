@@ -25,22 +25,6 @@
 
 #include "report/internal.h"
 
-struct prog *cuco_report_find_prog(struct report *r, int64_t id)
-{
-	int lo = 0, hi = r->nprogs - 1;
-
-	while (lo <= hi) { /* ids come oldest first, so ascending */
-		int mid = (lo + hi) / 2;
-		if (r->progs[mid].id == id)
-			return &r->progs[mid];
-		if (r->progs[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return NULL;
-}
-
 static int add_prog(const struct cuco_program_rec *p, void *arg, struct cuco_err *err)
 {
 	struct report *r = arg;
@@ -68,14 +52,6 @@ static int add_prog(const struct cuco_program_rec *p, void *arg, struct cuco_err
 		if (p->parents[i].kind && !strcmp(p->parents[i].kind, "crossover"))
 			q->cross = p->parents[i].id;
 	return 0;
-}
-
-/* A number of a JSON object, NaN when absent or null. */
-double cuco_report_num_of(const json_t *o, const char *key)
-{
-	const json_t *x = json_object_get(o, key);
-
-	return json_is_number(x) ? json_number_value(x) : NAN;
 }
 
 /* The primary shape's baseline in an evaluation's per-shape details; NaN when none. */
@@ -382,14 +358,6 @@ static void section_head(struct report *r, struct cuco_strbuf *h, struct cuco_st
 	                 r->nprogs, r->nevs, nok);
 	cuco_strbuf_addf(md, "- programs: %d\n- evaluations: %d (%d correct)\n\n", r->nprogs,
 	                 r->nevs, nok);
-}
-
-struct prog *cuco_report_seed_prog(struct report *r)
-{
-	for (int i = 0; i < r->nprogs; i++)
-		if (r->progs[i].name && !strcmp(r->progs[i].name, "seed"))
-			return &r->progs[i];
-	return r->nprogs ? &r->progs[0] : NULL;
 }
 
 int cuco_report_build(struct cuco_store *store, int64_t run_id, struct cuco_strbuf *html,

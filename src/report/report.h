@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "report/diff.h"
 #include "util/error.h"
 #include "util/strbuf.h"
 
@@ -33,15 +34,5 @@ int cuco_report_build(struct cuco_store *store, int64_t run_id, struct cuco_strb
  */
 int cuco_report_write(struct cuco_store *store, int64_t run_id, const char *dir, char *html_path,
                       size_t html_size, char *md_path, size_t md_size, struct cuco_err *err);
-
-/*
- * A unified diff of text a against text b, line by line (LCS), with 3 lines
- * of context and "@@ -l,n +l,n @@" hunk headers, appended to out; nothing
- * when they are equal. Lines start with ' ', '-' or '+'.
- */
-void cuco_report_diff(const char *a, const char *b, struct cuco_strbuf *out);
-
-/* Append s to sb with &, <, >, " and ' escaped for HTML text and attributes. */
-void cuco_report_escape(struct cuco_strbuf *sb, const char *s);
 
 #endif

@@ -12,7 +12,7 @@
 
 #include "cascade/cascade.h"
 #include "report/internal.h"
-#include "report/report.h"
+#include "report/diff.h"
 #include "search/summary.h"
 
 static void add_bar_row(struct cuco_strbuf *h, struct cuco_strbuf *md, const char *label, double us,

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "report/internal.h"
-#include "report/report.h"
+#include "report/diff.h"
 #include "util/xalloc.h"
 
 /* ---- SVG ---- */

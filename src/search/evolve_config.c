@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "search/evolve_engine.h"
+#include "search/evolve_config.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
 
 /* ---- outcomes and config ---- */
 

@@ -1,13 +1,14 @@
 /*
  * evolve_engine.h - the evolution loop's state and the functions its files
- * share (evolve.c: state, store, evaluate, the loop; evolve_breed.c: breeding;
- * evolve_resume.c: the rebuild from the store; evolve_config.c: outcomes and
- * the config). Private to src/search/evolve*.c.
+ * share, bottom to top: evolve_config.c (outcomes and the config),
+ * evolve_engine.c (the state: candidates, tally, bests, a generation's end),
+ * evolve_breed.c (breeding), evolve_resume.c (the rebuild from the store),
+ * evolve.c (store, evaluate, the loop). Private to src/search/evolve*.c.
  */
 #ifndef CUCO_SEARCH_EVOLVE_ENGINE_H
 #define CUCO_SEARCH_EVOLVE_ENGINE_H
 
-#include "search/evolve.h"
+#include "search/evolve_config.h"
 #include "search/novelty.h"
 #include "search/operator.h"
 #include "search/population.h"
@@ -66,9 +67,6 @@ struct engine {
 	char *summary_text; /* statistical summary stored by the current batch, for the child op */
 };
 
-/* The config as JSON, with llm_json (may be NULL) as its "llm" object. */
-char *cuco_evolve_config_json(const struct cuco_evolve_config *c, const char *llm_json);
-
 /* Free the candidates of L; L stays allocated, empty. */
 void cuco_evolve_pend_clear(struct pendlist *L);
 
@@ -90,6 +88,15 @@ void cuco_evolve_note_best(struct engine *e, int64_t id, double fitness, double 
 
 /* Members for generation g's candidates L (initial programs go to every island). */
 void cuco_evolve_add_members(struct engine *e, const struct pendlist *L, int g);
+
+/*
+ * The statistical summary of generation g computed and its bias kept; with
+ * store_it, stored (and kept for the child operator when it summarizes).
+ */
+int cuco_evolve_refresh_bias(struct engine *e, int g, int store_it, struct cuco_err *err);
+
+/* Whether generation g is one that gets a summary (every config.summary_interval). */
+int cuco_evolve_summary_due(const struct engine *e, int g);
 
 /* After a generation's members are in: bests, stagnation, trim, migration, bias. */
 int cuco_evolve_finish_generation(struct engine *e, int g, struct cuco_err *err);

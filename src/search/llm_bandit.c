@@ -1,7 +1,8 @@
 /* llm_bandit.c - the UCB1 bandit that picks the model of each LLM call (see llm_operator.h). */
-#include "search/llm_operator.h"
+#include "search/llm_bandit.h"
 
 #include <math.h>
+#include <string.h>
 
 void cuco_bandit_init(struct cuco_bandit *b, int narms)
 {

@@ -5,7 +5,9 @@
  * llm_settings.c, the meta-summarizer in llm_summarize.c and the resume in
  * llm_resume.c.
  */
-#include "search/llm_operator_impl.h"
+#include "search/llm_ledger.h"
+#include "search/llm_operator.h"
+#include "search/llm_summarize.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -111,21 +113,6 @@ void cuco_llm_operator_free(struct cuco_llm_operator *op)
 	free(op->llm_summary);
 	cuco_llm_client_free(op->client);
 	free(op);
-}
-
-void cuco_llm_operator_set_summary(struct cuco_llm_operator *op, const char *statistical,
-                                   const char *llm)
-{
-	if (statistical) {
-		char *s = cuco_xstrdup(statistical);
-		free(op->stat_summary);
-		op->stat_summary = s;
-	}
-	if (llm) {
-		char *s = cuco_xstrdup(llm);
-		free(op->llm_summary);
-		op->llm_summary = s;
-	}
 }
 
 /* ---- prompt assembly ---- */
@@ -309,34 +296,12 @@ out:
 
 /* ---- calls and their records ---- */
 
-/* Count a finished call into its model's statistics. */
-void cuco_llm_op_count_call(struct cuco_llm_operator *op, int arm,
-                            const struct cuco_llm_result *res)
-{
-	struct cuco_llm_model_stats *s = &op->stats[arm];
-
-	if (res->attempts > 0)
-		s->calls++;
-	s->tokens += res->charged_tokens;
-	if (isfinite(res->cost))
-		s->cost += res->cost;
-}
-
 /* What the bandit charges for a call: its price, else thousands of tokens. */
 static double call_cost(const struct cuco_llm_result *res)
 {
 	if (isfinite(res->cost) && res->cost > 0)
 		return res->cost;
 	return res->charged_tokens > 0 ? (double)res->charged_tokens / 1000.0 : 1.0;
-}
-
-/* Store res (purpose: "mutation", "summary") for program_id (0: none) with why (may be NULL). */
-int cuco_llm_op_store_call(struct cuco_llm_operator *op, int64_t run_id,
-                           struct cuco_llm_result *res, int64_t program_id, const char *why,
-                           const char *purpose, struct cuco_err *err)
-{
-	res->purpose = purpose;
-	return cuco_llm_result_store_why(op->cfg.store, res, run_id, program_id, why, err);
 }
 
 /* Mutation kind and temperature of the next child (the phase schedule). */

@@ -27,113 +27,8 @@
 #include "util/error.h"
 #include "util/strbuf.h"
 
-#define CUCO_LLM_MAX_MODELS 8 /* models one operator chooses from */
-
-/* What one model did in a run. */
-struct cuco_llm_model_stats {
-	int64_t calls;    /* calls sent (mutations and summaries) */
-	int64_t tokens;   /* tokens charged (usage, or the estimate) */
-	double cost;      /* known cost; calls without a price add nothing */
-	int64_t accepted; /* replies that became a candidate */
-	int64_t improved; /* candidates fitter than their parent */
-};
-
-/*
- * UCB1 over models: reward of a mutation = max(0, child fitness - parent
- * fitness) / its cost (the call's cost when priced, else thousands of
- * tokens), scaled by the largest reward seen so far. Plain data.
- */
-struct cuco_bandit {
-	int narms;
-	int64_t pulls[CUCO_LLM_MAX_MODELS]; /* times chosen (counted when chosen) */
-	double sum[CUCO_LLM_MAX_MODELS];    /* of unscaled rewards */
-	double max_reward;                  /* largest single reward, for scaling */
-	int64_t total;                      /* pulls of all arms */
-};
-
-/* An empty bandit over narms (1..CUCO_LLM_MAX_MODELS) arms. */
-void cuco_bandit_init(struct cuco_bandit *b, int narms);
-
-/*
- * Choose an arm: the first never pulled, else the best mean/max_reward +
- * sqrt(2 ln total / pulls), ties broken by rng. Counts the pull. Returns
- * the arm index.
- */
-int cuco_bandit_pick(struct cuco_bandit *b, struct cuco_rng *rng);
-
-/* Credit arm with gain (clipped at 0) per cost (<= 0 or NaN counts as 1). */
-void cuco_bandit_reward(struct cuco_bandit *b, int arm, double gain, double cost);
-
-/* Current UCB1 score of arm (INFINITY when never pulled). */
-double cuco_bandit_score(const struct cuco_bandit *b, int arm);
-
-/* Temperatures of the operator's calls. */
-struct cuco_llm_temps {
-	double explore[3]; /* full rewrites while exploring, in rotation: 0.2, 0.5, 0.8 */
-	double exploit;    /* diffs and rewrites while exploiting: 0.2 */
-	double crossover;  /* crossovers: 0.5 */
-	double summary;    /* meta-summaries: 0.3 */
-};
-
-/*
- * Operator configuration. Borrowed; everything must outlive the operator.
- * cuco_llm_operator_config_init() sets the defaults noted here.
- */
-struct cuco_llm_operator_config {
-	struct cuco_llm_config llm; /* endpoint, key variable, timeouts, budgets, prices;
-	                               llm.model is ignored: models[] below */
-	const char *models[CUCO_LLM_MAX_MODELS];
-	int nmodels;
-	const char *share_dir;            /* holds prompts/ */
-	const char *workload;             /* name */
-	const char *workload_description; /* "" when none */
-	const char *shape;                /* name, or NULL */
-	const char *fitness_shapes;       /* "4096, 8192" when fitness is the geometric mean over
-	                                     several shapes (latencies the primary's); NULL: one */
-	const struct cuco_design_space *ds;
-	const char *design_space_text;     /* share/design_space.json as text */
-	const struct cuco_hw_facts *facts; /* NULL: none known */
-	struct cuco_store *store;
-	uint64_t seed;      /* of mode, temperature and bandit choices */
-	int meta_summaries; /* 1 (default): LLM recommendations beside each statistical summary */
-	int summary_max_tokens;      /* completion limit of a meta-summary call: 1024 */
-	int diagnose;                /* 1: a diagnosis of each failed or regressed LLM child
-	                                (--llm-diagnose); 0 (default): none */
-	int diagnose_max_tokens;     /* completion limit of a diagnosis call: 400 */
-	struct cuco_llm_temps temps; /* defaults above */
-};
-
-/* Defaults: those of cuco_llm_config_init() and the fields above; no endpoint or model. */
-void cuco_llm_operator_config_init(struct cuco_llm_operator_config *c);
-
-/*
- * The settings of c that a run keeps, as a JSON object (malloc'd; NULL out
- * of memory): api, endpoint, models, key variable (its name only: the key itself
- * is never in c), max_tokens, timeouts, retries, budgets, prices,
- * temperatures, meta-summary and diagnosis settings. cuco evolve stores it as the run
- * config's "llm".
- */
-char *cuco_llm_operator_config_to_json(const struct cuco_llm_operator_config *c);
-
-/* Operator settings read back from a run config; owns the strings cfg points to. */
-struct cuco_llm_stored {
-	struct cuco_llm_operator_config cfg; /* the stored settings over the defaults */
-	void *json;                          /* the parsed config (owner of the strings) */
-};
-
-/*
- * Read the "llm" object of a run config (JSON text) into *out: the stored
- * settings over cuco_llm_operator_config_init()'s defaults (store, share_dir,
- * workload, ... stay unset). *found is 0 when the config has no "llm" (a
- * builtin run, or one made before settings were stored); *out is then just
- * the defaults. Errors: CUCO_ERR_PARSE naming the field ("llm.models[1]: not
- * a string"). Release *out with cuco_llm_stored_release() in every case.
- */
-int cuco_llm_stored_from_json(const char *run_config, struct cuco_llm_stored *out, int *found,
-                              struct cuco_err *err);
-
-/* Free what cuco_llm_stored_from_json() kept; NULL is allowed. */
-void cuco_llm_stored_release(struct cuco_llm_stored *s);
+#include "search/llm_bandit.h"
+#include "search/llm_settings.h"
 
 struct cuco_llm_operator;
 
@@ -205,12 +100,5 @@ int cuco_llm_operator_prompt(struct cuco_llm_operator *op, int mode, int64_t par
                              int64_t partner_id, const int64_t *inspirations, int ninspirations,
                              struct cuco_strbuf *sys, struct cuco_strbuf *user, char **parent_code,
                              struct cuco_err *err);
-
-/*
- * Give the operator the latest meta-summaries for later prompts (either may
- * be NULL to keep the current one). Copies them.
- */
-void cuco_llm_operator_set_summary(struct cuco_llm_operator *op, const char *statistical,
-                                   const char *llm);
 
 #endif

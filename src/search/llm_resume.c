@@ -3,7 +3,9 @@
  * and meta-summaries rebuilt from the run's stored history, as the live
  * operator left them.
  */
-#include "search/llm_operator_impl.h"
+#include "search/llm_ledger.h"
+#include "search/llm_operator.h"
+#include "search/llm_summarize.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -77,19 +79,6 @@ static int hist_eval(const struct cuco_eval_rec *ev, void *arg, struct cuco_err 
 	x->correct = ev->error_code == CUCO_OK && !strcmp(ev->status, "ok");
 	x->fitness = x->correct && isfinite(ev->fitness) ? ev->fitness : 0;
 	return 0;
-}
-
-/* Remember a stored child whose evaluation is still to come. */
-void cuco_llm_op_add_judged(struct cuco_llm_operator *op, int64_t run_id, int64_t id, int arm,
-                            double parent_fitness, double cost)
-{
-	struct judged *j = CUCO_ARRAY_PUSH(op->judged, op->njudged, op->ajudged);
-
-	j->run_id = run_id;
-	j->program_id = id;
-	j->arm = arm;
-	j->parent_fitness = parent_fitness;
-	j->cost = cost;
 }
 
 /* One stored call, counted as the live operator counted it. */
@@ -176,32 +165,6 @@ static int hist_summary(const struct cuco_summary_rec *sum, void *arg, struct cu
 	return 0;
 }
 
-/* The meta key that says a run's budget ran out, and under which budgets. */
-static void spent_key(char *key, size_t n, int64_t run_id)
-{
-	snprintf(key, n, "llm_budget.run%lld", (long long)run_id);
-}
-
-int cuco_llm_op_note_spent(struct cuco_llm_operator *op, int64_t run_id, struct cuco_err *err)
-{
-	char key[64], *text;
-	json_t *o;
-	int rc;
-
-	if (op->spent_noted || !run_id || !cuco_llm_client_budget(op->client)->exhausted)
-		return CUCO_OK;
-	spent_key(key, sizeof(key), run_id);
-	o = json_pack("{s:I, s:f}", "budget_tokens", (json_int_t)op->cfg.llm.budget_tokens,
-	              "budget_cost", op->cfg.llm.budget_cost);
-	text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-	rc = text ? cuco_store_meta_set(op->cfg.store, key, text, err)
-	          : cuco_err_set(err, CUCO_ERR_NOMEM, "out of memory");
-	op->spent_noted = rc == CUCO_OK;
-	json_decref(o);
-	free(text);
-	return rc;
-}
-
 /* A budget raised over the one a run ran out under (0: none, the highest). */
 static int raised(double now, double then)
 {
@@ -218,7 +181,7 @@ static int restore_spent(struct cuco_llm_operator *op, int64_t run_id, struct cu
 	json_t *o = NULL;
 	int rc;
 
-	spent_key(key, sizeof(key), run_id);
+	cuco_llm_op_spent_key(key, sizeof(key), run_id);
 	if ((rc = cuco_store_meta_get(op->cfg.store, key, &text, err)) || !text)
 		goto out;
 	o = json_loads(text, 0, NULL);

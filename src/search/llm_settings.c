@@ -3,7 +3,7 @@
  * JSON in a run's stored config, written and read back for a resume (see
  * llm_operator.h).
  */
-#include "search/llm_operator.h"
+#include "search/llm_settings.h"
 
 #include <jansson.h>
 #include <math.h>

@@ -3,7 +3,8 @@
  * turns the statistical summary, the best programs and the common failures
  * into recommendations for later prompts.
  */
-#include "search/llm_operator_impl.h"
+#include "search/llm_ledger.h"
+#include "search/llm_summarize.h"
 
 #include <jansson.h>
 #include <math.h>

@@ -1,86 +1,45 @@
-/* hash.c - SHA-256 (FIPS 180-4), small and dependency-free. */
+/* hash.c - SHA-256 through libcrypto's EVP digests (hash.h). */
 #include "hash.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-static const uint32_t K[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+#include <openssl/evp.h>
 
-#define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
-
-static void block(struct cuco_sha256 *c, const unsigned char *p)
+/* libcrypto failing to hash in memory is out of memory or a broken library: nothing to go on. */
+static void die(const char *what)
 {
-	uint32_t w[64], a, b, d, e, f, g, h, cc;
-
-	for (int i = 0; i < 16; i++)
-		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-		       (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
-	for (int i = 16; i < 64; i++) {
-		uint32_t s0 = ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ (w[i - 15] >> 3);
-		uint32_t s1 = ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10);
-		w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-	}
-	a = c->h[0], b = c->h[1], cc = c->h[2], d = c->h[3];
-	e = c->h[4], f = c->h[5], g = c->h[6], h = c->h[7];
-	for (int i = 0; i < 64; i++) {
-		uint32_t t1 =
-		    h + (ROR(e, 6) ^ ROR(e, 11) ^ ROR(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
-		uint32_t t2 =
-		    (ROR(a, 2) ^ ROR(a, 13) ^ ROR(a, 22)) + ((a & b) ^ (a & cc) ^ (b & cc));
-		h = g, g = f, f = e, e = d + t1, d = cc, cc = b, b = a, a = t1 + t2;
-	}
-	c->h[0] += a, c->h[1] += b, c->h[2] += cc, c->h[3] += d;
-	c->h[4] += e, c->h[5] += f, c->h[6] += g, c->h[7] += h;
+	fprintf(stderr, "cuco: libcrypto: %s failed (SHA-256)\n", what);
+	abort();
 }
 
 void cuco_sha256_init(struct cuco_sha256 *c)
 {
-	static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-	                               0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-	memcpy(c->h, iv, sizeof(iv));
-	c->len = 0;
-	c->nbuf = 0;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+
+	if (!ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
+		die("EVP_DigestInit_ex");
+	c->ctx = ctx;
 }
 
 void cuco_sha256_update(struct cuco_sha256 *c, const void *data, size_t n)
 {
-	const unsigned char *p = data;
-
-	c->len += n;
-	while (n) {
-		size_t k = 64 - c->nbuf < n ? 64 - c->nbuf : n;
-		memcpy(c->buf + c->nbuf, p, k);
-		c->nbuf += k;
-		p += k;
-		n -= k;
-		if (c->nbuf == 64) {
-			block(c, c->buf);
-			c->nbuf = 0;
-		}
-	}
+	if (n && EVP_DigestUpdate(c->ctx, data, n) != 1)
+		die("EVP_DigestUpdate");
 }
 
 void cuco_sha256_hex(struct cuco_sha256 *c, char hex[65])
 {
-	uint64_t bits = c->len * 8;
-	unsigned char pad = 0x80, zero = 0, len[8];
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int len = 0;
 
-	cuco_sha256_update(c, &pad, 1);
-	while (c->nbuf != 56)
-		cuco_sha256_update(c, &zero, 1);
-	for (int i = 0; i < 8; i++)
-		len[i] = (unsigned char)(bits >> (56 - 8 * i));
-	cuco_sha256_update(c, len, 8);
-	for (int i = 0; i < 8; i++)
-		snprintf(hex + 8 * i, 9, "%08x", c->h[i]);
+	if (EVP_DigestFinal_ex(c->ctx, md, &len) != 1 || len != 32)
+		die("EVP_DigestFinal_ex");
+	EVP_MD_CTX_free(c->ctx);
+	c->ctx = NULL;
+	for (unsigned int i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
 }
 
 void cuco_hash_string(const char *s, char hex[65])

@@ -32,7 +32,8 @@ enum { CUCO_JAIL_RO, CUCO_JAIL_RW, CUCO_JAIL_LINK, CUCO_JAIL_MASK };
 
 /*
  * A view, built by the caller before fork (cuco_jail_init, _add, _finish),
- * entered by the child (cuco_jail_enter). Plain data.
+ * entered by the child (cuco_jail_enter). Plain data. Whether this node can
+ * build one at all: jail_probe.h.
  */
 struct cuco_jail {
 	struct cuco_jail_entry e[CUCO_JAIL_MAX];
@@ -74,13 +75,5 @@ int cuco_jail_finish(struct cuco_jail *j);
  * *step (the child then exits).
  */
 int cuco_jail_enter(const struct cuco_jail *j, const char **step);
-
-/*
- * 1 when this kernel and node let cuco build the view (found once by
- * building it in a child, in a private directory of its own), else 0.
- */
-int cuco_jail_available(void);
-/* Why the view cannot be built here: the step that failed and the kernel's word; "" if it can. */
-const char *cuco_jail_why(void);
 
 #endif

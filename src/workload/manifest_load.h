@@ -1,7 +1,7 @@
 /*
  * manifest_load.h - what manifest.c and shape.c share while a manifest loads
  * (private to src/workload/): the text for positions in errors, the field
- * helpers, and the shape sections' parsers.
+ * helpers (manifest_load.c), and the shape sections' parsers (shape.c, knobs.c).
  */
 #ifndef CUCO_WORKLOAD_MANIFEST_LOAD_H
 #define CUCO_WORKLOAD_MANIFEST_LOAD_H
@@ -9,7 +9,7 @@
 #include <jansson.h>
 
 #include "util/jsonpos.h"
-#include "workload/manifest.h"
+#include "workload/model.h"
 
 /* A manifest being loaded. */
 struct mload {

@@ -13,6 +13,7 @@
 
 #include "util/xalloc.h"
 #include "workload/manifest_load.h"
+#include "workload/shape.h"
 
 static const char *const rule_fields[] = {"param", "per_rank", "min", "multiple_of", "why"};
 

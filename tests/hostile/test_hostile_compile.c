@@ -19,6 +19,7 @@
 #include "assert_text.h"
 #include "hostile.h"
 #include "util/jail.h"
+#include "util/jail_probe.h"
 
 static char secret[200], secret_text[64];
 

@@ -20,6 +20,7 @@
 #include "cascade/sandbox.h"
 #include "hostile.h"
 #include "util/jail.h"
+#include "util/jail_probe.h"
 
 #define SQUAT "/tmp/cuco-jail-probe-outside"
 #define CUCO CUCO_BINARY_DIR "/cuco"

@@ -24,6 +24,7 @@
 #include "assert_text.h"
 #include "hostile.h"
 #include "util/jail.h"
+#include "util/jail_probe.h"
 
 static char store_in_state[200], store_beside[200], store_away[200], away[64], object[200];
 static char home_file[200];

@@ -131,6 +131,7 @@ static void test_init_args(void **state)
 static void test_run_and_use(void **state)
 {
 	struct cuco_farm f, g;
+	struct cuco_runner r;
 	struct cuco_err err;
 	char dir[] = "/tmp/cuco-test-farm-XXXXXX", store[128];
 	struct stat st;
@@ -154,13 +155,17 @@ static void test_run_and_use(void **state)
 	assert_string_not_equal(f.tag, g.tag);
 	cuco_farm_clean_run(&f);
 	assert_int_not_equal(stat(f.dir, &st), 0);
-	assert_null(cuco_farm_current());
-	cuco_farm_use(&f);
-	assert_ptr_equal(cuco_farm_current(), &f);
-	cuco_farm_use(NULL);
+	/* the farm as the run options' runner: its steps' size, the farm as context */
+	cuco_farm_runner(&f, &r);
+	assert_string_equal(r.name, "slurm");
+	assert_int_equal(r.ranks, f.ranks);
+	assert_ptr_equal(r.ctx, &f);
+	assert_non_null(r.start);
+	assert_non_null(r.args);
+	assert_non_null(r.step);
 	/* last: the flags stay set for the process (test_steps runs before) */
 	assert_false(cuco_farm_interrupted());
-	cuco_farm_interrupt();
+	r.cancel(&r);
 	assert_true(cuco_farm_interrupted());
 	rm_tree(dir);
 }

@@ -26,6 +26,7 @@
 #include "cascade/cascade.h"
 #include "llm/reply.h"
 #include "search/evolve.h"
+#include "search/llm_ledger.h"
 #include "search/llm_operator.h"
 #include "store/store.h"
 #include "util/proc.h"

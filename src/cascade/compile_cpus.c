@@ -1,7 +1,7 @@
 /*
- * compile_sched.c - where and with how much the cascade's background compiles
- * run: the CPUs left to them beside the ranks' (and their hardware threads),
- * their nice level, and the memory cap of one nvcc.
+ * compile_cpus.c - where background compiles run (cascade.h): the CPUs the
+ * harness's ranks do not need, hardware threads kept together, at the
+ * lowest priority; and the memory one nvcc may take.
  */
 #include <errno.h>
 #include <stdio.h>

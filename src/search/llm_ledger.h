@@ -1,13 +1,17 @@
 /*
- * llm_operator_impl.h - what the LLM operator's files share (private to
- * src/search/): the operator's state, and the helpers the meta-summarizer
- * (llm_summarize.c) and the resume (llm_resume.c) call in the operator's
- * core (llm_operator.c) and back.
+ * llm_ledger.h - the LLM operator's state and its ledger (llm_ledger.c): its
+ * calls counted and stored, the children awaiting judgement, the budget's
+ * end noted. The lowest file the operator's core (llm_operator.c), the
+ * meta-summarizer (llm_summarize.c) and the resume (llm_resume.c) share;
+ * private to src/search/.
  */
-#ifndef CUCO_SEARCH_LLM_OPERATOR_IMPL_H
-#define CUCO_SEARCH_LLM_OPERATOR_IMPL_H
+#ifndef CUCO_SEARCH_LLM_LEDGER_H
+#define CUCO_SEARCH_LLM_LEDGER_H
 
-#include "search/llm_operator.h"
+#include "llm/client.h"
+#include "search/llm_bandit.h"
+#include "search/llm_settings.h"
+#include "search/rng.h"
 
 /* How stored calls without a program begin their error (read back on resume). */
 #define WHY_SUMMARY "meta-summary call failed"
@@ -74,11 +78,13 @@ void cuco_llm_op_add_judged(struct cuco_llm_operator *op, int64_t run_id, int64_
 int cuco_llm_op_note_spent(struct cuco_llm_operator *op, int64_t run_id, struct cuco_err *err);
 
 /*
- * The child operator's summarize callback (ctx: the operator): keep the
- * statistical summary of generation and have the best model turn it into
- * recommendations, stored as an "llm" summary.
+ * Give the operator the latest meta-summaries for later prompts (either may
+ * be NULL to keep the current one). Copies them.
  */
-int cuco_llm_op_summarize(void *ctx, int64_t run_id, int generation, const char *statistical,
-                          struct cuco_err *err);
+void cuco_llm_operator_set_summary(struct cuco_llm_operator *op, const char *statistical,
+                                   const char *llm);
+
+/* The meta key that says run_id's budget ran out, and under which budgets, into key. */
+void cuco_llm_op_spent_key(char *key, size_t n, int64_t run_id);
 
 #endif

@@ -1,12 +1,14 @@
 /*
- * rank.h - one rank's state inside cuco-harness, shared by the files of its
- * stages: rank.c (communicator, tensors, inputs, references), program.c (one
- * program: load, setup, init, timing, result, fini; the reference program's
- * runs) and verify.c (poison, the checks of a program's outputs and the guards
- * on its numbers, docs/sandbox.md).
+ * state.h - one rank's state inside cuco-harness, shared by the files of its
+ * stages, bottom to top: state.c (failing, agreeing, the inputs' seeds and
+ * generation), verify.c (poison, the inputs set for a run, the checks of a
+ * program's outputs and the guards on its numbers, docs/sandbox.md),
+ * program.c (one program: load, setup, init, timing, result, fini; the
+ * reference program's runs) and rank.c (communicator, tensors, references:
+ * hx_rank_main, in harness.h).
  */
-#ifndef CUCO_HARNESS_RANK_H
-#define CUCO_HARNESS_RANK_H
+#ifndef CUCO_HARNESS_STATE_H
+#define CUCO_HARNESS_STATE_H
 
 #include "harness.h"
 #include "util/error.h"
@@ -99,7 +101,7 @@ _Noreturn void hx_die(struct hx_state *st, int code, const char *fmt, ...)
 			       #call, ncclGetErrorString(r_), ncclGetLastError((st)->comm)); \
 	} while (0)
 
-/* --- rank.c */
+/* --- state.c */
 /* All-reduce n (at most HX_AGREE_MAX) doubles in place across ranks (sum or max). */
 void hx_agree(struct hx_state *st, double *v, int n, ncclRedOp_t op);
 /* The largest code over ranks: every rank takes the same branch. */
@@ -115,9 +117,6 @@ uint64_t hx_fresh_seed(const struct hx_state *st, int k);
 /* Fill input set s from seed with the workload's generator (on the rank's stream), its
  * inouts kept as generated in st->pristine[s]. */
 void hx_fill_inputs(struct hx_state *st, int set, uint64_t seed);
-/* Make set s hold seed's inputs and inouts as generated: generated again unless it holds
- * them already, else its inouts put back. Collective where the generator is. */
-void hx_set_inputs(struct hx_state *st, int set, uint64_t seed);
 /* The fresh seeds, and their expected outputs, the checks after timing need: 0 when no program
  * is verified, else HX_FRESH_SINGLE + one per verification after the first (capped). */
 int hx_nfresh(const struct hx_state *st);
@@ -168,6 +167,9 @@ int hx_run_once(struct hx_state *st, struct hx_program *p, void *state, int set)
 void hx_poison_outputs(struct hx_state *st, struct cuco_tensor *set);
 /* Put set s's inouts back as they were generated (st->pristine). */
 void hx_restore_inouts(struct hx_state *st, int set);
+/* Make set s hold seed's inputs and inouts as generated: generated again unless it holds
+ * them already, else its inouts put back. Collective where the generator is. */
+void hx_set_inputs(struct hx_state *st, int set, uint64_t seed);
 /* What comes before every run of a program: set s's inouts put back, its outputs poisoned;
  * enqueued on the harness's stream, nothing synchronised. */
 void hx_before_run(struct hx_state *st, int set);
