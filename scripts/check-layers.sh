@@ -66,6 +66,7 @@ edges_symbols() {
 		src=${o#*.dir/}
 		src=${src%.o}
 		[ -f "$src" ] || continue
+		[ "$o" -ot "$src" ] && continue # stale: a target that no longer builds it
 		nm -P --defined-only "$o" 2>/dev/null | awk -v s="$src" '$2 ~ /^[TDBRGS]$/ { print "def", s, $1 }'
 		nm -P --undefined-only "$o" 2>/dev/null | awk -v s="$src" '{ print "use", s, $1 }'
 	done

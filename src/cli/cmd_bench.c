@@ -123,12 +123,13 @@ static int farm_setup(struct cuco_farm *farm, struct cuco_runner *runner,
 
 static volatile sig_atomic_t stop_signal; /* the signal that stopped the bench, 0: none */
 static atomic_int stop_compiles;          /* the compile stage's cancel flag */
+static volatile sig_atomic_t farm_on;     /* --farm: its steps are cancelled on a stop */
 
 static void on_stop(int sig)
 {
 	stop_signal = sig;
 	atomic_store(&stop_compiles, 1);
-	if (cuco_farm_current())
+	if (farm_on)
 		cuco_farm_interrupt(); /* --farm: the steps in flight are cancelled */
 	signal(sig, SIG_DFL);          /* a second one ends cuco at once */
 }
@@ -516,6 +517,7 @@ int cmd_bench(int argc, char **argv)
 	if (farm_kind) {
 		rc = farm_setup(&farm, &farm_runner, &m, &req.run, shapes, req.nshapes, partition,
 		                farm_args, store, &facts, &req.facts, &err);
+		farm_on = 1;
 		if (!rc)
 			rc = cuco_compile_opts_default(&req.compile, &err);
 		if (rc) {

@@ -344,13 +344,6 @@ struct progress_ctx {
 	struct cli_evolve_clock clock;
 };
 
-/* A line for the user, on stderr. */
-static void note(void *arg, const char *msg)
-{
-	(void)arg;
-	fprintf(stderr, "cuco evolve: %s\n", msg);
-}
-
 /* The live progress line on stderr: one line redrawn on a terminal, a line per update otherwise. */
 static void progress(void *arg, const struct cuco_evolve_progress *p)
 {
@@ -688,7 +681,7 @@ int cmd_evolve(int argc, char **argv)
 	pc.stat = run.mean ? "mean " : "";
 	cli_evolve_clock_start(&pc.clock, &cfg, resume != 0);
 	o.progress = progress;
-	o.note = note;
+	o.note = cli_evolve_note;
 	o.ranks = run.ranks;
 	o.progress_arg = &pc;
 	o.child_op = llm_op ? &child_op : NULL;

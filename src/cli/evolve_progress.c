@@ -65,3 +65,9 @@ void cli_evolve_clock_print(struct cli_evolve_clock *c, const struct cuco_evolve
 		fprintf(f, ", ~%s left", b);
 	}
 }
+
+void cli_evolve_note(void *arg, const char *msg)
+{
+	(void)arg;
+	fprintf(stderr, "cuco evolve: %s\n", msg);
+}

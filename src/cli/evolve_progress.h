@@ -32,4 +32,7 @@ void cli_evolve_clock_print(struct cli_evolve_clock *c, const struct cuco_evolve
 double cli_evolve_clock_left(const struct cli_evolve_clock *c, const struct cuco_evolve_progress *p,
                              double elapsed);
 
+/* The loop's note for the user (cuco_evolve_opts.note): "cuco evolve: MSG" on stderr. */
+void cli_evolve_note(void *arg, const char *msg);
+
 #endif
