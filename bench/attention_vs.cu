@@ -10,9 +10,10 @@
 /* strides: q_bs, q_hs, k_bs, k_hs, v_bs, v_hs, o_bs, o_hs, lse_bs, lse_hs (elements);
  * dims: B, Hq, Hkv, Sq, Sk, D; path 0 auto, 1 simple, 2 hopper.
  * Returns the cudaError_t of the launch (0: queued on stream). */
-extern "C" int cuco_attention_vs_fwd(const void *q, const void *k, const void *v, void *o, float *lse,
-				     const long long *strides, const int *dims, float scale, int causal,
-				     long long q_pos0, long long k_pos0, int path, void *stream)
+extern "C" int cuco_attention_vs_fwd(const void *q, const void *k, const void *v, void *o,
+                                     float *lse, const long long *strides, const int *dims,
+                                     float scale, int causal, long long q_pos0, long long k_pos0,
+                                     int path, void *stream)
 {
 	cuco::attention_args a;
 	a.q = (const __nv_bfloat16 *)q;
@@ -40,6 +41,6 @@ extern "C" int cuco_attention_vs_fwd(const void *q, const void *k, const void *v
 	a.causal = causal;
 	a.q_pos0 = q_pos0;
 	a.k_pos0 = k_pos0;
-	return (int)cuco::attention_detail::attention_fwd_bf16_path(a, (cudaStream_t)stream,
-								  (cuco::attention_detail::fwd_path)path);
+	return (int)cuco::attention_detail::attention_fwd_bf16_path(
+	    a, (cudaStream_t)stream, (cuco::attention_detail::fwd_path)path);
 }

@@ -14,7 +14,8 @@
 //
 //   nvcc -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Idevice/include
 //        [-DCP_TEMPLATE='"/path/realised.cu"'] bench/probes/attention_cp_ring.cu -lcuda -o ring
-//   ./ring [R]  (R: only that rank count, 2 or 4; prints one line per case and "ring: N cases, N bad"; exit 1 on any bad)
+//   ./ring [R]  (R: only that rank count, 2 or 4; prints one line per case and "ring: N cases, N
+//   bad"; exit 1 on any bad)
 #include <cuda_bf16.h>
 #include <math.h>
 #include <stdio.h>
@@ -27,7 +28,8 @@
 #include <cuco_dev/workload.cuh>
 #include <cuco_dev/zigzag.cuh>
 
-namespace wl {
+namespace wl
+{
 #include "../../workloads/attention_cp/workload.cu"
 }
 
@@ -39,16 +41,20 @@ typedef struct cp_state prog_state;
 typedef struct state prog_state;
 #endif
 
-#define CK(x)                                                                                 \
-	do {                                                                                  \
-		cudaError_t e_ = (x);                                                         \
-		if (e_ != cudaSuccess) {                                                      \
-			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-			exit(2);                                                              \
-		}                                                                             \
+#define CK(x)                                                                      \
+	do {                                                                       \
+		cudaError_t e_ = (x);                                              \
+		if (e_ != cudaSuccess) {                                           \
+			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, \
+			        cudaGetErrorString(e_));                           \
+			exit(2);                                                   \
+		}                                                                  \
 	} while (0)
 
-static float bf(__nv_bfloat16 v) { return __bfloat162float(v); }
+static float bf(__nv_bfloat16 v)
+{
+	return __bfloat162float(v);
+}
 
 template <class T> static std::vector<T> host(const void *p, size_t n)
 {
@@ -82,8 +88,10 @@ struct shape_case {
 int main(int argc, char **argv)
 {
 	static const shape_case cases[] = {
-	    {"2048_d32", 1, 32, 32, 2048, 32, 1, 1},         {"4096_d32_causal", 1, 32, 32, 4096, 32, 2, 2},
-	    {"gqa_d128_causal", 1, 8, 2, 4096, 128, 2, 2},   {"gqa_d128_plain_causal", 1, 8, 2, 4096, 128, 2, 1},
+	    {"2048_d32", 1, 32, 32, 2048, 32, 1, 1},
+	    {"4096_d32_causal", 1, 32, 32, 4096, 32, 2, 2},
+	    {"gqa_d128_causal", 1, 8, 2, 4096, 128, 2, 2},
+	    {"gqa_d128_plain_causal", 1, 8, 2, 4096, 128, 2, 1},
 	    {"gqa_d64", 2, 8, 4, 2048, 64, 1, 2},
 	};
 	int ncase = 0, nbad = 0;
@@ -107,7 +115,8 @@ int main(int argc, char **argv)
 				int nt = 0;
 				char err[256];
 				memset(t, 0, sizeof(t));
-				if (wl::cuco_workload_describe(&sh, me, R, t, &nt, err, sizeof(err))) {
+				if (wl::cuco_workload_describe(&sh, me, R, t, &nt, err,
+				                               sizeof(err))) {
 					printf("%s R %d: describe: %s\n", c.name, R, err);
 					return 2;
 				}
@@ -127,13 +136,16 @@ int main(int argc, char **argv)
 					CK(cudaMalloc(&g[2].ptr, t[2].bytes));
 					wl::cuco_workload_generate(&sh, q, R, seed, g, nt, 0);
 					if (q == me)
-						CK(cudaMemcpy(t[0].ptr, g[0].ptr, t[0].bytes, cudaMemcpyDeviceToDevice));
+						CK(cudaMemcpy(t[0].ptr, g[0].ptr, t[0].bytes,
+						              cudaMemcpyDeviceToDevice));
 					kq[q] = g[1].ptr;
 					vq[q] = g[2].ptr;
 					CK(cudaFree(g[0].ptr));
 				}
-				CK(cudaMemcpy(t[1].ptr, kq[me], t[1].bytes, cudaMemcpyDeviceToDevice));
-				CK(cudaMemcpy(t[2].ptr, vq[me], t[2].bytes, cudaMemcpyDeviceToDevice));
+				CK(cudaMemcpy(t[1].ptr, kq[me], t[1].bytes,
+				              cudaMemcpyDeviceToDevice));
+				CK(cudaMemcpy(t[2].ptr, vq[me], t[2].bytes,
+				              cudaMemcpyDeviceToDevice));
 				cudaEvent_t e0, e1;
 				CK(cudaEventCreate(&e0));
 				CK(cudaEventCreate(&e1));
@@ -147,7 +159,8 @@ int main(int argc, char **argv)
 				float ref_ms = 0;
 				CK(cudaEventElapsedTime(&ref_ms, e0, e1));
 
-				// the program's state, as its init would make it (no communicator here)
+				// the program's state, as its init would make it (no communicator
+				// here)
 				struct cuco_ctx ctx;
 				memset(&ctx, 0, sizeof(ctx));
 				ctx.rank = me;
@@ -174,7 +187,8 @@ int main(int argc, char **argv)
 				int written[2] = {0, 0}, fail = 0, pieces = 1;
 				for (int step = 0; step < R && !fail; step++) {
 					int src = (me + R - step) % R;
-					const __nv_bfloat16 *Kb = (const __nv_bfloat16 *)kq[src], *Vb = (const __nv_bfloat16 *)vq[src];
+					const __nv_bfloat16 *Kb = (const __nv_bfloat16 *)kq[src],
+					                    *Vb = (const __nv_bfloat16 *)vq[src];
 #ifdef CP_TEMPLATE
 					// step 0 whole, later steps in the template's key chunks
 					long long L = st.Sl / st.parts, tiles = L / 64;
@@ -185,9 +199,13 @@ int main(int argc, char **argv)
 						per--;
 					pieces = step == 0 || CUCO_CHUNKS <= 1 ? 1 : st.parts * per;
 					for (int j = 0; j < pieces && !fail; j++) {
-						long long r0 = pieces == 1 ? 0 : (j / per) * L + (j % per) * (L / per);
+						long long r0 =
+						    pieces == 1
+						        ? 0
+						        : (j / per) * L + (j % per) * (L / per);
 						long long rows = pieces == 1 ? st.Sl : L / per;
-						fail = cp_attend(&st, t, Kb, Vb, src, r0, rows, written, 0);
+						fail = cp_attend(&st, t, Kb, Vb, src, r0, rows,
+						                 written, 0);
 					}
 #else
 					fail = attend(&st, t, Kb, Vb, src, written, 0);
@@ -201,8 +219,10 @@ int main(int argc, char **argv)
 					continue;
 				}
 				long nf_o, nf_l;
-				auto o = host<__nv_bfloat16>(t[3].ptr, t[3].elems), ro = host<__nv_bfloat16>(ref[3].ptr, t[3].elems);
-				auto l = host<float>(t[4].ptr, t[4].elems), rl = host<float>(ref[4].ptr, t[4].elems);
+				auto o = host<__nv_bfloat16>(t[3].ptr, t[3].elems),
+				     ro = host<__nv_bfloat16>(ref[3].ptr, t[3].elems);
+				auto l = host<float>(t[4].ptr, t[4].elems),
+				     rl = host<float>(ref[4].ptr, t[4].elems);
 				double eo = rel(o, ro, &nf_o), el = rel(l, rl, &nf_l);
 				// harness's verdict: one relative L2 over both outputs
 				double d2 = 0, r2 = 0;
@@ -218,7 +238,8 @@ int main(int argc, char **argv)
 				}
 				double eall = sqrt(d2 / r2);
 
-				// the reference itself: a few rows in double precision over the whole sequence
+				// the reference itself: a few rows in double precision over the
+				// whole sequence
 				auto qh = host<__nv_bfloat16>(t[0].ptr, t[0].elems);
 				std::vector<std::vector<__nv_bfloat16>> kh(R), vh(R);
 				for (int q = 0; q < R; q++) {
@@ -229,20 +250,26 @@ int main(int argc, char **argv)
 				const long long Sl = st.Sl, D = c.D;
 				for (int k = 0; k < 6; k++) {
 					int b = k % c.B, h = (k * 7) % c.H, hk = h / (c.H / c.Hkv);
-					long long i = (k * 977 + 5) % Sl, qp = cuco_cp_pos(c.S, R, c.parts, me, i);
-					const __nv_bfloat16 *qr = &qh[(((long long)b * c.H + h) * Sl + i) * D];
+					long long i = (k * 977 + 5) % Sl,
+					          qp = cuco_cp_pos(c.S, R, c.parts, me, i);
+					const __nv_bfloat16 *qr =
+					    &qh[(((long long)b * c.H + h) * Sl + i) * D];
 					std::vector<double> acc(D, 0.0);
 					double mx = -INFINITY, sum = 0;
 					std::vector<double> sc;
 					std::vector<const __nv_bfloat16 *> vr;
 					for (int q = 0; q < R; q++)
 						for (long long j = 0; j < Sl; j++) {
-							if (c.mask == 2 && cuco_cp_pos(c.S, R, c.parts, q, j) > qp)
+							if (c.mask == 2 &&
+							    cuco_cp_pos(c.S, R, c.parts, q, j) > qp)
 								continue;
-							long long off = (((long long)b * c.Hkv + hk) * Sl + j) * D;
+							long long off =
+							    (((long long)b * c.Hkv + hk) * Sl + j) *
+							    D;
 							double s = 0;
 							for (int d = 0; d < D; d++)
-								s += (double)bf(qr[d]) * bf(kh[q][off + d]);
+								s += (double)bf(qr[d]) *
+								     bf(kh[q][off + d]);
 							s /= sqrt((double)D);
 							sc.push_back(s);
 							vr.push_back(&vh[q][off]);
@@ -255,16 +282,22 @@ int main(int argc, char **argv)
 							acc[d] += p * bf(vr[j][d]);
 					}
 					long long row = ((long long)b * c.H + h) * Sl + i;
-					double lse = mx + log(sum), e = fabs(lse - rl[row]) / fabs(lse);
+					double lse = mx + log(sum),
+					       e = fabs(lse - rl[row]) / fabs(lse);
 					for (int d = 0; d < D; d++)
-						e = fmax(e, fabs(acc[d] / sum - bf(ro[row * D + d])) / (fabs(acc[d] / sum) + 0.05));
+						e = fmax(e,
+						         fabs(acc[d] / sum - bf(ro[row * D + d])) /
+						             (fabs(acc[d] / sum) + 0.05));
 					ref_err = fmax(ref_err, e);
 				}
-				int ok = nf_o == 0 && nf_l == 0 && eall <= 1e-2 && eo <= 2e-2 && ref_err <= 2e-2;
-				printf("%-22s R %d me %d pieces %2d  rel_err O %.2e LSE %.2e both %.2e (|O|^2 share %.2f)  "
-				       "nonfinite %ld  reference vs host rows %.2e  reference %.1f ms  %s\n",
-				       c.name, R, me, pieces, eo, el, eall, ro2 / r2, nf_o + nf_l, ref_err, ref_ms,
-				       ok ? "ok" : "BAD");
+				int ok = nf_o == 0 && nf_l == 0 && eall <= 1e-2 && eo <= 2e-2 &&
+				         ref_err <= 2e-2;
+				printf("%-22s R %d me %d pieces %2d  rel_err O %.2e LSE %.2e both "
+				       "%.2e (|O|^2 share %.2f)  "
+				       "nonfinite %ld  reference vs host rows %.2e  reference %.1f "
+				       "ms  %s\n",
+				       c.name, R, me, pieces, eo, el, eall, ro2 / r2, nf_o + nf_l,
+				       ref_err, ref_ms, ok ? "ok" : "BAD");
 				nbad += !ok;
 				ncase++;
 				for (int q = 0; q < R; q++) {

@@ -77,8 +77,8 @@ template <class F> static float median_us(F f)
 // id. Tells whether a GEMM chunk smaller than one wave of tiles can run in
 // less than one wave's time.
 static void splitk_sweep(cublasLtHandle_t lt, cublasLtMatmulDesc_t op, cublasLtMatrixLayout_t lb,
-			 cublasLtMatrixLayout_t la, cublasLtMatrixLayout_t lc, void *ws, size_t wsz,
-			 cublasLtMatmulPreference_t pref)
+                         cublasLtMatrixLayout_t la, cublasLtMatrixLayout_t lc, void *ws, size_t wsz,
+                         cublasLtMatmulPreference_t pref)
 {
 	const float one = 1.0f, zero = 0.0f;
 	cublasLtMatmulHeuristicResult_t hr[32];
@@ -91,23 +91,25 @@ static void splitk_sweep(cublasLtHandle_t lt, cublasLtMatmulDesc_t op, cublasLtM
 		for (int i = 0; i < nres; i++) {
 			cublasLtMatmulAlgo_t a = hr[i].algo;
 			int32_t sk = k;
-			if (cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &sk,
-								 sizeof(sk)) != CUBLAS_STATUS_SUCCESS)
+			if (cublasLtMatmulAlgoConfigSetAttribute(
+			        &a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &sk, sizeof(sk)) !=
+			    CUBLAS_STATUS_SUCCESS)
 				continue;
 			cublasLtMatmulHeuristicResult_t chk;
-			if (cublasLtMatmulAlgoCheck(lt, op, lb, la, lc, lc, &a, &chk) != CUBLAS_STATUS_SUCCESS ||
+			if (cublasLtMatmulAlgoCheck(lt, op, lb, la, lc, lc, &a, &chk) !=
+			        CUBLAS_STATUS_SUCCESS ||
 			    chk.workspaceSize > wsz)
 				continue;
 			tried++;
 			float t = median_us([&](set &s) {
-				CB(cublasLtMatmul(lt, op, &one, s.b, lb, s.a, la, &zero, s.c, lc, s.c, lc, &a,
-						  ws, wsz, st));
+				CB(cublasLtMatmul(lt, op, &one, s.b, lb, s.a, la, &zero, s.c, lc,
+				                  s.c, lc, &a, ws, wsz, st));
 			});
 			if (t < best) {
 				int32_t tile = -1;
 				size_t w;
-				cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile,
-								     sizeof(tile), &w);
+				cublasLtMatmulAlgoConfigGetAttribute(
+				    &a, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof(tile), &w);
 				best = t;
 				best_i = i;
 				best_tile = tile;
@@ -116,8 +118,10 @@ static void splitk_sweep(cublasLtHandle_t lt, cublasLtMatmulDesc_t op, cublasLtM
 		if (best_i < 0)
 			printf("splitk %2d  M=%d N=%d K=%d  no algorithm accepts it\n", k, M, N, K);
 		else
-			printf("splitk %2d  M=%d N=%d K=%d  best %8.1f us  %6.1f TFLOP/s  (heuristic %d, tile id %d, %d tried)\n",
-			       k, M, N, K, best, 2.0 * M * N * K / best * 1e-6, best_i, best_tile, tried);
+			printf("splitk %2d  M=%d N=%d K=%d  best %8.1f us  %6.1f TFLOP/s  "
+			       "(heuristic %d, tile id %d, %d tried)\n",
+			       k, M, N, K, best, 2.0 * M * N * K / best * 1e-6, best_i, best_tile,
+			       tried);
 		fflush(stdout);
 	}
 }
@@ -163,9 +167,9 @@ int main(int argc, char **argv)
 		CK(cudaEventRecord(ev[0], st));
 		for (int i = 0; i < n; i++) {
 			set &s = sets[i % nsets];
-			CB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, s.b, CUDA_R_16BF,
-					N, s.a, CUDA_R_16BF, K, &zero, s.c, CUDA_R_16BF, N,
-					CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+			CB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, s.b,
+			                CUDA_R_16BF, N, s.a, CUDA_R_16BF, K, &zero, s.c,
+			                CUDA_R_16BF, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 			CK(cudaEventRecord(ev[i + 1], st));
 		}
 		CK(cudaEventSynchronize(ev[n]));
@@ -183,8 +187,8 @@ int main(int argc, char **argv)
 	}
 	time_it("gemmex", [&](set &s) {
 		CB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, s.b, CUDA_R_16BF, N,
-				s.a, CUDA_R_16BF, K, &zero, s.c, CUDA_R_16BF, N,
-				CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+		                s.a, CUDA_R_16BF, K, &zero, s.c, CUDA_R_16BF, N, CUBLAS_COMPUTE_32F,
+		                CUBLAS_GEMM_DEFAULT));
 	});
 
 	cublasLtHandle_t lt;
@@ -201,14 +205,14 @@ int main(int argc, char **argv)
 	cublasLtMatmulPreference_t pref;
 	CB(cublasLtMatmulPreferenceCreate(&pref));
 	CB(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-						&wsz, sizeof(wsz)));
+	                                        &wsz, sizeof(wsz)));
 	cublasLtMatmulHeuristicResult_t hr[16];
 	int nres = 0;
 	CB(cublasLtMatmulAlgoGetHeuristic(lt, op, lb, la, lc, lc, pref, 16, hr, &nres));
 	printf("cublasLt heuristics: %d\n", nres);
 	auto lt_run = [&](set &s, int i) {
 		CB(cublasLtMatmul(lt, op, &one, s.b, lb, s.a, la, &zero, s.c, lc, s.c, lc,
-				  &hr[i].algo, ws, wsz, st));
+		                  &hr[i].algo, ws, wsz, st));
 	};
 	if (fill[0] == 's') { // splitk: every heuristic algorithm at split-K 1..16
 		splitk_sweep(lt, op, lb, la, lc, ws, wsz, pref);

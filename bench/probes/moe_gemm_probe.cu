@@ -34,7 +34,8 @@ static float pct(std::vector<float> v, double q)
 __global__ void max_diff(const __nv_bfloat16 *a, const __nv_bfloat16 *b, size_t n, float *out)
 {
 	float m = 0, s = 0;
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
 		float x = __bfloat162float(a[i]), y = __bfloat162float(b[i]);
 		m = fmaxf(m, fabsf(x - y));
 		s = fmaxf(s, fabsf(y));
@@ -65,7 +66,9 @@ int main(int argc, char **argv)
 	CK(cudaEventCreate(&e0));
 	CK(cudaEventCreate(&e1));
 	CB(cublasSetStream(blas, s));
-	printf("# case gemm experts tokens | cuco one launch med p10 p90 us TFLOP/s | cuco buckets (launches) med p10 p90 us TFLOP/s | cublas med p10 p90 us TFLOP/s | buckets/cublas | maxdiff maxabs\n");
+	printf("# case gemm experts tokens | cuco one launch med p10 p90 us TFLOP/s | cuco buckets "
+	       "(launches) med p10 p90 us TFLOP/s | cublas med p10 p90 us TFLOP/s | buckets/cublas "
+	       "| maxdiff maxabs\n");
 	for (const gcase &c : cases) {
 		int n = (int)c.t.size(), M = *std::max_element(c.t.begin(), c.t.end()), tot = 0;
 		for (int x : c.t)
@@ -77,8 +80,10 @@ int main(int argc, char **argv)
 			CK(cudaMalloc(&B, (size_t)n * K * N * 2));
 			CK(cudaMalloc(&C1, (size_t)n * M * N * 2));
 			CK(cudaMalloc(&C2, (size_t)n * M * N * 2));
-			cuco::moe_fill_bf16_kernel<<<528, 256, 0, s>>>(A, (size_t)n * M * K, 1, 1 + g, 1.f);
-			cuco::moe_fill_bf16_kernel<<<528, 256, 0, s>>>(B, (size_t)n * K * N, 1, 3 + g, 3.f / sqrtf((float)K));
+			cuco::moe_fill_bf16_kernel<<<528, 256, 0, s>>>(A, (size_t)n * M * K, 1,
+			                                               1 + g, 1.f);
+			cuco::moe_fill_bf16_kernel<<<528, 256, 0, s>>>(
+			    B, (size_t)n * K * N, 1, 3 + g, 3.f / sqrtf((float)K));
 			CK(cudaMemsetAsync(C1, 0, (size_t)n * M * N * 2, s));
 			CK(cudaMemsetAsync(C2, 0, (size_t)n * M * N * 2, s));
 			const __nv_bfloat16 *a[8], *b[8];
@@ -113,9 +118,10 @@ int main(int argc, char **argv)
 			auto run_cuco = [&]() { CK(cuco::moe_group_run(&L, s)); };
 			auto run_set = [&]() { CK(cuco::moe_group_set_run(&S, s)); };
 			auto run_blas = [&]() {
-				CB(cublasGemmGroupedBatchedEx(blas, op, op, nn, mm, kk, al, (const void *const *)dp, CUDA_R_16BF,
-							      nn, (const void *const *)(dp + 8), CUDA_R_16BF, kk, be, dp + 16,
-							      CUDA_R_16BF, nn, n, one, CUBLAS_COMPUTE_32F));
+				CB(cublasGemmGroupedBatchedEx(
+				    blas, op, op, nn, mm, kk, al, (const void *const *)dp,
+				    CUDA_R_16BF, nn, (const void *const *)(dp + 8), CUDA_R_16BF, kk,
+				    be, dp + 16, CUDA_R_16BF, nn, n, one, CUBLAS_COMPUTE_32F));
 			};
 			std::vector<float> tc, ts, tb;
 			for (int it = -5; it < iters; it++) {
@@ -146,7 +152,8 @@ int main(int argc, char **argv)
 			CK(cudaMalloc(&d, 8));
 			CK(cudaMemset(d, 0, 8));
 			float md = 0, ma = 0;
-			for (int pass = 0; pass < 2; pass++) { // one launch, then the buckets: the real rows of each problem
+			for (int pass = 0; pass < 2; pass++) { // one launch, then the buckets: the
+				                               // real rows of each problem
 				CK(cudaMemsetAsync(C1, 0xFF, (size_t)n * M * N * 2, s));
 				if (pass)
 					run_set();
@@ -154,7 +161,8 @@ int main(int argc, char **argv)
 					run_cuco();
 				for (int i = 0; i < n; i++) {
 					CK(cudaMemsetAsync(d, 0, 8, s));
-					max_diff<<<264, 256, 0, s>>>(c1[i], c2[i], (size_t)c.t[i] * N, d);
+					max_diff<<<264, 256, 0, s>>>(c1[i], c2[i],
+					                             (size_t)c.t[i] * N, d);
 					CK(cudaMemcpyAsync(h, d, 8, cudaMemcpyDeviceToHost, s));
 					CK(cudaStreamSynchronize(s));
 					md = std::max(md, h[0]);
@@ -163,9 +171,11 @@ int main(int argc, char **argv)
 			}
 			double fl = 2.0 * tot * N * K;
 			float mc = pct(tc, 0.5), msb = pct(ts, 0.5), mb = pct(tb, 0.5);
-			printf("%s %s %d %d | %.1f %.1f %.1f %.0f | (%d) %.1f %.1f %.1f %.0f | %.1f %.1f %.1f %.0f | %.3f | %.3g %.3g\n",
-			       c.name, g ? "down" : "up", n, tot, mc, pct(tc, 0.1), pct(tc, 0.9), fl / mc * 1e-6, S.nb, msb,
-			       pct(ts, 0.1), pct(ts, 0.9), fl / msb * 1e-6, mb, pct(tb, 0.1), pct(tb, 0.9), fl / mb * 1e-6,
+			printf("%s %s %d %d | %.1f %.1f %.1f %.0f | (%d) %.1f %.1f %.1f %.0f | "
+			       "%.1f %.1f %.1f %.0f | %.3f | %.3g %.3g\n",
+			       c.name, g ? "down" : "up", n, tot, mc, pct(tc, 0.1), pct(tc, 0.9),
+			       fl / mc * 1e-6, S.nb, msb, pct(ts, 0.1), pct(ts, 0.9),
+			       fl / msb * 1e-6, mb, pct(tb, 0.1), pct(tb, 0.9), fl / mb * 1e-6,
 			       msb / mb, md, ma);
 			fflush(stdout);
 			CK(cudaFree(A));

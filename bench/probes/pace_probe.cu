@@ -86,8 +86,8 @@ int main(int argc, char **argv)
 	const float one = 1.f, zero = 0.f;
 	auto gemm = [&] {
 		CB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, B, CUDA_R_16BF, N, A,
-				CUDA_R_16BF, K, &zero, C, CUDA_R_16BF, N, CUBLAS_COMPUTE_32F,
-				CUBLAS_GEMM_DEFAULT));
+		                CUDA_R_16BF, K, &zero, C, CUDA_R_16BF, N, CUBLAS_COMPUTE_32F,
+		                CUBLAS_GEMM_DEFAULT));
 	};
 	cudaEvent_t e0, e1, e2;
 	CK(cudaEventCreate(&e0));
@@ -113,19 +113,27 @@ int main(int argc, char **argv)
 		gemm_alone_us = median(t);
 	}
 	std::vector<Case> cases = {
-		{"none", 1, 0, 0, 0},
-		{"push", 0, mib, 0, 0},     {"push", 1, mib, 0, 0},
-		{"push", 1, mib / 2, 0, 0}, {"push", 1, mib, 200, 0},
-		{"push", 1, mib, 130, 0},   {"push", 1, mib, mib * 1.048576 / (gemm_alone_us * 1e-3) * 0.95, 0},
-		{"push", 1, mib, 0, 8},     {"push", 1, mib, 0, 4},
-		{"pull", 0, mib, 0, 0},     {"pull", 1, mib, 0, 0},
-		{"pull", 1, mib, 0, 8},
-		{"pull", 1, mib, mib * 1.048576 / (gemm_alone_us * 1e-3) * 0.95, 0},
+	    {"none", 1, 0, 0, 0},
+	    {"push", 0, mib, 0, 0},
+	    {"push", 1, mib, 0, 0},
+	    {"push", 1, mib / 2, 0, 0},
+	    {"push", 1, mib, 200, 0},
+	    {"push", 1, mib, 130, 0},
+	    {"push", 1, mib, mib * 1.048576 / (gemm_alone_us * 1e-3) * 0.95, 0},
+	    {"push", 1, mib, 0, 8},
+	    {"push", 1, mib, 0, 4},
+	    {"pull", 0, mib, 0, 0},
+	    {"pull", 1, mib, 0, 0},
+	    {"pull", 1, mib, 0, 8},
+	    {"pull", 1, mib, mib * 1.048576 / (gemm_alone_us * 1e-3) * 0.95, 0},
 	};
-	printf("# pace_probe: GPU 0 cuBLAS %dx%dx%d bf16 (alone %.1f us) beside copy-engine copies of "
-	       "%.0f MiB between GPU 0 and GPU 1 in %.0f MiB pieces; median of %d runs, each after 2 ms idle\n",
-	       M, N, K, gemm_alone_us, mib, piece, iters);
-	printf("# dir   gemm    MiB   rate_GB/s bursts   gemm_us  gemm_slowdown_us  comm_end_us  comm_GB/s\n");
+	printf(
+	    "# pace_probe: GPU 0 cuBLAS %dx%dx%d bf16 (alone %.1f us) beside copy-engine copies of "
+	    "%.0f MiB between GPU 0 and GPU 1 in %.0f MiB pieces; median of %d runs, each after 2 "
+	    "ms idle\n",
+	    M, N, K, gemm_alone_us, mib, piece, iters);
+	printf("# dir   gemm    MiB   rate_GB/s bursts   gemm_us  gemm_slowdown_us  comm_end_us  "
+	       "comm_GB/s\n");
 	for (const Case &c : cases) {
 		const bool copy = c.mib > 0;
 		const size_t cb = (size_t)(c.mib * 1048576.0);
@@ -150,10 +158,13 @@ int main(int argc, char **argv)
 					const int per = (pieces + c.bursts - 1) / c.bursts;
 					at_us = (i / per) * (gemm_alone_us / c.bursts);
 				}
-				while (std::chrono::duration<double, std::micro>(clk::now() - t0).count() < at_us)
+				while (std::chrono::duration<double, std::micro>(clk::now() - t0)
+				           .count() < at_us)
 					;
-				const size_t off = (size_t)i * pbytes, n = std::min(pbytes, cb - off);
-				CK(cudaMemcpyAsync((char *)dst + off, (char *)src + off, n, cudaMemcpyDefault, ms));
+				const size_t off = (size_t)i * pbytes,
+				             n = std::min(pbytes, cb - off);
+				CK(cudaMemcpyAsync((char *)dst + off, (char *)src + off, n,
+				                   cudaMemcpyDefault, ms));
 			}
 			CK(cudaEventRecord(e2, ms));
 			CK(cudaEventSynchronize(e1));
@@ -167,9 +178,9 @@ int main(int argc, char **argv)
 			}
 		}
 		const double g = median(tg), e = median(tc);
-		printf("  %-5s %4d %6.0f %11.0f %6d %9.1f %17.1f %12.1f %10.0f\n", c.dir, c.gemm, c.mib, c.rate,
-		       c.bursts, c.gemm ? g : 0.0, c.gemm ? g - gemm_alone_us : 0.0, copy ? e : 0.0,
-		       copy && e > 0 ? c.mib * 1.048576 / (e * 1e-3) : 0.0);
+		printf("  %-5s %4d %6.0f %11.0f %6d %9.1f %17.1f %12.1f %10.0f\n", c.dir, c.gemm,
+		       c.mib, c.rate, c.bursts, c.gemm ? g : 0.0, c.gemm ? g - gemm_alone_us : 0.0,
+		       copy ? e : 0.0, copy && e > 0 ? c.mib * 1.048576 / (e * 1e-3) : 0.0);
 		fflush(stdout);
 	}
 	return 0;

@@ -9,23 +9,22 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#define CK(x)                                                                      \
-	do {                                                                       \
-		cudaError_t e_ = (x);                                              \
-		if (e_ != cudaSuccess) {                                           \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__,         \
-				cudaGetErrorString(e_));                           \
-			exit(1);                                                   \
-		}                                                                  \
+#define CK(x)                                                              \
+	do {                                                               \
+		cudaError_t e_ = (x);                                      \
+		if (e_ != cudaSuccess) {                                   \
+			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, \
+			        cudaGetErrorString(e_));                   \
+			exit(1);                                           \
+		}                                                          \
 	} while (0)
-#define CB(x)                                                                      \
-	do {                                                                       \
-		cublasStatus_t s_ = (x);                                           \
-		if (s_ != CUBLAS_STATUS_SUCCESS) {                                 \
-			fprintf(stderr, "%s:%d: cublas %d\n", __FILE__, __LINE__,  \
-				(int)s_);                                          \
-			exit(1);                                                   \
-		}                                                                  \
+#define CB(x)                                                                               \
+	do {                                                                                \
+		cublasStatus_t s_ = (x);                                                    \
+		if (s_ != CUBLAS_STATUS_SUCCESS) {                                          \
+			fprintf(stderr, "%s:%d: cublas %d\n", __FILE__, __LINE__, (int)s_); \
+			exit(1);                                                            \
+		}                                                                           \
 	} while (0)
 
 /* GPUs 0 and 1 exist and 0 can reach 1's memory; otherwise says why (as the

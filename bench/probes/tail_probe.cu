@@ -42,7 +42,8 @@ __global__ void spin_kernel(long long cycles)
 
 __global__ void push_kernel(uint4 *dst, const uint4 *src, size_t n)
 {
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x)
 		dst[i] = src[i];
 }
 
@@ -89,8 +90,10 @@ int main(int argc, char **argv)
 	int *go;
 	CK(cudaHostAlloc(&go, sizeof *go, cudaHostAllocMapped | cudaHostAllocPortable));
 	const long long spin = 20LL * clk_khz / 1000; // ~20 us at the top clock
-	printf("# tail_probe: %.0f MiB %s, after a %d-CTA spin kernel on another stream; median of %d runs\n", mib,
-	       ways == 2 ? "each way between GPU 0 and GPU 1 at once" : "from GPU 0 to GPU 1", sms, iters);
+	printf("# tail_probe: %.0f MiB %s, after a %d-CTA spin kernel on another stream; median of "
+	       "%d runs\n",
+	       mib, ways == 2 ? "each way between GPU 0 and GPU 1 at once" : "from GPU 0 to GPU 1",
+	       sms, iters);
 	printf("# ce_pct  kernel_ctas  stream  then_kernel        us   GB/s\n");
 	const int pcts[] = {100, 0, 0, 50, 20, 100, 0};
 	const int ctas[] = {0, sms, 2 * sms, sms, sms, 0, sms};
@@ -114,11 +117,12 @@ int main(int argc, char **argv)
 				CK(cudaStreamWaitEvent(sb, s.ek, 0));
 				CK(cudaStreamWaitEvent(sc, s.ek, 0));
 				if (ce)
-					CK(cudaMemcpyAsync(s.dst, s.src, ce, cudaMemcpyDefault, sb));
+					CK(cudaMemcpyAsync(s.dst, s.src, ce, cudaMemcpyDefault,
+					                   sb));
 				if (rest) {
-					push_kernel<<<ctas[k], 512, 0, sc>>>((uint4 *)((char *)s.dst + ce),
-									   (const uint4 *)((const char *)s.src + ce),
-									   rest / 16);
+					push_kernel<<<ctas[k], 512, 0, sc>>>(
+					    (uint4 *)((char *)s.dst + ce),
+					    (const uint4 *)((const char *)s.src + ce), rest / 16);
 					CK(cudaGetLastError());
 				}
 				CK(cudaEventRecord(s.eb, sb));
@@ -143,9 +147,8 @@ int main(int argc, char **argv)
 		}
 		std::sort(t.begin(), t.end());
 		const double us = t[t.size() / 2];
-		printf("  %6d  %11d  %6s  %11s %9.1f %6.0f\n", pcts[k], rest ? ctas[k] : 0, same ? "same" : "other",
-		       then ? "yes" : "no", us,
-		       bytes / (us * 1e3));
+		printf("  %6d  %11d  %6s  %11s %9.1f %6.0f\n", pcts[k], rest ? ctas[k] : 0,
+		       same ? "same" : "other", then ? "yes" : "no", us, bytes / (us * 1e3));
 	}
 	return 0;
 }

@@ -7,10 +7,9 @@
 // right after it (as in the program: the GEMM first, then the waits; queued
 // the other way round, a wait can hold the kernel behind it in a shared
 // hardware queue, and the first version of this probe hung so), wait for the
-// flag and then run a one-thread kernel that stamps the global timer. The delay is the latest stamp minus the flag's;
-// pend is how long the waits were pending before the flag came. Median, p90
-// and max of `iters` runs, each after 1 ms idle.
-// Usage: wait_probe [iters]
+// flag and then run a one-thread kernel that stamps the global timer. The delay is the latest stamp
+// minus the flag's; pend is how long the waits were pending before the flag came. Median, p90 and
+// max of `iters` runs, each after 1 ms idle. Usage: wait_probe [iters]
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -28,8 +27,8 @@ __device__ __forceinline__ unsigned long long now_ns()
 }
 
 // Every CTA spins pend_ns; CTA 0 then stores the flag, and all spin after_ns more.
-__global__ void producer(unsigned *flag, unsigned v, unsigned long long pend_ns, unsigned long long after_ns,
-			 unsigned long long *t_flag)
+__global__ void producer(unsigned *flag, unsigned v, unsigned long long pend_ns,
+                         unsigned long long after_ns, unsigned long long *t_flag)
 {
 	const unsigned long long t0 = now_ns();
 	while (now_ns() - t0 < pend_ns)
@@ -45,7 +44,10 @@ __global__ void producer(unsigned *flag, unsigned v, unsigned long long pend_ns,
 		;
 }
 
-__global__ void stamp(unsigned long long *t) { *t = now_ns(); }
+__global__ void stamp(unsigned long long *t)
+{
+	*t = now_ns();
+}
 
 typedef CUresult (*wait_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
 
@@ -58,7 +60,8 @@ int main(int argc, char **argv)
 	CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
 	void *f = NULL;
 	cudaDriverEntryPointQueryResult q;
-	CK(cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &f, 12000, cudaEnableDefault, &q));
+	CK(cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &f, 12000, cudaEnableDefault,
+	                                    &q));
 	if (q != cudaDriverEntryPointSuccess || !f) {
 		fprintf(stderr, "wait_probe: cuStreamWaitValue32 not available\n");
 		return 1;
@@ -73,7 +76,8 @@ int main(int argc, char **argv)
 	CK(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
 	for (int i = 0; i < 4; i++)
 		CK(cudaStreamCreateWithFlags(&b[i], cudaStreamNonBlocking));
-	printf("# wait_probe: cuStreamWaitValue32 on stream b, the flag stored by a %d-CTA kernel on stream a "
+	printf("# wait_probe: cuStreamWaitValue32 on stream b, the flag stored by a %d-CTA kernel "
+	       "on stream a "
 	       "after pend us; delay from the store to a kernel after the wait, us, %d runs each\n",
 	       sms, iters);
 	printf("# waiters  pend_us   median      p90      max\n");
@@ -87,8 +91,8 @@ int main(int argc, char **argv)
 			v++;
 			producer<<<sms, 64, 0, a>>>(flag, v, pend * 1000ULL, 300000ULL, t);
 			for (int i = 0; i < nb; i++) {
-				if (wait((CUstream)b[i], (CUdeviceptr)(uintptr_t)flag, v, CU_STREAM_WAIT_VALUE_GEQ) !=
-				    CUDA_SUCCESS) {
+				if (wait((CUstream)b[i], (CUdeviceptr)(uintptr_t)flag, v,
+				         CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) {
 					fprintf(stderr, "wait_probe: cuStreamWaitValue32 failed\n");
 					return 1;
 				}
@@ -103,7 +107,8 @@ int main(int argc, char **argv)
 				d.push_back(((long long)last - (long long)t[0]) / 1e3);
 		}
 		std::sort(d.begin(), d.end());
-		printf("  %7d  %7d %8.1f %8.1f %8.1f\n", nb, pend, d[d.size() / 2], d[d.size() * 9 / 10], d.back());
+		printf("  %7d  %7d %8.1f %8.1f %8.1f\n", nb, pend, d[d.size() / 2],
+		       d[d.size() * 9 / 10], d.back());
 	}
 	return 0;
 }

@@ -46,23 +46,33 @@
 extern "C" int cuco_program_requirements(const struct cuco_ctx *ctx, struct cuco_requirements *req);
 extern "C" int cuco_program_init(struct cuco_ctx *ctx, void **state);
 extern "C" int cuco_program_run(void *state, const struct cuco_tensor *tensors,
-				cudaStream_t stream);
+                                cudaStream_t stream);
 extern "C" void cuco_program_fini(void *state);
 
 /* The program's tensors (tests/gpu/programs/fastpath_ops.cu), each nranks * count elements. */
 enum tensor { IN, AR, AR_IP, RS, RS_IP, RED, RED_IP, BC, BCAST_IP, AG, AG_IP, A2A, RING, NTENSORS };
-static const char *const tensor_names[NTENSORS] = {
-	"in", "allreduce", "allreduce_inplace", "reducescatter", "reducescatter_inplace", "reduce",
-	"reduce_inplace", "broadcast", "bcast", "allgather", "allgather_inplace", "alltoall", "ring"};
+static const char *const tensor_names[NTENSORS] = {"in",
+                                                   "allreduce",
+                                                   "allreduce_inplace",
+                                                   "reducescatter",
+                                                   "reducescatter_inplace",
+                                                   "reduce",
+                                                   "reduce_inplace",
+                                                   "broadcast",
+                                                   "bcast",
+                                                   "allgather",
+                                                   "allgather_inplace",
+                                                   "alltoall",
+                                                   "ring"};
 
 static const size_t counts[] = {1, 4099, 65541}; /* odd: scalar heads and tails everywhere */
 #define MAX_COUNT 65541
 
-static const ncclDataType_t dtypes[] = {ncclInt8,    ncclUint8,    ncclInt32,     ncclUint32,
-					ncclInt64,   ncclUint64,   ncclFloat16,   ncclBfloat16,
-					ncclFloat32, ncclFloat64,  ncclFloat8e4m3, ncclFloat8e5m2};
-static const char *const dtype_names[] = {"int8",  "uint8", "int32", "uint32", "int64", "uint64",
-					  "f16",   "bf16",  "f32",   "f64",    "fp8e4m3", "fp8e5m2"};
+static const ncclDataType_t dtypes[] = {ncclInt8,    ncclUint8,   ncclInt32,      ncclUint32,
+                                        ncclInt64,   ncclUint64,  ncclFloat16,    ncclBfloat16,
+                                        ncclFloat32, ncclFloat64, ncclFloat8e4m3, ncclFloat8e5m2};
+static const char *const dtype_names[] = {"int8", "uint8", "int32", "uint32", "int64",   "uint64",
+                                          "f16",  "bf16",  "f32",   "f64",    "fp8e4m3", "fp8e5m2"};
 static const ncclRedOp_t ops[] = {ncclSum, ncclProd, ncclMin, ncclMax, ncclAvg};
 static const char *const op_names[] = {"sum", "prod", "min", "max", "avg"};
 
@@ -82,23 +92,23 @@ struct env {
 static int g_rank = -1;
 static const char *volatile g_test = "setup"; /* for the watchdog message */
 
-#define CK_CUDA(call)                                                                          \
-	do {                                                                                    \
-		cudaError_t e_ = (call);                                                        \
-		if (e_ != cudaSuccess) {                                                        \
-			fprintf(stderr, "rank %d: %s:%d: %s: %s (%s)\n", g_rank, __FILE__,      \
-				__LINE__, #call, cudaGetErrorString(e_), g_test);               \
-			_exit(EXIT_FATAL);                                                      \
-		}                                                                               \
+#define CK_CUDA(call)                                                                      \
+	do {                                                                               \
+		cudaError_t e_ = (call);                                                   \
+		if (e_ != cudaSuccess) {                                                   \
+			fprintf(stderr, "rank %d: %s:%d: %s: %s (%s)\n", g_rank, __FILE__, \
+			        __LINE__, #call, cudaGetErrorString(e_), g_test);          \
+			_exit(EXIT_FATAL);                                                 \
+		}                                                                          \
 	} while (0)
-#define CK_NCCL(call)                                                                          \
-	do {                                                                                    \
-		ncclResult_t r_ = (call);                                                       \
-		if (r_ != ncclSuccess) {                                                        \
-			fprintf(stderr, "rank %d: %s:%d: %s: %s (%s)\n", g_rank, __FILE__,      \
-				__LINE__, #call, ncclGetErrorString(r_), g_test);               \
-			_exit(EXIT_FATAL);                                                      \
-		}                                                                               \
+#define CK_NCCL(call)                                                                      \
+	do {                                                                               \
+		ncclResult_t r_ = (call);                                                  \
+		if (r_ != ncclSuccess) {                                                   \
+			fprintf(stderr, "rank %d: %s:%d: %s: %s (%s)\n", g_rank, __FILE__, \
+			        __LINE__, #call, ncclGetErrorString(r_), g_test);          \
+			_exit(EXIT_FATAL);                                                 \
+		}                                                                          \
 	} while (0)
 
 static void on_child_alarm(int sig)
@@ -106,7 +116,7 @@ static void on_child_alarm(int sig)
 	char msg[256];
 	(void)sig;
 	int n = snprintf(msg, sizeof(msg), "rank %d: watchdog: '%s' did not finish (deadlock?)\n",
-			 g_rank, g_test);
+	                 g_rank, g_test);
 	if (n > 0)
 		(void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 	_exit(EXIT_WATCHDOG);
@@ -166,18 +176,36 @@ static double input_value(ncclDataType_t dt, int r, size_t i)
 /* How a dtype is stored and accumulated here: the seed's rules (f16/bf16 in f32). */
 template <typename T> struct host_type {
 	using acc = T;
-	static T from(acc x) { return x; }
-	static acc to(T x) { return x; }
+	static T from(acc x)
+	{
+		return x;
+	}
+	static acc to(T x)
+	{
+		return x;
+	}
 };
 template <> struct host_type<__half> {
 	using acc = float;
-	static __half from(float x) { return __float2half_rn(x); }
-	static float to(__half x) { return __half2float(x); }
+	static __half from(float x)
+	{
+		return __float2half_rn(x);
+	}
+	static float to(__half x)
+	{
+		return __half2float(x);
+	}
 };
 template <> struct host_type<__nv_bfloat16> {
 	using acc = float;
-	static __nv_bfloat16 from(float x) { return __float2bfloat16_rn(x); }
-	static float to(__nv_bfloat16 x) { return __bfloat162float(x); }
+	static __nv_bfloat16 from(float x)
+	{
+		return __float2bfloat16_rn(x);
+	}
+	static float to(__nv_bfloat16 x)
+	{
+		return __bfloat162float(x);
+	}
 };
 
 /* a op b as NCCL defines it: integer sums and products wrap. */
@@ -324,7 +352,7 @@ struct run_case {
 
 /* Rank r's bytes of [lo, hi) elements of its input. */
 static void fill_input(const struct run_case *c, int r, size_t lo, size_t hi,
-		       std::vector<unsigned char> &buf, size_t at)
+                       std::vector<unsigned char> &buf, size_t at)
 {
 	size_t esz = elem_bytes(c->dt);
 	for (size_t i = lo; i < hi; i++)
@@ -333,7 +361,7 @@ static void fill_input(const struct run_case *c, int r, size_t lo, size_t hi,
 
 /* Compare elements [0, n) of got (from its tensor, at element offset at) with want. */
 static bool same(struct env *e, const struct run_case *c, int t, const unsigned char *got,
-		 const unsigned char *want, size_t n, const char *what)
+                 const unsigned char *want, size_t n, const char *what)
 {
 	size_t esz = elem_bytes(c->dt);
 	for (size_t i = 0; i < n; i++)
@@ -342,8 +370,8 @@ static bool same(struct env *e, const struct run_case *c, int t, const unsigned 
 			memcpy(&g, got + i * esz, esz);
 			memcpy(&w, want + i * esz, esz);
 			fprintf(stderr,
-				"FAIL rank %d: %s: %s: %s element %zu is 0x%llx, want 0x%llx\n",
-				e->rank, c->name, tensor_names[t], what, i, g, w);
+			        "FAIL rank %d: %s: %s: %s element %zu is 0x%llx, want 0x%llx\n",
+			        e->rank, c->name, tensor_names[t], what, i, g, w);
 			return false;
 		}
 	return true;
@@ -384,10 +412,10 @@ static void run_one(struct env *e, const struct run_case *c)
 	const int inputs[] = {IN, AR_IP, RS_IP, RED_IP, BCAST_IP};
 	for (int t : inputs)
 		CK_CUDA(cudaMemcpyAsync(e->ctx.tensors[t].ptr, in.data(),
-					t == IN || t == RS_IP ? all : chunk, cudaMemcpyHostToDevice,
-					e->st));
+		                        t == IN || t == RS_IP ? all : chunk, cudaMemcpyHostToDevice,
+		                        e->st));
 	CK_CUDA(cudaMemcpyAsync((char *)e->ctx.tensors[AG_IP].ptr + (size_t)r * chunk, in.data(),
-				chunk, cudaMemcpyHostToDevice, e->st));
+	                        chunk, cudaMemcpyHostToDevice, e->st));
 	host_barrier(e); /* synchronises the stream: every rank's inputs are in place */
 
 	e->ctx.errbuf[0] = 0;
@@ -398,8 +426,10 @@ static void run_one(struct env *e, const struct run_case *c)
 		/* refused, with the reason, before anything ran */
 		bool ok = rc != 0 && strstr(e->ctx.errbuf, "a reduction of fp8") != NULL;
 		if (!ok)
-			fprintf(stderr, "FAIL rank %d: %s: run gave %d, errbuf '%s'; want the fp8 refusal\n",
-				r, c->name, rc, e->ctx.errbuf);
+			fprintf(
+			    stderr,
+			    "FAIL rank %d: %s: run gave %d, errbuf '%s'; want the fp8 refusal\n", r,
+			    c->name, rc, e->ctx.errbuf);
 		check(e, ok);
 		host_barrier(e);
 		return;
@@ -413,7 +443,7 @@ static void run_one(struct env *e, const struct run_case *c)
 
 	auto got = [&](int t, size_t bytes) {
 		CK_CUDA(cudaMemcpyAsync(buf.data(), e->ctx.tensors[t].ptr, bytes,
-					cudaMemcpyDeviceToHost, e->st));
+		                        cudaMemcpyDeviceToHost, e->st));
 		CK_CUDA(cudaStreamSynchronize(e->st));
 		return buf.data();
 	};
@@ -425,17 +455,20 @@ static void run_one(struct env *e, const struct run_case *c)
 		check(e, same(e, c, AR_IP, got(AR_IP, chunk), want.data(), n, "buffer"));
 		if (r == c->root) {
 			check(e, same(e, c, RED, got(RED, chunk), want.data(), n, "root's recv"));
-			check(e, same(e, c, RED_IP, got(RED_IP, chunk), want.data(), n, "root's buffer"));
+			check(e, same(e, c, RED_IP, got(RED_IP, chunk), want.data(), n,
+			              "root's buffer"));
 		} else {
 			/* off the root recv is not touched; the in-place buffer keeps the input */
-			check(e, same(e, c, RED, got(RED, chunk), poison.data(), n, "non-root recv"));
-			check(e, same(e, c, RED_IP, got(RED_IP, chunk), in.data(), n, "non-root buffer"));
+			check(e,
+			      same(e, c, RED, got(RED, chunk), poison.data(), n, "non-root recv"));
+			check(e, same(e, c, RED_IP, got(RED_IP, chunk), in.data(), n,
+			              "non-root buffer"));
 		}
 		for (size_t i = 0; i < n; i++)
 			reduced_elem(c->dt, c->op, R, (size_t)r * n + i, &want[i * esz]);
 		check(e, same(e, c, RS, got(RS, chunk), want.data(), n, "recv"));
 		check(e, same(e, c, RS_IP, got(RS_IP, all) + (size_t)r * chunk, want.data(), n,
-			      "own chunk"));
+		              "own chunk"));
 	}
 	/* broadcast and ncclBcast: the root's input everywhere */
 	fill_input(c, c->root, 0, n, want, 0);
@@ -489,7 +522,7 @@ static void setup(struct env *e, ncclUniqueId id)
 		x->elems = x->bytes = e->tensor_bytes;
 		CK_NCCL(ncclMemAlloc(&x->ptr, x->bytes));
 		CK_NCCL(ncclCommWindowRegister(e->comm, x->ptr, x->bytes, &x->win,
-					       NCCL_WIN_COLL_SYMMETRIC));
+		                               NCCL_WIN_COLL_SYMMETRIC));
 		x->win_offset = 0;
 	}
 
@@ -510,8 +543,8 @@ static void setup(struct env *e, ncclUniqueId id)
 	}
 	if (req.scratch_bytes) {
 		CK_NCCL(ncclMemAlloc(&c->scratch, req.scratch_bytes));
-		CK_NCCL(ncclCommWindowRegister(e->comm, c->scratch, req.scratch_bytes, &c->scratch_win,
-					       NCCL_WIN_COLL_SYMMETRIC));
+		CK_NCCL(ncclCommWindowRegister(e->comm, c->scratch, req.scratch_bytes,
+		                               &c->scratch_win, NCCL_WIN_COLL_SYMMETRIC));
 		c->scratch_bytes = req.scratch_bytes;
 	}
 	void *state = NULL;
@@ -582,8 +615,9 @@ static int child_main(int rank, int nranks, int timeout, int id_rd, const int *i
 				c.reduce = !fp8 || oi == 0;
 				c.n = counts[ci];
 				c.root = nc++ % nranks;
-				snprintf(name, sizeof(name), "%s %s count %zu root %d", dtype_names[di],
-					 c.reduce ? op_names[fp8 ? 0 : oi] : "copies", c.n, c.root);
+				snprintf(name, sizeof(name), "%s %s count %zu root %d",
+				         dtype_names[di],
+				         c.reduce ? op_names[fp8 ? 0 : oi] : "copies", c.n, c.root);
 				c.name = name;
 				run_one(&e, &c);
 			}
@@ -639,12 +673,14 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--nranks") == 0 && i + 1 < argc) {
 			if (parse_int(argv[++i], 1, MAX_RANKS, &nranks)) {
-				fprintf(stderr, "test_fastpath_ops: --nranks wants 1..%d\n", MAX_RANKS);
+				fprintf(stderr, "test_fastpath_ops: --nranks wants 1..%d\n",
+				        MAX_RANKS);
 				return 2;
 			}
 		} else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) {
 			if (parse_int(argv[++i], 1, 86400, &timeout)) {
-				fprintf(stderr, "test_fastpath_ops: --timeout wants seconds 1..86400\n");
+				fprintf(stderr,
+				        "test_fastpath_ops: --timeout wants seconds 1..86400\n");
 				return 2;
 			}
 		} else {
@@ -655,8 +691,8 @@ int main(int argc, char **argv)
 	int ndev = probe_devices();
 	int n = nranks ? nranks : (ndev < MAX_RANKS ? ndev : MAX_RANKS);
 	if (ndev < 1 || n > ndev) {
-		printf("test_fastpath_ops: SKIP: %d ranks need as many GPUs, %d visible\n", n < 1 ? 1 : n,
-		       ndev < 0 ? 0 : ndev);
+		printf("test_fastpath_ops: SKIP: %d ranks need as many GPUs, %d visible\n",
+		       n < 1 ? 1 : n, ndev < 0 ? 0 : ndev);
 		return 77;
 	}
 	printf("test_fastpath_ops: %d rank%s\n", n, n == 1 ? "" : "s");
@@ -727,9 +763,10 @@ int main(int argc, char **argv)
 		} else {
 			failed++;
 			fprintf(stderr, "test_fastpath_ops: rank %d %s %d%s\n", r,
-				WIFSIGNALED(st) ? "killed by signal" : "exited with",
-				WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st),
-				WIFEXITED(st) && WEXITSTATUS(st) == EXIT_WATCHDOG ? " (watchdog)" : "");
+			        WIFSIGNALED(st) ? "killed by signal" : "exited with",
+			        WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st),
+			        WIFEXITED(st) && WEXITSTATUS(st) == EXIT_WATCHDOG ? " (watchdog)"
+			                                                          : "");
 			for (int k = 0; k < n; k++) /* the others would wait for it forever */
 				if (pids[k] > 0)
 					kill(pids[k], SIGKILL);

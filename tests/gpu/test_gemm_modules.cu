@@ -50,7 +50,8 @@ int main(int argc, char **argv)
 	} else {
 		ssize_t n = readlink("/proc/self/exe", module, sizeof(module) - 32);
 		if (n <= 0) {
-			fprintf(stderr, "test_gemm_modules: cannot find this executable's folder\n");
+			fprintf(stderr,
+			        "test_gemm_modules: cannot find this executable's folder\n");
 			return 2;
 		}
 		module[n] = '\0';
@@ -63,7 +64,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 2; i++) {
 		snprintf(copy[i], sizeof(copy[i]), "%s/module%d.so", dir, i);
 		if (copy_file(module, copy[i])) {
-			fprintf(stderr, "test_gemm_modules: cannot copy %s to %s\n", module, copy[i]);
+			fprintf(stderr, "test_gemm_modules: cannot copy %s to %s\n", module,
+			        copy[i]);
 			return 2;
 		}
 		if (!(dl[i] = dlopen(copy[i], RTLD_NOW | RTLD_LOCAL)) ||
@@ -84,8 +86,8 @@ int main(int argc, char **argv)
 			float err = -1;
 			int rc = fn[i](256, 256, 128, &err, msg, sizeof(msg));
 			int ok = rc == 0 && err >= 0 && err <= 0.25f;
-			printf("round %d module %d: %s (rc %d, max |C - ref| %g)%s%s\n", round, i, ok ? "ok" : "FAIL", rc,
-			       (double)err, msg[0] ? ": " : "", msg);
+			printf("round %d module %d: %s (rc %d, max |C - ref| %g)%s%s\n", round, i,
+			       ok ? "ok" : "FAIL", rc, (double)err, msg[0] ? ": " : "", msg);
 			ok ? passed++ : failed++;
 		}
 	for (int i = 0; i < 2; i++)

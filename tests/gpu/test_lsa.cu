@@ -37,10 +37,10 @@
 #include <cuco_dev/lsa.cuh>
 
 #define MAX_RANKS CUCO_LSA_MAX_PEERS
-#define BARRIERS 32         /* lsaBarrierCount = most CTAs any test kernel uses */
-#define GUARD 256           /* poisoned bytes checked past every output */
-#define EXIT_FATAL 2        /* child: setup or CUDA/NCCL failure */
-#define EXIT_WATCHDOG 3     /* child: watchdog fired */
+#define BARRIERS 32     /* lsaBarrierCount = most CTAs any test kernel uses */
+#define GUARD 256       /* poisoned bytes checked past every output */
+#define EXIT_FATAL 2    /* child: setup or CUDA/NCCL failure */
+#define EXIT_WATCHDOG 3 /* child: watchdog fired */
 
 struct opts {
 	int small;
@@ -62,41 +62,42 @@ struct env {
 	size_t buf_bytes;
 	ncclWindow_t win;
 	cudaStream_t st;
-	int *d_err; /* device mismatch counter */
-	int *d_sync; /* host barrier scratch */
-	size_t max_bytes;           /* largest per-rank payload */
+	int *d_err;                                 /* device mismatch counter */
+	int *d_sync;                                /* host barrier scratch */
+	size_t max_bytes;                           /* largest per-rank payload */
 	size_t in_off, out_off, out2_off, flag_off; /* window layout */
 	size_t out_cap;
 	int passed, failed;
 };
 
-#define CK_CUDA(call)                                                                          \
+#define CK_CUDA(call)                                                                           \
 	do {                                                                                    \
 		cudaError_t e_ = (call);                                                        \
 		if (e_ != cudaSuccess) {                                                        \
 			fprintf(stderr, "rank %d: %s:%d: %s: %s (test %s)\n", g_rank, __FILE__, \
-				__LINE__, #call, cudaGetErrorString(e_), g_test);               \
+			        __LINE__, #call, cudaGetErrorString(e_), g_test);               \
 			fflush(stderr);                                                         \
 			_exit(EXIT_FATAL);                                                      \
 		}                                                                               \
 	} while (0)
 
-#define CK_NCCL(call)                                                                          \
-	do {                                                                                    \
-		ncclResult_t r_ = (call);                                                       \
-		if (r_ != ncclSuccess) {                                                        \
-			fprintf(stderr, "rank %d: %s:%d: %s: %s (%s)\n", g_rank, __FILE__,       \
-				__LINE__, #call, ncclGetErrorString(r_), ncclGetLastError(NULL)); \
-			fflush(stderr);                                                         \
-			_exit(EXIT_FATAL);                                                      \
-		}                                                                               \
+#define CK_NCCL(call)                                                                             \
+	do {                                                                                      \
+		ncclResult_t r_ = (call);                                                         \
+		if (r_ != ncclSuccess) {                                                          \
+			fprintf(stderr, "rank %d: %s:%d: %s: %s (%s)\n", g_rank, __FILE__,        \
+			        __LINE__, #call, ncclGetErrorString(r_), ncclGetLastError(NULL)); \
+			fflush(stderr);                                                           \
+			_exit(EXIT_FATAL);                                                        \
+		}                                                                                 \
 	} while (0)
 
 static void on_child_alarm(int sig)
 {
 	char msg[256];
-	int n = snprintf(msg, sizeof(msg), "rank %d: watchdog: test '%s' did not finish (deadlock?)\n",
-			 g_rank, g_test);
+	int n =
+	    snprintf(msg, sizeof(msg), "rank %d: watchdog: test '%s' did not finish (deadlock?)\n",
+	             g_rank, g_test);
 	if (n > 0)
 		(void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 	_exit(EXIT_WATCHDOG);
@@ -173,8 +174,8 @@ enum ag_mode { AG_GRID = 0, AG_WARP = 1, AG_THREAD = 2, AG_CTA = 3 };
  * AG_GRID: copy_grid, exit barrier release (the NCCL-examples pattern).
  * Others: segments of seg bytes handed to warps / threads / CTAs, exit acq_rel.
  */
-__global__ void __launch_bounds__(512) ag_kernel(ncclDevComm dc, ncclWindow_t win, size_t in_off, size_t out_off,
-			  size_t bytes, int mode, size_t seg)
+__global__ void __launch_bounds__(512) ag_kernel(ncclDevComm dc, ncclWindow_t win, size_t in_off,
+                                                 size_t out_off, size_t bytes, int mode, size_t seg)
 {
 	cuco::cta_barrier bar(dc, blockIdx.x);
 	bar.sync_relaxed();
@@ -218,8 +219,8 @@ __global__ void __launch_bounds__(512) ag_kernel(ncclDevComm dc, ncclWindow_t wi
  * out, acq_rel barrier, then reads what the peers' CTA b pushed into my out
  * and copies it to out2. Catches a barrier that does not acquire.
  */
-__global__ void __launch_bounds__(512) xchg_kernel(ncclDevComm dc, ncclWindow_t win, size_t in_off, size_t out_off,
-			    size_t out2_off, size_t bytes)
+__global__ void __launch_bounds__(512) xchg_kernel(ncclDevComm dc, ncclWindow_t win, size_t in_off,
+                                                   size_t out_off, size_t out2_off, size_t bytes)
 {
 	cuco::cta_barrier bar(dc, blockIdx.x);
 	bar.sync_relaxed();
@@ -237,7 +238,8 @@ __global__ void __launch_bounds__(512) xchg_kernel(ncclDevComm dc, ncclWindow_t 
 	char *out = (char *)cuco::lsa_local(win, out_off);
 	char *out2 = (char *)cuco::lsa_local(win, out2_off);
 	for (int p = 0; p < n; p++)
-		cuco::copy_cta(out2 + (size_t)p * bytes + lo, out + (size_t)p * bytes + lo, hi - lo);
+		cuco::copy_cta(out2 + (size_t)p * bytes + lo, out + (size_t)p * bytes + lo,
+		               hi - lo);
 	bar.sync_acq_rel();
 }
 
@@ -247,8 +249,8 @@ __global__ void __launch_bounds__(512) xchg_kernel(ncclDevComm dc, ncclWindow_t 
  * split == 1: rank r reduces chunk r and writes it into every peer's output.
  */
 template <typename T>
-__global__ void __launch_bounds__(512) ar_kernel(ncclDevComm dc, ncclWindow_t win, size_t in_off, size_t out_off,
-			  size_t count, int split)
+__global__ void __launch_bounds__(512) ar_kernel(ncclDevComm dc, ncclWindow_t win, size_t in_off,
+                                                 size_t out_off, size_t count, int split)
 {
 	cuco::cta_barrier bar(dc, blockIdx.x);
 	bar.sync_relaxed();
@@ -283,8 +285,9 @@ __device__ __forceinline__ uint64_t pp_val(uint64_t it, int src, size_t k)
  * writes payload i into r+1's buffer and signals. use_add: every CTA writes
  * its slice and adds 1 (wait for gridDim.x * i); else one CTA stores i.
  */
-__global__ void __launch_bounds__(512) pingpong_kernel(ncclDevComm dc, ncclWindow_t win, size_t data_off, size_t flag_off,
-				int iters, size_t words, int use_add, int *err)
+__global__ void __launch_bounds__(512)
+    pingpong_kernel(ncclDevComm dc, ncclWindow_t win, size_t data_off, size_t flag_off, int iters,
+                    size_t words, int use_add, int *err)
 {
 	int me = cuco::lsa_rank(dc), n = cuco::lsa_size(dc);
 	int next = (me + 1) % n, prev = (me + n - 1) % n;
@@ -336,7 +339,7 @@ static void poison_out(struct env *e, int byte)
 
 /* Check out region: [0, shift) and past n*bytes poisoned, rank segments = inputs. */
 static bool check_gather(struct env *e, size_t region_off, size_t shift, size_t bytes, int tcase,
-			 char *why, size_t whylen)
+                         char *why, size_t whylen)
 {
 	size_t span = shift + (size_t)e->nranks * bytes + GUARD;
 	std::vector<unsigned char> h(span), ref;
@@ -351,15 +354,15 @@ static bool check_gather(struct env *e, size_t region_off, size_t shift, size_t 
 		const unsigned char *seg = h.data() + shift + (size_t)r * bytes;
 		for (size_t j = 0; j < bytes; j++)
 			if (seg[j] != ref[j]) {
-				snprintf(why, whylen, "segment of rank %d byte %zu: got %u want %u", r, j,
-					 seg[j], ref[j]);
+				snprintf(why, whylen, "segment of rank %d byte %zu: got %u want %u",
+				         r, j, seg[j], ref[j]);
 				return false;
 			}
 	}
 	for (size_t i = shift + (size_t)e->nranks * bytes; i < span; i++)
 		if (h[i] != 0) {
 			snprintf(why, whylen, "guard byte %zu past the output was overwritten",
-				 i - shift - (size_t)e->nranks * bytes);
+			         i - shift - (size_t)e->nranks * bytes);
 			return false;
 		}
 	return true;
@@ -368,9 +371,10 @@ static bool check_gather(struct env *e, size_t region_off, size_t shift, size_t 
 static int g_case; /* test case counter: seeds the data */
 
 static void test_allgather(struct env *e, int mode, size_t bytes, size_t src_shift,
-			   size_t dst_shift, size_t seg)
+                           size_t dst_shift, size_t seg)
 {
-	static const char *names[] = {"allgather copy_grid", "copy_warp", "copy_thread", "copy_cta"};
+	static const char *names[] = {"allgather copy_grid", "copy_warp", "copy_thread",
+	                              "copy_cta"};
 	char what[256], why[160];
 	int tcase = ++g_case;
 	std::vector<unsigned char> in;
@@ -381,12 +385,12 @@ static void test_allgather(struct env *e, int mode, size_t bytes, size_t src_shi
 	CK_CUDA(cudaStreamSynchronize(e->st));
 	host_barrier(e);
 	ag_kernel<<<e->ctas, e->threads, 0, e->st>>>(e->dc, e->win, e->in_off + src_shift,
-						     e->out_off + dst_shift, bytes, mode, seg);
+	                                             e->out_off + dst_shift, bytes, mode, seg);
 	CK_CUDA(cudaGetLastError());
 	CK_CUDA(cudaStreamSynchronize(e->st));
 	bool ok = check_gather(e, e->out_off, dst_shift, bytes, tcase, why, sizeof(why));
 	snprintf(what, sizeof(what), "%s bytes=%zu src+%zu dst+%zu seg=%zu: %s", names[mode], bytes,
-		 src_shift, dst_shift, seg, ok ? "ok" : why);
+	         src_shift, dst_shift, seg, ok ? "ok" : why);
 	check(e, ok, what);
 	host_barrier(e); /* nobody starts the next case while a peer still checks */
 }
@@ -403,19 +407,19 @@ static void test_xchg(struct env *e, size_t bytes)
 	CK_CUDA(cudaStreamSynchronize(e->st));
 	host_barrier(e);
 	xchg_kernel<<<e->ctas, e->threads, 0, e->st>>>(e->dc, e->win, e->in_off, e->out_off,
-						       e->out2_off, bytes);
+	                                               e->out2_off, bytes);
 	CK_CUDA(cudaGetLastError());
 	CK_CUDA(cudaStreamSynchronize(e->st));
 	bool ok = check_gather(e, e->out2_off, 0, bytes, tcase, why, sizeof(why));
 	snprintf(what, sizeof(what), "mid-kernel exchange (acq_rel) bytes=%zu: %s", bytes,
-		 ok ? "ok" : why);
+	         ok ? "ok" : why);
 	check(e, ok, what);
 	host_barrier(e);
 }
 
 template <typename T>
 static void test_allreduce(struct env *e, size_t count, size_t in_shift, size_t out_shift,
-			   int split)
+                           int split)
 {
 	const bool bf = sizeof(T) == 2;
 	char what[256];
@@ -437,7 +441,8 @@ static void test_allreduce(struct env *e, size_t count, size_t in_shift, size_t 
 	poison_out(e, 0xff); /* NaN in both types */
 	CK_CUDA(cudaStreamSynchronize(e->st));
 	host_barrier(e);
-	ar_kernel<T><<<e->ctas, e->threads, 0, e->st>>>(e->dc, e->win, in_off, out_off, count, split);
+	ar_kernel<T>
+	    <<<e->ctas, e->threads, 0, e->st>>>(e->dc, e->win, in_off, out_off, count, split);
 	CK_CUDA(cudaGetLastError());
 	CK_CUDA(cudaStreamSynchronize(e->st));
 
@@ -483,11 +488,11 @@ static void test_allreduce(struct env *e, size_t count, size_t in_shift, size_t 
 	char why[128];
 	if (bad)
 		snprintf(why, sizeof(why), "%zu wrong, first [%zu] got %g want %g%s", bad, first,
-			 got0, want0, first >= count ? " (guard overwritten)" : "");
+		         got0, want0, first >= count ? " (guard overwritten)" : "");
 	snprintf(what, sizeof(what), "%s %s count=%zu in+%zu out+%zu: %s",
-		 bf ? "reduce_sum_grid bf16" : "reduce_sum_grid f32",
-		 split ? "scatter-to-peers" : "read-all", count, in_shift, out_shift,
-		 bad ? why : "ok");
+	         bf ? "reduce_sum_grid bf16" : "reduce_sum_grid f32",
+	         split ? "scatter-to-peers" : "read-all", count, in_shift, out_shift,
+	         bad ? why : "ok");
 	check(e, bad == 0, what);
 	host_barrier(e);
 }
@@ -503,29 +508,28 @@ static void test_pingpong(struct env *e, int use_add, int ctas, int iters, size_
 	CK_CUDA(cudaStreamSynchronize(e->st));
 	host_barrier(e); /* every flag is zero before anyone signals */
 	pingpong_kernel<<<ctas, e->threads, 0, e->st>>>(e->dc, e->win, e->out_off, e->flag_off,
-							 iters, words, use_add, e->d_err);
+	                                                iters, words, use_add, e->d_err);
 	CK_CUDA(cudaGetLastError());
 	CK_CUDA(cudaStreamSynchronize(e->st));
 	CK_CUDA(cudaMemcpy(&herr, e->d_err, sizeof(int), cudaMemcpyDeviceToHost));
 	snprintf(what, sizeof(what), "%s ctas=%d iters=%d words=%zu: %s%d", g_test, ctas, iters,
-		 words, herr ? "mismatches (+1000000 = bad final flag) " : "ok", herr);
+	         words, herr ? "mismatches (+1000000 = bad final flag) " : "ok", herr);
 	if (!herr)
-		snprintf(what, sizeof(what), "%s ctas=%d iters=%d words=%zu: ok", g_test, ctas, iters,
-			 words);
+		snprintf(what, sizeof(what), "%s ctas=%d iters=%d words=%zu: ok", g_test, ctas,
+		         iters, words);
 	check(e, herr == 0, what);
 	host_barrier(e);
 }
 
 static void run_tests(struct env *e, const struct opts *o)
 {
-	static const size_t sizes_full[] = {1,     2,     3,     15,         16,          17,
-					    31,    255,   4096,  4099,       65536 + 5,   1048576 + 13,
-					    4194304};
+	static const size_t sizes_full[] = {1,   2,    3,    15,        16,           17,     31,
+	                                    255, 4096, 4099, 65536 + 5, 1048576 + 13, 4194304};
 	static const size_t sizes_small[] = {1, 3, 16, 17, 255, 4099};
 	static const size_t shifts[][2] = {{1, 1}, {3, 8}, {8, 0}, {5, 2}, {0, 7}};
 	const size_t *sizes = o->small ? sizes_small : sizes_full;
 	size_t nsizes = o->small ? sizeof(sizes_small) / sizeof(sizes_small[0])
-				 : sizeof(sizes_full) / sizeof(sizes_full[0]);
+	                         : sizeof(sizes_full) / sizeof(sizes_full[0]);
 
 	/* (a) all-gather, copy_grid */
 	for (size_t i = 0; i < nsizes; i++) {
@@ -544,9 +548,10 @@ static void run_tests(struct env *e, const struct opts *o)
 	for (size_t i = 0; i < ncounts; i++)
 		for (int s = 0; s < 3; s++)
 			for (int split = 0; split < 2; split++) {
-				test_allreduce<__nv_bfloat16>(e, counts[i], eshift[s][0], eshift[s][1],
-							      split);
-				test_allreduce<float>(e, counts[i], eshift[s][0], eshift[s][1], split);
+				test_allreduce<__nv_bfloat16>(e, counts[i], eshift[s][0],
+				                              eshift[s][1], split);
+				test_allreduce<float>(e, counts[i], eshift[s][0], eshift[s][1],
+				                      split);
 			}
 
 	/* (c) signals */
@@ -567,7 +572,7 @@ static void run_tests(struct env *e, const struct opts *o)
 /* ------------------------------------------------------------ processes */
 
 static int child_main(int rank, int nranks, const struct opts *o, const int *id_rd,
-		      const int *id_wr, int res_wr)
+                      const int *id_wr, int res_wr)
 {
 	struct env e;
 	memset(&e, 0, sizeof(e));
@@ -591,7 +596,7 @@ static int child_main(int rank, int nranks, const struct opts *o, const int *id_
 			ssize_t k = read(id_rd[rank], (char *)&id + got, sizeof(id) - got);
 			if (k <= 0) {
 				fprintf(stderr, "rank %d: read id: %s\n", rank,
-					k == 0 ? "rank 0 exited" : strerror(errno));
+				        k == 0 ? "rank 0 exited" : strerror(errno));
 				_exit(EXIT_FATAL);
 			}
 			got += (size_t)k;
@@ -617,7 +622,8 @@ static int child_main(int rank, int nranks, const struct opts *o, const int *id_
 	CK_NCCL(ncclMemAlloc(&p, e.buf_bytes));
 	e.buf = (char *)p;
 	CK_CUDA(cudaMemset(e.buf, 0, e.buf_bytes));
-	CK_NCCL(ncclCommWindowRegister(e.comm, e.buf, e.buf_bytes, &e.win, NCCL_WIN_COLL_SYMMETRIC));
+	CK_NCCL(
+	    ncclCommWindowRegister(e.comm, e.buf, e.buf_bytes, &e.win, NCCL_WIN_COLL_SYMMETRIC));
 	ncclDevCommRequirements req;
 	memset(&req, 0, sizeof(req));
 	req.lsaBarrierCount = BARRIERS;
@@ -626,8 +632,9 @@ static int child_main(int rank, int nranks, const struct opts *o, const int *id_
 	CK_CUDA(cudaMalloc((void **)&e.d_sync, sizeof(int)));
 	CK_CUDA(cudaMemset(e.d_sync, 0, sizeof(int)));
 	if (e.dc.lsaSize != nranks || e.dc.lsaRank != rank) {
-		fprintf(stderr, "rank %d: LSA team is %d ranks (lsaRank %d), need all %d on NVLink\n",
-			rank, e.dc.lsaSize, e.dc.lsaRank, nranks);
+		fprintf(stderr,
+		        "rank %d: LSA team is %d ranks (lsaRank %d), need all %d on NVLink\n", rank,
+		        e.dc.lsaSize, e.dc.lsaRank, nranks);
 		_exit(EXIT_FATAL);
 	}
 	if (e.dc.lsaSize > MAX_RANKS) {
@@ -688,7 +695,8 @@ static void test_window_find(int *passed, int *failed)
 {
 	static cuco_ctx ctx;
 	static char fake[4096];
-	ncclWindow_t w = NULL, tw = (ncclWindow_t)(uintptr_t)0x1000, sw = (ncclWindow_t)(uintptr_t)0x2000;
+	ncclWindow_t w = NULL, tw = (ncclWindow_t)(uintptr_t)0x1000,
+	             sw = (ncclWindow_t)(uintptr_t)0x2000;
 	size_t off = 0;
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.ntensors = 1;
@@ -706,27 +714,32 @@ static void test_window_find(int *passed, int *failed)
 		ncclWindow_t w;
 		size_t off;
 	} cases[] = {
-		{fake + 1024 + 16, 100, 0, tw, 4096 + 16}, {fake + 1024, 512, 0, tw, 4096},
-		{fake + 1024 + 500, 13, 1, NULL, 0},       {fake + 8, 8, 0, sw, 8},
-		{fake + 2000, 1, 1, NULL, 0},
+	    {fake + 1024 + 16, 100, 0, tw, 4096 + 16},
+	    {fake + 1024, 512, 0, tw, 4096},
+	    {fake + 1024 + 500, 13, 1, NULL, 0},
+	    {fake + 8, 8, 0, sw, 8},
+	    {fake + 2000, 1, 1, NULL, 0},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		ctx.errbuf[0] = 0;
 		int rc = cuco::window_find(&ctx, NULL, cases[i].p, cases[i].n, &w, &off);
 		bool ok = rc == cases[i].rc &&
-			  (rc ? ctx.errbuf[0] != 0 : (w == cases[i].w && off == cases[i].off));
+		          (rc ? ctx.errbuf[0] != 0 : (w == cases[i].w && off == cases[i].off));
 		if (ok) {
 			(*passed)++;
 		} else {
 			(*failed)++;
-			fprintf(stderr, "FAIL window_find case %zu: rc %d off %zu msg '%s'\n", i, rc,
-				off, ctx.errbuf);
+			fprintf(stderr, "FAIL window_find case %zu: rc %d off %zu msg '%s'\n", i,
+			        rc, off, ctx.errbuf);
 		}
 	}
 }
 
 static volatile sig_atomic_t g_parent_alarm;
-static void on_parent_alarm(int sig) { g_parent_alarm = 1; }
+static void on_parent_alarm(int sig)
+{
+	g_parent_alarm = 1;
+}
 
 static int parse_int(const char *s, int lo, int hi, int *out)
 {
@@ -771,7 +784,8 @@ int main(int argc, char **argv)
 	}
 	int n = o.nranks ? o.nranks : (ndev < MAX_RANKS ? ndev : MAX_RANKS);
 	if (n < 2 || n > ndev) {
-		printf("test_lsa: SKIP: needs 2 GPUs for %d ranks, %d visible\n", n < 2 ? 2 : n, ndev);
+		printf("test_lsa: SKIP: needs 2 GPUs for %d ranks, %d visible\n", n < 2 ? 2 : n,
+		       ndev);
 		printf("%d passed, %d failed\n", passed, failed);
 		return failed ? 1 : 77; /* ctest: skipped, not passed */
 	}
@@ -832,8 +846,9 @@ int main(int argc, char **argv)
 		pid_t pid = waitpid(-1, &st, 0);
 		if (pid < 0) {
 			if (errno == EINTR && g_parent_alarm && !killed) {
-				fprintf(stderr, "test_lsa: children still running after %d s, killing\n",
-					o.timeout + 30);
+				fprintf(stderr,
+				        "test_lsa: children still running after %d s, killing\n",
+				        o.timeout + 30);
 				for (int r = 0; r < n; r++)
 					if (pids[r] > 0)
 						kill(pids[r], SIGKILL);
@@ -859,11 +874,12 @@ int main(int argc, char **argv)
 		} else {
 			failed++;
 			if (WIFEXITED(st))
-				fprintf(stderr, "test_lsa: rank %d exited with %d%s\n", r, WEXITSTATUS(st),
-					WEXITSTATUS(st) == EXIT_WATCHDOG ? " (watchdog)" : "");
+				fprintf(stderr, "test_lsa: rank %d exited with %d%s\n", r,
+				        WEXITSTATUS(st),
+				        WEXITSTATUS(st) == EXIT_WATCHDOG ? " (watchdog)" : "");
 			else if (WIFSIGNALED(st))
 				fprintf(stderr, "test_lsa: rank %d killed by signal %d\n", r,
-					WTERMSIG(st));
+				        WTERMSIG(st));
 			else
 				fprintf(stderr, "test_lsa: rank %d sent no results\n", r);
 			/* the others would wait for it forever */

@@ -21,7 +21,8 @@
 
 #include <cuco_dev/lsa.cuh>
 
-namespace cuco {
+namespace cuco
+{
 
 /* Host: whether the harness built this program's devcomm with GIN contexts.
  * ctx->devcomm is NULL unless the program asked for a devcomm. */
@@ -31,7 +32,10 @@ static inline bool gin_supported(const cuco_ctx *ctx)
 }
 
 /* Device: whether dc has any GIN context (uniform across the grid). */
-CUCO_DEV bool gin_available(const ncclDevComm &dc) { return dc.ginContextCount > 0; }
+CUCO_DEV bool gin_available(const ncclDevComm &dc)
+{
+	return dc.ginContextCount > 0;
+}
 
 /*
  * One GIN context of dc (context index is taken modulo the devcomm's context
@@ -49,26 +53,26 @@ struct gin_session {
 	 * (dst, doff) of world rank `peer`; when it lands, add `value` to the
 	 * peer's signal `sig`. */
 	__device__ void put_signal_add(int peer, ncclWindow_t dst, size_t doff, ncclWindow_t src,
-				       size_t soff, size_t bytes, ncclGinSignal_t sig,
-				       uint64_t value = 1) const
+	                               size_t soff, size_t bytes, ncclGinSignal_t sig,
+	                               uint64_t value = 1) const
 	{
 		gin.put(ncclTeamWorld(gin.comm), peer, dst, doff, src, soff, bytes,
-			ncclGin_SignalAdd{sig, value});
+		        ncclGin_SignalAdd{sig, value});
 	}
 
 	/* As put_signal_add with +1, using NCCL's SignalInc (do not mix it with
 	 * SignalAdd on the same signal between resets). */
 	__device__ void put_signal_inc(int peer, ncclWindow_t dst, size_t doff, ncclWindow_t src,
-				       size_t soff, size_t bytes, ncclGinSignal_t sig) const
+	                               size_t soff, size_t bytes, ncclGinSignal_t sig) const
 	{
 		gin.put(ncclTeamWorld(gin.comm), peer, dst, doff, src, soff, bytes,
-			ncclGin_SignalInc{sig});
+		        ncclGin_SignalInc{sig});
 	}
 
 	/* Called by one thread: a put without a signal (later signalled puts to the
 	 * same peer on this context cover it). */
 	__device__ void put(int peer, ncclWindow_t dst, size_t doff, ncclWindow_t src, size_t soff,
-			    size_t bytes) const
+	                    size_t bytes) const
 	{
 		gin.put(ncclTeamWorld(gin.comm), peer, dst, doff, src, soff, bytes);
 	}
@@ -77,11 +81,15 @@ struct gin_session {
 	 * after this context's earlier puts to that peer. */
 	__device__ void signal_add_cta(int peer, ncclGinSignal_t sig, uint64_t value = 1) const
 	{
-		gin.signal(ncclTeamWorld(gin.comm), peer, ncclGin_SignalAdd{sig, value}, ncclCoopCta());
+		gin.signal(ncclTeamWorld(gin.comm), peer, ncclGin_SignalAdd{sig, value},
+		           ncclCoopCta());
 	}
 
 	/* Current value of this rank's signal `sig` (acquire). */
-	__device__ uint64_t read_signal(ncclGinSignal_t sig) const { return gin.readSignal(sig); }
+	__device__ uint64_t read_signal(ncclGinSignal_t sig) const
+	{
+		return gin.readSignal(sig);
+	}
 
 	/* Whole CTA / one thread: wait until this rank's signal `sig` >= least
 	 * (acquire; rolling 64-bit compare). */
@@ -96,12 +104,21 @@ struct gin_session {
 
 	/* Whole CTA / one thread: sources of puts issued by the group may be
 	 * reused. Not remote completion. */
-	__device__ void flush_cta() const { gin.flush(ncclCoopCta()); }
-	__device__ void flush_thread() const { gin.flush(ncclCoopThread()); }
+	__device__ void flush_cta() const
+	{
+		gin.flush(ncclCoopCta());
+	}
+	__device__ void flush_thread() const
+	{
+		gin.flush(ncclCoopThread());
+	}
 
 	/* Set signal `sig` (and its shadow) to 0; must not race with puts that
 	 * signal it. */
-	__device__ void reset_signal(ncclGinSignal_t sig) const { gin.resetSignal(sig); }
+	__device__ void reset_signal(ncclGinSignal_t sig) const
+	{
+		gin.resetSignal(sig);
+	}
 };
 
 } /* namespace cuco */

@@ -32,7 +32,8 @@
 #define CUCO_GRAPH_MAX_SETS 8    /* tensor sets with a graph each */
 #define CUCO_GRAPH_MAX_TENSORS 8 /* tensors whose addresses identify a set */
 
-namespace cuco {
+namespace cuco
+{
 
 struct graph_slot {
 	const void *ptr[CUCO_GRAPH_MAX_TENSORS];
@@ -59,7 +60,7 @@ static inline void graph_cache_release(graph_cache *c)
  */
 template <class F>
 static inline int graph_run(const cuco_ctx *ctx, graph_cache *c, const cuco_tensor *t, int ntensors,
-			    cudaStream_t s, F body)
+                            cudaStream_t s, F body)
 {
 	const void *key[CUCO_GRAPH_MAX_TENSORS] = {0};
 

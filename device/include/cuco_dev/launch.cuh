@@ -24,7 +24,8 @@
 constexpr int CUCO_COMM_CTAS_DEFAULT = 32;     /* CTAs of a comm kernel = LSA barriers to ask for */
 constexpr int CUCO_COMM_THREADS_DEFAULT = 512; /* threads per comm CTA */
 
-namespace cuco {
+namespace cuco
+{
 
 using ::CUCO_COMM_CTAS_DEFAULT;
 using ::CUCO_COMM_THREADS_DEFAULT;
@@ -34,7 +35,10 @@ using ::CUCO_COMM_THREADS_DEFAULT;
  * only after a program function returned nonzero, so writing it through a
  * const pointer (requirements() gets one) is deliberate and safe.
  */
-static inline char *ctx_errbuf(const cuco_ctx *ctx) { return const_cast<char *>(ctx->errbuf); }
+static inline char *ctx_errbuf(const cuco_ctx *ctx)
+{
+	return const_cast<char *>(ctx->errbuf);
+}
 
 } /* namespace cuco */
 
@@ -43,56 +47,57 @@ static inline char *ctx_errbuf(const cuco_ctx *ctx) { return const_cast<char *>(
 
 /* On a CUDA error: message "file:line: call: cudaGetErrorString" in
  * ctx->errbuf, clear the (non-sticky) error, return 1. */
-#define CUCO_CUDA_TRY(call, ctx)                                                              \
-	do {                                                                                   \
-		cudaError_t cuco_err_ = (call);                                                \
-		if (cuco_err_ != cudaSuccess) {                                                \
-			(void)cudaGetLastError();                                              \
-			CUCO_ERRF(ctx, "%s:%d: %s: %s", __FILE__, __LINE__, #call,             \
-				  cudaGetErrorString(cuco_err_));                              \
-			return 1;                                                              \
-		}                                                                              \
+#define CUCO_CUDA_TRY(call, ctx)                                                   \
+	do {                                                                       \
+		cudaError_t cuco_err_ = (call);                                    \
+		if (cuco_err_ != cudaSuccess) {                                    \
+			(void)cudaGetLastError();                                  \
+			CUCO_ERRF(ctx, "%s:%d: %s: %s", __FILE__, __LINE__, #call, \
+			          cudaGetErrorString(cuco_err_));                  \
+			return 1;                                                  \
+		}                                                                  \
 	} while (0)
 
 /* On an NCCL error: message "file:line: call: ncclGetErrorString (last error)"
  * in ctx->errbuf, return 1. */
-#define CUCO_NCCL_TRY(call, ctx)                                                              \
-	do {                                                                                   \
-		ncclResult_t cuco_res_ = (call);                                               \
-		if (cuco_res_ != ncclSuccess) {                                                \
-			CUCO_ERRF(ctx, "%s:%d: %s: %s (%s)", __FILE__, __LINE__, #call,        \
-				  ncclGetErrorString(cuco_res_), ncclGetLastError(NULL));      \
-			return 1;                                                              \
-		}                                                                              \
+#define CUCO_NCCL_TRY(call, ctx)                                                          \
+	do {                                                                              \
+		ncclResult_t cuco_res_ = (call);                                          \
+		if (cuco_res_ != ncclSuccess) {                                           \
+			CUCO_ERRF(ctx, "%s:%d: %s: %s (%s)", __FILE__, __LINE__, #call,   \
+			          ncclGetErrorString(cuco_res_), ncclGetLastError(NULL)); \
+			return 1;                                                         \
+		}                                                                         \
 	} while (0)
 
 /* The same, but set rc = 1 and goto label instead of returning. */
-#define CUCO_CUDA_TRY_GOTO(call, ctx, rc, label)                                              \
-	do {                                                                                   \
-		cudaError_t cuco_err_ = (call);                                                \
-		if (cuco_err_ != cudaSuccess) {                                                \
-			(void)cudaGetLastError();                                              \
-			CUCO_ERRF(ctx, "%s:%d: %s: %s", __FILE__, __LINE__, #call,             \
-				  cudaGetErrorString(cuco_err_));                              \
-			(rc) = 1;                                                              \
-			goto label;                                                            \
-		}                                                                              \
+#define CUCO_CUDA_TRY_GOTO(call, ctx, rc, label)                                   \
+	do {                                                                       \
+		cudaError_t cuco_err_ = (call);                                    \
+		if (cuco_err_ != cudaSuccess) {                                    \
+			(void)cudaGetLastError();                                  \
+			CUCO_ERRF(ctx, "%s:%d: %s: %s", __FILE__, __LINE__, #call, \
+			          cudaGetErrorString(cuco_err_));                  \
+			(rc) = 1;                                                  \
+			goto label;                                                \
+		}                                                                  \
 	} while (0)
-#define CUCO_NCCL_TRY_GOTO(call, ctx, rc, label)                                              \
-	do {                                                                                   \
-		ncclResult_t cuco_res_ = (call);                                               \
-		if (cuco_res_ != ncclSuccess) {                                                \
-			CUCO_ERRF(ctx, "%s:%d: %s: %s (%s)", __FILE__, __LINE__, #call,        \
-				  ncclGetErrorString(cuco_res_), ncclGetLastError(NULL));      \
-			(rc) = 1;                                                              \
-			goto label;                                                            \
-		}                                                                              \
+#define CUCO_NCCL_TRY_GOTO(call, ctx, rc, label)                                          \
+	do {                                                                              \
+		ncclResult_t cuco_res_ = (call);                                          \
+		if (cuco_res_ != ncclSuccess) {                                           \
+			CUCO_ERRF(ctx, "%s:%d: %s: %s (%s)", __FILE__, __LINE__, #call,   \
+			          ncclGetErrorString(cuco_res_), ncclGetLastError(NULL)); \
+			(rc) = 1;                                                         \
+			goto label;                                                       \
+		}                                                                         \
 	} while (0)
 
 /* After a <<<>>> launch: check the launch itself (not the kernel's run). */
 #define CUCO_LAUNCH_TRY(ctx) CUCO_CUDA_TRY(cudaGetLastError(), ctx)
 
-namespace cuco {
+namespace cuco
+{
 
 /*
  * Find the symmetric window that holds [ptr, ptr + bytes): searched are
@@ -103,7 +108,7 @@ namespace cuco {
  * ctx->errbuf (through ctx_errbuf; see there). bytes may be 0.
  */
 static inline int window_find(const cuco_ctx *ctx, const cuco_tensor *tensors, const void *ptr,
-			      size_t bytes, ncclWindow_t *win, size_t *offset)
+                              size_t bytes, ncclWindow_t *win, size_t *offset)
 {
 	uintptr_t p = (uintptr_t)ptr;
 	if (tensors == nullptr)
@@ -119,17 +124,18 @@ static inline int window_find(const cuco_ctx *ctx, const cuco_tensor *tensors, c
 	}
 	if (ctx->scratch != nullptr) {
 		uintptr_t b = (uintptr_t)ctx->scratch;
-		if (p >= b && p - b <= ctx->scratch_bytes && bytes <= ctx->scratch_bytes - (p - b)) {
+		if (p >= b && p - b <= ctx->scratch_bytes &&
+		    bytes <= ctx->scratch_bytes - (p - b)) {
 			*win = ctx->scratch_win;
 			*offset = (size_t)(p - b);
 			return 0;
 		}
 	}
 	CUCO_ERRF(ctx,
-		  "window_find: [%p, +%zu) is not inside any tensor of this set or the scratch "
-		  "buffer; only harness-allocated tensors and ctx->scratch are in symmetric "
-		  "windows - ask for scratch_bytes in cuco_program_requirements",
-		  ptr, bytes);
+	          "window_find: [%p, +%zu) is not inside any tensor of this set or the scratch "
+	          "buffer; only harness-allocated tensors and ctx->scratch are in symmetric "
+	          "windows - ask for scratch_bytes in cuco_program_requirements",
+	          ptr, bytes);
 	return 1;
 }
 

@@ -28,12 +28,16 @@
 #define CUCO_DEV __device__ __forceinline__
 #define CUCO_LSA_MAX_PEERS 8 /* NVLink domain we support in fixed-size arrays */
 
-namespace cuco {
+namespace cuco
+{
 
 /* ---------------------------------------------------------------- pointers */
 
 /* This rank's address of byte `off` of window w (ncclGetLocalPointer). */
-CUCO_DEV void *lsa_local(ncclWindow_t w, size_t off) { return ncclGetLocalPointer(w, off); }
+CUCO_DEV void *lsa_local(ncclWindow_t w, size_t off)
+{
+	return ncclGetLocalPointer(w, off);
+}
 
 /*
  * Address of byte `off` of LSA peer `peer`'s copy of window w, directly
@@ -46,8 +50,14 @@ CUCO_DEV void *lsa_peer(ncclWindow_t w, size_t off, int peer)
 }
 
 /* This rank's LSA rank and the LSA team size (ranks reachable by load/store). */
-CUCO_DEV int lsa_rank(const ncclDevComm &dc) { return dc.lsaRank; }
-CUCO_DEV int lsa_size(const ncclDevComm &dc) { return dc.lsaSize; }
+CUCO_DEV int lsa_rank(const ncclDevComm &dc)
+{
+	return dc.lsaRank;
+}
+CUCO_DEV int lsa_size(const ncclDevComm &dc)
+{
+	return dc.lsaSize;
+}
 
 /* ---------------------------------------------------------------- barrier */
 
@@ -68,49 +78,81 @@ struct cta_barrier {
 	ncclLsaBarrierSession<ncclCoopCta> session;
 
 	__device__ cta_barrier(const ncclDevComm &dc, uint32_t index)
-		: session(ncclCoopCta(), dc, ncclTeamLsa(dc), dc.lsaBarrier, index,
-			  /*multimem=*/false)
+	    : session(ncclCoopCta(), dc, ncclTeamLsa(dc), dc.lsaBarrier, index,
+	              /*multimem=*/false)
 	{
 	}
 
 	/* Rendezvous only: orders no memory. Use at kernel entry (prior stream work
 	 * of every peer is complete once all arrived). */
-	__device__ void sync_relaxed() { session.sync(ncclCoopCta(), cuda::memory_order_relaxed); }
+	__device__ void sync_relaxed()
+	{
+		session.sync(ncclCoopCta(), cuda::memory_order_relaxed);
+	}
 	/* This CTA's prior writes (local or to peers) happen-before whatever the
 	 * peers' same-index CTAs do after an acquiring sync (or after this kernel
 	 * ends). Does not acquire: do not read peer-written data after it within
 	 * the same kernel. The NCCL-examples exit barrier. */
-	__device__ void sync_release() { session.sync(ncclCoopCta(), cuda::memory_order_release); }
+	__device__ void sync_release()
+	{
+		session.sync(ncclCoopCta(), cuda::memory_order_release);
+	}
 	/* Peers' writes released before their matching sync are visible to this
 	 * CTA afterwards; releases nothing of ours. */
-	__device__ void sync_acquire() { session.sync(ncclCoopCta(), cuda::memory_order_acquire); }
+	__device__ void sync_acquire()
+	{
+		session.sync(ncclCoopCta(), cuda::memory_order_acquire);
+	}
 	/* Both: the mid-kernel exchange barrier, and the safest exit barrier. */
-	__device__ void sync_acq_rel() { session.sync(ncclCoopCta(), cuda::memory_order_acq_rel); }
+	__device__ void sync_acq_rel()
+	{
+		session.sync(ncclCoopCta(), cuda::memory_order_acq_rel);
+	}
 
 	/* Split-phase: arrive now (release), do independent work, wait later
 	 * (acquire). Each arrive must be followed by exactly one wait. */
-	__device__ void arrive_release() { session.arrive(ncclCoopCta(), cuda::memory_order_release); }
-	__device__ void arrive_relaxed() { session.arrive(ncclCoopCta(), cuda::memory_order_relaxed); }
-	__device__ void wait_acquire() { session.wait(ncclCoopCta(), cuda::memory_order_acquire); }
-	__device__ void wait_relaxed() { session.wait(ncclCoopCta(), cuda::memory_order_relaxed); }
+	__device__ void arrive_release()
+	{
+		session.arrive(ncclCoopCta(), cuda::memory_order_release);
+	}
+	__device__ void arrive_relaxed()
+	{
+		session.arrive(ncclCoopCta(), cuda::memory_order_relaxed);
+	}
+	__device__ void wait_acquire()
+	{
+		session.wait(ncclCoopCta(), cuda::memory_order_acquire);
+	}
+	__device__ void wait_relaxed()
+	{
+		session.wait(ncclCoopCta(), cuda::memory_order_relaxed);
+	}
 };
 
 /* ---------------------------------------------------------------- copies */
 
-namespace detail {
+namespace detail
+{
 
 CUCO_DEV unsigned cta_thread_rank()
 {
 	return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
 }
-CUCO_DEV unsigned cta_threads() { return blockDim.x * blockDim.y * blockDim.z; }
-CUCO_DEV unsigned grid_cta_rank() { return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z); }
-CUCO_DEV unsigned grid_ctas() { return gridDim.x * gridDim.y * gridDim.z; }
+CUCO_DEV unsigned cta_threads()
+{
+	return blockDim.x * blockDim.y * blockDim.z;
+}
+CUCO_DEV unsigned grid_cta_rank()
+{
+	return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+}
+CUCO_DEV unsigned grid_ctas()
+{
+	return gridDim.x * gridDim.y * gridDim.z;
+}
 
 /* n elements of V, thread `tid` of `nth`; 4 loads in flight before the stores. */
-template <typename V>
-CUCO_DEV void copy_vec(V *d, const V *s, size_t n, size_t tid,
-		       size_t nth)
+template <typename V> CUCO_DEV void copy_vec(V *d, const V *s, size_t n, size_t tid, size_t nth)
 {
 	constexpr int U = 4;
 	size_t i = tid;
@@ -136,7 +178,11 @@ CUCO_DEV void copy_range(void *dst, const void *src, size_t bytes, size_t tid, s
 	char *d = (char *)dst;
 	const char *s = (const char *)src;
 	unsigned mis = (unsigned)(((uintptr_t)d ^ (uintptr_t)s) & 15);
-	size_t vw = mis == 0 ? 16 : (mis & 7) == 0 ? 8 : (mis & 3) == 0 ? 4 : (mis & 1) == 0 ? 2 : 1;
+	size_t vw = mis == 0         ? 16
+	            : (mis & 7) == 0 ? 8
+	            : (mis & 3) == 0 ? 4
+	            : (mis & 1) == 0 ? 2
+	                             : 1;
 	size_t head = (vw - ((uintptr_t)d & (vw - 1))) & (vw - 1);
 	if (head > bytes)
 		head = bytes;
@@ -192,18 +238,26 @@ CUCO_DEV void copy_cta(void *dst, const void *src, size_t bytes)
 CUCO_DEV void copy_grid(void *dst, const void *src, size_t bytes)
 {
 	size_t nth = (size_t)detail::cta_threads() * detail::grid_ctas();
-	size_t tid = (size_t)detail::grid_cta_rank() * detail::cta_threads() + detail::cta_thread_rank();
+	size_t tid =
+	    (size_t)detail::grid_cta_rank() * detail::cta_threads() + detail::cta_thread_rank();
 	detail::copy_range(dst, src, bytes, tid, nth);
 }
 
 /* ---------------------------------------------------------------- reduction */
 
-namespace detail {
+namespace detail
+{
 
 template <typename T> struct red_type;
 template <> struct red_type<float> {
-	static CUCO_DEV float load(float x) { return x; }
-	static CUCO_DEV float store(float x) { return x; }
+	static CUCO_DEV float load(float x)
+	{
+		return x;
+	}
+	static CUCO_DEV float store(float x)
+	{
+		return x;
+	}
 	/* 16 bytes = 4 floats */
 	static CUCO_DEV void unpack(uint4 v, float *f)
 	{
@@ -214,13 +268,19 @@ template <> struct red_type<float> {
 	}
 	static CUCO_DEV uint4 pack(const float *f)
 	{
-		return make_uint4(__float_as_uint(f[0]), __float_as_uint(f[1]), __float_as_uint(f[2]),
-				  __float_as_uint(f[3]));
+		return make_uint4(__float_as_uint(f[0]), __float_as_uint(f[1]),
+		                  __float_as_uint(f[2]), __float_as_uint(f[3]));
 	}
 };
 template <> struct red_type<__nv_bfloat16> {
-	static CUCO_DEV float load(__nv_bfloat16 x) { return __bfloat162float(x); }
-	static CUCO_DEV __nv_bfloat16 store(float x) { return __float2bfloat16_rn(x); }
+	static CUCO_DEV float load(__nv_bfloat16 x)
+	{
+		return __bfloat162float(x);
+	}
+	static CUCO_DEV __nv_bfloat16 store(float x)
+	{
+		return __float2bfloat16_rn(x);
+	}
 	/* 16 bytes = 8 bf16 */
 	static CUCO_DEV void unpack(uint4 v, float *f)
 	{
@@ -263,7 +323,8 @@ __device__ inline void reduce_sum_grid(T *dst, const T *const *srcs, int nsrc, s
 	using R = detail::red_type<T>;
 	constexpr size_t VE = 16 / sizeof(T); /* elements per 16-byte vector */
 	size_t nth = (size_t)detail::cta_threads() * detail::grid_ctas();
-	size_t tid = (size_t)detail::grid_cta_rank() * detail::cta_threads() + detail::cta_thread_rank();
+	size_t tid =
+	    (size_t)detail::grid_cta_rank() * detail::cta_threads() + detail::cta_thread_rank();
 
 	unsigned m = (unsigned)((uintptr_t)dst & 15);
 	bool same = (m % sizeof(T)) == 0;
@@ -328,9 +389,9 @@ CUCO_DEV void signal_store_release(uint64_t *flag, uint64_t v)
  * synchronises with all of them. */
 CUCO_DEV void signal_add_release(uint64_t *flag, uint64_t v)
 {
-	asm volatile("red.release.sys.global.add.u64 [%0], %1;" ::"l"(__cvta_generic_to_global(flag)),
-		     "l"(v)
-		     : "memory");
+	asm volatile(
+	    "red.release.sys.global.add.u64 [%0], %1;" ::"l"(__cvta_generic_to_global(flag)), "l"(v)
+	    : "memory");
 }
 
 /* *flag with acquire semantics (ld.acquire.sys). */
@@ -338,9 +399,9 @@ CUCO_DEV uint64_t signal_load_acquire(const uint64_t *flag)
 {
 	uint64_t v;
 	asm volatile("ld.acquire.sys.global.u64 %0, [%1];"
-		     : "=l"(v)
-		     : "l"(__cvta_generic_to_global(flag))
-		     : "memory");
+	             : "=l"(v)
+	             : "l"(__cvta_generic_to_global(flag))
+	             : "memory");
 	return v;
 }
 

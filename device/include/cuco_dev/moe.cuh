@@ -38,7 +38,8 @@
 #include <cuco_dev/launch.cuh>
 #endif
 
-namespace cuco {
+namespace cuco
+{
 
 /* Per global expert: a row base pointer (or a row count); null skips the expert. */
 struct moe_bases {
@@ -78,7 +79,8 @@ __device__ inline float moe_uniform01(uint64_t seed, uint64_t stream, uint64_t i
 __global__ void moe_route_kernel(moe_route_args r, int *idx, float *w)
 {
 	for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < r.T; t += gridDim.x * blockDim.x) {
-		long long tok = (long long)((r.a * (unsigned long long)t + r.b) % (unsigned long long)r.T);
+		long long tok =
+		    (long long)((r.a * (unsigned long long)t + r.b) % (unsigned long long)r.T);
 		float u[CUCO_MOE_MAX_TOPK], sum = 0.f;
 		for (int j = 0; j < r.k; j++) {
 			u[j] = 0.25f + moe_uniform01(r.seed, r.stream, (uint64_t)tok * r.k + j);
@@ -93,7 +95,7 @@ __global__ void moe_route_kernel(moe_route_args r, int *idx, float *w)
 
 /* Fill n bf16 values with scale * uniform[-1, 1) from (seed, stream). */
 __global__ void moe_fill_bf16_kernel(__nv_bfloat16 *p, size_t n, uint64_t seed, uint64_t stream,
-				     float scale)
+                                     float scale)
 {
 	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
 	     i += (size_t)gridDim.x * blockDim.x)
@@ -107,8 +109,8 @@ __global__ void moe_fill_bf16_kernel(__nv_bfloat16 *p, size_t n, uint64_t seed, 
  * expect[e] (the plan's) traps, so a routing that does not match the shape's
  * load profile never passes silently.
  */
-__global__ void __launch_bounds__(1024) moe_rank_kernel(const int *idx, int T, int k, int *pos,
-							moe_route_args expect)
+__global__ void __launch_bounds__(1024)
+    moe_rank_kernel(const int *idx, int T, int k, int *pos, moe_route_args expect)
 {
 	__shared__ int warp_sum[32];
 	__shared__ int base;
@@ -140,8 +142,8 @@ __global__ void __launch_bounds__(1024) moe_rank_kernel(const int *idx, int T, i
 		__syncthreads();
 	}
 	if (threadIdx.x == 0 && base != expect.prefix[e + 1] - expect.prefix[e]) {
-		printf("moe_rank_kernel: expert %d got %d slots, the shape's profile says %d\n", e, base,
-		       expect.prefix[e + 1] - expect.prefix[e]);
+		printf("moe_rank_kernel: expert %d got %d slots, the shape's profile says %d\n", e,
+		       base, expect.prefix[e + 1] - expect.prefix[e]);
 		__trap();
 	}
 }
@@ -152,7 +154,7 @@ __global__ void __launch_bounds__(1024) moe_rank_kernel(const int *idx, int T, i
  * One warp per (token, slot).
  */
 __global__ void moe_permute_kernel(const char *x, const int *idx, const int *pos, int T, int k,
-				   int row_bytes, moe_bases bases)
+                                   int row_bytes, moe_bases bases)
 {
 	const int lane = threadIdx.x & 31;
 	const long long nw = (long long)gridDim.x * (blockDim.x >> 5);
@@ -205,16 +207,16 @@ __global__ void moe_swiglu_kernel(moe_segs segs, int I)
  * Combine: y[t] = sum_j w[t, j] * row(t, j) in fp32, row(t, j) = the expert
  * output of token t's slot j at bases.p[idx] + pos * H * 2. One CTA per token.
  */
-__global__ void __launch_bounds__(256) moe_combine_kernel(__nv_bfloat16 *y, const int *idx,
-							  const int *pos, const float *w, int T,
-							  int k, int H, moe_bases bases)
+__global__ void __launch_bounds__(256)
+    moe_combine_kernel(__nv_bfloat16 *y, const int *idx, const int *pos, const float *w, int T,
+                       int k, int H, moe_bases bases)
 {
 	for (int t = blockIdx.x; t < T; t += gridDim.x) {
 		const __nv_bfloat16 *rows[CUCO_MOE_MAX_TOPK];
 		float wt[CUCO_MOE_MAX_TOPK];
 		for (int j = 0; j < k; j++) {
 			rows[j] = (const __nv_bfloat16 *)(bases.p[idx[t * k + j]] +
-							   (long long)pos[t * k + j] * H * 2);
+			                                  (long long)pos[t * k + j] * H * 2);
 			wt[j] = w[t * k + j];
 		}
 		for (int c = threadIdx.x * 8; c < H; c += blockDim.x * 8) {
@@ -276,9 +278,9 @@ struct moe_group_launch {
 };
 
 static inline cudaError_t moe_group_build(moe_group_launch *L, int n, const __nv_bfloat16 *const *A,
-					  const int *m, const __nv_bfloat16 *const *B,
-					  __nv_bfloat16 *const *C, int N, int K, int max_ctas,
-					  int tile_n)
+                                          const int *m, const __nv_bfloat16 *const *B,
+                                          __nv_bfloat16 *const *C, int N, int K, int max_ctas,
+                                          int tile_n)
 {
 	const __nv_bfloat16 *a[CUCO_MOE_MAX_LOCAL], *b[CUCO_MOE_MAX_LOCAL];
 	__nv_bfloat16 *c[CUCO_MOE_MAX_LOCAL];
@@ -303,10 +305,12 @@ static inline cudaError_t moe_group_build(moe_group_launch *L, int n, const __nv
 	if ((e = gemm_bf16_plan_init(&L->plan, g, max_ctas)) != cudaSuccess)
 		return e;
 	int avail = max_ctas > 0 && max_ctas < L->plan.sms ? max_ctas : L->plan.sms;
-	int want = tile_n > 0 ? tile_n
-			      : gemm_bf16_alone_tile_n(L->plan.bn, np * L->plan.tiles_m * L->plan.tiles_n,
-						       avail);
-	if (want < L->plan.bn && (e = gemm_bf16_plan_narrow(&L->plan, want, max_ctas)) != cudaSuccess)
+	int want =
+	    tile_n > 0
+	        ? tile_n
+	        : gemm_bf16_alone_tile_n(L->plan.bn, np * L->plan.tiles_m * L->plan.tiles_n, avail);
+	if (want < L->plan.bn &&
+	    (e = gemm_bf16_plan_narrow(&L->plan, want, max_ctas)) != cudaSuccess)
 		return e;
 	if ((e = gemm_bf16_group_init(&L->grp, &L->plan, np, a, b, c, nullptr, 1, 0, max_ctas)) !=
 	    cudaSuccess)
@@ -314,8 +318,8 @@ static inline cudaError_t moe_group_build(moe_group_launch *L, int n, const __nv
 	for (int i = 0; i < np; i++)
 		if (mm[i] != M &&
 		    (e = gemm_detail::encode_2d(&L->grp.tmA[i], a[i], (unsigned long long)K,
-						 (unsigned long long)mm[i], (unsigned long long)K, 64,
-						 128)) != cudaSuccess)
+		                                (unsigned long long)mm[i], (unsigned long long)K,
+		                                64, 128)) != cudaSuccess)
 			return e;
 	return cudaSuccess;
 }
@@ -331,10 +335,11 @@ struct moe_group_set {
 	moe_group_launch b[CUCO_MOE_MAX_LOCAL];
 };
 
-static inline cudaError_t moe_group_set_build(moe_group_set *S, int n, const __nv_bfloat16 *const *A,
-					      const int *m, const __nv_bfloat16 *const *B,
-					      __nv_bfloat16 *const *C, int N, int K, int max_ctas,
-					      int tile_n)
+static inline cudaError_t moe_group_set_build(moe_group_set *S, int n,
+                                              const __nv_bfloat16 *const *A, const int *m,
+                                              const __nv_bfloat16 *const *B,
+                                              __nv_bfloat16 *const *C, int N, int K, int max_ctas,
+                                              int tile_n)
 {
 	int ord[CUCO_MOE_MAX_LOCAL], end[CUCO_MOE_MAX_LOCAL], no, nb;
 	cudaError_t e;
@@ -343,7 +348,8 @@ static inline cudaError_t moe_group_set_build(moe_group_set *S, int n, const __n
 	memset(S, 0, sizeof(*S));
 	if (cudaGetDevice(&dev) == cudaSuccess)
 		cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-	cuco_moe_buckets(m, n, (N + 255) / 256, max_ctas > 0 && max_ctas < sms ? max_ctas : sms, ord, &no, end, &nb);
+	cuco_moe_buckets(m, n, (N + 255) / 256, max_ctas > 0 && max_ctas < sms ? max_ctas : sms,
+	                 ord, &no, end, &nb);
 	for (int b = 0, start = 0; b < nb; start = end[b], b++) { /* largest experts first */
 		const __nv_bfloat16 *a[CUCO_MOE_MAX_LOCAL], *bb[CUCO_MOE_MAX_LOCAL];
 		__nv_bfloat16 *c[CUCO_MOE_MAX_LOCAL];
@@ -354,7 +360,8 @@ static inline cudaError_t moe_group_set_build(moe_group_set *S, int n, const __n
 			c[k] = C[ord[j]];
 			mm[k] = m[ord[j]];
 		}
-		if ((e = moe_group_build(&S->b[S->nb], k, a, mm, bb, c, N, K, max_ctas, tile_n)) != cudaSuccess)
+		if ((e = moe_group_build(&S->b[S->nb], k, a, mm, bb, c, N, K, max_ctas, tile_n)) !=
+		    cudaSuccess)
 			return e;
 		S->nb++;
 	}
@@ -371,7 +378,7 @@ static inline cudaError_t moe_group_set_run(const moe_group_set *S, cudaStream_t
 
 /* Enqueue moe_copy_kernel over segs on s (nothing when empty). */
 static inline cudaError_t moe_copy(const moe_segs *segs, int row_bytes, int ctas, int threads,
-				   cudaStream_t s)
+                                   cudaStream_t s)
 {
 	if (segs->n == 0)
 		return cudaSuccess;
@@ -389,7 +396,6 @@ static inline void moe_segs_add(moe_segs *sg, const void *src, void *dst, int ro
 	sg->s[sg->n].rows = rows;
 	sg->n++;
 }
-
 
 /* ============================================================ program state */
 
@@ -423,15 +429,18 @@ struct moe_prog {
 	struct cuco_ctx *ctx;
 	cuco_moe_plan p;
 	int H, I, T, k, R, me, EL;
-	size_t row_bytes;                 /* H * 2 */
+	size_t row_bytes; /* H * 2 */
 	char *sendb, *recvb, *X, *G, *Hb, *Y;
-	int *pos;                          /* [T * k] row of each slot inside its expert's block */
-	int max_ctas, tile_n;              /* for cuco's grouped GEMMs (0: all SMs; 0: per launch) */
+	int *pos;             /* [T * k] row of each slot inside its expert's block */
+	int max_ctas, tile_n; /* for cuco's grouped GEMMs (0: all SMs; 0: per launch) */
 	int nsets;
 	moe_set sets[CUCO_MOE_MAX_SETS];
 };
 
-static inline size_t moe_align(size_t b) { return (b + 255) & ~(size_t)255; }
+static inline size_t moe_align(size_t b)
+{
+	return (b + 255) & ~(size_t)255;
+}
 
 /* Scratch bytes a program with plan p asks for (the same on every rank). */
 static inline size_t moe_scratch_bytes(const cuco_moe_plan *p)
@@ -448,18 +457,18 @@ static inline int moe_plan_of(const struct cuco_ctx *ctx, int layout, cuco_moe_p
 	struct cuco_moe_dims d;
 	const struct cuco_shape *s = ctx->shape;
 	if (cuco_moe_dims_init(&d, cuco_shape_get(s, "T", -1), cuco_shape_get(s, "H", -1),
-			       cuco_shape_get(s, "I", -1), cuco_shape_get(s, "EL", -1),
-			       cuco_shape_get(s, "topk", -1), cuco_shape_get(s, "experts", -1),
-			       cuco_shape_get(s, "zipf", -1), cuco_shape_get(s, "hot", -1), ctx->nranks,
-			       cuco::ctx_errbuf(ctx), sizeof(ctx->errbuf)))
+	                       cuco_shape_get(s, "I", -1), cuco_shape_get(s, "EL", -1),
+	                       cuco_shape_get(s, "topk", -1), cuco_shape_get(s, "experts", -1),
+	                       cuco_shape_get(s, "zipf", -1), cuco_shape_get(s, "hot", -1),
+	                       ctx->nranks, cuco::ctx_errbuf(ctx), sizeof(ctx->errbuf)))
 		return 1;
 	cuco_moe_plan_init(p, &d, ctx->rank, layout);
 	return 0;
 }
 
 /* Requirements: the scratch above (plus extra bytes of the program's own). */
-static inline int moe_requirements(const struct cuco_ctx *ctx, int layout, struct cuco_requirements *req,
-				   size_t extra)
+static inline int moe_requirements(const struct cuco_ctx *ctx, int layout,
+                                   struct cuco_requirements *req, size_t extra)
 {
 	cuco_moe_plan p;
 	if (moe_plan_of(ctx, layout, &p))
@@ -485,7 +494,8 @@ static inline int moe_prog_init(struct cuco_ctx *ctx, moe_prog *m, int layout)
 	m->EL = p->d.EL;
 	m->row_bytes = (size_t)m->H * 2;
 	if (!ctx->scratch || ctx->scratch_bytes < moe_scratch_bytes(p)) {
-		CUCO_ERRF(ctx, "moe_layer: needs a scratch window of %zu bytes", moe_scratch_bytes(p));
+		CUCO_ERRF(ctx, "moe_layer: needs a scratch window of %zu bytes",
+		          moe_scratch_bytes(p));
 		return 1;
 	}
 	size_t sr = (size_t)m->R * p->P, x = (size_t)p->x_rows;
@@ -528,14 +538,17 @@ static inline void moe_rows_of(const moe_prog *m, int which, int le, int *r0, in
 {
 	const cuco_moe_plan *p = &m->p;
 	*r0 = which == moe_rows_rest ? p->c[le] : 0;
-	*n = which == moe_rows_all ? p->m[le] : which == moe_rows_own ? p->c[le] : p->m[le] - p->c[le];
+	*n = which == moe_rows_all   ? p->m[le]
+	     : which == moe_rows_own ? p->c[le]
+	                             : p->m[le] - p->c[le];
 }
 
 /* The set of tensors t (x, topk_idx, topk_w, w_gate_up, w_down, y): its GEMM launches. */
 static inline moe_set *moe_set_get(moe_prog *m, const struct cuco_tensor *t)
 {
 	for (int i = 0; i < m->nsets; i++)
-		if (m->sets[i].x == t[0].ptr && m->sets[i].wgu == t[3].ptr && m->sets[i].wdown == t[4].ptr)
+		if (m->sets[i].x == t[0].ptr && m->sets[i].wgu == t[3].ptr &&
+		    m->sets[i].wdown == t[4].ptr)
 			return &m->sets[i];
 	if (m->nsets >= CUCO_MOE_MAX_SETS) {
 		CUCO_ERRF(m->ctx, "moe_layer: more than %d tensor sets", CUCO_MOE_MAX_SETS);
@@ -547,8 +560,8 @@ static inline moe_set *moe_set_get(moe_prog *m, const struct cuco_tensor *t)
 	st->wgu = t[3].ptr;
 	st->wdown = t[4].ptr;
 	for (int which = 0; which < 3; which++) {
-		const __nv_bfloat16 *a1[CUCO_MOE_MAX_LOCAL], *b1[CUCO_MOE_MAX_LOCAL], *a2[CUCO_MOE_MAX_LOCAL],
-			*b2[CUCO_MOE_MAX_LOCAL];
+		const __nv_bfloat16 *a1[CUCO_MOE_MAX_LOCAL], *b1[CUCO_MOE_MAX_LOCAL],
+		    *a2[CUCO_MOE_MAX_LOCAL], *b2[CUCO_MOE_MAX_LOCAL];
 		__nv_bfloat16 *c1[CUCO_MOE_MAX_LOCAL], *c2[CUCO_MOE_MAX_LOCAL];
 		int rows[CUCO_MOE_MAX_LOCAL];
 		for (int le = 0; le < m->EL; le++) {
@@ -561,14 +574,14 @@ static inline moe_set *moe_set_get(moe_prog *m, const struct cuco_tensor *t)
 			b2[le] = (const __nv_bfloat16 *)t[4].ptr + (size_t)le * m->I * m->H;
 			c2[le] = (__nv_bfloat16 *)moe_slot_row(m, m->Y, m->H, le, r0);
 		}
-		cudaError_t e = moe_group_set_build(&st->up[which], m->EL, a1, rows, b1, c1, 2 * m->I, m->H,
-						    m->max_ctas, m->tile_n);
+		cudaError_t e = moe_group_set_build(&st->up[which], m->EL, a1, rows, b1, c1,
+		                                    2 * m->I, m->H, m->max_ctas, m->tile_n);
 		if (e == cudaSuccess)
-			e = moe_group_set_build(&st->down[which], m->EL, a2, rows, b2, c2, m->H, m->I,
-						m->max_ctas, m->tile_n);
+			e = moe_group_set_build(&st->down[which], m->EL, a2, rows, b2, c2, m->H,
+			                        m->I, m->max_ctas, m->tile_n);
 		if (e != cudaSuccess) {
 			CUCO_ERRF(m->ctx, "moe_layer: grouped GEMM plan (rows %d): %s", which,
-				  cudaGetErrorString(e));
+			          cudaGetErrorString(e));
 			return nullptr;
 		}
 	}
@@ -589,7 +602,8 @@ static inline moe_route_args moe_expect(const moe_prog *m)
 /* pos[] from this rank's routing (moe_rank_kernel). */
 static inline int moe_ranks(moe_prog *m, const struct cuco_tensor *t, cudaStream_t s)
 {
-	moe_rank_kernel<<<m->p.d.E, 1024, 0, s>>>((const int *)t[1].ptr, m->T, m->k, m->pos, moe_expect(m));
+	moe_rank_kernel<<<m->p.d.E, 1024, 0, s>>>((const int *)t[1].ptr, m->T, m->k, m->pos,
+	                                          moe_expect(m));
 	CUCO_LAUNCH_TRY(m->ctx);
 	return 0;
 }
@@ -611,11 +625,11 @@ static inline size_t moe_recv_row(const moe_prog *m, int s, int le)
 }
 
 /* Permute this rank's tokens into buf (send layout); only experts with keep(e). */
-static inline int moe_permute(moe_prog *m, const struct cuco_tensor *t, const moe_bases &b, int ctas,
-			      cudaStream_t s)
+static inline int moe_permute(moe_prog *m, const struct cuco_tensor *t, const moe_bases &b,
+                              int ctas, cudaStream_t s)
 {
-	moe_permute_kernel<<<ctas, 512, 0, s>>>((const char *)t[0].ptr, (const int *)t[1].ptr, m->pos, m->T,
-						 m->k, (int)m->row_bytes, b);
+	moe_permute_kernel<<<ctas, 512, 0, s>>>((const char *)t[0].ptr, (const int *)t[1].ptr,
+	                                        m->pos, m->T, m->k, (int)m->row_bytes, b);
 	CUCO_LAUNCH_TRY(m->ctx);
 	return 0;
 }
@@ -640,9 +654,11 @@ static inline int moe_shuffle(moe_prog *m, int to_x, cudaStream_t s)
 			char *rb = m->recvb + moe_recv_row(m, q, le) * m->row_bytes;
 			int r0 = cuco_moe_src_row(&m->p, m->me, q, le);
 			if (to_x)
-				moe_segs_add(&sg, rb, moe_slot_row(m, m->X, m->H, le, r0), m->p.c[le]);
+				moe_segs_add(&sg, rb, moe_slot_row(m, m->X, m->H, le, r0),
+				             m->p.c[le]);
 			else
-				moe_segs_add(&sg, moe_slot_row(m, m->Y, m->H, le, r0), rb, m->p.c[le]);
+				moe_segs_add(&sg, moe_slot_row(m, m->Y, m->H, le, r0), rb,
+				             m->p.c[le]);
 		}
 	CUCO_CUDA_TRY(moe_copy(&sg, (int)m->row_bytes, 264, 512, s), m->ctx);
 	return 0;
@@ -656,7 +672,8 @@ static inline int moe_experts(moe_prog *m, const moe_set *st, int which, cudaStr
 	for (int le = 0; le < m->EL; le++) {
 		int r0, n;
 		moe_rows_of(m, which, le, &r0, &n);
-		moe_segs_add(&sg, moe_slot_row(m, m->G, 2 * m->I, le, r0), moe_slot_row(m, m->Hb, m->I, le, r0), n);
+		moe_segs_add(&sg, moe_slot_row(m, m->G, 2 * m->I, le, r0),
+		             moe_slot_row(m, m->Hb, m->I, le, r0), n);
 	}
 	CUCO_CUDA_TRY(moe_group_set_run(&st->up[which], s), m->ctx);
 	if (sg.n) {
@@ -670,9 +687,9 @@ static inline int moe_experts(moe_prog *m, const moe_set *st, int which, cudaStr
 /* y = the gate-weighted sum of every slot's expert output, read from buf (send layout). */
 static inline int moe_combine(moe_prog *m, const struct cuco_tensor *t, char *buf, cudaStream_t s)
 {
-	moe_combine_kernel<<<m->T < 1056 ? m->T : 1056, 256, 0, s>>>(
-		(__nv_bfloat16 *)t[5].ptr, (const int *)t[1].ptr, m->pos, (const float *)t[2].ptr, m->T, m->k,
-		m->H, moe_send_bases(m, buf));
+	moe_combine_kernel < <<m->T<1056 ? m->T : 1056, 256, 0, s>>>(
+	                         (__nv_bfloat16 *)t[5].ptr, (const int *)t[1].ptr, m->pos,
+	                         (const float *)t[2].ptr, m->T, m->k, m->H, moe_send_bases(m, buf));
 	CUCO_LAUNCH_TRY(m->ctx);
 	return 0;
 }

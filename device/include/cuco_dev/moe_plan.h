@@ -9,7 +9,6 @@
 #ifndef CUCO_DEV_MOE_PLAN_H
 #define CUCO_DEV_MOE_PLAN_H
 
-
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -47,8 +46,8 @@ struct cuco_moe_dims {
  * topk / experts where E allows it. Returns 0, or 1 with a message in err.
  */
 static inline int cuco_moe_dims_init(struct cuco_moe_dims *d, long long T, long long H, long long I,
-				     long long EL, long long topk, long long experts,
-				     long long zipf, long long hot, int R, char *err, size_t len)
+                                     long long EL, long long topk, long long experts,
+                                     long long zipf, long long hot, int R, char *err, size_t len)
 {
 	long long E, k;
 
@@ -56,22 +55,25 @@ static inline int cuco_moe_dims_init(struct cuco_moe_dims *d, long long T, long 
 	if (T < 1 || T > (1 << 20) || H < 64 || H % 64 || H > 65536 || I < 64 || I % 64 ||
 	    I > 32768) {
 		snprintf(err, len,
-			 "moe_layer: T = %lld, H = %lld, I = %lld: need 1 <= T <= 2^20 and H, I "
-			 "multiples of 64 from 64 (H <= 65536, I <= 32768)",
-			 T, H, I);
+		         "moe_layer: T = %lld, H = %lld, I = %lld: need 1 <= T <= 2^20 and H, I "
+		         "multiples of 64 from 64 (H <= 65536, I <= 32768)",
+		         T, H, I);
 		return 1;
 	}
 	if (R < 1 || R > CUCO_MOE_MAX_RANKS || EL < 1 || EL > CUCO_MOE_MAX_LOCAL) {
-		snprintf(err, len, "moe_layer: %d ranks x EL = %lld experts: need 1..%d ranks and 1..%d experts per rank",
-			 R, EL, CUCO_MOE_MAX_RANKS, CUCO_MOE_MAX_LOCAL);
+		snprintf(err, len,
+		         "moe_layer: %d ranks x EL = %lld experts: need 1..%d ranks and 1..%d "
+		         "experts per rank",
+		         R, EL, CUCO_MOE_MAX_RANKS, CUCO_MOE_MAX_LOCAL);
 		return 1;
 	}
 	if (topk < 1 || topk > CUCO_MOE_MAX_TOPK || experts < 1 || zipf < 1 || zipf > 1000 ||
 	    hot < 1 || hot > T) {
-		snprintf(err, len,
-			 "moe_layer: topk = %lld, experts = %lld, zipf = %lld, hot = %lld: need topk "
-			 "1..%d, experts >= 1, zipf 1..1000, hot 1..T",
-			 topk, experts, zipf, hot, CUCO_MOE_MAX_TOPK);
+		snprintf(
+		    err, len,
+		    "moe_layer: topk = %lld, experts = %lld, zipf = %lld, hot = %lld: need topk "
+		    "1..%d, experts >= 1, zipf 1..1000, hot 1..T",
+		    topk, experts, zipf, hot, CUCO_MOE_MAX_TOPK);
 		return 1;
 	}
 	E = (long long)R * EL;
@@ -153,7 +155,8 @@ static inline void cuco_moe_counts(const struct cuco_moe_dims *d, int *counts)
 		while (given < left) {
 			int best = -1;
 			for (int e = e0; e < d->E; e++)
-				if (!fixed[e] && counts[e] < d->T && (best < 0 || frac[e] > frac[best]))
+				if (!fixed[e] && counts[e] < d->T &&
+				    (best < 0 || frac[e] > frac[best]))
 					best = e;
 			if (best < 0)
 				break;
@@ -233,13 +236,13 @@ struct cuco_moe_plan {
 	int region_rows[CUCO_MOE_MAX_RANKS];  /* rows any source sends to rank d */
 	int region_off[CUCO_MOE_MAX_RANKS];   /* first row of the region for d (padded: d * P) */
 	int P;                                /* the largest region */
-	int send_rows;                        /* rows of a send (or return) buffer: R * P or the sum */
-	int exp_off[CUCO_MOE_MAX_EXPERTS];    /* row of expert e's block inside its region */
-	int m[CUCO_MOE_MAX_LOCAL];            /* rows of local expert le: R * c_le */
-	int c[CUCO_MOE_MAX_LOCAL];            /* rows each source sends to local expert le */
-	int m_max, c_max, rem_max;            /* largest m, c and m - c over local experts */
-	int cap;                              /* rows of one expert slot of X (same on every rank) */
-	int x_rows;                           /* EL * cap */
+	int send_rows;                     /* rows of a send (or return) buffer: R * P or the sum */
+	int exp_off[CUCO_MOE_MAX_EXPERTS]; /* row of expert e's block inside its region */
+	int m[CUCO_MOE_MAX_LOCAL];         /* rows of local expert le: R * c_le */
+	int c[CUCO_MOE_MAX_LOCAL];         /* rows each source sends to local expert le */
+	int m_max, c_max, rem_max;         /* largest m, c and m - c over local experts */
+	int cap;                           /* rows of one expert slot of X (same on every rank) */
+	int x_rows;                        /* EL * cap */
 };
 
 /* Rows source s's block of local expert le starts at inside slot le of rank r's X. */
@@ -255,7 +258,7 @@ static inline int cuco_moe_src_row(const struct cuco_moe_plan *p, int r, int s, 
  * send_rows, cap, x_rows) is the same on every rank, so windows are alike.
  */
 static inline void cuco_moe_plan_init(struct cuco_moe_plan *p, const struct cuco_moe_dims *d,
-				      int rank, int layout)
+                                      int rank, int layout)
 {
 	int R = d->R, EL = d->EL;
 
@@ -310,7 +313,6 @@ static inline void cuco_moe_plan_init(struct cuco_moe_plan *p, const struct cuco
 	p->x_rows = EL * p->cap;
 }
 
-
 /*
  * Split n experts of m[i] rows into grouped launches: a launch computes every
  * problem with its largest M, so experts of very different sizes belong in
@@ -321,8 +323,8 @@ static inline void cuco_moe_plan_init(struct cuco_moe_plan *p, const struct cuco
  * tiles times tiles_n tile columns, plus an eighth of a wave per launch, by
  * dynamic programming over the sorted order: equal experts share one launch.
  */
-static inline void cuco_moe_buckets(const int *m, int n, int tiles_n, int ctas, int *ord, int *no, int *end,
-				    int *nb)
+static inline void cuco_moe_buckets(const int *m, int n, int tiles_n, int ctas, int *ord, int *no,
+                                    int *end, int *nb)
 {
 	long long best[CUCO_MOE_MAX_LOCAL + 1];
 	int cut[CUCO_MOE_MAX_LOCAL + 1], k = 0, tmp[CUCO_MOE_MAX_LOCAL];

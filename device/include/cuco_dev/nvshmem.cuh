@@ -41,20 +41,30 @@
 #define CUCO_DEV __device__ __forceinline__
 #endif
 
-namespace cuco {
+namespace cuco
+{
 
 /* ---------------------------------------------------------------- identity */
 
 /* This PE and the PE count (world team); the harness makes PE == rank. */
-CUCO_DEV int shmem_pe() { return nvshmem_my_pe(); }
-CUCO_DEV int shmem_npes() { return nvshmem_n_pes(); }
+CUCO_DEV int shmem_pe()
+{
+	return nvshmem_my_pe();
+}
+CUCO_DEV int shmem_npes()
+{
+	return nvshmem_n_pes();
+}
 
 /*
  * A peer's copy of symmetric address p as a plain pointer, loadable and
  * storable from this GPU (NVLink P2P, or this PE's own), or NULL where the
  * peer is reachable only through a network transport.
  */
-CUCO_DEV void *shmem_peer_ptr(const void *p, int pe) { return nvshmem_ptr(p, pe); }
+CUCO_DEV void *shmem_peer_ptr(const void *p, int pe)
+{
+	return nvshmem_ptr(p, pe);
+}
 
 /* ---------------------------------------------------------------- put with signal */
 
@@ -159,10 +169,16 @@ CUCO_DEV void signal_wait_ge_cta(uint64_t *sig, uint64_t value)
 /* ---------------------------------------------------------------- completion */
 
 /* Order this thread's earlier puts to each PE before its later ones (no completion). */
-CUCO_DEV void fence() { nvshmem_fence(); }
+CUCO_DEV void fence()
+{
+	nvshmem_fence();
+}
 
 /* Complete every put this thread issued (source reusable, data visible at the peers). */
-CUCO_DEV void quiet_thread() { nvshmem_quiet(); }
+CUCO_DEV void quiet_thread()
+{
+	nvshmem_quiet();
+}
 /* The same for the warp's (every lane calls it) and the CTA's (every thread calls it) puts:
  * NVSHMEM has no group quiet; each thread completes its own, then the group meets. */
 CUCO_DEV void quiet_warp()
@@ -181,7 +197,10 @@ CUCO_DEV void quiet_cta()
  * every PE after it. Host side, on a stream, between kernels (a kernel
  * boundary is the grid-wide wait).
  */
-static inline void barrier_all_on_stream(cudaStream_t s) { nvshmemx_barrier_all_on_stream(s); }
+static inline void barrier_all_on_stream(cudaStream_t s)
+{
+	nvshmemx_barrier_all_on_stream(s);
+}
 
 } // namespace cuco
 

@@ -31,14 +31,15 @@
 #include <cuco_dev/launch.cuh>
 #include <cuco_dev/lsa.cuh>
 
-#define CUCO_OVERLAP_MAX_SETS 16   /* tensor sets (windows) a program caches plans for */
-#define CUCO_OVERLAP_MAX_CHUNKS 64 /* the design space's max of knob `chunks` */
-#define CUCO_OVERLAP_BARRIER_ENTRY 0 /* LSA barrier index of the run-entry rendezvous */
-#define CUCO_OVERLAP_BARRIER_EXIT 1  /* LSA barrier index of the run-exit barrier */
-#define CUCO_OVERLAP_BARRIERS 2      /* lsa_barrier_count a program must ask for */
+#define CUCO_OVERLAP_MAX_SETS 16           /* tensor sets (windows) a program caches plans for */
+#define CUCO_OVERLAP_MAX_CHUNKS 64         /* the design space's max of knob `chunks` */
+#define CUCO_OVERLAP_BARRIER_ENTRY 0       /* LSA barrier index of the run-entry rendezvous */
+#define CUCO_OVERLAP_BARRIER_EXIT 1        /* LSA barrier index of the run-exit barrier */
+#define CUCO_OVERLAP_BARRIERS 2            /* lsa_barrier_count a program must ask for */
 #define CUCO_OVERLAP_WAIT_NS 2000000000ull /* comm kernels give up on a counter after 2 s */
 
-namespace cuco {
+namespace cuco
+{
 
 /* ================================================================ device */
 
@@ -52,7 +53,8 @@ namespace cuco {
  * happen-before this CTA, release is cumulative) is visible to the peers
  * after their matching barrier, and theirs to us; use at run exit.
  */
-static __global__ void __launch_bounds__(32) overlap_barrier_kernel(ncclDevComm dc, int index, int acq_rel)
+static __global__ void __launch_bounds__(32)
+    overlap_barrier_kernel(ncclDevComm dc, int index, int acq_rel)
 {
 	cta_barrier bar(dc, (uint32_t)index);
 	if (acq_rel)
@@ -69,7 +71,8 @@ static __global__ void overlap_probe_kernel(ncclWindow_t w, int n, void **peers)
 		peers[p] = lsa_peer(w, 0, p);
 }
 
-namespace detail {
+namespace detail
+{
 
 /*
  * Copy a rows x row_bytes block (row_bytes % 16 == 0, all pointers and
@@ -78,7 +81,7 @@ namespace detail {
  * they are stored to every destination, so one read feeds all peers.
  */
 CUCO_DEV void copy_2d_multi(char *const *dst, int ndst, long long dld, const char *src,
-			    long long sld, int rows, int row_bytes, int tid, int nth)
+                            long long sld, int rows, int row_bytes, int tid, int nth)
 {
 	constexpr int U = 4;
 	const int vpr = row_bytes >> 4;
@@ -89,14 +92,16 @@ CUCO_DEV void copy_2d_multi(char *const *dst, int ndst, long long dld, const cha
 		for (int u = 0; u < U; u++) {
 			int i = i0 + u * nth;
 			if (i < n)
-				r[u] = *(const uint4 *)(src + (long long)(i / vpr) * sld + (i % vpr) * 16);
+				r[u] = *(const uint4 *)(src + (long long)(i / vpr) * sld +
+				                        (i % vpr) * 16);
 		}
 		for (int d = 0; d < ndst; d++) {
 #pragma unroll
 			for (int u = 0; u < U; u++) {
 				int i = i0 + u * nth;
 				if (i < n)
-					*(uint4 *)(dst[d] + (long long)(i / vpr) * dld + (i % vpr) * 16) = r[u];
+					*(uint4 *)(dst[d] + (long long)(i / vpr) * dld +
+					           (i % vpr) * 16) = r[u];
 			}
 		}
 	}
@@ -109,8 +114,8 @@ CUCO_DEV void copy_2d_multi(char *const *dst, int ndst, long long dld, const cha
 enum overlap_issuer { overlap_issuer_thread = 1, overlap_issuer_warp = 2, overlap_issuer_cta = 3 };
 
 /* Issuer unit of units' slice of [0, bytes): from *b0, *n bytes (0 past the end). */
-static __host__ __device__ inline void overlap_issued_slice(size_t bytes, size_t units, size_t unit, size_t *b0,
-							       size_t *n)
+static __host__ __device__ inline void overlap_issued_slice(size_t bytes, size_t units, size_t unit,
+                                                            size_t *b0, size_t *n)
 {
 	const size_t per = ((bytes + units - 1) / units + 15) & ~(size_t)15;
 	*b0 = unit * per < bytes ? unit * per : bytes;
@@ -125,15 +130,17 @@ static __host__ __device__ inline void overlap_issued_slice(size_t bytes, size_t
  * one shorter; issuers past the end copy nothing. Every thread of the grid
  * calls it with the same arguments. The directive's issuer dimension picks I.
  */
-template <int I> static __device__ void overlap_copy_issued(void *dst, const void *src, size_t bytes)
+template <int I>
+static __device__ void overlap_copy_issued(void *dst, const void *src, size_t bytes)
 {
 	const size_t warps = blockDim.x / 32;
 	const size_t units = I == overlap_issuer_thread ? (size_t)gridDim.x * blockDim.x
-			   : I == overlap_issuer_warp	? (size_t)gridDim.x * warps
-							: (size_t)gridDim.x;
-	const size_t unit = I == overlap_issuer_thread ? (size_t)blockIdx.x * blockDim.x + threadIdx.x
-			  : I == overlap_issuer_warp	 ? (size_t)blockIdx.x * warps + threadIdx.x / 32
-							 : (size_t)blockIdx.x;
+	                     : I == overlap_issuer_warp ? (size_t)gridDim.x * warps
+	                                                : (size_t)gridDim.x;
+	const size_t unit =
+	    I == overlap_issuer_thread ? (size_t)blockIdx.x * blockDim.x + threadIdx.x
+	    : I == overlap_issuer_warp ? (size_t)blockIdx.x * warps + threadIdx.x / 32
+	                               : (size_t)blockIdx.x;
 	size_t b0, n;
 	overlap_issued_slice(bytes, units, unit, &b0, &n);
 	if (n == 0 || (I == overlap_issuer_warp && threadIdx.x / 32 >= warps))
@@ -155,8 +162,8 @@ template <int I> static __device__ void overlap_copy_issued(void *dst, const voi
  * (the exit barrier kernel).
  */
 template <int I = overlap_issuer_cta>
-static __global__ void __launch_bounds__(1024) overlap_push_kernel(ncclDevComm dc, ncclWindow_t w, size_t off,
-							    size_t bytes)
+static __global__ void __launch_bounds__(1024)
+    overlap_push_kernel(ncclDevComm dc, ncclWindow_t w, size_t off, size_t bytes)
 {
 	const void *src = lsa_local(w, off);
 	for (int i = 1; i < dc.lsaSize; i++) {
@@ -174,9 +181,9 @@ static __global__ void __launch_bounds__(1024) overlap_push_kernel(ncclDevComm d
  * acquires theirs. Needs lsa_barrier_count >= barrier_base + grid.
  */
 template <int I = overlap_issuer_cta>
-static __global__ void __launch_bounds__(1024) overlap_allgather_kernel(ncclDevComm dc, ncclWindow_t w,
-								 size_t off, size_t bytes,
-								 int barrier_base)
+static __global__ void __launch_bounds__(1024)
+    overlap_allgather_kernel(ncclDevComm dc, ncclWindow_t w, size_t off, size_t bytes,
+                             int barrier_base)
 {
 	cta_barrier bar(dc, (uint32_t)(barrier_base + blockIdx.x));
 	bar.sync_relaxed();
@@ -210,12 +217,13 @@ struct overlap_push_epilogue {
 		char *dst[CUCO_LSA_MAX_PEERS];
 		int nd = 0;
 		size_t toff = ((size_t)tm * rows * ldc + (size_t)gemm_bf16_tile_col0(tn, cols, n)) *
-			      sizeof(__nv_bfloat16);
+		              sizeof(__nv_bfloat16);
 		int have = m - tm * rows < rows ? m - tm * rows : rows;
 		for (int i = 1; i < lsa_size; i++)
 			dst[nd++] = (char *)lsa_peer(win, c_off + toff, (lsa_rank + i) % lsa_size);
 		detail::copy_2d_multi(dst, nd, ldc * 2, c_local + toff, ldc * 2, have,
-				      cols * (int)sizeof(__nv_bfloat16), (int)threadIdx.x - 128, 256);
+		                      cols * (int)sizeof(__nv_bfloat16), (int)threadIdx.x - 128,
+		                      256);
 	}
 };
 
@@ -252,8 +260,9 @@ struct overlap_kernel_sync {
 	{
 		if (blockIdx.x != 0)
 			return;
-		ncclLsaBarrierSession<ncclCoopThread> bar(ncclCoopThread(), dc, ncclTeamLsa(dc), dc.lsaBarrier,
-							  CUCO_OVERLAP_BARRIER_ENTRY, false);
+		ncclLsaBarrierSession<ncclCoopThread> bar(ncclCoopThread(), dc, ncclTeamLsa(dc),
+		                                          dc.lsaBarrier, CUCO_OVERLAP_BARRIER_ENTRY,
+		                                          false);
 		bar.sync(ncclCoopThread(), cuda::memory_order_relaxed);
 		signal_store_release(&flags[0], epoch);
 	}
@@ -271,8 +280,9 @@ struct overlap_kernel_sync {
 		if (prev + 1 != epoch * gridDim.x)
 			return;
 		__threadfence_system(); /* acquire side of the other CTAs' adds */
-		ncclLsaBarrierSession<ncclCoopThread> bar(ncclCoopThread(), dc, ncclTeamLsa(dc), dc.lsaBarrier,
-							  CUCO_OVERLAP_BARRIER_EXIT, false);
+		ncclLsaBarrierSession<ncclCoopThread> bar(ncclCoopThread(), dc, ncclTeamLsa(dc),
+		                                          dc.lsaBarrier, CUCO_OVERLAP_BARRIER_EXIT,
+		                                          false);
 		bar.sync(ncclCoopThread(), cuda::memory_order_acq_rel);
 	}
 };
@@ -304,14 +314,15 @@ struct overlap_signal_epilogue {
 struct overlap_tile_order {
 	int tiles_m, tiles_n, tiles, group_m, start_tile;
 	int tile_rows, tile_cols;
-	int m; /* rows of C: the last tile row may hold fewer than tile_rows */
-	int n; /* columns of C: the last tile column starts at n - tile_cols when
-		* tile_cols does not divide n (gemm_bf16_tile_col0) */
+	int m;               /* rows of C: the last tile row may hold fewer than tile_rows */
+	int n;               /* columns of C: the last tile column starts at n - tile_cols when
+	                      * tile_cols does not divide n (gemm_bf16_tile_col0) */
 	int unit_rows_tiles; /* as overlap_signal_epilogue; 0 = per tile */
 	int units;           /* counters: tiles (per tile) or bands (per chunk) */
 };
 
-namespace detail {
+namespace detail
+{
 
 /* Whole CTA: wait (acquire) until *flag >= v, like signal_wait_ge_cta, but give
  * up after CUCO_OVERLAP_WAIT_NS with a message: a lost signal then shows as a
@@ -323,7 +334,8 @@ CUCO_DEV bool wait_or_give_up(const uint64_t *flag, uint64_t v, int what)
 	if (threadIdx.x == 0) {
 		ok = signal_wait_ge_timeout(flag, v, CUCO_OVERLAP_WAIT_NS);
 		if (!ok)
-			printf("cuco overlap: CTA %d gave up waiting for unit %d: counter %llu, want %llu\n",
+			printf("cuco overlap: CTA %d gave up waiting for unit %d: counter %llu, "
+			       "want %llu\n",
 			       (int)blockIdx.x, what, (unsigned long long)signal_load_acquire(flag),
 			       (unsigned long long)v);
 	}
@@ -346,10 +358,10 @@ CUCO_DEV bool wait_or_give_up(const uint64_t *flag, uint64_t v, int what)
  * Deadlock-free because the GEMM never waits for it; keep its grid below the
  * SMs the GEMM leaves free so the two run side by side.
  */
-static __global__ void __launch_bounds__(1024) overlap_tile_comm_kernel(ncclDevComm dc, const char *c_local,
-								 ncclWindow_t win, size_t c_off, long long ldc,
-								 overlap_tile_order o, const uint64_t *flags,
-								 uint64_t epoch)
+static __global__ void __launch_bounds__(1024)
+    overlap_tile_comm_kernel(ncclDevComm dc, const char *c_local, ncclWindow_t win, size_t c_off,
+                             long long ldc, overlap_tile_order o, const uint64_t *flags,
+                             uint64_t epoch)
 {
 	char *dst[CUCO_LSA_MAX_PEERS];
 	int nd = 0;
@@ -367,27 +379,33 @@ static __global__ void __launch_bounds__(1024) overlap_tile_comm_kernel(ncclDevC
 			if (!detail::wait_or_give_up(&flags[tm * o.tiles_n + tn], epoch, t))
 				break;
 			size_t toff = ((size_t)tm * o.tile_rows * ldc +
-				       (size_t)gemm_bf16_tile_col0(tn, o.tile_cols, o.n)) *
-				      esz;
-			int rows = o.m - tm * o.tile_rows < o.tile_rows ? o.m - tm * o.tile_rows : o.tile_rows;
+			               (size_t)gemm_bf16_tile_col0(tn, o.tile_cols, o.n)) *
+			              esz;
+			int rows = o.m - tm * o.tile_rows < o.tile_rows ? o.m - tm * o.tile_rows
+			                                                : o.tile_rows;
 			nd = 0;
 			for (int i = 1; i < dc.lsaSize; i++)
-				dst[nd++] = (char *)lsa_peer(win, c_off + toff, (dc.lsaRank + i) % dc.lsaSize);
+				dst[nd++] = (char *)lsa_peer(win, c_off + toff,
+				                             (dc.lsaRank + i) % dc.lsaSize);
 			detail::copy_2d_multi(dst, nd, ldc * esz, c_local + toff, ldc * esz, rows,
-					      o.tile_cols * (int)esz, (int)threadIdx.x, (int)blockDim.x);
+			                      o.tile_cols * (int)esz, (int)threadIdx.x,
+			                      (int)blockDim.x);
 		}
 	} else {
 		for (int u = 0; u < o.units; u++) {
 			int tm0 = u * o.unit_rows_tiles;
-			int ntm = o.tiles_m - tm0 < o.unit_rows_tiles ? o.tiles_m - tm0 : o.unit_rows_tiles;
-			if (!detail::wait_or_give_up(&flags[u], epoch * (uint64_t)(ntm * o.tiles_n), u))
+			int ntm = o.tiles_m - tm0 < o.unit_rows_tiles ? o.tiles_m - tm0
+			                                              : o.unit_rows_tiles;
+			if (!detail::wait_or_give_up(&flags[u], epoch * (uint64_t)(ntm * o.tiles_n),
+			                             u))
 				break;
 			int r0 = tm0 * o.tile_rows, r1 = (tm0 + ntm) * o.tile_rows;
 			size_t boff = (size_t)r0 * ldc * esz;
 			size_t bytes = (size_t)((r1 < o.m ? r1 : o.m) - r0) * ldc * esz;
 			for (int i = 1; i < dc.lsaSize; i++)
-				copy_grid(lsa_peer(win, c_off + boff, (dc.lsaRank + i) % dc.lsaSize),
-					  c_local + boff, bytes);
+				copy_grid(
+				    lsa_peer(win, c_off + boff, (dc.lsaRank + i) % dc.lsaSize),
+				    c_local + boff, bytes);
 		}
 	}
 }
@@ -411,28 +429,41 @@ static inline int overlap_barrier(const cuco_ctx *ctx, int index, int acq_rel, c
  * Epi is the GEMM epilogue the program uses, I its comm kernels' issuer.
  * 0 or 1 with ctx->errbuf.
  */
-template <class Epi, int I = overlap_issuer_cta> static inline int overlap_preload(const cuco_ctx *ctx)
+template <class Epi, int I = overlap_issuer_cta>
+static inline int overlap_preload(const cuco_ctx *ctx)
 {
 	cudaFuncAttributes fa;
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<256, Epi>), ctx);
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<128, Epi>), ctx);
-	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<256, gemm_no_epilogue>), ctx);
-	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<128, gemm_no_epilogue>), ctx);
+	CUCO_CUDA_TRY(
+	    cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<256, gemm_no_epilogue>), ctx);
+	CUCO_CUDA_TRY(
+	    cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<128, gemm_no_epilogue>), ctx);
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<64, Epi>), ctx);
-	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<64, gemm_no_epilogue>), ctx);
+	CUCO_CUDA_TRY(
+	    cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<64, gemm_no_epilogue>), ctx);
 #if CUCO_GEMM_SPLIT
-	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<256, Epi, gemm_no_group, true>), ctx);
-	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<128, Epi, gemm_no_group, true>), ctx);
-	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<64, Epi, gemm_no_group, true>), ctx);
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(
-			      &fa, gemm_detail::gemm_bf16_kernel<256, gemm_no_epilogue, gemm_no_group, true>),
-		      ctx);
+	                  &fa, gemm_detail::gemm_bf16_kernel<256, Epi, gemm_no_group, true>),
+	              ctx);
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(
-			      &fa, gemm_detail::gemm_bf16_kernel<128, gemm_no_epilogue, gemm_no_group, true>),
-		      ctx);
-	CUCO_CUDA_TRY(cudaFuncGetAttributes(
-			      &fa, gemm_detail::gemm_bf16_kernel<64, gemm_no_epilogue, gemm_no_group, true>),
-		      ctx);
+	                  &fa, gemm_detail::gemm_bf16_kernel<128, Epi, gemm_no_group, true>),
+	              ctx);
+	CUCO_CUDA_TRY(
+	    cudaFuncGetAttributes(&fa, gemm_detail::gemm_bf16_kernel<64, Epi, gemm_no_group, true>),
+	    ctx);
+	CUCO_CUDA_TRY(
+	    cudaFuncGetAttributes(
+	        &fa, gemm_detail::gemm_bf16_kernel<256, gemm_no_epilogue, gemm_no_group, true>),
+	    ctx);
+	CUCO_CUDA_TRY(
+	    cudaFuncGetAttributes(
+	        &fa, gemm_detail::gemm_bf16_kernel<128, gemm_no_epilogue, gemm_no_group, true>),
+	    ctx);
+	CUCO_CUDA_TRY(
+	    cudaFuncGetAttributes(
+	        &fa, gemm_detail::gemm_bf16_kernel<64, gemm_no_epilogue, gemm_no_group, true>),
+	    ctx);
 #endif
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, overlap_barrier_kernel), ctx);
 	CUCO_CUDA_TRY(cudaFuncGetAttributes(&fa, overlap_probe_kernel), ctx);
@@ -458,21 +489,22 @@ template <class Epi, int I = overlap_issuer_cta> static inline int overlap_prelo
 typedef CUresult (*overlap_wait_value32_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
 
 static inline int overlap_stream_wait_ge(const cuco_ctx *ctx, cudaStream_t s, const void *counter,
-					 uint32_t v)
+                                         uint32_t v)
 {
 	static overlap_wait_value32_fn fn;
 	if (!fn) {
 		void *f = NULL;
 		cudaDriverEntryPointQueryResult q;
-		if (cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &f, 12000, cudaEnableDefault, &q) !=
-			    cudaSuccess ||
+		if (cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &f, 12000,
+		                                     cudaEnableDefault, &q) != cudaSuccess ||
 		    q != cudaDriverEntryPointSuccess || !f) {
 			CUCO_ERRF(ctx, "cuStreamWaitValue32: not available from this driver");
 			return 1;
 		}
 		fn = (overlap_wait_value32_fn)f;
 	}
-	CUresult r = fn((CUstream)s, (CUdeviceptr)(uintptr_t)counter, (cuuint32_t)v, CU_STREAM_WAIT_VALUE_GEQ);
+	CUresult r = fn((CUstream)s, (CUdeviceptr)(uintptr_t)counter, (cuuint32_t)v,
+	                CU_STREAM_WAIT_VALUE_GEQ);
 	if (r != CUDA_SUCCESS) {
 		CUCO_ERRF(ctx, "cuStreamWaitValue32: CUresult %d", (int)r);
 		return 1;
@@ -481,8 +513,8 @@ static inline int overlap_stream_wait_ge(const cuco_ctx *ctx, cudaStream_t s, co
 }
 
 /* The same for a 64-bit counter (its low 32 bits, little-endian). */
-static inline int overlap_stream_wait_ge(const cuco_ctx *ctx, cudaStream_t s, const uint64_t *counter,
-					 uint64_t v)
+static inline int overlap_stream_wait_ge(const cuco_ctx *ctx, cudaStream_t s,
+                                         const uint64_t *counter, uint64_t v)
 {
 	return overlap_stream_wait_ge(ctx, s, (const void *)counter, (uint32_t)v);
 }
@@ -519,8 +551,8 @@ static constexpr int overlap_band_group_m(int group_m, int band_rows)
 static constexpr int overlap_auto_tile_n(int bn, int tiles, int ctas, int avail = 0)
 {
 	return bn == 256 && (tiles + ctas - 1) / ctas < CUCO_OVERLAP_AUTO_WAVES
-		       ? gemm_bf16_alone_tile_n(128, 2 * tiles, avail)
-		       : gemm_bf16_alone_tile_n(bn, tiles, avail);
+	           ? gemm_bf16_alone_tile_n(128, 2 * tiles, avail)
+	           : gemm_bf16_alone_tile_n(bn, tiles, avail);
 }
 
 /*
@@ -548,7 +580,7 @@ static inline cudaError_t overlap_plan_tile_n(gemm_bf16_plan *p, int tile_n, int
 {
 	if (tile_n == 0)
 		tile_n = overlap_auto_tile_n(p->bn, p->tiles_m * p->tiles_n, p->ctas,
-					     max_ctas > 0 ? max_ctas : p->sms);
+		                             max_ctas > 0 ? max_ctas : p->sms);
 	if (tile_n >= p->bn)
 		return cudaSuccess;
 	return gemm_bf16_plan_narrow(p, tile_n, max_ctas);
@@ -565,8 +597,8 @@ struct overlap_set {
 	const void *A, *B;
 	void *C;
 	ncclWindow_t cwin;
-	size_t coff;                        /* window offset of this rank's block of C */
-	char *peer_c[CUCO_LSA_MAX_PEERS];   /* host-usable VA of byte coff on each LSA rank */
+	size_t coff;                      /* window offset of this rank's block of C */
+	char *peer_c[CUCO_LSA_MAX_PEERS]; /* host-usable VA of byte coff on each LSA rank */
 	gemm_bf16_plan plan[CUCO_OVERLAP_MAX_CHUNKS];
 	int chunk_row0[CUCO_OVERLAP_MAX_CHUNKS + 1]; /* first row of chunk i; [chunks] = M */
 };
@@ -620,7 +652,7 @@ struct overlap_cache {
 	overlap_set *sets; /* CUCO_OVERLAP_MAX_SETS entries */
 	void **probe_dev;  /* CUCO_LSA_MAX_PEERS device words for overlap_probe_kernel */
 	cudaStream_t probe_stream;
-	void *split_ws;    /* the split plans' workspace: one for every set and chunk, */
+	void *split_ws;     /* the split plans' workspace: one for every set and chunk, */
 	size_t split_bytes; /* since a program's GEMM launches are ordered on its stream */
 };
 
@@ -657,15 +689,15 @@ static inline void overlap_cache_release(overlap_cache *c)
  * short host wait is acceptable (init, or the first run with a new window).
  */
 static inline int overlap_window_peers(const cuco_ctx *ctx, overlap_cache *c, ncclWindow_t w,
-				       char **out)
+                                       char **out)
 {
 	int n = ctx->devcomm->lsaSize;
 	void *h[CUCO_LSA_MAX_PEERS];
 	overlap_probe_kernel<<<1, 32, 0, c->probe_stream>>>(w, n, c->probe_dev);
 	CUCO_LAUNCH_TRY(ctx);
 	CUCO_CUDA_TRY(cudaMemcpyAsync(h, c->probe_dev, sizeof(void *) * n, cudaMemcpyDeviceToHost,
-				      c->probe_stream),
-		      ctx);
+	                              c->probe_stream),
+	              ctx);
 	CUCO_CUDA_TRY(cudaStreamSynchronize(c->probe_stream), ctx);
 	for (int p = 0; p < n; p++)
 		out[p] = (char *)h[p];
@@ -686,16 +718,18 @@ static inline int overlap_window_peers(const cuco_ctx *ctx, overlap_cache *c, nc
  * ctx->errbuf set on failure.
  */
 static inline overlap_set *overlap_cache_get(const cuco_ctx *ctx, overlap_cache *c,
-					     const cuco_tensor *t, const __nv_bfloat16 *A,
-					     const __nv_bfloat16 *B, __nv_bfloat16 *block_C, int M,
-					     int Nr, int K, int chunks, int max_ctas, int want_peers,
-					     int tile_n = 256, int taper = 100, int split = 0)
+                                             const cuco_tensor *t, const __nv_bfloat16 *A,
+                                             const __nv_bfloat16 *B, __nv_bfloat16 *block_C, int M,
+                                             int Nr, int K, int chunks, int max_ctas,
+                                             int want_peers, int tile_n = 256, int taper = 100,
+                                             int split = 0)
 {
 	for (int i = 0; i < c->nsets; i++)
 		if (c->sets[i].A == A && c->sets[i].B == B && c->sets[i].C == block_C)
 			return &c->sets[i];
 	if (c->nsets >= CUCO_OVERLAP_MAX_SETS) {
-		CUCO_ERRF(ctx, "overlap_cache_get: more than %d tensor sets", CUCO_OVERLAP_MAX_SETS);
+		CUCO_ERRF(ctx, "overlap_cache_get: more than %d tensor sets",
+		          CUCO_OVERLAP_MAX_SETS);
 		return NULL;
 	}
 	overlap_set *s = &c->sets[c->nsets];
@@ -708,24 +742,25 @@ static inline overlap_set *overlap_cache_get(const cuco_ctx *ctx, overlap_cache 
 	if (chunks > CUCO_OVERLAP_MAX_CHUNKS)
 		chunks = CUCO_OVERLAP_MAX_CHUNKS;
 	c->chunks = chunks;
-	if (window_find(ctx, t, block_C, (size_t)M * Nr * sizeof(__nv_bfloat16), &s->cwin, &s->coff))
+	if (window_find(ctx, t, block_C, (size_t)M * Nr * sizeof(__nv_bfloat16), &s->cwin,
+	                &s->coff))
 		return NULL;
 	overlap_chunk_rows(tiles_m, chunks, taper, s->chunk_row0);
 	s->chunk_row0[chunks] = M; /* a partial last tile row ends the last chunk */
 	for (int i = 0; i < chunks; i++) {
 		int r0 = s->chunk_row0[i], rows = s->chunk_row0[i + 1] - r0;
-		gemm_bf16_args g = {A + (size_t)r0 * K, B, block_C + (size_t)r0 * Nr, rows, Nr, K,
-				    K, Nr, Nr};
+		gemm_bf16_args g = {
+		    A + (size_t)r0 * K, B, block_C + (size_t)r0 * Nr, rows, Nr, K, K, Nr, Nr};
 		cudaError_t e = gemm_bf16_plan_init(&s->plan[i], g, max_ctas);
 		if (e != cudaSuccess) {
-			CUCO_ERRF(ctx, "gemm_bf16_plan_init (chunk %d, %dx%dx%d): %s", i, rows, Nr, K,
-				  cudaGetErrorString(e));
+			CUCO_ERRF(ctx, "gemm_bf16_plan_init (chunk %d, %dx%dx%d): %s", i, rows, Nr,
+			          K, cudaGetErrorString(e));
 			return NULL;
 		}
 		e = overlap_plan_tile_n(&s->plan[i], tile_n, max_ctas);
 		if (e != cudaSuccess) {
 			CUCO_ERRF(ctx, "gemm_bf16_plan_narrow (chunk %d, tile_n %d): %s", i, tile_n,
-				  cudaGetErrorString(e));
+			          cudaGetErrorString(e));
 			return NULL;
 		}
 	}
@@ -743,20 +778,23 @@ static inline overlap_set *overlap_cache_get(const cuco_ctx *ctx, overlap_cache 
 			e = cudaDeviceSynchronize();
 		if (e != cudaSuccess) {
 			CUCO_ERRF(ctx, "overlap_cache_get: split workspace of %zu bytes: %s", need,
-				  cudaGetErrorString(e));
+			          cudaGetErrorString(e));
 			return NULL;
 		}
 		c->split_bytes = need;
 	}
 	if (need > c->split_bytes) {
-		CUCO_ERRF(ctx, "overlap_cache_get: split %d needs %zu workspace bytes, the cache has %zu", split,
-			  need, c->split_bytes);
+		CUCO_ERRF(
+		    ctx, "overlap_cache_get: split %d needs %zu workspace bytes, the cache has %zu",
+		    split, need, c->split_bytes);
 		return NULL;
 	}
 	for (int i = 0; i < chunks && need; i++) {
-		cudaError_t e = gemm_bf16_plan_split(&s->plan[i], split, c->split_ws, c->split_bytes, max_ctas);
+		cudaError_t e =
+		    gemm_bf16_plan_split(&s->plan[i], split, c->split_ws, c->split_bytes, max_ctas);
 		if (e != cudaSuccess) {
-			CUCO_ERRF(ctx, "gemm_bf16_plan_split (chunk %d, %d ways): %s", i, split, cudaGetErrorString(e));
+			CUCO_ERRF(ctx, "gemm_bf16_plan_split (chunk %d, %d ways): %s", i, split,
+			          cudaGetErrorString(e));
 			return NULL;
 		}
 	}

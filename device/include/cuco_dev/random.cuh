@@ -8,7 +8,8 @@
 #include <cuda_bf16.h>
 #include <stdint.h>
 
-namespace cuco {
+namespace cuco
+{
 
 // SplitMix64 finaliser: a good 64-bit mix for counters.
 __host__ __device__ inline uint64_t mix64(uint64_t x)

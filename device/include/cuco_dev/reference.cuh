@@ -9,13 +9,14 @@
 
 #include <cuda_bf16.h>
 
-namespace cuco {
+namespace cuco
+{
 
 // C[M, Nc] (row stride ldc) = A[M, K] * B[K, Nc], fp32 accumulation. grid =
 // (ceil(Nc / 64), ceil(M / 64)), 256 threads.
 __global__ void __launch_bounds__(256)
-	reference_gemm_bf16(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C,
-			  long long M, long long Nc, long long K, long long ldc)
+    reference_gemm_bf16(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C,
+                        long long M, long long Nc, long long K, long long ldc)
 {
 	__shared__ float As[16][64 + 1], Bs[16][64 + 1];
 	int tx = threadIdx.x % 16, ty = threadIdx.x / 16;

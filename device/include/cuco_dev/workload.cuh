@@ -10,7 +10,8 @@
 #include <cuco/program.h>
 #include <cuco_dev/random.cuh>
 
-namespace cuco {
+namespace cuco
+{
 
 // M, N, K of a GEMM shape and the per-rank part of the dimension split across ranks.
 struct gemm_dims {
@@ -21,7 +22,7 @@ struct gemm_dims {
 // Read M, N, K from shape; split names the dimension divided among ranks ('M' or 'N').
 // Returns 0, or 1 with a message naming the shape in err.
 static inline int gemm_dims_get(const struct cuco_shape *s, int nranks, char split,
-				struct gemm_dims *d, char *err, size_t len)
+                                struct gemm_dims *d, char *err, size_t len)
 {
 	long long whole;
 
@@ -38,8 +39,8 @@ static inline int gemm_dims_get(const struct cuco_shape *s, int nranks, char spl
 	}
 	whole = split == 'M' ? d->M : d->N;
 	if (whole % nranks) {
-		snprintf(err, len, "shape '%s': %c=%lld is not divisible by %d ranks", s->name, split,
-			 whole, nranks);
+		snprintf(err, len, "shape '%s': %c=%lld is not divisible by %d ranks", s->name,
+		         split, whole, nranks);
 		return 1;
 	}
 	d->part = whole / nranks;
@@ -58,7 +59,7 @@ static inline void tensor_bf16(struct cuco_tensor *t, const char *name, int role
 
 // Fill n bf16 values from (seed, stream) on s: the same values on any rank.
 static inline void fill_bf16(__nv_bfloat16 *p, size_t n, uint64_t seed, uint64_t stream,
-			     cudaStream_t s)
+                             cudaStream_t s)
 {
 	fill_uniform_bf16<<<528, 256, 0, s>>>(p, n, seed, stream);
 }

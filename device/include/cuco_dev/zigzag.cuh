@@ -73,7 +73,7 @@ CUCO_CP_FN int cuco_cp_classify(long long q0, long long qn, long long k0, long l
 
 /* Visible (query, key) pairs of the same ranges (the work the mask leaves). */
 CUCO_CP_FN long long cuco_cp_visible_pairs(long long q0, long long qn, long long k0, long long kn,
-					   int causal)
+                                           int causal)
 {
 	long long n = 0;
 
@@ -92,7 +92,8 @@ CUCO_CP_FN long long cuco_cp_rank_pairs(long long S, int nranks, int parts, int 
 	long long L = cuco_cp_chunk_len(S, nranks, parts), n = 0;
 
 	for (int a = 0; a < parts; a++)
-		n += cuco_cp_visible_pairs(cuco_cp_pos0(S, nranks, parts, rank, a), L, 0, S, causal);
+		n +=
+		    cuco_cp_visible_pairs(cuco_cp_pos0(S, nranks, parts, rank, a), L, 0, S, causal);
 	return n;
 }
 
@@ -118,8 +119,8 @@ struct cuco_cp_call {
  * how many.
  */
 CUCO_CP_FN int cuco_cp_range_calls(long long S, int nranks, int parts, int me, int src,
-				   long long k_row0, long long k_rows, int causal,
-				   struct cuco_cp_call *calls)
+                                   long long k_row0, long long k_rows, int causal,
+                                   struct cuco_cp_call *calls)
 {
 	long long L = cuco_cp_chunk_len(S, nranks, parts);
 	long long kr0[2] = {0, 0}, kn[2] = {0, 0}, kp0[2] = {0, 0};
@@ -138,13 +139,13 @@ CUCO_CP_FN int cuco_cp_range_calls(long long S, int nranks, int parts, int me, i
 	}
 	for (int a = 0; a < parts; a++)
 		for (int b = 0; b < nk; b++) {
-			vis[a][b] = cuco_cp_classify(cuco_cp_pos0(S, nranks, parts, me, a), L, kp0[b],
-						     kn[b], causal);
+			vis[a][b] = cuco_cp_classify(cuco_cp_pos0(S, nranks, parts, me, a), L,
+			                             kp0[b], kn[b], causal);
 			all_full &= vis[a][b] == CUCO_CP_FULL;
 		}
 	if (all_full) {
-		struct cuco_cp_call c = {0,      L * parts, k_row0, k_rows, cuco_cp_pos0(S, nranks, parts, me, 0),
-					 kp0[0], 0};
+		struct cuco_cp_call c = {
+		    0, L * parts, k_row0, k_rows, cuco_cp_pos0(S, nranks, parts, me, 0), kp0[0], 0};
 		calls[n++] = c;
 		return n;
 	}
@@ -161,8 +162,8 @@ CUCO_CP_FN int cuco_cp_range_calls(long long S, int nranks, int parts, int me, i
 		for (int b = 0; b < nk; b++) {
 			if (vis[a][b] == CUCO_CP_MASKED)
 				continue;
-			struct cuco_cp_call c = {a * L, L, kr0[b], kn[b], q0, kp0[b],
-						 vis[a][b] == CUCO_CP_PARTIAL};
+			struct cuco_cp_call c = {
+			    a * L, L, kr0[b], kn[b], q0, kp0[b], vis[a][b] == CUCO_CP_PARTIAL};
 			calls[n++] = c;
 		}
 	}
@@ -171,7 +172,7 @@ CUCO_CP_FN int cuco_cp_range_calls(long long S, int nranks, int parts, int me, i
 
 /* The calls of one ring step: rank me's queries against the whole block of rank src. */
 CUCO_CP_FN int cuco_cp_step_calls(long long S, int nranks, int parts, int me, int src, int causal,
-				  struct cuco_cp_call *calls)
+                                  struct cuco_cp_call *calls)
 {
 	return cuco_cp_range_calls(S, nranks, parts, me, src, 0, S / nranks, causal, calls);
 }

@@ -10,27 +10,31 @@
 
 static __global__ void fill(__nv_bfloat16 *p, size_t n, unsigned seed)
 {
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
 		unsigned h = (unsigned)i * 2654435761u ^ seed * 40503u;
 		h ^= h >> 13;
 		p[i] = __float2bfloat16((float)(h % 17) / 8.0f - 1.0f);
 	}
 }
 
-static __global__ void reference(const __nv_bfloat16 *A, const __nv_bfloat16 *B, float *R, int M, int N, int K)
+static __global__ void reference(const __nv_bfloat16 *A, const __nv_bfloat16 *B, float *R, int M,
+                                 int N, int K)
 {
 	int m = blockIdx.y, n = blockIdx.x * blockDim.x + threadIdx.x;
 	if (n >= N)
 		return;
 	float s = 0;
 	for (int k = 0; k < K; k++)
-		s += __bfloat162float(A[(size_t)m * K + k]) * __bfloat162float(B[(size_t)k * N + n]);
+		s +=
+		    __bfloat162float(A[(size_t)m * K + k]) * __bfloat162float(B[(size_t)k * N + n]);
 	R[(size_t)m * N + n] = s;
 }
 
 static __global__ void max_diff(const __nv_bfloat16 *C, const float *R, size_t n, float *out)
 {
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
 		float d = fabsf(__bfloat162float(C[i]) - R[i]);
 		if (!(d <= 1e30f))
 			d = 1e30f; /* NaN or never written */
@@ -57,7 +61,8 @@ extern "C" int cuco_module_gemm(int M, int N, int K, float *err, char *msg, size
 	step = "fill";
 	fill<<<64, 256>>>(A, (size_t)M * K, 1);
 	fill<<<64, 256>>>(B, (size_t)K * N, 2);
-	if ((e = cudaMemset(C, 0xff, (size_t)M * N * 2)) || (e = cudaMemset(D, 0, 4)) || (e = cudaGetLastError()))
+	if ((e = cudaMemset(C, 0xff, (size_t)M * N * 2)) || (e = cudaMemset(D, 0, 4)) ||
+	    (e = cudaGetLastError()))
 		goto out;
 	step = "gemm_bf16_plan_init";
 	{
@@ -71,7 +76,8 @@ extern "C" int cuco_module_gemm(int M, int N, int K, float *err, char *msg, size
 	step = "reference";
 	reference<<<dim3((N + 127) / 128, M), 128>>>(A, B, R, M, N, K);
 	max_diff<<<64, 256>>>(C, R, (size_t)M * N, D);
-	if ((e = cudaGetLastError()) || (e = cudaDeviceSynchronize()) || (e = cudaMemcpy(err, D, 4, cudaMemcpyDeviceToHost)))
+	if ((e = cudaGetLastError()) || (e = cudaDeviceSynchronize()) ||
+	    (e = cudaMemcpy(err, D, 4, cudaMemcpyDeviceToHost)))
 		goto out;
 out:
 	if (e)

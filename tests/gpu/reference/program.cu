@@ -85,8 +85,7 @@ extern "C" int cuco_program_run(void *state, const struct cuco_tensor *t, cudaSt
 	(void)state;
 	reftest_run<<<64, 256, 0, stream>>>((const float *)t[T_X].ptr, (float *)t[T_ACC].ptr,
 	                                    (double *)t[T_Y].ptr, (signed char *)t[T_Q].ptr,
-	                                    (float *)t[T_E].ptr, (float *)t[T_C].ptr,
-	                                    t[T_X].elems);
+	                                    (float *)t[T_E].ptr, (float *)t[T_C].ptr, t[T_X].elems);
 	return cudaPeekAtLastError() != cudaSuccess;
 #endif
 }

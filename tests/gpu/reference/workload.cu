@@ -17,8 +17,8 @@ enum { T_X, T_ACC, T_Y, T_Q, T_E, T_C, T_COUNT };
 static ncclComm_t g_comm; // from cuco_workload_attach
 static float *g_shared;   // device scalar the generator all-reduces
 
-extern "C" int cuco_workload_attach(ncclComm_t comm, int rank, int nranks, int device,
-                                    char *errbuf, size_t errlen)
+extern "C" int cuco_workload_attach(ncclComm_t comm, int rank, int nranks, int device, char *errbuf,
+                                    size_t errlen)
 {
 	(void)rank;
 	(void)nranks;
@@ -41,8 +41,7 @@ static void tensor(struct cuco_tensor *t, const char *name, int role, int dtype,
 }
 
 extern "C" int cuco_workload_describe(const struct cuco_shape *s, int rank, int nranks,
-                                      struct cuco_tensor *t, int *nt, char *errbuf,
-                                      size_t errlen)
+                                      struct cuco_tensor *t, int *nt, char *errbuf, size_t errlen)
 {
 	long long n = cuco_shape_get(s, "n", -1), exact = cuco_shape_get(s, "exact", 0);
 

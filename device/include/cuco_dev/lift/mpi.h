@@ -206,27 +206,33 @@ CUCO_MPI_IMPL int cuco_mpi_type_size(MPI_Datatype t, int *size);
 CUCO_MPI_IMPL int cuco_mpi_type_contiguous(int count, MPI_Datatype old, MPI_Datatype *out);
 CUCO_MPI_IMPL int cuco_mpi_barrier(MPI_Comm comm);
 CUCO_MPI_IMPL int cuco_mpi_bcast(void *buf, int count, MPI_Datatype t, int root, MPI_Comm comm);
-CUCO_MPI_IMPL int cuco_mpi_reduce(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op op, int root,
-                  MPI_Comm comm, int all);
-CUCO_MPI_IMPL int cuco_mpi_scan(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op op, MPI_Comm comm,
-                int exclusive);
-CUCO_MPI_IMPL int cuco_mpi_gather(const void *send, int scount, MPI_Datatype st, void *recv, int rcount,
-                  MPI_Datatype rt, int root, MPI_Comm comm, int all);
-CUCO_MPI_IMPL int cuco_mpi_scatter(const void *send, int scount, MPI_Datatype st, void *recv, int rcount,
-                   MPI_Datatype rt, int root, MPI_Comm comm);
-CUCO_MPI_IMPL int cuco_mpi_alltoall(const void *send, int scount, MPI_Datatype st, void *recv, int rcount,
-                    MPI_Datatype rt, MPI_Comm comm);
-CUCO_MPI_IMPL int cuco_mpi_post(int send, void *buf, int count, MPI_Datatype t, int peer, int tag, MPI_Comm comm,
-                MPI_Request *req);
+CUCO_MPI_IMPL int cuco_mpi_reduce(const void *send, void *recv, int count, MPI_Datatype t,
+                                  MPI_Op op, int root, MPI_Comm comm, int all);
+CUCO_MPI_IMPL int cuco_mpi_scan(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op op,
+                                MPI_Comm comm, int exclusive);
+CUCO_MPI_IMPL int cuco_mpi_gather(const void *send, int scount, MPI_Datatype st, void *recv,
+                                  int rcount, MPI_Datatype rt, int root, MPI_Comm comm, int all);
+CUCO_MPI_IMPL int cuco_mpi_scatter(const void *send, int scount, MPI_Datatype st, void *recv,
+                                   int rcount, MPI_Datatype rt, int root, MPI_Comm comm);
+CUCO_MPI_IMPL int cuco_mpi_alltoall(const void *send, int scount, MPI_Datatype st, void *recv,
+                                    int rcount, MPI_Datatype rt, MPI_Comm comm);
+CUCO_MPI_IMPL int cuco_mpi_post(int send, void *buf, int count, MPI_Datatype t, int peer, int tag,
+                                MPI_Comm comm, MPI_Request *req);
 CUCO_MPI_IMPL int cuco_mpi_wait(int n, MPI_Request *reqs, MPI_Status *statuses);
 CUCO_MPI_IMPL double cuco_mpi_wtime(void);
 CUCO_MPI_IMPL int cuco_mpi_error_string(int code, char *s, int *len);
 CUCO_MPI_IMPL int cuco_mpi_unsupported(const char *name);
 
-#define CUCO_MPI_NO(name, ...)                                                                     \
-	static inline int name(__VA_ARGS__) { return cuco_mpi_unsupported(#name); }
+#define CUCO_MPI_NO(name, ...)                      \
+	static inline int name(__VA_ARGS__)         \
+	{                                           \
+		return cuco_mpi_unsupported(#name); \
+	}
 
-static inline int MPI_Init(int *argc, char ***argv) { return cuco_mpi_init(argc, argv); }
+static inline int MPI_Init(int *argc, char ***argv)
+{
+	return cuco_mpi_init(argc, argv);
+}
 static inline int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
 	if (provided)
@@ -248,10 +254,22 @@ static inline int MPI_Query_thread(int *provided)
 	*provided = MPI_THREAD_MULTIPLE;
 	return MPI_SUCCESS;
 }
-static inline int MPI_Finalize(void) { return cuco_mpi_finalize(); }
-static inline int MPI_Abort(MPI_Comm comm, int code) { return cuco_mpi_abort(comm, code); }
-static inline int MPI_Comm_rank(MPI_Comm comm, int *rank) { return cuco_mpi_comm_rank(comm, rank); }
-static inline int MPI_Comm_size(MPI_Comm comm, int *size) { return cuco_mpi_comm_size(comm, size); }
+static inline int MPI_Finalize(void)
+{
+	return cuco_mpi_finalize();
+}
+static inline int MPI_Abort(MPI_Comm comm, int code)
+{
+	return cuco_mpi_abort(comm, code);
+}
+static inline int MPI_Comm_rank(MPI_Comm comm, int *rank)
+{
+	return cuco_mpi_comm_rank(comm, rank);
+}
+static inline int MPI_Comm_size(MPI_Comm comm, int *size)
+{
+	return cuco_mpi_comm_size(comm, size);
+}
 static inline int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info,
                                       MPI_Comm *out)
 {
@@ -262,8 +280,14 @@ static inline int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *ou
 {
 	return cuco_mpi_comm_split(comm, color, key, out);
 }
-static inline int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *out) { return cuco_mpi_comm_dup(comm, out); }
-static inline int MPI_Comm_free(MPI_Comm *comm) { return cuco_mpi_comm_free(comm); }
+static inline int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *out)
+{
+	return cuco_mpi_comm_dup(comm, out);
+}
+static inline int MPI_Comm_free(MPI_Comm *comm)
+{
+	return cuco_mpi_comm_free(comm);
+}
 static inline int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler h)
 {
 	(void)comm;
@@ -287,9 +311,18 @@ static inline int MPI_Error_class(int code, int *cls)
 	*cls = code;
 	return MPI_SUCCESS;
 }
-static inline double MPI_Wtime(void) { return cuco_mpi_wtime(); }
-static inline double MPI_Wtick(void) { return 1e-9; }
-static inline int MPI_Type_size(MPI_Datatype t, int *size) { return cuco_mpi_type_size(t, size); }
+static inline double MPI_Wtime(void)
+{
+	return cuco_mpi_wtime();
+}
+static inline double MPI_Wtick(void)
+{
+	return 1e-9;
+}
+static inline int MPI_Type_size(MPI_Datatype t, int *size)
+{
+	return cuco_mpi_type_size(t, size);
+}
 static inline int MPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *out)
 {
 	return cuco_mpi_type_contiguous(count, old, out);
@@ -304,7 +337,10 @@ static inline int MPI_Type_free(MPI_Datatype *t)
 	*t = MPI_DATATYPE_NULL;
 	return MPI_SUCCESS;
 }
-static inline int MPI_Barrier(MPI_Comm comm) { return cuco_mpi_barrier(comm); }
+static inline int MPI_Barrier(MPI_Comm comm)
+{
+	return cuco_mpi_barrier(comm);
+}
 static inline int MPI_Bcast(void *buf, int count, MPI_Datatype t, int root, MPI_Comm comm)
 {
 	return cuco_mpi_bcast(buf, count, t, root, comm);
@@ -339,8 +375,8 @@ static inline int MPI_Allgather(const void *send, int scount, MPI_Datatype st, v
 {
 	return cuco_mpi_gather(send, scount, st, recv, rcount, rt, 0, comm, 1);
 }
-static inline int MPI_Scatter(const void *send, int scount, MPI_Datatype st, void *recv,
-                              int rcount, MPI_Datatype rt, int root, MPI_Comm comm)
+static inline int MPI_Scatter(const void *send, int scount, MPI_Datatype st, void *recv, int rcount,
+                              MPI_Datatype rt, int root, MPI_Comm comm)
 {
 	return cuco_mpi_scatter(send, scount, st, recv, rcount, rt, root, comm);
 }
@@ -453,8 +489,7 @@ CUCO_MPI_NO(MPI_Reduce_scatter, const void *s, void *r, const int *rcs, MPI_Data
             MPI_Comm c)
 CUCO_MPI_NO(MPI_Reduce_scatter_block, const void *s, void *r, int rc, MPI_Datatype t, MPI_Op o,
             MPI_Comm c)
-CUCO_MPI_NO(MPI_Win_create, void *base, MPI_Aint size, int disp, MPI_Info i, MPI_Comm c,
-            MPI_Win *w)
+CUCO_MPI_NO(MPI_Win_create, void *base, MPI_Aint size, int disp, MPI_Info i, MPI_Comm c, MPI_Win *w)
 CUCO_MPI_NO(MPI_Win_allocate, MPI_Aint size, int disp, MPI_Info i, MPI_Comm c, void *base,
             MPI_Win *w)
 CUCO_MPI_NO(MPI_Win_allocate_shared, MPI_Aint size, int disp, MPI_Info i, MPI_Comm c, void *base,
@@ -474,8 +509,8 @@ CUCO_MPI_NO(MPI_Put, const void *o, int oc, MPI_Datatype ot, int rank, MPI_Aint 
             MPI_Datatype tt, MPI_Win w)
 CUCO_MPI_NO(MPI_Get, void *o, int oc, MPI_Datatype ot, int rank, MPI_Aint disp, int tc,
             MPI_Datatype tt, MPI_Win w)
-CUCO_MPI_NO(MPI_Accumulate, const void *o, int oc, MPI_Datatype ot, int rank, MPI_Aint disp,
-            int tc, MPI_Datatype tt, MPI_Op op, MPI_Win w)
+CUCO_MPI_NO(MPI_Accumulate, const void *o, int oc, MPI_Datatype ot, int rank, MPI_Aint disp, int tc,
+            MPI_Datatype tt, MPI_Op op, MPI_Win w)
 CUCO_MPI_NO(MPI_Rput, const void *o, int oc, MPI_Datatype ot, int rank, MPI_Aint disp, int tc,
             MPI_Datatype tt, MPI_Win w, MPI_Request *q)
 CUCO_MPI_NO(MPI_Rget, void *o, int oc, MPI_Datatype ot, int rank, MPI_Aint disp, int tc,

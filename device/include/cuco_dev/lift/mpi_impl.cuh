@@ -8,23 +8,49 @@
 
 /* ---- MPI over the harness's communicator (cuco_dev/lift/mpi.h) ---- */
 
-namespace cuco_lift {
+namespace cuco_lift
+{
 
 static inline int mpi_base_bytes(int id)
 {
 	switch (id) {
-	case 1: case 2: case 3: case 4: case 16: case 17: case 18: case 29:
+	case 1:
+	case 2:
+	case 3:
+	case 4:
+	case 16:
+	case 17:
+	case 18:
+	case 29:
 		return 1;
-	case 5: case 6: case 19: case 20:
+	case 5:
+	case 6:
+	case 19:
+	case 20:
 		return 2;
-	case 7: case 8: case 13: case 21: case 22: case 28:
+	case 7:
+	case 8:
+	case 13:
+	case 21:
+	case 22:
+	case 28:
 		return 4;
-	case 9: case 10: case 11: case 12: case 14: case 23: case 24: case 25: case 26: case 27:
+	case 9:
+	case 10:
+	case 11:
+	case 12:
+	case 14:
+	case 23:
+	case 24:
+	case 25:
+	case 26:
+	case 27:
 	case 33:
 		return 8;
 	case 15:
 		return 16;
-	case 30: case 32:
+	case 30:
+	case 32:
 		return 12;
 	case 31:
 		return 16;
@@ -36,7 +62,8 @@ static inline int mpi_bytes(MPI_Datatype t)
 {
 	int id = CUCO_MPI_ID(t, cuco_mpi_types);
 	if (id >= 64 && id - 64 < R.ncontiguous)
-		return R.contiguous[id - 64][1] * mpi_bytes(&cuco_mpi_types[R.contiguous[id - 64][0]]);
+		return R.contiguous[id - 64][1] *
+		       mpi_bytes(&cuco_mpi_types[R.contiguous[id - 64][0]]);
 	return mpi_base_bytes(id);
 }
 
@@ -44,17 +71,31 @@ static inline int mpi_bytes(MPI_Datatype t)
 static inline int mpi_nccl_type(MPI_Datatype t)
 {
 	switch (CUCO_MPI_ID(t, cuco_mpi_types)) {
-	case 1: case 2: case 17:
+	case 1:
+	case 2:
+	case 17:
 		return ncclInt8;
-	case 3: case 4: case 16: case 18:
+	case 3:
+	case 4:
+	case 16:
+	case 18:
 		return ncclUint8;
-	case 7: case 21:
+	case 7:
+	case 21:
 		return ncclInt32;
-	case 8: case 22:
+	case 8:
+	case 22:
 		return ncclUint32;
-	case 9: case 11: case 23: case 25: case 26: case 27:
+	case 9:
+	case 11:
+	case 23:
+	case 25:
+	case 26:
+	case 27:
 		return ncclInt64;
-	case 10: case 12: case 24:
+	case 10:
+	case 12:
+	case 24:
 		return ncclUint64;
 	case 13:
 		return ncclFloat32;
@@ -81,7 +122,10 @@ static inline int mpi_nccl_op(MPI_Op op)
 
 /* A communicator the layer runs on: the world, or the node when it is the whole world (one
  * node, as cuco's fork mode is); self is handled by each call. */
-static inline int mpi_world(MPI_Comm c) { return c == MPI_COMM_WORLD || c == &cuco_mpi_comms[3]; }
+static inline int mpi_world(MPI_Comm c)
+{
+	return c == MPI_COMM_WORLD || c == &cuco_mpi_comms[3];
+}
 
 static inline int mpi_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static inline int mpi_error(int code, const char *fmt, ...)
@@ -131,7 +175,10 @@ static int cuco_mpi_init(int *argc, char ***argv)
 	(void)argv;
 	return MPI_SUCCESS;
 }
-static int cuco_mpi_finalize(void) { return MPI_SUCCESS; }
+static int cuco_mpi_finalize(void)
+{
+	return MPI_SUCCESS;
+}
 static int cuco_mpi_abort(MPI_Comm comm, int code)
 {
 	(void)comm;
@@ -147,8 +194,9 @@ static int cuco_mpi_comm_rank(MPI_Comm comm, int *rank)
 	else if (comm == MPI_COMM_WORLD)
 		*rank = R.rank;
 	else
-		return mpi_error(MPI_ERR_COMM, "MPI_Comm_rank: a communicator cuco's MPI layer does not "
-		                               "have (split or duplicated communicators are not run)");
+		return mpi_error(MPI_ERR_COMM,
+		                 "MPI_Comm_rank: a communicator cuco's MPI layer does not "
+		                 "have (split or duplicated communicators are not run)");
 	return MPI_SUCCESS;
 }
 static int cuco_mpi_comm_size(MPI_Comm comm, int *size)
@@ -159,16 +207,18 @@ static int cuco_mpi_comm_size(MPI_Comm comm, int *size)
 	else if (mpi_world(comm))
 		*size = R.nranks;
 	else
-		return mpi_error(MPI_ERR_COMM, "MPI_Comm_size: a communicator cuco's MPI layer does not "
-		                               "have");
+		return mpi_error(MPI_ERR_COMM,
+		                 "MPI_Comm_size: a communicator cuco's MPI layer does not "
+		                 "have");
 	return MPI_SUCCESS;
 }
 static int cuco_mpi_comm_split_type(MPI_Comm comm, int type, int key, MPI_Comm *out)
 {
 	(void)key;
 	if (type != MPI_COMM_TYPE_SHARED || !cuco_lift::mpi_world(comm))
-		return cuco_lift::mpi_error(MPI_ERR_ARG, "MPI_Comm_split_type: only the world split by "
-		                                         "MPI_COMM_TYPE_SHARED is run");
+		return cuco_lift::mpi_error(MPI_ERR_ARG,
+		                            "MPI_Comm_split_type: only the world split by "
+		                            "MPI_COMM_TYPE_SHARED is run");
 	*out = &cuco_mpi_comms[3];
 	return MPI_SUCCESS;
 }
@@ -238,11 +288,13 @@ static int cuco_mpi_reduce(const void *send, void *recv, int count, MPI_Datatype
 		return MPI_SUCCESS;
 	}
 	if (!mpi_world(comm))
-		return mpi_error(MPI_ERR_COMM, "MPI_%s: a communicator cuco's MPI layer does not have",
+		return mpi_error(MPI_ERR_COMM,
+		                 "MPI_%s: a communicator cuco's MPI layer does not have",
 		                 all ? "Allreduce" : "Reduce");
 	if (nt < 0 || no < 0)
-		return mpi_error(MPI_ERR_OP, "MPI_%s: cuco's MPI layer reduces sum, prod, min and max of "
-		                             "integer, float and double types",
+		return mpi_error(MPI_ERR_OP,
+		                 "MPI_%s: cuco's MPI layer reduces sum, prod, min and max of "
+		                 "integer, float and double types",
 		                 all ? "Allreduce" : "Reduce");
 	void *d = mpi_stage(bytes);
 	if (!d)
@@ -286,7 +338,8 @@ static int cuco_mpi_bcast(void *buf, int count, MPI_Datatype t, int root, MPI_Co
 	if (comm == MPI_COMM_SELF || !R.comm || R.nranks == 1 || !bytes)
 		return MPI_SUCCESS;
 	if (!mpi_world(comm))
-		return mpi_error(MPI_ERR_COMM, "MPI_Bcast: a communicator cuco's MPI layer does not have");
+		return mpi_error(MPI_ERR_COMM,
+		                 "MPI_Bcast: a communicator cuco's MPI layer does not have");
 	void *d = mpi_stage(bytes);
 	if (!d)
 		return mpi_error(MPI_ERR_INTERN, "MPI staging of %zu bytes failed", bytes);
@@ -305,7 +358,8 @@ static int cuco_mpi_gather(const void *send, int scount, MPI_Datatype st, void *
                            MPI_Datatype rt, int root, MPI_Comm comm, int all)
 {
 	using namespace cuco_lift;
-	size_t sb = (size_t)scount * (size_t)mpi_bytes(st), rb = (size_t)rcount * (size_t)mpi_bytes(rt);
+	size_t sb = (size_t)scount * (size_t)mpi_bytes(st),
+	       rb = (size_t)rcount * (size_t)mpi_bytes(rt);
 	int n = R.nranks;
 
 	if (comm == MPI_COMM_SELF || !R.comm || n == 1) {
@@ -314,7 +368,8 @@ static int cuco_mpi_gather(const void *send, int scount, MPI_Datatype st, void *
 		return MPI_SUCCESS;
 	}
 	if (!mpi_world(comm))
-		return mpi_error(MPI_ERR_COMM, "MPI_%s: a communicator cuco's MPI layer does not have",
+		return mpi_error(MPI_ERR_COMM,
+		                 "MPI_%s: a communicator cuco's MPI layer does not have",
 		                 all ? "Allgather" : "Gather");
 	const void *src = send == MPI_IN_PLACE ? (const char *)recv + (size_t)R.rank * rb : send;
 	char *d = (char *)mpi_stage(rb * (size_t)(n + 1));
@@ -324,7 +379,8 @@ static int cuco_mpi_gather(const void *send, int scount, MPI_Datatype st, void *
 	int rc = mpi_check(::ncclAllGather(d, d + rb, rb, ncclUint8, R.comm, R.mpi_stream),
 	                   "MPI_Allgather");
 	if (!rc && (all || R.rank == root)) {
-		::cudaMemcpyAsync(recv, d + rb, rb * (size_t)n, cudaMemcpyDeviceToHost, R.mpi_stream);
+		::cudaMemcpyAsync(recv, d + rb, rb * (size_t)n, cudaMemcpyDeviceToHost,
+		                  R.mpi_stream);
 		rc = mpi_check(ncclSuccess, "MPI_Allgather");
 	}
 	return rc;
@@ -334,7 +390,8 @@ static int cuco_mpi_scatter(const void *send, int scount, MPI_Datatype st, void 
                             MPI_Datatype rt, int root, MPI_Comm comm)
 {
 	using namespace cuco_lift;
-	size_t sb = (size_t)scount * (size_t)mpi_bytes(st), rb = (size_t)rcount * (size_t)mpi_bytes(rt);
+	size_t sb = (size_t)scount * (size_t)mpi_bytes(st),
+	       rb = (size_t)rcount * (size_t)mpi_bytes(rt);
 	int n = R.nranks;
 
 	if (comm == MPI_COMM_SELF || !R.comm || n == 1) {
@@ -343,16 +400,17 @@ static int cuco_mpi_scatter(const void *send, int scount, MPI_Datatype st, void 
 		return MPI_SUCCESS;
 	}
 	if (!mpi_world(comm))
-		return mpi_error(MPI_ERR_COMM, "MPI_Scatter: a communicator cuco's MPI layer does not "
-		                               "have");
+		return mpi_error(MPI_ERR_COMM,
+		                 "MPI_Scatter: a communicator cuco's MPI layer does not "
+		                 "have");
 	char *d = (char *)mpi_stage(sb * (size_t)n);
 	if (!d)
 		return mpi_error(MPI_ERR_INTERN, "MPI staging failed");
 	if (R.rank == root)
 		::cudaMemcpyAsync(d, send, sb * (size_t)n, cudaMemcpyHostToDevice, R.mpi_stream);
-	int rc = mpi_check(::ncclBroadcast(d, d, sb * (size_t)n, ncclUint8, root, R.comm,
-	                                   R.mpi_stream),
-	                   "MPI_Scatter");
+	int rc =
+	    mpi_check(::ncclBroadcast(d, d, sb * (size_t)n, ncclUint8, root, R.comm, R.mpi_stream),
+	              "MPI_Scatter");
 	if (!rc && recv != MPI_IN_PLACE) {
 		::cudaMemcpyAsync(recv, d + (size_t)R.rank * sb, rb, cudaMemcpyDeviceToHost,
 		                  R.mpi_stream);
@@ -365,7 +423,8 @@ static int cuco_mpi_alltoall(const void *send, int scount, MPI_Datatype st, void
                              MPI_Datatype rt, MPI_Comm comm)
 {
 	using namespace cuco_lift;
-	size_t sb = (size_t)scount * (size_t)mpi_bytes(st), rb = (size_t)rcount * (size_t)mpi_bytes(rt);
+	size_t sb = (size_t)scount * (size_t)mpi_bytes(st),
+	       rb = (size_t)rcount * (size_t)mpi_bytes(rt);
 	int n = R.nranks;
 
 	if (comm == MPI_COMM_SELF || !R.comm || n == 1) {
@@ -374,8 +433,9 @@ static int cuco_mpi_alltoall(const void *send, int scount, MPI_Datatype st, void
 		return MPI_SUCCESS;
 	}
 	if (!mpi_world(comm))
-		return mpi_error(MPI_ERR_COMM, "MPI_Alltoall: a communicator cuco's MPI layer does not "
-		                               "have");
+		return mpi_error(MPI_ERR_COMM,
+		                 "MPI_Alltoall: a communicator cuco's MPI layer does not "
+		                 "have");
 	char *d = (char *)mpi_stage(sb * (size_t)n + rb * (size_t)n);
 	if (!d)
 		return mpi_error(MPI_ERR_INTERN, "MPI staging failed");
@@ -384,7 +444,8 @@ static int cuco_mpi_alltoall(const void *send, int scount, MPI_Datatype st, void
 	::ncclGroupStart();
 	for (int p = 0; p < n; p++) {
 		::ncclSend(d + (size_t)p * sb, sb, ncclUint8, p, R.comm, R.mpi_stream);
-		::ncclRecv(d + sb * (size_t)n + (size_t)p * rb, rb, ncclUint8, p, R.comm, R.mpi_stream);
+		::ncclRecv(d + sb * (size_t)n + (size_t)p * rb, rb, ncclUint8, p, R.comm,
+		           R.mpi_stream);
 	}
 	int rc = mpi_check(::ncclGroupEnd(), "MPI_Alltoall");
 	if (!rc) {
@@ -407,8 +468,9 @@ static int cuco_mpi_post(int send, void *buf, int count, MPI_Datatype t, int pee
 	if (peer == MPI_ANY_SOURCE)
 		return mpi_error(MPI_ERR_RANK, "MPI_ANY_SOURCE is not run by cuco's MPI layer");
 	if (!mpi_world(comm) && comm != MPI_COMM_SELF)
-		return mpi_error(MPI_ERR_COMM, "point-to-point MPI on a communicator cuco's MPI layer "
-		                               "does not have");
+		return mpi_error(MPI_ERR_COMM,
+		                 "point-to-point MPI on a communicator cuco's MPI layer "
+		                 "does not have");
 	for (int i = 1; i < CUCO_LIFT_MAX_REQUESTS; i++)
 		if (!R.req[i].used) {
 			R.req[i].used = 1;
@@ -439,15 +501,18 @@ static int cuco_mpi_wait(int n, MPI_Request *reqs, MPI_Status *statuses)
 		::ncclGroupStart();
 		for (int i = 0; i < n; i++) {
 			struct request *q;
-			if (reqs[i] <= 0 || reqs[i] >= CUCO_LIFT_MAX_REQUESTS || !R.req[reqs[i]].used)
+			if (reqs[i] <= 0 || reqs[i] >= CUCO_LIFT_MAX_REQUESTS ||
+			    !R.req[reqs[i]].used)
 				continue;
 			q = &R.req[reqs[i]];
 			if (q->send) {
 				::cudaMemcpyAsync(d + off, q->buf, q->bytes, cudaMemcpyHostToDevice,
 				                  R.mpi_stream);
-				::ncclSend(d + off, q->bytes, ncclUint8, q->peer, R.comm, R.mpi_stream);
+				::ncclSend(d + off, q->bytes, ncclUint8, q->peer, R.comm,
+				           R.mpi_stream);
 			} else {
-				::ncclRecv(d + off, q->bytes, ncclUint8, q->peer, R.comm, R.mpi_stream);
+				::ncclRecv(d + off, q->bytes, ncclUint8, q->peer, R.comm,
+				           R.mpi_stream);
 			}
 			off += (q->bytes + 255) / 256 * 256;
 		}
@@ -455,7 +520,8 @@ static int cuco_mpi_wait(int n, MPI_Request *reqs, MPI_Status *statuses)
 		off = 0;
 		for (int i = 0; i < n && !rc; i++) {
 			struct request *q;
-			if (reqs[i] <= 0 || reqs[i] >= CUCO_LIFT_MAX_REQUESTS || !R.req[reqs[i]].used)
+			if (reqs[i] <= 0 || reqs[i] >= CUCO_LIFT_MAX_REQUESTS ||
+			    !R.req[reqs[i]].used)
 				continue;
 			q = &R.req[reqs[i]];
 			if (!q->send)

@@ -11,7 +11,8 @@
 #ifndef CUCO_DEV_LIFT_OBSERVE_CUH
 #define CUCO_DEV_LIFT_OBSERVE_CUH
 
-namespace cuco_lift {
+namespace cuco_lift
+{
 
 /* dir/r<rank>-<k>.<what>: buffer k's bytes; dir/r<rank>.<what>: one line per buffer. */
 static inline int dump_buffer(const char *dir, const char *what, int rank, int k, const void *dev,
@@ -110,7 +111,8 @@ static inline int cuco_lift_observe(int argc, char **argv, int (*main_fn)(int, c
 	R.visit = visit ? atoi(visit) : CUCO_LIFT_STEP_VISIT;
 	if (R.visit < 1)
 		R.visit = 1;
-	if (::cudaSetDevice(0) != cudaSuccess || ::ncclCommInitAll(&R.comm, 1, &dev) != ncclSuccess) {
+	if (::cudaSetDevice(0) != cudaSuccess ||
+	    ::ncclCommInitAll(&R.comm, 1, &dev) != ncclSuccess) {
 		fprintf(stderr, "cuco lift: no GPU or NCCL for the observing run\n");
 		return 2;
 	}

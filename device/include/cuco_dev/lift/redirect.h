@@ -10,13 +10,14 @@
 /* ---- the program's calls, redirected (after every header this one includes) ---- */
 
 #define cudaMalloc(p, ...) cuco_lift_cudaMalloc((p), #p, __FILE__, __LINE__, __VA_ARGS__)
-#define cudaMallocManaged(p, ...)                                                                  \
+#define cudaMallocManaged(p, ...) \
 	cuco_lift_cudaMallocManaged((p), #p, __FILE__, __LINE__, __VA_ARGS__)
 #define cudaMallocAsync(p, ...) cuco_lift_cudaMallocAsync((p), #p, __FILE__, __LINE__, __VA_ARGS__)
 #define cudaMallocHost(p, ...) cuco_lift_cudaMallocHost((p), #p, __FILE__, __LINE__, __VA_ARGS__)
 #define cudaHostAlloc(p, ...) cuco_lift_cudaMallocHost((p), #p, __FILE__, __LINE__, __VA_ARGS__)
 #define cudaMallocPitch(p, ...) cuco_lift_cudaMallocPitch((p), #p, __FILE__, __LINE__, __VA_ARGS__)
-#define ncclMemAlloc(p, ...) cuco_lift_ncclMemAlloc((void **)(p), #p, __FILE__, __LINE__, __VA_ARGS__)
+#define ncclMemAlloc(p, ...) \
+	cuco_lift_ncclMemAlloc((void **)(p), #p, __FILE__, __LINE__, __VA_ARGS__)
 #define cudaFree(p) cuco_lift_cudaFree((void *)(p))
 #define cudaFreeAsync(p, s) cuco_lift_cudaFreeAsync((void *)(p), (s))
 #define cudaFreeHost(p) cuco_lift_cudaFreeHost((void *)(p))
@@ -66,30 +67,32 @@
 #define ncclScatter(...) cuco_lift_ncclScatter(__VA_ARGS__)
 #define ncclSend(...) cuco_lift_ncclSend(__VA_ARGS__)
 #define ncclRecv(...) cuco_lift_ncclRecv(__VA_ARGS__)
-namespace std {
+namespace std
+{
 using ::cuco_lift_abort;
 using ::cuco_lift_exit;
 using ::cuco_lift_printf;
-}
+} // namespace std
 #if !defined(__CUDA_ARCH__)
 #define printf(...) cuco_lift_printf(__VA_ARGS__)
 #endif
 
 /* The step's frame: the loop runs the step once per run (docs/your-own-program.md). The lift
  * turns a `break`, `continue` or `return` that leaves the step into CUCO_LIFT_STEP_LEAVE. */
-#define CUCO_LIFT_STEP_BEGIN                                                                       \
-	for (bool cuco_lift_go_ = cuco_lift::step_enter(__FILE__, __LINE__); cuco_lift_go_;      \
-	     cuco_lift_go_ = cuco_lift::step_next()) {                                             \
-		cuco_lift::step_gate();                                                            \
+#define CUCO_LIFT_STEP_BEGIN                                                                \
+	for (bool cuco_lift_go_ = cuco_lift::step_enter(__FILE__, __LINE__); cuco_lift_go_; \
+	     cuco_lift_go_ = cuco_lift::step_next()) {                                      \
+		cuco_lift::step_gate();                                                     \
 		{
-#define CUCO_LIFT_STEP_END                                                                         \
-	}                                                                                          \
-	cuco_lift_leave_: __attribute__((unused));                                                 \
+#define CUCO_LIFT_STEP_END       \
+	}                        \
+	cuco_lift_leave_:        \
+	__attribute__((unused)); \
 	}
 #define CUCO_LIFT_STEP_LEAVE goto cuco_lift_leave_
 /* A loop over the devices of a single-process program: this rank's device only. */
-#define CUCO_LIFT_DEVICE_ONLY(i)                                                                   \
-	if (CUCO_LIFT_SINGLE_PROCESS && (int)(i) != cuco_lift::R.rank)                             \
+#define CUCO_LIFT_DEVICE_ONLY(i)                                       \
+	if (CUCO_LIFT_SINGLE_PROCESS && (int)(i) != cuco_lift::R.rank) \
 	continue
 
 #endif

@@ -41,7 +41,10 @@ static inline cudaError_t cuco_lift_cudaMallocPitch(T **p, const char *text, con
 	*pitch = (width + 511) / 512 * 512;
 	return cuco_lift::alloc_device(p, *pitch * height, cuco_lift::DEVICE, text, file, line);
 }
-static inline cudaError_t cuco_lift_cudaFree(void *p) { return cuco_lift::free_any(p, 0); }
+static inline cudaError_t cuco_lift_cudaFree(void *p)
+{
+	return cuco_lift::free_any(p, 0);
+}
 static inline cudaError_t cuco_lift_cudaFreeAsync(void *p, cudaStream_t s)
 {
 	(void)s;
@@ -54,7 +57,8 @@ static inline cudaError_t cuco_lift_cudaFreeHost(void *p)
 static inline ncclResult_t cuco_lift_ncclMemAlloc(void **p, const char *text, const char *file,
                                                   int line, size_t bytes)
 {
-	return cuco_lift::alloc_device(p, bytes, cuco_lift::NCCL_MEM, text, file, line) == cudaSuccess
+	return cuco_lift::alloc_device(p, bytes, cuco_lift::NCCL_MEM, text, file, line) ==
+	               cudaSuccess
 	           ? ncclSuccess
 	           : ncclUnhandledCudaError;
 }
@@ -81,7 +85,10 @@ static inline cudaError_t cuco_lift_cudaGetDeviceCount(int *n)
 		return ::cudaGetDeviceCount(n);
 	return cudaSuccess;
 }
-static inline cudaError_t cuco_lift_cudaDeviceReset(void) { return cudaSuccess; }
+static inline cudaError_t cuco_lift_cudaDeviceReset(void)
+{
+	return cudaSuccess;
+}
 static inline cudaError_t cuco_lift_cudaSetDeviceFlags(unsigned f)
 {
 	(void)f;
@@ -99,7 +106,8 @@ static inline cudaError_t cuco_lift_cudaGetDeviceProperties(cudaDeviceProp *p, i
 	return ::cudaGetDeviceProperties(p, cuco_lift::R.device);
 }
 
-namespace cuco_lift {
+namespace cuco_lift
+{
 static inline cudaError_t track_stream(cudaStream_t *s, cudaError_t e)
 {
 	if (e == cudaSuccess && R.nstreams < CUCO_LIFT_MAX_STREAMS)
@@ -203,9 +211,13 @@ static inline int cuco_lift_printf(const char *fmt, ...)
 
 /* ---- the program's view of NCCL ---- */
 
-namespace cuco_lift {
+namespace cuco_lift
+{
 /* The communicator a program's set-up call gets: the harness's, or a stand-in while describing. */
-static inline ncclComm_t own_comm(void) { return R.comm ? R.comm : (ncclComm_t)&R.self_comm; }
+static inline ncclComm_t own_comm(void)
+{
+	return R.comm ? R.comm : (ncclComm_t)&R.self_comm;
+}
 static inline int is_peer_comm(ncclComm_t c)
 {
 	return (char *)c >= R.peer_comm && (char *)c < R.peer_comm + CUCO_LIFT_MAX_COMMS;
@@ -253,13 +265,13 @@ static inline ncclResult_t cuco_lift_ncclCommInitAll(ncclComm_t *comms, int ndev
 {
 	(void)devs;
 	for (int i = 0; i < ndev; i++)
-		comms[i] = i == cuco_lift::R.rank ? cuco_lift::own_comm()
+		comms[i] = i == cuco_lift::R.rank    ? cuco_lift::own_comm()
 		           : i < CUCO_LIFT_MAX_COMMS ? (ncclComm_t)&cuco_lift::R.peer_comm[i]
 		                                     : (ncclComm_t)NULL;
 	return ncclSuccess;
 }
-static inline ncclResult_t cuco_lift_ncclCommSplit(ncclComm_t c, int color, int key, ncclComm_t *out,
-                                                   ncclConfig_t *cfg)
+static inline ncclResult_t cuco_lift_ncclCommSplit(ncclComm_t c, int color, int key,
+                                                   ncclComm_t *out, ncclConfig_t *cfg)
 {
 	using namespace cuco_lift;
 	if (!live_comm(c)) {
@@ -361,12 +373,12 @@ static inline ncclResult_t cuco_lift_ncclGroupEnd(void)
 
 /* The collectives: the program's own, on the harness's communicator (nothing while describing,
  * nothing on the communicator of a device another rank plays). */
-#define CUCO_LIFT_COLL(name, params, args, comm)                                                   \
-	static inline ncclResult_t cuco_lift_##name params                                         \
-	{                                                                                          \
-		if (!cuco_lift::live_comm(comm))                                                   \
-			return ncclSuccess;                                                        \
-		return ::name args;                                                                \
+#define CUCO_LIFT_COLL(name, params, args, comm)           \
+	static inline ncclResult_t cuco_lift_##name params \
+	{                                                  \
+		if (!cuco_lift::live_comm(comm))           \
+			return ncclSuccess;                \
+		return ::name args;                        \
 	}
 CUCO_LIFT_COLL(ncclAllReduce,
                (const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t o, ncclComm_t c,
@@ -384,16 +396,14 @@ CUCO_LIFT_COLL(ncclReduce,
                 ncclComm_t c, cudaStream_t st),
                (s, r, n, t, o, root, c, st), c)
 CUCO_LIFT_COLL(ncclAllGather,
-               (const void *s, void *r, size_t n, ncclDataType_t t, ncclComm_t c,
-                cudaStream_t st),
+               (const void *s, void *r, size_t n, ncclDataType_t t, ncclComm_t c, cudaStream_t st),
                (s, r, n, t, c, st), c)
 CUCO_LIFT_COLL(ncclReduceScatter,
                (const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t o, ncclComm_t c,
                 cudaStream_t st),
                (s, r, n, t, o, c, st), c)
 CUCO_LIFT_COLL(ncclAlltoAll,
-               (const void *s, void *r, size_t n, ncclDataType_t t, ncclComm_t c,
-                cudaStream_t st),
+               (const void *s, void *r, size_t n, ncclDataType_t t, ncclComm_t c, cudaStream_t st),
                (s, r, n, t, c, st), c)
 CUCO_LIFT_COLL(ncclGather,
                (const void *s, void *r, size_t n, ncclDataType_t t, int root, ncclComm_t c,
@@ -404,8 +414,7 @@ CUCO_LIFT_COLL(ncclScatter,
                 cudaStream_t st),
                (s, r, n, t, root, c, st), c)
 CUCO_LIFT_COLL(ncclSend,
-               (const void *s, size_t n, ncclDataType_t t, int peer, ncclComm_t c,
-                cudaStream_t st),
+               (const void *s, size_t n, ncclDataType_t t, int peer, ncclComm_t c, cudaStream_t st),
                (s, n, t, peer, c, st), c)
 CUCO_LIFT_COLL(ncclRecv,
                (void *r, size_t n, ncclDataType_t t, int peer, ncclComm_t c, cudaStream_t st),

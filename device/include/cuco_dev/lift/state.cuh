@@ -6,7 +6,8 @@
 #ifndef CUCO_DEV_LIFT_STATE_CUH
 #define CUCO_DEV_LIFT_STATE_CUH
 
-namespace cuco_lift {
+namespace cuco_lift
+{
 
 enum mode { IDLE, DESCRIBE, GENERATE, PROGRAM, OBSERVE };
 enum user { NOT_STARTED, RUNNING, PARKED, RETURNED, FAILED };
@@ -84,14 +85,17 @@ static struct runtime R;
 
 static inline const char *mode_name(void)
 {
-	return R.mode == DESCRIBE ? "describing tensors"
+	return R.mode == DESCRIBE   ? "describing tensors"
 	       : R.mode == GENERATE ? "generating inputs"
 	       : R.mode == PROGRAM  ? "running"
 	                            : "idle";
 }
 
 /* Park the program's main (its coroutine) and return to the harness. */
-static inline void park(void) { swapcontext(&R.user_uc, &R.harness_uc); }
+static inline void park(void)
+{
+	swapcontext(&R.user_uc, &R.harness_uc);
+}
 
 /* A failure in the program's coroutine: keep the message, leave main for good. */
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -107,7 +111,10 @@ static void fail(const char *fmt, ...)
 		park();
 }
 
-static inline bool in_user(void) { return R.user == RUNNING; }
+static inline bool in_user(void)
+{
+	return R.user == RUNNING;
+}
 
 static inline int is_user_file(const char *file)
 {

@@ -8,7 +8,8 @@
 
 /* ---- the step, and the coroutine that reaches it ---- */
 
-namespace cuco_lift {
+namespace cuco_lift
+{
 
 /* Where v points into one of the n buffers base[]/bytes[]: its index and offset, or -1. */
 static inline int points_into(uintptr_t v, void *const *base, const size_t *bytes, int n,
@@ -79,7 +80,8 @@ static inline void take_tensors(void)
 		if (!a->live || !a->user || a->kind == HOST)
 			continue;
 		if (R.ntensors >= CUCO_MAX_TENSORS)
-			fail("more than %d device buffers are alive at the step (%s:%d); cuco runs at "
+			fail("more than %d device buffers are alive at the step (%s:%d); cuco runs "
+			     "at "
 			     "most %d tensors",
 			     CUCO_MAX_TENSORS, R.step_file, R.step_line, CUCO_MAX_TENSORS);
 		R.tensor_alloc[R.ntensors++] = i;
@@ -148,7 +150,8 @@ static inline int take_homes(char *err, size_t errlen)
 		if (!found) {
 			const struct alloc *a = &R.allocs[R.tensor_alloc[k]];
 			snprintf(err, errlen,
-			         "buffer %s (allocated at %s:%d) is alive at the step, but cuco finds no "
+			         "buffer %s (allocated at %s:%d) is alive at the step, but cuco "
+			         "finds no "
 			         "variable of the program that holds its address (only heap memory "
 			         "does): it cannot give the step the harness's tensor",
 			         a->name, a->file, a->line);
@@ -233,11 +236,13 @@ static void trampoline(void)
 	try {
 		rc = R.main_fn(R.argc, R.argv);
 	} catch (const std::exception &e) {
-		snprintf(R.err, sizeof R.err, "the program threw %s while %s", e.what(), mode_name());
+		snprintf(R.err, sizeof R.err, "the program threw %s while %s", e.what(),
+		         mode_name());
 		R.user = FAILED;
 		park();
 	} catch (...) {
-		snprintf(R.err, sizeof R.err, "the program threw an exception while %s", mode_name());
+		snprintf(R.err, sizeof R.err, "the program threw an exception while %s",
+		         mode_name());
 		R.user = FAILED;
 		park();
 	}
@@ -394,8 +399,8 @@ static inline int cuco_lift_init(struct cuco_ctx *ctx, void **state, int (*main_
 {
 	using namespace cuco_lift;
 	*state = &R;
-	if (start(PROGRAM, main_fn, ctx->rank, ctx->nranks, ctx->local_rank, ctx->comm,
-	          ctx->shape, ctx, ctx->errbuf, sizeof ctx->errbuf))
+	if (start(PROGRAM, main_fn, ctx->rank, ctx->nranks, ctx->local_rank, ctx->comm, ctx->shape,
+	          ctx, ctx->errbuf, sizeof ctx->errbuf))
 		return 1;
 	if (take_homes(ctx->errbuf, sizeof ctx->errbuf))
 		return 1;
@@ -410,8 +415,9 @@ static inline int cuco_lift_init(struct cuco_ctx *ctx, void **state, int (*main_
 		const struct alloc *a = &R.allocs[R.tensor_alloc[k]];
 		if (a->bytes != ctx->tensors[k].bytes) {
 			snprintf(ctx->errbuf, sizeof ctx->errbuf,
-			         "buffer %s (%s:%d) has %zu bytes at the step, tensor %s %zu", a->name,
-			         a->file, a->line, a->bytes, ctx->tensors[k].name, ctx->tensors[k].bytes);
+			         "buffer %s (%s:%d) has %zu bytes at the step, tensor %s %zu",
+			         a->name, a->file, a->line, a->bytes, ctx->tensors[k].name,
+			         ctx->tensors[k].bytes);
 			return 1;
 		}
 	}
@@ -486,8 +492,7 @@ static inline int cuco_lift_describe(int (*main_fn)(int, char **), const struct 
                                      int *ntensors, char *errbuf, size_t errlen)
 {
 	using namespace cuco_lift;
-	int rc = start(DESCRIBE, main_fn, rank, nranks, rank, NULL, shape, NULL, errbuf,
-	                   errlen);
+	int rc = start(DESCRIBE, main_fn, rank, nranks, rank, NULL, shape, NULL, errbuf, errlen);
 	if (!rc) {
 		for (int k = 0; k < R.ntensors; k++) {
 			const struct alloc *a = &R.allocs[R.tensor_alloc[k]];
@@ -519,7 +524,8 @@ static inline int cuco_lift_describe(int (*main_fn)(int, char **), const struct 
 	return rc;
 }
 
-namespace cuco_lift {
+namespace cuco_lift
+{
 /* The inputs of the last setup the workload ran: one copy per tensor, for every set. */
 struct snapshot {
 	char shape[CUCO_NAME_MAX], argv[1024];
@@ -533,8 +539,7 @@ static ncclComm_t attached_comm;
 static inline int own_state(uintptr_t a)
 {
 	return (a >= (uintptr_t)&R && a < (uintptr_t)(&R + 1)) ||
-	       (a >= (uintptr_t)&S && a < (uintptr_t)(&S + 1)) ||
-	       a == (uintptr_t)&attached_comm;
+	       (a >= (uintptr_t)&S && a < (uintptr_t)(&S + 1)) || a == (uintptr_t)&attached_comm;
 }
 } /* namespace cuco_lift */
 
@@ -564,8 +569,8 @@ static inline int cuco_lift_generate(int (*main_fn)(int, char **), const struct 
 		for (int k = 0; k < S.ntensors; k++)
 			::cudaFree(S.data[k]);
 		memset(&S, 0, sizeof S);
-		if (start(GENERATE, main_fn, rank, nranks, rank, attached_comm, shape, NULL,
-		          err, sizeof err)) {
+		if (start(GENERATE, main_fn, rank, nranks, rank, attached_comm, shape, NULL, err,
+		          sizeof err)) {
 			fprintf(stderr, "cuco lift: generating inputs: %s\n", err);
 			release();
 			return 1;
@@ -585,7 +590,8 @@ static inline int cuco_lift_generate(int (*main_fn)(int, char **), const struct 
 			if (::cudaMalloc(&S.data[k], a->bytes) != cudaSuccess ||
 			    ::cudaMemcpy(S.data[k], a->ptr, a->bytes, cudaMemcpyDeviceToDevice) !=
 			        cudaSuccess) {
-				fprintf(stderr, "cuco lift: keeping the inputs of %s failed\n", a->name);
+				fprintf(stderr, "cuco lift: keeping the inputs of %s failed\n",
+				        a->name);
 				release();
 				return 1;
 			}
