@@ -357,6 +357,45 @@ static int bench_finish(struct cuco_store *store, const struct cuco_eval_request
 	return stop_signal ? CLI_EXIT_INTERRUPTED : rc;
 }
 
+/* The --program files after the workload's programs (progs[0..*np)), each named by its file. */
+static int add_file_programs(const char *const *paths, int n, struct cuco_eval_program *progs,
+                             struct cuco_strbuf *files, int *np)
+{
+	struct cuco_err err;
+	int rc;
+
+	for (int i = 0; i < n; i++) {
+		const char *base = strrchr(paths[i], '/'), *name = base ? base + 1 : paths[i];
+		/* the name keys the harness's NAME=PATH argument and the results */
+		if (strpbrk(name, "=,") || !*name)
+			return cli_usage_error(
+			    "bench",
+			    "--program %s: a program's file name may not hold '=' "
+			    "or ','; rename the file",
+			    paths[i]);
+		for (int k = 0; k < *np; k++)
+			if (!strcmp(progs[k].name, name))
+				return cli_usage_error(
+				    "bench",
+				    "--program %s: the name %s is taken by %s of that name; "
+				    "rename the file",
+				    paths[i], name,
+				    strcmp(progs[k].origin, "file") ? "the workload's program"
+				                                    : "another --program file");
+		cuco_strbuf_init(&files[*np], 0);
+		if (cuco_strbuf_read_file(&files[*np], paths[i])) {
+			rc = cuco_err_set(&err, CUCO_ERR_IO, "--program %s: %s", paths[i],
+			                  strerror(errno));
+			cuco_strbuf_release(&files[*np]);
+			cli_fail(&err);
+			return rc;
+		}
+		cuco_eval_program_init(&progs[*np], name, "file", paths[i], files[*np].buf, 1);
+		(*np)++;
+	}
+	return 0;
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	struct cuco_manifest m;
@@ -454,39 +493,8 @@ int cmd_bench(int argc, char **argv)
 			np++;
 		}
 	}
-	for (int i = 0; i < nfiles; i++) {
-		const char *base = strrchr(prog_files[i], '/'),
-		           *name = base ? base + 1 : prog_files[i];
-		/* the name keys the harness's NAME=PATH argument and the results */
-		if (strpbrk(name, "=,") || !*name) {
-			rc = cli_usage_error("bench",
-			                     "--program %s: a program's file name may not hold '=' "
-			                     "or ','; rename the file",
-			                     prog_files[i]);
-			goto out_progs;
-		}
-		for (int k = 0; k < np; k++)
-			if (!strcmp(progs[k].name, name)) {
-				rc = cli_usage_error(
-				    "bench",
-				    "--program %s: the name %s is taken by %s of that name; "
-				    "rename the file",
-				    prog_files[i], name,
-				    strcmp(progs[k].origin, "file") ? "the workload's program"
-				                                    : "another --program file");
-				goto out_progs;
-			}
-		cuco_strbuf_init(&files[np], 0);
-		if (cuco_strbuf_read_file(&files[np], prog_files[i])) {
-			rc = cuco_err_set(&err, CUCO_ERR_IO, "--program %s: %s", prog_files[i],
-			                  strerror(errno));
-			cuco_strbuf_release(&files[np]);
-			cli_fail(&err);
-			goto out_progs;
-		}
-		cuco_eval_program_init(&progs[np], name, "file", prog_files[i], files[np].buf, 1);
-		np++;
-	}
+	if ((rc = add_file_programs(prog_files, nfiles, progs, files, &np)))
+		goto out_progs;
 
 	/* Refusals come before the store has a run that would stay "running". */
 	if (!farm_kind && (partition || farm_args)) {

@@ -261,6 +261,40 @@ static int lag_due(const struct engine *e, int g)
 	         e->prog.evaluated + cuco_evolve_unevaluated(&e->cur) >= e->cfg.budget_evals);
 }
 
+/* A run to resume: an evolve run, locked by this process, its stored config read. */
+static int resume_open(struct engine *e, int64_t resume_run, struct cuco_err *err)
+{
+	int rc;
+	struct cuco_run_rec run;
+	struct cuco_evolve_config stored;
+
+	cuco_run_rec_init(&run);
+	if ((rc = cuco_store_run_get(e->o->store, resume_run, &run, err)))
+		return rc;
+	if (strcmp(run.kind, "evolve")) {
+		rc =
+		    cuco_err_set(err, CUCO_ERR_INVALID, "run %lld is a '%s' run, not an evolve run",
+		                 (long long)resume_run, run.kind);
+		cuco_run_rec_release(&run);
+		return rc;
+	}
+	/* refused, the run is left as it was: the other process is running it */
+	if ((rc = cuco_store_run_lock(e->o->store, resume_run, err))) {
+		cuco_run_rec_release(&run);
+		return rc;
+	}
+	cuco_evolve_config_default(&stored);
+	rc = run.config ? cuco_evolve_config_from_json(run.config, &stored, err) : CUCO_OK;
+	cuco_run_rec_release(&run);
+	if (rc) {
+		cuco_err_prefix(err, "run %lld: ", (long long)resume_run);
+		return rc;
+	}
+	e->stored_generations = stored.generations;
+	e->run_id = resume_run;
+	return CUCO_OK;
+}
+
 int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_config *cfg,
                     int64_t resume_run, int64_t *run_id, struct cuco_evolve_progress *final,
                     struct cuco_err *err)
@@ -293,32 +327,8 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 		goto out;
 	}
 	if (resume_run) {
-		struct cuco_run_rec run;
-		struct cuco_evolve_config stored;
-		cuco_run_rec_init(&run);
-		if ((rc = cuco_store_run_get(o->store, resume_run, &run, err)))
+		if ((rc = resume_open(&e, resume_run, err)))
 			goto out;
-		if (strcmp(run.kind, "evolve")) {
-			rc = cuco_err_set(err, CUCO_ERR_INVALID,
-			                  "run %lld is a '%s' run, not an evolve run",
-			                  (long long)resume_run, run.kind);
-			cuco_run_rec_release(&run);
-			goto out;
-		}
-		/* refused, the run is left as it was: the other process is running it */
-		if ((rc = cuco_store_run_lock(o->store, resume_run, err))) {
-			cuco_run_rec_release(&run);
-			goto out;
-		}
-		cuco_evolve_config_default(&stored);
-		rc = run.config ? cuco_evolve_config_from_json(run.config, &stored, err) : CUCO_OK;
-		cuco_run_rec_release(&run);
-		if (rc) {
-			cuco_err_prefix(err, "run %lld: ", (long long)resume_run);
-			goto out;
-		}
-		e.stored_generations = stored.generations;
-		e.run_id = resume_run;
 		if (run_id)
 			*run_id = e.run_id;
 		e.prog.run_id = e.run_id;
