@@ -82,6 +82,7 @@ static int add_shape(void *dest, const char *flag, const char *v, char *msg, siz
 }
 
 static const char *const statistics[] = {"median", "mean", NULL};
+static const char *const sels[] = {"rank", "power_law", "weighted", "beam", "best_of_n", NULL};
 static const char *const farm_kinds[] = {"slurm", NULL};
 
 #define EVOLVE_MAX ((long long)1 << 40) /* bound of the counts */
@@ -117,6 +118,11 @@ static const struct cli_flag evolve_flags[] = {
      "candidate, both by it. mean counts runs that are slow now and then (e.g. every 8th, "
      "docs/overlap.md), which the median leaves out",
      CLI_AT(struct evolve_args, ef.statistic), .values = statistics},
+    {CLI_ENUM, "--selection", "S",
+     "parent selection: rank (default), power_law, weighted, beam or best_of_n (docs/search.md)",
+     CLI_AT(struct evolve_args, ef.selection), .values = sels},
+    {CLI_INT, "--best-of", "N", "best_of_n: members drawn per parent (default 3)",
+     CLI_AT(struct evolve_args, ef.best_of), .lo = 2, .hi = 1000},
     {CLI_DOUBLE, "--explore", "F",
      "share of the run's generations that explore, 0..1 (default 0.4; counted over the "
      "generations the --budget-evals reaches when it ends the run sooner)",

@@ -326,6 +326,13 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 		                  CUCO_MAX_ISLANDS);
 		goto out;
 	}
+	e.pop.sel.kind = cuco_selection_kind(cfg->selection[0] ? cfg->selection : "rank");
+	e.pop.sel.n = cfg->selection_n;
+	if (e.pop.sel.kind < 0) {
+		rc = cuco_err_set(err, CUCO_ERR_INVALID, "evolve: selection %s is not known",
+		                  cfg->selection);
+		goto out;
+	}
 	if (resume_run) {
 		if ((rc = resume_open(&e, resume_run, err)))
 			goto out;

@@ -133,6 +133,8 @@ void cuco_evolve_config_default(struct cuco_evolve_config *cfg)
 	cfg->pipeline = 1;
 	snprintf(cfg->timing, sizeof(cfg->timing), "sustained");
 	snprintf(cfg->statistic, sizeof(cfg->statistic), "median");
+	snprintf(cfg->selection, sizeof(cfg->selection), "rank");
+	cfg->selection_n = 3;
 	snprintf(cfg->operator_, sizeof(cfg->operator_), "builtin");
 }
 
@@ -182,6 +184,12 @@ char *cuco_evolve_config_json(const struct cuco_evolve_config *c, const char *ll
 	json_object_set_new(o, "timing", json_string(c->timing[0] ? c->timing : "sustained"));
 	if (!strcmp(c->statistic, "mean")) /* absent: the median, as every run before */
 		json_object_set_new(o, "statistic", json_string("mean"));
+	if (c->selection[0] &&
+	    strcmp(c->selection, "rank")) { /* absent: rank, as every run before */
+		json_object_set_new(o, "selection", json_string(c->selection));
+		if (!strcmp(c->selection, "best_of_n"))
+			json_object_set_new(o, "selection_n", json_integer(c->selection_n));
+	}
 	if (c->max_connections[0])
 		json_object_set_new(o, "cuda_device_max_connections",
 		                    json_string(c->max_connections));
@@ -313,6 +321,22 @@ int cuco_evolve_config_from_json(const char *json, struct cuco_evolve_config *c,
 		json_decref(o);
 		return err->code;
 	}
+	x = json_object_get(o, "selection");
+	if (x && (!json_is_string(x) || cuco_selection_kind(json_string_value(x)) < 0)) {
+		json_decref(o);
+		return cuco_err_set(
+		    err, CUCO_ERR_PARSE,
+		    "evolve config: selection: not rank, power_law, weighted, beam or "
+		    "best_of_n");
+	}
+	snprintf(c->selection, sizeof(c->selection), "%s", x ? json_string_value(x) : "rank");
+	x = json_object_get(o, "selection_n");
+	if (x &&
+	    (!json_is_integer(x) || json_integer_value(x) < 2 || json_integer_value(x) > 1000)) {
+		json_decref(o);
+		return cuco_err_set(err, CUCO_ERR_PARSE, "evolve config: selection_n: not 2..1000");
+	}
+	c->selection_n = x ? (int)json_integer_value(x) : 3;
 	x = json_object_get(o, "cuda_device_max_connections");
 	if (x && !json_is_string(x)) {
 		json_decref(o);

@@ -211,6 +211,10 @@ struct cuco_evolve_config {
 	   --statistic); fitness = baseline / candidate, both by it; configs stored before
 	   the choice read as "median" */
 	char statistic[8];
+	/* parent selection (population.h): "rank" (default, and configs stored before the
+	   choice), "power_law", "weighted", "beam", "best_of_n" with selection_n members drawn */
+	char selection[16];
+	int selection_n;
 	/* CUDA_DEVICE_MAX_CONNECTIONS (CUDA's hardware queues) the run started with; "" when
 	   unset, and in configs stored before it was recorded (docs/harness.md) */
 	char max_connections[16];

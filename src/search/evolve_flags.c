@@ -25,6 +25,7 @@ void cuco_evolve_flags_init(struct cuco_evolve_flags *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->generations = f->islands = f->children = f->budget_evals = f->search_seed = -1;
+	f->best_of = -1;
 	f->budget_minutes = f->explore = f->llm_share = -1;
 }
 
@@ -44,6 +45,10 @@ static void apply_fresh(const struct cuco_evolve_flags *f, struct cuco_evolve_co
 		cfg->explore_fraction = f->explore;
 	if (f->statistic)
 		snprintf(cfg->statistic, sizeof(cfg->statistic), "%s", f->statistic);
+	if (f->selection)
+		snprintf(cfg->selection, sizeof(cfg->selection), "%s", f->selection);
+	if (f->best_of > 0)
+		cfg->selection_n = (int)f->best_of;
 	if (f->freeze)
 		snprintf(cfg->freeze, sizeof(cfg->freeze), "%s", f->freeze);
 	if (f->search)
@@ -155,6 +160,13 @@ static int check_resume(const struct cuco_evolve_flags *f, const struct cuco_run
 		                    "--statistic %s: run %lld ranks by the %s; a resumed run "
 		                    "keeps it, so fitness never mixes the two (drop it)",
 		                    f->statistic, run, cfg->statistic);
+	if ((f->selection && strcmp(f->selection, cfg->selection)) ||
+	    (f->best_of > 0 && f->best_of != cfg->selection_n))
+		return cuco_err_set(
+		    err, CUCO_ERR_USAGE,
+		    "--selection/--best-of: run %lld selects parents by %s; a resumed "
+		    "run keeps it (drop them)",
+		    run, cfg->selection);
 	if (f->explore >= 0 && fabs(f->explore - cfg->explore_fraction) > 1e-12)
 		return cuco_err_set(err, CUCO_ERR_USAGE,
 		                    "--explore %g: run %lld explores %g of its generations; "
@@ -206,6 +218,8 @@ int cuco_evolve_flags_apply(const struct cuco_evolve_flags *f, const struct cuco
 	const char *mc = f->max_connections ? f->max_connections : "";
 	int rc;
 
+	if (f->best_of > 0 && !stored && (!f->selection || strcmp(f->selection, "best_of_n")))
+		return cuco_err_set(err, CUCO_ERR_USAGE, "--best-of is for --selection best_of_n");
 	if (!stored) {
 		apply_fresh(f, cfg);
 	} else {

@@ -28,6 +28,8 @@ struct cuco_evolve_flags {
 	double budget_minutes;     /* --budget-minutes */
 	double explore;            /* --explore */
 	const char *statistic;     /* --statistic; NULL: not given (and so on below) */
+	const char *selection;     /* --selection */
+	long long best_of;         /* --best-of N: best_of_n's members drawn; < 0: not given */
 	const char *freeze;        /* --freeze */
 	const char *search;        /* --search */
 	const char *template_path; /* --template */

@@ -92,6 +92,49 @@ int cuco_island_archive(const struct cuco_population *p, int island, int *idx, i
 	return k;
 }
 
+static const char *const selection_names[] = {"rank", "power_law", "weighted", "beam", "best_of_n"};
+
+int cuco_selection_kind(const char *s)
+{
+	for (int k = 0; k < (int)(sizeof(selection_names) / sizeof(selection_names[0])); k++)
+		if (s && !strcmp(s, selection_names[k]))
+			return k;
+	return -1;
+}
+
+const char *cuco_selection_name(int k)
+{
+	return k >= 0 && k < (int)(sizeof(selection_names) / sizeof(selection_names[0]))
+	           ? selection_names[k]
+	           : "?";
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* weighted: a sigmoid of each fitness about the median, scaled by the mean deviation. */
+static void fitness_weights(const struct cuco_population *p, const int *all, int n, double lambda,
+                            double *w)
+{
+	double *f = cuco_xcalloc((size_t)n + 1, sizeof(*f)), med, spread = 0;
+
+	for (int r = 0; r < n; r++)
+		f[r] = p->m[all[r]].fitness;
+	qsort(f, (size_t)n, sizeof(*f), cmp_double);
+	med = n % 2 ? f[n / 2] : 0.5 * (f[n / 2 - 1] + f[n / 2]);
+	for (int r = 0; r < n; r++)
+		spread += fabs(f[r] - med) / n;
+	for (int r = 0; r < n; r++)
+		w[r] = spread > 0
+		           ? 1.0 / (1.0 + exp(-lambda * (p->m[all[r]].fitness - med) / spread))
+		           : 1.0;
+	free(f);
+}
+
 int cuco_island_parent_weights(const struct cuco_population *p, int island, double lambda, int *idx,
                                double *w, int max)
 {
@@ -104,11 +147,30 @@ int cuco_island_parent_weights(const struct cuco_population *p, int island, doub
 	sort_best_first(p, all, n);
 	if (n > max)
 		n = max;
+	if (p->sel.kind == CUCO_SELECT_WEIGHTED)
+		fitness_weights(p, all, n, lambda, w);
 	for (int r = 0; r < n; r++) {
 		const struct cuco_member *m = &p->m[all[r]];
-		double rank = n > 1 ? (double)r / (double)(n - 1) : 0;
+		double rank = n > 1 ? (double)r / (double)(n - 1) : 0,
+		       k = p->sel.n > 1 ? p->sel.n : 2;
+
 		idx[r] = all[r];
-		w[r] = exp(-lambda * rank) / (1.0 + m->nchildren);
+		switch (p->sel.kind) {
+		case CUCO_SELECT_POWER_LAW:
+			w[r] = pow(r + 1.0, -lambda);
+			break;
+		case CUCO_SELECT_WEIGHTED:
+			break;
+		case CUCO_SELECT_BEAM:
+			w[r] = r == 0;
+			continue; /* no penalty: the best, always */
+		case CUCO_SELECT_BEST_OF_N:
+			w[r] = pow((double)(n - r) / n, k) - pow((double)(n - r - 1) / n, k);
+			break;
+		default:
+			w[r] = exp(-lambda * rank);
+		}
+		w[r] /= 1.0 + m->nchildren;
 	}
 	free(all);
 	return n;

@@ -39,8 +39,39 @@ struct cuco_island_state {
 	int stagnant;         /* generations since then */
 };
 
+/*
+ * How a parent is drawn from an island's alive members, ranked best first (r = 0..n-1),
+ * under the phase's pressure lambda; every weight but beam's is divided by
+ * 1 + the member's children so far:
+ *   rank       exp(-lambda * r / (n - 1))
+ *   power_law  (r + 1)^-lambda
+ *   weighted   by fitness: 1 / (1 + exp(-lambda * (f - median) / spread)), spread the
+ *              mean absolute deviation from the median (equal weights when it is 0)
+ *   beam       the best member, always
+ *   best_of_n  the best of n members drawn uniformly (with replacement): the chance
+ *              that rank r wins, ((n - r) / n)^k - ((n - r - 1) / n)^k for k = n
+ */
+enum cuco_selection_kind {
+	CUCO_SELECT_RANK = 0,
+	CUCO_SELECT_POWER_LAW,
+	CUCO_SELECT_WEIGHTED,
+	CUCO_SELECT_BEAM,
+	CUCO_SELECT_BEST_OF_N,
+};
+
+struct cuco_selection {
+	int kind; /* enum cuco_selection_kind */
+	int n;    /* best_of_n: members drawn (>= 2) */
+};
+
+/* The kind named s ("rank", "power_law", "weighted", "beam", "best_of_n"); -1 if none. */
+int cuco_selection_kind(const char *s);
+/* The name of kind k. */
+const char *cuco_selection_name(int k);
+
 /* All islands. Caller-owned: cuco_population_init(), cuco_population_release(). */
 struct cuco_population {
+	struct cuco_selection sel; /* rank after cuco_population_init() */
 	int nislands;
 	int population_size; /* alive members per island before trimming */
 	int archive_size;    /* elites per island, never trimmed */
@@ -71,8 +102,8 @@ int cuco_island_archive(const struct cuco_population *p, int island, int *idx, i
 
 /*
  * Selection weights of the island's alive members (correct ones only, when
- * there are any): w = exp(-lambda * rank / (n - 1)) / (1 + nchildren), rank 0
- * for the fittest. idx and w get up to max entries; returns how many.
+ * there are any) by p->sel (struct cuco_selection), rank 0 for the fittest. idx
+ * and w get up to max entries, best first; returns how many.
  */
 int cuco_island_parent_weights(const struct cuco_population *p, int island, double lambda, int *idx,
                                double *w, int max);

@@ -424,13 +424,54 @@ static void test_resume_template(void **state)
 	assert_string_equal(out, CUCO_SOURCE_DIR "/share/realize/kv_transfer.cu.in");
 }
 
+/* --selection: a fresh run takes it (--best-of only with best_of_n), the config keeps it, a
+ * resumed run refuses another; a config without one selects by rank. */
+static void test_selection(void **state)
+{
+	struct cuco_evolve_flags f;
+	struct cuco_evolve_config cfg, back;
+	struct stored_run s;
+	struct cuco_err err;
+	char *json;
+
+	(void)state;
+	cuco_evolve_flags_init(&f);
+	f.workload = "gemm_allgather";
+	f.best_of = 4;
+	assert_int_equal(cuco_evolve_flags_apply(&f, NULL, &cfg, NULL, &err), CUCO_ERR_USAGE);
+	assert_string_equal(err.msg, "--best-of is for --selection best_of_n");
+	f.selection = "best_of_n";
+	assert_int_equal(cuco_evolve_flags_apply(&f, NULL, &cfg, NULL, &err), CUCO_OK);
+	assert_string_equal(cfg.selection, "best_of_n");
+	assert_int_equal(cfg.selection_n, 4);
+	json = cuco_evolve_config_to_json(&cfg);
+	assert_int_equal(cuco_evolve_config_from_json(json, &back, &err), CUCO_OK);
+	assert_string_equal(back.selection, "best_of_n");
+	assert_int_equal(back.selection_n, 4);
+	free(json);
+	assert_int_equal(
+	    cuco_evolve_config_from_json("{\"selection\":\"tournament\"}", &back, &err),
+	    CUCO_ERR_PARSE);
+	assert_int_equal(cuco_evolve_config_from_json("{}", &back, &err), CUCO_OK);
+	assert_string_equal(back.selection, "rank");
+
+	store_run(&s, &cfg, NULL);
+	cuco_evolve_flags_init(&f);
+	f.selection = "beam";
+	assert_int_equal(cuco_evolve_flags_apply(&f, &s.rec, &cfg, NULL, &err), CUCO_ERR_USAGE);
+	assert_non_null(strstr(err.msg, "run 7 selects parents by best_of_n"));
+	f.selection = "best_of_n";
+	assert_int_equal(cuco_evolve_flags_apply(&f, &s.rec, &cfg, NULL, &err), CUCO_OK);
+	free(s.config);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_fresh),           cmocka_unit_test(test_resume_keeps),
 	    cmocka_unit_test(test_resume_refuses),  cmocka_unit_test(test_resume_old_config),
 	    cmocka_unit_test(test_resume_notes),    cmocka_unit_test(test_resume_llm),
-	    cmocka_unit_test(test_resume_template),
+	    cmocka_unit_test(test_resume_template), cmocka_unit_test(test_selection),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,5 +1,6 @@
 /* test_search_population.c - islands: selection statistics, archive, migration, trim, stagnation,
  * schedule, novelty. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -65,6 +66,55 @@ static void test_selection_prefers_fitness(void **state)
 		hist[cuco_island_pick_parent(&p, 0, 0.0, &rng)]++;
 	for (int i = 0; i < 5; i++)
 		assert_true(hist[i] > 3400 && hist[i] < 4600);
+	cuco_population_release(&p);
+}
+
+/* Four members of fitness 1, 2, 3, 6 (ranked 6, 3, 2, 1): each strategy's weights, best first. */
+static void test_selection_strategies(void **state)
+{
+	struct cuco_population p;
+	struct cuco_rng rng;
+	int idx[8], n, hist[4] = {0};
+	double w[8];
+
+	(void)state;
+	assert_int_equal(cuco_population_init(&p, 1, 40, 10), 0);
+	add(&p, 1, 0, 1.0, 1, 8);
+	add(&p, 2, 0, 2.0, 1, 16);
+	add(&p, 3, 0, 3.0, 1, 24);
+	add(&p, 4, 0, 6.0, 1, 32);
+	assert_int_equal(cuco_selection_kind("power_law"), CUCO_SELECT_POWER_LAW);
+	assert_int_equal(cuco_selection_kind("tournament"), -1);
+	assert_string_equal(cuco_selection_name(CUCO_SELECT_BEST_OF_N), "best_of_n");
+
+	p.sel.kind = CUCO_SELECT_POWER_LAW; /* (r + 1)^-2 */
+	n = cuco_island_parent_weights(&p, 0, 2.0, idx, w, 8);
+	assert_int_equal(n, 4);
+	assert_int_equal(idx[0], 3);
+	assert_float_equal(w[0], 1.0, 1e-12);
+	assert_float_equal(w[1], 0.25, 1e-12);
+	assert_float_equal(w[3], 1.0 / 16, 1e-12);
+
+	p.sel.kind = CUCO_SELECT_WEIGHTED; /* median 2.5, mean deviation 1.5 */
+	n = cuco_island_parent_weights(&p, 0, 1.0, idx, w, 8);
+	assert_float_equal(w[0], 1.0 / (1.0 + exp(-3.5 / 1.5)), 1e-12);
+	assert_float_equal(w[3], 1.0 / (1.0 + exp(1.5 / 1.5)), 1e-12);
+	assert_true(w[0] > w[1] && w[1] > w[2] && w[2] > w[3]);
+
+	p.sel.kind = CUCO_SELECT_BEST_OF_N; /* the best of 2 of 4: 7/16, 5/16, 3/16, 1/16 */
+	p.sel.n = 2;
+	n = cuco_island_parent_weights(&p, 0, 3.0, idx, w, 8);
+	for (int r = 0; r < 4; r++)
+		assert_float_equal(w[r], (7.0 - 2 * r) / 16, 1e-12);
+	cuco_rng_seed(&rng, 3);
+	for (int i = 0; i < 16000; i++)
+		hist[cuco_island_pick_parent(&p, 0, 3.0, &rng) % 4]++;
+	assert_true(hist[3] > 6400 && hist[3] < 7600 && hist[0] > 700 && hist[0] < 1300);
+
+	p.sel.kind = CUCO_SELECT_BEAM; /* the best, always, children or not */
+	p.m[3].nchildren = 50;
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(cuco_island_pick_parent(&p, 0, 0.5, &rng), 3);
 	cuco_population_release(&p);
 }
 
@@ -339,6 +389,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_selection_prefers_fitness),
 	    cmocka_unit_test(test_selection_child_penalty),
+	    cmocka_unit_test(test_selection_strategies),
 	    cmocka_unit_test(test_archive_and_inspirations),
 	    cmocka_unit_test(test_migration_ring),
 	    cmocka_unit_test(test_trim_and_stagnation),
