@@ -109,7 +109,7 @@ model-a --llm-model model-b, which a resumed run keeps" evolve --resume 1 --llm-
 		evolve --resume 1 --llm-api anthropic
 	expect 14 "--llm-diagnose on replaces the stored off for this resume" \
 		evolve --resume 1 --llm-diagnose
-	expect 3 "run config: llm.models: not an array of 1 to 8 names" evolve --resume 4
+	expect 4 "run config: llm.models: not an array of 1 to 8 names" evolve --resume 4
 	expect 14 "run 5 has no stored seed" evolve --resume 5
 	export CUCO_STORE=$TMP/cuco.db
 	unset CUCO_HARNESS

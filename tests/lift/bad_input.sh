@@ -33,8 +33,8 @@ export CUCO_STATE=$TMP/state
 export CUCO_STORE=$TMP/default.db
 cd "$TMP" || exit 2
 
-# the exit statuses (enum cuco_result, src/util/error.h)
-E_PARSE=3 E_INVALID=4 E_USAGE=5 E_COMPILE=8 E_UNSUPPORTED=13 E_NOT_FOUND=14
+# the exit statuses (one per kind of failure, src/cli/exit.c; bad input, malformed or invalid, is 4)
+E_PARSE=4 E_INVALID=4 E_USAGE=5 E_COMPILE=8 E_UNSUPPORTED=13 E_NOT_FOUND=14
 
 # libclang: a program that lifts, without the compile
 "$CUCO" init probe --from "$FIX/plan/step_warmup.cu" --no-compile -o "$TMP/probe" >"$TMP/probe.out" 2>&1

@@ -687,9 +687,11 @@ static inline int moe_experts(moe_prog *m, const moe_set *st, int which, cudaStr
 /* y = the gate-weighted sum of every slot's expert output, read from buf (send layout). */
 static inline int moe_combine(moe_prog *m, const struct cuco_tensor *t, char *buf, cudaStream_t s)
 {
-	moe_combine_kernel < <<m->T<1056 ? m->T : 1056, 256, 0, s>>>(
-	                         (__nv_bfloat16 *)t[5].ptr, (const int *)t[1].ptr, m->pos,
-	                         (const float *)t[2].ptr, m->T, m->k, m->H, moe_send_bases(m, buf));
+	const int grid = m->T < 1056 ? m->T : 1056;
+
+	moe_combine_kernel<<<grid, 256, 0, s>>>((__nv_bfloat16 *)t[5].ptr, (const int *)t[1].ptr,
+	                                        m->pos, (const float *)t[2].ptr, m->T, m->k, m->H,
+	                                        moe_send_bases(m, buf));
 	CUCO_LAUNCH_TRY(m->ctx);
 	return 0;
 }
