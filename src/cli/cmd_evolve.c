@@ -1,8 +1,5 @@
-/*
- * cmd_evolve.c - `cuco evolve`: the slow path. Islands of candidates bred by
- * the built-in design-space operator from the fast-path seed, judged by the
- * cascade, kept in the store; Ctrl-C stops cleanly and --resume continues.
- */
+/* cmd_evolve.c - `cuco evolve`: the slow path. Islands of candidates bred from the fast-path
+ * seed, judged by the cascade, kept in the store; Ctrl-C stops cleanly and --resume continues. */
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -121,6 +118,8 @@ static const struct cli_flag evolve_flags[] = {
     {CLI_ENUM, "--selection", "S",
      "parent selection: rank (default), power_law, weighted, beam or best_of_n (docs/search.md)",
      CLI_AT(struct evolve_args, ef.selection), .values = sels},
+    {CLI_STRING, "--migration", "GRAPH", "where migrants go: ring (default), all, or edges 0>1,1>2",
+     CLI_AT(struct evolve_args, ef.migration)},
     {CLI_INT, "--best-of", "N", "best_of_n: members drawn per parent (default 3)",
      CLI_AT(struct evolve_args, ef.best_of), .lo = 2, .hi = 1000},
     {CLI_DOUBLE, "--explore", "F",

@@ -303,7 +303,7 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 	/* open: cur holds generation g, stored; lagged: it was bred ahead by the pipeline;
 	 * have_next: next holds generation g+1, stored (prefetched once next_sent) */
 	int rc = CUCO_OK, g = 0, open = 0, lagged = 0, have_next = 0, next_sent = 0, empty = 0;
-	char *config = NULL;
+	char *config = NULL, why_graph[160];
 	const char *why = NULL;
 
 	memset(&e, 0, sizeof(e));
@@ -328,6 +328,11 @@ int cuco_evolve_run(const struct cuco_evolve_opts *o, const struct cuco_evolve_c
 	}
 	e.pop.sel.kind = cuco_selection_kind(cfg->selection[0] ? cfg->selection : "rank");
 	e.pop.sel.n = cfg->selection_n;
+	if (cuco_migration_parse(cfg->migration, cfg->islands, e.pop.links, why_graph,
+	                         sizeof(why_graph))) {
+		rc = cuco_err_set(err, CUCO_ERR_INVALID, "evolve: migration: %s", why_graph);
+		goto out;
+	}
 	if (e.pop.sel.kind < 0) {
 		rc = cuco_err_set(err, CUCO_ERR_INVALID, "evolve: selection %s is not known",
 		                  cfg->selection);

@@ -135,6 +135,7 @@ void cuco_evolve_config_default(struct cuco_evolve_config *cfg)
 	snprintf(cfg->statistic, sizeof(cfg->statistic), "median");
 	snprintf(cfg->selection, sizeof(cfg->selection), "rank");
 	cfg->selection_n = 3;
+	snprintf(cfg->migration, sizeof(cfg->migration), "ring");
 	snprintf(cfg->operator_, sizeof(cfg->operator_), "builtin");
 }
 
@@ -190,6 +191,8 @@ char *cuco_evolve_config_json(const struct cuco_evolve_config *c, const char *ll
 		if (!strcmp(c->selection, "best_of_n"))
 			json_object_set_new(o, "selection_n", json_integer(c->selection_n));
 	}
+	if (c->migration[0] && strcmp(c->migration, "ring")) /* absent: the ring */
+		json_object_set_new(o, "migration", json_string(c->migration));
 	if (c->max_connections[0])
 		json_object_set_new(o, "cuda_device_max_connections",
 		                    json_string(c->max_connections));
@@ -337,6 +340,12 @@ int cuco_evolve_config_from_json(const char *json, struct cuco_evolve_config *c,
 		return cuco_err_set(err, CUCO_ERR_PARSE, "evolve config: selection_n: not 2..1000");
 	}
 	c->selection_n = x ? (int)json_integer_value(x) : 3;
+	x = json_object_get(o, "migration");
+	if (x && !json_is_string(x)) {
+		json_decref(o);
+		return cuco_err_set(err, CUCO_ERR_PARSE, "evolve config: migration: not a string");
+	}
+	snprintf(c->migration, sizeof(c->migration), "%s", x ? json_string_value(x) : "ring");
 	x = json_object_get(o, "cuda_device_max_connections");
 	if (x && !json_is_string(x)) {
 		json_decref(o);

@@ -215,6 +215,9 @@ struct cuco_evolve_config {
 	   choice), "power_law", "weighted", "beam", "best_of_n" with selection_n members drawn */
 	char selection[16];
 	int selection_n;
+	/* where migrants go (cuco_migration_parse()): "ring" (default, and configs stored
+	   before the choice), "all", or directed edges "0>1,0>2" */
+	char migration[256];
 	/* CUDA_DEVICE_MAX_CONNECTIONS (CUDA's hardware queues) the run started with; "" when
 	   unset, and in configs stored before it was recorded (docs/harness.md) */
 	char max_connections[16];

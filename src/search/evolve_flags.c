@@ -49,6 +49,8 @@ static void apply_fresh(const struct cuco_evolve_flags *f, struct cuco_evolve_co
 		snprintf(cfg->selection, sizeof(cfg->selection), "%s", f->selection);
 	if (f->best_of > 0)
 		cfg->selection_n = (int)f->best_of;
+	if (f->migration)
+		snprintf(cfg->migration, sizeof(cfg->migration), "%s", f->migration);
 	if (f->freeze)
 		snprintf(cfg->freeze, sizeof(cfg->freeze), "%s", f->freeze);
 	if (f->search)
@@ -160,6 +162,12 @@ static int check_resume(const struct cuco_evolve_flags *f, const struct cuco_run
 		                    "--statistic %s: run %lld ranks by the %s; a resumed run "
 		                    "keeps it, so fitness never mixes the two (drop it)",
 		                    f->statistic, run, cfg->statistic);
+	if (f->migration && strcmp(f->migration, cfg->migration))
+		return cuco_err_set(
+		    err, CUCO_ERR_USAGE,
+		    "--migration %s: run %lld migrates along %s; a resumed run keeps "
+		    "it (drop it)",
+		    f->migration, run, cfg->migration);
 	if ((f->selection && strcmp(f->selection, cfg->selection)) ||
 	    (f->best_of > 0 && f->best_of != cfg->selection_n))
 		return cuco_err_set(
@@ -230,6 +238,13 @@ int cuco_evolve_flags_apply(const struct cuco_evolve_flags *f, const struct cuco
 		}
 		if ((rc = check_resume(f, stored, cfg, err)))
 			return rc;
+	}
+	if (!stored) {
+		unsigned links[CUCO_MAX_ISLANDS];
+		char why[160];
+
+		if (cuco_migration_parse(cfg->migration, cfg->islands, links, why, sizeof(why)))
+			return cuco_err_set(err, CUCO_ERR_USAGE, "--migration: %s", why);
 	}
 	if (f->generations > CUCO_EVOLVE_MAX_GENERATIONS)
 		return cuco_err_set(err, CUCO_ERR_USAGE, "--generations %lld: at most %d",

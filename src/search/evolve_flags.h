@@ -29,6 +29,7 @@ struct cuco_evolve_flags {
 	double explore;            /* --explore */
 	const char *statistic;     /* --statistic; NULL: not given (and so on below) */
 	const char *selection;     /* --selection */
+	const char *migration;     /* --migration */
 	long long best_of;         /* --best-of N: best_of_n's members drawn; < 0: not given */
 	const char *freeze;        /* --freeze */
 	const char *search;        /* --search */

@@ -3,6 +3,7 @@
 #include "search/population.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -229,16 +230,63 @@ int cuco_island_inspirations(const struct cuco_population *p, int island, int pa
 	return n;
 }
 
+int cuco_migration_parse(const char *s, int nislands, unsigned *links, char *why, size_t whylen)
+{
+	const char *q = s ? s : "";
+
+	memset(links, 0, sizeof(*links) * CUCO_MAX_ISLANDS);
+	if (!*q || !strcmp(q, "ring"))
+		return 0;
+	if (!strcmp(q, "all")) {
+		for (int i = 0; i < nislands; i++)
+			links[i] = ((1u << nislands) - 1) & ~(1u << i);
+		return 0;
+	}
+	while (*q) {
+		char *end;
+		long a = strtol(q, &end, 10), b;
+
+		if (end == q || *end != '>')
+			goto bad;
+		q = end + 1;
+		b = strtol(q, &end, 10);
+		if (end == q || (*end && *end != ','))
+			goto bad;
+		if (a < 0 || b < 0 || a >= nislands || b >= nislands || a == b) {
+			snprintf(why, whylen,
+			         "edge %ld>%ld: islands are 0..%d, no island sends to itself", a, b,
+			         nislands - 1);
+			return -1;
+		}
+		links[a] |= 1u << b;
+		q = *end ? end + 1 : end;
+	}
+	return 0;
+bad:
+	snprintf(why, whylen, "\"%s\": not ring, all or edges like 0>1,1>2", s);
+	return -1;
+}
+
+/* Whether p->links names any edge. */
+static int has_links(const struct cuco_population *p)
+{
+	for (int i = 0; i < p->nislands; i++)
+		if (p->links[i])
+			return 1;
+	return 0;
+}
+
 int cuco_population_migrate(struct cuco_population *p, double rate)
 {
-	int *moves, *dest, nmoves = 0;
+	int *moves, *dest, nmoves = 0, graph = has_links(p);
+	size_t cap = (size_t)(p->n + 1) * (size_t)p->nislands;
 
 	if (p->nislands < 2)
 		return 0;
-	moves = cuco_xcalloc((size_t)p->n + 1, sizeof(*moves));
-	dest = cuco_xcalloc((size_t)p->n + 1, sizeof(*dest));
+	moves = cuco_xcalloc(cap, sizeof(*moves));
+	dest = cuco_xcalloc(cap, sizeof(*dest));
 	for (int i = 0; i < p->nislands; i++) {
-		int to = (i + 1) % p->nislands, n, k, *all = island_members(p, i, 0, &n), sent = 0;
+		int n, k, *all = island_members(p, i, 0, &n);
 		int alive = n;
 		free(all);
 		all = island_members(p, i, 1, &n);
@@ -246,15 +294,20 @@ int cuco_population_migrate(struct cuco_population *p, double rate)
 		k = (int)ceil(rate * alive - 1e-9);
 		if (k < 1)
 			k = 1;
-		for (int j = 0; j < n && sent < k; j++) {
-			/* Natives only: a migrant travelling on would let one elite take every
-			 * island, the collapse islands exist to prevent. */
-			if (p->m[all[j]].migrant ||
-			    cuco_population_find(p, to, p->m[all[j]].program_id) >= 0)
+		for (int to = 0; to < p->nislands; to++) {
+			int sent = 0;
+			if (graph ? !(p->links[i] >> to & 1u) : to != (i + 1) % p->nislands)
 				continue;
-			moves[nmoves] = all[j];
-			dest[nmoves++] = to;
-			sent++;
+			for (int j = 0; j < n && sent < k; j++) {
+				/* Natives only: a migrant travelling on would let one elite take
+				 * every island, the collapse islands exist to prevent. */
+				if (p->m[all[j]].migrant ||
+				    cuco_population_find(p, to, p->m[all[j]].program_id) >= 0)
+					continue;
+				moves[nmoves] = all[j];
+				dest[nmoves++] = to;
+				sent++;
+			}
 		}
 		free(all);
 	}

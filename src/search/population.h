@@ -10,6 +10,7 @@
 #ifndef CUCO_SEARCH_POPULATION_H
 #define CUCO_SEARCH_POPULATION_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "program/directive.h"
@@ -64,6 +65,13 @@ struct cuco_selection {
 	int n;    /* best_of_n: members drawn (>= 2) */
 };
 
+/*
+ * A migration graph over nislands islands into links (struct cuco_population's): "ring"
+ * (or "" : i -> i + 1), "all" (every island to every other), or directed edges "0>1,0>2,2>0".
+ * Returns 0, or -1 with why (an edge outside the islands, a self edge, bad syntax).
+ */
+int cuco_migration_parse(const char *s, int nislands, unsigned *links, char *why, size_t whylen);
+
 /* The kind named s ("rank", "power_law", "weighted", "beam", "best_of_n"); -1 if none. */
 int cuco_selection_kind(const char *s);
 /* The name of kind k. */
@@ -72,6 +80,9 @@ const char *cuco_selection_name(int k);
 /* All islands. Caller-owned: cuco_population_init(), cuco_population_release(). */
 struct cuco_population {
 	struct cuco_selection sel; /* rank after cuco_population_init() */
+	/* migration graph: bit j of links[i] sends island i's migrants to island j; all zero
+	   (as after cuco_population_init()): the ring i -> i + 1 */
+	unsigned links[CUCO_MAX_ISLANDS];
 	int nislands;
 	int population_size; /* alive members per island before trimming */
 	int archive_size;    /* elites per island, never trimmed */
@@ -122,10 +133,11 @@ int cuco_island_inspirations(const struct cuco_population *p, int island, int pa
                              int diverse_k, struct cuco_rng *rng, int *out, int max);
 
 /*
- * Ring migration: island i sends its best max(1, ceil(rate * alive)) correct
- * native (not themselves migrated) members to island (i + 1) % nislands,
- * skipping programs already there. All
- * choices are made before any copy lands. Returns the number of copies made.
+ * Migration along p->links (the ring i -> (i + 1) % nislands when none is set):
+ * each island sends its best max(1, ceil(rate * alive)) correct native (not
+ * themselves migrated) members to each island it links to, skipping programs
+ * already there. All choices are made before any copy lands. Returns the
+ * number of copies made.
  */
 int cuco_population_migrate(struct cuco_population *p, double rate);
 

@@ -462,7 +462,25 @@ static void test_selection(void **state)
 	assert_non_null(strstr(err.msg, "run 7 selects parents by best_of_n"));
 	f.selection = "best_of_n";
 	assert_int_equal(cuco_evolve_flags_apply(&f, &s.rec, &cfg, NULL, &err), CUCO_OK);
+	assert_string_equal(cfg.migration, "ring");
+	f.migration = "all";
+	assert_int_equal(cuco_evolve_flags_apply(&f, &s.rec, &cfg, NULL, &err), CUCO_ERR_USAGE);
+	assert_non_null(strstr(err.msg, "--migration all: run 7 migrates along ring"));
 	free(s.config);
+
+	/* --migration: a graph over the run's islands, stored */
+	cuco_evolve_flags_init(&f);
+	f.islands = 2;
+	f.migration = "0>2";
+	assert_int_equal(cuco_evolve_flags_apply(&f, NULL, &cfg, NULL, &err), CUCO_ERR_USAGE);
+	assert_string_equal(err.msg,
+	                    "--migration: edge 0>2: islands are 0..1, no island sends to itself");
+	f.migration = "1>0";
+	assert_int_equal(cuco_evolve_flags_apply(&f, NULL, &cfg, NULL, &err), CUCO_OK);
+	json = cuco_evolve_config_to_json(&cfg);
+	assert_int_equal(cuco_evolve_config_from_json(json, &back, &err), CUCO_OK);
+	assert_string_equal(back.migration, "1>0");
+	free(json);
 }
 
 int main(void)

@@ -179,6 +179,41 @@ static void test_archive_and_inspirations(void **state)
 }
 
 /* Ring migration: island i's best go to island i+1, choices made before any copy lands. */
+/* A migration graph: parsed from ring, all or edges (bad ones refused), and followed. */
+static void test_migration_graph(void **state)
+{
+	struct cuco_population p;
+	unsigned links[CUCO_MAX_ISLANDS];
+	char why[160];
+
+	(void)state;
+	assert_int_equal(cuco_migration_parse("ring", 3, links, why, sizeof(why)), 0);
+	assert_int_equal(links[0] | links[1] | links[2], 0);
+	assert_int_equal(cuco_migration_parse("all", 3, links, why, sizeof(why)), 0);
+	assert_int_equal(links[0], 6);
+	assert_int_equal(links[2], 3);
+	assert_int_equal(cuco_migration_parse("0>3", 3, links, why, sizeof(why)), -1);
+	assert_string_equal(why, "edge 0>3: islands are 0..2, no island sends to itself");
+	assert_int_equal(cuco_migration_parse("1>1", 3, links, why, sizeof(why)), -1);
+	assert_int_equal(cuco_migration_parse("0-1", 3, links, why, sizeof(why)), -1);
+	assert_string_equal(why, "\"0-1\": not ring, all or edges like 0>1,1>2");
+
+	/* a star out of island 0: its two best reach 1 and 2; 1 and 2 send nothing */
+	assert_int_equal(cuco_population_init(&p, 3, 40, 10), 0);
+	assert_int_equal(cuco_migration_parse("0>1,0>2", 3, p.links, why, sizeof(why)), 0);
+	for (int isl = 0; isl < 3; isl++)
+		for (int k = 0; k < 10; k++)
+			add(&p, isl * 100 + k, isl, 1.0 + 0.01 * k + isl, 1, 8 + k);
+	assert_int_equal(cuco_population_migrate(&p, 0.15), 4);
+	for (int to = 1; to < 3; to++) {
+		assert_true(cuco_population_find(&p, to, 9) >= 0);
+		assert_true(cuco_population_find(&p, to, 8) >= 0);
+	}
+	assert_int_equal(cuco_population_find(&p, 0, 109), -1);
+	assert_int_equal(cuco_population_find(&p, 2, 109), -1);
+	cuco_population_release(&p);
+}
+
 static void test_migration_ring(void **state)
 {
 	struct cuco_population p;
@@ -392,6 +427,7 @@ int main(void)
 	    cmocka_unit_test(test_selection_strategies),
 	    cmocka_unit_test(test_archive_and_inspirations),
 	    cmocka_unit_test(test_migration_ring),
+	    cmocka_unit_test(test_migration_graph),
 	    cmocka_unit_test(test_trim_and_stagnation),
 	    cmocka_unit_test(test_schedule_switch),
 	    cmocka_unit_test(test_schedule_horizon),
