@@ -490,6 +490,7 @@ struct running {
 	int job;
 	char tmp_out[PATH_MAX]; /* nvcc's output before the rename into the cache */
 	char sandbox[PATH_MAX]; /* a candidate's private directory; "" for a trusted job */
+	char tmp[PATH_MAX];     /* nvcc's own temporary folder outside a view; "" for none */
 };
 
 enum job_state { JOB_TODO, JOB_WAIT, JOB_RUN, JOB_DONE };
@@ -506,7 +507,7 @@ static int start(const struct cuco_compile_opts *o, struct cuco_compile_job *job
 	static atomic_uint seq; /* temporary names unique to this process and call */
 	char src[PATH_MAX], tmp_out[PATH_MAX], sandbox[PATH_MAX] = "", *argv[64], *store[32];
 	char home[PATH_MAX], work[PATH_MAX + 8], tmpdir[PATH_MAX + 16], homedir[PATH_MAX + 16];
-	char *env[3] = {NULL};
+	char *env[3] = {NULL}, jobtmp[PATH_MAX] = "";
 	struct cuco_jail *view = NULL;
 	int nstore = 0, ofd, efd;
 	struct cuco_compile_opts ao = *o; /* absolute folders: nvcc starts in the sandbox */
@@ -568,6 +569,20 @@ static int start(const struct cuco_compile_opts *o, struct cuco_compile_job *job
 		                 "or run scripts/setup-nvshmem.sh\n");
 		goto fail;
 	}
+	/* Outside a view, a TMPDIR of this nvcc's own: nvcc names its temporary files by its
+	 * PID, which is 1 for every nvcc in a PID namespace of its own, so two at once in one
+	 * /tmp delete each other's files. */
+	if (!env[0]) {
+		snprintf(jobtmp, sizeof(jobtmp), "%s/nvcc-tmp.XXXXXX", o->cache_dir);
+		if (!mkdtemp(jobtmp)) {
+			job->code = CUCO_ERR_IO;
+			cuco_strbuf_addf(&job->log, "cannot make %s: %s\n", jobtmp,
+			                 strerror(errno));
+			goto fail;
+		}
+		snprintf(tmpdir, sizeof(tmpdir), "TMPDIR=%s", jobtmp);
+		env[0] = tmpdir;
+	}
 	build_argv(&ao, job, src, tmp_out, argv, 64, store, &nstore);
 	for (int k = 0; argv[k]; k++)
 		cuco_strbuf_addf(&job->log, "%s%s", k ? " " : "$ ", argv[k]);
@@ -590,6 +605,7 @@ static int start(const struct cuco_compile_opts *o, struct cuco_compile_job *job
 			run[s].job = i;
 			snprintf(run[s].tmp_out, sizeof(run[s].tmp_out), "%s", tmp_out);
 			snprintf(run[s].sandbox, sizeof(run[s].sandbox), "%s", sandbox);
+			snprintf(run[s].tmp, sizeof(run[s].tmp), "%s", jobtmp);
 			break;
 		}
 	return 0;
@@ -597,6 +613,8 @@ fail:
 	free(view);
 	if (sandbox[0])
 		cuco_proc_remove_tree(sandbox);
+	if (jobtmp[0])
+		cuco_proc_remove_tree(jobtmp);
 	return -1;
 }
 
@@ -655,6 +673,8 @@ static void reap(const struct cuco_compile_opts *o, struct cuco_compile_job *job
 	unlink(r->tmp_out);
 	if (r->sandbox[0])
 		cuco_proc_remove_tree(r->sandbox);
+	if (r->tmp[0])
+		cuco_proc_remove_tree(r->tmp);
 	unclaim(o, job, st.cancelled);
 	r->pid = 0;
 }

@@ -54,6 +54,7 @@ static const char fake_nvcc[] =
     "done\n"
     "echo \"$(sed -n 2p \"$src\") $(cut -d' ' -f19,41 /proc/$$/stat) "
     "$(grep Cpus_allowed_list /proc/$$/status | cut -f2)\" >> \"$CUCO_FAKE_NVCC_LOG\"\n"
+    "echo \"$TMPDIR\" >> \"$CUCO_FAKE_NVCC_LOG.tmpdir\"\n"
     "sleep \"${CUCO_FAKE_NVCC_SLEEP:-0}\"\n"
     "if grep -q BROKEN \"$src\"; then\n"
     "  echo \"$(sed -n 2p \"$src\"): error: broken on purpose\" >&2; exit 1\n"
@@ -188,6 +189,44 @@ static void smt16(int cpu, struct cuco_cpus *out)
 /* A program is compiled as NVSHMEM's when its directive names the nvshmem backend, or,
  * without a directive, when it includes cuco_dev/nvshmem.cuh; a template's guarded include
  * does not count for another backend. */
+/* Every nvcc gets a TMPDIR of its own under the cache, gone when it ends: nvcc names its
+ * temporary files by its PID, 1 for each in a PID namespace of its own. */
+static void test_compile_tmpdir(void **state)
+{
+	struct cuco_compile_opts o;
+	struct cuco_compile_job jobs[3];
+	struct cuco_strbuf sb = CUCO_STRBUF_INIT;
+	struct cuco_err err;
+	char log[160], *save = NULL, *dirs[3] = {NULL};
+	const char *src[3] = {"int a;\n// tmp one\n", "int b;\n// tmp two\n",
+	                      "int c;\n// tmp three\n"};
+	int n = 0;
+
+	(void)state;
+	snprintf(log, sizeof(log), "%s.tmpdir", nvcc_log);
+	unlink(log);
+	compile_opts(&o);
+	for (int i = 0; i < 3; i++)
+		cuco_compile_job_init(&jobs[i], "tmp", SOURCE_DIR "/comm_only.cu", src[i]);
+	assert_int_equal(cuco_compile_many(&o, jobs, 3, &err), CUCO_OK);
+	assert_int_equal(cuco_strbuf_read_file(&sb, log), 0);
+	for (char *p = strtok_r(sb.buf, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
+		struct stat st;
+
+		assert_true(n < 3);
+		assert_int_equal(strncmp(p, cache_dir, strlen(cache_dir)), 0);
+		assert_non_null(strstr(p, "/nvcc-tmp."));
+		assert_int_not_equal(stat(p, &st), 0); /* removed */
+		for (int k = 0; k < n; k++)
+			assert_string_not_equal(dirs[k], p);
+		dirs[n++] = p;
+	}
+	assert_int_equal(n, 3);
+	for (int i = 0; i < 3; i++)
+		cuco_compile_job_release(&jobs[i]);
+	cuco_strbuf_release(&sb);
+}
+
 static void test_compile_needs_nvshmem(void **state)
 {
 	(void)state;
@@ -665,13 +704,10 @@ static void test_evaluator_prefetch(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_compile_needs_nvshmem),
-	    cmocka_unit_test(test_background_cpus),
-	    cmocka_unit_test(test_proc_sched),
-	    cmocka_unit_test(test_share_inflight),
-	    cmocka_unit_test(test_share_note),
-	    cmocka_unit_test(test_share_cancel),
-	    cmocka_unit_test(test_evaluator_prefetch),
+	    cmocka_unit_test(test_compile_needs_nvshmem), cmocka_unit_test(test_compile_tmpdir),
+	    cmocka_unit_test(test_background_cpus),       cmocka_unit_test(test_proc_sched),
+	    cmocka_unit_test(test_share_inflight),        cmocka_unit_test(test_share_note),
+	    cmocka_unit_test(test_share_cancel),          cmocka_unit_test(test_evaluator_prefetch),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
