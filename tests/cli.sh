@@ -31,61 +31,7 @@ export CUCO_STATE=$TMP/state
 export CUCO_STORE=$TMP/default.db
 cd "$TMP" || exit 2
 
-pass=0
-fail=0
-out=
-err=
-rc=0
-
-# run CMD...: stdout in $out, stderr in $err, exit status in $rc. Under a
-# sanitizer build a report (leak, UB) fails the run whatever the exit status.
-run() {
-	"$@" >"$TMP/stdout" 2>"$TMP/stderr"
-	rc=$?
-	out=$(cat "$TMP/stdout")
-	err=$(cat "$TMP/stderr")
-	if grep -q 'Sanitizer\|runtime error:' "$TMP/stderr"; then
-		failed "$*" "sanitizer report"
-	fi
-}
-
-# failed NAME WHY: count a failure and show what the command printed.
-failed() {
-	fail=$((fail + 1))
-	printf 'FAIL: %s: %s\n' "$1" "$2"
-	printf '%s\n' "$out" | head -n 20 | sed 's/^/    stdout: /'
-	printf '%s\n' "$err" | head -n 20 | sed 's/^/    stderr: /'
-}
-
-# check NAME WANT [TEXT...] -- CMD...: run CMD; its exit status must be WANT
-# (a number, or "nonzero") and each TEXT must appear in stdout or stderr.
-check() {
-	local name=$1 want=$2 texts=() t
-	shift 2
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do
-		texts+=("$1")
-		shift
-	done
-	shift
-	run "$@"
-	if [ "$want" = nonzero ]; then
-		if [ "$rc" -eq 0 ]; then
-			failed "$name" "exit status 0, expected nonzero"
-			return 1
-		fi
-	elif [ "$rc" -ne "$want" ]; then
-		failed "$name" "exit status $rc, expected $want"
-		return 1
-	fi
-	for t in ${texts[@]+"${texts[@]}"}; do
-		if ! printf '%s\n%s\n' "$out" "$err" | grep -qF -- "$t"; then
-			failed "$name" "output lacks: $t"
-			return 1
-		fi
-	done
-	pass=$((pass + 1))
-	return 0
-}
+. "$HERE/lib/check.sh"
 
 # usage NAME TEXT -- CMD...: a usage error: exit 5, nothing on stdout, and
 # the first line of stderr is cuco's reason, containing TEXT.
@@ -103,17 +49,6 @@ usage() {
 		cuco*"$text"*) pass=$((pass + 1)) ;;
 		*) failed "$name" "first line of stderr is not 'cuco...$text...'" ;;
 		esac
-	fi
-}
-
-# expect NAME CONDITION...: a plain test(1) condition.
-expect() {
-	local name=$1
-	shift
-	if [ "$@" ]; then
-		pass=$((pass + 1))
-	else
-		failed "$name" "[ $* ] is false"
 	fi
 }
 

@@ -35,48 +35,7 @@ export CUCO_STATE=$TMP/state
 export CUCO_STORE=$TMP/default.db
 cd "$TMP" || exit 2
 
-pass=0
-fail=0
-out=
-err=
-rc=0
-
-run() {
-	"$@" >"$TMP/stdout" 2>"$TMP/stderr"
-	rc=$?
-	out=$(cat "$TMP/stdout")
-	err=$(cat "$TMP/stderr")
-}
-
-failed() {
-	fail=$((fail + 1))
-	printf 'FAIL: %s: %s\n' "$1" "$2"
-	printf '%s\n' "$out" | head -n 20 | sed 's/^/    stdout: /'
-	printf '%s\n' "$err" | head -n 30 | sed 's/^/    stderr: /'
-}
-
-# check NAME WANT [TEXT...] -- CMD...: CMD must exit WANT ("nonzero": any but 0) and print each TEXT.
-check() {
-	local name=$1 want=$2 texts=() t
-	shift 2
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do
-		texts+=("$1")
-		shift
-	done
-	shift
-	run "$@"
-	if { [ "$want" = nonzero ] && [ "$rc" -eq 0 ]; } || { [ "$want" != nonzero ] && [ "$rc" -ne "$want" ]; }; then
-		failed "$name" "exit status $rc, expected $want"
-		return 1
-	fi
-	for t in ${texts[@]+"${texts[@]}"}; do
-		if ! printf '%s\n%s\n' "$out" "$err" | grep -qF -- "$t"; then
-			failed "$name" "no '$t' in the output"
-			return 1
-		fi
-	done
-	pass=$((pass + 1))
-}
+. "$HERE/lib/check.sh"
 
 # ---- misuse: refused, with what and where -----------------------------------
 check "init without a name" 5 "which name?" -- "$CUCO" init

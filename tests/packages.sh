@@ -39,58 +39,7 @@ export CUCO_STORE=$TMP/default.db
 STANDIN=$HERE/fixtures/cli/cuco-harness
 cd "$TMP" || exit 2
 
-pass=0
-fail=0
-out=
-err=
-rc=0
-
-run() {
-	"$@" >"$TMP/stdout" 2>"$TMP/stderr"
-	rc=$?
-	out=$(cat "$TMP/stdout")
-	err=$(cat "$TMP/stderr")
-}
-
-failed() {
-	fail=$((fail + 1))
-	printf 'FAIL: %s: %s\n' "$1" "$2"
-	printf '%s\n' "$out" | head -n 20 | sed 's/^/    stdout: /'
-	printf '%s\n' "$err" | head -n 20 | sed 's/^/    stderr: /'
-}
-
-# check NAME WANT [TEXT...] -- CMD...: exit status WANT, each TEXT in stdout or stderr.
-check() {
-	local name=$1 want=$2 texts=() t
-	shift 2
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do
-		texts+=("$1")
-		shift
-	done
-	shift
-	run "$@"
-	if [ "$rc" -ne "$want" ]; then
-		failed "$name" "exit status $rc, expected $want"
-		return 1
-	fi
-	for t in ${texts[@]+"${texts[@]}"}; do
-		if ! printf '%s\n%s\n' "$out" "$err" | grep -qF -- "$t"; then
-			failed "$name" "output lacks: $t"
-			return 1
-		fi
-	done
-	pass=$((pass + 1))
-}
-
-expect() {
-	local name=$1
-	shift
-	if [ "$@" ]; then
-		pass=$((pass + 1))
-	else
-		failed "$name" "[ $* ] is false"
-	fi
-}
+. "$HERE/lib/check.sh"
 
 # ---- the package, by a bare name ------------------------------------------------
 check "init mywork" 0 "wrote ./mywork" -- "$CUCO" init mywork --collective allreduce --params B,S,H -o ./mywork
