@@ -53,11 +53,13 @@ long_functions() { # FILE:LINE: FILE:NAME LINES, for every function over its lim
 		start == 0 && /^[ \t]/ { decl = decl " " $0 }' "$f"
 	done
 }
+long_list=$(long_functions)
 while read -r at key n; do
+	[ -n "$at" ] || continue
 	grep -qE "^$key[[:space:]]+[^[:space:]]" scripts/oversize.txt ||
 		say "$at function ${key#*:} is $n lines (cut it into named steps, or list $key in scripts/oversize.txt with the reason)"
-done < <(long_functions)
-long=$(long_functions | awk '{ print $2 }')
+done <<<"$long_list"
+long=$(printf '%s\n' "$long_list" | awk '{ print $2 }')
 
 # every oversize line still names a file that exists and is over the limit, or a function
 # that is
